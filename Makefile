@@ -1,0 +1,134 @@
+# onnxviz — plain Makefile.
+#
+#   make            build build/onnxviz
+#   make run        build and serve on 127.0.0.1:8080 with the store in ./data
+#   make test       install missing dependencies, build, run every test
+#   make deps       install the Debian packages the build and the tests need
+#   make SANITIZE=address,undefined test   the same under ASan+UBSan (into build-san/)
+#   make fuzz FUZZ_SECONDS=N               run each libFuzzer target N seconds
+#   make bench      the benchmark scripts under tests/bench/
+#
+# Every module folder (parser/, render/, service/) is compiled from its *.c files;
+# service/main.c is the program's entry point.  Unit tests are tests/unit/test_*.c,
+# one cmocka program each.
+
+CC      ?= cc
+SANITIZE ?=
+ifneq ($(SANITIZE),)
+BUILD   ?= build-san
+SANFLAGS := -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+BUILD   ?= build
+SANFLAGS :=
+endif
+
+OPT     ?= -O2
+WARN    := -Wall -Wextra -Wshadow -Wconversion -Wsign-conversion -Wstrict-prototypes \
+           -Wmissing-prototypes -Wpointer-arith -Wvla -Wformat=2 -Wundef -Werror
+CFLAGS_ALL = -std=c17 -D_GNU_SOURCE -g $(OPT) $(WARN) $(SANFLAGS) -I. -I$(BUILD)/gen \
+             $(shell pkg-config --cflags libgvc 2>/dev/null) $(CFLAGS)
+GVPLUGDIR := $(shell pkg-config --variable=libdir libgvc 2>/dev/null)/graphviz
+# Graphviz plugins are linked in and registered by the program itself (render/graphviz.c),
+# so layouts work without the plugin configuration file (docs/decisions.md).
+GVLIBS   = $(shell pkg-config --libs libgvc 2>/dev/null) -L$(GVPLUGDIR) -Wl,-rpath,$(GVPLUGDIR) \
+           -l:libgvplugin_dot_layout.so.6 -l:libgvplugin_core.so.6
+LIBS     = $(GVLIBS) -lmicrohttpd -ljansson -lcrypto -lm -lpthread
+LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
+
+PARSER_SRC  := $(wildcard parser/*.c)
+RENDER_SRC  := $(wildcard render/*.c)
+SERVICE_SRC := $(filter-out service/main.c,$(wildcard service/*.c))
+WEB_FILES   := $(sort $(wildcard web/*.html web/*.css web/*.js web/*.svg))
+WEB_GEN     := $(BUILD)/gen/web_assets.c
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+PARSER_OBJ  := $(call obj,$(PARSER_SRC))
+RENDER_OBJ  := $(call obj,$(RENDER_SRC))
+SERVICE_OBJ := $(call obj,$(SERVICE_SRC)) $(BUILD)/obj/gen/web_assets.o
+ALL_OBJ     := $(PARSER_OBJ) $(RENDER_OBJ) $(SERVICE_OBJ)
+
+UNIT_SRC    := $(wildcard tests/unit/test_*.c)
+UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+UNIT_SUPPORT:= $(call obj,$(wildcard tests/unit/support_*.c))
+
+BIN := $(BUILD)/onnxviz
+
+.PHONY: all run test check unit deps deps-build clean fuzz bench docker-check lint clang-check
+.DEFAULT_GOAL := all
+
+all: $(BIN)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/gen/web_assets.o: $(WEB_GEN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(WEB_GEN): $(WEB_FILES) web/embed.sh
+	@mkdir -p $(dir $@)
+	sh web/embed.sh $@ $(WEB_FILES)
+
+$(BUILD)/libonnxviz.a: $(ALL_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/obj/service/main.o $(BUILD)/libonnxviz.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_SUPPORT) $(BUILD)/libonnxviz.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) -lcmocka
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---------------------------------------------------------------------------------------
+# Dependencies (Debian packages).  Installed with apt-get (sudo when not root), skipping
+# what is present.  DEPS_BUILD is what `make run` needs; DEPS_TEST adds what the tests use.
+DEPS_BUILD := gcc make pkg-config libc6-dev libmicrohttpd-dev libgraphviz-dev libjansson-dev \
+              libssl-dev
+DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 python3-onnx \
+              python3-numpy librsvg2-bin wrk graphviz nodejs chromium debootstrap
+define install_missing
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+	    | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:" $$missing; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+endef
+
+deps:
+	$(call install_missing,$(DEPS_TEST))
+
+deps-build:
+	$(call install_missing,$(DEPS_BUILD))
+
+# ---------------------------------------------------------------------------------------
+run: deps-build
+	$(MAKE) all
+	$(BIN) serve
+
+unit: $(UNIT_BIN)
+	@sh tests/run-unit.sh $(UNIT_BIN)
+
+# The README's test command.  Installs what is missing, then runs every suite in order;
+# tests/run-all.sh prints a summary and fails when any suite fails.
+test: deps
+	$(MAKE) all
+	$(MAKE) $(UNIT_BIN)
+	BUILD=$(BUILD) sh tests/run-all.sh
+
+check: test
+
+clang-check:
+	$(MAKE) CC=clang BUILD=build-clang all $(patsubst $(BUILD)/%,build-clang/%,$(UNIT_BIN))
+
+bench: all
+	BUILD=$(BUILD) sh tests/bench/run.sh
+
+clean:
+	rm -rf build build-san build-clang build-fuzz

@@ -1,0 +1,86 @@
+/*
+ * internal.h — shared inside parser/ only (never included from render/ or service/).
+ *
+ * The arena (one per model), the checked wire reader, and the model container.
+ */
+#ifndef OXP_INTERNAL_H
+#define OXP_INTERNAL_H
+
+#include "parser/oxp.h"
+
+#include <stdarg.h>
+
+#if defined(__GNUC__)
+#define OXP_CHECK __attribute__((warn_unused_result))
+#define OXP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define OXP_CHECK
+#define OXP_PRINTF(a, b)
+#endif
+
+/* ---------------------------------------------------------------------------------------
+ * Arena: bump allocation from chunks, a hard byte budget, freed in one call.  Built with
+ * -DOXP_ARENA_MALLOC every allocation is its own malloc() so ASan/valgrind see each one.
+ */
+typedef struct oxp_arena oxp_arena;
+
+oxp_arena *oxp__arena_new(size_t budget);
+void oxp__arena_free(oxp_arena *a);
+/* Zeroed memory aligned to 16, or NULL when the budget would be exceeded / malloc fails. */
+OXP_CHECK void *oxp__arena_alloc(oxp_arena *a, size_t size);
+/* n * size with overflow check; NULL on overflow as well. */
+OXP_CHECK void *oxp__arena_array(oxp_arena *a, size_t n, size_t size);
+size_t oxp__arena_used(const oxp_arena *a);
+/* A NUL-terminated copy of s[0..len). */
+OXP_CHECK char *oxp__arena_strndup(oxp_arena *a, const char *s, size_t len);
+/* printf into the arena. */
+OXP_CHECK char *oxp__arena_printf(oxp_arena *a, const char *fmt, ...) OXP_PRINTF(2, 3);
+
+/* ---------------------------------------------------------------------------------------
+ * Wire reader: never forms a pointer past the end of its range.
+ */
+enum {
+	OXP_WT_VARINT = 0,
+	OXP_WT_I64 = 1,
+	OXP_WT_LEN = 2,
+	OXP_WT_SGROUP = 3,
+	OXP_WT_EGROUP = 4,
+	OXP_WT_I32 = 5
+};
+
+typedef struct oxp_reader {
+	const uint8_t *p; /* next byte */
+	size_t left;      /* bytes remaining in this (sub-)message */
+} oxp_reader;
+
+/* Each returns OXP_OK, or an error code without moving the reader. */
+OXP_CHECK oxp_code oxp__rd_varint(oxp_reader *r, uint64_t *out);
+OXP_CHECK oxp_code oxp__rd_tag(oxp_reader *r, uint32_t *field, unsigned *wiretype);
+OXP_CHECK oxp_code oxp__rd_fixed32(oxp_reader *r, uint32_t *out);
+OXP_CHECK oxp_code oxp__rd_fixed64(oxp_reader *r, uint64_t *out);
+/* A length-delimited payload: a view of exactly len bytes, checked against what remains. */
+OXP_CHECK oxp_code oxp__rd_bytes(oxp_reader *r, const uint8_t **p, size_t *len);
+/* Skip one field's payload of the given wire type. */
+OXP_CHECK oxp_code oxp__rd_skip(oxp_reader *r, unsigned wiretype);
+
+/* Number of varints in a packed payload; OXP_E_PACKED when the last one is cut short. */
+OXP_CHECK oxp_code oxp__packed_varint_count(const uint8_t *p, size_t len, size_t *out);
+
+/* ---------------------------------------------------------------------------------------
+ * The model container.
+ */
+struct oxp_model {
+	oxp_arena *arena;
+	const uint8_t *data;
+	size_t size;
+	void *map;        /* mmap base when the model owns a mapping */
+	size_t map_size;
+	oxp_model_proto *proto;   /* for models */
+	oxp_tensor *tensor;       /* for lone TensorProto files */
+};
+
+/* Set err (if not NULL) and return code.  The first error wins: callers pass it up. */
+oxp_code oxp__set_error(oxp_error *err, oxp_code code, uint64_t offset, const char *path,
+                        const char *fmt, ...) OXP_PRINTF(5, 6);
+
+#endif /* OXP_INTERNAL_H */
