@@ -58,9 +58,16 @@ BIN := $(BUILD)/onnxviz
 
 all: $(BIN)
 
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/gen/web_assets.o: $(WEB_GEN)
 	@mkdir -p $(dir $@)
@@ -72,14 +79,16 @@ $(WEB_GEN): $(WEB_FILES) web/embed.sh
 
 $(BUILD)/libonnxviz.a: $(ALL_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(BIN): $(BUILD)/obj/service/main.o $(BUILD)/libonnxviz.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_SUPPORT) $(BUILD)/libonnxviz.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) -lcmocka
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) -lcmocka
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

@@ -54,8 +54,34 @@ typedef struct oxp_reader {
 } oxp_reader;
 
 /* Each returns OXP_OK, or an error code without moving the reader. */
-OXP_CHECK oxp_code oxp__rd_varint(oxp_reader *r, uint64_t *out);
-OXP_CHECK oxp_code oxp__rd_tag(oxp_reader *r, uint32_t *field, unsigned *wiretype);
+OXP_CHECK oxp_code oxp__rd_varint_slow(oxp_reader *r, uint64_t *out);
+OXP_CHECK oxp_code oxp__rd_tag_slow(oxp_reader *r, uint32_t *field, unsigned *wiretype);
+
+/* Most varints and tags are one byte: that case is inline, the rest in wire.c. */
+OXP_CHECK static inline oxp_code oxp__rd_varint(oxp_reader *r, uint64_t *out)
+{
+	if (r->left > 0 && r->p[0] < 0x80) {
+		*out = r->p[0];
+		r->p++;
+		r->left--;
+		return OXP_OK;
+	}
+	return oxp__rd_varint_slow(r, out);
+}
+
+OXP_CHECK static inline oxp_code oxp__rd_tag(oxp_reader *r, uint32_t *field,
+                                             unsigned *wiretype)
+{
+	if (r->left > 0 && r->p[0] < 0x80 && r->p[0] >= 8) {
+		*field = (uint32_t)(r->p[0] >> 3);
+		*wiretype = r->p[0] & 7u;
+		r->p++;
+		r->left--;
+		return OXP_OK;
+	}
+	return oxp__rd_tag_slow(r, field, wiretype);
+}
+
 OXP_CHECK oxp_code oxp__rd_fixed32(oxp_reader *r, uint32_t *out);
 OXP_CHECK oxp_code oxp__rd_fixed64(oxp_reader *r, uint64_t *out);
 /* A length-delimited payload: a view of exactly len bytes, checked against what remains. */
@@ -78,6 +104,14 @@ struct oxp_model {
 	oxp_model_proto *proto;   /* for models */
 	oxp_tensor *tensor;       /* for lone TensorProto files */
 };
+
+/* Decode a whole ModelProto / TensorProto from buf into dst (zeroed by the caller). */
+OXP_CHECK oxp_code oxp__decode_model(oxp_arena *arena, const oxp_limits *lim,
+                                     const uint8_t *buf, size_t len, oxp_model_proto *dst,
+                                     oxp_error *err);
+OXP_CHECK oxp_code oxp__decode_tensor(oxp_arena *arena, const oxp_limits *lim,
+                                      const uint8_t *buf, size_t len, oxp_tensor *dst,
+                                      oxp_error *err);
 
 /* Set err (if not NULL) and return code.  The first error wins: callers pass it up. */
 oxp_code oxp__set_error(oxp_error *err, oxp_code code, uint64_t offset, const char *path,

@@ -53,6 +53,7 @@ typedef enum oxp_code {
 	OXP_E_STORAGE,     /* stored values disagree with dims x dtype (count or byte size) */
 	OXP_E_EXTERNAL,    /* tensor data is external: use the external-data functions */
 	OXP_E_RANGE,       /* element offset or count outside the tensor */
+	OXP_E_RECURSION,   /* model-local functions call each other recursively */
 	OXP_E__COUNT
 } oxp_code;
 
@@ -460,6 +461,195 @@ uint64_t oxp_model_offset(const oxp_model *model, const void *p);
 oxp_code oxp_tensor_file_parse(oxp_model **out, const void *buf, size_t len,
                                const oxp_limits *limits, oxp_error *err);
 const oxp_tensor *oxp_model_tensor_get(const oxp_model *model);
+
+/* ---------------------------------------------------------------------------------------
+ * Tensor values (parser/tensor.c): decoded on demand, never at parse time.
+ *
+ * The readers below take a tensor whose values are in the model (raw_data or a typed
+ * field).  For external data, the caller maps or reads the bytes of the external region
+ * (after oxp_external_resolve(), parser/external.c) and passes them as `bytes`; for inline
+ * tensors pass bytes = NULL.  Element offsets/counts are in elements; sub-byte types
+ * (INT4, UINT4, INT2, UINT2, FLOAT4E2M1) are packed low bits first.
+ */
+
+/* Elements the dims promise, and the elements / bytes actually stored (typed fields are
+ * scanned; external tensors report the length from external_data or 0).  Fails with
+ * OXP_E_STORAGE when the stored values cannot hold dims x dtype. */
+typedef struct oxp_tensor_size {
+	uint64_t count;        /* product of dims */
+	uint64_t stored_count; /* elements present in storage */
+	uint64_t stored_bytes; /* bytes of the stored payload */
+} oxp_tensor_size;
+
+oxp_code oxp_tensor_size_get(const oxp_tensor *t, oxp_tensor_size *out, oxp_error *err);
+
+/* Decode elements [offset, offset+count) as double (integers converted, complex: real
+ * part only, bool 0/1).  STRING fails with OXP_E_DTYPE. */
+oxp_code oxp_tensor_read_f64(const oxp_tensor *t, const uint8_t *bytes, size_t nbytes,
+                             uint64_t offset, size_t count, double *out, oxp_error *err);
+
+/* Decode integer (or bool) elements exactly as int64 (UINT64 above INT64_MAX fails with
+ * OXP_E_RANGE).  Floating and string types fail with OXP_E_DTYPE. */
+oxp_code oxp_tensor_read_i64(const oxp_tensor *t, const uint8_t *bytes, size_t nbytes,
+                             uint64_t offset, size_t count, int64_t *out, oxp_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * The linked graph (parser/graph.c): nodes linked by value names into a DAG per scope.
+ *
+ * A scope is one graph: the main graph, a subgraph held by a GRAPH/GRAPHS attribute (If,
+ * Loop, Scan, ...), a model-local function body, or a training-info graph.  Every node,
+ * value and edge of every scope sits in one flat array of the oxp_dag; indices into those
+ * arrays are uint32_t, OXP_NONE meaning "none".  Stable ids do not depend on names:
+ *   main graph node 12:                 "n12"
+ *   node 3 of n12's then_branch graph:  "n12.then_branch.n3"
+ *   node 3 of n12's 2nd GRAPHS element: "n12.branches.1.n3"
+ *   node 5 of local function 2:         "f2.n5"
+ *   node 0 of training_info[1].algorithm: "t1.algorithm.n0"
+ * An attribute name that is not [A-Za-z_][A-Za-z0-9_]* is replaced by "a<index>".
+ * Lifetime: the dag borrows the model; free the dag before the model.
+ */
+#define OXP_NONE UINT32_MAX
+
+typedef enum oxp_scope_kind {
+	OXP_SCOPE_MAIN = 0,
+	OXP_SCOPE_SUBGRAPH,
+	OXP_SCOPE_FUNCTION,
+	OXP_SCOPE_TRAINING
+} oxp_scope_kind;
+
+typedef struct oxp_scope {
+	const char *id;          /* "" main, "n12.then_branch", "f2", "t1.algorithm" */
+	oxp_scope_kind kind;
+	const oxp_graph *graph;  /* NULL for functions */
+	const oxp_function *function; /* functions only */
+	uint32_t parent;         /* enclosing scope (subgraphs), else OXP_NONE */
+	uint32_t owner;          /* node holding this subgraph, else OXP_NONE */
+	const char *attr;        /* attribute name holding it (subgraphs), else NULL */
+	uint32_t depth;          /* 0 for top-level scopes, +1 per subgraph level */
+	uint32_t first_node, nnodes;   /* the scope's nodes: dag nodes [first, first+n) */
+	uint32_t first_value, nvalues; /* the scope's values */
+	uint32_t ninputs, noutputs;
+	uint32_t *inputs;        /* graph inputs, as value indices (OXP_NONE: unresolved) */
+	uint32_t *outputs;       /* graph outputs, as value indices (OXP_NONE: never produced) */
+} oxp_scope;
+
+typedef enum oxp_value_kind {
+	OXP_VALUE_UNDEFINED = 0, /* used but produced nowhere (dangling) */
+	OXP_VALUE_INPUT,         /* a graph input that is not an initializer */
+	OXP_VALUE_INITIALIZER,
+	OXP_VALUE_SPARSE_INITIALIZER,
+	OXP_VALUE_NODE_OUTPUT
+} oxp_value_kind;
+
+typedef enum oxp_shape_source {
+	OXP_SHAPE_NONE = 0,   /* nothing known */
+	OXP_SHAPE_DECLARED,   /* from value_info, graph inputs/outputs */
+	OXP_SHAPE_INITIALIZER,/* from an initializer's dtype and dims */
+	OXP_SHAPE_INFERRED    /* from shape inference (parser/shape.c) */
+} oxp_shape_source;
+
+typedef struct oxp_value_type { /* a tensor type as known for one value */
+	oxp_shape_source source;
+	int32_t elem_type;  /* 0 unknown */
+	int32_t rank;       /* -1 unknown */
+	oxp_dim *dims;      /* rank entries; a dim may be OXP_DIM_UNKNOWN */
+} oxp_value_type;
+
+typedef struct oxp_value {
+	oxp_str name;
+	uint32_t scope;
+	oxp_value_kind kind;
+	uint32_t producer;         /* node index for NODE_OUTPUT, else OXP_NONE */
+	uint32_t producer_output;  /* output position on that node */
+	const oxp_tensor *initializer;          /* INITIALIZER (also an input if listed) */
+	const oxp_sparse_tensor *sparse_initializer;
+	const oxp_value_info *info;  /* declared info (input, output or value_info), or NULL */
+	bool graph_input, graph_output;
+	oxp_value_type declared;     /* from info or initializer */
+	oxp_value_type inferred;     /* from shape inference; declared wins when both exist */
+	uint32_t nconsumers;
+	uint32_t *consumers;         /* edge indices, in node order */
+} oxp_value;
+
+typedef struct oxp_edge {
+	uint32_t value;      /* value carried (may belong to an enclosing scope) */
+	uint32_t src;        /* producer node, or OXP_NONE for inputs/initializers/undefined */
+	uint32_t src_output;
+	uint32_t dst;        /* consumer node */
+	uint32_t dst_input;  /* input position on the consumer */
+	bool outer;          /* value from an enclosing scope (dst is inside a subgraph) */
+} oxp_edge;
+
+typedef struct oxp_dnode {
+	const char *id;
+	const oxp_node *proto;
+	uint32_t scope;
+	uint32_t index;        /* position in its scope */
+	uint32_t *inputs;      /* per input position: value index, OXP_NONE for "" */
+	uint32_t *outputs;     /* per output position: value index, OXP_NONE for "" */
+	uint32_t first_edge_in, nedges_in; /* edges into this node: dag edges [first, +n) */
+	uint32_t first_subscope, nsubscopes; /* scopes of its GRAPH/GRAPHS attributes */
+	uint32_t function;     /* model-local function it calls, else OXP_NONE */
+} oxp_dnode;
+
+typedef enum oxp_warning_kind {
+	OXP_W_DANGLING = 0,    /* input names a value nobody produces */
+	OXP_W_DUPLICATE,       /* two producers for one name (the first wins) */
+	OXP_W_NOT_SORTED,      /* a node uses a value produced by a later node */
+	OXP_W_CYCLE,           /* nodes on a cycle */
+	OXP_W_UNUSED_INITIALIZER,
+	OXP_W_UNPRODUCED_OUTPUT,
+	OXP_W_UNKNOWN_FUNCTION_DOMAIN /* reserved */
+} oxp_warning_kind;
+
+const char *oxp_warning_kind_name(oxp_warning_kind k); /* "dangling_input", ... */
+
+typedef struct oxp_warning {
+	oxp_warning_kind kind;
+	const char *message;   /* one line; model names escaped as \xNN when not printable */
+	uint32_t scope;
+	uint32_t value;        /* the value concerned, or OXP_NONE */
+	uint32_t nnodes;
+	uint32_t *nodes;       /* node indices involved (capped at 64) */
+} oxp_warning;
+
+typedef struct oxp_dag_summary {
+	uint32_t nscopes, nsubgraphs, max_depth;
+	uint64_t parameters;             /* elements of all initializers */
+	uint64_t parameter_bytes;        /* their storage bytes (dims x dtype) */
+	uint64_t params_by_dtype[OXP_DT__COUNT];
+	uint64_t bytes_by_dtype[OXP_DT__COUNT];
+} oxp_dag_summary;
+
+typedef struct oxp_dag oxp_dag; /* opaque owner of the arrays below */
+
+typedef struct oxp_dag_view {
+	uint32_t nscopes, nnodes, nvalues, nedges, nwarnings;
+	const oxp_scope *scopes;     /* scopes[0] is the main graph (when the model has one) */
+	const oxp_dnode *nodes;
+	const oxp_value *values;
+	const oxp_edge *edges;
+	const oxp_warning *warnings;
+	oxp_dag_summary summary;
+} oxp_dag_view;
+
+typedef struct oxp_dag_options {
+	bool infer_shapes;       /* run shape inference (default true) */
+} oxp_dag_options;
+
+/* Link a parsed model.  Fails only on resource limits or on recursion between model-local
+ * functions (OXP_E_RECURSION); problems of the graph become warnings. */
+oxp_code oxp_dag_build(oxp_dag **out, const oxp_model *model, const oxp_dag_options *opt,
+                       oxp_error *err);
+void oxp_dag_free(oxp_dag *dag);
+const oxp_dag_view *oxp_dag_get(const oxp_dag *dag);
+
+/* Node index for a stable id, OXP_NONE when unknown. */
+uint32_t oxp_dag_find_node(const oxp_dag *dag, const char *id);
+/* Value visible in scope (searching enclosing scopes), OXP_NONE when unknown. */
+uint32_t oxp_dag_find_value(const oxp_dag *dag, uint32_t scope, oxp_str name);
+/* The best known type: declared when present, else inferred (source tells which). */
+const oxp_value_type *oxp_value_best_type(const oxp_value *v);
 
 /* ---------------------------------------------------------------------------------------
  * Small helpers

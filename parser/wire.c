@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-oxp_code oxp__rd_varint(oxp_reader *r, uint64_t *out)
+oxp_code oxp__rd_varint_slow(oxp_reader *r, uint64_t *out)
 {
 	uint64_t v = 0;
 	size_t n = r->left < 10 ? r->left : 10;
@@ -28,7 +28,7 @@ oxp_code oxp__rd_varint(oxp_reader *r, uint64_t *out)
 	return n == 10 ? OXP_E_VARINT : OXP_E_TRUNCATED;
 }
 
-oxp_code oxp__rd_tag(oxp_reader *r, uint32_t *field, unsigned *wiretype)
+oxp_code oxp__rd_tag_slow(oxp_reader *r, uint32_t *field, unsigned *wiretype)
 {
 	oxp_reader save = *r;
 	uint64_t v;

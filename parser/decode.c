@@ -1,0 +1,1052 @@
+/*
+ * decode.c — table-driven decoding of every ONNX message.
+ *
+ * Each message is described by a table of its fields (number, kind, where the value goes).
+ * One generic routine decodes any message in two passes over its bytes:
+ *   pass 1 walks the tags, checks wire types and lengths, and counts the elements of every
+ *          repeated field from the bytes actually present (never from a count the file
+ *          declares), then checks the counts against the limits;
+ *   the arrays are allocated from the model's arena at their exact sizes;
+ *   pass 2 walks again and fills them; sub-messages are decoded as they are met (repeated)
+ *          or after the pass (singular ones, merged from all their occurrences as protobuf
+ *          does).
+ * Recursion follows message nesting and is bounded by limits.max_depth (and subgraphs by
+ * limits.max_graph_depth); the path of field names kept on the way names the place of an
+ * error ("graph.node[12].attribute[3].t.dims").
+ *
+ * Some wire messages have no struct of their own: TypeProto.Tensor/Sequence/Map/Optional/
+ * SparseTensor/Opaque and TensorProto.Segment are "inlined", their fields decoded into the
+ * enclosing struct (see oxp_type), which keeps the public structures flat.
+ */
+#include "parser/internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum kind {
+	F_I64,   /* int64 varint */
+	F_I32,   /* int32 / enum varint (truncated to 32 bits as protobuf does) */
+	F_FLOAT, /* float, fixed32 */
+	F_STR,   /* string / bytes: a view */
+	F_MSG,   /* sub-message */
+	F_INL,   /* sub-message decoded into the enclosing struct */
+	F_DATA   /* TensorProto typed data: validated and measured, never decoded here */
+};
+
+enum limit { L_REPEATED, L_NODE_IO, L_NODES };
+
+struct mdesc;
+typedef struct fdesc {
+	uint32_t num;
+	uint8_t kind;
+	uint8_t rep;     /* repeated */
+	uint8_t oneof;   /* 0 = none, else group 1..3 */
+	uint8_t wt;      /* F_DATA: the scalar wire type of one element */
+	uint8_t lim;     /* enum limit */
+	uint16_t off;    /* offset of the value, or of the array pointer when repeated */
+	uint16_t cnt;    /* offset of the size_t count when repeated */
+	const struct mdesc *sub;
+	const char *name;
+} fdesc;
+
+#define MAXF 32
+#define NONEOF 4
+
+typedef struct mstate {
+	uint64_t present;          /* bit i: field index i seen */
+	int8_t oneof_last[NONEOF]; /* index of the last member seen of each oneof group */
+	const oxp_segment *segs;
+	size_t nsegs;
+} mstate;
+
+typedef struct dctx dctx;
+typedef oxp_code (*post_fn)(dctx *c, const struct mdesc *md, void *msg, const mstate *st);
+
+typedef struct mdesc {
+	const char *name;
+	size_t size;
+	const fdesc *f;
+	size_t nf;
+	post_fn post;
+	bool graph; /* GraphProto: counts toward max_graph_depth */
+} mdesc;
+
+#define MAXPATH 256
+
+struct dctx {
+	const uint8_t *base;
+	size_t size;
+	oxp_arena *arena;
+	oxp_limits lim;
+	oxp_error *err;
+	uint32_t depth;
+	uint32_t gdepth;
+	size_t nnodes;
+	struct {
+		const char *name;
+		int64_t index; /* -1: singular */
+	} path[MAXPATH];
+};
+
+/* ---------------------------------------------------------------------------------------
+ * Errors
+ */
+static void format_path(const dctx *c, char *buf, size_t size, const char *last, int64_t idx)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	uint32_t depth = c->depth < MAXPATH ? c->depth : MAXPATH;
+	for (uint32_t i = 0; i <= depth && n + 1 < size; i++) {
+		const char *name;
+		int64_t index;
+		if (i < depth) {
+			name = c->path[i].name;
+			index = c->path[i].index;
+		} else {
+			if (last == NULL)
+				break;
+			name = last;
+			index = idx;
+		}
+		if (name == NULL)
+			continue;
+		int w;
+		if (index >= 0)
+			w = snprintf(buf + n, size - n, "%s%s[%" PRId64 "]", n ? "." : "", name, index);
+		else
+			w = snprintf(buf + n, size - n, "%s%s", n ? "." : "", name);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+		if (n >= size) {
+			n = size - 1;
+			break;
+		}
+	}
+}
+
+static oxp_code fail(dctx *c, oxp_code code, const uint8_t *at, const char *field,
+                     int64_t idx, const char *fmt, ...) OXP_PRINTF(6, 7);
+
+static oxp_code fail(dctx *c, oxp_code code, const uint8_t *at, const char *field,
+                     int64_t idx, const char *fmt, ...)
+{
+	if (c->err == NULL || c->err->code != OXP_OK)
+		return code; /* the first error wins */
+	oxp_error *e = c->err;
+	e->code = code;
+	e->offset = at != NULL && at >= c->base ? (uint64_t)(at - c->base) : 0;
+	format_path(c, e->path, sizeof(e->path), field, idx);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static const char *wire_msg(oxp_code code)
+{
+	switch (code) {
+	case OXP_E_TRUNCATED:
+		return "truncated message";
+	case OXP_E_VARINT:
+		return "malformed varint (longer than 10 bytes or above 2^64-1)";
+	case OXP_E_TAG:
+		return "malformed field tag";
+	case OXP_E_WIRETYPE:
+		return "invalid wire type";
+	case OXP_E_GROUP:
+		return "protobuf groups (wire type 3/4) are not supported";
+	case OXP_E_LENGTH:
+		return "length prefix exceeds the remaining bytes";
+	case OXP_E_PACKED:
+		return "packed field is not a whole number of elements";
+	default:
+		return "malformed input";
+	}
+}
+
+static oxp_code nomem(dctx *c, const uint8_t *at)
+{
+	return fail(c, OXP_E_NOMEM, at, NULL, -1,
+	            "allocation budget of %zu bytes exceeded", c->lim.max_alloc);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Field helpers
+ */
+static const char *wt_name(unsigned wt)
+{
+	static const char *const names[] = {"varint", "64-bit", "length-delimited", "start-group",
+	                                    "end-group", "32-bit", "6", "7"};
+	return names[wt & 7];
+}
+
+static int find_field(const mdesc *md, uint32_t num)
+{
+	for (size_t i = 0; i < md->nf; i++)
+		if (md->f[i].num == num)
+			return (int)i;
+	return -1;
+}
+
+static unsigned scalar_wt(const fdesc *f)
+{
+	switch (f->kind) {
+	case F_I64:
+	case F_I32:
+		return OXP_WT_VARINT;
+	case F_FLOAT:
+		return OXP_WT_I32;
+	case F_DATA:
+		return f->wt;
+	default:
+		return OXP_WT_LEN;
+	}
+}
+
+static size_t limit_of(const dctx *c, const fdesc *f)
+{
+	switch (f->lim) {
+	case L_NODE_IO:
+		return c->lim.max_node_io;
+	default:
+		return c->lim.max_repeated;
+	}
+}
+
+#define AT(base, off, type) ((type *)(void *)((char *)(base) + (off)))
+
+static size_t elem_size(const fdesc *f)
+{
+	switch (f->kind) {
+	case F_I64:
+		return sizeof(int64_t);
+	case F_I32:
+		return sizeof(int32_t);
+	case F_FLOAT:
+		return sizeof(float);
+	case F_STR:
+		return sizeof(oxp_str);
+	case F_MSG:
+		return f->sub->size;
+	default:
+		return 0;
+	}
+}
+
+static void store_scalar(const fdesc *f, void *slot, uint64_t v)
+{
+	switch (f->kind) {
+	case F_I64: {
+		int64_t x = (int64_t)v;
+		memcpy(slot, &x, sizeof(x));
+		break;
+	}
+	case F_I32: {
+		int32_t x = (int32_t)(uint32_t)(v & 0xffffffffu);
+		memcpy(slot, &x, sizeof(x));
+		break;
+	}
+	case F_FLOAT: {
+		uint32_t u = (uint32_t)v;
+		float x;
+		memcpy(&x, &u, sizeof(x));
+		memcpy(slot, &x, sizeof(x));
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* Read one scalar element of f's kind. */
+static oxp_code read_scalar(oxp_reader *r, const fdesc *f, uint64_t *v)
+{
+	if (f->kind == F_FLOAT) {
+		uint32_t u;
+		oxp_code rc = oxp__rd_fixed32(r, &u);
+		*v = u;
+		return rc;
+	}
+	return oxp__rd_varint(r, v);
+}
+
+static oxp_code decode_msg(dctx *c, const mdesc *md, const oxp_segment *segs, size_t nsegs,
+                           void *dst);
+
+/* ---------------------------------------------------------------------------------------
+ * Pass 1: check and count
+ */
+typedef struct counts {
+	size_t n[MAXF];
+} counts;
+
+static oxp_code pass1_field(dctx *c, const mdesc *md, int fi, unsigned wt, oxp_reader *r,
+                            const uint8_t *start, counts *cn)
+{
+	const fdesc *f = &md->f[fi];
+	unsigned swt = scalar_wt(f);
+	oxp_code rc;
+	bool packable = (f->rep || f->kind == F_DATA) && swt != OXP_WT_LEN;
+
+	if (wt != swt && !(packable && wt == OXP_WT_LEN))
+		return fail(c, OXP_E_WIRETYPE, start, f->name, -1,
+		            "field %s (%" PRIu32 ") of %s has wire type %s, expected %s", f->name,
+		            f->num, md->name, wt_name(wt), wt_name(swt));
+
+	if (wt == OXP_WT_LEN) {
+		const uint8_t *p;
+		size_t len;
+		rc = oxp__rd_bytes(r, &p, &len);
+		if (rc != OXP_OK)
+			return fail(c, rc, start, f->name, -1, "%s in field %s", wire_msg(rc), f->name);
+		if (swt == OXP_WT_LEN) {
+			cn->n[fi]++;
+			return OXP_OK;
+		}
+		/* packed scalars */
+		size_t k = 0;
+		if (swt == OXP_WT_VARINT) {
+			rc = oxp__packed_varint_count(p, len, &k);
+		} else {
+			size_t w = swt == OXP_WT_I32 ? 4 : 8;
+			rc = len % w ? OXP_E_PACKED : OXP_OK;
+			k = len / w;
+		}
+		if (rc != OXP_OK)
+			return fail(c, rc, start, f->name, -1, "%s in field %s", wire_msg(rc), f->name);
+		cn->n[fi] += f->kind == F_DATA ? len : k;
+		return OXP_OK;
+	}
+	/* a single scalar */
+	const uint8_t *before = r->p;
+	rc = oxp__rd_skip(r, wt);
+	if (rc != OXP_OK)
+		return fail(c, rc, start, f->name, -1, "%s in field %s", wire_msg(rc), f->name);
+	cn->n[fi] += f->kind == F_DATA ? (size_t)(r->p - before) : 1;
+	return OXP_OK;
+}
+
+static oxp_code pass1(dctx *c, const mdesc *md, const oxp_segment *segs, size_t nsegs,
+                      counts *cn)
+{
+	for (size_t s = 0; s < nsegs; s++) {
+		oxp_reader r = {segs[s].p, segs[s].len};
+		while (r.left > 0) {
+			const uint8_t *start = r.p;
+			uint32_t num;
+			unsigned wt;
+			oxp_code rc = oxp__rd_tag(&r, &num, &wt);
+			if (rc != OXP_OK)
+				return fail(c, rc, start, NULL, -1, "%s in %s", wire_msg(rc), md->name);
+			int fi = find_field(md, num);
+			if (fi < 0) {
+				rc = oxp__rd_skip(&r, wt);
+				if (rc != OXP_OK) {
+					char fname[32];
+					snprintf(fname, sizeof(fname), "<field %" PRIu32 ">", num);
+					return fail(c, rc, start, fname, -1, "%s in unknown field %" PRIu32
+					            " of %s", wire_msg(rc), num, md->name);
+				}
+				continue;
+			}
+			rc = pass1_field(c, md, fi, wt, &r, start, cn);
+			if (rc != OXP_OK)
+				return rc;
+		}
+	}
+	return OXP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Pass 2: fill
+ */
+typedef struct fillstate {
+	size_t next[MAXF];           /* next element index per repeated field */
+	oxp_segment *segs[MAXF];     /* singular sub-message occurrences */
+} fillstate;
+
+static oxp_code push(dctx *c, const char *name, int64_t index, const uint8_t *at)
+{
+	if (c->depth >= c->lim.max_depth || c->depth >= MAXPATH - 1)
+		return fail(c, OXP_E_DEPTH, at, name, index,
+		            "messages nested deeper than %" PRIu32, c->lim.max_depth);
+	c->path[c->depth].name = name;
+	c->path[c->depth].index = index;
+	c->depth++;
+	return OXP_OK;
+}
+
+static void pop(dctx *c)
+{
+	c->depth--;
+}
+
+static oxp_code decode_sub(dctx *c, const fdesc *f, int64_t index, const oxp_segment *segs,
+                           size_t nsegs, void *dst)
+{
+	oxp_code rc = push(c, f->name, index, segs[0].p);
+	if (rc != OXP_OK)
+		return rc;
+	rc = decode_msg(c, f->sub, segs, nsegs, dst);
+	pop(c);
+	return rc;
+}
+
+static oxp_code pass2(dctx *c, const mdesc *md, const oxp_segment *segs, size_t nsegs,
+                      void *dst, fillstate *fs, mstate *st)
+{
+	for (size_t s = 0; s < nsegs; s++) {
+		oxp_reader r = {segs[s].p, segs[s].len};
+		while (r.left > 0) {
+			uint32_t num;
+			unsigned wt;
+			oxp_code rc = oxp__rd_tag(&r, &num, &wt); /* checked in pass 1 */
+			if (rc != OXP_OK)
+				return fail(c, rc, r.p, NULL, -1, "%s", wire_msg(rc));
+			int fi = find_field(md, num);
+			if (fi < 0) {
+				rc = oxp__rd_skip(&r, wt);
+				if (rc != OXP_OK)
+					return fail(c, rc, r.p, NULL, -1, "%s", wire_msg(rc));
+				continue;
+			}
+			const fdesc *f = &md->f[fi];
+			st->present |= (uint64_t)1 << fi;
+			if (f->oneof)
+				st->oneof_last[f->oneof] = (int8_t)fi;
+
+			if (f->kind == F_DATA) {
+				const uint8_t *before = r.p;
+				if (wt == OXP_WT_LEN) {
+					const uint8_t *p;
+					size_t len;
+					rc = oxp__rd_bytes(&r, &p, &len);
+					*AT(dst, f->off, size_t) += len;
+				} else {
+					rc = oxp__rd_skip(&r, wt);
+					*AT(dst, f->off, size_t) += (size_t)(r.p - before);
+				}
+				*AT(dst, f->cnt, uint32_t) |= (uint32_t)1 << f->num;
+				if (rc != OXP_OK)
+					return fail(c, rc, before, f->name, -1, "%s", wire_msg(rc));
+				continue;
+			}
+
+			if (f->kind == F_STR || f->kind == F_MSG || f->kind == F_INL) {
+				const uint8_t *p;
+				size_t len;
+				rc = oxp__rd_bytes(&r, &p, &len);
+				if (rc != OXP_OK)
+					return fail(c, rc, r.p, f->name, -1, "%s", wire_msg(rc));
+				if (f->kind == F_STR) {
+					oxp_str v = {(const char *)p, len};
+					if (f->rep)
+						(*AT(dst, f->off, oxp_str *))[fs->next[fi]++] = v;
+					else
+						*AT(dst, f->off, oxp_str) = v;
+				} else if (f->kind == F_INL) {
+					oxp_segment seg = {p, len};
+					rc = decode_sub(c, f, -1, &seg, 1, dst);
+					if (rc != OXP_OK)
+						return rc;
+				} else if (f->rep) {
+					size_t i = fs->next[fi]++;
+					void *elem = *AT(dst, f->off, char *) + i * f->sub->size;
+					oxp_segment seg = {p, len};
+					rc = decode_sub(c, f, (int64_t)i, &seg, 1, elem);
+					if (rc != OXP_OK)
+						return rc;
+				} else {
+					oxp_segment *sl = fs->segs[fi];
+					sl[fs->next[fi]].p = p;
+					sl[fs->next[fi]].len = len;
+					fs->next[fi]++;
+				}
+				continue;
+			}
+
+			/* scalars, packed or not */
+			if (wt == OXP_WT_LEN) {
+				const uint8_t *p;
+				size_t len;
+				rc = oxp__rd_bytes(&r, &p, &len);
+				if (rc != OXP_OK)
+					return fail(c, rc, r.p, f->name, -1, "%s", wire_msg(rc));
+				oxp_reader pr = {p, len};
+				char *arr = *AT(dst, f->off, char *);
+				size_t es = elem_size(f);
+				while (pr.left > 0) {
+					uint64_t v;
+					const uint8_t *at = pr.p;
+					rc = read_scalar(&pr, f, &v);
+					if (rc != OXP_OK)
+						return fail(c, rc, at, f->name, -1, "%s", wire_msg(rc));
+					store_scalar(f, arr + es * fs->next[fi]++, v);
+				}
+			} else {
+				uint64_t v;
+				const uint8_t *at = r.p;
+				rc = read_scalar(&r, f, &v);
+				if (rc != OXP_OK)
+					return fail(c, rc, at, f->name, -1, "%s", wire_msg(rc));
+				if (f->rep)
+					store_scalar(f, *AT(dst, f->off, char *) + elem_size(f) * fs->next[fi]++,
+					             v);
+				else
+					store_scalar(f, AT(dst, f->off, char), v);
+			}
+		}
+	}
+	return OXP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * One message
+ */
+static oxp_code decode_msg(dctx *c, const mdesc *md, const oxp_segment *segs, size_t nsegs,
+                           void *dst)
+{
+	const uint8_t *at = nsegs ? segs[0].p : NULL;
+	oxp_code rc;
+	bool graph = md->graph;
+	if (graph) {
+		if (c->gdepth > c->lim.max_graph_depth)
+			return fail(c, OXP_E_GRAPH_DEPTH, at, NULL, -1,
+			            "subgraphs nested deeper than %" PRIu32, c->lim.max_graph_depth);
+		c->gdepth++;
+	}
+
+	/* only the first md->nf slots are used: clear just those (this runs per message) */
+	counts cn;
+	memset(cn.n, 0, md->nf * sizeof(cn.n[0]));
+	rc = pass1(c, md, segs, nsegs, &cn);
+	if (rc != OXP_OK)
+		goto out;
+
+	fillstate fs;
+	memset(fs.next, 0, md->nf * sizeof(fs.next[0]));
+	for (size_t i = 0; i < md->nf; i++) {
+		const fdesc *f = &md->f[i];
+		size_t n = cn.n[i];
+		fs.segs[i] = NULL;
+		if (n == 0 || f->kind == F_DATA || f->kind == F_INL)
+			continue;
+		if (f->lim == L_NODES) {
+			c->nnodes += n;
+			if (c->nnodes > c->lim.max_nodes) {
+				rc = fail(c, OXP_E_LIMIT, at, f->name, -1,
+				          "more than %zu nodes in the model", c->lim.max_nodes);
+				goto out;
+			}
+		}
+		if (f->rep) {
+			size_t lim = limit_of(c, f);
+			if (n > lim) {
+				rc = fail(c, OXP_E_LIMIT, at, f->name, -1,
+				          "%zu elements in %s.%s, more than the limit of %zu", n, md->name,
+				          f->name, lim);
+				goto out;
+			}
+			void *arr = oxp__arena_array(c->arena, n, elem_size(f));
+			if (arr == NULL) {
+				rc = nomem(c, at);
+				goto out;
+			}
+			*AT(dst, f->off, void *) = arr;
+			*AT(dst, f->cnt, size_t) = n;
+		} else if (f->kind == F_MSG) {
+			fs.segs[i] = oxp__arena_array(c->arena, n, sizeof(oxp_segment));
+			if (fs.segs[i] == NULL) {
+				rc = nomem(c, at);
+				goto out;
+			}
+		}
+	}
+
+	mstate st;
+	memset(&st, 0, sizeof(st));
+	memset(st.oneof_last, -1, sizeof(st.oneof_last));
+	st.segs = segs;
+	st.nsegs = nsegs;
+	rc = pass2(c, md, segs, nsegs, dst, &fs, &st);
+	if (rc != OXP_OK)
+		goto out;
+
+	/* singular sub-messages, each merged from all of its occurrences */
+	for (size_t i = 0; i < md->nf; i++) {
+		const fdesc *f = &md->f[i];
+		if (f->kind != F_MSG || f->rep || fs.next[i] == 0)
+			continue;
+		void *sub = oxp__arena_alloc(c->arena, f->sub->size);
+		if (sub == NULL) {
+			rc = nomem(c, at);
+			goto out;
+		}
+		rc = decode_sub(c, f, -1, fs.segs[i], fs.next[i], sub);
+		if (rc != OXP_OK)
+			goto out;
+		*AT(dst, f->off, void *) = sub;
+	}
+
+	if (md->post != NULL)
+		rc = md->post(c, md, dst, &st);
+out:
+	if (graph)
+		c->gdepth--;
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Post-processing: derived fields and checks that need the whole message.
+ */
+static bool has(const mdesc *md, const mstate *st, uint32_t num)
+{
+	int fi = find_field(md, num);
+	return fi >= 0 && (st->present >> fi) & 1;
+}
+
+static uint32_t last_oneof(const mdesc *md, const mstate *st, int group)
+{
+	int fi = st->oneof_last[group];
+	return fi >= 0 ? md->f[fi].num : 0;
+}
+
+static oxp_code post_tensor(dctx *c, const mdesc *md, void *msg, const mstate *st)
+{
+	oxp_tensor *t = msg;
+	t->has_segment = has(md, st, 3);
+	t->has_raw_data = has(md, st, 9);
+	for (size_t i = 0; i < t->ndims; i++) {
+		if (t->dims[i] < 0)
+			return fail(c, OXP_E_DIMS, st->segs[0].p, "dims", (int64_t)i,
+			            "negative dimension %" PRId64 " in tensor dims", t->dims[i]);
+	}
+	uint64_t count;
+	if (!oxp_dims_count(t->dims, t->ndims, &count))
+		return fail(c, OXP_E_DIMS, st->segs[0].p, "dims", -1,
+		            "tensor dims multiply to more than 2^63-1 elements");
+	if (t->data_location == 1)
+		t->storage = OXP_STORE_EXTERNAL;
+	else if (t->has_raw_data)
+		t->storage = OXP_STORE_RAW;
+	else if (t->nstring_data > 0)
+		t->storage = OXP_STORE_STRING_DATA;
+	else if (t->typed_fields & (1u << 4))
+		t->storage = OXP_STORE_FLOAT_DATA;
+	else if (t->typed_fields & (1u << 5))
+		t->storage = OXP_STORE_INT32_DATA;
+	else if (t->typed_fields & (1u << 7))
+		t->storage = OXP_STORE_INT64_DATA;
+	else if (t->typed_fields & (1u << 10))
+		t->storage = OXP_STORE_DOUBLE_DATA;
+	else if (t->typed_fields & (1u << 11))
+		t->storage = OXP_STORE_UINT64_DATA;
+	else
+		t->storage = OXP_STORE_NONE;
+	t->segments = oxp__arena_array(c->arena, st->nsegs, sizeof(oxp_segment));
+	if (t->segments == NULL)
+		return nomem(c, st->segs[0].p);
+	memcpy(t->segments, st->segs, st->nsegs * sizeof(oxp_segment));
+	t->nsegments = st->nsegs;
+	return OXP_OK;
+}
+
+static oxp_code post_dim(dctx *c, const mdesc *md, void *msg, const mstate *st)
+{
+	(void)c;
+	oxp_dim *d = msg;
+	uint32_t last = last_oneof(md, st, 1);
+	d->kind = last == 1 ? OXP_DIM_VALUE : last == 2 ? OXP_DIM_PARAM : OXP_DIM_UNKNOWN;
+	return OXP_OK;
+}
+
+static oxp_code post_simple_sharded(dctx *c, const mdesc *md, void *msg, const mstate *st)
+{
+	(void)c;
+	oxp_simple_sharded_dim *d = msg;
+	uint32_t last = last_oneof(md, st, 1);
+	d->kind = last == 1 ? OXP_DIM_VALUE : last == 2 ? OXP_DIM_PARAM : OXP_DIM_UNKNOWN;
+	return OXP_OK;
+}
+
+static oxp_code post_type(dctx *c, const mdesc *md, void *msg, const mstate *st)
+{
+	(void)c;
+	oxp_type *t = msg;
+	switch (last_oneof(md, st, 1)) {
+	case 1:
+		t->kind = OXP_TYPE_TENSOR;
+		break;
+	case 4:
+		t->kind = OXP_TYPE_SEQUENCE;
+		break;
+	case 5:
+		t->kind = OXP_TYPE_MAP;
+		break;
+	case 9:
+		t->kind = OXP_TYPE_OPTIONAL;
+		break;
+	case 8:
+		t->kind = OXP_TYPE_SPARSE_TENSOR;
+		break;
+	case 7:
+		t->kind = OXP_TYPE_OPAQUE;
+		break;
+	default:
+		t->kind = OXP_TYPE_NONE;
+	}
+	return OXP_OK;
+}
+
+static oxp_code post_attr(dctx *c, const mdesc *md, void *msg, const mstate *st)
+{
+	(void)c;
+	oxp_attr *a = msg;
+	if (has(md, st, 20) && a->type != OXP_ATTR_UNDEFINED)
+		return OXP_OK;
+	/* IR version 1: no type field; infer it from the value present. */
+	static const struct {
+		uint32_t num;
+		int32_t type;
+	} by_field[] = {
+	    {2, OXP_ATTR_FLOAT},          {3, OXP_ATTR_INT},           {4, OXP_ATTR_STRING},
+	    {5, OXP_ATTR_TENSOR},         {6, OXP_ATTR_GRAPH},         {22, OXP_ATTR_SPARSE_TENSOR},
+	    {14, OXP_ATTR_TYPE_PROTO},    {7, OXP_ATTR_FLOATS},        {8, OXP_ATTR_INTS},
+	    {9, OXP_ATTR_STRINGS},        {10, OXP_ATTR_TENSORS},      {11, OXP_ATTR_GRAPHS},
+	    {23, OXP_ATTR_SPARSE_TENSORS}, {15, OXP_ATTR_TYPE_PROTOS},
+	};
+	for (size_t i = 0; i < sizeof(by_field) / sizeof(by_field[0]); i++) {
+		if (has(md, st, by_field[i].num)) {
+			a->type = by_field[i].type;
+			a->type_inferred = true;
+			return OXP_OK;
+		}
+	}
+	return OXP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The tables.  Field numbers are onnx.proto's (docs/onnx-wire.md lists them).
+ */
+#define OFF(T, m) ((uint16_t)offsetof(T, m))
+#define S(T, num, m, nm) {num, F_STR, 0, 0, 0, 0, OFF(T, m), 0, NULL, nm}
+#define RS(T, num, m, nm) {num, F_STR, 1, 0, 0, L_REPEATED, OFF(T, m), OFF(T, n##m), NULL, nm}
+#define I64(T, num, m, nm) {num, F_I64, 0, 0, 0, 0, OFF(T, m), 0, NULL, nm}
+#define RI64(T, num, m, nm) {num, F_I64, 1, 0, 0, L_REPEATED, OFF(T, m), OFF(T, n##m), NULL, nm}
+#define I32(T, num, m, nm) {num, F_I32, 0, 0, 0, 0, OFF(T, m), 0, NULL, nm}
+#define MSG(T, num, m, sub, nm) {num, F_MSG, 0, 0, 0, 0, OFF(T, m), 0, &sub, nm}
+#define RMSG(T, num, m, sub, nm) \
+	{num, F_MSG, 1, 0, 0, L_REPEATED, OFF(T, m), OFF(T, n##m), &sub, nm}
+#define INL(num, sub, oneof, nm) {num, F_INL, 0, oneof, 0, 0, 0, 0, &sub, nm}
+#define MD(name, T, fields, post, graph) \
+	{name, sizeof(T), fields, sizeof(fields) / sizeof(fields[0]), post, graph}
+
+static const mdesc md_entry, md_opset, md_tensor, md_sparse, md_dim, md_shape, md_type,
+    md_type_tensor, md_type_seq, md_type_map, md_type_opt, md_type_opaque, md_value_info,
+    md_attr, md_node, md_graph, md_training, md_function, md_annotation, md_segment,
+    md_device_config, md_node_device_config, md_sharding_spec, md_int_list, md_sharded_dim,
+    md_simple_sharded;
+
+static const fdesc f_entry[] = {
+    S(oxp_entry, 1, key, "key"),
+    S(oxp_entry, 2, value, "value"),
+};
+static const mdesc md_entry = MD("StringStringEntryProto", oxp_entry, f_entry, NULL, false);
+
+static const fdesc f_opset[] = {
+    S(oxp_opset, 1, domain, "domain"),
+    I64(oxp_opset, 2, version, "version"),
+};
+static const mdesc md_opset = MD("OperatorSetIdProto", oxp_opset, f_opset, NULL, false);
+
+static const fdesc f_segment[] = {
+    I64(oxp_tensor, 1, segment_begin, "begin"),
+    I64(oxp_tensor, 2, segment_end, "end"),
+};
+static const mdesc md_segment = MD("TensorProto.Segment", oxp_tensor, f_segment, NULL, false);
+
+#define DATA(num, wt, nm) \
+	{num, F_DATA, 1, 0, wt, 0, OFF(oxp_tensor, typed_bytes), OFF(oxp_tensor, typed_fields), \
+	 NULL, nm}
+static const fdesc f_tensor[] = {
+    RI64(oxp_tensor, 1, dims, "dims"),
+    I32(oxp_tensor, 2, data_type, "data_type"),
+    INL(3, md_segment, 0, "segment"),
+    DATA(4, OXP_WT_I32, "float_data"),
+    DATA(5, OXP_WT_VARINT, "int32_data"),
+    RS(oxp_tensor, 6, string_data, "string_data"),
+    DATA(7, OXP_WT_VARINT, "int64_data"),
+    S(oxp_tensor, 8, name, "name"),
+    S(oxp_tensor, 12, doc_string, "doc_string"),
+    S(oxp_tensor, 9, raw_data, "raw_data"),
+    RMSG(oxp_tensor, 13, external_data, md_entry, "external_data"),
+    I32(oxp_tensor, 14, data_location, "data_location"),
+    DATA(10, OXP_WT_I64, "double_data"),
+    DATA(11, OXP_WT_VARINT, "uint64_data"),
+    RMSG(oxp_tensor, 16, metadata_props, md_entry, "metadata_props"),
+};
+static const mdesc md_tensor = MD("TensorProto", oxp_tensor, f_tensor, post_tensor, false);
+
+static const fdesc f_sparse[] = {
+    MSG(oxp_sparse_tensor, 1, values, md_tensor, "values"),
+    MSG(oxp_sparse_tensor, 2, indices, md_tensor, "indices"),
+    RI64(oxp_sparse_tensor, 3, dims, "dims"),
+};
+static const mdesc md_sparse = MD("SparseTensorProto", oxp_sparse_tensor, f_sparse, NULL, false);
+
+static const fdesc f_dim[] = {
+    {1, F_I64, 0, 1, 0, 0, OFF(oxp_dim, value), 0, NULL, "dim_value"},
+    {2, F_STR, 0, 1, 0, 0, OFF(oxp_dim, param), 0, NULL, "dim_param"},
+    S(oxp_dim, 3, denotation, "denotation"),
+};
+static const mdesc md_dim = MD("TensorShapeProto.Dimension", oxp_dim, f_dim, post_dim, false);
+
+static const fdesc f_shape[] = {
+    RMSG(oxp_shape, 1, dims, md_dim, "dim"),
+};
+static const mdesc md_shape = MD("TensorShapeProto", oxp_shape, f_shape, NULL, false);
+
+/* TypeProto and its oneof members, flattened into oxp_type */
+static const fdesc f_type_tensor[] = {
+    I32(oxp_type, 1, elem_type, "elem_type"),
+    MSG(oxp_type, 2, shape, md_shape, "shape"),
+};
+static const mdesc md_type_tensor = MD("TypeProto.Tensor", oxp_type, f_type_tensor, NULL, false);
+static const fdesc f_type_seq[] = {
+    MSG(oxp_type, 1, elem, md_type, "elem_type"),
+};
+static const mdesc md_type_seq = MD("TypeProto.Sequence", oxp_type, f_type_seq, NULL, false);
+static const fdesc f_type_map[] = {
+    I32(oxp_type, 1, key_type, "key_type"),
+    MSG(oxp_type, 2, elem, md_type, "value_type"),
+};
+static const mdesc md_type_map = MD("TypeProto.Map", oxp_type, f_type_map, NULL, false);
+static const fdesc f_type_opt[] = {
+    MSG(oxp_type, 1, elem, md_type, "elem_type"),
+};
+static const mdesc md_type_opt = MD("TypeProto.Optional", oxp_type, f_type_opt, NULL, false);
+static const fdesc f_type_opaque[] = {
+    S(oxp_type, 1, opaque_domain, "domain"),
+    S(oxp_type, 2, opaque_name, "name"),
+};
+static const mdesc md_type_opaque =
+    MD("TypeProto.Opaque", oxp_type, f_type_opaque, NULL, false);
+static const fdesc f_type[] = {
+    INL(1, md_type_tensor, 1, "tensor_type"),
+    INL(4, md_type_seq, 1, "sequence_type"),
+    INL(5, md_type_map, 1, "map_type"),
+    INL(9, md_type_opt, 1, "optional_type"),
+    INL(8, md_type_tensor, 1, "sparse_tensor_type"),
+    INL(7, md_type_opaque, 1, "opaque_type"),
+    S(oxp_type, 6, denotation, "denotation"),
+};
+static const mdesc md_type = MD("TypeProto", oxp_type, f_type, post_type, false);
+
+static const fdesc f_value_info[] = {
+    S(oxp_value_info, 1, name, "name"),
+    MSG(oxp_value_info, 2, type, md_type, "type"),
+    S(oxp_value_info, 3, doc_string, "doc_string"),
+    RMSG(oxp_value_info, 4, metadata_props, md_entry, "metadata_props"),
+};
+static const mdesc md_value_info =
+    MD("ValueInfoProto", oxp_value_info, f_value_info, NULL, false);
+
+static const fdesc f_attr[] = {
+    S(oxp_attr, 1, name, "name"),
+    S(oxp_attr, 21, ref_attr_name, "ref_attr_name"),
+    S(oxp_attr, 13, doc_string, "doc_string"),
+    I32(oxp_attr, 20, type, "type"),
+    {2, F_FLOAT, 0, 0, 0, 0, OFF(oxp_attr, f), 0, NULL, "f"},
+    I64(oxp_attr, 3, i, "i"),
+    S(oxp_attr, 4, s, "s"),
+    MSG(oxp_attr, 5, t, md_tensor, "t"),
+    MSG(oxp_attr, 6, g, md_graph, "g"),
+    MSG(oxp_attr, 22, sparse_tensor, md_sparse, "sparse_tensor"),
+    MSG(oxp_attr, 14, tp, md_type, "tp"),
+    {7, F_FLOAT, 1, 0, 0, L_REPEATED, OFF(oxp_attr, floats), OFF(oxp_attr, nfloats), NULL,
+     "floats"},
+    RI64(oxp_attr, 8, ints, "ints"),
+    RS(oxp_attr, 9, strings, "strings"),
+    RMSG(oxp_attr, 10, tensors, md_tensor, "tensors"),
+    RMSG(oxp_attr, 11, graphs, md_graph, "graphs"),
+    RMSG(oxp_attr, 23, sparse_tensors, md_sparse, "sparse_tensors"),
+    RMSG(oxp_attr, 15, type_protos, md_type, "type_protos"),
+};
+static const mdesc md_attr = MD("AttributeProto", oxp_attr, f_attr, post_attr, false);
+
+static const fdesc f_int_list[] = {
+    I64(oxp_int_list_entry, 1, key, "key"),
+    RI64(oxp_int_list_entry, 2, value, "value"),
+};
+static const mdesc md_int_list =
+    MD("IntIntListEntryProto", oxp_int_list_entry, f_int_list, NULL, false);
+
+static const fdesc f_simple_sharded[] = {
+    {1, F_I64, 0, 1, 0, 0, OFF(oxp_simple_sharded_dim, dim_value), 0, NULL, "dim_value"},
+    {2, F_STR, 0, 1, 0, 0, OFF(oxp_simple_sharded_dim, dim_param), 0, NULL, "dim_param"},
+    I64(oxp_simple_sharded_dim, 3, num_shards, "num_shards"),
+};
+static const mdesc md_simple_sharded = MD("SimpleShardedDimProto", oxp_simple_sharded_dim,
+                                          f_simple_sharded, post_simple_sharded, false);
+
+static const fdesc f_sharded_dim[] = {
+    I64(oxp_sharded_dim, 1, axis, "axis"),
+    RMSG(oxp_sharded_dim, 2, simple_sharding, md_simple_sharded, "simple_sharding"),
+};
+static const mdesc md_sharded_dim =
+    MD("ShardedDimProto", oxp_sharded_dim, f_sharded_dim, NULL, false);
+
+static const fdesc f_sharding_spec[] = {
+    S(oxp_sharding_spec, 1, tensor_name, "tensor_name"),
+    RI64(oxp_sharding_spec, 2, device, "device"),
+    RMSG(oxp_sharding_spec, 3, index_to_device_group_map, md_int_list,
+         "index_to_device_group_map"),
+    RMSG(oxp_sharding_spec, 4, sharded_dim, md_sharded_dim, "sharded_dim"),
+};
+static const mdesc md_sharding_spec =
+    MD("ShardingSpecProto", oxp_sharding_spec, f_sharding_spec, NULL, false);
+
+static const fdesc f_node_device_config[] = {
+    S(oxp_node_device_config, 1, configuration_id, "configuration_id"),
+    RMSG(oxp_node_device_config, 2, sharding_spec, md_sharding_spec, "sharding_spec"),
+    I32(oxp_node_device_config, 3, pipeline_stage, "pipeline_stage"),
+};
+static const mdesc md_node_device_config = MD("NodeDeviceConfigurationProto",
+                                              oxp_node_device_config, f_node_device_config,
+                                              NULL, false);
+
+static oxp_code post_node(dctx *c, const mdesc *md, void *msg, const mstate *st)
+{
+	(void)md;
+	oxp_node *n = msg;
+	n->offset = (uint64_t)(st->segs[0].p - c->base);
+	return OXP_OK;
+}
+
+static const fdesc f_node[] = {
+    {1, F_STR, 1, 0, 0, L_NODE_IO, OFF(oxp_node, inputs), OFF(oxp_node, ninputs), NULL, "input"},
+    {2, F_STR, 1, 0, 0, L_NODE_IO, OFF(oxp_node, outputs), OFF(oxp_node, noutputs), NULL,
+     "output"},
+    S(oxp_node, 3, name, "name"),
+    S(oxp_node, 4, op_type, "op_type"),
+    S(oxp_node, 7, domain, "domain"),
+    S(oxp_node, 8, overload, "overload"),
+    RMSG(oxp_node, 5, attrs, md_attr, "attribute"),
+    S(oxp_node, 6, doc_string, "doc_string"),
+    RMSG(oxp_node, 9, metadata_props, md_entry, "metadata_props"),
+    RMSG(oxp_node, 10, device_configurations, md_node_device_config, "device_configurations"),
+};
+static const mdesc md_node = MD("NodeProto", oxp_node, f_node, post_node, false);
+
+static const fdesc f_annotation[] = {
+    S(oxp_tensor_annotation, 1, tensor_name, "tensor_name"),
+    RMSG(oxp_tensor_annotation, 2, quant_parameter_tensor_names, md_entry,
+         "quant_parameter_tensor_names"),
+};
+static const mdesc md_annotation =
+    MD("TensorAnnotation", oxp_tensor_annotation, f_annotation, NULL, false);
+
+static const fdesc f_graph[] = {
+    {1, F_MSG, 1, 0, 0, L_NODES, OFF(oxp_graph, nodes), OFF(oxp_graph, nnodes), &md_node,
+     "node"},
+    S(oxp_graph, 2, name, "name"),
+    RMSG(oxp_graph, 5, initializers, md_tensor, "initializer"),
+    RMSG(oxp_graph, 15, sparse_initializers, md_sparse, "sparse_initializer"),
+    S(oxp_graph, 10, doc_string, "doc_string"),
+    RMSG(oxp_graph, 11, inputs, md_value_info, "input"),
+    RMSG(oxp_graph, 12, outputs, md_value_info, "output"),
+    RMSG(oxp_graph, 13, value_info, md_value_info, "value_info"),
+    RMSG(oxp_graph, 14, quantization_annotation, md_annotation, "quantization_annotation"),
+    RMSG(oxp_graph, 16, metadata_props, md_entry, "metadata_props"),
+};
+static const mdesc md_graph = MD("GraphProto", oxp_graph, f_graph, NULL, true);
+
+static const fdesc f_training[] = {
+    MSG(oxp_training_info, 1, initialization, md_graph, "initialization"),
+    MSG(oxp_training_info, 2, algorithm, md_graph, "algorithm"),
+    RMSG(oxp_training_info, 3, initialization_binding, md_entry, "initialization_binding"),
+    RMSG(oxp_training_info, 4, update_binding, md_entry, "update_binding"),
+};
+static const mdesc md_training =
+    MD("TrainingInfoProto", oxp_training_info, f_training, NULL, false);
+
+static const fdesc f_function[] = {
+    S(oxp_function, 1, name, "name"),
+    RS(oxp_function, 4, inputs, "input"),
+    RS(oxp_function, 5, outputs, "output"),
+    RS(oxp_function, 6, attribute, "attribute"),
+    RMSG(oxp_function, 11, attribute_proto, md_attr, "attribute_proto"),
+    {7, F_MSG, 1, 0, 0, L_NODES, OFF(oxp_function, nodes), OFF(oxp_function, nnodes), &md_node,
+     "node"},
+    S(oxp_function, 8, doc_string, "doc_string"),
+    RMSG(oxp_function, 9, opset_import, md_opset, "opset_import"),
+    S(oxp_function, 10, domain, "domain"),
+    S(oxp_function, 13, overload, "overload"),
+    RMSG(oxp_function, 12, value_info, md_value_info, "value_info"),
+    RMSG(oxp_function, 14, metadata_props, md_entry, "metadata_props"),
+};
+static const mdesc md_function = MD("FunctionProto", oxp_function, f_function, NULL, false);
+
+static const fdesc f_device_config[] = {
+    S(oxp_device_config, 1, name, "name"),
+    I32(oxp_device_config, 2, num_devices, "num_devices"),
+    RS(oxp_device_config, 3, device, "device"),
+};
+static const mdesc md_device_config =
+    MD("DeviceConfigurationProto", oxp_device_config, f_device_config, NULL, false);
+
+static const fdesc f_model[] = {
+    I64(oxp_model_proto, 1, ir_version, "ir_version"),
+    RMSG(oxp_model_proto, 8, opset_import, md_opset, "opset_import"),
+    S(oxp_model_proto, 2, producer_name, "producer_name"),
+    S(oxp_model_proto, 3, producer_version, "producer_version"),
+    S(oxp_model_proto, 4, domain, "domain"),
+    I64(oxp_model_proto, 5, model_version, "model_version"),
+    S(oxp_model_proto, 6, doc_string, "doc_string"),
+    MSG(oxp_model_proto, 7, graph, md_graph, "graph"),
+    RMSG(oxp_model_proto, 14, metadata_props, md_entry, "metadata_props"),
+    RMSG(oxp_model_proto, 20, training_info, md_training, "training_info"),
+    RMSG(oxp_model_proto, 25, functions, md_function, "functions"),
+    RMSG(oxp_model_proto, 26, configuration, md_device_config, "configuration"),
+};
+static const mdesc md_model = MD("ModelProto", oxp_model_proto, f_model, NULL, false);
+
+/* ---------------------------------------------------------------------------------------
+ * Entry points (declared in internal.h, used by model.c)
+ */
+static oxp_code decode_top(const mdesc *md, oxp_arena *arena, const oxp_limits *lim,
+                           const uint8_t *buf, size_t len, void *dst, oxp_error *err)
+{
+	static const dctx zero;
+	dctx *c = malloc(sizeof(*c)); /* the path stack is too big for small thread stacks */
+	if (c == NULL)
+		return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory");
+	*c = zero;
+	c->base = buf;
+	c->size = len;
+	c->arena = arena;
+	c->lim = *lim;
+	if (c->lim.max_depth > MAXPATH - 2)
+		c->lim.max_depth = MAXPATH - 2;
+	c->err = err;
+	oxp_segment seg = {buf, len};
+	oxp_code rc = decode_msg(c, md, &seg, 1, dst);
+	free(c);
+	return rc;
+}
+
+oxp_code oxp__decode_model(oxp_arena *arena, const oxp_limits *lim, const uint8_t *buf,
+                           size_t len, oxp_model_proto *dst, oxp_error *err)
+{
+	return decode_top(&md_model, arena, lim, buf, len, dst, err);
+}
+
+oxp_code oxp__decode_tensor(oxp_arena *arena, const oxp_limits *lim, const uint8_t *buf,
+                            size_t len, oxp_tensor *dst, oxp_error *err)
+{
+	return decode_top(&md_tensor, arena, lim, buf, len, dst, err);
+}

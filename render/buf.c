@@ -1,0 +1,121 @@
+/*
+ * buf.c — the bounded output buffer, and render's error names.
+ */
+#include "render/oxr.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUF_DEFAULT_MAX ((size_t)1 << 30)
+
+void oxr_buf_init(oxr_buf *b, size_t max)
+{
+	memset(b, 0, sizeof(*b));
+	b->max = max ? max : BUF_DEFAULT_MAX;
+}
+
+static bool grow(oxr_buf *b, size_t need)
+{
+	if (b->failed)
+		return false;
+	if (need > b->max || need == SIZE_MAX) {
+		b->failed = true;
+		return false;
+	}
+	if (need + 1 <= b->cap)
+		return true;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < need + 1)
+		cap = cap > SIZE_MAX / 2 ? need + 1 : cap * 2;
+	char *p = realloc(b->data, cap);
+	if (p == NULL) {
+		b->failed = true;
+		return false;
+	}
+	b->data = p;
+	b->cap = cap;
+	return true;
+}
+
+bool oxr_buf_append(oxr_buf *b, const void *data, size_t len)
+{
+	if (len > SIZE_MAX - b->len || !grow(b, b->len + len))
+		return false;
+	if (len)
+		memcpy(b->data + b->len, data, len);
+	b->len += len;
+	b->data[b->len] = '\0';
+	return true;
+}
+
+bool oxr_buf_printf(oxr_buf *b, const char *fmt, ...)
+{
+	char small[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->failed = true;
+		return false;
+	}
+	if ((size_t)n < sizeof(small))
+		return oxr_buf_append(b, small, (size_t)n);
+	if (!grow(b, b->len + (size_t)n))
+		return false;
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return true;
+}
+
+void oxr_buf_free(oxr_buf *b)
+{
+	free(b->data);
+	size_t max = b->max;
+	memset(b, 0, sizeof(*b));
+	b->max = max;
+}
+
+char *oxr_buf_steal(oxr_buf *b, size_t *len)
+{
+	char *d = b->data;
+	if (len != NULL)
+		*len = b->len;
+	size_t max = b->max;
+	memset(b, 0, sizeof(*b));
+	b->max = max;
+	return d;
+}
+
+const char *oxr_code_name(oxr_code code)
+{
+	static const char *const names[OXR_E__COUNT] = {
+	    [OXR_OK] = "ok",
+	    [OXR_E_OPTION] = "bad_option",
+	    [OXR_E_TOO_BIG] = "too_big",
+	    [OXR_E_NOMEM] = "out_of_memory",
+	    [OXR_E_LAYOUT] = "layout_failed",
+	    [OXR_E_TIMEOUT] = "layout_timeout",
+	    [OXR_E_WORKER] = "layout_worker_failed",
+	    [OXR_E_NOT_FOUND] = "not_found",
+	    [OXR_E_MODEL] = "bad_model",
+	    [OXR_E_IO] = "io_error",
+	};
+	return (unsigned)code < OXR_E__COUNT && names[code] ? names[code] : "unknown";
+}
+
+const char *oxr_format_ext(oxr_format f)
+{
+	switch (f) {
+	case OXR_FMT_DOT:
+		return "dot";
+	case OXR_FMT_LAYOUT_JSON:
+		return "json";
+	default:
+		return "svg";
+	}
+}

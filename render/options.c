@@ -1,0 +1,157 @@
+/*
+ * options.c — render options: defaults, parsing from text, and the canonical cache key.
+ */
+#include "render/oxr.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const oxr_option_names[] = {"rankdir", "initializers", "subgraphs", "group",
+                                        "expand",  "depth",        "shapes",    "attrs",
+                                        NULL};
+
+void oxr_options_default(oxr_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->rankdir_lr = false;
+	o->initializers = OXR_INIT_FOLD;
+	o->subgraphs_expand = false;
+	o->group = OXR_GROUP_AUTO;
+	o->expand_depth = 0;
+	o->shapes = true;
+	o->attrs = 1;
+}
+
+static oxr_code bad(oxr_error *err, const char *key, const char *accepted)
+{
+	if (err != NULL) {
+		err->code = OXR_E_OPTION;
+		snprintf(err->message, sizeof(err->message),
+		         "bad value for option '%s' (accepted: %s)", key, accepted);
+	}
+	return OXR_E_OPTION;
+}
+
+static bool parse_int(const char *s, int lo, int hi, int *out)
+{
+	if (s[0] == '\0' || strlen(s) > 3)
+		return false;
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*end != '\0' || v < lo || v > hi)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+static bool is_on(const char *v)
+{
+	return !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes");
+}
+
+static bool is_off(const char *v)
+{
+	return !strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no");
+}
+
+/* An expand list: comma-separated scope paths of printable ASCII without '&' or '='. */
+static bool valid_expand(const char *v)
+{
+	size_t n = strlen(v);
+	if (n >= OXR_EXPAND_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)v[i];
+		if (ch < 0x20 || ch > 0x7e || ch == '&' || ch == '=')
+			return false;
+	}
+	return true;
+}
+
+oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr_error *err)
+{
+	if (!strcmp(key, "rankdir")) {
+		if (!strcmp(value, "TB") || !strcmp(value, "tb"))
+			o->rankdir_lr = false;
+		else if (!strcmp(value, "LR") || !strcmp(value, "lr"))
+			o->rankdir_lr = true;
+		else
+			return bad(err, key, "TB, LR");
+	} else if (!strcmp(key, "initializers")) {
+		if (!strcmp(value, "fold"))
+			o->initializers = OXR_INIT_FOLD;
+		else if (!strcmp(value, "nodes"))
+			o->initializers = OXR_INIT_NODES;
+		else if (!strcmp(value, "hide"))
+			o->initializers = OXR_INIT_HIDE;
+		else
+			return bad(err, key, "fold, nodes, hide");
+	} else if (!strcmp(key, "subgraphs")) {
+		if (!strcmp(value, "expand"))
+			o->subgraphs_expand = true;
+		else if (!strcmp(value, "collapse"))
+			o->subgraphs_expand = false;
+		else
+			return bad(err, key, "expand, collapse");
+	} else if (!strcmp(key, "group")) {
+		if (!strcmp(value, "auto"))
+			o->group = OXR_GROUP_AUTO;
+		else if (!strcmp(value, "none"))
+			o->group = OXR_GROUP_NONE;
+		else if (!parse_int(value, 1, 16, &o->group))
+			return bad(err, key, "auto, none, 1..16");
+	} else if (!strcmp(key, "expand")) {
+		if (!valid_expand(value))
+			return bad(err, key, "comma-separated scope paths of printable ASCII, or *");
+		snprintf(o->expand, sizeof(o->expand), "%s", value);
+	} else if (!strcmp(key, "depth")) {
+		if (!parse_int(value, 0, 64, &o->expand_depth))
+			return bad(err, key, "0..64");
+	} else if (!strcmp(key, "shapes")) {
+		if (is_on(value))
+			o->shapes = true;
+		else if (is_off(value))
+			o->shapes = false;
+		else
+			return bad(err, key, "on, off");
+	} else if (!strcmp(key, "attrs")) {
+		if (!strcmp(value, "none"))
+			o->attrs = 0;
+		else if (!strcmp(value, "key"))
+			o->attrs = 1;
+		else if (!strcmp(value, "all"))
+			o->attrs = 2;
+		else if (!parse_int(value, 0, 2, &o->attrs))
+			return bad(err, key, "none, key, all");
+	} else {
+		if (err != NULL) {
+			err->code = OXR_E_OPTION;
+			snprintf(err->message, sizeof(err->message),
+			         "unknown option '%.64s' (known: rankdir, initializers, subgraphs, group, "
+			         "expand, depth, shapes, attrs)",
+			         key);
+		}
+		return OXR_E_OPTION;
+	}
+	return OXR_OK;
+}
+
+void oxr_options_key(const oxr_options *o, char *buf, size_t size)
+{
+	static const char *const init[] = {"fold", "nodes", "hide"};
+	static const char *const attrs[] = {"none", "key", "all"};
+	char group[16];
+	if (o->group == OXR_GROUP_AUTO)
+		snprintf(group, sizeof(group), "auto");
+	else if (o->group == OXR_GROUP_NONE)
+		snprintf(group, sizeof(group), "none");
+	else
+		snprintf(group, sizeof(group), "%d", o->group);
+	snprintf(buf, size,
+	         "rankdir=%s&initializers=%s&subgraphs=%s&group=%s&expand=%s&depth=%d&shapes=%s"
+	         "&attrs=%s",
+	         o->rankdir_lr ? "LR" : "TB", init[o->initializers % 3],
+	         o->subgraphs_expand ? "expand" : "collapse", group, o->expand, o->expand_depth,
+	         o->shapes ? "on" : "off", attrs[(unsigned)o->attrs % 3]);
+}

@@ -1,0 +1,156 @@
+/*
+ * oxr.h — onnxviz render: the one public header of render/.
+ *
+ * Turns a parsed, linked model (parser/oxp.h) into what people look at:
+ *   - the JSON document describing the model completely (doc.c, jansson);
+ *   - one node in full, and search results (doc.c);
+ *   - the graph laid out by Graphviz's dot: SVG, DOT, or the layout as JSON (layout.c,
+ *     svg.c), with the large-graph hierarchy (hier.c);
+ *   - the same, run in a worker process with CPU / memory / wall-clock limits (worker.c),
+ *     which is how the service calls it: Graphviz may exit() or run for hours on a crafted
+ *     graph, and it is not thread-safe.
+ * Names start with oxr_ / OXR_.  Functions return 0 on success or an oxr_code and fill an
+ * oxr_error when given.  Output goes into an oxr_buf, a growable buffer with a hard cap.
+ */
+#ifndef OXR_H
+#define OXR_H
+
+#include "parser/oxp.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum oxr_code {
+	OXR_OK = 0,
+	OXR_E_OPTION,     /* a render option is unknown or has a bad value */
+	OXR_E_TOO_BIG,    /* the output (or graph) exceeds its cap */
+	OXR_E_NOMEM,      /* out of memory */
+	OXR_E_LAYOUT,     /* Graphviz failed */
+	OXR_E_TIMEOUT,    /* the layout worker ran out of wall-clock or CPU time: killed */
+	OXR_E_WORKER,     /* the layout worker crashed or hit its memory limit */
+	OXR_E_NOT_FOUND,  /* node / scope / tensor id unknown */
+	OXR_E_MODEL,      /* the model could not be parsed or linked (message says why) */
+	OXR_E_IO,
+	OXR_E__COUNT
+} oxr_code;
+
+typedef struct oxr_error {
+	oxr_code code;
+	char message[512];
+} oxr_error;
+
+const char *oxr_code_name(oxr_code code); /* stable: "bad_option", "timeout", ... */
+
+/* ---------------------------------------------------------------------------------------
+ * Bounded output buffer (curl's dynbuf habit: every buffer has a maximum; a failed append
+ * frees nothing the caller still holds but leaves the buffer marked failed).
+ */
+typedef struct oxr_buf {
+	char *data;   /* NUL-terminated when len > 0 */
+	size_t len;
+	size_t cap;
+	size_t max;   /* hard cap on len; 0 = 1 GiB */
+	bool failed;  /* an append hit the cap or malloc failed */
+} oxr_buf;
+
+void oxr_buf_init(oxr_buf *b, size_t max);
+bool oxr_buf_append(oxr_buf *b, const void *data, size_t len);
+bool oxr_buf_printf(oxr_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void oxr_buf_free(oxr_buf *b);
+/* Hand the data over (caller frees with free()); the buffer is reset. */
+char *oxr_buf_steal(oxr_buf *b, size_t *len);
+
+/* ---------------------------------------------------------------------------------------
+ * Options, the same for the HTTP service (query parameters) and the CLI (--key=value).
+ */
+typedef enum { OXR_INIT_FOLD = 0, OXR_INIT_NODES, OXR_INIT_HIDE } oxr_init_mode;
+enum { OXR_GROUP_AUTO = -1, OXR_GROUP_NONE = 0 }; /* or N > 0: group by name scope depth N */
+
+#define OXR_EXPAND_MAX 1024
+
+typedef struct oxr_options {
+	bool rankdir_lr;        /* rankdir: TB (default) or LR */
+	oxr_init_mode initializers; /* initializers: fold (default) | nodes | hide */
+	bool subgraphs_expand;  /* subgraphs: collapse (default) | expand */
+	int group;              /* group: auto (default) | none | 1..16 */
+	char expand[OXR_EXPAND_MAX]; /* expand: comma-separated scope paths, or "*" for all */
+	int expand_depth;       /* depth: expand all scopes down to this depth (0 = none) */
+	bool shapes;            /* shapes: on (default) | off */
+	int attrs;              /* attrs: 0 none | 1 key (default) | 2 all */
+} oxr_options;
+
+void oxr_options_default(oxr_options *o);
+/* Set one option from its text form, e.g. ("rankdir", "LR").  OXR_E_OPTION with a message
+ * naming the option and the accepted values when bad. */
+oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr_error *err);
+/* Canonical text of the options ("rankdir=TB&initializers=fold&..."), stable across
+ * versions of the same build: used as the cache key together with the model id. */
+void oxr_options_key(const oxr_options *o, char *buf, size_t size);
+/* The option names, NULL-terminated (for --help and OpenAPI). */
+extern const char *const oxr_option_names[];
+
+/* ---------------------------------------------------------------------------------------
+ * JSON documents (jansson).  All strings from the model are emitted as valid UTF-8 JSON
+ * (invalid bytes escaped as \uFFFD + a "_raw" hex form where they occur).
+ */
+typedef enum {
+	OXR_DOC_FULL = 0,   /* the whole document: model, graphs, nodes, edges, ... */
+	OXR_DOC_SUMMARY     /* model metadata + summary + warnings only */
+} oxr_doc_kind;
+
+oxr_code oxr_doc_json(const oxp_model *m, const oxp_dag *d, oxr_doc_kind kind, oxr_buf *out,
+                      oxr_error *err);
+/* One node in full: attributes, inputs/outputs with types and shapes, folded initializers,
+ * subgraph scopes. */
+oxr_code oxr_node_json(const oxp_model *m, const oxp_dag *d, const char *node_id,
+                       oxr_buf *out, oxr_error *err);
+/* Search node names, op types, value names and attribute values (case-insensitive
+ * substring); at most limit hits. */
+oxr_code oxr_search_json(const oxp_model *m, const oxp_dag *d, const char *query,
+                         size_t limit, oxr_buf *out, oxr_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Rendering
+ */
+typedef enum {
+	OXR_FMT_SVG = 0,
+	OXR_FMT_DOT,
+	OXR_FMT_LAYOUT_JSON /* node boxes and edge splines as JSON */
+} oxr_format;
+
+const char *oxr_format_ext(oxr_format f); /* "svg", "dot", "json" */
+
+/* In-process rendering (CLI, tests, and the worker process).  Not thread-safe: Graphviz
+ * is not; callers serialise. */
+oxr_code oxr_render(const oxp_model *m, const oxp_dag *d, const oxr_options *o,
+                    oxr_format fmt, oxr_buf *out, oxr_error *err);
+
+typedef struct oxr_worker_limits {
+	unsigned cpu_seconds;  /* RLIMIT_CPU of the worker */
+	size_t memory_bytes;   /* RLIMIT_AS of the worker */
+	unsigned wall_ms;      /* killed (SIGKILL) after this */
+	size_t max_output;     /* bytes of output accepted */
+} oxr_worker_limits;
+
+void oxr_worker_limits_default(oxr_worker_limits *l);
+
+/* Render the model stored at model_path in a separate process (exe is the path of the
+ * onnxviz binary, which must handle `onnxviz __render`, see oxr_worker_main).  Blocks
+ * until the worker is done or killed.  Safe to call from several threads. */
+oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_options *o,
+                             oxr_format fmt, const oxr_worker_limits *lim, oxr_buf *out,
+                             oxr_error *err);
+
+/* Entry point of the worker process: argv as passed by oxr_render_isolated.  Returns the
+ * process exit code. */
+int oxr_worker_main(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OXR_H */

@@ -1,0 +1,281 @@
+/*
+ * cli.c — `onnxviz inspect` and `onnxviz render`.
+ *
+ * Both open the model with oxp_model_open (mmap, zero-copy), link it, and print.  Errors go
+ * to stderr as "onnxviz: MODEL: <code>: <message> at byte N in <path>" with exit code 1
+ * (2 for usage errors).
+ */
+#include "render/oxr.h"
+#include "service/oxs.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int model_error(const char *path, const oxp_error *e)
+{
+	char buf[700];
+	fprintf(stderr, "onnxviz: %s: %s: %s\n", path, oxp_code_name(e->code),
+	        oxp_error_format(e, buf, sizeof(buf)));
+	return 1;
+}
+
+static int open_linked(const char *path, bool infer, oxp_model **m, oxp_dag **d)
+{
+	oxp_error e;
+	if (oxp_model_open(m, path, NULL, &e) != OXP_OK)
+		return model_error(path, &e);
+	oxp_dag_options opt = {.infer_shapes = infer};
+	if (oxp_dag_build(d, *m, &opt, &e) != OXP_OK) {
+		oxp_model_free(*m);
+		return model_error(path, &e);
+	}
+	return 0;
+}
+
+static void print_str(FILE *f, oxp_str s)
+{
+	for (size_t i = 0; i < s.len; i++) {
+		unsigned char ch = (unsigned char)s.p[i];
+		if (ch >= 0x20 && ch != 0x7f)
+			fputc(ch, f);
+		else
+			fprintf(f, "\\x%02x", ch);
+	}
+}
+
+typedef struct op_count {
+	oxp_str domain, op;
+	uint32_t n;
+} op_count;
+
+static int cmp_ops(const void *a, const void *b)
+{
+	const op_count *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n < y->n ? 1 : -1;
+	size_t n = x->op.len < y->op.len ? x->op.len : y->op.len;
+	int c = n ? memcmp(x->op.p, y->op.p, n) : 0;
+	return c ? c : (x->op.len > y->op.len) - (x->op.len < y->op.len);
+}
+
+static bool str_same(oxp_str a, oxp_str b)
+{
+	return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
+}
+
+static void print_summary(const char *path, const oxp_model *m, const oxp_dag *d)
+{
+	const oxp_model_proto *p = oxp_model_proto_get(m);
+	const oxp_dag_view *v = oxp_dag_get(d);
+	printf("model:        %s (%zu bytes)\n", path, oxp_model_size(m));
+	printf("ir_version:   %" PRId64 "\n", p->ir_version);
+	printf("producer:     ");
+	print_str(stdout, p->producer_name);
+	if (p->producer_version.len) {
+		putchar(' ');
+		print_str(stdout, p->producer_version);
+	}
+	putchar('\n');
+	printf("opsets:      ");
+	for (size_t i = 0; i < p->nopset_import; i++) {
+		putchar(' ');
+		if (p->opset_import[i].domain.len)
+			print_str(stdout, p->opset_import[i].domain);
+		else
+			fputs("ai.onnx", stdout);
+		printf(":%" PRId64, p->opset_import[i].version);
+	}
+	putchar('\n');
+	size_t ninit = p->graph ? p->graph->ninitializers + p->graph->nsparse_initializers : 0;
+	printf("nodes:        %" PRIu32 " (%" PRIu32 " scopes, %" PRIu32 " subgraphs, depth %" PRIu32
+	       ")\n",
+	       v->nnodes, v->summary.nscopes, v->summary.nsubgraphs, v->summary.max_depth);
+	printf("initializers: %zu\n", ninit);
+	printf("functions:    %zu\n", p->nfunctions);
+	printf("parameters:   %" PRIu64 " (%" PRIu64 " bytes)\n", v->summary.parameters,
+	       v->summary.parameter_bytes);
+	for (int dt = 1; dt < OXP_DT__COUNT; dt++) {
+		if (v->summary.params_by_dtype[dt] == 0)
+			continue;
+		printf("  %-10s %" PRIu64 " (%" PRIu64 " bytes)\n", oxp_dtype_short(dt),
+		       v->summary.params_by_dtype[dt], v->summary.bytes_by_dtype[dt]);
+	}
+	/* op histogram over every node of every scope */
+	op_count *ops = calloc(v->nnodes ? v->nnodes : 1, sizeof(*ops));
+	size_t nops = 0;
+	for (uint32_t i = 0; ops != NULL && i < v->nnodes; i++) {
+		const oxp_node *n = v->nodes[i].proto;
+		size_t j = 0;
+		while (j < nops && !(str_same(ops[j].op, n->op_type) && str_same(ops[j].domain, n->domain)))
+			j++;
+		if (j == nops) {
+			ops[nops].op = n->op_type;
+			ops[nops].domain = n->domain;
+			nops++;
+		}
+		ops[j].n++;
+	}
+	if (ops != NULL) {
+		qsort(ops, nops, sizeof(*ops), cmp_ops);
+		printf("ops:          %zu types\n", nops);
+		for (size_t j = 0; j < nops; j++) {
+			printf("  %6" PRIu32 "  ", ops[j].n);
+			if (ops[j].domain.len) {
+				print_str(stdout, ops[j].domain);
+				putchar(':');
+			}
+			print_str(stdout, ops[j].op);
+			putchar('\n');
+		}
+		free(ops);
+	}
+	printf("warnings:     %" PRIu32 "\n", v->nwarnings);
+	for (uint32_t i = 0; i < v->nwarnings && i < 20; i++)
+		printf("  %s: %s\n", oxp_warning_kind_name(v->warnings[i].kind), v->warnings[i].message);
+	if (v->nwarnings > 20)
+		printf("  ... %" PRIu32 " more (see --json)\n", v->nwarnings - 20);
+}
+
+int oxs_cli_inspect(int argc, char **argv)
+{
+	const char *path = NULL;
+	bool json = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: onnxviz inspect MODEL [--json]\n");
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+			fprintf(stderr, "onnxviz inspect: unknown option %s\n", argv[i]);
+			return 2;
+		} else if (path == NULL)
+			path = argv[i];
+		else {
+			fprintf(stderr, "onnxviz inspect: one model at a time\n");
+			return 2;
+		}
+	}
+	if (path == NULL) {
+		fprintf(stderr, "usage: onnxviz inspect MODEL [--json]\n");
+		return 2;
+	}
+	oxp_model *m;
+	oxp_dag *d;
+	int rc = open_linked(path, true, &m, &d);
+	if (rc != 0)
+		return rc;
+	if (json) {
+		oxr_buf out;
+		oxr_error err;
+		oxr_buf_init(&out, 0);
+		if (oxr_doc_json(m, d, OXR_DOC_FULL, &out, &err) != OXR_OK) {
+			fprintf(stderr, "onnxviz: %s: %s: %s\n", path, oxr_code_name(err.code), err.message);
+			rc = 1;
+		} else {
+			fwrite(out.data, 1, out.len, stdout);
+			fputc('\n', stdout);
+		}
+		oxr_buf_free(&out);
+	} else {
+		print_summary(path, m, d);
+	}
+	oxp_dag_free(d);
+	oxp_model_free(m);
+	return rc;
+}
+
+static oxr_format format_of(const char *out, const char *fmt)
+{
+	const char *ext = fmt;
+	if (ext == NULL && out != NULL) {
+		const char *dot = strrchr(out, '.');
+		ext = dot ? dot + 1 : "svg";
+	}
+	if (ext == NULL)
+		return OXR_FMT_SVG;
+	if (!strcmp(ext, "dot") || !strcmp(ext, "gv"))
+		return OXR_FMT_DOT;
+	if (!strcmp(ext, "json"))
+		return OXR_FMT_LAYOUT_JSON;
+	return OXR_FMT_SVG;
+}
+
+int oxs_cli_render(int argc, char **argv)
+{
+	const char *path = NULL, *out_path = NULL, *fmt = NULL;
+	oxr_options opt;
+	oxr_error err;
+	oxr_options_default(&opt);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-o") && i + 1 < argc) {
+			out_path = argv[++i];
+		} else if (!strncmp(a, "--format=", 9)) {
+			fmt = a + 9;
+		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			printf("usage: onnxviz render MODEL [-o OUT.svg|.dot|.json] [--format=svg|dot|json]\n"
+			       "options (as for the HTTP service):\n"
+			       "  --rankdir=TB|LR  --initializers=fold|nodes|hide  --subgraphs=collapse|expand\n"
+			       "  --group=auto|none|N  --expand=SCOPE[,SCOPE...]|*  --depth=N\n"
+			       "  --shapes=on|off  --attrs=none|key|all\n");
+			return 0;
+		} else if (!strncmp(a, "--", 2) && strchr(a, '=') != NULL) {
+			char key[64];
+			const char *eq = strchr(a, '=');
+			size_t kl = (size_t)(eq - (a + 2));
+			if (kl >= sizeof(key)) {
+				fprintf(stderr, "onnxviz render: unknown option %s\n", a);
+				return 2;
+			}
+			memcpy(key, a + 2, kl);
+			key[kl] = '\0';
+			if (oxr_options_set(&opt, key, eq + 1, &err) != OXR_OK) {
+				fprintf(stderr, "onnxviz render: %s\n", err.message);
+				return 2;
+			}
+		} else if (a[0] == '-' && a[1] != '\0') {
+			fprintf(stderr, "onnxviz render: unknown option %s\n", a);
+			return 2;
+		} else if (path == NULL) {
+			path = a;
+		} else {
+			fprintf(stderr, "onnxviz render: one model at a time\n");
+			return 2;
+		}
+	}
+	if (path == NULL) {
+		fprintf(stderr, "usage: onnxviz render MODEL [-o OUT] [--OPTION=VALUE ...]\n");
+		return 2;
+	}
+	oxp_model *m;
+	oxp_dag *d;
+	int rc = open_linked(path, opt.shapes, &m, &d);
+	if (rc != 0)
+		return rc;
+	oxr_buf out;
+	oxr_buf_init(&out, 0);
+	if (oxr_render(m, d, &opt, format_of(out_path, fmt), &out, &err) != OXR_OK) {
+		fprintf(stderr, "onnxviz: %s: %s: %s\n", path, oxr_code_name(err.code), err.message);
+		rc = 1;
+	} else {
+		FILE *f = out_path && strcmp(out_path, "-") ? fopen(out_path, "wb") : stdout;
+		if (f == NULL) {
+			perror(out_path);
+			rc = 1;
+		} else {
+			if (fwrite(out.data, 1, out.len, f) != out.len)
+				rc = 1;
+			if (f != stdout && fclose(f) != 0)
+				rc = 1;
+			if (rc)
+				fprintf(stderr, "onnxviz: cannot write %s\n", out_path);
+		}
+	}
+	oxr_buf_free(&out);
+	oxp_dag_free(d);
+	oxp_model_free(m);
+	return rc;
+}

@@ -1,0 +1,49 @@
+/*
+ * main.c — the onnxviz program: one binary, a few commands.
+ */
+#include "render/oxr.h"
+#include "service/oxs.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f, "onnxviz %s — ONNX model graphs as SVG, DOT and JSON\n"
+	           "\n"
+	           "usage:\n"
+	           "  onnxviz inspect MODEL [--json]     summary, or the full JSON document\n"
+	           "  onnxviz render MODEL [-o OUT] [--OPTION=VALUE ...]\n"
+	           "                                     SVG (default), .dot or .json layout\n"
+	           "  onnxviz serve [--OPTION=VALUE ...] the HTTP service (serve --help)\n"
+	           "  onnxviz --version\n",
+	        OXS_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "inspect") == 0)
+		return oxs_cli_inspect(argc - 1, argv + 1);
+	if (strcmp(cmd, "render") == 0)
+		return oxs_cli_render(argc - 1, argv + 1);
+	if (strcmp(cmd, "serve") == 0)
+		return oxs_serve_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "__render") == 0) /* the layout worker process (render/worker.c) */
+		return oxr_worker_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+		printf("onnxviz %s\n", OXS_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "onnxviz: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return 2;
+}
