@@ -51,9 +51,12 @@ UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 UNIT_SUPPORT:= $(call obj,$(wildcard tests/unit/support_*.c))
 
+TOOLS_SRC   := $(wildcard tests/tools/*.c)
+TOOLS_BIN   := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOLS_SRC))
+
 BIN := $(BUILD)/onnxviz
 
-.PHONY: all run test check unit deps deps-build clean fuzz bench docker-check lint clang-check
+.PHONY: all run test check unit tools deps deps-build clean fuzz bench docker-check lint clang-check
 .DEFAULT_GOAL := all
 
 all: $(BIN)
@@ -89,6 +92,14 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_SUPPORT) $(BUILD)/libonnxvi
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) -lcmocka
+
+# Test tools (tests/tools/*.c): small programs the test scripts drive, linked like tests.
+$(BUILD)/tools/%: $(BUILD)/obj/tests/tools/%.o $(BUILD)/libonnxviz.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+tools: $(TOOLS_BIN)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -128,7 +139,7 @@ unit: $(UNIT_BIN)
 # tests/run-all.sh prints a summary and fails when any suite fails.
 test: deps
 	$(MAKE) all
-	$(MAKE) $(UNIT_BIN)
+	$(MAKE) $(UNIT_BIN) $(TOOLS_BIN)
 	BUILD=$(BUILD) sh tests/run-all.sh
 
 check: test
