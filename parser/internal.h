@@ -34,7 +34,7 @@ size_t oxp__arena_used(const oxp_arena *a);
 /* A NUL-terminated copy of s[0..len). */
 OXP_CHECK char *oxp__arena_strndup(oxp_arena *a, const char *s, size_t len);
 /* printf into the arena. */
-OXP_CHECK char *oxp__arena_printf(oxp_arena *a, const char *fmt, ...) OXP_PRINTF(2, 3);
+#define oxp__arena_printf oxp_arena_printf
 
 /* ---------------------------------------------------------------------------------------
  * Wire reader: never forms a pointer past the end of its range.
