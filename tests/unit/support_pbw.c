@@ -133,3 +133,17 @@ oxp_model *pbw_parse(const pbw *b, oxp_error *err)
 		return NULL;
 	return m;
 }
+
+float pbw_f32(uint32_t bits)
+{
+	float f;
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+uint32_t pbw_bits32(float f)
+{
+	uint32_t b;
+	memcpy(&b, &f, sizeof(b));
+	return b;
+}

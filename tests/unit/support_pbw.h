@@ -31,6 +31,10 @@ void pbw_tensor_head(pbw *b, const int64_t *dims, size_t ndims, int32_t dtype);
 void pbw_entry(pbw *b, uint32_t field, const char *key, size_t keylen, const char *value,
                size_t valuelen);
 
+/* A float from its bits and back (memcpy, no conversion). */
+float pbw_f32(uint32_t bits);
+uint32_t pbw_bits32(float f);
+
 /* Parse b as a lone TensorProto; returns the model (NULL on failure, err filled). */
 oxp_model *pbw_parse(const pbw *b, oxp_error *err);
 

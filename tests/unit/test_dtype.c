@@ -24,13 +24,6 @@
 #include "parser/oxp.h"
 #include "tests/unit/support_pbw.h"
 
-static float f32(uint32_t bits)
-{
-	float f;
-	memcpy(&f, &bits, sizeof(f));
-	return f;
-}
-
 /* The reference: one small-float format from its definition.  special() decides NaN/Inf
  * first; everything else is finite. */
 typedef struct fmt {
@@ -87,7 +80,7 @@ static void check_small_format(const fmt *f)
 	unsigned nan = 0, inf = 0, negzero = 0;
 	for (unsigned v = 0; v < n; v++) {
 		uint32_t bits = oxp_f8_to_f32_bits(f->dtype, (uint8_t)v);
-		float got = f32(bits);
+		float got = pbw_f32(bits);
 		int kind = ref_special(f->dtype, v);
 		if (kind == IS_NAN) {
 			nan++;
@@ -125,38 +118,38 @@ static void check_small_format(const fmt *f)
 		assert_int_equal(nan, 2); /* 0x7f, 0xff */
 		assert_int_equal(inf, 0);
 		assert_int_equal(negzero, 1);
-		assert_true((double)f32(oxp_f8_to_f32_bits(f->dtype, 0x7e)) == 448.0);
-		assert_true((double)f32(oxp_f8_to_f32_bits(f->dtype, 0x01)) == ldexp(1, -9));
+		assert_true((double)pbw_f32(oxp_f8_to_f32_bits(f->dtype, 0x7e)) == 448.0);
+		assert_true((double)pbw_f32(oxp_f8_to_f32_bits(f->dtype, 0x01)) == ldexp(1, -9));
 		break;
 	case OXP_DT_FLOAT8E4M3FNUZ:
 		assert_int_equal(nan, 1);
 		assert_int_equal(negzero, 0);
-		assert_true((double)f32(oxp_f8_to_f32_bits(f->dtype, 0x7f)) == 240.0);
-		assert_true((double)f32(oxp_f8_to_f32_bits(f->dtype, 0x01)) == ldexp(1, -10));
+		assert_true((double)pbw_f32(oxp_f8_to_f32_bits(f->dtype, 0x7f)) == 240.0);
+		assert_true((double)pbw_f32(oxp_f8_to_f32_bits(f->dtype, 0x01)) == ldexp(1, -10));
 		break;
 	case OXP_DT_FLOAT8E5M2:
 		assert_int_equal(nan, 6);
 		assert_int_equal(inf, 2);
 		assert_int_equal(negzero, 1);
-		assert_true((double)f32(oxp_f8_to_f32_bits(f->dtype, 0x7b)) == 57344.0);
-		assert_true((double)f32(oxp_f8_to_f32_bits(f->dtype, 0x01)) == ldexp(1, -16));
+		assert_true((double)pbw_f32(oxp_f8_to_f32_bits(f->dtype, 0x7b)) == 57344.0);
+		assert_true((double)pbw_f32(oxp_f8_to_f32_bits(f->dtype, 0x01)) == ldexp(1, -16));
 		break;
 	case OXP_DT_FLOAT8E5M2FNUZ:
 		assert_int_equal(nan, 1);
 		assert_int_equal(negzero, 0);
-		assert_true((double)f32(oxp_f8_to_f32_bits(f->dtype, 0x7f)) == 57344.0);
-		assert_true((double)f32(oxp_f8_to_f32_bits(f->dtype, 0x01)) == ldexp(1, -17));
+		assert_true((double)pbw_f32(oxp_f8_to_f32_bits(f->dtype, 0x7f)) == 57344.0);
+		assert_true((double)pbw_f32(oxp_f8_to_f32_bits(f->dtype, 0x01)) == ldexp(1, -17));
 		break;
 	case OXP_DT_FLOAT8E8M0:
 		assert_int_equal(nan, 1);
-		assert_true((double)f32(oxp_f8_to_f32_bits(f->dtype, 0)) == ldexp(1, -127));
-		assert_true((double)f32(oxp_f8_to_f32_bits(f->dtype, 127)) == 1.0);
-		assert_true((double)f32(oxp_f8_to_f32_bits(f->dtype, 254)) == ldexp(1, 127));
+		assert_true((double)pbw_f32(oxp_f8_to_f32_bits(f->dtype, 0)) == ldexp(1, -127));
+		assert_true((double)pbw_f32(oxp_f8_to_f32_bits(f->dtype, 127)) == 1.0);
+		assert_true((double)pbw_f32(oxp_f8_to_f32_bits(f->dtype, 254)) == ldexp(1, 127));
 		break;
 	default: {
 		static const double e2m1[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
 		for (unsigned v = 0; v < 16; v++)
-			assert_true((double)f32(oxp_f8_to_f32_bits(f->dtype, (uint8_t)v)) ==
+			assert_true((double)pbw_f32(oxp_f8_to_f32_bits(f->dtype, (uint8_t)v)) ==
 			            (v & 8 ? -e2m1[v & 7] : e2m1[v & 7]));
 		assert_int_equal(nan + inf, 0);
 		/* only the low 4 bits count */
@@ -179,7 +172,7 @@ static void test_float16_all(void **state)
 	unsigned nan = 0, sub = 0;
 	for (unsigned h = 0; h < 65536; h++) {
 		uint32_t bits = oxp_f16_to_f32_bits((uint16_t)h);
-		float got = f32(bits);
+		float got = pbw_f32(bits);
 		unsigned s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
 		if (e == 31) {
 			/* Inf, or NaN with the 10 payload bits at the top of the float mantissa */
@@ -213,7 +206,7 @@ static void test_bfloat16_all(void **state)
 	(void)state;
 	for (unsigned h = 0; h < 65536; h++) {
 		uint32_t bits = oxp_bf16_to_f32_bits((uint16_t)h);
-		float got = f32(bits);
+		float got = pbw_f32(bits);
 		unsigned s = h >> 15, e = (h >> 7) & 255, m = h & 127;
 		if (e == 255) {
 			assert_true(m ? isnan(got) : isinf(got));
@@ -235,7 +228,7 @@ static void test_bits_to_f64(void **state)
 	(void)state;
 	for (unsigned h = 0; h < 65536; h += 7) {
 		double d = oxp_bits_to_f64(OXP_DT_FLOAT16, h);
-		double want = (double)f32(oxp_f16_to_f32_bits((uint16_t)h));
+		double want = (double)pbw_f32(oxp_f16_to_f32_bits((uint16_t)h));
 		assert_true(d == want || (isnan(d) && isnan(want)));
 	}
 	assert_true(oxp_bits_to_f64(OXP_DT_INT4, 0xf) == -1.0);
@@ -362,7 +355,7 @@ static void check_packed(int32_t dt, unsigned bits, bool int32_field, int64_t co
 		assert_int_equal(got[i], want);
 		double wv;
 		if (dt == OXP_DT_FLOAT4E2M1)
-			wv = (double)f32(oxp_f8_to_f32_bits(dt, (uint8_t)want));
+			wv = (double)pbw_f32(oxp_f8_to_f32_bits(dt, (uint8_t)want));
 		else if (dt == OXP_DT_INT4 || dt == OXP_DT_INT2)
 			wv = want >= (1u << (bits - 1)) ? (double)want - (double)(1u << bits) : (double)want;
 		else
