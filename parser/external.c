@@ -113,13 +113,13 @@ static oxp_ext_rule check_location(oxp_str loc)
 		return OXP_EXT_TOO_LONG;
 	if (memchr(loc.p, '\0', loc.len) != NULL)
 		return OXP_EXT_NUL;
-	if (memchr(loc.p, '\\', loc.len) != NULL)
-		return OXP_EXT_BACKSLASH;
 	if (loc.p[0] == '/')
 		return OXP_EXT_ABSOLUTE;
 	char c0 = loc.p[0];
 	if (loc.len >= 2 && loc.p[1] == ':' && ((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z')))
 		return OXP_EXT_DRIVE;
+	if (memchr(loc.p, '\\', loc.len) != NULL)
+		return OXP_EXT_BACKSLASH; /* Windows separators, \\server\share */
 	bool named = false; /* a component other than "" and "." */
 	for (size_t i = 0; i < loc.len;) {
 		size_t j = i;
@@ -319,6 +319,10 @@ static int open_walk(int dirfd, char *path, int *fd)
 		if (p[0] == '\0' || strcmp(p, ".") == 0) {
 			p = next; /* empty or "." component: stay */
 			continue;
+		}
+		if (strcmp(p, "..") == 0) { /* refused before; never walk up regardless */
+			rc = EXDEV;
+			break;
 		}
 		int nfd = openat(cur, p, last ? FILE_FLAGS : O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW);
 		if (nfd < 0) {
