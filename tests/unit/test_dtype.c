@@ -328,10 +328,10 @@ static void check_packed(int32_t dt, unsigned bits, bool int32_field, int64_t co
 {
 	unsigned per = 8 / bits;
 	size_t nbytes = (size_t)(count / per + (count % per != 0));
-	uint8_t raw[64];
-	uint64_t words[64];
-	assert_true(nbytes <= sizeof(raw));
-	for (size_t i = 0; i < nbytes; i++) {
+	uint8_t raw[65];
+	uint64_t words[65];
+	assert_true(nbytes < sizeof(raw)); /* one more for the "too many" case below */
+	for (size_t i = 0; i <= nbytes; i++) {
 		raw[i] = (uint8_t)(0x5a ^ (i * 37)); /* every nibble value appears */
 		words[i] = raw[i];
 	}
