@@ -772,13 +772,17 @@ typedef struct acc {
 	oxp_value_class cls;
 	uint64_t finite, nan, pinf, ninf, zeros;
 	double min, max, sum, comp;  /* floats (and complex magnitudes) */
+	double ssum, scomp;          /* the same sum scaled by 2^-SUM_SHIFT: cannot overflow */
 	i128 isum;                   /* INT, BOOL */
 	u128 usum;                   /* UINT */
 	int64_t imin, imax;
 	uint64_t umin, umax;
 	double mean;
-	double dev, devc;            /* pass 2: sum of squared deviations */
+	double scale;                /* pass 2 works on v * scale, a power of two */
+	double dev, devc;            /* pass 2: sum of squared scaled deviations */
 } acc;
+
+#define SUM_SHIFT 600 /* 2^1024 * 2^-600 * 2^63 elements stays far below DBL_MAX */
 
 static void acc_init(acc *a, oxp_value_class cls)
 {
@@ -816,13 +820,25 @@ static void acc_add(acc *a, sval v, uint64_t w)
 		a->umin = v.u < a->umin ? v.u : a->umin;
 		a->umax = v.u > a->umax ? v.u : a->umax;
 	}
-	if (a->cls == OXP_VC_FLOAT || a->cls == OXP_VC_COMPLEX)
+	if (a->cls == OXP_VC_FLOAT || a->cls == OXP_VC_COMPLEX) {
 		sum_add(&a->sum, &a->comp, v.f * (double)w);
+		sum_add(&a->ssum, &a->scomp, ldexp(v.f, -SUM_SHIFT) * (double)w);
+	}
 }
 
-/* The mean of pass 1; integer sums are exact, divided with one rounding of the remainder. */
+/* The mean of pass 1; integer sums are exact, divided with one rounding of the remainder.
+ * Floating sums that overflowed (doubles near DBL_MAX) use the scaled sum.  Also chooses
+ * pass 2's scale: 2^-e with max|v| = f * 2^e, so that squared deviations neither overflow
+ * (values near 1e308) nor underflow (subnormal values); e is clamped to +-1000, and a
+ * power of two scales exactly. */
 static void acc_mean(acc *a)
 {
+	a->scale = 1.0;
+	if (a->finite > 0) {
+		int e;
+		(void)frexp(fmax(fabs(a->min), fabs(a->max)), &e);
+		a->scale = ldexp(1.0, e < -1000 ? 1000 : e > 1000 ? -1000 : -e);
+	}
 	if (a->finite == 0) {
 		a->mean = (double)NAN;
 	} else if (a->cls == OXP_VC_INT || a->cls == OXP_VC_BOOL) {
@@ -831,8 +847,10 @@ static void acc_mean(acc *a)
 	} else if (a->cls == OXP_VC_UINT) {
 		u128 q = a->usum / a->finite, r = a->usum % a->finite;
 		a->mean = (double)q + (double)r / (double)a->finite;
-	} else {
+	} else if (isfinite(a->sum + a->comp)) {
 		a->mean = (a->sum + a->comp) / (double)a->finite;
+	} else {
+		a->mean = ldexp((a->ssum + a->scomp) / (double)a->finite, SUM_SHIFT);
 	}
 }
 
@@ -898,7 +916,7 @@ static void acc_add2(acc *a, hist *h, sval v, uint64_t w)
 {
 	if (isnan(v.f) || isinf(v.f))
 		return;
-	double d = v.f - a->mean;
+	double d = v.f * a->scale - a->mean * a->scale;
 	sum_add(&a->dev, &a->devc, d * d * (double)w);
 	hist_add(h, v.f, w);
 }
@@ -917,7 +935,7 @@ static void stats_finish(const src *s, const acc *a, const hist *h, oxp_tensor_s
 	st.min = any ? a->min : (double)NAN;
 	st.max = any ? a->max : (double)NAN;
 	st.mean = a->mean;
-	st.std = any ? sqrt((a->dev + a->devc) / (double)a->finite) : (double)NAN;
+	st.std = any ? sqrt((a->dev + a->devc) / (double)a->finite) / a->scale : (double)NAN;
 	st.is_int = s->cls == OXP_VC_INT || s->cls == OXP_VC_UINT || s->cls == OXP_VC_BOOL;
 	if (any && (s->cls == OXP_VC_INT || s->cls == OXP_VC_BOOL))
 		st.imin = a->imin, st.imax = a->imax;

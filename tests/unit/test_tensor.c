@@ -933,6 +933,22 @@ static void test_stats_complex_and_edges(void **state)
 	assert_true(st.lo == 1e300 && st.hi == 1e300);
 	assert_int_equal(bins[2], 2);
 	assert_int_equal(bins[0] + bins[1] + bins[3] + bins[4], 0);
+	fx_free(&f);
+	/* sums and squares that overflow or underflow plain doubles */
+	double huge[] = {1e308, 1.7e308, -1e308};
+	build_raw(&f, OXP_DT_DOUBLE, 3, huge, sizeof(huge));
+	assert_int_equal(oxp_tensor_stats_get(f.t, NULL, 0, NULL, &st, &err), OXP_OK);
+	double hm = 1e308 / 3 + 1.7e308 / 3 - 1e308 / 3;
+	assert_true(fabs(st.mean - hm) < 1e-15 * 1e308);
+	double hs = sqrt((pow(1 - hm / 1e308, 2) + pow(1.7 - hm / 1e308, 2) +
+	                  pow(-1 - hm / 1e308, 2)) / 3) * 1e308;
+	assert_true(isfinite(st.std) && fabs(st.std - hs) < 1e-12 * hs);
+	fx_free(&f);
+	double tiny[] = {1e-310, 3e-310, 2e-310};
+	build_raw(&f, OXP_DT_DOUBLE, 3, tiny, sizeof(tiny));
+	assert_int_equal(oxp_tensor_stats_get(f.t, NULL, 0, NULL, &st, &err), OXP_OK);
+	assert_true(fabs(st.mean - 2e-310) < 1e-323);
+	assert_true(fabs(st.std - sqrt(2.0 / 3) * 1e-310) < 1e-323); /* squares would be 0 */
 	/* extreme range: hi - lo overflows, the bins are still right */
 	double e[] = {-1.7e308, 1.7e308, 0};
 	fx_free(&f);
