@@ -961,10 +961,11 @@ static uint64_t load64(const uint8_t *p)
 	return v;
 }
 
-/* Count the n little-endian 16-bit patterns at p into tab (n < 2^32).  Four at a time; a
- * word of four equal patterns equal to the last such word only extends a run (constant
- * data would otherwise chain every increment on one counter). */
-static void count16(const uint8_t *p, size_t n, uint32_t *tab)
+/* Count the n little-endian 16-bit patterns at p (n < 2^32), lane k of every word of four
+ * into t[k] (four tables, or the same one four times).  A word of four equal patterns
+ * equal to the last such word only extends a run: constant data would otherwise chain
+ * every increment on one counter. */
+static void count16_lanes(const uint8_t *p, size_t n, uint32_t *const t[4])
 {
 	size_t i = 0;
 	uint64_t rw = 0, run = 0; /* rw: last word of four equal patterns; run: not yet added */
@@ -974,19 +975,39 @@ static void count16(const uint8_t *p, size_t n, uint32_t *tab)
 			run += 4;
 			continue;
 		}
-		tab[w & 0xffff]++;
-		tab[(w >> 16) & 0xffff]++;
-		tab[(w >> 32) & 0xffff]++;
-		tab[w >> 48]++;
+		t[0][w & 0xffff]++;
+		t[1][(w >> 16) & 0xffff]++;
+		t[2][(w >> 32) & 0xffff]++;
+		t[3][w >> 48]++;
 		if (w == (w & 0xffff) * 0x0001000100010001u) {
-			tab[rw & 0xffff] += (uint32_t)run;
+			t[0][rw & 0xffff] += (uint32_t)run;
 			run = 0;
 			rw = w;
 		}
 	}
-	tab[rw & 0xffff] += (uint32_t)run;
+	t[0][rw & 0xffff] += (uint32_t)run;
 	for (; i < n; i++)
-		tab[p[2 * i] | p[2 * i + 1] << 8]++;
+		t[0][p[2 * i] | p[2 * i + 1] << 8]++;
+}
+
+/* 16-bit patterns into tab[0..3] (4 x 65536 counters).  When the data hold few distinct
+ * patterns (at most 8192 in the first 64Ki), some counters are hot and consecutive
+ * increments of one counter stall on each other: the four lanes then go to four tables
+ * (their footprint stays small, as few counters are touched).  With many distinct
+ * patterns one table keeps the cache footprint down.  The counts are the same either way. */
+#define COUNT16_SAMPLE 65536
+#define COUNT16_FEW 8192
+
+static void count16(const uint8_t *p, size_t n, uint32_t *tab)
+{
+	uint32_t *const one[4] = {tab, tab, tab, tab};
+	uint32_t *const four[4] = {tab, tab + 65536, tab + 2 * 65536, tab + 3 * 65536};
+	size_t sample = n < COUNT16_SAMPLE ? n : COUNT16_SAMPLE;
+	count16_lanes(p, sample, one);
+	size_t distinct = 0;
+	for (size_t j = 0; j < 65536; j++)
+		distinct += tab[j] != 0;
+	count16_lanes(p + 2 * sample, n - sample, distinct <= COUNT16_FEW ? four : one);
 }
 
 /* The same for bytes, eight at a time, spread over four tables of 256. */
@@ -1018,7 +1039,7 @@ static oxp_code count_raw(const uint8_t *p, uint64_t n, unsigned bits, uint64_t 
                           oxp_error *err)
 {
 	size_t ntab = (size_t)1 << bits;
-	size_t ncopies = bits == 8 ? 4 : 1;
+	size_t ncopies = 4; /* tables per lane group: see count16 and count8 */
 	uint32_t *tab = malloc(ntab * ncopies * sizeof(*tab));
 	if (tab == NULL)
 		return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory for statistics");
