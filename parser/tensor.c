@@ -1072,7 +1072,8 @@ static oxp_code count_patterns(const src *s, uint64_t *cnt, oxp_error *err)
 		for (uint64_t u = 0; s->kind != SRC_RAW && rc == OXP_OK && u < full; u++) {
 			uint64_t v;
 			rc = unit_get(s, &c, u, &v, err);
-			bytes[v & 0xff] += rc == OXP_OK;
+			if (rc == OXP_OK)
+				bytes[v & 0xff]++;
 		}
 		unsigned mask = (1u << s->ebits) - 1;
 		for (unsigned b = 0; b < 256; b++)
@@ -1081,16 +1082,18 @@ static oxp_code count_patterns(const src *s, uint64_t *cnt, oxp_error *err)
 		for (uint64_t e = full * s->per; rc == OXP_OK && e < s->count; e++) {
 			uint64_t v;
 			rc = elem_bits(s, &c, e, 0, &v, err);
-			cnt[v] += rc == OXP_OK;
+			if (rc == OXP_OK)
+				cnt[v]++;
 		}
 		return rc;
 	}
 	if (s->kind == SRC_RAW)
 		return count_raw(s->raw, s->count, s->ebits, cnt, err);
 	for (uint64_t e = 0; rc == OXP_OK && e < s->count; e++) {
-		uint64_t v;
+		uint64_t v; /* typed_unit bounds it to the type's 2^bits patterns */
 		rc = unit_get(s, &c, e, &v, err);
-		cnt[v] += rc == OXP_OK;
+		if (rc == OXP_OK)
+			cnt[v]++;
 	}
 	return rc;
 }

@@ -998,6 +998,78 @@ static void test_stats_complex_and_edges(void **state)
 	fx_free(&f);
 }
 
+/* Hostile bytes: mutations of valid tensors of every type and storage.  Whatever the
+ * parser accepts, every reader and the statistics must handle without reading out of
+ * bounds (ASan/UBSan builds check that) and must either succeed or fail with a code. */
+static void exercise(const oxp_tensor *t)
+{
+	oxp_error err;
+	oxp_tensor_size sz;
+	uint64_t bits[64];
+	oxp_scalar sc[32];
+	double d[32];
+	oxp_str str[32];
+	uint64_t bins[8];
+	oxp_stats_options opt = {8, bins, false, 0, 0};
+	oxp_tensor_stats st;
+	oxp_code rc = oxp_tensor_size_get(t, &sz, &err);
+	assert_int_equal(rc, err.code);
+	size_t n = rc == OXP_OK && sz.count < 32 ? (size_t)sz.count : 32;
+	rc = oxp_tensor_read_bits(t, NULL, 0, 0, n, bits, &err);
+	assert_int_equal(rc, err.code);
+	rc = oxp_tensor_read(t, NULL, 0, 0, n, sc, &err);
+	assert_int_equal(rc, err.code);
+	(void)oxp_tensor_read_f64(t, NULL, 0, n / 2, n - n / 2, d, &err);
+	(void)oxp_tensor_read_str(t, 0, n, str, &err);
+	rc = oxp_tensor_stats_get(t, NULL, 0, &opt, &st, &err);
+	assert_int_equal(rc, err.code);
+	if (rc == OXP_OK)
+		assert_int_equal(st.finite + st.nan + st.pos_inf + st.neg_inf, st.count);
+}
+
+static void test_mutations(void **state)
+{
+	(void)state;
+	uint64_t s = 4242;
+	for (size_t k = 0; k < sizeof(samples) / sizeof(samples[0]); k++) {
+		const sample *sm = &samples[k];
+		int64_t dims[2] = {1, (int64_t)(sm->n / parts_of(sm->dt))};
+		uint64_t vals[16];
+		size_t nvals;
+		uint32_t field = typed_of(sm, vals, &nvals);
+		for (int form = 0; form < 2; form++) {
+			pbw base = {0};
+			pbw_tensor_head(&base, dims, 2, sm->dt);
+			if (form == 0) {
+				uint8_t raw[64];
+				pbw_bytes(&base, F_RAW, raw, raw_of(sm, raw));
+			} else {
+				put_typed(&base, field, vals, nvals, 2);
+			}
+			for (int trial = 0; trial < 300; trial++) {
+				pbw b = {0};
+				pbw_raw(&b, base.p, base.len);
+				s = s * 6364136223846793005u + 1442695040888963407u;
+				size_t at = (size_t)(s >> 33) % b.len;
+				switch ((s >> 20) & 3) {
+				case 0: b.p[at] ^= (uint8_t)(1u << ((s >> 8) & 7)); break;
+				case 1: b.p[at] = (uint8_t)(s >> 40); break;
+				case 2: b.len = at; break;                       /* truncate */
+				default: b.p[at] = 0xff; break;
+				}
+				oxp_error err;
+				oxp_model *m = pbw_parse(&b, &err);
+				if (m != NULL) {
+					exercise(oxp_model_tensor_get(m));
+					oxp_model_free(m);
+				}
+				pbw_free(&b);
+			}
+			pbw_free(&base);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1017,6 +1089,7 @@ int main(void)
 	    cmocka_unit_test(test_stats_counting_loops),
 	    cmocka_unit_test(test_stats_integers_exact),
 	    cmocka_unit_test(test_stats_complex_and_edges),
+	    cmocka_unit_test(test_mutations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
