@@ -120,12 +120,15 @@ static const char *inline_place(const oxp_tensor *t)
 static oxp_code check_raw(const src *s, oxp_error *err)
 {
 	uint64_t need;
-	if (__builtin_mul_overflow(s->units, (uint64_t)s->ubytes, &need) || need != s->nraw)
+	if (__builtin_mul_overflow(s->units, (uint64_t)s->ubytes, &need))
+		return oxp__set_error(err, OXP_E_STORAGE, 0, s->where,
+		                      "%s holds %zu bytes; dims x %s need more than 2^64-1",
+		                      s->where, s->nraw, oxp_dtype_name(s->dt));
+	if (need != s->nraw)
 		return oxp__set_error(err, OXP_E_STORAGE, 0, s->where,
 		                      "%s holds %zu bytes; dims x %s need %" PRIu64 " (%" PRIu64
 		                      " elements)",
-		                      s->where, s->nraw, oxp_dtype_name(s->dt),
-		                      need == s->nraw ? UINT64_MAX : need, s->count);
+		                      s->where, s->nraw, oxp_dtype_name(s->dt), need, s->count);
 	return OXP_OK;
 }
 

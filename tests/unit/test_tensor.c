@@ -597,6 +597,7 @@ static void test_count_overflow(void **state)
 	dims[1] = 2;
 	t.data_type = OXP_DT_COMPLEX128;
 	assert_int_equal(oxp_tensor_read_f64(&t, NULL, 0, 0, 1, d, &err), OXP_E_STORAGE);
+	assert_non_null(strstr(err.message, "need more than 2^64-1"));
 	oxp_tensor_size sz;
 	assert_int_equal(oxp_tensor_size_get(&t, &sz, &err), OXP_E_STORAGE);
 	/* and negative dims */
