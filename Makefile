@@ -4,6 +4,7 @@
 #   make run        build and serve on 127.0.0.1:8080 with the store in ./data
 #   make test       install missing dependencies, build, run every test
 #   make deps       install the Debian packages the build and the tests need
+#   make bench-deps the same plus what the benchmarks use (torch, torchvision, pydot, PIL)
 #   make SANITIZE=address,undefined test   the same under ASan+UBSan (into build-san/)
 #   make fuzz FUZZ_SECONDS=N               run each libFuzzer target N seconds
 #   make bench      the benchmark scripts under tests/bench/
@@ -56,7 +57,7 @@ TOOLS_BIN   := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOLS_SRC))
 
 BIN := $(BUILD)/onnxviz
 
-.PHONY: all run test check unit tools deps deps-build clean fuzz bench docker-check lint clang-check
+.PHONY: all run test check unit tools deps deps-build bench-deps clean fuzz bench docker-check lint clang-check
 .DEFAULT_GOAL := all
 
 all: $(BIN)
@@ -126,6 +127,13 @@ deps:
 
 deps-build:
 	$(call install_missing,$(DEPS_BUILD))
+
+# The benchmarks (not part of `make test`): tests/bench/render.sh exports torchvision models
+# and compares with onnx's net_drawer (pydot); its drawing checks measure text with PIL.
+DEPS_BENCH := $(DEPS_TEST) python3-torch python3-torchvision python3-pydot python3-pil time \
+              fonts-liberation2
+bench-deps:
+	$(call install_missing,$(DEPS_BENCH))
 
 # ---------------------------------------------------------------------------------------
 run: deps-build

@@ -15,6 +15,7 @@ cd "$(dirname "$0")/../.."
 : "${BUILD:=build}"
 : "${ONNXVIZ_CORPUS:=$(cd .. && pwd)/shared/corpus}"
 PY=/usr/bin/python3
+export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the tree
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/onnxviz-bench
 BENCH=tests/bench
 
@@ -22,7 +23,7 @@ missing=""
 for mod in onnx torch torchvision pydot; do
   "$PY" -c "import $mod" 2>/dev/null || missing="$missing python3-$mod"
 done
-for tool in dot rsvg-convert; do
+for tool in dot rsvg-convert /usr/bin/time; do
   command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 if [ -n "$missing" ]; then

@@ -7,7 +7,8 @@
 models.tsv: "name<TAB>path" per prepared model (render_models.py's output).  Runs, in order:
   1. sweep    every *.onnx under CORPUS/models (and LARGE) rendered with the overview and
               with --group=none: exit status, well-formed SVG;
-  2. timings  `onnxviz render MODEL -o OUT.svg [--group=none]` as a process: wall clock
+  2. timings  `onnxviz render MODEL -o OUT.svg [--group=none]` as a process (and with
+              --subgraphs=expand for the models with If nodes): wall clock
               (median of 3 when the first run takes under 3 s, else that one run), peak
               RSS (wait4), boxes (the SVG's data-boxes), against the issue's targets;
   3. quality  the same views as layout JSON, checked by render_check.py;
@@ -44,27 +45,32 @@ T_NETDRAWER_RATIO = 50.0   # net_drawer + dot at least this many times slower
 FAST_RUN = 3.0             # first run under this: median of 3 runs
 
 BASELINE_MODELS = ["resnet50", "fasterrcnn_mobilenet", "swin_t"]
+# views: name -> options.  "none" is the full-detail view, "auto" the overview, "expand"
+# the full detail with subgraphs drawn (only for the models that have If/Loop nodes)
+VIEWS = {"none": ["--group=none"], "auto": [],
+         "expand": ["--group=none", "--subgraphs=expand"]}
+EXPANDED = {"silero_vad_v5", "fasterrcnn_mobilenet"}
 GENERATED = {"scoped20k", "scoped100k"}
 
-# pictures: (model, mode, extra options, crop) — crop None draws it whole, a number f
+# pictures: (model, view, crop) — crop None draws it whole, a number f
 # crops a 1400x1000 pt window at f of the height (0 top, 1 bottom), centred on the boxes
 PICTURES = [
-    ("squeezenet1_1", "none", [], None),
-    ("silero_vad_v5", "auto", [], None),
-    ("silero_vad_v5", "none", ["--subgraphs=expand"], 0.35),
-    ("resnet50", "none", [], 0.0),
-    ("fasterrcnn_mobilenet", "auto", [], None),
-    ("fasterrcnn_mobilenet", "none", [], 0.5),
-    ("transformer_12x12", "auto", [], None),
-    ("transformer_12x12", "none", [], 0.3),
-    ("encoder48", "none", [], 0.5),
-    ("swin_t", "auto", [], None),
-    ("swin_t", "none", [], 0.5),
-    ("isnet_fp16", "none", [], 0.5),
-    ("light_inception_v1", "none", [], 0.0),
-    ("scoped20k", "none", [], 0.0),
-    ("scoped20k", "none", [], 0.75),
-    ("scoped100k", "auto", [], None),
+    ("squeezenet1_1", "none", None),
+    ("silero_vad_v5", "auto", None),
+    ("silero_vad_v5", "expand", 0.0),
+    ("resnet50", "none", 0.0),
+    ("fasterrcnn_mobilenet", "auto", None),
+    ("fasterrcnn_mobilenet", "none", 0.5),
+    ("transformer_12x12", "auto", None),
+    ("transformer_12x12", "none", 0.3),
+    ("encoder48", "none", 0.5),
+    ("swin_t", "auto", None),
+    ("swin_t", "none", 0.5),
+    ("isnet_fp16", "none", 0.0),
+    ("light_inception_v1", "none", 0.0),
+    ("scoped20k", "none", 0.0),
+    ("scoped20k", "none", 0.75),
+    ("scoped100k", "auto", None),
 ]
 CROP_W, CROP_H = 1400.0, 1000.0
 WHOLE_MAX = 16000.0  # a "whole" picture taller or wider than this is cropped at the top
@@ -90,8 +96,9 @@ def section(title):
 # Processes
 def run(cmd, timeout, stdout=subprocess.DEVNULL):
     """Runs cmd in its own process group; kills the group after timeout seconds.  Returns
-    dict(rc, wall, rss_mb, timed_out, err) — rc None when killed; rss_mb is the peak RSS
-    of the process itself, not of its children, measured by GNU time: a child forked from
+    dict(rc, wall, cpu, rss_mb, timed_out, err) — rc None when killed; cpu is user + sys
+    seconds; rss_mb is the peak RSS of the process itself, not of its children, measured
+    by GNU time: a child forked from
     this python process would report python's own RSS as its peak (Linux carries the
     pre-exec high-water mark over), GNU time is small.  wall is measured here (GNU time
     rounds to 10 ms); starting time adds about a millisecond."""
@@ -99,7 +106,7 @@ def run(cmd, timeout, stdout=subprocess.DEVNULL):
         done = threading.Event()
         killed = []
         t0 = time.monotonic()
-        p = subprocess.Popen(["/usr/bin/time", "-q", "-f", "%M", "-o", rss.name] + cmd,
+        p = subprocess.Popen(["/usr/bin/time", "-q", "-f", "%M %U %S", "-o", rss.name] + cmd,
                              stdout=stdout, stderr=err, start_new_session=True)
 
         def kill():
@@ -123,9 +130,12 @@ def run(cmd, timeout, stdout=subprocess.DEVNULL):
                 pass
         err.seek(0)
         text = err.read().decode("utf-8", "replace").strip()
-        lines = rss.read().split()
-        rss_kb = int(lines[-1]) if lines and lines[-1].isdigit() else 0
-    return {"rc": None if killed else p.returncode, "wall": wall,
+        words = (rss.read().strip().splitlines() or [""])[-1].split()
+        try:
+            rss_kb, cpu = int(words[0]), float(words[1]) + float(words[2])
+        except (IndexError, ValueError):  # killed: GNU time went with it
+            rss_kb, cpu = 0, 0.0
+    return {"rc": None if killed else p.returncode, "wall": wall, "cpu": cpu,
             "rss_mb": rss_kb / 1024.0, "timed_out": bool(killed),
             "err": text[-600:]}
 
@@ -197,14 +207,18 @@ def model_list(args):
     return out
 
 
+def views_of(name):
+    return ["none", "auto"] + (["expand"] if name in EXPANDED else [])
+
+
 def full_target(name, kind, ops):
     """(seconds, what) for --group=none, or (None, why not)."""
     if name == "transformer_12x12":
-        return T_TRANSFORMER_FULL, "transformer_12x12 full"
+        return T_TRANSFORMER_FULL, "transformer_12x12"
     if name == "scoped20k":
-        return T_20K_FULL, "20k-op graph full"
+        return T_20K_FULL, "20k-op graph"
     if kind == "real" and ops <= 10000:
-        return T_REAL_FULL, "real model <=10k ops full"
+        return T_REAL_FULL, "real model <=10k ops"
     return None, "no target"
 
 
@@ -264,26 +278,27 @@ def time_render(args, onnxviz, path, out, opts):
                    else "exit %s: %s" % (bad["rc"], bad["err"]))
         return res
     res.update(ok=True, wall=statistics.median(x["wall"] for x in ok),
+               cpu=statistics.median(x["cpu"] for x in ok),
                rss_mb=max(x["rss_mb"] for x in ok), boxes=svg_boxes(out),
                svg_mb=os.path.getsize(out) / 1e6)
     return res
 
 
-HEAD = "%-26s %7s %-8s %6s %8s %8s %7s %-28s %6s  %s" % (
-    "model", "ops", "view", "boxes", "seconds", "RSS MB", "SVG MB", "target", "t/tgt", "")
+HEAD = "%-22s %7s %-5s %6s %8s %6s %7s %7s %-26s %6s  %s" % (
+    "model", "ops", "view", "boxes", "seconds", "cpu", "RSS MB", "SVG MB", "target", "t/tgt", "")
 
 
 def row(name, ops, mode, r, target, what):
     if not r["ok"]:
         verdict = "MISSED" if target else "FAILED"
-        return "%-26s %7d %-8s %6s %8.3f %8.1f %7s %-28s %6s  %s (%s)" % (
-            name, ops, mode, "-", r["wall"], r["rss_mb"], "-",
+        return "%-22s %7d %-5s %6s %8.3f %6s %7.1f %7s %-26s %6s  %s (%s)" % (
+            name, ops, mode, "-", r["wall"], "-", r["rss_mb"], "-",
             "%.1f s (%s)" % (target, what) if target else what, "-", verdict,
             r["error"][:160].replace("\n", " "))
     ratio = r["wall"] / target if target else None
     verdict = "" if target is None else ("OK" if ratio <= 1 else "MISSED")
-    return "%-26s %7d %-8s %6s %8.3f %8.1f %7.2f %-28s %6s  %s" % (
-        name, ops, mode, r["boxes"], r["wall"], r["rss_mb"], r["svg_mb"],
+    return "%-22s %7d %-5s %6s %8.3f %6.2f %7.1f %7.2f %-26s %6s  %s" % (
+        name, ops, mode, r["boxes"], r["wall"], r["cpu"], r["rss_mb"], r["svg_mb"],
         "%.1f s (%s)" % (target, what) if target else what,
         "%.2f" % ratio if ratio is not None else "-", verdict)
 
@@ -341,13 +356,18 @@ def baseline_line(b):
                                 "%.2f" % ph["write_dot"] if "write_dot" in ph else "-")]
     if "dot_svg" in b:
         parts.append("dot -Tsvg %.2f s" % b["dot_svg"])
-    if b["finished"]:
-        verdict = "OK" if b.get("ratio", 0) >= T_NETDRAWER_RATIO else "MISSED"
+    if not b["onnxviz_full"]:
+        verdict = "MISSED"
+        head = "%-22s %s; no ratio: onnxviz failed on the model" % (
+            b["model"], "total %.2f s" % b["wall"] if b["finished"] else b["note"])
+        tail = ""
+    elif b["finished"]:
+        verdict = "OK" if b["ratio"] >= T_NETDRAWER_RATIO else "MISSED"
         head = "%-22s total %8.2f s  onnxviz %.3f s  ratio %7.1fx  (target >= %.0fx) %s" % (
             b["model"], b["wall"], b["onnxviz_full"], b["ratio"], T_NETDRAWER_RATIO, verdict)
         tail = "one-layout estimate %.2f s = %.1fx" % (b["one_layout"], b["ratio_one_layout"])
     else:
-        lb = b["wall"] / b["onnxviz_full"] if b["onnxviz_full"] else 0
+        lb = b["wall"] / b["onnxviz_full"]
         verdict = "OK" if lb >= T_NETDRAWER_RATIO else "MISSED"
         head = "%-22s %s  onnxviz %.3f s  ratio > %.0fx (lower bound; target >= %.0fx) %s" % (
             b["model"], b["note"], b["onnxviz_full"], lb, T_NETDRAWER_RATIO, verdict)
@@ -418,9 +438,10 @@ def main(argv):
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=120, help="per onnxviz run, seconds")
     ap.add_argument("--sweep-timeout", type=float, default=60)
-    ap.add_argument("--netdrawer-cutoff", type=float, default=600,
-                    help="seconds for net_drawer + dot on resnet50 and fasterrcnn")
-    ap.add_argument("--swin-cutoff", type=float, default=600,
+    ap.add_argument("--netdrawer-cutoff", type=float, default=60,
+                    help="seconds for net_drawer + dot on resnet50 and fasterrcnn (the "
+                    "latter takes over 20 min: the default gives a lower bound)")
+    ap.add_argument("--swin-cutoff", type=float, default=480,
                     help="seconds for net_drawer + dot on swin_t; 0 skips it")
     ap.add_argument("--no-netdrawer", action="store_true")
     ap.add_argument("--no-sweep", action="store_true")
@@ -430,8 +451,10 @@ def main(argv):
     onnxviz = os.path.abspath(args.onnxviz)
     outdir = os.path.join(args.cache, "out")
     pngdir = os.path.join(args.cache, "png")
-    os.makedirs(outdir, exist_ok=True)
-    os.makedirs(pngdir, exist_ok=True)
+    for d in (outdir, pngdir):  # nothing from an earlier run may stand in for this one's
+        os.makedirs(d, exist_ok=True)
+        for f in os.listdir(d):
+            os.unlink(os.path.join(d, f))
     results = {"machine": {"cpus": os.cpu_count(), "load": os.getloadavg()}}
     bench_t0 = time.monotonic()
 
@@ -458,15 +481,16 @@ def main(argv):
 
     section("2. onnxviz render as a process (median of %d when under %.0f s; timeout %.0f s)"
             % (args.runs, FAST_RUN, args.timeout))
-    say("   t/tgt = seconds / target (<= 1.00 is OK); RSS = peak resident set of the process")
+    say("   seconds = wall clock, cpu = user+sys; t/tgt = seconds / target (<= 1.00 is OK); "
+        "RSS = peak\n   resident set of the process; boxes = the SVG's data-boxes")
     say(HEAD)
     timings, targets = {}, []
     for name, path, kind in models:
-        for mode in ("none", "auto"):
+        for mode in views_of(name):
             out = os.path.join(outdir, "%s.%s.svg" % (name, mode))
-            opts = ["--group=none"] if mode == "none" else []
+            opts = VIEWS[mode]
             r = time_render(args, onnxviz, path, out, opts)
-            if mode == "none":
+            if mode != "auto":
                 target, what = full_target(name, kind, ops[name])
             else:
                 target, what = (T_OVERVIEW, "overview") if ops[name] <= 100000 else \
@@ -485,28 +509,32 @@ def main(argv):
     measure = render_check._measurer()
     if measure is None:
         say("   (python3-pil or Liberation fonts missing: text overflow not checked)")
-    say("%-26s %-5s %6s %6s %8s %8s %8s %8s %8s %8s" % (
-        "model", "view", "boxes", "edges", "overlaps", "undrawn", "detached", "overflow",
-        "lbl/box", "outside"))
+    say("   overlap: boxes overlapping; undrawn: edges without a curve; detached: curve not "
+        "on its boxes;\n   through: curve crossing another box; overflow: text wider than "
+        "its box;\n   upward: edge drawn bottom-up (a cut edge counts from its producer); "
+        "lbl/box, lbl/lbl: edge\n   labels on a box, on another label; outside: box out of "
+        "its cluster")
+    say("%-22s %-5s %6s %6s %7s %7s %8s %7s %6s %8s %7s %7s %7s" % (
+        "model", "view", "boxes", "edges", "overlap", "undrawn", "detached", "through",
+        "upward", "overflow", "lbl/box", "lbl/lbl", "outside"))
     for name, path, kind in models:
-        for mode in ("none", "auto"):
+        for mode in views_of(name):
             if not timings[(name, mode)]["ok"]:
                 continue
             js = os.path.join(outdir, "%s.%s.json" % (name, mode))
-            opts = ["--group=none"] if mode == "none" else []
-            r = run([onnxviz, "render", path, "-o", js] + opts, args.timeout)
+            r = run([onnxviz, "render", path, "-o", js] + VIEWS[mode], args.timeout)
             if r["rc"] != 0:
-                say("%-26s %-5s layout JSON failed: %s" % (name, mode, r["err"][:200]))
+                say("%-22s %-5s layout JSON failed: %s" % (name, mode, r["err"][:200]))
                 continue
             with open(js, encoding="utf-8") as f:
                 layout = json.load(f)
             q = render_check.check(layout, measure)
             q["layout"] = js
             quality[(name, mode)] = q
-            say("%-26s %-5s %6d %6d %8d %8d %8d %8s %8d %8d" % (
+            say("%-22s %-5s %6d %6d %7d %7d %8d %7d %6d %8s %7d %7d %7d" % (
                 name, mode, q["boxes"], q["edges"], q["overlaps"], q["undrawn"],
-                q["detached"], "-" if q["overflow"] is None else q["overflow"],
-                q["label_on_box"], q["outside_cluster"]))
+                q["detached"], q["through_box"], q["upward"], "-" if q["overflow"] is None else
+                q["overflow"], q["label_on_box"], q["label_on_label"], q["outside_cluster"]))
             for k, v in q["examples"].items():
                 say("    %s e.g. %s" % (k, "; ".join(str(x) for x in v[:3])))
     results["quality"] = [dict(model=k[0], mode=k[1], **v) for k, v in quality.items()]
@@ -532,18 +560,15 @@ def main(argv):
     if not args.no_pictures:
         section("5. pictures (rsvg-convert), in %s" % pngdir)
         paths = {n: p for n, p, _ in models}
-        for name, mode, extra, frac in PICTURES:
+        for name, mode, frac in PICTURES:
             if name not in paths:
                 continue
-            tag = "%s.%s%s" % (name, mode, "".join(x.replace("--", ".").replace("=", "-")
-                                                   for x in extra))
+            tag = "%s.%s" % (name, mode)
             svg = os.path.join(outdir, tag + ".svg")
             js = os.path.join(outdir, tag + ".json")
-            opts = (["--group=none"] if mode == "none" else []) + extra
-            if extra or not os.path.exists(svg):
-                run([onnxviz, "render", paths[name], "-o", svg] + opts, args.timeout)
-            if not os.path.exists(js):
-                run([onnxviz, "render", paths[name], "-o", js] + opts, args.timeout)
+            for f in (svg, js):  # sections 2 and 3 made them unless the render failed
+                if not os.path.exists(f):
+                    run([onnxviz, "render", paths[name], "-o", f] + VIEWS[mode], args.timeout)
             try:
                 with open(js, encoding="utf-8") as f:
                     layout = json.load(f)
@@ -574,30 +599,29 @@ def main(argv):
     say("load average at the end: %.2f %.2f %.2f" % os.getloadavg())
     section("6. summary")
     missed = []
+
+    def verdict(ok, text, key):
+        say("%-7s %s" % ("OK" if ok else "MISSED", text))
+        if not ok:
+            missed.append(key)
     if "sweep" in results:
         s = results["sweep"]
-        ok = not s["failed"]
-        say("%-64s %s" % ("every corpus model renders to SVG (%d renders, %d failed)" %
-                          (s["renders"], len(s["failed"])), "OK" if ok else "MISSED"))
-        if not ok:
-            missed.append("sweep")
+        verdict(not s["failed"], "every corpus model renders to SVG (%d renders, %d failed)" %
+                (s["renders"], len(s["failed"])), "sweep")
     for r in targets:
-        label = "%s %s: %s" % (r["model"], "full (--group=none)" if r["mode"] == "none"
-                               else "overview", "%.3f s" % r["wall"] if r["ok"] else
-                               "FAILED (%s)" % r["error"][:60].replace("\n", " "))
-        verdict = "OK" if r["ok"] and r["wall"] <= r["target"] else "MISSED"
-        say("%-64s %s (target %.1f s)" % (label, verdict, r["target"]))
-        if verdict != "OK":
-            missed.append("%s %s" % (r["model"], r["mode"]))
+        verdict(r["ok"] and r["wall"] <= r["target"], "%-22s %-8s %s  (target %.1f s)" % (
+            r["model"], {"none": "full", "auto": "overview", "expand": "expand"}[r["mode"]],
+            "%7.3f s" % r["wall"] if r["ok"] else "FAILED: " + r["error"][:60].replace(
+                "\n", " "), r["target"]), "%s %s" % (r["model"], r["mode"]))
     for b in base:
         if b["finished"]:
-            label = "net_drawer+dot / onnxviz, %s: %.1fx" % (b["model"], b["ratio"])
+            text = "%.1fx" % b["ratio"]
+        elif b["onnxviz_full"]:
+            text = "> %.0fx (%s)" % (b["wall"] / b["onnxviz_full"], b["note"])
         else:
-            label = "net_drawer+dot / onnxviz, %s: > %.0fx (%s)" % (
-                b["model"], b["wall"] / b["onnxviz_full"], b["note"])
-        say("%-64s %s (target >= %.0fx)" % (label[:64], b["verdict"], T_NETDRAWER_RATIO))
-        if b["verdict"] != "OK":
-            missed.append("netdrawer " + b["model"])
+            text = "no ratio: onnxviz failed on the model"
+        verdict(b["verdict"] == "OK", "net_drawer+dot / onnxviz on %s: %s  (target >= %.0fx)"
+                % (b["model"], text, T_NETDRAWER_RATIO), "netdrawer " + b["model"])
     say("%d target(s) missed%s" % (len(missed), (": " + ", ".join(missed)) if missed else ""))
     say("benchmark time %.0f s; figures in %s" % (time.monotonic() - bench_t0,
                                                    os.path.join(args.cache, "results.json")))

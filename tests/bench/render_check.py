@@ -15,6 +15,9 @@ Prints one JSON object with counts and a few examples of each defect:
                     the same as Helvetica/Arial; needs python3-pil, else null)
     through_box     edges whose drawn curve runs through a box other than their own two
                     (sampled 8 times per Bezier segment, boxes shrunk by 2 pt)
+    upward          data edges drawn from bottom to top (the consumer's centre above its
+                    producer's): cycles between groups, and cut long edges ("→ x" stubs)
+                    whose consumer ended up above the producer
     label_on_box    edge labels (drawn at the spline's middle) whose text covers a box
     label_on_label  pairs of edge labels whose texts overlap
     outside_cluster boxes not inside the rectangle of their cluster
@@ -145,6 +148,20 @@ def check(doc, width=None):
                 break
     out["through_box"] = len(through)
     ex["through_box"] = through[:EXAMPLES]
+
+    upward = []
+    for e in edges:
+        src = boxes[ids[e["from"]]]
+        if src["kind"] == "stub-out":
+            continue  # the stub of a cut edge: the edge from the "-> x" stub counts
+        if src["kind"] == "stub-in" and src.get("peer") in ids:
+            src = boxes[ids[src["peer"]]]
+        dst = boxes[ids[e["to"]]]
+        if e["style"] in ("data", "outer", "stub") and dst["y"] < src["y"] - 1:
+            upward.append("%s %s->%s (%.0f pt up)" % (e["id"], src["id"], dst["id"],
+                                                      src["y"] - dst["y"]))
+    out["upward"] = len(upward)
+    ex["upward"] = upward[:EXAMPLES]
 
     if width is None:
         out["overflow"] = None
