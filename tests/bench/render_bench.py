@@ -80,6 +80,17 @@ def say(*a):
     print(*a, flush=True)
 
 
+def busy_warning():
+    """Says so when other work competes for the CPUs: wall-clock figures are then inflated
+    (the cpu column is not)."""
+    load, ncpu = os.getloadavg()[0], os.cpu_count() or 1
+    if load > ncpu:
+        say("   WARNING: the machine is busy (load %.1f on %d CPUs): wall-clock times are "
+            "inflated; compare the cpu column" % (load, ncpu))
+        return True
+    return False
+
+
 _section = [None, 0.0]
 
 
@@ -321,7 +332,8 @@ def baseline(args, name, path, cutoff, outdir, onnxviz_full):
             k, _, v = line.partition(" ")
             phases[k] = float(v)
     res = {"model": name, "cutoff": cutoff, "phases": phases, "python_wall": r1["wall"],
-           "python_rss_mb": r1["rss_mb"], "onnxviz_full": onnxviz_full}
+           "python_rss_mb": r1["rss_mb"], "onnxviz_full": onnxviz_full,
+           "timed_out": r1["timed_out"]}
     if r1["rc"] != 0:
         stage = "write_dot (dot -Tdot inside pydot)" if "raw" in phases else "python"
         res.update(finished=False, wall=r1["wall"],
@@ -331,6 +343,7 @@ def baseline(args, name, path, cutoff, outdir, onnxviz_full):
         r2 = run(["dot", "-Tsvg", dot_out, "-o", svg_out], max(1.0, cutoff - r1["wall"]))
         res["dot_svg"] = r2["wall"]
         res["dot_rss_mb"] = r2["rss_mb"]
+        res["timed_out"] = r2["timed_out"]
         if r2["rc"] != 0:
             res.update(finished=False, wall=r1["wall"] + r2["wall"],
                        note="not finished after %d s (in dot -Tsvg)" % cutoff
@@ -366,6 +379,10 @@ def baseline_line(b):
         head = "%-22s total %8.2f s  onnxviz %.3f s  ratio %7.1fx  (target >= %.0fx) %s" % (
             b["model"], b["wall"], b["onnxviz_full"], b["ratio"], T_NETDRAWER_RATIO, verdict)
         tail = "one-layout estimate %.2f s = %.1fx" % (b["one_layout"], b["ratio_one_layout"])
+    elif not b["timed_out"]:  # the baseline broke: nothing measured
+        verdict = "FAILED"
+        head = "%-22s net_drawer %s" % (b["model"], b["note"])
+        tail = ""
     else:
         lb = b["wall"] / b["onnxviz_full"]
         verdict = "OK" if lb >= T_NETDRAWER_RATIO else "MISSED"
@@ -451,7 +468,8 @@ def main(argv):
     onnxviz = os.path.abspath(args.onnxviz)
     outdir = os.path.join(args.cache, "out")
     pngdir = os.path.join(args.cache, "png")
-    for d in (outdir, pngdir):  # nothing from an earlier run may stand in for this one's
+    # nothing from an earlier run may stand in for this one's (pictures: only when made)
+    for d in (outdir,) + (() if args.no_pictures else (pngdir,)):
         os.makedirs(d, exist_ok=True)
         for f in os.listdir(d):
             os.unlink(os.path.join(d, f))
@@ -473,6 +491,7 @@ def main(argv):
         json.dump(ops_cache, f)
     say("load average at start: %.2f %.2f %.2f (%d CPUs)" % (os.getloadavg() +
                                                              (os.cpu_count(),)))
+    busy_warning()
 
     with tempfile.TemporaryDirectory() as tmp:
         if not args.no_sweep:
@@ -609,25 +628,35 @@ def main(argv):
         verdict(not s["failed"], "every corpus model renders to SVG (%d renders, %d failed)" %
                 (s["renders"], len(s["failed"])), "sweep")
     for r in targets:
-        verdict(r["ok"] and r["wall"] <= r["target"], "%-22s %-8s %s  (target %.1f s)" % (
+        ok = r["ok"] and r["wall"] <= r["target"]
+        note = ""
+        if r["ok"] and not ok and r["cpu"] <= r["target"]:
+            note = "; cpu %.2f s: missed because the machine was busy?" % r["cpu"]
+        verdict(ok, "%-22s %-8s %s  (target %.1f s%s)" % (
             r["model"], {"none": "full", "auto": "overview", "expand": "expand"}[r["mode"]],
             "%7.3f s" % r["wall"] if r["ok"] else "FAILED: " + r["error"][:60].replace(
-                "\n", " "), r["target"]), "%s %s" % (r["model"], r["mode"]))
+                "\n", " "), r["target"], note), "%s %s" % (r["model"], r["mode"]))
     for b in base:
-        if b["finished"]:
-            text = "%.1fx" % b["ratio"]
-        elif b["onnxviz_full"]:
-            text = "> %.0fx (%s)" % (b["wall"] / b["onnxviz_full"], b["note"])
-        else:
+        if not b["onnxviz_full"]:
             text = "no ratio: onnxviz failed on the model"
+        elif b["verdict"] == "FAILED":
+            text = "no ratio: net_drawer %s" % b["note"][:80]
+        elif b["finished"]:
+            text = "%.1fx" % b["ratio"]
+        else:
+            text = "> %.0fx (%s)" % (b["wall"] / b["onnxviz_full"], b["note"])
         verdict(b["verdict"] == "OK", "net_drawer+dot / onnxviz on %s: %s  (target >= %.0fx)"
                 % (b["model"], text, T_NETDRAWER_RATIO), "netdrawer " + b["model"])
     say("%d target(s) missed%s" % (len(missed), (": " + ", ".join(missed)) if missed else ""))
+    busy_warning()
     say("benchmark time %.0f s; figures in %s" % (time.monotonic() - bench_t0,
                                                    os.path.join(args.cache, "results.json")))
     results["missed"] = missed
     with open(os.path.join(args.cache, "results.json"), "w") as f:
         json.dump(results, f, indent=1, default=str)
+    if any(b["verdict"] == "FAILED" for b in base):
+        say("the baseline could not be measured (net_drawer or dot failed): exit status 1")
+        return 1
     return 0
 
 
