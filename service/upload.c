@@ -358,6 +358,12 @@ static void oneshot_on_art(oxs_req *r, oxs_centry *e)
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	if (e->etag[0] != '\0')
 		MHD_add_response_header(resp, "ETag", e->etag);
+	if (e->status == 200 && r->art.fmt != OXR_FMT_LAYOUT_JSON) {
+		char cd[128];
+		snprintf(cd, sizeof(cd), "inline; filename=\"%.64s.%s\"", r->id,
+		         oxr_format_ext(r->art.fmt));
+		MHD_add_response_header(resp, "Content-Disposition", cd);
+	}
 	add_model_headers(resp, r->id);
 	oxs_reply(r, e->status, resp, e->len);
 }
