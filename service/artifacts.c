@@ -179,12 +179,14 @@ static oxs_centry *entry_error(unsigned status, const char *code, const char *me
 {
 	oxs_centry *e = calloc(1, sizeof(*e));
 	size_t len = 0;
+	const char *body = NULL;
 	struct MHD_Response *resp =
-	    e != NULL ? oxs_error_response(status, code, message, extra, &len) : NULL;
+	    e != NULL ? oxs_error_response(status, code, message, extra, &body, &len) : NULL;
 	if (resp == NULL) {
 		free(e);
 		return NULL;
 	}
+	e->data = body; /* lives as long as resp, which the entry holds */
 	e->status = status;
 	e->resp = resp;
 	e->type = "application/json";

@@ -132,7 +132,7 @@ void oxs_reply(oxs_req *r, unsigned status, struct MHD_Response *resp, uint64_t 
 }
 
 struct MHD_Response *oxs_error_response(unsigned status, const char *code, const char *msg,
-                                        const char *extra, size_t *len)
+                                        const char *extra, const char **body, size_t *len)
 {
 	oxr_buf b;
 	oxr_buf_init(&b, 1 << 16);
@@ -141,17 +141,24 @@ struct MHD_Response *oxs_error_response(unsigned status, const char *code, const
 	oxr_buf_printf(&b, ",\"message\":");
 	oxs_json_string(&b, msg, strlen(msg));
 	oxr_buf_printf(&b, ",\"status\":%u%s}}\n", status, extra ? extra : "");
-	struct MHD_Response *resp =
-	    b.failed ? NULL : oxs_response_copy(b.data, b.len, "application/json");
-	*len = b.len;
+	size_t n = 0;
+	char *data = b.failed ? NULL : oxr_buf_steal(&b, &n);
 	oxr_buf_free(&b);
-	if (resp == NULL)
+	struct MHD_Response *resp =
+	    data ? MHD_create_response_from_buffer_with_free_callback(n, data, free) : NULL;
+	if (resp == NULL) {
+		free(data);
 		return NULL;
+	}
+	oxs_response_common(resp, "application/json");
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	if (status == 401)
 		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"onnxviz\"");
 	if (status == 503)
 		MHD_add_response_header(resp, "Retry-After", "5");
+	if (body != NULL)
+		*body = data;
+	*len = n;
 	return resp;
 }
 
@@ -164,7 +171,7 @@ void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	size_t len = 0;
-	struct MHD_Response *resp = oxs_error_response(status, code, msg, extra, &len);
+	struct MHD_Response *resp = oxs_error_response(status, code, msg, extra, NULL, &len);
 	if (resp == NULL) {
 		/* no memory for an error body: an empty 503 is still an answer */
 		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);

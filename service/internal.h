@@ -270,9 +270,10 @@ void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *
 void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type);
 void oxs_reply_json(oxs_req *r, unsigned status, oxr_buf *b);
 /* The JSON error response (no-store; WWW-Authenticate for 401, Retry-After for 503);
- * *len gets the body size.  NULL when out of memory. */
+ * *body (when not NULL) gets its body, valid while the response lives, *len its size.
+ * NULL when out of memory. */
 struct MHD_Response *oxs_error_response(unsigned status, const char *code, const char *msg,
-                                        const char *extra, size_t *len);
+                                        const char *extra, const char **body, size_t *len);
 /* Answer from a cache entry: 304 when If-None-Match matches, else the entry. */
 void oxs_reply_entry(oxs_req *r, const oxs_centry *e);
 /* A response for JSON/text bodies with the common headers (nosniff, API CSP); data is

@@ -152,6 +152,19 @@ int oxs_serve_main(int argc, char **argv)
 	srv->wlim.cpu_seconds = c->layout_timeout;
 	srv->wlim.wall_ms = c->layout_timeout * 1000u;
 	srv->wlim.memory_bytes = (size_t)c->layout_memory;
+#if defined(__SANITIZE_ADDRESS__)
+#define OXS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OXS_ASAN 1
+#endif
+#endif
+#ifdef OXS_ASAN
+	/* AddressSanitizer reserves terabytes of address space: under RLIMIT_AS every layout
+	 * worker would abort at start.  Sanitizer builds run workers without it. */
+	srv->wlim.memory_bytes = 0;
+	oxs_log("warn", "sanitizer build: layout workers run without a memory limit", "");
+#endif
 
 	oxs_store_local_options so = {
 	    .budget = c->store_budget, .evict_models = c->evict_models, .verify = c->verify_store};

@@ -341,9 +341,8 @@ static void add_model_headers(struct MHD_Response *resp, const char *id)
 static void oneshot_on_art(oxs_req *r, oxs_centry *e)
 {
 	struct MHD_Response *resp = NULL;
-	if (e->data != NULL || e->fd < 0) {
-		resp = MHD_create_response_from_buffer(e->len, (void *)(e->data ? e->data : ""),
-		                                       MHD_RESPMEM_MUST_COPY);
+	if (e->data != NULL) {
+		resp = MHD_create_response_from_buffer(e->len, (void *)e->data, MHD_RESPMEM_MUST_COPY);
 	} else {
 		int fd = dup(e->fd);
 		resp = fd >= 0 ? MHD_create_response_from_fd64(e->len, fd) : NULL;

@@ -193,8 +193,9 @@ class Server:
             self.proc.kill()
             rc = self.proc.wait()
         self.thread.join(5)
-        sanitizer = [l for l in self.log if "Sanitizer" in l or "runtime error:" in l]
-        check(not sanitizer, "sanitizer report from the server: %s" % sanitizer[:3])
+        sanitizer = [i for i, l in enumerate(self.log) if "Sanitizer" in l or "runtime error:" in l]
+        if not check(not sanitizer, "sanitizer report from the server"):
+            print("\n".join(self.log[sanitizer[0]:sanitizer[0] + 40]), flush=True)
         return rc
 
     def metrics(self):
