@@ -739,6 +739,34 @@ def t_connections():
     check(s.stop() == 0, "server exit (connections)")
 
 
+def vm_kib(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def t_big_upload(s):
+    """A body of 512 MiB streams to disk: the server's peak RSS grows by a bounded amount."""
+    big = os.path.join(TMP, "zeros.bin")
+    with open(big, "wb") as f:
+        f.truncate(512 << 20)  # sparse: costs no disk here, 512 MiB on the wire
+    before = vm_kib(s.proc.pid, "VmHWM")
+    t0 = time.time()
+    r = curl(s.url("/models"), method="POST", extra=["-T", big, "-H", "Content-Type: application/octet-stream"],
+             timeout=300)
+    took = time.time() - t0
+    after = vm_kib(s.proc.pid, "VmHWM")
+    os.unlink(big)
+    check(r.status == 400 and r.error_code() == "bad_tag", "512 MiB of zeros: parsed and refused: %r" % r)
+    grown = (after - before) / 1024.0
+    check(grown < 64, "peak RSS grew %.1f MiB for a 512 MiB upload" % grown)
+    print("  512 MiB upload: %.1f s, server peak RSS +%.1f MiB (now %.1f MiB)" % (took, grown, after / 1024.0),
+          flush=True)
+    check(wait_until(lambda: not s.tmp_entries(), 3), "the big spool file is removed")
+
+
 def t_abort_upload(s):
     before = len(s.model_files())
     c = socket.create_connection(("127.0.0.1", s.port))
@@ -867,6 +895,7 @@ def main():
     step("openapi live", t_openapi_live, main_srv, mid, token_srv)
     step("smuggling", t_smuggling, main_srv)
     step("aborted upload", t_abort_upload, main_srv)
+    step("big upload", t_big_upload, main_srv)
     step("logs", t_logs, main_srv)
     check(main_srv.stop() == 0, "main server exit")
     check(token_srv.stop() == 0, "token server exit")
