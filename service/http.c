@@ -410,23 +410,19 @@ static enum MHD_Result count_lengths(void *cls, enum MHD_ValueKind kind, const c
 	return MHD_YES;
 }
 
-/* Allowed methods of a route as an Allow header value. */
+/* Allowed methods of a route as an Allow header value: "GET HEAD" -> "GET, HEAD". */
 static void allow_header(const oxs_route *rt, char *out, size_t size)
 {
-	snprintf(out, size, "%s", rt->methods);
-	for (char *p = out; *p; p++)
-		if (*p == ' ')
-			*p = ',';
-	/* "GET,HEAD,POST" -> "GET, HEAD, POST" */
-	char tmp[64];
 	size_t o = 0;
-	for (const char *p = out; *p && o + 2 < sizeof(tmp); p++) {
-		tmp[o++] = *p;
-		if (*p == ',')
-			tmp[o++] = ' ';
+	for (const char *p = rt->methods; *p != '\0' && o + 3 < size; p++) {
+		if (*p == ' ') {
+			out[o++] = ',';
+			out[o++] = ' ';
+		} else {
+			out[o++] = *p;
+		}
 	}
-	tmp[o] = '\0';
-	snprintf(out, size, "%s", tmp);
+	out[o] = '\0';
 }
 
 static oxs_access access_for(const oxs_route *rt, unsigned m)

@@ -99,11 +99,18 @@ static void server_free(oxs_server *srv)
 	free(srv);
 }
 
-/* Wait until no request is in flight or the deadline passes. */
+/* Wait until no request is in flight or the deadline passes; a second signal ends the
+ * wait at once. */
 static void drain(oxs_server *srv, int64_t deadline_ms)
 {
-	while (atomic_load(&srv->inflight) > 0 && oxs_now_ms() < deadline_ms)
-		(void)poll(NULL, 0, 20);
+	struct pollfd pfd = {.fd = signal_pipe[0], .events = POLLIN};
+	unsigned char sig;
+	while (atomic_load(&srv->inflight) > 0 && oxs_now_ms() < deadline_ms) {
+		if (poll(&pfd, 1, 20) > 0 && read(signal_pipe[0], &sig, 1) == 1) {
+			oxs_log("warn", "second signal: not waiting for running requests", "");
+			return;
+		}
+	}
 }
 
 int oxs_serve_main(int argc, char **argv)
