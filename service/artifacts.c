@@ -166,7 +166,7 @@ static oxs_centry *entry_from_fd(const oxs_art *a, int fd, uint64_t size)
 	e->len = (size_t)size;
 	e->resp = resp;
 	e->nm = nm;
-	e->cost = 4096;
+	e->cost = 1 << 20; /* not memory but an open file: at most budget / 1 MiB of them */
 	atomic_init(&e->refs, 1);
 	oxs_response_immutable(resp, e->etag, e->type, a->id, art_ext(a));
 	oxs_response_immutable(nm, e->etag, NULL, a->id, art_ext(a));
