@@ -521,6 +521,24 @@ def t_layout_killed():
     check(s.stop() == 0, "server exit (killed layout)")
 
 
+def t_file_backed():
+    """Renderings too big for the memory cache are answered from their file."""
+    s = Server("--memory-cache", "64K")
+    mid = upload(s, SQUEEZENET).json()["id"]
+    url = s.url("/models/%s/graph.svg" % mid)
+    r1 = curl(url)
+    r2 = curl(url)
+    check(r1.status == 200 and r2.status == 200 and r1.body == r2.body and len(r1.body) > 8192,
+          "big rendering answered again from its file")
+    check(r1.h("etag") == r2.h("etag"), "the same ETag from memory and from the file: %r %r" %
+          (r1.h("etag"), r2.h("etag")))
+    check(curl(url, headers=["If-None-Match: " + (r1.h("etag") or "")]).status == 304, "304 from the file entry")
+    check(s.metrics().get('onnxviz_cache_hits_total{tier="store"}', 0) >= 1, "store hits counted")
+    r = curl(s.url("/graph.svg"), data_file=SQUEEZENET)
+    check(r.status == 200 and r.body == r1.body and r.h("x-model-id") == mid, "one-shot from the file entry: %r" % r)
+    check(s.stop() == 0, "server exit (file-backed)")
+
+
 def t_storage():
     s = Server("--store-budget", "64K")
     r = upload(s, SQUEEZENET)
@@ -904,6 +922,7 @@ def main():
     step("rate limit", t_rate_limit)
     step("queue full", t_queue_full)
     step("layout killed", t_layout_killed)
+    step("file-backed", t_file_backed)
     step("storage", t_storage)
     step("connections", t_connections)
     step("restart", t_restart)
