@@ -503,7 +503,7 @@ def t_queue_full():
 def t_layout_killed():
     """A layout over its time limit: the worker is killed, 422, remembered, server fine."""
     s = Server("--layout-timeout", "1")
-    mid = curl(s.url("/models"), data=make_chain(6000)).json()["id"]
+    mid = curl(s.url("/models"), data=make_chain(10000)).json()["id"]
     t0 = time.time()
     r = curl(s.url("/models/%s/graph.svg?group=none" % mid))
     took = time.time() - t0
