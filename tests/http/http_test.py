@@ -767,9 +767,11 @@ def vm_kib(pid, field):
 
 def t_big_upload(s):
     """A body of 512 MiB streams to disk: the server's peak RSS grows by a bounded amount."""
+    st = os.statvfs(s.store)
+    mib = 512 if st.f_bavail * st.f_frsize > (2 << 30) else 64  # the spool needs the room
     big = os.path.join(TMP, "zeros.bin")
     with open(big, "wb") as f:
-        f.truncate(512 << 20)  # sparse: costs no disk here, 512 MiB on the wire
+        f.truncate(mib << 20)  # sparse: costs no disk here, all of it on the wire
     before = vm_kib(s.proc.pid, "VmHWM")
     t0 = time.time()
     r = curl(s.url("/models"), method="POST", extra=["-T", big, "-H", "Content-Type: application/octet-stream"],
@@ -777,10 +779,10 @@ def t_big_upload(s):
     took = time.time() - t0
     after = vm_kib(s.proc.pid, "VmHWM")
     os.unlink(big)
-    check(r.status == 400 and r.error_code() == "bad_tag", "512 MiB of zeros: parsed and refused: %r" % r)
+    check(r.status == 400 and r.error_code() == "bad_tag", "%d MiB of zeros: parsed and refused: %r" % (mib, r))
     grown = (after - before) / 1024.0
-    check(grown < 64, "peak RSS grew %.1f MiB for a 512 MiB upload" % grown)
-    print("  512 MiB upload: %.1f s, server peak RSS +%.1f MiB (now %.1f MiB)" % (took, grown, after / 1024.0),
+    check(grown < 48, "peak RSS grew %.1f MiB for a %d MiB upload" % (grown, mib))
+    print("  %d MiB upload: %.1f s, server peak RSS +%.1f MiB (now %.1f MiB)" % (mib, took, grown, after / 1024.0),
           flush=True)
     check(wait_until(lambda: not s.tmp_entries(), 3), "the big spool file is removed")
 
