@@ -850,12 +850,15 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 	}
 	s.dt = s.t->data_type;
 	s.bits = oxp_dtype_bits(s.dt);
+	s.external = s.t->data_location == 1;
+	/* external entries first: each refusal answers with its own rule */
+	if (s.external && !open_external(srv, a, &s, o))
+		goto done;
 	if (oxp_tensor_size_get(s.t, &sz, &e) != OXP_OK) {
 		fail_parser(o, &e);
 		goto done;
 	}
 	s.count = sz.count;
-	s.external = s.t->data_location == 1;
 	if (s.external) {
 		s.bufsize = CHUNK;
 		s.buf = malloc(s.bufsize);
@@ -863,8 +866,6 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 			fail(o, 503, "out_of_memory", NULL, "out of memory");
 			goto done;
 		}
-		if (!open_external(srv, a, &s, o))
-			goto done;
 	}
 	uint64_t off = a->popt.offset;
 	if (off > s.count) {
