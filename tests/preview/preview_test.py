@@ -403,7 +403,7 @@ def t_big(s, models_dir):
     check(grew < 2 * n / 4, "RSS grew by less than a quarter of the tensor (%.1f MB)" % (grew / 1e6))
     t0 = time.time()
     r = H.curl(s.url("/files/big/big.onnx/tensors/w?values=20&offset=99999000&bins=64"))
-    print("  another page (statistics cached): %.1f ms" % ((time.time() - t0) * 1e3))
+    print("  another page: %.1f ms (/files statistics are recomputed: only stored models keep them)" % ((time.time() - t0) * 1e3))
     os.unlink(os.path.join(d, "w.bin"))
 
 
