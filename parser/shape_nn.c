@@ -116,12 +116,19 @@ static bool read_window(const sh_ctx *c, int32_t n, const sh_type *w, bool dilat
 		return false;
 	win->ceil_mode = cm != 0;
 	if (!ints_n(c, "strides", (size_t)n, 1, win->s) ||
-	    !ints_n(c, "pads", 2 * (size_t)n, 0, win->p))
+	    !ints_n(c, "pads", 2 * (size_t)n, 0, win->p) ||
+	    !ints_n(c, "dilations", (size_t)n, 1, win->d))
 		return false;
-	if (dilations)
-		return ints_n(c, "dilations", (size_t)n, 1, win->d);
-	for (int32_t i = 0; i < n; i++)
-		win->d[i] = 1;
+	/* a wrong value anywhere makes the whole window unusable */
+	for (int32_t i = 0; i < n; i++) {
+		int64_t eff;
+		if (!dilations)
+			win->d[i] = 1;
+		if (win->k[i] < 1 || win->s[i] < 1 || win->d[i] < 1 || win->p[i] < 0 ||
+		    win->p[i + n] < 0 || !oxp__sh_mul(win->k[i] - 1, win->d[i], &eff) ||
+		    eff == INT64_MAX)
+			return false;
+	}
 	return true;
 }
 

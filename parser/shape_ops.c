@@ -155,6 +155,9 @@ static oxp_dim val_op(int op, oxp_dim a, oxp_dim b)
 		}
 	}
 	bool same_sym = a.kind == OXP_DIM_PARAM && oxp__sh_dim_eq(a, b);
+	/* a symbol is a size: never negative */
+	bool sym_neg = (a.kind == OXP_DIM_PARAM && kb && b.value < 0) ||
+	               (b.kind == OXP_DIM_PARAM && ka && a.value < 0);
 	switch (op) {
 	case OPV_ADD:
 		return sh_is(b, 0) ? a : sh_is(a, 0) ? b : sh_dim_unk();
@@ -167,7 +170,7 @@ static oxp_dim val_op(int op, oxp_dim a, oxp_dim b)
 	case OPV_DIV:
 		return sh_is(b, 1) ? a : sh_dim_unk();
 	case OPV_EQ:
-		return same_sym ? sh_dim_val(1) : sh_dim_unk();
+		return same_sym ? sh_dim_val(1) : sym_neg ? sh_dim_val(0) : sh_dim_unk();
 	case OPV_MAX:
 	case OPV_MIN:
 		return same_sym ? a : sh_dim_unk();
@@ -357,6 +360,19 @@ static oxp_code r_where(sh_ctx *c)
 	return oxp__sh_out_vals(c, 0, &o);
 }
 
+/* Dims from a shape tensor's values; a negative size makes every dim unknown (the model
+ * is wrong) and returns false. */
+static bool dims_from_vals(sh_type *t, const sh_vals *v)
+{
+	bool neg = false;
+	t->rank = (int32_t)v->n;
+	for (uint32_t k = 0; k < v->n; k++)
+		neg = neg || (v->v[k].kind == OXP_DIM_VALUE && v->v[k].value < 0);
+	for (uint32_t k = 0; k < v->n; k++)
+		t->d[k] = neg ? sh_dim_unk() : v->v[k];
+	return !neg;
+}
+
 /* Expand: input 0 broadcast with the shape given by input 1's values. */
 static oxp_code r_expand(sh_ctx *c)
 {
@@ -366,11 +382,10 @@ static oxp_code r_expand(sh_ctx *c)
 	oxp__sh_in(c, 1, &s);
 	tgt.elem = x.elem;
 	if (oxp__sh_in_vals(c, 1, &v) && v.rank == 1 && v.n <= SH_MAX_RANK) {
-		tgt.rank = (int32_t)v.n;
-		for (uint32_t k = 0; k < v.n; k++)
-			tgt.d[k] = v.v[k].kind == OXP_DIM_VALUE && v.v[k].value < 0 ? sh_dim_unk()
-			                                                             : v.v[k];
-		oxp__sh_broadcast(&tgt, &x, &tgt);
+		if (dims_from_vals(&tgt, &v))
+			oxp__sh_broadcast(&tgt, &x, &tgt);
+		else
+			tgt.rank = -1; /* a negative size: the model is wrong */
 	} else if (s.rank == 1 && sh_known(s.d[0]) && s.d[0].value <= SH_MAX_RANK && x.rank >= 0) {
 		/* only the length of the shape is known */
 		int32_t n = (int32_t)s.d[0].value;
@@ -504,14 +519,6 @@ static oxp_code r_constant(sh_ctx *c)
 	return OXP_OK;
 }
 
-/* Dims from a shape tensor's values (negative sizes unknown). */
-static void dims_from_vals(sh_type *t, const sh_vals *v)
-{
-	t->rank = (int32_t)v->n;
-	for (uint32_t k = 0; k < v->n; k++)
-		t->d[k] = v->v[k].kind == OXP_DIM_VALUE && v->v[k].value < 0 ? sh_dim_unk() : v->v[k];
-}
-
 /* The rank a 1-D shape tensor describes, from its type: -1 when unknown. */
 static int32_t shape_len(const sh_type *s)
 {
@@ -629,49 +636,79 @@ static oxp_code r_size(sh_ctx *c)
  * Reshape, Flatten, Squeeze, Unsqueeze, Transpose
  */
 
-/* The size of the one "-1" dim of a Reshape: the product of the input dims divided by the
- * product of the other output dims, symbols cancelling by name; unknown when undecidable. */
-static oxp_dim solve_hole(const sh_type *in, const sh_type *out, int32_t hole)
+/* The element counts of two shapes compared: known sizes multiplied (pin, pout), symbols
+ * cancelled by name; what is left of the symbols on each side.  false when a dim is
+ * unknown or a product overflows.  Dim `skip` of out is left out. */
+typedef struct prods {
+	int64_t pin, pout;
+	int32_t nleft_in, nleft_out;
+	int32_t left_in; /* one leftover symbol of in, when nleft_in > 0 */
+} prods;
+
+static bool products(const sh_type *in, const sh_type *out, int32_t skip, prods *p)
 {
-	int64_t pin = 1, pout = 1;
 	bool used[SH_MAX_RANK] = {false};
+	p->pin = p->pout = 1;
+	p->nleft_in = p->nleft_out = 0;
+	p->left_in = -1;
 	for (int32_t k = 0; k < in->rank; k++) {
 		if (in->d[k].kind == OXP_DIM_UNKNOWN)
-			return sh_dim_unk();
-		if (in->d[k].kind == OXP_DIM_VALUE && !oxp__sh_mul(pin, in->d[k].value, &pin))
-			return sh_dim_unk();
+			return false;
+		if (in->d[k].kind == OXP_DIM_VALUE && !oxp__sh_mul(p->pin, in->d[k].value, &p->pin))
+			return false;
 	}
 	for (int32_t k = 0; k < out->rank; k++) {
-		if (k == hole)
-			continue;
 		oxp_dim d = out->d[k];
+		if (k == skip)
+			continue;
 		if (d.kind == OXP_DIM_UNKNOWN)
-			return sh_dim_unk();
+			return false;
 		if (d.kind == OXP_DIM_VALUE) {
-			if (!oxp__sh_mul(pout, d.value, &pout))
-				return sh_dim_unk();
+			if (!oxp__sh_mul(p->pout, d.value, &p->pout))
+				return false;
 			continue;
 		}
 		int32_t m = 0;
 		while (m < in->rank && (used[m] || !oxp__sh_dim_eq(in->d[m], d)))
 			m++;
 		if (m == in->rank)
-			return sh_dim_unk();
-		used[m] = true;
+			p->nleft_out++;
+		else
+			used[m] = true;
 	}
-	int32_t left = -1, nleft = 0;
 	for (int32_t k = 0; k < in->rank; k++)
 		if (in->d[k].kind == OXP_DIM_PARAM && !used[k]) {
-			left = k;
-			nleft++;
+			p->left_in = k;
+			p->nleft_in++;
 		}
-	if (pout <= 0 || pin <= 0)
+	return true;
+}
+
+/* The size of the one "-1" dim of a Reshape: the product of the input dims divided by the
+ * product of the other output dims, symbols cancelling by name; unknown when undecidable. */
+static oxp_dim solve_hole(const sh_type *in, const sh_type *out, int32_t hole)
+{
+	prods p;
+	if (!products(in, out, hole, &p) || p.nleft_out > 0 || p.pout <= 0 || p.pin <= 0)
 		return sh_dim_unk();
-	if (nleft == 0)
-		return pin % pout == 0 ? sh_dim_val(pin / pout) : sh_dim_unk();
-	if (nleft == 1 && pin == pout)
-		return in->d[left];
+	if (p.nleft_in == 0)
+		return p.pin % p.pout == 0 ? sh_dim_val(p.pin / p.pout) : sh_dim_unk();
+	if (p.nleft_in == 1 && p.pin == p.pout)
+		return in->d[p.left_in];
 	return sh_dim_unk();
+}
+
+/* Whether two shapes certainly hold different element counts, or b's known sizes alone
+ * are more elements than any tensor can hold. */
+static bool counts_differ(const sh_type *a, const sh_type *b)
+{
+	prods p;
+	int64_t n = 1;
+	for (int32_t k = 0; k < b->rank; k++)
+		if (sh_known(b->d[k]) && !oxp__sh_mul(n, b->d[k].value, &n))
+			return true;
+	return a->rank >= 0 && b->rank >= 0 && products(a, b, -1, &p) && p.nleft_in == 0 &&
+	       p.nleft_out == 0 && p.pin != p.pout;
 }
 
 static oxp_code r_reshape(sh_ctx *c)
@@ -734,6 +771,9 @@ static oxp_code r_reshape(sh_ctx *c)
 	}
 	if (hole >= 0 && !bad && x.rank >= 0)
 		t.d[hole] = solve_hole(&x, &t, hole);
+	if (counts_differ(&x, &t)) /* the model is wrong: no dim can be trusted */
+		for (int32_t k = 0; k < t.rank; k++)
+			t.d[k] = sh_dim_unk();
 	SH_TRY(out0(c, &t));
 	/* a small vector reshaped to rank <= 1 keeps its values */
 	sh_vals xv;
