@@ -145,6 +145,14 @@ void oxp__sh_broadcast(sh_type *out, const sh_type *a, const sh_type *b)
 	memcpy(out->d, tmp, (size_t)r * sizeof(oxp_dim));
 }
 
+void oxp__sh_type_union(sh_type *out, const sh_type *a, const sh_type *b)
+{
+	out->elem = a->elem == b->elem ? a->elem : 0;
+	out->rank = a->rank == b->rank ? a->rank : -1;
+	for (int32_t k = 0; k < out->rank; k++)
+		out->d[k] = oxp__sh_dim_union(a->d[k], b->d[k]);
+}
+
 bool oxp__sh_axis(int64_t axis, int32_t rank, int32_t *out)
 {
 	if (rank < 0 || axis < -(int64_t)rank || axis >= (int64_t)rank)
@@ -153,15 +161,12 @@ bool oxp__sh_axis(int64_t axis, int32_t rank, int32_t *out)
 	return true;
 }
 
-bool oxp__sh_norm_axes(const int64_t *axes, size_t n, int32_t rank, bool allow_neg,
-                       int32_t *out)
+bool oxp__sh_norm_axes(const int64_t *axes, size_t n, int32_t rank, int32_t *out)
 {
 	bool seen[SH_MAX_RANK] = {false};
 	if (rank < 0 || rank > SH_MAX_RANK || n > SH_MAX_RANK)
 		return false;
 	for (size_t k = 0; k < n; k++) {
-		if (axes[k] < 0 && !allow_neg)
-			return false;
 		if (!oxp__sh_axis(axes[k], rank, &out[k]) || seen[out[k]])
 			return false;
 		seen[out[k]] = true;
@@ -344,6 +349,73 @@ oxp_code oxp__sh_out_vals(sh_ctx *c, size_t i, const sh_vals *v)
 	if (i >= c->node->noutputs)
 		return OXP_OK;
 	return store_vals(c, c->dn->outputs[i], v);
+}
+
+struct sh_seq {
+	bool empty;
+	int32_t elem, rank;
+	oxp_dim d[];
+};
+
+/* A tensor TypeProto as an sh_type. */
+static void type_from_proto(const oxp_type *t, sh_type *out)
+{
+	oxp__sh_type_unknown(out);
+	if (t == NULL || t->kind != OXP_TYPE_TENSOR)
+		return;
+	out->elem = clean_elem(t->elem_type);
+	if (t->shape != NULL && t->shape->ndims <= SH_MAX_RANK) {
+		out->rank = (int32_t)t->shape->ndims;
+		for (int32_t k = 0; k < out->rank; k++)
+			out->d[k] = clean_dim(t->shape->dims[k]);
+	}
+}
+
+bool oxp__sh_in_seq(const sh_ctx *c, size_t i, sh_type *elem, bool *empty)
+{
+	oxp__sh_type_unknown(elem);
+	*empty = false;
+	if (!oxp__sh_has_in(c, i))
+		return false;
+	uint32_t vi = c->dn->inputs[i];
+	const oxp_value *v = &c->dag->values[vi];
+	const sh_seq *s = c->seq[vi];
+	if (v->info != NULL && v->info->type != NULL && v->info->type->kind == OXP_TYPE_SEQUENCE &&
+	    v->info->type->elem != NULL) {
+		type_from_proto(v->info->type->elem, elem);
+		if (s != NULL && elem->elem == 0)
+			elem->elem = s->elem;
+		if (s != NULL && elem->rank == s->rank && !s->empty)
+			for (int32_t k = 0; k < elem->rank; k++)
+				elem->d[k] = oxp__sh_dim_merge(elem->d[k], s->d[k]);
+		return true;
+	}
+	if (s == NULL)
+		return false;
+	*empty = s->empty;
+	elem->elem = s->elem;
+	elem->rank = s->rank;
+	if (s->rank > 0)
+		memcpy(elem->d, s->d, (size_t)s->rank * sizeof(oxp_dim));
+	return true;
+}
+
+oxp_code oxp__sh_out_seq(sh_ctx *c, size_t i, const sh_type *elem, bool empty)
+{
+	if (i >= c->node->noutputs || c->dn->outputs[i] == OXP_NONE)
+		return OXP_OK;
+	int32_t rank = elem->rank >= 0 && elem->rank <= SH_MAX_RANK ? elem->rank : -1;
+	sh_seq *s = oxp__arena_alloc(c->dag->arena,
+	                             sizeof(sh_seq) + (size_t)(rank > 0 ? rank : 0) * sizeof(oxp_dim));
+	if (s == NULL)
+		return nomem(c);
+	s->empty = empty;
+	s->elem = clean_elem(elem->elem);
+	s->rank = rank;
+	for (int32_t k = 0; k < rank; k++)
+		s->d[k] = clean_dim(elem->d[k]);
+	c->seq[c->dn->outputs[i]] = s;
+	return OXP_OK;
 }
 
 static bool is_default_domain(oxp_str d)
@@ -534,6 +606,23 @@ static void set_node(sh_ctx *c, uint32_t ni)
 	c->opset = is_default_domain(c->node->domain) ? c->scope_opset[c->dn->scope] : 0;
 }
 
+/* Gradient (ai.onnx.preview.training): output i is the gradient with respect to the value
+ * named by xs[i], and has its type. */
+static oxp_code infer_gradient(sh_ctx *c)
+{
+	int st;
+	const oxp_attr *xs = oxp__sh_attr(c, "xs", &st);
+	if (st != SH_OK || xs->type != OXP_ATTR_STRINGS)
+		return OXP_OK;
+	for (size_t o = 0; o < c->node->noutputs && o < xs->nstrings; o++) {
+		sh_type t;
+		oxp__sh_value_type(c->dag, oxp_dag_find_value(c->dag, c->dn->scope, xs->strings[o]),
+		                   &t);
+		SH_TRY(oxp__sh_out(c, o, &t));
+	}
+	return OXP_OK;
+}
+
 static const sh_op *node_op(const sh_ctx *c)
 {
 	if (c->dn->function != OXP_NONE || !is_default_domain(c->node->domain))
@@ -546,6 +635,9 @@ static oxp_code infer_node(sh_ctx *c, uint32_t ni)
 	set_node(c, ni);
 	if (c->dn->function != OXP_NONE)
 		return infer_call(c);
+	if (oxp_str_eq(c->node->domain, "ai.onnx.preview.training") &&
+	    oxp_str_eq(c->node->op_type, "Gradient"))
+		return infer_gradient(c);
 	const sh_op *op = node_op(c);
 	return op != NULL ? op->infer(c) : OXP_OK;
 }
@@ -654,6 +746,7 @@ static oxp_code setup(sh_ctx *c)
 	uint32_t nv = d->v.nvalues, nn = d->v.nnodes, ns = d->v.nscopes;
 	const oxp_model_proto *p = oxp_model_proto_get(d->model);
 	c->data = oxp__arena_array(a, nv ? nv : 1, sizeof(sh_data *));
+	c->seq = oxp__arena_array(a, nv ? nv : 1, sizeof(sh_seq *));
 	c->indeg = oxp__arena_array(a, nn ? nn : 1, sizeof(uint32_t));
 	c->queue = oxp__arena_array(a, nn ? nn : 1, sizeof(uint32_t));
 	c->qhead = oxp__arena_array(a, ns ? ns : 1, sizeof(uint32_t));
@@ -662,7 +755,7 @@ static oxp_code setup(sh_ctx *c)
 	c->scope_done = oxp__arena_array(a, ns ? ns : 1, 1);
 	c->function_scope = oxp__arena_array(a, p->nfunctions ? p->nfunctions : 1,
 	                                     sizeof(uint32_t));
-	if (c->data == NULL || c->indeg == NULL || c->queue == NULL ||
+	if (c->data == NULL || c->seq == NULL || c->indeg == NULL || c->queue == NULL ||
 	    c->qhead == NULL || c->qtail == NULL || c->scope_opset == NULL ||
 	    c->scope_done == NULL || c->function_scope == NULL)
 		return nomem(c);

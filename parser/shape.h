@@ -33,6 +33,7 @@ typedef struct sh_vals {
 } sh_vals;
 
 typedef struct sh_data sh_data; /* stored copy of an sh_vals (shape.c) */
+typedef struct sh_seq sh_seq;   /* stored element type of a sequence value (shape.c) */
 
 /* Attribute lookups: absent (the caller applies the default), present and well-typed, or
  * present but unusable (wrong type, or a reference to a function attribute). */
@@ -43,6 +44,7 @@ typedef struct sh_ctx {
 	oxp_dag *dag;
 	oxp_error *err;
 	sh_data **data;      /* per value: its small-integer values, NULL when not known */
+	sh_seq **seq;        /* per value: the element type of a sequence, NULL when unknown */
 	uint32_t *indeg;     /* per node: producers not yet inferred */
 	uint32_t *qhead, *qtail; /* per scope: its ready queue in queue[first_node ..) */
 	uint32_t *queue;
@@ -125,10 +127,11 @@ void oxp__sh_broadcast(sh_type *out, const sh_type *a, const sh_type *b);
 /* Normalize an axis against rank (negative counts from the end): false when out of range. */
 bool oxp__sh_axis(int64_t axis, int32_t rank, int32_t *out);
 
-/* Normalize n axes against rank into out[]: false when one is out of range, repeats, or is
- * negative where allow_neg is false. */
-bool oxp__sh_norm_axes(const int64_t *axes, size_t n, int32_t rank, bool allow_neg,
-                       int32_t *out);
+/* The type of a value that is either a or b (out may alias either). */
+void oxp__sh_type_union(sh_type *out, const sh_type *a, const sh_type *b);
+/* Normalize n axes against rank into out[] (negative ones count from the end, in every
+ * opset: runtimes accept them so): false when one is out of range or repeats. */
+bool oxp__sh_norm_axes(const int64_t *axes, size_t n, int32_t rank, int32_t *out);
 /* Whether axis is among axes[0..n). */
 bool oxp__sh_axis_listed(const int32_t *axes, size_t n, int32_t axis);
 
@@ -148,6 +151,11 @@ bool oxp__sh_in_vals(sh_ctx *c, size_t i, sh_vals *out);
 bool oxp__sh_in_ints(sh_ctx *c, size_t i, int64_t *out, size_t cap, size_t *n);
 /* Record output i's values. */
 OXP_CHECK oxp_code oxp__sh_out_vals(sh_ctx *c, size_t i, const sh_vals *v);
+/* Sequences (kept here only: oxp_value_type describes tensors).  The element type of
+ * sequence input i (declared first); *empty tells a sequence known to hold nothing. */
+bool oxp__sh_in_seq(const sh_ctx *c, size_t i, sh_type *elem, bool *empty);
+/* Record output i as a sequence of elements of type elem. */
+OXP_CHECK oxp_code oxp__sh_out_seq(sh_ctx *c, size_t i, const sh_type *elem, bool empty);
 /* The constant tensor feeding input i (initializer, or a Constant node's `value`), else
  * NULL. */
 const oxp_tensor *oxp__sh_in_const(const sh_ctx *c, size_t i);

@@ -374,7 +374,7 @@ static oxp_code r_layernorm(sh_ctx *c)
 {
 	sh_type x, t;
 	int64_t axis, stash;
-	int32_t ax;
+	int32_t ax = 0;
 	SH_TRY(oxp__sh_rule_same(c));
 	oxp__sh_in(c, 0, &x);
 	t = x;
@@ -499,7 +499,7 @@ static oxp_code r_upsample(sh_ctx *c)
 		return out0(c, &t);
 	}
 	if (sh_before(c, 7)) {
-		double hs, ws;
+		double hs = 0, ws = 0;
 		ok = x.rank == 4 && oxp__sh_attr_float(c, "height_scale", &hs) == SH_OK &&
 		     oxp__sh_attr_float(c, "width_scale", &ws) == SH_OK;
 		sc[0] = sc[1] = 1.0;
@@ -557,7 +557,7 @@ static oxp_code r_resize(sh_ctx *c)
 		for (size_t k = 0; k < na; k++)
 			axes[k] = (int64_t)k;
 	}
-	if (sa == SH_BAD || !oxp__sh_norm_axes(axes, na, x.rank, true, ax))
+	if (sa == SH_BAD || !oxp__sh_norm_axes(axes, na, x.rank, ax))
 		return out0(c, &t);
 	sh_type st;
 	sh_vals v;
@@ -643,7 +643,7 @@ static oxp_code r_center_crop_pad(sh_ctx *c)
 		for (size_t k = 0; k < na; k++)
 			axes[k] = (int64_t)k;
 	}
-	bool known = st != SH_BAD && oxp__sh_norm_axes(axes, na, x.rank, true, ax) &&
+	bool known = st != SH_BAD && oxp__sh_norm_axes(axes, na, x.rank, ax) &&
 	             oxp__sh_in_vals(c, 1, &v) && v.n == na;
 	for (int32_t k = 0; k < x.rank; k++)
 		if (!known || oxp__sh_axis_listed(ax, na, k))
@@ -716,15 +716,6 @@ static uint32_t subscope(const sh_ctx *c, const char *name)
 	return OXP_NONE;
 }
 
-/* The type of a value that is either a or b. */
-static void type_union(sh_type *out, const sh_type *a, const sh_type *b)
-{
-	out->elem = a->elem == b->elem ? a->elem : 0;
-	out->rank = a->rank == b->rank ? a->rank : -1;
-	for (int32_t k = 0; k < out->rank; k++)
-		out->d[k] = oxp__sh_dim_union(a->d[k], b->d[k]);
-}
-
 static void scope_output(const sh_ctx *c, uint32_t si, size_t o, sh_type *t)
 {
 	const oxp_scope *s = &c->dag->scopes[si];
@@ -743,7 +734,7 @@ static oxp_code r_if(sh_ctx *c)
 		sh_type a, b, t;
 		scope_output(c, th, o, &a);
 		scope_output(c, el, o, &b);
-		type_union(&t, &a, &b);
+		oxp__sh_type_union(&t, &a, &b);
 		SH_TRY(oxp__sh_out(c, o, &t));
 	}
 	return OXP_OK;
@@ -796,7 +787,7 @@ static oxp_code r_loop(sh_ctx *c)
 		if (o < n) {
 			/* the initial value when the body never runs, else the body's last output */
 			oxp__sh_in(c, o + 2, &a);
-			type_union(&t, &a, &b);
+			oxp__sh_type_union(&t, &a, &b);
 		} else {
 			/* scan outputs: the body's per-iteration values stacked */
 			t.elem = b.elem;
@@ -885,7 +876,7 @@ static oxp_code r_scan(sh_ctx *c)
 		scope_output(c, body, o, &b);
 		if (o < s.nstate) {
 			oxp__sh_in(c, o, &a);
-			type_union(&t, &a, &b);
+			oxp__sh_type_union(&t, &a, &b);
 		} else {
 			size_t k = o - s.nstate;
 			int64_t axis = s.nout_axes > k ? s.out_axes[k] : (s.nout_axes == 0 ? 0 : -999);

@@ -64,8 +64,12 @@ static oxp_code r_identity(sh_ctx *c)
 {
 	SH_TRY(oxp__sh_rule_same(c));
 	sh_vals v;
+	sh_type s;
+	bool empty;
 	if (oxp__sh_in_vals(c, 0, &v))
 		SH_TRY(oxp__sh_out_vals(c, 0, &v));
+	if (oxp__sh_in_seq(c, 0, &s, &empty))
+		SH_TRY(oxp__sh_out_seq(c, 0, &s, empty));
 	return OXP_OK;
 }
 
@@ -793,7 +797,7 @@ static oxp_code r_flatten(sh_ctx *c)
 	t.rank = -1;
 	int64_t axis;
 	if (x.rank < 0 || !oxp__sh_attr_int_or(c, "axis", 1, &axis) ||
-	    (axis < 0 && sh_before(c, 11)) || axis < -(int64_t)x.rank || axis > x.rank)
+	    axis < -(int64_t)x.rank || axis > x.rank)
 		return out0(c, &t);
 	if (axis < 0)
 		axis += x.rank;
@@ -841,7 +845,7 @@ static oxp_code r_squeeze(sh_ctx *c)
 			drop[k] = x.d[k].value == 1;
 		}
 	} else {
-		if (!oxp__sh_norm_axes(axes, n, x.rank, !sh_before(c, 11), ax))
+		if (!oxp__sh_norm_axes(axes, n, x.rank, ax))
 			return out0(c, &t);
 		for (size_t k = 0; k < n; k++) {
 			if (sh_known(x.d[ax[k]]) && x.d[ax[k]].value != 1)
@@ -872,7 +876,7 @@ static oxp_code r_unsqueeze(sh_ctx *c)
 	if (st != SH_OK || x.rank < 0 || (size_t)x.rank + n > SH_MAX_RANK)
 		return out0(c, &t);
 	int32_t r = x.rank + (int32_t)n;
-	if (!oxp__sh_norm_axes(axes, n, r, !sh_before(c, 11), ax))
+	if (!oxp__sh_norm_axes(axes, n, r, ax))
 		return out0(c, &t);
 	bool ins[SH_MAX_RANK] = {false};
 	for (size_t k = 0; k < n; k++)
@@ -951,7 +955,7 @@ static oxp_code r_concat(sh_ctx *c)
 			continue;
 		}
 		if (t.rank < 0) {
-			if (!ok || (axis < 0 && sh_before(c, 11)) || !oxp__sh_axis(axis, x.rank, &ax)) {
+			if (!ok || !oxp__sh_axis(axis, x.rank, &ax)) {
 				ok = false;
 				continue;
 			}
@@ -993,7 +997,7 @@ static oxp_code r_split(sh_ctx *c)
 	int32_t ax = -1;
 	oxp__sh_in(c, 0, &x);
 	bool ok = c->opset > 0 && oxp__sh_attr_int_or(c, "axis", 0, &axis) && x.rank >= 0 &&
-	          !(axis < 0 && sh_before(c, 11)) && oxp__sh_axis(axis, x.rank, &ax);
+	          oxp__sh_axis(axis, x.rank, &ax);
 	int st;
 	if (sh_before(c, 2) && oxp__sh_has_in(c, 1))
 		st = list_arg(c, false, NULL, 1, sizes, SH_MAX_DATA, &nsz);
@@ -1097,7 +1101,7 @@ static oxp_code r_slice(sh_ctx *c)
 		for (size_t k = 0; k < ns; k++)
 			steps[k] = 1;
 	if (s3 == SH_BAD || (s3 == SH_ABSENT && s1 != SH_OK) ||
-	    !oxp__sh_norm_axes(axes, na, x.rank, !old, ax)) {
+	    !oxp__sh_norm_axes(axes, na, x.rank, ax)) {
 		/* which axes are cut is not known */
 		for (int32_t k = 0; k < x.rank; k++)
 			t.d[k] = sh_dim_unk();
@@ -1232,7 +1236,7 @@ static oxp_code r_pad(sh_ctx *c)
 		for (size_t k = 0; k < na; k++)
 			axes[k] = (int64_t)k;
 	}
-	if (sa == SH_BAD || !oxp__sh_norm_axes(axes, na, x.rank, true, ax)) {
+	if (sa == SH_BAD || !oxp__sh_norm_axes(axes, na, x.rank, ax)) {
 		for (int32_t k = 0; k < x.rank; k++)
 			t.d[k] = sh_dim_unk();
 		return out0(c, &t);
@@ -1356,8 +1360,7 @@ static void data_sized(const sh_ctx *c, sh_type *t)
 	if (st == SH_ABSENT) {
 		t->rank = 1;
 		t->d[0] = sh_dim_unk();
-	} else if (st == SH_BAD || !oxp__sh_axis(axis, x.rank, &ax) ||
-	           (axis < 0 && sh_before(c, 11))) {
+	} else if (st == SH_BAD || !oxp__sh_axis(axis, x.rank, &ax)) {
 		t->rank = -1;
 	} else {
 		t->d[ax] = sh_dim_unk();
@@ -1449,7 +1452,7 @@ static oxp_code r_reduce(sh_ctx *c)
 		return out0(c, &t);
 	}
 	int st = list_arg(c, !from_input, "axes", 1, axes, SH_MAX_RANK, &n);
-	if (st == SH_BAD || !oxp__sh_norm_axes(axes, n, x.rank, true, ax)) {
+	if (st == SH_BAD || !oxp__sh_norm_axes(axes, n, x.rank, ax)) {
 		/* which dims go is unknown */
 		if (keep == 0)
 			t.rank = -1;
@@ -1485,8 +1488,7 @@ static oxp_code r_argmax(sh_ctx *c) /* ArgMax, ArgMin */
 	int64_t axis, keep;
 	int32_t ax;
 	if (!oxp__sh_attr_int_or(c, "axis", 0, &axis) ||
-	    !oxp__sh_attr_int_or(c, "keepdims", 1, &keep) || !oxp__sh_axis(axis, x.rank, &ax) ||
-	    (axis < 0 && sh_before(c, 11))) {
+	    !oxp__sh_attr_int_or(c, "keepdims", 1, &keep) || !oxp__sh_axis(axis, x.rank, &ax)) {
 		t.rank = -1;
 		return out0(c, &t);
 	}
@@ -1640,6 +1642,108 @@ static oxp_code r_string_normalizer(sh_ctx *c)
 	return out0(c, &x);
 }
 
+static oxp_code r_sequence_empty(sh_ctx *c)
+{
+	sh_type t;
+	int64_t dt;
+	t.elem = oxp__sh_attr_int_or(c, "dtype", OXP_DT_FLOAT, &dt) && dt > 0 && dt < OXP_DT__COUNT
+	             ? (int32_t)dt
+	             : 0;
+	t.rank = -1;
+	return oxp__sh_out_seq(c, 0, &t, true);
+}
+
+static oxp_code r_sequence_construct(sh_ctx *c)
+{
+	sh_type acc, t;
+	size_t n = oxp__sh_nin(c);
+	if (n == 0)
+		return OXP_OK;
+	oxp__sh_in(c, 0, &acc);
+	for (size_t i = 1; i < n; i++) {
+		oxp__sh_in(c, i, &t);
+		oxp__sh_type_union(&acc, &acc, &t);
+	}
+	return oxp__sh_out_seq(c, 0, &acc, false);
+}
+
+static oxp_code r_sequence_insert(sh_ctx *c)
+{
+	sh_type s, t;
+	bool empty;
+	if (!oxp__sh_in_seq(c, 0, &s, &empty))
+		return OXP_OK;
+	oxp__sh_in(c, 1, &t);
+	if (!empty)
+		oxp__sh_type_union(&t, &s, &t);
+	else if (t.elem == 0)
+		t.elem = s.elem;
+	return oxp__sh_out_seq(c, 0, &t, false);
+}
+
+static oxp_code r_sequence_erase(sh_ctx *c)
+{
+	sh_type s;
+	bool empty;
+	if (!oxp__sh_in_seq(c, 0, &s, &empty))
+		return OXP_OK;
+	return oxp__sh_out_seq(c, 0, &s, empty);
+}
+
+static oxp_code r_sequence_at(sh_ctx *c)
+{
+	sh_type s;
+	bool empty;
+	if (!oxp__sh_in_seq(c, 0, &s, &empty) || empty)
+		return OXP_OK;
+	return out0(c, &s);
+}
+
+static oxp_code r_split_to_sequence(sh_ctx *c)
+{
+	sh_type x, t;
+	int64_t axis, keep;
+	int32_t ax;
+	oxp__sh_in(c, 0, &x);
+	t = x;
+	if (!oxp__sh_attr_int_or(c, "axis", 0, &axis) ||
+	    !oxp__sh_attr_int_or(c, "keepdims", 1, &keep) || !oxp__sh_axis(axis, x.rank, &ax)) {
+		t.rank = -1;
+	} else if (oxp__sh_has_in(c, 1)) {
+		t.d[ax] = sh_dim_unk(); /* pieces of given lengths */
+	} else if (keep != 0) {
+		t.d[ax] = sh_dim_val(1);
+	} else {
+		memmove(&t.d[ax], &t.d[ax + 1], (size_t)(t.rank - ax - 1) * sizeof(oxp_dim));
+		t.rank--;
+	}
+	return oxp__sh_out_seq(c, 0, &t, false);
+}
+
+static oxp_code r_concat_from_sequence(sh_ctx *c)
+{
+	sh_type s, t;
+	bool empty;
+	int64_t axis, new_axis;
+	int32_t ax;
+	if (!oxp__sh_in_seq(c, 0, &s, &empty))
+		return OXP_OK;
+	t.elem = s.elem;
+	t.rank = -1;
+	if (s.rank >= 0 && s.rank < SH_MAX_RANK && oxp__sh_attr_int(c, "axis", &axis) == SH_OK &&
+	    oxp__sh_attr_int_or(c, "new_axis", 0, &new_axis) &&
+	    oxp__sh_axis(axis, s.rank + (new_axis != 0), &ax)) {
+		t.rank = s.rank + (new_axis != 0);
+		for (int32_t k = 0, j = 0; k < t.rank; k++) {
+			if (k != ax || new_axis == 0)
+				t.d[k] = s.d[j++];
+			if (k == ax)
+				t.d[k] = sh_dim_unk(); /* the sum (or count) over the elements */
+		}
+	}
+	return out0(c, &t);
+}
+
 static oxp_code r_scalar_i64(sh_ctx *c) /* SequenceLength */
 {
 	sh_type t;
@@ -1676,6 +1780,7 @@ static const sh_op ops[] = {
     {"Clip", oxp__sh_rule_same, NULL},
     {"Compress", r_compress, NULL},
     {"Concat", r_concat, NULL},
+    {"ConcatFromSequence", r_concat_from_sequence, NULL},
     {"Constant", r_constant, NULL},
     {"ConstantOfShape", r_constant_of_shape, NULL},
     {"Cos", oxp__sh_rule_same, NULL},
@@ -1752,6 +1857,11 @@ static const sh_op ops[] = {
     {"ScatterElements", oxp__sh_rule_same, NULL},
     {"ScatterND", oxp__sh_rule_same, NULL},
     {"Selu", oxp__sh_rule_same, NULL},
+    {"SequenceAt", r_sequence_at, NULL},
+    {"SequenceConstruct", r_sequence_construct, NULL},
+    {"SequenceEmpty", r_sequence_empty, NULL},
+    {"SequenceErase", r_sequence_erase, NULL},
+    {"SequenceInsert", r_sequence_insert, NULL},
     {"SequenceLength", r_scalar_i64, NULL},
     {"Shape", r_shape, NULL},
     {"Shrink", oxp__sh_rule_same, NULL},
@@ -1765,6 +1875,7 @@ static const sh_op ops[] = {
     {"Softplus", oxp__sh_rule_same, NULL},
     {"Softsign", oxp__sh_rule_same, NULL},
     {"Split", r_split, NULL},
+    {"SplitToSequence", r_split_to_sequence, NULL},
     {"Sqrt", oxp__sh_rule_same, NULL},
     {"Squeeze", r_squeeze, NULL},
     {"StringNormalizer", r_string_normalizer, NULL},

@@ -9,9 +9,9 @@ data_prop=True) and $BUILD/tools/shapedump, and compare value by value, scope by
             different integers for a dim, or an integer against a symbol / two different
             symbols.  Unknown on either side is never a conflict; symbols onnx makes up
             ("unk__N") count as unknown.
-  missing   a value onnx types that we leave without an inferred type;
-  weaker    a value we type with less than onnx knows (no rank, or an unknown dim where
-            onnx has an integer or a real symbol).
+  missing   a value onnx types that we know nothing about (neither inferred nor declared);
+  weaker    a value we know less about than onnx (no rank, or an unknown dim where onnx
+            has an integer or a real symbol), counting what the model declares as known.
 
 Our inferred types are also checked against the types the model itself declares
 (value_info, graph outputs): an integer or rank or elem-type disagreement there is a
@@ -108,6 +108,16 @@ def compare(ours, theirs):
     return None
 
 
+def merge(declared, inferred):
+    (de, dd), (ie, idims) = declared, inferred
+    e = de or ie
+    if dd is None:
+        return (e, idims)
+    if idims is None or len(idims) != len(dd):
+        return (e, dd)
+    return (e, [a if a is not None else b for a, b in zip(dd, idims)])
+
+
 def weaker(ours, theirs):
     (oe, od), (te, td) = ours, theirs
     if te and not oe:
@@ -129,12 +139,16 @@ def run_model(path, tool, verbose):
     dump = json.loads(p.stdout.decode('utf-8', errors='surrogateescape'),
                       object_pairs_hook=first_pairs)
     inferred = {}
+    best = {}  # what an edge shows: declared dims first, inferred ones filling the gaps
     for sid, vals in dump.items():
         for name, e in vals.items():
-            if e['source'] != 'inferred':
-                continue
             t = (e['elem_type'], e['dims'])
+            if e['source'] != 'inferred':
+                best[(sid, name)] = t
+                continue
             inferred[(sid, name)] = t
+            best[(sid, name)] = merge(
+                (e['declared']['elem_type'], e['declared']['dims']), t) if 'declared' in e else t
             if 'declared' in e:
                 de = e['declared']
                 why = compare(t, (de['elem_type'], de['dims']))
@@ -161,23 +175,24 @@ def run_model(path, tool, verbose):
     r['onnx'] = len(theirs)
     for key, ts in theirs.items():
         o = inferred.get(key)
-        if o is None:
+        if o is not None:
+            r['compared'] += 1
+            for t in ts:
+                why = compare(o, t)
+                if why:
+                    r['conflicts'] += 1
+                    r['notes'].append(f'  CONFLICT {key[0] or "main"}/{key[1]}: ours {o} '
+                                      f'onnx {t}: {why}')
+                    break
+        b = best.get(key)
+        if b is None:
             r['missing'] += 1
             if verbose:
                 r['notes'].append(f'  missing {key[0] or "main"}/{key[1]}: onnx {ts[0]}')
-            continue
-        r['compared'] += 1
-        for t in ts:
-            why = compare(o, t)
-            if why:
-                r['conflicts'] += 1
-                r['notes'].append(f'  CONFLICT {key[0] or "main"}/{key[1]}: ours {o} '
-                                  f'onnx {t}: {why}')
-                break
-        if weaker(o, ts[-1]):
+        elif weaker(b, ts[-1]):
             r['weaker'] += 1
             if verbose:
-                r['notes'].append(f'  weaker {key[0] or "main"}/{key[1]}: ours {o} '
+                r['notes'].append(f'  weaker {key[0] or "main"}/{key[1]}: ours {b} '
                                   f'onnx {ts[-1]}')
     return r
 
@@ -234,10 +249,10 @@ def main():
           '{declared_conflicts}'.format(**{k: tot.get(k, 0) for k in (
               'ours', 'onnx', 'compared', 'conflicts', 'missing', 'weaker',
               'declared_conflicts')}))
-    print('coverage (values onnx types that we type too, and as precisely):')
+    print('coverage (values onnx types that we know as precisely, inferred or declared):')
     for rel, r in focus:
         n = r['onnx']
-        full = r['compared'] - r['weaker']
+        full = n - r['missing'] - r['weaker']
         pct = 100.0 * full / n if n else 100.0
         print(f'  {rel}: {full}/{n} ({pct:.1f}%), missing {r["missing"]}, '
               f'weaker {r["weaker"]}, ours beyond onnx {r["ours"] - r["compared"]}')
