@@ -837,7 +837,7 @@ static oxp_code r_squeeze(sh_ctx *c)
 	if (st == SH_BAD || x.rank < 0)
 		return out0(c, &t);
 	bool drop[SH_MAX_RANK] = {false};
-	if (st == SH_ABSENT) {
+	if (st == SH_ABSENT || n == 0) { /* runtimes read empty axes as none given */
 		/* every dim of size 1; any dim not known could be 1 */
 		for (int32_t k = 0; k < x.rank; k++) {
 			if (!sh_known(x.d[k]))
@@ -1315,9 +1315,14 @@ static oxp_code r_range(sh_ctx *c)
 			return oxp__sh_out_vals(c, 0, &o);
 		}
 	}
-	double fs, fl, fd;
-	if (scalar_f64(c, 0, &fs) && scalar_f64(c, 1, &fl) && scalar_f64(c, 2, &fd) && fd != 0) {
-		double n = ceil((fl - fs) / fd);
+	/* floating ranges: ceil((limit - start) / delta) in the element type, as runtimes do */
+	double fs, fl, fd, n = -1;
+	if ((t.elem == OXP_DT_FLOAT || t.elem == OXP_DT_DOUBLE) && scalar_f64(c, 0, &fs) &&
+	    scalar_f64(c, 1, &fl) && scalar_f64(c, 2, &fd) && fd != 0) {
+		if (t.elem == OXP_DT_FLOAT)
+			n = (double)ceilf(((float)fl - (float)fs) / (float)fd);
+		else
+			n = ceil((fl - fs) / fd);
 		if (n < 0)
 			n = 0;
 		if (isfinite(n) && n < 4.0e18)
