@@ -221,6 +221,38 @@ static oxp_code nomem(sh_ctx *c)
 	return oxp__set_error(c->err, OXP_E_NOMEM, 0, "", "out of memory during shape inference");
 }
 
+/* Whether an inferred dims array (clean by construction) holds exactly t's dims. */
+static bool same_dims(const oxp_dim *dims, int32_t rank, const sh_type *t)
+{
+	if (dims == NULL || rank != t->rank)
+		return false;
+	for (int32_t k = 0; k < rank; k++) {
+		oxp_dim d = clean_dim(t->d[k]);
+		if (d.kind != dims[k].kind ||
+		    (d.kind == OXP_DIM_VALUE && d.value != dims[k].value) ||
+		    (d.kind == OXP_DIM_PARAM && !str_same(d.param, dims[k].param)))
+			return false;
+	}
+	return true;
+}
+
+/* An inferred dims array of the current node's inputs equal to t's dims, to share
+ * (elementwise ops repeat their input's shape: this halves what inference allocates). */
+static oxp_dim *shared_dims(const sh_ctx *c, const sh_type *t)
+{
+	if (c->dn == NULL)
+		return NULL;
+	for (size_t i = 0; i < c->node->ninputs && i < 8; i++) {
+		uint32_t in = c->dn->inputs[i];
+		if (in == OXP_NONE)
+			continue;
+		const oxp_value_type *it = &c->dag->values[in].inferred;
+		if (it->source == OXP_SHAPE_INFERRED && same_dims(it->dims, it->rank, t))
+			return it->dims;
+	}
+	return NULL;
+}
+
 oxp_code oxp__sh_set_value(sh_ctx *c, uint32_t vi, const sh_type *t)
 {
 	if (vi == OXP_NONE || vi >= c->dag->v.nvalues)
@@ -230,8 +262,8 @@ oxp_code oxp__sh_set_value(sh_ctx *c, uint32_t vi, const sh_type *t)
 	if (elem == 0 && rank < 0)
 		return OXP_OK;
 	oxp_value_type *it = &c->dag->values[vi].inferred;
-	oxp_dim *dims = NULL;
-	if (rank > 0) {
+	oxp_dim *dims = rank > 0 ? shared_dims(c, t) : NULL;
+	if (rank > 0 && dims == NULL) {
 		dims = oxp__arena_array(c->dag->arena, (size_t)rank, sizeof(oxp_dim));
 		if (dims == NULL)
 			return nomem(c);

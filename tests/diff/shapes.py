@@ -8,7 +8,8 @@ data_prop=True) and $BUILD/tools/shapedump, and compare value by value, scope by
   conflict  a value both sides know with different elem types, different ranks, two
             different integers for a dim, or an integer against a symbol / two different
             symbols.  Unknown on either side is never a conflict; symbols onnx makes up
-            ("unk__N") count as unknown.
+            ("unk__N") count as unknown; a symbol the model itself declares for a dim we
+            infer under another symbol is a second name, not a conflict.
   missing   a value onnx types that we know nothing about (neither inferred nor declared);
   weaker    a value we know less about than onnx (no rank, or an unknown dim where onnx
             has an integer or a real symbol), counting what the model declares as known.
@@ -92,8 +93,10 @@ def first_pairs(pairs):
     return d
 
 
-def compare(ours, theirs):
-    """Conflict description or None.  ours/theirs: (elem, dims or None)."""
+def compare(ours, theirs, declared=None):
+    """Conflict description or None.  ours/theirs: (elem, dims or None).  declared: the
+    model's own type for the value, whose symbols only name dims (another name for a dim
+    we infer under a different symbol is not a conflict)."""
     (oe, od), (te, td) = ours, theirs
     if oe and te and oe != te:
         return f'elem {oe} vs {te}'
@@ -101,8 +104,11 @@ def compare(ours, theirs):
         return None
     if len(od) != len(td):
         return f'rank {len(od)} vs {len(td)}'
+    dd = declared[1] if declared and declared[1] and len(declared[1]) == len(td) else None
     for k, (a, b) in enumerate(zip(od, td)):
         if a is None or b is None or a == b:
+            continue
+        if isinstance(a, str) and isinstance(b, str) and dd and dd[k] == b:
             continue
         return f'dim {k}: {a!r} vs {b!r}'
     return None
@@ -158,6 +164,10 @@ def run_model(path, tool, verbose):
                     r['notes'].append(f'  declared-conflict {sid or "main"}/{name}: {why}')
     r['ours'] = len(inferred)
     model = onnx.load(path)
+    declared = {}
+    for sid, vals in onnx_known(model).items():
+        for name, t in vals.items():
+            declared[(sid, name)] = t
     theirs = {}
     for data_prop in (False, True):
         try:
@@ -178,7 +188,7 @@ def run_model(path, tool, verbose):
         if o is not None:
             r['compared'] += 1
             for t in ts:
-                why = compare(o, t)
+                why = compare(o, t, declared.get(key))
                 if why:
                     r['conflicts'] += 1
                     r['notes'].append(f'  CONFLICT {key[0] or "main"}/{key[1]}: ours {o} '

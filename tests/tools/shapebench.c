@@ -3,9 +3,10 @@
  *
  *   shapebench MODEL.onnx [RUNS]
  *
- * Parses the model once, then builds the dag RUNS times (default 30) each way, and prints
- * one line: nodes, values, the median build time without inference, with it, and the
- * values given an inferred type.  Exit status 1 when the model does not parse or link.
+ * Parses the model once, then builds the dag RUNS times (default 30) each way, the two
+ * ways alternating so that a change in machine load hits both alike, and prints one line:
+ * nodes, values, values with an inferred type, and the median and fastest build times
+ * without and with inference.  Exit status 1 when the model does not parse or link.
  */
 #include "parser/oxp.h"
 
@@ -26,32 +27,22 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median time of `runs` builds (infer on or off); the last dag is kept in *keep. */
-static int time_builds(const oxp_model *m, bool infer, int runs, double *median, oxp_dag **keep)
+/* One build, timed into *ms; the dag is freed unless keep is given. */
+static int build_once(const oxp_model *m, bool infer, double *ms, oxp_dag **keep)
 {
-	double *t = calloc((size_t)runs, sizeof(double));
 	oxp_dag_options opt = {.infer_shapes = infer};
 	oxp_error err;
-	if (t == NULL)
+	oxp_dag *d;
+	double t0 = now_ms();
+	if (oxp_dag_build(&d, m, &opt, &err) != OXP_OK) {
+		fprintf(stderr, "dag: %s\n", err.message);
 		return -1;
-	*keep = NULL;
-	for (int i = 0; i < runs; i++) {
-		oxp_dag *d;
-		double t0 = now_ms();
-		if (oxp_dag_build(&d, m, &opt, &err) != OXP_OK) {
-			fprintf(stderr, "dag: %s\n", err.message);
-			free(t);
-			return -1;
-		}
-		t[i] = now_ms() - t0;
-		if (i + 1 == runs)
-			*keep = d;
-		else
-			oxp_dag_free(d);
 	}
-	qsort(t, (size_t)runs, sizeof(double), cmp_double);
-	*median = t[runs / 2];
-	free(t);
+	*ms = now_ms() - t0;
+	if (keep != NULL)
+		*keep = d;
+	else
+		oxp_dag_free(d);
 	return 0;
 }
 
@@ -70,21 +61,30 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", argv[1], err.message);
 		return 1;
 	}
-	double off, on;
-	oxp_dag *d1, *d2;
-	if (time_builds(m, false, runs, &off, &d1) != 0 || time_builds(m, true, runs, &on, &d2) != 0) {
-		oxp_model_free(m);
-		return 1;
+	double *off = calloc((size_t)runs, sizeof(double));
+	double *on = calloc((size_t)runs, sizeof(double));
+	oxp_dag *d = NULL;
+	int rc = off == NULL || on == NULL ? -1 : 0;
+	for (int i = 0; i < runs && rc == 0; i++)
+		rc = build_once(m, false, &off[i], NULL) != 0 ||
+		             build_once(m, true, &on[i], i + 1 == runs ? &d : NULL) != 0
+		         ? -1
+		         : 0;
+	if (rc == 0) {
+		qsort(off, (size_t)runs, sizeof(double), cmp_double);
+		qsort(on, (size_t)runs, sizeof(double), cmp_double);
+		const oxp_dag_view *v = oxp_dag_get(d);
+		uint32_t inferred = 0;
+		for (uint32_t i = 0; i < v->nvalues; i++)
+			inferred += v->values[i].inferred.source == OXP_SHAPE_INFERRED;
+		printf("%s: nodes %u values %u inferred %u; dag build median %.3f ms (fastest %.3f) "
+		       "without inference, %.3f ms (fastest %.3f) with\n",
+		       argv[1], v->nnodes, v->nvalues, inferred, off[runs / 2], off[0], on[runs / 2],
+		       on[0]);
 	}
-	const oxp_dag_view *v = oxp_dag_get(d2);
-	uint32_t inferred = 0;
-	for (uint32_t i = 0; i < v->nvalues; i++)
-		inferred += v->values[i].inferred.source == OXP_SHAPE_INFERRED;
-	printf("%s: nodes %u values %u inferred %u build %.3f ms without inference, %.3f ms with "
-	       "(inference %.3f ms)\n",
-	       argv[1], v->nnodes, v->nvalues, inferred, off, on, on - off);
-	oxp_dag_free(d1);
-	oxp_dag_free(d2);
+	oxp_dag_free(d);
+	free(off);
+	free(on);
 	oxp_model_free(m);
-	return 0;
+	return rc == 0 ? 0 : 1;
 }
