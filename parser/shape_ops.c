@@ -1749,6 +1749,197 @@ static oxp_code r_concat_from_sequence(sh_ctx *c)
 	return out0(c, &t);
 }
 
+static oxp_code r_regex_full_match(sh_ctx *c)
+{
+	sh_type t;
+	oxp__sh_in(c, 0, &t);
+	t.elem = OXP_DT_BOOL;
+	return out0(c, &t);
+}
+
+static oxp_code r_string_concat(sh_ctx *c)
+{
+	sh_type a, b;
+	oxp__sh_in(c, 0, &a);
+	oxp__sh_in(c, 1, &b);
+	oxp__sh_broadcast(&a, &a, &b);
+	a.elem = OXP_DT_STRING;
+	return out0(c, &a);
+}
+
+/* BlackmanWindow, HammingWindow, HannWindow: a vector of `size` (input 0) elements. */
+static oxp_code r_window(sh_ctx *c)
+{
+	sh_type t;
+	sh_vals v;
+	int64_t dt;
+	t.elem = oxp__sh_attr_int_or(c, "output_datatype", OXP_DT_FLOAT, &dt) && dt > 0 &&
+	                 dt < OXP_DT__COUNT
+	             ? (int32_t)dt
+	             : 0;
+	t.rank = 1;
+	t.d[0] = oxp__sh_in_vals(c, 0, &v) && v.n == 1 && sh_known(v.v[0]) ? v.v[0] : sh_dim_unk();
+	return out0(c, &t);
+}
+
+/* SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss: a scalar unless reduction is
+ * "none" (then the labels' shape); SoftmaxCrossEntropyLoss's log_prob has the scores'
+ * shape. */
+static oxp_code r_loss(sh_ctx *c)
+{
+	sh_type x, labels, t;
+	oxp_str red;
+	oxp__sh_in(c, 0, &x);
+	oxp__sh_in(c, 1, &labels);
+	int st = oxp__sh_attr_str(c, "reduction", &red);
+	if (st == SH_BAD) {
+		t.rank = -1;
+	} else if (st == SH_OK && oxp_str_eq(red, "none")) {
+		t = labels;
+	} else {
+		t.rank = st == SH_ABSENT || oxp_str_eq(red, "mean") || oxp_str_eq(red, "sum") ? 0 : -1;
+	}
+	t.elem = x.elem;
+	SH_TRY(out0(c, &t));
+	return oxp__sh_out(c, 1, &x);
+}
+
+/* ---- Einsum ----------------------------------------------------------------------------*/
+#define EINSUM_MAX_TERMS 16
+
+typedef struct einsum_term {
+	char letters[SH_MAX_RANK]; /* in order; '.' stands for the ellipsis */
+	int32_t n;
+	bool ellipsis;
+} einsum_term;
+
+/* Parse one term of an einsum equation from s[*i..) up to ',' or '-' or the end. */
+static bool einsum_term_parse(oxp_str s, size_t *i, einsum_term *t)
+{
+	t->n = 0;
+	t->ellipsis = false;
+	while (*i < s.len && s.p[*i] != ',' && s.p[*i] != '-') {
+		char ch = s.p[*i];
+		if (ch == ' ') {
+			(*i)++;
+		} else if (ch == '.') {
+			if (t->ellipsis || *i + 2 >= s.len || s.p[*i + 1] != '.' ||
+			    s.p[*i + 2] != '.' || t->n >= SH_MAX_RANK)
+				return false;
+			t->ellipsis = true;
+			t->letters[t->n++] = '.';
+			*i += 3;
+		} else if (((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) && t->n < SH_MAX_RANK) {
+			t->letters[t->n++] = ch;
+			(*i)++;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The einsum terms: in[0..*nin) and, when the equation has "->", *out. */
+static bool einsum_parse(oxp_str eq, einsum_term *in, size_t *nin, einsum_term *out,
+                         bool *explicit_out)
+{
+	size_t i = 0;
+	*nin = 0;
+	*explicit_out = false;
+	for (;;) {
+		if (*nin >= EINSUM_MAX_TERMS || !einsum_term_parse(eq, &i, &in[(*nin)++]))
+			return false;
+		if (i >= eq.len)
+			return true;
+		if (eq.p[i] == ',') {
+			i++;
+			continue;
+		}
+		if (i + 1 >= eq.len || eq.p[i + 1] != '>')
+			return false;
+		i += 2;
+		*explicit_out = true;
+		return einsum_term_parse(eq, &i, out) && i == eq.len;
+	}
+}
+
+static int letter_index(char ch)
+{
+	return ch >= 'A' && ch <= 'Z' ? ch - 'A' : ch - 'a' + 26;
+}
+
+static oxp_code r_einsum(sh_ctx *c)
+{
+	einsum_term in[EINSUM_MAX_TERMS], out;
+	size_t nin;
+	bool explicit_out;
+	oxp_str eq;
+	sh_type x, t, ell, tmp;
+	oxp_dim dim[52];
+	int count[52] = {0};
+	bool seen[52] = {false};
+	oxp__sh_in(c, 0, &x);
+	t.elem = x.elem;
+	t.rank = -1;
+	if (oxp__sh_attr_str(c, "equation", &eq) != SH_OK || eq.len > 4096 ||
+	    !einsum_parse(eq, in, &nin, &out, &explicit_out) || nin != oxp__sh_nin(c))
+		return out0(c, &t);
+	ell.rank = 0;
+	for (size_t k = 0; k < nin; k++) {
+		const einsum_term *tm = &in[k];
+		oxp__sh_in(c, k, &x);
+		int32_t nlet = tm->n - (tm->ellipsis ? 1 : 0);
+		if (x.rank < 0 || x.rank < nlet || (!tm->ellipsis && x.rank != nlet))
+			return out0(c, &t);
+		int32_t nell = x.rank - nlet, pos = 0;
+		for (int32_t j = 0; j < tm->n; j++) {
+			if (tm->letters[j] == '.') {
+				tmp.rank = nell;
+				memcpy(tmp.d, &x.d[pos], (size_t)nell * sizeof(oxp_dim));
+				oxp__sh_broadcast(&ell, &ell, &tmp);
+				pos += nell;
+				continue;
+			}
+			int li = letter_index(tm->letters[j]);
+			oxp_dim d = x.d[pos++];
+			if (!seen[li])
+				dim[li] = d;
+			else if (!oxp__sh_dim_eq(dim[li], d))
+				dim[li] = sh_is(dim[li], 1) ? d : sh_is(d, 1) ? dim[li] : sh_dim_unk();
+			seen[li] = true;
+			count[li]++;
+		}
+	}
+	t.rank = 0;
+	if (!explicit_out) {
+		/* implicit: the ellipsis dims, then the letters seen once, alphabetically */
+		for (int32_t k = 0; k < ell.rank; k++)
+			t.d[t.rank++] = ell.d[k];
+		for (int li = 0; li < 52; li++)
+			if (count[li] == 1 && t.rank < SH_MAX_RANK)
+				t.d[t.rank++] = dim[li];
+		return out0(c, &t);
+	}
+	for (int32_t j = 0; j < out.n; j++) {
+		if (out.letters[j] == '.') {
+			if (t.rank + ell.rank > SH_MAX_RANK) {
+				t.rank = -1;
+				return out0(c, &t);
+			}
+			for (int32_t k = 0; k < ell.rank; k++)
+				t.d[t.rank++] = ell.d[k];
+			continue;
+		}
+		int li = letter_index(out.letters[j]);
+		if (!seen[li]) { /* an output letter no input has: invalid */
+			t.rank = -1;
+			return out0(c, &t);
+		}
+		t.d[t.rank++] = dim[li];
+	}
+	return out0(c, &t);
+}
+
 static oxp_code r_scalar_i64(sh_ctx *c) /* SequenceLength */
 {
 	sh_type t;
@@ -1778,6 +1969,7 @@ static const sh_op ops[] = {
     {"BitwiseNot", oxp__sh_rule_same, NULL},
     {"BitwiseOr", r_arith, NULL},
     {"BitwiseXor", r_arith, NULL},
+    {"BlackmanWindow", r_window, NULL},
     {"Cast", r_cast, NULL},
     {"CastLike", r_castlike, NULL},
     {"Ceil", oxp__sh_rule_same, NULL},
@@ -1793,6 +1985,7 @@ static const sh_op ops[] = {
     {"CumSum", oxp__sh_rule_same, NULL},
     {"Det", r_det, NULL},
     {"Div", r_arith, NULL},
+    {"Einsum", r_einsum, NULL},
     {"Elu", oxp__sh_rule_same, NULL},
     {"Equal", r_arith, NULL},
     {"Erf", oxp__sh_rule_same, NULL},
@@ -1808,6 +2001,8 @@ static const sh_op ops[] = {
     {"Gemm", r_gemm, NULL},
     {"Greater", r_arith, NULL},
     {"GreaterOrEqual", r_arith, NULL},
+    {"HammingWindow", r_window, NULL},
+    {"HannWindow", r_window, NULL},
     {"HardSigmoid", oxp__sh_rule_same, NULL},
     {"HardSwish", oxp__sh_rule_same, NULL},
     {"Hardmax", oxp__sh_rule_same, NULL},
@@ -1829,6 +2024,7 @@ static const sh_op ops[] = {
     {"Mul", r_arith, NULL},
     {"Multinomial", r_multinomial, NULL},
     {"Neg", oxp__sh_rule_same, NULL},
+    {"NegativeLogLikelihoodLoss", r_loss, NULL},
     {"NonMaxSuppression", r_nms, NULL},
     {"NonZero", r_nonzero, NULL},
     {"Not", oxp__sh_rule_same, NULL},
@@ -1854,6 +2050,7 @@ static const sh_op ops[] = {
     {"ReduceProd", r_reduce, NULL},
     {"ReduceSum", r_reduce, NULL},
     {"ReduceSumSquare", r_reduce, NULL},
+    {"RegexFullMatch", r_regex_full_match, NULL},
     {"Relu", oxp__sh_rule_same, NULL},
     {"Reshape", r_reshape, NULL},
     {"ReverseSequence", oxp__sh_rule_same, NULL},
@@ -1877,12 +2074,14 @@ static const sh_op ops[] = {
     {"Size", r_size, NULL},
     {"Slice", r_slice, NULL},
     {"Softmax", oxp__sh_rule_same, NULL},
+    {"SoftmaxCrossEntropyLoss", r_loss, NULL},
     {"Softplus", oxp__sh_rule_same, NULL},
     {"Softsign", oxp__sh_rule_same, NULL},
     {"Split", r_split, NULL},
     {"SplitToSequence", r_split_to_sequence, NULL},
     {"Sqrt", oxp__sh_rule_same, NULL},
     {"Squeeze", r_squeeze, NULL},
+    {"StringConcat", r_string_concat, NULL},
     {"StringNormalizer", r_string_normalizer, NULL},
     {"Sub", r_arith, NULL},
     {"Sum", r_variadic, NULL},

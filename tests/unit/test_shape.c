@@ -283,6 +283,24 @@ static void test_tensor_ops(void **state)
 	unload(&f);
 }
 
+static void test_einsum_windows_losses(void **state)
+{
+	(void)state;
+	fixture f;
+	load(&f, "misc17");
+	expect(&f, "ein_bmm", "1:2,3,5");
+	expect(&f, "ein_implicit", "1:3,5");
+	expect(&f, "ein_ellipsis", "1:N,7,4,6");
+	expect(&f, "ein_diag", "1:4");
+	expect(&f, "ein_bad", "1:*");
+	expect(&f, "ein_badcount", "1:*");
+	expect(&f, "hann", "1:10");
+	expect(&f, "sce", "1:");
+	expect(&f, "sce_logp", "1:8,5,3");
+	expect(&f, "nll", "1:8,3");
+	unload(&f);
+}
+
 static void test_negative_axes(void **state)
 {
 	(void)state;
@@ -441,6 +459,7 @@ int main(void)
 	    cmocka_unit_test(test_conv_pool),
 	    cmocka_unit_test(test_conv_bad_attributes),
 	    cmocka_unit_test(test_tensor_ops),
+	    cmocka_unit_test(test_einsum_windows_losses),
 	    cmocka_unit_test(test_negative_axes),
 	    cmocka_unit_test(test_data_propagation),
 	    cmocka_unit_test(test_data_from_tensors),

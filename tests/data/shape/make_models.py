@@ -285,6 +285,27 @@ def dataprop_tensors():
           [vi('r_l88', F, None)], 13, initializers=inits)
 
 
+def misc17():
+    """Einsum, windows, losses (opset 17)."""
+    nodes = [
+        node('Einsum', ['A', 'B'], ['ein_bmm'], equation='bij,bjk->bik'),     # [2,3,5]
+        node('Einsum', ['M1', 'M2'], ['ein_implicit'], equation='ij,jk'),     # [3,5]
+        node('Einsum', ['E'], ['ein_ellipsis'], equation='...ij->...ji'),    # [N,7,4,6]
+        node('Einsum', ['Q'], ['ein_diag'], equation='ii->i'),               # [4]
+        node('Einsum', ['A', 'B'], ['ein_bad'], equation='bij,bjk->bxk'),    # x unknown: *
+        node('Einsum', ['A'], ['ein_badcount'], equation='bij,bjk->bik'),    # 2 terms, 1 input
+        node('Constant', [], ['wsize'], value_int=10),
+        node('HannWindow', ['wsize'], ['hann']),                             # f32 [10]
+        node('SoftmaxCrossEntropyLoss', ['S', 'L'], ['sce', 'sce_logp']),    # [], [8,5,3]
+        node('NegativeLogLikelihoodLoss', ['S', 'L'], ['nll'], reduction='none'),  # [8,3]
+    ]
+    model('misc17', nodes,
+          [vi('A', F, [2, 3, 4]), vi('B', F, [2, 4, 5]), vi('M1', F, [3, 4]), vi('M2', F, [4, 5]),
+           vi('E', F, ['N', 7, 6, 4]), vi('Q', F, [4, 4]), vi('S', F, [8, 5, 3]),
+           vi('L', I64, [8, 3])],
+          [vi('ein_bmm', F, None)], 17)
+
+
 def subgraphs():
     then_g = helper.make_graph(
         [node('Relu', ['X'], ['t_out']), node('Shape', ['X'], ['t_shape']),
@@ -394,6 +415,7 @@ if __name__ == '__main__':
     legacy()
     conv()
     tensor_ops()
+    misc17()
     dataprop()
     dataprop_tensors()
     subgraphs()
