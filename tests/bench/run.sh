@@ -12,6 +12,7 @@ run() { # script and its interpreter
   "$@" || failed="$failed $2"
 }
 
+run sh tests/bench/tensor.sh
 run sh tests/bench/shapes.sh
 
 if [ -n "$failed" ]; then

@@ -12,6 +12,7 @@ run() { # script and its interpreter
   "$@" || failed="$failed $2"
 }
 
+run /usr/bin/python3 tests/diff/tensors.py
 run /usr/bin/python3 tests/diff/shapes.py
 
 if [ -n "$failed" ]; then
