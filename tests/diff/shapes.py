@@ -12,7 +12,8 @@ data_prop=True) and $BUILD/tools/shapedump, and compare value by value, scope by
             infer under another symbol is a second name, not a conflict.
   missing   a value onnx types that we know nothing about (neither inferred nor declared);
   weaker    a value we know less about than onnx (no rank, or an unknown dim where onnx
-            has an integer or a real symbol), counting what the model declares as known.
+            has an integer or a real symbol), counting what the model declares as known;
+  sharper   a value with a rank or dim we know and onnx leaves unknown.
 
 Our inferred types are also checked against the types the model itself declares
 (value_info, graph outputs): an integer or rank or elem-type disagreement there is a
@@ -124,6 +125,16 @@ def merge(declared, inferred):
     return (e, [a if a is not None else b for a, b in zip(dd, idims)])
 
 
+def sharper(ours, theirs):
+    """Whether we know a dim or the rank that onnx leaves unknown."""
+    (_, od), (_, td) = ours, theirs
+    if od is None:
+        return False
+    if td is None:
+        return True
+    return len(od) == len(td) and any(a is not None and b is None for a, b in zip(od, td))
+
+
 def weaker(ours, theirs):
     (oe, od), (te, td) = ours, theirs
     if te and not oe:
@@ -137,6 +148,7 @@ def weaker(ours, theirs):
 
 def run_model(path, tool, verbose):
     r = {'ours': 0, 'onnx': 0, 'compared': 0, 'conflicts': 0, 'missing': 0, 'weaker': 0,
+         'sharper': 0,
          'declared_conflicts': 0, 'oracle_error': None, 'tool_error': None, 'notes': []}
     p = subprocess.run([tool, path], capture_output=True, timeout=60)
     if p.returncode != 0:
@@ -199,7 +211,12 @@ def run_model(path, tool, verbose):
             r['missing'] += 1
             if verbose:
                 r['notes'].append(f'  missing {key[0] or "main"}/{key[1]}: onnx {ts[0]}')
-        elif weaker(b, ts[-1]):
+        elif sharper(b, ts[-1]):
+            r['sharper'] += 1
+            if verbose:
+                r['notes'].append(f'  sharper {key[0] or "main"}/{key[1]}: ours {b} '
+                                  f'onnx {ts[-1]}')
+        if b is not None and weaker(b, ts[-1]):
             r['weaker'] += 1
             if verbose:
                 r['notes'].append(f'  weaker {key[0] or "main"}/{key[1]}: ours {b} '
@@ -238,7 +255,7 @@ def main():
             continue
         if r['oracle_error']:
             oracle_fail.append((rel, r['oracle_error']))
-        for k in ('ours', 'onnx', 'compared', 'conflicts', 'missing', 'weaker',
+        for k in ('ours', 'onnx', 'compared', 'conflicts', 'missing', 'weaker', 'sharper',
                   'declared_conflicts'):
             tot[k] = tot.get(k, 0) + r[k]
         if r['conflicts'] or r['declared_conflicts']:
@@ -255,9 +272,9 @@ def main():
     print()
     print(f'shapes: {len(models)} models in {time.time() - start:.1f} s')
     print('totals: inferred ours {ours} / onnx {onnx} / compared {compared} / conflicts '
-          '{conflicts} / missing {missing} / weaker {weaker} / declared-conflicts '
-          '{declared_conflicts}'.format(**{k: tot.get(k, 0) for k in (
-              'ours', 'onnx', 'compared', 'conflicts', 'missing', 'weaker',
+          '{conflicts} / missing {missing} / weaker {weaker} / sharper {sharper} / '
+          'declared-conflicts {declared_conflicts}'.format(**{k: tot.get(k, 0) for k in (
+              'ours', 'onnx', 'compared', 'conflicts', 'missing', 'weaker', 'sharper',
               'declared_conflicts')}))
     print('coverage (values onnx types that we know as precisely, inferred or declared):')
     for rel, r in focus:
@@ -265,7 +282,8 @@ def main():
         full = n - r['missing'] - r['weaker']
         pct = 100.0 * full / n if n else 100.0
         print(f'  {rel}: {full}/{n} ({pct:.1f}%), missing {r["missing"]}, '
-              f'weaker {r["weaker"]}, ours beyond onnx {r["ours"] - r["compared"]}')
+              f'weaker {r["weaker"]}; sharper than onnx {r["sharper"]}, '
+              f'typed by us only {r["ours"] - r["compared"]}')
     if oracle_fail:
         print(f'oracle failures ({len(oracle_fail)}; not counted as ours):')
         for rel, why in oracle_fail:
