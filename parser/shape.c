@@ -792,7 +792,9 @@ static oxp_code setup(sh_ctx *c)
 	    c->scope_done == NULL || c->function_scope == NULL)
 		return nomem(c);
 
-	int64_t model_opset = default_opset(p->opset_import, p->nopset_import);
+	/* a model importing no opset at all predates opset_import (IR < 3): opset 1 */
+	int64_t model_opset =
+	    p->nopset_import == 0 ? 1 : default_opset(p->opset_import, p->nopset_import);
 	for (size_t f = 0; f < p->nfunctions; f++)
 		c->function_scope[f] = OXP_NONE;
 	for (uint32_t si = 0; si < ns; si++) {
