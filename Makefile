@@ -45,6 +45,8 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 PARSER_OBJ  := $(call obj,$(PARSER_SRC))
 RENDER_OBJ  := $(call obj,$(RENDER_SRC))
 SERVICE_OBJ := $(call obj,$(SERVICE_SRC)) $(BUILD)/obj/gen/web_assets.o
+SERVICE_OBJ += $(BUILD)/obj/gen/openapi.o
+OPENAPI_GEN := $(BUILD)/gen/openapi.c
 ALL_OBJ     := $(PARSER_OBJ) $(RENDER_OBJ) $(SERVICE_OBJ)
 
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
@@ -79,6 +81,15 @@ $(BUILD)/obj/gen/web_assets.o: $(WEB_GEN)
 $(WEB_GEN): $(WEB_FILES) web/embed.sh
 	@mkdir -p $(dir $@)
 	sh web/embed.sh $@ $(WEB_FILES)
+
+# service/openapi.json, embedded like the web page (served at /openapi.json).
+$(BUILD)/obj/gen/openapi.o: $(OPENAPI_GEN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(OPENAPI_GEN): service/openapi.json service/embed-openapi.sh
+	@mkdir -p $(dir $@)
+	sh service/embed-openapi.sh $@ service/openapi.json
 
 $(BUILD)/libonnxviz.a: $(ALL_OBJ)
 	@rm -f $@
