@@ -651,7 +651,7 @@ MODELS = {
     "dtypes": m_dtypes, "types": m_types, "attributes": m_attributes, "device": m_device,
     "quant": m_quant, "ir1_attrs": m_ir1_attrs, "ir14": m_ir14, "strings": m_strings,
     "packed": m_packed, "unknown_fields": m_unknown, "merge": m_merge,
-    "deep_graphs": m_deep_graphs,
+    "deep_graphs": m_deep_graphs, "types_nested_48": lambda: nested_types(48),
 }
 
 
@@ -686,8 +686,41 @@ def edge_seeds():
     }
 
 
+def nested_types(levels):
+    """graph.input[0].type: sequence_type of sequence_type ... `levels` TypeProtos deep."""
+    t = b""
+    for _ in range(levels):
+        t = f_bytes(4, f_bytes(1, t))
+    return f_varint(1, 8) + f_bytes(7, f_bytes(11, f_bytes(1, "x") + f_bytes(2, t)))
+
+
+# Models protobuf itself rejects, and so must onnxviz (tests/data/rejected/): the diff
+# test checks both verdicts.  The depth pair pins the same boundary as protobuf's
+# recursion limit of 100 messages: 48 nested TypeProtos load, 49 do not.
+REJECTED = {
+    "types_nested_49": lambda: nested_types(49),
+    "varint_11_bytes": lambda: b"\x08" + b"\xff" * 10 + b"\x01",
+    "length_past_end": lambda: f_varint(1, 8) + tag(7, 2) + varint(100) + b"\x0a\x00",
+    "field_number_0": lambda: f_varint(1, 8) + b"\x02\x00",
+    "wire_type_7": lambda: f_varint(1, 8) + tag(3, 7),
+    "truncated_graph": lambda: m_metadata().SerializeToString()[:-3],
+}
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    rejected = os.path.join(HERE, "rejected")
+    os.makedirs(rejected, exist_ok=True)
+    for name, make in REJECTED.items():
+        data = make()
+        try:
+            onnx.load_from_string(data)
+        except Exception:  # noqa: BLE001 - the point is that it fails
+            pass
+        else:
+            raise AssertionError("%s: onnx accepts it" % name)
+        with open(os.path.join(rejected, name + ".onnx"), "wb") as f:
+            f.write(data)
     seeds = os.path.join(HERE, "..", "fuzz", "corpus", "parse")
     if os.path.isdir(seeds):
         for name, data in edge_seeds().items():

@@ -2,7 +2,7 @@
 """proto.py — differential test of the parser against python3-onnx.
 
 For every model of the corpus ($ONNXVIZ_CORPUS/models/**/*.onnx), every constructed model
-(tests/data/models/*.onnx) and every serialized TensorProto of the corpus's test data sets
+(tests/data/models/*.onnx; tests/data/rejected/*.onnx, which both must reject) and every serialized TensorProto of the corpus's test data sets
 (*.pb, parsed as lone tensors), it compares what onnxviz decodes (printed as canonical JSON
 by $BUILD/tools/protodump, format described in tests/tools/protodump.c) with what the onnx
 package decodes (onnx.load(..., load_external_data=False), re-read with the schema extended
@@ -349,7 +349,8 @@ def protodump(files, as_tensor):
 def default_files():
     corpus = os.environ.get("ONNXVIZ_CORPUS", os.path.join(ROOT, "..", "shared", "corpus"))
     models = sorted(glob.glob(os.path.join(corpus, "models", "**", "*.onnx"), recursive=True))
-    built = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "models", "*.onnx")))
+    built = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "models", "*.onnx")) +
+                   glob.glob(os.path.join(ROOT, "tests", "data", "rejected", "*.onnx")))
     tensors = sorted(glob.glob(os.path.join(corpus, "models", "**", "*.pb"), recursive=True))
     if not models:
         sys.exit("proto.py: no corpus models under %s" % corpus)
@@ -369,7 +370,8 @@ def run(files, as_tensor, counts):
             continue
         if not d["ok"] or theirs is None:
             if not d["ok"] and theirs is None:
-                continue  # both reject it
+                counts["rejected"] += 1  # both reject it: same verdict
+                continue
             print("DIFF %s: verdict: onnxviz %s, onnx %s" % (
                 rel, "ok" if d["ok"] else "error " + short(d["error"]),
                 "ok" if exc is None else "error %s" % type(exc).__name__))
@@ -397,7 +399,7 @@ def count_leaves(v):
 
 
 def main(argv):
-    counts = {"files": 0, "fields": 0, "printed": 0}
+    counts = {"files": 0, "fields": 0, "printed": 0, "rejected": 0}
     if argv:
         ndiff = run([os.path.abspath(p) for p in argv], False, counts)
         print("diff: %d files, %d fields compared, %d differences" % (
@@ -408,6 +410,8 @@ def main(argv):
     checked = missed = 0
     for path in built:  # first prove that the comparison can fail
         doc, _ = oracle(path, False)
+        if doc is None:
+            continue  # tests/data/rejected/
         n, m = self_test(doc)
         checked, missed = checked + n, missed + m
     print("diff: self-test: %d one-place changes to the constructed models' JSON, %d "
@@ -422,8 +426,8 @@ def main(argv):
         print("diff: %-22s %4d files, %8d fields compared, %d differences" % (
             label, len(files), counts["fields"] - before, n))
         ndiff += n
-    print("diff: total %d files, %d fields compared, %d differences" % (
-        counts["files"], counts["fields"], ndiff))
+    print("diff: total %d files (%d rejected by both), %d fields compared, %d differences" % (
+        counts["files"], counts["rejected"], counts["fields"], ndiff))
     return 1 if ndiff else 0
 
 
