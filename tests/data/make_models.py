@@ -709,6 +709,7 @@ REJECTED = {
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    seeds = os.path.join(HERE, "..", "fuzz", "corpus", "parse")
     rejected = os.path.join(HERE, "rejected")
     os.makedirs(rejected, exist_ok=True)
     for name, make in REJECTED.items():
@@ -721,6 +722,9 @@ def main():
             raise AssertionError("%s: onnx accepts it" % name)
         with open(os.path.join(rejected, name + ".onnx"), "wb") as f:
             f.write(data)
+        if os.path.isdir(seeds):
+            with open(os.path.join(seeds, "rejected_" + name + ".onnx"), "wb") as f:
+                f.write(data)
     seeds = os.path.join(HERE, "..", "fuzz", "corpus", "parse")
     if os.path.isdir(seeds):
         for name, data in edge_seeds().items():

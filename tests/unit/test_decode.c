@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -897,6 +898,29 @@ static void test_error_not_a_model(void **state)
 	pb_free(&m);
 }
 
+/* oxp_model_open: regular files only; an empty file is not a model. */
+static void test_open_errors(void **state)
+{
+	(void)state;
+	oxp_model *m = NULL;
+	oxp_error e;
+	assert_int_equal(oxp_model_open(&m, "/nonexistent/model.onnx", NULL, &e), OXP_E_IO);
+	assert_string_equal(oxp_code_name(e.code), "io_error");
+	assert_int_equal(oxp_model_open(&m, "/", NULL, &e), OXP_E_IO);
+	assert_int_equal(oxp_model_open(&m, "/dev/null", NULL, &e), OXP_E_IO);
+	char path[] = "/tmp/test_decode_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(oxp_model_open(&m, path, NULL, &e), OXP_E_NOT_MODEL);
+	assert_int_equal(write(fd, "\x08\x07", 2), 2);
+	assert_int_equal(oxp_model_open(&m, path, NULL, &e), OXP_OK);
+	assert_int_equal(oxp_model_proto_get(m)->ir_version, 7);
+	oxp_model_free(m);
+	close(fd);
+	unlink(path);
+	oxp_model_free(NULL); /* a no-op */
+}
+
 static void test_lone_tensor(void **state)
 {
 	(void)state;
@@ -1295,6 +1319,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_error_groups_and_wire_types, teardown),
 	    cmocka_unit_test_teardown(test_error_packed, teardown),
 	    cmocka_unit_test_teardown(test_error_not_a_model, teardown),
+	    cmocka_unit_test_teardown(test_open_errors, teardown),
 	    cmocka_unit_test_teardown(test_lone_tensor, teardown),
 	    cmocka_unit_test_teardown(test_limit_depth, teardown),
 	    cmocka_unit_test_teardown(test_limit_graph_depth, teardown),
