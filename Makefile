@@ -187,4 +187,4 @@ fuzz:
 	sh tests/fuzz/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_NAMES)
 
 clean:
-	rm -rf build build-san build-clang build-fuzz
+	rm -rf build build-san build-clang build-fuzz build-cov
