@@ -67,15 +67,24 @@ printf 'parse buffer:  onnxviz %8.3f ms   onnx.load_from_string %9.3f ms   ratio
   "$ob" "$tb" "$(ratio "$tb" "$ob")"
 echo "parsed: $(field nodes "$ours_file") nodes, $(field initializers "$ours_file") initializers, arena $(field arena_kb "$ours_file") KB"
 
-rss() { # peak RSS (KB) of a command run once, or "fail"
-  $PY -c 'import resource, subprocess, sys
-r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else "fail")' "$@"
+# Peak RSS of a command: GNU time's %M (the child's ru_maxrss; it includes the few hundred
+# KB that time itself had mapped when it forked, not the multi-MB of a python parent).
+rss() { # command... -> KB, or "fail"
+  out=$(/usr/bin/time -f 'peak_rss=%M' "$@" 2>&1 >/dev/null) || { echo fail; return; }
+  echo "$out" | sed -n 's/^peak_rss=//p' | tail -n 1
 }
+if [ ! -x /usr/bin/time ]; then
+  echo "peak RSS:      n/a (/usr/bin/time missing: make deps installs it)"
+  exit 0
+fi
 inspect=$(rss "$BUILD/onnxviz" inspect "$model")
 if [ "$inspect" = fail ]; then
   echo "peak RSS:      onnxviz inspect: n/a (inspect not available)"
 else
   echo "peak RSS:      onnxviz inspect: $inspect KB (target < 16384 KB)"
 fi
-echo "peak RSS:      parsebench (one open+parse): $(rss "$BUILD/tools/parsebench" -n 1 "$model") KB"
+one=$("$BUILD/tools/parsebench" -n 1 "$model")
+base=$("$BUILD/tools/parsebench" -n 1 tests/data/models/ir14.onnx)
+echo "peak RSS:      parsebench, one open+parse: $(rss "$BUILD/tools/parsebench" -n 1 "$model") KB" \
+  "(own VmHWM $(field peak_rss_kb "$one") KB); on a 96-byte model (start-up baseline):" \
+  "$(rss "$BUILD/tools/parsebench" -n 1 tests/data/models/ir14.onnx) KB (VmHWM $(field peak_rss_kb "$base") KB)"
