@@ -397,6 +397,38 @@ static oxp_code decode_sub(dctx *c, const fdesc *f, int64_t index, const oxp_seg
 	return rc;
 }
 
+/* Bytes a singular field occupies in its struct. */
+static size_t slot_size(const fdesc *f)
+{
+	switch (f->kind) {
+	case F_I64:
+		return sizeof(int64_t);
+	case F_I32:
+		return sizeof(int32_t);
+	case F_FLOAT:
+		return sizeof(float);
+	case F_STR:
+		return sizeof(oxp_str);
+	case F_MSG:
+		return sizeof(void *);
+	default:
+		return 0;
+	}
+}
+
+/* Forget what an earlier member of a oneof wrote (protobuf clears it when another member
+ * arrives); an inlined member wrote its own fields into dst. */
+static void clear_member(const fdesc *f, void *dst)
+{
+	if (f->kind == F_INL) {
+		for (size_t i = 0; i < f->sub->nf; i++)
+			if (!f->sub->f[i].rep)
+				memset(AT(dst, f->sub->f[i].off, char), 0, slot_size(&f->sub->f[i]));
+	} else if (!f->rep) {
+		memset(AT(dst, f->off, char), 0, slot_size(f));
+	}
+}
+
 static oxp_code pass2(dctx *c, const mdesc *md, const oxp_segment *segs, size_t nsegs,
                       void *dst, fillstate *fs, mstate *st)
 {
@@ -417,8 +449,12 @@ static oxp_code pass2(dctx *c, const mdesc *md, const oxp_segment *segs, size_t 
 			}
 			const fdesc *f = &md->f[fi];
 			st->present |= (uint64_t)1 << fi;
-			if (f->oneof)
+			if (f->oneof) {
+				int prev = st->oneof_last[f->oneof];
+				if (prev >= 0 && prev != fi)
+					clear_member(&md->f[prev], dst); /* a oneof holds one member */
 				st->oneof_last[f->oneof] = (int8_t)fi;
+			}
 
 			if (f->kind == F_DATA) {
 				const uint8_t *before = r.p;

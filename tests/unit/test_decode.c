@@ -1227,11 +1227,9 @@ static void test_decision_inlined_type_members(void **state)
 }
 
 /* A TypeProto whose oneof member changes: protobuf clears the earlier member, so nothing
- * of it may show through the later one.  KNOWN PARSER BUG (reported to the lead): decode.c
- * decodes every member into the same flat oxp_type and clears nothing, so the shape of an
- * earlier tensor_type shows up on a later sparse_tensor_type or tensor_type, and a map's
- * value type becomes a later sequence's element type.  tests/diff/proto.py shows the same
- * difference on these bytes. */
+ * of it may show through the later one (regression: decode.c once decoded every member into
+ * the same flat oxp_type without clearing, so an earlier shape or map value type showed
+ * through a later member). */
 static void test_oneof_switch_clears_earlier_member(void **state)
 {
 	(void)state;
