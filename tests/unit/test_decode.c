@@ -804,10 +804,10 @@ static void test_error_groups_and_wire_types(void **state)
 		assert_int_equal(e.offset, 2);
 		pb_free(&m);
 	}
-	/* a known field as a group: the wire type is wrong for it (docs/decisions.md #4) */
+	/* a known field as a group: groups are refused wherever they appear (decisions #3) */
 	pb_uint(&m, 1, 8);
 	pb_tag(&m, 7, 3);
-	e = pb_parse_err(&m, NULL, OXP_E_WIRETYPE);
+	e = pb_parse_err(&m, NULL, OXP_E_GROUP);
 	assert_string_equal(e.path, "graph");
 	pb_free(&m);
 	/* a known scalar as fixed64 and a message as varint */
