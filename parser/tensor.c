@@ -471,11 +471,16 @@ static oxp_code typed_unit(const src *s, uint64_t wire, uint64_t index, uint64_t
 	return OXP_OK;
 }
 
-static uint64_t load_le(const uint8_t *p, unsigned n)
+/* n (1..8) little-endian bytes at p. */
+static inline uint64_t load_le(const uint8_t *p, unsigned n)
 {
 	uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&v, p, n);
+#else
 	for (unsigned i = 0; i < n; i++)
 		v |= (uint64_t)p[i] << (8 * i);
+#endif
 	return v;
 }
 
@@ -776,6 +781,7 @@ typedef struct acc {
 	uint64_t finite, nan, pinf, ninf, zeros;
 	double min, max, sum, comp;  /* floats (and complex magnitudes) */
 	double ssum, scomp;          /* the same sum scaled by 2^-SUM_SHIFT: cannot overflow */
+	bool overflow;               /* a plain sum overflowed: the scaled one holds the total */
 	i128 isum;                   /* INT, BOOL */
 	u128 usum;                   /* UINT */
 	int64_t imin, imax;
@@ -786,6 +792,7 @@ typedef struct acc {
 } acc;
 
 #define SUM_SHIFT 600 /* 2^1024 * 2^-600 * 2^63 elements stays far below DBL_MAX */
+#define SUM_SCALE 0x1p-600 /* 2^-SUM_SHIFT: a multiply, exact for normal results */
 
 static void acc_init(acc *a, oxp_value_class cls)
 {
@@ -825,7 +832,7 @@ static void acc_add(acc *a, sval v, uint64_t w)
 	}
 	if (a->cls == OXP_VC_FLOAT || a->cls == OXP_VC_COMPLEX) {
 		sum_add(&a->sum, &a->comp, v.f * (double)w);
-		sum_add(&a->ssum, &a->scomp, ldexp(v.f, -SUM_SHIFT) * (double)w);
+		sum_add(&a->ssum, &a->scomp, v.f * SUM_SCALE * (double)w);
 	}
 }
 
@@ -850,7 +857,7 @@ static void acc_mean(acc *a)
 	} else if (a->cls == OXP_VC_UINT) {
 		u128 q = a->usum / a->finite, r = a->usum % a->finite;
 		a->mean = (double)q + (double)r / (double)a->finite;
-	} else if (isfinite(a->sum + a->comp)) {
+	} else if (!a->overflow && isfinite(a->sum + a->comp)) {
 		a->mean = (a->sum + a->comp) / (double)a->finite;
 	} else {
 		a->mean = ldexp((a->ssum + a->scomp) / (double)a->finite, SUM_SHIFT);
@@ -890,7 +897,7 @@ static void hist_init(hist *h, const acc *a, const oxp_stats_options *opt)
 	h->halves = isinf(h->hi - h->lo);
 }
 
-static void hist_add(hist *h, double v, uint64_t w)
+static inline void hist_add(hist *h, double v, uint64_t w)
 {
 	if (v < h->lo) {
 		h->below += w;
@@ -1138,20 +1145,110 @@ static oxp_code elem_value(const src *s, cursor *c, uint64_t e, sval *v, oxp_err
 	return rc;
 }
 
-/* One streaming pass over every element: pass 1 (h == NULL) or pass 2. */
+#define STREAM_CHUNK 1024
+
+/* Values of elements [e0, e0 + n).  Raw data of one part per element (FLOAT, DOUBLE,
+ * 32/64-bit integers) is decoded straight from the bytes; the rest element by element. */
+static oxp_code chunk_values(const src *s, cursor *c, uint64_t e0, size_t n, sval *out,
+                             oxp_error *err)
+{
+	if (s->kind == SRC_RAW && s->parts == 1) {
+		const uint8_t *p = s->raw + e0 * s->ubytes;
+		if (s->dt == OXP_DT_FLOAT) {
+			for (size_t i = 0; i < n; i++) {
+				uint32_t b = (uint32_t)load_le(p + 4 * i, 4);
+				float f;
+				memcpy(&f, &b, sizeof(f));
+				out[i].f = (double)f;
+			}
+		} else if (s->dt == OXP_DT_DOUBLE) {
+			for (size_t i = 0; i < n; i++) {
+				uint64_t b = load_le(p + 8 * i, 8);
+				memcpy(&out[i].f, &b, sizeof(double));
+			}
+		} else {
+			for (size_t i = 0; i < n; i++)
+				out[i] = value_of(s, load_le(p + (size_t)s->ubytes * i, s->ubytes), 0);
+		}
+		return OXP_OK;
+	}
+	for (size_t i = 0; i < n; i++) {
+		oxp_code rc = elem_value(s, c, e0 + i, &out[i], err);
+		if (rc != OXP_OK)
+			return rc;
+	}
+	return OXP_OK;
+}
+
+/* Pass 1 over a chunk of values of weight 1.  Floating values keep plain local figures
+ * in the loop and join the compensated totals once per chunk (a chunk whose plain sum
+ * overflows joins the scaled sum value by value). */
+static void acc_add_chunk(acc *a, const sval *v, size_t n)
+{
+	if (a->cls != OXP_VC_FLOAT && a->cls != OXP_VC_COMPLEX) {
+		for (size_t i = 0; i < n; i++)
+			acc_add(a, v[i], 1);
+		return;
+	}
+	double mn = a->min, mx = a->max, sum = 0;
+	uint64_t fin = 0, zeros = 0;
+	for (size_t i = 0; i < n; i++) {
+		double x = v[i].f;
+		if (!isfinite(x)) {
+			acc_add(a, v[i], 1); /* counts NaN and infinities only */
+			continue;
+		}
+		fin++;
+		zeros += x == 0;
+		mn = x < mn ? x : mn;
+		mx = x > mx ? x : mx;
+		sum += x;
+	}
+	a->finite += fin;
+	a->zeros += zeros;
+	a->min = mn;
+	a->max = mx;
+	if (isfinite(sum)) {
+		sum_add(&a->sum, &a->comp, sum);
+		sum_add(&a->ssum, &a->scomp, sum * SUM_SCALE);
+		return;
+	}
+	a->overflow = true;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i].f))
+			sum_add(&a->ssum, &a->scomp, v[i].f * SUM_SCALE);
+}
+
+/* Pass 2 over a chunk of values of weight 1. */
+static void acc_add2_chunk(acc *a, hist *h, const sval *v, size_t n)
+{
+	double dev = 0, scale = a->scale, mean = a->mean * a->scale;
+	for (size_t i = 0; i < n; i++) {
+		double x = v[i].f;
+		if (!isfinite(x))
+			continue;
+		double d = x * scale - mean;
+		dev += d * d;
+		hist_add(h, x, 1);
+	}
+	sum_add(&a->dev, &a->devc, dev);
+}
+
+/* One streaming pass over every element, in chunks: pass 1 (h == NULL) or pass 2. */
 static oxp_code stream_pass(const src *s, acc *a, hist *h, oxp_error *err)
 {
 	cursor c;
-	sval v;
+	sval v[STREAM_CHUNK];
 	cur_init(&c, s);
-	for (uint64_t e = 0; e < s->count; e++) {
-		oxp_code rc = elem_value(s, &c, e, &v, err);
+	for (uint64_t e = 0; e < s->count; e += STREAM_CHUNK) {
+		size_t n = s->count - e < STREAM_CHUNK ? (size_t)(s->count - e) : STREAM_CHUNK;
+		oxp_code rc = chunk_values(s, &c, e, n, v, err);
 		if (rc != OXP_OK)
 			return rc;
 		if (h == NULL)
-			acc_add(a, v, 1);
+			acc_add_chunk(a, v, n);
 		else
-			acc_add2(a, h, v, 1);
+			acc_add2_chunk(a, h, v, n);
 	}
 	return OXP_OK;
 }
