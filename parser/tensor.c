@@ -971,25 +971,29 @@ static uint64_t load64(const uint8_t *p)
 	return v;
 }
 
-/* Count the n little-endian 16-bit patterns at p (n < 2^32), lane k of every word of four
- * into t[k] (four tables, or the same one four times).  A word of four equal patterns
- * equal to the last such word only extends a run: constant data would otherwise chain
- * every increment on one counter. */
-static void count16_lanes(const uint8_t *p, size_t n, uint32_t *const t[4])
+/* Count the n little-endian 16-bit patterns at p (n < 2^32), eight per iteration (two
+ * 64-bit loads), lane k into t[k]: eight tables, or the same one eight times.  Two words
+ * of eight equal patterns equal to the last such pair only extend a run: constant data
+ * would otherwise chain every increment on one counter. */
+static void count16_lanes(const uint8_t *p, size_t n, uint32_t *const t[8])
 {
 	size_t i = 0;
 	uint64_t rw = 0, run = 0; /* rw: last word of four equal patterns; run: not yet added */
-	for (; i + 4 <= n; i += 4) {
-		uint64_t w = load64(p + 2 * i);
-		if (w == rw) {
-			run += 4;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w = load64(p + 2 * i), x = load64(p + 2 * i + 8);
+		if (w == rw && x == rw) {
+			run += 8;
 			continue;
 		}
 		t[0][w & 0xffff]++;
 		t[1][(w >> 16) & 0xffff]++;
 		t[2][(w >> 32) & 0xffff]++;
 		t[3][w >> 48]++;
-		if (w == (w & 0xffff) * 0x0001000100010001u) {
+		t[4][x & 0xffff]++;
+		t[5][(x >> 16) & 0xffff]++;
+		t[6][(x >> 32) & 0xffff]++;
+		t[7][x >> 48]++;
+		if (w == x && w == (w & 0xffff) * 0x0001000100010001u) {
 			t[0][rw & 0xffff] += (uint32_t)run;
 			run = 0;
 			rw = w;
@@ -1000,24 +1004,39 @@ static void count16_lanes(const uint8_t *p, size_t n, uint32_t *const t[4])
 		t[0][p[2 * i] | p[2 * i + 1] << 8]++;
 }
 
-/* 16-bit patterns into tab[0..3] (4 x 65536 counters).  When the data hold few distinct
- * patterns (at most 8192 in the first 64Ki), some counters are hot and consecutive
- * increments of one counter stall on each other: the four lanes then go to four tables
- * (their footprint stays small, as few counters are touched).  With many distinct
- * patterns one table keeps the cache footprint down.  The counts are the same either way. */
+/* 16-bit patterns into tab (room for 8 x 65536 counters); returns how many of its tables
+ * hold counts (1 or 8), each zeroed here before use.  When the data hold few distinct
+ * patterns (at most 8192 in the first 64Ki), some counters are hot and increments of one
+ * counter stall on each other: the eight lanes then go to eight tables (their footprint
+ * stays small, as few counters are touched).  With many distinct patterns one table keeps
+ * the cache footprint down.  The counts are the same either way. */
 #define COUNT16_SAMPLE 65536
 #define COUNT16_FEW 8192
 
-static void count16(const uint8_t *p, size_t n, uint32_t *tab)
+static size_t count16(const uint8_t *p, size_t n, uint32_t *tab)
 {
-	uint32_t *const one[4] = {tab, tab, tab, tab};
-	uint32_t *const four[4] = {tab, tab + 65536, tab + 2 * 65536, tab + 3 * 65536};
+	uint32_t *const one[8] = {tab, tab, tab, tab, tab, tab, tab, tab};
+	uint32_t *const eight[8] = {tab,
+	                            tab + 1 * 65536,
+	                            tab + 2 * 65536,
+	                            tab + 3 * 65536,
+	                            tab + 4 * 65536,
+	                            tab + 5 * 65536,
+	                            tab + 6 * 65536,
+	                            tab + 7 * 65536};
+	memset(tab, 0, 65536 * sizeof(*tab));
 	size_t sample = n < COUNT16_SAMPLE ? n : COUNT16_SAMPLE;
 	count16_lanes(p, sample, one);
 	size_t distinct = 0;
 	for (size_t j = 0; j < 65536; j++)
 		distinct += tab[j] != 0;
-	count16_lanes(p + 2 * sample, n - sample, distinct <= COUNT16_FEW ? four : one);
+	if (distinct > COUNT16_FEW) {
+		count16_lanes(p + 2 * sample, n - sample, one);
+		return 1;
+	}
+	memset(tab + 65536, 0, 7 * 65536 * sizeof(*tab));
+	count16_lanes(p + 2 * sample, n - sample, eight);
+	return 8;
 }
 
 /* The same for bytes, eight at a time, spread over four tables of 256. */
@@ -1049,18 +1068,20 @@ static oxp_code count_raw(const uint8_t *p, uint64_t n, unsigned bits, uint64_t 
                           oxp_error *err)
 {
 	size_t ntab = (size_t)1 << bits;
-	size_t ncopies = 4; /* tables per lane group: see count16 and count8 */
+	size_t ncopies = bits == 16 ? 8 : 4; /* tables for the lanes: see count16, count8 */
 	uint32_t *tab = malloc(ntab * ncopies * sizeof(*tab));
 	if (tab == NULL)
 		return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory for statistics");
 	for (uint64_t done = 0; done < n;) {
 		size_t k = (size_t)(n - done < COUNT_CHUNK ? n - done : COUNT_CHUNK);
-		memset(tab, 0, ntab * ncopies * sizeof(*tab));
-		if (bits == 16)
-			count16(p + done * 2, k, tab);
-		else
+		size_t used = ncopies;
+		if (bits == 16) {
+			used = count16(p + done * 2, k, tab);
+		} else {
+			memset(tab, 0, ntab * ncopies * sizeof(*tab));
 			count8(p + done, k, (uint32_t(*)[256])tab);
-		for (size_t j = 0; j < ntab * ncopies; j++)
+		}
+		for (size_t j = 0; j < ntab * used; j++)
 			cnt[j % ntab] += tab[j];
 		done += k;
 	}
