@@ -1206,8 +1206,21 @@ static bool scan_msg(scanwin *w, const mdesc *md, uint64_t off, uint64_t end, un
 				if (!scan_msg(w, f->sub, off, off + v, depth + 1, hs))
 					return false;
 			} else if (v >= hs->min) {
-				if (hs->n == hs->max)
-					return false;
+				if (hs->n == hs->max) {
+					/* too many: keep only the bigger ones from here on */
+					hs->min *= 4;
+					size_t k = 0;
+					for (size_t i = 0; i < hs->n; i++)
+						if (hs->h[i].len >= hs->min)
+							hs->h[k++] = hs->h[i];
+					hs->n = k;
+					if (hs->n == hs->max)
+						return false;
+				}
+				if (v < hs->min) {
+					off += v;
+					break;
+				}
 				hs->h[hs->n].off = off;
 				hs->h[hs->n].len = v;
 				hs->n++;
