@@ -290,8 +290,9 @@ static void merge_stats(merged *a, const oxp_tensor_stats *c)
 	s->finite += c->finite;
 }
 
-/* Statistics of the whole tensor: one call for inline data and small regions, else two
- * chunked passes over the region (figures; then the histogram over [min, max]). */
+/* Statistics of the whole tensor: one call for inline data and small regions; else one
+ * chunked pass counting bit patterns (types of at most 16 bits), or two chunked passes
+ * over the region (figures; then the histogram over [min, max]). */
 static bool src_stats(tsrc *s, uint32_t nbins, uint64_t *bins, oxp_tensor_stats *out,
                       oxs_preview_out *o)
 {
@@ -320,6 +321,35 @@ static bool src_stats(tsrc *s, uint32_t nbins, uint64_t *bins, oxp_tensor_stats 
 	/* chunks of whole bytes and whole elements */
 	uint64_t per = (uint64_t)s->bufsize * 8 / s->bits;
 	per -= per % 8;
+	/* types of at most 16 bits: one pass counting bit patterns, the statistics and the
+	 * histogram then come from the counts (as for an in-memory tensor) */
+	unsigned pbits = oxp_dtype_pattern_bits(s->dt);
+	if (pbits > 0) {
+		uint64_t *cnt = calloc((size_t)1 << pbits, sizeof(*cnt));
+		if (cnt == NULL) {
+			fail(o, 503, "out_of_memory", NULL, "out of memory");
+			return false;
+		}
+		bool ok = true;
+		for (uint64_t off = 0; ok && off < s->count; off += per) {
+			uint64_t n = s->count - off < per ? s->count - off : per;
+			oxp_tensor w;
+			int64_t dim;
+			uint64_t sub;
+			size_t nbytes;
+			ok = ext_window(s, off, n, &w, &dim, &sub, &nbytes, o);
+			if (ok && oxp_tensor_count_patterns(&w, s->buf, nbytes, cnt, &e) != OXP_OK) {
+				fail_parser(o, &e);
+				ok = false;
+			}
+		}
+		if (ok && oxp_stats_from_patterns(s->dt, cnt, &so, out, &e) != OXP_OK) {
+			fail_parser(o, &e);
+			ok = false;
+		}
+		free(cnt);
+		return ok;
+	}
 	merged m;
 	memset(&m, 0, sizeof(m));
 	oxp_tensor_stats c;
