@@ -71,6 +71,7 @@ typedef struct vedge {
 	uint32_t value;     /* first value carried (dag), else OXP_NONE */
 	uint32_t count;     /* values aggregated into this edge */
 	uint8_t style;
+	bool invisible;     /* a layout constraint only (not drawn) */
 	const char *label;  /* shape text, or NULL */
 	uint32_t npts;      /* spline control points after layout: x,y pairs */
 	double *pts;
@@ -89,6 +90,7 @@ typedef struct vcluster {
 	const char *label;
 	const char *title;
 	uint32_t scope;     /* dag scope (CL_SUBGRAPH) */
+	uint32_t owner;     /* box of the node holding the subgraph (CL_SUBGRAPH) */
 	uint32_t group;     /* hierarchy group (CL_SCOPE) */
 	double x0, y0, x1, y1; /* after layout, SVG orientation */
 	void *gv;           /* Agraph_t * while laying out */

@@ -246,7 +246,7 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 		if (e->style == ED_OUTER)
 			agxset(ge, e_style, "dashed");
 		else if (e->style == ED_SUB)
-			agxset(ge, e_style, "dotted");
+			agxset(ge, e_style, e->invisible ? "invis" : "dotted");
 		else if (e->style == ED_STUB)
 			agxset(ge, e_weight, "3");
 		if (want_dot && e->label != NULL)

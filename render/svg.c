@@ -153,7 +153,7 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 static void edge_svg(const view *v, uint32_t i, oxr_buf *o)
 {
 	const vedge *e = &v->edges[i];
-	if (e->npts < 4)
+	if (e->npts < 4 || e->invisible)
 		return;
 	static const char *const cls[] = {"edge", "edge outer", "edge sub", "edge stub"};
 	oxr_buf_printf(o, "<g id=\"e%u\" class=\"%s\" data-from=\"%s\" data-to=\"%s\"", i,

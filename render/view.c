@@ -318,7 +318,7 @@ static oxr_code scope_boxes(view *v, uint32_t si, uint32_t c, oxr_error *err)
 	const oxp_scope *s = &v->dv->scopes[si];
 	for (uint32_t k = 0; k < s->nnodes; k++) {
 		uint32_t ni = s->first_node + k;
-		if (v->node_hidden[ni])
+			if (v->node_hidden[ni])
 			continue;
 		if (op_box(v, ni, c, err) == OXP_NONE)
 			return err ? err->code : OXR_E_NOMEM;
@@ -348,19 +348,8 @@ static oxr_code expand_subgraphs(view *v, vstate *st, oxr_error *err)
 			                            oxr__text(v->arena, dn->proto->op_type, 24),
 			                            s->attr ? s->attr : "graph");
 			c->title = s->id;
-			/* an entry marker tied to the owner keeps the cluster next to it */
-			uint32_t entry = oxr__view_add_box(v, BX_INPUT, err);
-			if (entry == OXP_NONE)
-				return err ? err->code : OXR_E_NOMEM;
-			vbox *eb = &v->boxes[entry];
-			eb->cluster = ci;
-			eb->family = FAM_CONTROL;
-			eb->id = oxp_arena_printf(v->arena, "%se", c->id);
-			oxr__add_row(v, eb, ROW_PLAIN, s->attr ? s->attr : "graph");
-			eb->title = s->id;
-			oxr_code rc = edge_add(v, &st->em, bi, entry, OXP_NONE, ED_SUB, err);
-			if (rc != OXR_OK)
-				return rc;
+			c->owner = bi;
+			oxr_code rc;
 			for (uint32_t i = 0; i < s->ninputs; i++) {
 				uint32_t vi = s->inputs[i];
 				if (vi == OXP_NONE || v->dv->values[vi].kind != OXP_VALUE_INPUT)
@@ -369,9 +358,6 @@ static oxr_code expand_subgraphs(view *v, vstate *st, oxr_error *err)
 				if (tb == OXP_NONE)
 					return err ? err->code : OXR_E_NOMEM;
 				st->value_box[vi] = tb;
-				rc = edge_add(v, &st->em, entry, tb, OXP_NONE, ED_SUB, err);
-				if (rc != OXR_OK)
-					return rc;
 			}
 			rc = scope_boxes(v, si, ci, err);
 			if (rc != OXR_OK)
@@ -737,6 +723,38 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 			if (rc != OXR_OK)
 				goto out;
 		}
+	/* every subgraph hangs below the node that holds it: an edge from the owner to each box
+	 * of the cluster that nothing else in the cluster feeds (the first one drawn dotted,
+	 * the others only constraints) */
+	if (v->nclusters > 0) {
+		bool *fed = calloc(v->nboxes ? v->nboxes : 1, sizeof(bool));
+		if (fed == NULL) {
+			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+			goto out;
+		}
+		for (uint32_t e = 0; e < v->nedges; e++)
+			if (v->boxes[v->edges[e].from].cluster == v->boxes[v->edges[e].to].cluster)
+				fed[v->edges[e].to] = true;
+		uint32_t nb = v->nboxes;
+		for (uint32_t c = 0; c < v->nclusters && rc == OXR_OK; c++) {
+			if (v->clusters[c].kind != CL_SUBGRAPH)
+				continue;
+			bool first = true;
+			for (uint32_t b = 0; b < nb && rc == OXR_OK; b++) {
+				if (v->boxes[b].cluster != c || fed[b])
+					continue;
+				uint32_t before = v->nedges;
+				rc = edge_add(v, &st.em, v->clusters[c].owner, b, OXP_NONE, ED_SUB, err);
+				if (rc == OXR_OK && v->nedges > before) {
+					v->edges[before].invisible = !first;
+					first = false;
+				}
+			}
+		}
+		free(fed);
+		if (rc != OXR_OK)
+			goto out;
+	}
 	/* labels of edges: the shape of the value carried */
 	for (uint32_t e = 0; e < v->nedges; e++) {
 		vedge *ed = &v->edges[e];
