@@ -146,7 +146,8 @@ int main(int argc, char **argv)
 	int status = 0;
 	if (out_path != NULL) {
 		FILE *f = fopen(out_path, "wb");
-		if (f == NULL || fwrite(calls[0].out.data, 1, calls[0].out.len, f) != calls[0].out.len)
+		if (f == NULL || (calls[0].out.len > 0 &&
+		                  fwrite(calls[0].out.data, 1, calls[0].out.len, f) != calls[0].out.len))
 			status = 2;
 		if (f != NULL && fclose(f) != 0)
 			status = 2;
