@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static unsigned long long limit(int resource)
+static unsigned long long limit(__rlimit_resource_t resource)
 {
 	struct rlimit r;
 	if (getrlimit(resource, &r) != 0)
