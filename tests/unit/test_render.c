@@ -741,9 +741,10 @@ static void bug_B3_doc_json_respects_the_cap(void **state)
 		oxr_buf b;
 		oxr_buf_init(&b, max);
 		oxr_code rc = oxr_doc_json(f->m, f->d, OXR_DOC_FULL, &b, NULL);
-		if (rc != OXR_E_TOO_BIG || b.len > max)
-			fail_msg("max %zu: rc %s, len %zu", max, oxr_code_name(rc), b.len);
+		size_t len = b.len;
 		oxr_buf_free(&b);
+		if (rc != OXR_E_TOO_BIG || len > max)
+			fail_msg("max %zu: rc %s, len %zu", max, oxr_code_name(rc), len);
 	}
 	oxr_buf full;
 	oxr_buf_init(&full, 0);
@@ -753,10 +754,13 @@ static void bug_B3_doc_json_respects_the_cap(void **state)
 		oxr_buf_init(&b, full.len - cut);
 		oxr_error err = {0};
 		oxr_code rc = oxr_doc_json(f->m, f->d, OXR_DOC_FULL, &b, &err);
-		if (rc == OXR_OK || b.len > b.max)
-			fail_msg("max %zu (document %zu bytes): rc %s, len %zu", b.max, full.len,
-			         oxr_code_name(rc), b.len);
+		size_t len = b.len, max = b.max, want = full.len;
 		oxr_buf_free(&b);
+		if (rc == OXR_OK || len > max) {
+			oxr_buf_free(&full);
+			fail_msg("max %zu (document %zu bytes): rc %s, len %zu", max, want,
+			         oxr_code_name(rc), len);
+		}
 	}
 	oxr_buf exact;
 	oxr_buf_init(&exact, full.len);
