@@ -604,7 +604,7 @@ def main():
     stats = {k: 0 for k in ("checks", "nodes", "scopes", "attributes", "tensors", "edges",
                             "refs", "initializers")}
     failed = []
-    invalid = 0
+    valid = 0
     self_checked = False
     for path in models:
         rel = os.path.relpath(path, CORPUS) if path not in synthetic else \
@@ -621,10 +621,10 @@ def main():
             continue
         errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
         if errors:
-            invalid += 1
             failed.append((rel, ["schema: %s: %s" % (e.json_path, e.message[:200])
                                  for e in errors[:5]]))
             continue
+        valid += 1
         if not self_checked and doc["initializers"] and doc["nodes"]:
             problems = self_check(validator, doc)
             self_checked = True
@@ -642,19 +642,20 @@ def main():
     if not self_checked:
         failed.append(("schema self-check", ["no corpus model to mutate"]))
     tmp.cleanup()
-    print("document: %d models (%d synthetic), schema-valid %d, %d scopes, %d nodes, %d attributes, "
-          "%d tensor summaries, %d initializers, %d edges, %d references resolved, "
-          "%d checks, %.1f s" % (len(models), len(synthetic), len(models) - invalid - sum(
-              1 for r, f in failed if f and f[0].startswith(("inspect", "not strict"))),
-              stats["scopes"], stats["nodes"], stats["attributes"], stats["tensors"],
-              stats["initializers"], stats["edges"], stats["refs"], stats["checks"],
-              time.time() - start))
+    print("document: %d models (%d synthetic), schema-valid %d, %d scopes, %d nodes, "
+          "%d attributes, %d tensor summaries, %d initializers, %d edges, %d references "
+          "resolved, %d checks, %.1f s" %
+          (len(models), len(synthetic), valid, stats["scopes"], stats["nodes"],
+           stats["attributes"], stats["tensors"], stats["initializers"], stats["edges"],
+           stats["refs"], stats["checks"], time.time() - start))
     for rel, fails in failed:
         print("FAIL %s: %d problem(s)" % (rel, len(fails)))
         for f in fails[:10]:
             print("   ", f)
     if failed:
-        print("document: FAILED (%d of %d models)" % (len(failed), len(models)))
+        known = sum(any("[known bug" in f for f in fails) for _, fails in failed)
+        print("document: FAILED (%d of %d models; %d of them known bugs)" %
+              (len(failed), len(models), known))
         return 1
     print("document: ok")
     return 0
