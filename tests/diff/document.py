@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """document.py — the JSON document of every corpus model, against its schema and onnx.
 
-For each model under $ONNXVIZ_CORPUS/models (every *.onnx, recursively):
+For each model under $ONNXVIZ_CORPUS/models (every *.onnx, recursively), the parser's
+constructed models (tests/data/models) and a few built here (synthetic_models):
   1. `$BUILD/onnxviz inspect --json MODEL` must exit 0 and print strict UTF-8 JSON that
      validates against docs/document.schema.json (draft 2020-12, python3-jsonschema);
   2. the document must agree with python3-onnx (the oracle): model fields and opsets; for
@@ -30,6 +31,11 @@ import time
 
 import jsonschema
 import onnx
+
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "render"))
+from checks import is_utf8, json_text  # noqa: E402  (the bytes -> JSON string rule)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("BUILD", "build")
@@ -62,6 +68,20 @@ def ggml_ne(dims):
 
 def f32(x):
     return struct.pack("<f", float(x))
+
+
+def as_bytes(v):
+    """A string field as python3-onnx gives it: str, or bytes when not valid UTF-8."""
+    return v if isinstance(v, bytes) else v.encode("utf-8")
+
+
+def text(v):
+    """The JSON string the document must hold for a string field."""
+    return json_text(as_bytes(v))
+
+
+def texts(values):
+    return [text(v) for v in values]
 
 
 def real_eq(doc_value, proto_value):
@@ -116,56 +136,69 @@ class Model:
         return out
 
     # -- checks --------------------------------------------------------------------------
+    def same(self, obj, key, value, what):
+        """obj[key] is the model string value (absent counts as ""), with key_hex exactly
+        when its bytes are not UTF-8."""
+        raw = as_bytes(value)
+        return self.check(obj.get(key, "") == json_text(raw) and obj.get(key + "_hex") ==
+                          (None if is_utf8(raw) else raw.hex()),
+                          "%s %s: %r" % (what, key, str(obj.get(key))[:60]))
+
     def check_model_fields(self):
         d, m = self.doc["model"], self.proto
         self.check(d["ir_version"] == m.ir_version, "ir_version")
-        self.check(d["producer_name"] == m.producer_name, "producer_name")
-        self.check(d["producer_version"] == m.producer_version, "producer_version")
-        self.check(d["domain"] == m.domain, "model domain")
+        for key in ("producer_name", "producer_version", "domain", "doc_string"):
+            self.same(d, key, getattr(m, key), "model")
         self.check(d["model_version"] == m.model_version, "model_version")
-        self.check(d["doc_string"] == m.doc_string, "model doc_string")
         self.check([(o["domain"], o["version"]) for o in d["opset_import"]] ==
-                   [(o.domain, o.version) for o in m.opset_import], "opset_import")
+                   [(text(o.domain), o.version) for o in m.opset_import], "opset_import")
         self.check([(e["key"], e["value"]) for e in d["metadata_props"]] ==
-                   [(e.key, e.value) for e in m.metadata_props], "metadata_props")
+                   [(text(e.key), text(e.value)) for e in m.metadata_props], "metadata_props")
         self.check(d["size"] == os.path.getsize(self.path), "model size")
-        self.check(d["graph_name"] == (m.graph.name if m.HasField("graph") else None),
+        self.check(d["graph_name"] == (text(m.graph.name) if m.HasField("graph") else None),
                    "graph_name")
         self.check(len(d["training_info"]) == len(m.training_info), "training_info count")
         self.check(len(self.doc["functions"]) == len(m.functions), "functions count")
         for k, f in enumerate(m.functions):
             df = self.doc["functions"][k]
-            self.check(df["id"] == "f%d" % k and df["name"] == f.name and
-                       df["domain"] == f.domain, "function %d identity" % k)
-            self.check(df["inputs"] == list(f.input) and df["outputs"] == list(f.output),
+            self.check(df["id"] == "f%d" % k, "function %d id" % k)
+            self.same(df, "name", f.name, "function %d" % k)
+            self.same(df, "domain", f.domain, "function %d" % k)
+            self.check(df["inputs"] == texts(f.input) and df["outputs"] == texts(f.output),
                        "function %d inputs/outputs" % k)
 
     def check_attribute(self, nid, k, da, pa):
         where = "%s attribute %d" % (nid, k)
         self.stats["attributes"] += 1
         tname = onnx.AttributeProto.AttributeType.Name(pa.type)
-        self.check(da["name"] == pa.name, where + " name")
-        self.check(da["type"] == tname, where + " type %s != %s" % (da["type"], tname))
+        self.same(da, "name", pa.name, where)
+        t = pa.type
+        if da.get("type_inferred"):  # IR version 1: no type field; the value tells
+            self.check(pa.type == 0, where + " type_inferred but the type field is set")
+            t = onnx.AttributeProto.AttributeType.Value(da["type"])
+        else:
+            self.check(da["type"] == tname, where + " type %s != %s" % (da["type"], tname))
         if pa.ref_attr_name:
-            self.check(da.get("ref_attr_name") == pa.ref_attr_name and "value" not in da,
-                       where + " ref_attr_name")
+            self.same(da, "ref_attr_name", pa.ref_attr_name, where)
+            self.check("value" not in da, where + " value next to ref_attr_name")
             return
         v = da.get("value")
-        t = pa.type
         if t == onnx.AttributeProto.FLOAT:
             self.check(real_eq(v, pa.f), where + " FLOAT value")
         elif t == onnx.AttributeProto.INT:
             self.check(v == pa.i, where + " INT value")
         elif t == onnx.AttributeProto.STRING:
-            self.check(v == pa.s.decode("utf-8", "replace"), where + " STRING value")
+            self.same(da, "value", pa.s, where + " STRING")
         elif t == onnx.AttributeProto.INTS:
             self.check(v == list(pa.ints), where + " INTS value")
         elif t == onnx.AttributeProto.FLOATS:
             self.check(len(v) == len(pa.floats) and
                        all(real_eq(a, b) for a, b in zip(v, pa.floats)), where + " FLOATS")
         elif t == onnx.AttributeProto.STRINGS:
-            self.check(v == [s.decode("utf-8", "replace") for s in pa.strings],
-                       where + " STRINGS value")
+            valid = all(is_utf8(x) for x in pa.strings)
+            self.check(v == texts(pa.strings) and da.get("value_hex") ==
+                       (None if valid else [x.hex() for x in pa.strings]),
+                       where + " STRINGS value / value_hex")
         elif t == onnx.AttributeProto.TENSOR:
             self.check_tensor(v, pa.t, "%s@a%d" % (nid, k), where)
         elif t == onnx.AttributeProto.TENSORS:
@@ -182,7 +215,8 @@ class Model:
         dims = list(pt.dims)
         count = math.prod(dims)
         bits = DTYPE_BITS.get(pt.data_type, 0)
-        ok = (dt["name"] == pt.name and dt["ref"] == ref and dt["data_type"] == pt.data_type
+        self.same(dt, "name", pt.name, where + " tensor")
+        ok = (dt["ref"] == ref and dt["data_type"] == pt.data_type
               and dt["dtype"] == dtype_name(pt.data_type) and dt["dims"] == dims
               and dt["ggml_ne"] == ggml_ne(dims) and dt["count"] == count)
         self.check(ok, "%s tensor %s summary" % (where, ref))
@@ -209,7 +243,7 @@ class Model:
             kind, g = oracle[s["id"]]
             self.stats["scopes"] += 1
             self.check(s["kind"] == kind, "scope %r kind" % s["id"])
-            self.check(s["name"] == g.name, "scope %r name" % s["id"])
+            self.same(s, "name", g.name, "scope %r" % s["id"])
             nodes = sorted(by_scope.get(s["id"], []), key=lambda n: n["index"])
             self.check(s["node_count"] == len(g.node) == len(nodes),
                        "scope %r: %d nodes, onnx %d" % (s["id"], len(nodes), len(g.node)))
@@ -218,20 +252,20 @@ class Model:
             for n, p in zip(nodes, g.node):
                 self.stats["nodes"] += 1
                 where = "node " + n["id"]
-                self.check((n["op_type"], n["name"], n["domain"]) ==
-                           (p.op_type, p.name, p.domain), where + " op_type/name/domain")
+                for key in ("op_type", "name", "domain"):
+                    self.same(n, key, getattr(p, key), where)
                 self.check([x and x["name"] for x in n["inputs"]] ==
-                           [x or None for x in p.input], where + " input names")
+                           [text(x) if x else None for x in p.input], where + " input names")
                 self.check([x and x["name"] for x in n["outputs"]] ==
-                           [x or None for x in p.output], where + " output names")
+                           [text(x) if x else None for x in p.output], where + " output names")
                 self.check(len(n["attributes"]) == len(p.attribute), where + " attribute count")
                 for k, (da, pa) in enumerate(zip(n["attributes"], p.attribute)):
                     self.check_attribute(n["id"], k, da, pa)
             if kind == "function":
-                in_names, out_names = list(g.input), list(g.output)
+                in_names, out_names = texts(g.input), texts(g.output)
             else:
-                in_names = [v.name for v in g.input]
-                out_names = [v.name for v in g.output]
+                in_names = texts(v.name for v in g.input)
+                out_names = texts(v.name for v in g.output)
                 self.check_graph_inputs(s, g)
                 self.check_initializers(s, g)
             self.check([x and x["name"] for x in s["inputs"]] == in_names,
@@ -251,7 +285,7 @@ class Model:
             shape = None
             if tt.HasField("shape"):
                 shape = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0
-                         else d.dim_param if d.HasField("dim_param") else None
+                         else text(d.dim_param) if d.HasField("dim_param") else None
                          for d in tt.shape.dim]
             t = val["type"]
             self.check(t is not None and t["source"] == "declared" and
@@ -600,15 +634,17 @@ def main():
         return 1
     tmp = tempfile.TemporaryDirectory(prefix="onnxviz-document-")
     synthetic = synthetic_models(tmp.name)
-    models += synthetic
+    # the parser's constructed models (odd types, strings, device configurations, ...)
+    constructed = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "models", "*.onnx")))
+    models += synthetic + constructed
     stats = {k: 0 for k in ("checks", "nodes", "scopes", "attributes", "tensors", "edges",
                             "refs", "initializers")}
     failed = []
     valid = 0
     self_checked = False
     for path in models:
-        rel = os.path.relpath(path, CORPUS) if path not in synthetic else \
-            "synthetic/" + os.path.basename(path)
+        rel = "synthetic/" + os.path.basename(path) if path in synthetic else \
+            os.path.relpath(path, ROOT) if path in constructed else os.path.relpath(path, CORPUS)
         r = subprocess.run([BIN, "inspect", "--json", path], capture_output=True, timeout=60)
         if r.returncode != 0:
             failed.append((rel, ["inspect --json exited %d: %s" %
@@ -642,10 +678,10 @@ def main():
     if not self_checked:
         failed.append(("schema self-check", ["no corpus model to mutate"]))
     tmp.cleanup()
-    print("document: %d models (%d synthetic), schema-valid %d, %d scopes, %d nodes, "
+    print("document: %d models (%d synthetic, %d constructed), schema-valid %d, %d scopes, %d nodes, "
           "%d attributes, %d tensor summaries, %d initializers, %d edges, %d references "
           "resolved, %d checks, %.1f s" %
-          (len(models), len(synthetic), valid, stats["scopes"], stats["nodes"],
+          (len(models), len(synthetic), len(constructed), valid, stats["scopes"], stats["nodes"],
            stats["attributes"], stats["tensors"], stats["initializers"], stats["edges"],
            stats["refs"], stats["checks"], time.time() - start))
     for rel, fails in failed:

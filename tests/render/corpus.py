@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """corpus.py — every corpus model rendered in every format, and checked (checks.py).
 
-For each model under $ONNXVIZ_CORPUS/models:
+For each model under $ONNXVIZ_CORPUS/models and each of the repository's constructed
+models (tests/data/models, tests/data/shape):
   - `inspect --json` gives the node ids of the document;
   - SVG, DOT and layout JSON with default options: the SVG is safe, well-formed XML whose
     op boxes are document nodes, `dot -Tcanon` reads the DOT and it has one node per SVG
@@ -10,6 +11,7 @@ For each model under $ONNXVIZ_CORPUS/models:
     subgraphs=expand, initializers=nodes, rankdir=LR, and the combinations that draw
     every node (group=none + initializers=nodes: exactly the main graph's nodes are
     boxes; + subgraphs=expand: the subgraphs' nodes too).
+A model without a main graph must be refused with bad_model.
 Two renders run at a time.  Prints counts and time; exits 1 on any problem.
 """
 import concurrent.futures
@@ -65,6 +67,12 @@ def check_model(model, tmp):
     if r.returncode != 0:
         return ["inspect --json exited %d" % r.returncode], 0
     doc = json.loads(r.stdout.decode("utf-8"))
+    if not any(s["kind"] == "main" for s in doc["scopes"]):
+        r = subprocess.run([BIN, "render", model, "-o", os.path.join(tmp, "none.svg")],
+                           capture_output=True, timeout=TIMEOUT)
+        ok = r.returncode == 1 and b"bad_model" in r.stderr
+        return ([] if ok else ["no main graph: render exited %d: %s" %
+                               (r.returncode, r.stderr[:200])]), 1
     ids = {n["id"] for n in doc["nodes"]}
     scope_kind = {s["id"]: s["kind"] for s in doc["scopes"]}
     main_nodes = sorted(n["id"] for n in doc["nodes"] if n["scope"] == "")
@@ -111,12 +119,15 @@ def main():
     if not models:
         print("render corpus: no models under %s/models" % CORPUS)
         return 1
+    ncorpus = len(models)
+    for sub in ("models", "shape"):
+        models += sorted(glob.glob(os.path.join(ROOT, "tests", "data", sub, "*.onnx")))
     failed, renders = [], 0
     with tempfile.TemporaryDirectory(prefix="onnxviz-render-") as tmp, \
             concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {pool.submit(check_model, m, tmp): m for m in models}
         for job in concurrent.futures.as_completed(jobs):
-            rel = os.path.relpath(jobs[job], CORPUS)
+            rel = os.path.relpath(jobs[job], CORPUS if jobs[job].startswith(CORPUS) else ROOT)
             try:
                 problems, n = job.result()
             except subprocess.TimeoutExpired as e:
@@ -128,8 +139,9 @@ def main():
         print("FAIL %s: %d problem(s)" % (rel, len(problems)))
         for p in problems[:8]:
             print("   ", p)
-    print("render corpus: %d models, %d renders (%d variants), %d failed, %.1f s" %
-          (len(models), renders, len(VARIANTS), len(failed), time.time() - start))
+    print("render corpus: %d models (%d constructed), %d renders (%d variants), %d failed, "
+          "%.1f s" % (len(models), len(models) - ncorpus, renders, len(VARIANTS), len(failed),
+                      time.time() - start))
     return 1 if failed else 0
 
 

@@ -148,11 +148,13 @@ def stub_worker(tmp):
            "worker arguments: %s %r" % (rows[0], text))
     mem = 0 if SANITIZED else 300000000
     call(STUB, os.path.join(tmp, "env"), "svg", "--cpu=7", "--mem=%d" % mem, "--extra-fds=5",
-         out=out)
+         "--odd-signals", out=out)
     with open(out) as f:
         text = f.read().strip()
-    expect(text == "cpu=7 as=%d core=0 stdin=null fds=0,1,2" % mem,
-           "worker limits, stdin and descriptors: %r" % text)
+    expect(text == "cpu=7 as=%d core=0 stdin=null fds=0,1,2 ign=%s blk=%s" % (mem, "0" * 16,
+                                                                               "0" * 16),
+           "worker limits, stdin, descriptors, signals (caller ignores SIGPIPE, SIGXCPU, "
+           "SIGTERM and blocks SIGINT, SIGUSR1): %r" % text)
     r = stub("sleep", "--wall=700")
     expect(r[0] == "layout_timeout" and 650 <= r[2] < 2500, "sleeping worker, wall 700 ms: %s"
            % (r,))

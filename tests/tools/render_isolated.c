@@ -2,13 +2,16 @@
  * render_isolated.c — drives oxr_render_isolated() for tests/render/worker.py.
  *
  * usage: render_isolated EXE MODEL svg|dot|json [--wall=MS] [--cpu=S] [--mem=BYTES]
- *            [--max-output=BYTES] [--threads=N] [--extra-fds=N] [-o OUT] [--KEY=VALUE ...]
+ *            [--max-output=BYTES] [--threads=N] [--extra-fds=N] [--odd-signals] [-o OUT]
+ *            [--KEY=VALUE ...]
  *
  * Calls oxr_render_isolated(EXE, MODEL, ...) once per thread (all at the same time), then
  * prints one line per call: "<code name>\t<output bytes>\t<elapsed ms>\t<message>", and
  * with several threads "identical\t<yes|no>" (do all successful outputs agree).  -o OUT
  * writes the first call's output.  --extra-fds=N opens N descriptors without O_CLOEXEC
- * first, so the test can see that none reaches the worker.  Other --KEY=VALUE arguments
+ * first, so the test can see that none reaches the worker; --odd-signals ignores SIGPIPE,
+ * SIGXCPU and SIGTERM and blocks SIGINT and SIGUSR1 first (the worker must not inherit
+ * that: a service ignores SIGPIPE).  Other --KEY=VALUE arguments
  * are render options (oxr_options_set); a rejected one prints "bad_option\t0\t0\t<msg>".
  * Exit status: 0 when every call returned (the test judges the codes), 2 on usage errors.
  */
@@ -16,6 +19,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +80,7 @@ int main(int argc, char **argv)
 	oxr_worker_limits lim;
 	oxr_worker_limits_default(&lim);
 	unsigned threads = 1, extra_fds = 0;
+	bool odd_signals = false;
 	const char *out_path = NULL;
 	for (int i = 4; i < argc; i++) {
 		const char *a = argv[i];
@@ -91,6 +96,8 @@ int main(int argc, char **argv)
 			threads = (unsigned)number(a + 10);
 		else if (!strncmp(a, "--extra-fds=", 12))
 			extra_fds = (unsigned)number(a + 12);
+		else if (!strcmp(a, "--odd-signals"))
+			odd_signals = true;
 		else if (!strcmp(a, "-o") && i + 1 < argc)
 			out_path = argv[++i];
 		else if (!strncmp(a, "--", 2) && strchr(a, '=') != NULL) {
@@ -115,6 +122,16 @@ int main(int argc, char **argv)
 	if (threads < 1 || threads > MAX_THREADS) {
 		fprintf(stderr, "render_isolated: 1..%d threads\n", MAX_THREADS);
 		return 2;
+	}
+	if (odd_signals) {
+		signal(SIGPIPE, SIG_IGN);
+		signal(SIGXCPU, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGUSR1);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
 	}
 	for (unsigned i = 0; i < extra_fds; i++)
 		if (open("/dev/null", O_RDONLY) < 0) /* deliberately inheritable */

@@ -5,9 +5,10 @@
  * Called as the worker: worker_stub __render MODEL FORMAT OPTIONS.  The last component of
  * MODEL says what to do:
  *   ok        print "stub FORMAT OPTIONS" and exit 0
- *   env       print the limits it runs under and its open descriptors, exit 0:
+ *   env       print the limits it runs under, its open descriptors and its ignored and
+ *             blocked signals (hex masks of /proc/self/status), exit 0:
  *             "cpu=<RLIMIT_CPU> as=<RLIMIT_AS> core=<RLIMIT_CORE> stdin=<null|other>
- *              fds=<list>"
+ *              fds=<list> ign=<SigIgn> blk=<SigBlk>"
  *   sleep     sleep 60 s (wall-clock limit)
  *   spin      burn CPU forever (RLIMIT_CPU)
  *   segv      die of SIGSEGV;  abort: die of SIGABRT
@@ -64,7 +65,18 @@ static int env_report(void)
 		sep = ",";
 	}
 	closedir(d);
-	printf("\n");
+	FILE *status = fopen("/proc/self/status", "r");
+	if (status == NULL)
+		return 1;
+	char line[256], ign[32] = "?", blk[32] = "?";
+	while (fgets(line, sizeof(line), status) != NULL) {
+		if (!strncmp(line, "SigIgn:", 7))
+			sscanf(line + 7, "%31s", ign);
+		else if (!strncmp(line, "SigBlk:", 7))
+			sscanf(line + 7, "%31s", blk);
+	}
+	fclose(status);
+	printf(" ign=%s blk=%s\n", ign, blk);
 	return 0;
 }
 
