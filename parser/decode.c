@@ -1126,6 +1126,7 @@ typedef struct scanwin {
 	uint8_t *buf;
 	uint64_t base;
 	size_t len;
+	size_t want; /* next read size: one page after a jump, doubling while reads continue */
 } scanwin;
 
 static bool win_byte(scanwin *w, uint64_t off, uint8_t *out)
@@ -1133,8 +1134,13 @@ static bool win_byte(scanwin *w, uint64_t off, uint8_t *out)
 	if (off >= w->size)
 		return false;
 	if (off < w->base || off >= w->base + w->len) {
+		bool follows = off == w->base + w->len && w->len > 0;
+		w->want = follows ? (w->want * 2 > SCAN_WINDOW ? SCAN_WINDOW : w->want * 2) : 4096;
 		uint64_t base = off & ~(uint64_t)4095;
-		ssize_t n = pread(w->fd, w->buf, SCAN_WINDOW, (off_t)base);
+		size_t want = w->want;
+		if (off - base >= want)
+			want = SCAN_WINDOW;
+		ssize_t n = pread(w->fd, w->buf, want, (off_t)base);
 		if (n <= 0)
 			return false;
 		w->base = base;
@@ -1200,8 +1206,21 @@ static bool scan_msg(scanwin *w, const mdesc *md, uint64_t off, uint64_t end, un
 				if (!scan_msg(w, f->sub, off, off + v, depth + 1, hs))
 					return false;
 			} else if (v >= hs->min) {
-				if (hs->n == hs->max)
-					return false;
+				if (hs->n == hs->max) {
+					/* too many: keep only the bigger ones from here on */
+					hs->min *= 4;
+					size_t k = 0;
+					for (size_t i = 0; i < hs->n; i++)
+						if (hs->h[i].len >= hs->min)
+							hs->h[k++] = hs->h[i];
+					hs->n = k;
+					if (hs->n == hs->max)
+						return false;
+				}
+				if (v < hs->min) {
+					off += v;
+					break;
+				}
 				hs->h[hs->n].off = off;
 				hs->h[hs->n].len = v;
 				hs->n++;
@@ -1221,7 +1240,7 @@ static bool scan_msg(scanwin *w, const mdesc *md, uint64_t off, uint64_t end, un
 bool oxp__scan_holes(int fd, uint64_t size, uint64_t min, oxp__hole *out, size_t max,
                      size_t *n)
 {
-	scanwin w = {fd, size, malloc(SCAN_WINDOW), 0, 0};
+	scanwin w = {fd, size, malloc(SCAN_WINDOW), 0, 0, 4096};
 	if (w.buf == NULL)
 		return false;
 	holes hs = {out, 0, max, min};
