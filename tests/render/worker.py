@@ -13,7 +13,9 @@ Drives $BUILD/tools/render_isolated (one call of oxr_render_isolated per thread)
 Each case states the code expected and a bound on the time the call may take.  Cases of
 known, reported bugs are tagged "[known bug Bn]" and still fail the suite.
 """
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -75,24 +77,42 @@ def alive(marker):
     return False
 
 
+def content(data, fmt):
+    """What a rendering says regardless of the order clusters were laid out in: the DOT's
+    sorted lines, the SVG's element ids, the layout's node ids and rows."""
+    if fmt == "dot":
+        return sorted(data.split(b"\n"))
+    if fmt == "svg":
+        return sorted(re.findall(rb' id="([^"]*)"', data))
+    lay = json.loads(data)
+    return sorted((n["id"], json.dumps(n["rows"])) for n in lay["nodes"])
+
+
 def real_worker(tmp):
     models = [os.path.join(REAL, "squeezenet1_1.onnx"), os.path.join(REAL, "silero_vad_v5.onnx")]
-    option_sets = [[], ["--rankdir=LR", "--group=none", "--initializers=nodes", "--attrs=all",
-                        "--shapes=off", "--subgraphs=expand"],
-                   ["--group=2", "--expand=/features,x", "--depth=3", "--attrs=none",
-                    "--initializers=hide"]]
+    # (options, drawn with clusters): with clusters the layout depends on the process's heap
+    # (bug B14, pinned by test_render), so those are compared by what they contain
+    option_sets = [([], False),
+                   (["--rankdir=LR", "--group=none", "--initializers=nodes", "--attrs=all",
+                     "--shapes=off"], False),
+                   (["--subgraphs=expand", "--initializers=hide"], True),
+                   (["--group=2", "--expand=/features,x", "--depth=3", "--attrs=none"], True)]
     for model in models:
-        for opts in option_sets:
+        for opts, clusters in option_sets:
             for fmt in ("svg", "dot", "json"):
                 iso, cli = os.path.join(tmp, "iso." + fmt), os.path.join(tmp, "cli." + fmt)
                 rows, _ = call(BIN, model, fmt, *opts, out=iso)
                 subprocess.run([BIN, "render", model, "-o", cli] + opts, check=True,
                                capture_output=True, timeout=120)
                 what = "%s %s %s" % (os.path.basename(model), fmt, " ".join(opts))
-                if expect(rows[0][0] == "ok", "isolated render failed: %s: %s" % (what, rows[0])):
-                    with open(iso, "rb") as a, open(cli, "rb") as b:
-                        expect(a.read() == b.read(),
-                               "isolated output differs from `onnxviz render`: " + what)
+                if not expect(rows[0][0] == "ok", "isolated render failed: %s: %s" %
+                              (what, rows[0])):
+                    continue
+                with open(iso, "rb") as a, open(cli, "rb") as b:
+                    mine, theirs = a.read(), b.read()
+                if clusters:
+                    mine, theirs = content(mine, fmt), content(theirs, fmt)
+                expect(mine == theirs, "isolated output differs from `onnxviz render`: " + what)
     rows, identical = call(BIN, models[1], "svg", "--threads=4", "--subgraphs=expand")
     expect(len(rows) == 4 and all(r[0] == "ok" for r in rows) and identical,
            "4 threads at once: %s identical=%s" % ([r[0] for r in rows], identical))
@@ -106,18 +126,22 @@ def real_worker(tmp):
         print("worker: memory-limit cases skipped (ASan cannot run under RLIMIT_AS)")
         mems = ()
     else:
-        mems = (10000000, 15000000)
-        rows, _ = call(BIN, big, "svg", "--group=none", "--mem=40000000")
-        expect(rows[0][0] in ("layout_worker_failed", "out_of_memory"),
-               "40 MB memory limit: %s" % (rows[0],))
+        # from too little to start the program to enough to start and parse: any failure
+        # but never the model's fault
+        mems = range(8000000, 40000001, 4000000)
+    wrong = []
     for mem in mems:
         rows, _ = call(BIN, big, "svg", "--group=none", "--mem=%d" % mem)
-        expect(rows[0][0] in ("layout_worker_failed", "out_of_memory"),
-               "%d MB memory limit reported as %s: %s (the model is fine)" %
-               (mem // 1000000, rows[0][0], rows[0][3]), "B11")
+        if rows[0][0] not in ("layout_worker_failed", "out_of_memory", "ok"):
+            wrong.append("%d MB: %s (%s)" % (mem // 1000000, rows[0][0], rows[0][3]))
+    expect(not wrong, "memory limits reported as the model's fault (it is fine): %s" %
+           "; ".join(wrong), "B11")
     rows, _ = call(BIN, os.path.join(tmp, "missing.onnx"))
     expect(rows[0][0] == "bad_model", "missing model: %s" % (rows[0],))
-    rows, _ = call(BIN, "/etc/hostname")
+    text = os.path.join(tmp, "text.onnx")
+    with open(text, "w") as f:
+        f.write("this is not a model\n")
+    rows, _ = call(BIN, text)
     expect(rows[0][0] == "bad_model", "a file that is not a model: %s" % (rows[0],))
     rows, _ = call(os.path.join(tmp, "no-such-onnxviz"), models[0])
     expect(rows[0][0] == "layout_worker_failed" and "could not be started" in rows[0][3],
