@@ -81,15 +81,22 @@ def is_utf8(b):
 
 
 def display_text(b, max_chars):
+    """render/style.c's oxr__text: at most max_chars characters from at most 4*max_chars
+    bytes (else an ellipsis); invalid bytes and the XML non-characters U+FFFE/U+FFFF
+    become U+FFFD; control characters a space."""
     out, i, chars = [], 0, 0
+    limit = min(len(b), max_chars * 4)
     while i < len(b):
-        if chars == max_chars:
+        if chars == max_chars or i >= limit:
             out.append("\u2026")
             break
         n, cp = utf8_seq(b, i)
         if n == 0:
             out.append("\ufffd")
             i += 1
+        elif cp in (0xFFFE, 0xFFFF):
+            out.append("\ufffd")
+            i += n
         else:
             control = cp < 0x20 or cp == 0x7F or 0x80 <= cp < 0xA0 or cp in (0x2028, 0x2029)
             out.append(" " if control else chr(cp))

@@ -137,7 +137,7 @@ def real_worker(tmp):
     expect(not wrong, "memory limits reported as the model's fault (it is fine): %s" %
            "; ".join(wrong), "B11")
     rows, _ = call(BIN, os.path.join(tmp, "missing.onnx"))
-    expect(rows[0][0] == "bad_model", "missing model: %s" % (rows[0],))
+    expect(rows[0][0] == "io_error", "missing model: %s" % (rows[0],))
     text = os.path.join(tmp, "text.onnx")
     with open(text, "w") as f:
         f.write("this is not a model\n")

@@ -727,14 +727,14 @@ static void test_doc_too_big(void **state)
 	assert_int_equal(oxr_doc_json(f->m, f->d, OXR_DOC_FULL, &b, &err), OXR_E_TOO_BIG);
 	assert_int_equal(err.code, OXR_E_TOO_BIG);
 	assert_true(b.failed);
-	oxr_buf_free(&b); /* that len stays <= max: bug_B3 */
+	oxr_buf_free(&b); /* that len stays <= max: test_doc_json_respects_the_cap */
 }
 
-/* BUG B3 (reported): jsonx.c's dump callback appends one-byte tokens without checking the
+/* Regression (B3): jsonx.c's dump callback appends one-byte tokens without checking the
  * buffer's max (it only checks cap, which grows past max), so a document a few bytes
  * longer than max is accepted: oxr_doc_json returns OK with len > max; and a failed dump
  * leaves len > max. */
-static void bug_B3_doc_json_respects_the_cap(void **state)
+static void test_doc_json_respects_the_cap(void **state)
 {
 	fx *f = *state;
 	for (size_t max = 10; max <= 1000; max *= 10) {
@@ -870,9 +870,9 @@ static void test_search(void **state)
 	json_decref(r);
 }
 
-/* BUG B12 (reported): doc.c says search covers attribute values "strings, ints, floats as
+/* Regression (B12): doc.c says search covers attribute values "strings, ints, floats as
  * text", but FLOAT attributes are never matched: f=0.25 is not found by "0.25". */
-static void bug_B12_search_finds_float_attributes(void **state)
+static void test_search_finds_float_attributes(void **state)
 {
 	fx *f = *state;
 	json_t *r = search(f, "0.25", 10);
@@ -996,11 +996,11 @@ static void test_render_errors(void **state)
 	pbw_free(&m);
 }
 
-/* BUG B14 (reported): the same model and options render differently within one process.
+/* Regression (B14): the same model and options rendered differently within one process.
  * cgraph orders subgraphs by ID, and a named subgraph's ID is the address of its interned
  * name ("cluster_3"), so the order of clusters in the DOT and in the layout follows the
  * heap: another render or any allocation in between changes the output. */
-static void bug_B14_render_is_deterministic(void **state)
+static void test_render_is_deterministic(void **state)
 {
 	fx *f = *state;
 	oxr_options o;
@@ -1018,6 +1018,13 @@ static void bug_B14_render_is_deterministic(void **state)
 		oxr_buf_init(&b, 0);
 		assert_int_equal(oxr_render(f->m, f->d, &o, OXR_FMT_DOT, &b, NULL), OXR_OK);
 		differ += b.len != first.len || memcmp(b.data, first.data, b.len) != 0;
+		if (getenv("DUMP_B14") && differ == 1) {
+			FILE *fa = fopen("/tmp/b14a.dot", "w"), *fb = fopen("/tmp/b14b.dot", "w");
+			fwrite(first.data, 1, first.len, fa);
+			fwrite(b.data, 1, b.len, fb);
+			fclose(fa);
+			fclose(fb);
+		}
 		oxr_buf_free(&b);
 		for (int k = 0; k < 16; k += 2)
 			free(junk[k]);
@@ -1070,7 +1077,7 @@ static void test_render_isolated_matches_in_process(void **state)
 	oxr_worker_limits_default(&lim);
 	if (getenv("ONNXVIZ_SANITIZED") != NULL)
 		lim.memory_bytes = 0; /* ASan cannot start under RLIMIT_AS */
-	/* no clusters here: with clusters the layout depends on the process's heap (bug_B14) */
+	/* (clusters: see test_render_is_deterministic; the worker must match in-process output exactly) */
 	const oxr_format fmts[] = {OXR_FMT_SVG, OXR_FMT_DOT, OXR_FMT_LAYOUT_JSON};
 	for (size_t i = 0; i < 3; i++) {
 		oxr_options o;
@@ -1097,9 +1104,10 @@ static void test_render_isolated_matches_in_process(void **state)
 	oxr_options_default(&o);
 	char missing[sizeof(path) + 8];
 	snprintf(missing, sizeof(missing), "%s.none", path);
+	/* a model file that cannot be opened is an I/O error, not a bad model (B11) */
 	assert_int_equal(oxr_render_isolated(exe, missing, &o, OXR_FMT_SVG, &lim, &b, &err),
-	                 OXR_E_MODEL);
-	assert_int_equal(err.code, OXR_E_MODEL);
+	                 OXR_E_IO);
+	assert_int_equal(err.code, OXR_E_IO);
 	oxr_buf_free(&b);
 	unlink(path);
 }
@@ -1119,16 +1127,16 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_doc_strings_and_numbers, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_doc_summary_kind, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_doc_too_big, fx_setup, fx_teardown),
-	    cmocka_unit_test_setup_teardown(bug_B3_doc_json_respects_the_cap, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_doc_json_respects_the_cap, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_node_json, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_search, fx_setup, fx_teardown),
-	    cmocka_unit_test_setup_teardown(bug_B12_search_finds_float_attributes, fx_setup,
+	    cmocka_unit_test_setup_teardown(test_search_finds_float_attributes, fx_setup,
 	                                    fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_render_svg, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_render_dot, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_render_layout_json, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_render_errors, fx_setup, fx_teardown),
-	    cmocka_unit_test_setup_teardown(bug_B14_render_is_deterministic, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_render_is_deterministic, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_render_isolated_matches_in_process, fx_setup,
 	                                    fx_teardown),
 	};
