@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,14 +57,17 @@ static void child_exec(const char *exe, char *const argv[], int out_fd, int err_
 {
 	/* ignored signals and the blocked mask survive exec: give the worker defaults, so it
 	 * dies of SIGPIPE/SIGXFSZ/SIGXCPU like any process would */
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigaction(SIGPIPE, &dfl, NULL);
-	sigaction(SIGXFSZ, &dfl, NULL);
-	sigaction(SIGXCPU, &dfl, NULL);
-	sigaction(SIGTERM, &dfl, NULL);
-	sigaction(SIGINT, &dfl, NULL);
+	/* every signal, the real-time ones glibc keeps for itself included: the raw system
+	 * call (libc's sigaction refuses 32 and 33) */
+	struct {
+		void *handler;
+		unsigned long flags;
+		void *restorer;
+		uint64_t mask;
+	} dfl = {SIG_DFL, 0, NULL, 0};
+	for (long sig = 1; sig <= 64; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
