@@ -152,3 +152,11 @@ bench: all
 
 clean:
 	rm -rf build build-san build-clang build-fuzz
+
+# The container image without a Docker engine (tests/docker/image-check.sh, as root):
+# debootstrap the runtime stage's base (cached), replay docker/Dockerfile's runtime stage,
+# run the service in it as the image's user, check /healthz and an upload/render round
+# trip, with and without Graphviz's plugin configuration.  .ci/run calls it after `make test`.
+docker-check: all
+	$(call install_missing,debootstrap curl graphviz python3 iproute2)
+	BUILD=$(BUILD) bash tests/docker/image-check.sh
