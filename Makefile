@@ -109,7 +109,8 @@ tools: $(TOOLS_BIN)
 DEPS_BUILD := gcc make pkg-config libc6-dev libmicrohttpd-dev libgraphviz-dev libjansson-dev \
               libssl-dev
 DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 python3-onnx \
-              python3-numpy librsvg2-bin wrk graphviz nodejs chromium debootstrap
+              python3-numpy librsvg2-bin wrk graphviz nodejs chromium debootstrap iproute2 \
+              python3-yaml
 define install_missing
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	    | grep -q 'install ok installed' || echo $$p; done); \
@@ -156,7 +157,8 @@ clean:
 # The container image without a Docker engine (tests/docker/image-check.sh, as root):
 # debootstrap the runtime stage's base (cached), replay docker/Dockerfile's runtime stage,
 # run the service in it as the image's user, check /healthz and an upload/render round
-# trip, with and without Graphviz's plugin configuration.  .ci/run calls it after `make test`.
+# trip, with and without Graphviz's plugin configuration.  `make test` runs it as part of
+# the docker suite (tests/docker/run.sh); this target runs it alone.
 docker-check: all
 	$(call install_missing,debootstrap curl graphviz python3 iproute2)
 	BUILD=$(BUILD) bash tests/docker/image-check.sh

@@ -15,7 +15,9 @@
 #   4. compose.yaml: named volume on /data, read-only models folder, port 8080;
 #   5. the healthcheck script answers 0 for a 200 and 1 otherwise (stub server), and
 #      against the real service.
-# The image itself is exercised by tests/docker/image-check.sh (make docker-check).
+#   6. the image itself: tests/docker/image-check.sh (also `make docker-check` alone)
+#      builds its root filesystem with debootstrap and runs the service in it; about 30 s
+#      cold (first run on a machine), a few seconds warm (cached layers).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/docker/lib.sh
@@ -41,6 +43,15 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
 [ -x "$BIN" ] || { echo "FAIL $BIN not built (run make)"; exit 1; }
+# The image ships the plain build: a sanitizer build (make SANITIZE=...) loads the
+# compiler's runtime libraries, so its libraries are not the image's.
+plain=1
+serve_ok=0
+"$BIN" serve --help >"$tmp/serve-help" 2>&1 && serve_ok=1
+if readelf -d "$BIN" | grep -Eq 'NEEDED.*lib(asan|ubsan|tsan|lsan)\.'; then
+	plain=0
+	echo "SKIP libraries and image: $BIN is a sanitizer build (the image ships the plain one)"
+fi
 for f in "$DOCKERFILE" "$PKGLIST" docker/runtime-setup.sh docker/healthcheck.sh \
          docker/compose.yaml docs/docker.md .dockerignore; do
 	[ -f "$f" ] || { bad "$f exists"; }
@@ -170,6 +181,7 @@ bad_dep=$(grep -E "$COMPILER_RE" "$tmp/closure" | grep -v '^MISSING' | tr '\n' '
 [ -z "$bad_dep" ] && ok "no compiler or -dev package among the $(grep -vc '^MISSING' "$tmp/closure") packages the list pulls in" ||
 	bad "the runtime list pulls in build packages: $bad_dep"
 
+if [ "$plain" = 1 ]; then
 # ------------------------------------------------------------------ the binary's libraries
 pkg_of() { # path -> Debian package owning it (tries the path, its real path, /usr-merged twin)
 	for p in "$1" "$(readlink -f "$1")"; do
@@ -215,8 +227,6 @@ done <"$tmp/needed"
 # Nothing listed in vain: each package provides a library the binary loads.  The stub
 # binary (service or renderer not written yet) links only libc, so that check waits for
 # the real one, and says so.
-serve_ok=0
-"$BIN" serve --help >"$tmp/serve-help" 2>&1 && serve_ok=1
 unused=
 for p in $(cat "$tmp/list"); do
 	cut -f3 "$tmp/libpkgs" | grep -qx "$p" || unused="$unused $p"
@@ -229,6 +239,7 @@ else
 	bad "listed but not loaded by $BIN:$unused"
 fi
 
+fi
 # ------------------------------------------------------------------ compose.yaml
 if "$PY" -c 'import yaml' 2>/dev/null; then
 	if "$PY" - docker/compose.yaml "$tmp/compose-vars" >"$tmp/compose.out" 2>&1 <<'EOF'
@@ -351,6 +362,17 @@ if [ "$serve_ok" = 1 ]; then
 	kill -TERM "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null; serve_pid=
 else
 	echo "SKIP healthcheck against onnxviz serve: service not built yet"
+fi
+
+# ------------------------------------------------------------------ the image
+echo
+if [ "$plain" = 1 ]; then
+	echo "image (tests/docker/image-check.sh):"
+	if BUILD=$BUILD bash tests/docker/image-check.sh; then
+		ok "image check"
+	else
+		bad "image check (above)"
+	fi
 fi
 
 echo
