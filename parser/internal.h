@@ -113,6 +113,28 @@ OXP_CHECK oxp_code oxp__decode_tensor(oxp_arena *arena, const oxp_limits *lim,
                                       const uint8_t *buf, size_t len, oxp_tensor *dst,
                                       oxp_error *err);
 
+/* ---------------------------------------------------------------------------------------
+ * The linked graph (graph.c), visible to shape.c.
+ */
+struct oxp_dag {
+	oxp_arena *arena;
+	const oxp_model *model;
+	oxp_dag_view v;          /* what oxp_dag_get() returns; arrays below back it */
+	oxp_scope *scopes;
+	oxp_dnode *nodes;
+	oxp_value *values;
+	oxp_edge *edges;
+	oxp_warning *warnings;
+	uint32_t warnings_cap;
+	uint32_t warnings_dropped;
+	uint32_t *id_table;      /* open addressing: node index per slot, OXP_NONE = empty */
+	uint32_t id_cap;
+};
+
+/* Fill values[].inferred for every scope (shape.c).  Never fails on odd graphs: what it
+ * cannot decide stays unknown.  OXP_E_NOMEM only. */
+OXP_CHECK oxp_code oxp__dag_infer_shapes(oxp_dag *dag, oxp_error *err);
+
 /* Set err (if not NULL) and return code.  The first error wins: callers pass it up. */
 oxp_code oxp__set_error(oxp_error *err, oxp_code code, uint64_t offset, const char *path,
                         const char *fmt, ...) OXP_PRINTF(5, 6);

@@ -13,27 +13,6 @@ static oxr_code todo(oxr_error *err, const char *what)
 	return OXR_E_LAYOUT;
 }
 
-oxr_code oxr_doc_json(const oxp_model *m, const oxp_dag *d, oxr_doc_kind kind, oxr_buf *out,
-                      oxr_error *err)
-{
-	(void)m, (void)d, (void)kind, (void)out;
-	return todo(err, "doc");
-}
-
-oxr_code oxr_node_json(const oxp_model *m, const oxp_dag *d, const char *node_id,
-                       oxr_buf *out, oxr_error *err)
-{
-	(void)m, (void)d, (void)node_id, (void)out;
-	return todo(err, "node");
-}
-
-oxr_code oxr_search_json(const oxp_model *m, const oxp_dag *d, const char *query,
-                         size_t limit, oxr_buf *out, oxr_error *err)
-{
-	(void)m, (void)d, (void)query, (void)limit, (void)out;
-	return todo(err, "search");
-}
-
 oxr_code oxr_render(const oxp_model *m, const oxp_dag *d, const oxr_options *o,
                     oxr_format fmt, oxr_buf *out, oxr_error *err)
 {

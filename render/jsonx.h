@@ -1,0 +1,50 @@
+/*
+ * jsonx.h — private to render/: small jansson helpers shared by the JSON writers.
+ *
+ * Model strings are arbitrary bytes.  jx_str() makes a valid JSON string of any bytes:
+ * valid UTF-8 passes through; each invalid byte becomes U+FFFD, and jx_set_str() then adds
+ * a sibling "<key>_hex" with the exact bytes in hex, so nothing is lost.  Numbers that JSON
+ * cannot hold (NaN, ±Inf) become the strings "NaN", "Infinity", "-Infinity".
+ */
+#ifndef OXR_JSONX_H
+#define OXR_JSONX_H
+
+#include "parser/oxp.h"
+#include "render/oxr.h"
+
+#include <jansson.h>
+
+/* True when s is valid UTF-8 without NUL bytes... NULs are valid JSON (\u0000) and kept. */
+bool jx_utf8_valid(const char *p, size_t n);
+/* A JSON string for any bytes (see above); NULL only when out of memory. */
+json_t *jx_str(oxp_str s);
+json_t *jx_cstr(const char *s);
+/* obj[key] = string; adds key_hex when the bytes were not valid UTF-8. */
+void jx_set_str(json_t *obj, const char *key, oxp_str s);
+/* obj[key] = string only when s is not empty. */
+void jx_set_str_nonempty(json_t *obj, const char *key, oxp_str s);
+void jx_set(json_t *obj, const char *key, json_t *value); /* steals value; NULL ignored */
+json_t *jx_real(double v);
+json_t *jx_int(int64_t v);
+json_t *jx_entries(const oxp_entry *e, size_t n); /* [{"key","value"}] */
+json_t *jx_dims(const int64_t *dims, size_t n);
+/* ggml order: ne[0] is the last ONNX axis; more than 4 dims fold the leading ones into
+ * ne[3]; always 4 entries. */
+json_t *jx_ggml_ne(const int64_t *dims, size_t n);
+json_t *jx_dim_list(const oxp_dim *dims, int32_t rank); /* [1, "N", null] or null */
+json_t *jx_type(const oxp_type *t);                     /* TypeProto */
+json_t *jx_value_type(const oxp_value_type *t);         /* {elem_type, shape, source} */
+json_t *jx_tensor(const oxp_tensor *t, const char *ref);/* tensor summary */
+json_t *jx_attr(const oxp_dag *d, uint32_t node, const oxp_attr *a, size_t index);
+
+/* Between these two calls, jansson objects made by this thread come from a scratch arena
+ * and freeing them costs nothing; _end() releases everything at once.  Every object made
+ * in between must be dead by then. */
+void jx_scratch_begin(void);
+void jx_scratch_end(void);
+
+/* Serialise compactly into out (appends).  Frees nothing. */
+oxr_code jx_dump(const json_t *j, oxr_buf *out, oxr_error *err);
+oxr_code jx_nomem(oxr_error *err);
+
+#endif /* OXR_JSONX_H */
