@@ -129,7 +129,39 @@ char *oxp__arena_strndup(oxp_arena *a, const char *s, size_t len)
 	return d;
 }
 
-char *oxp__arena_printf(oxp_arena *a, const char *fmt, ...)
+
+/* Public names (parser/oxp.h) for the same arena. */
+oxp_arena *oxp_arena_new(size_t budget)
+{
+	return oxp__arena_new(budget);
+}
+
+void oxp_arena_free(oxp_arena *a)
+{
+	oxp__arena_free(a);
+}
+
+void *oxp_arena_alloc(oxp_arena *a, size_t size)
+{
+	return oxp__arena_alloc(a, size);
+}
+
+void *oxp_arena_array(oxp_arena *a, size_t n, size_t size)
+{
+	return oxp__arena_array(a, n, size);
+}
+
+char *oxp_arena_strndup(oxp_arena *a, const char *s, size_t len)
+{
+	return oxp__arena_strndup(a, s, len);
+}
+
+size_t oxp_arena_used(const oxp_arena *a)
+{
+	return oxp__arena_used(a);
+}
+
+char *oxp_arena_printf(oxp_arena *a, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum kind {
 	F_I64,   /* int64 varint */
@@ -1049,4 +1050,124 @@ oxp_code oxp__decode_tensor(oxp_arena *arena, const oxp_limits *lim, const uint8
                             size_t len, oxp_tensor *dst, oxp_error *err)
 {
 	return decode_top(&md_tensor, arena, lim, buf, len, dst, err);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Structure scan for oxp_model_open (model.c): find the big byte payloads (raw_data,
+ * typed data, large strings) without mapping the file, reading it through a small window.
+ * Every length-delimited field that is not a known sub-message and is at least `min`
+ * bytes long is reported as a hole.  Best effort: returns false on anything odd (the
+ * parser proper reports errors), or when more than max_holes would be needed.
+ */
+#define SCAN_WINDOW (64u * 1024u)
+
+typedef struct scanwin {
+	int fd;
+	uint64_t size;
+	uint8_t *buf;
+	uint64_t base;
+	size_t len;
+} scanwin;
+
+static bool win_byte(scanwin *w, uint64_t off, uint8_t *out)
+{
+	if (off >= w->size)
+		return false;
+	if (off < w->base || off >= w->base + w->len) {
+		uint64_t base = off & ~(uint64_t)4095;
+		ssize_t n = pread(w->fd, w->buf, SCAN_WINDOW, (off_t)base);
+		if (n <= 0)
+			return false;
+		w->base = base;
+		w->len = (size_t)n;
+		if (off >= base + (size_t)n)
+			return false;
+	}
+	*out = w->buf[off - w->base];
+	return true;
+}
+
+static bool win_varint(scanwin *w, uint64_t *off, uint64_t end, uint64_t *out)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < 10; i++) {
+		uint8_t b;
+		if (*off >= end || !win_byte(w, *off, &b))
+			return false;
+		(*off)++;
+		v |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+typedef struct holes {
+	oxp__hole *h;
+	size_t n, max;
+	uint64_t min;
+} holes;
+
+static bool scan_msg(scanwin *w, const mdesc *md, uint64_t off, uint64_t end, unsigned depth,
+                     holes *hs)
+{
+	if (depth > 100)
+		return false;
+	while (off < end) {
+		uint64_t tag, v;
+		if (!win_varint(w, &off, end, &tag))
+			return false;
+		unsigned wt = (unsigned)(tag & 7);
+		uint32_t num = (uint32_t)(tag >> 3);
+		switch (wt) {
+		case OXP_WT_VARINT:
+			if (!win_varint(w, &off, end, &v))
+				return false;
+			break;
+		case OXP_WT_I64:
+			off += 8;
+			break;
+		case OXP_WT_I32:
+			off += 4;
+			break;
+		case OXP_WT_LEN: {
+			if (!win_varint(w, &off, end, &v) || v > end - off)
+				return false;
+			int fi = find_field(md, num);
+			const fdesc *f = fi >= 0 ? &md->f[fi] : NULL;
+			if (f != NULL && (f->kind == F_MSG || f->kind == F_INL)) {
+				if (!scan_msg(w, f->sub, off, off + v, depth + 1, hs))
+					return false;
+			} else if (v >= hs->min) {
+				if (hs->n == hs->max)
+					return false;
+				hs->h[hs->n].off = off;
+				hs->h[hs->n].len = v;
+				hs->n++;
+			}
+			off += v;
+			break;
+		}
+		default:
+			return false;
+		}
+		if (off > end)
+			return false;
+	}
+	return true;
+}
+
+bool oxp__scan_holes(int fd, uint64_t size, uint64_t min, oxp__hole *out, size_t max,
+                     size_t *n)
+{
+	scanwin w = {fd, size, malloc(SCAN_WINDOW), 0, 0};
+	if (w.buf == NULL)
+		return false;
+	holes hs = {out, 0, max, min};
+	bool ok = scan_msg(&w, &md_model, 0, size, 0, &hs);
+	free(w.buf);
+	*n = hs.n;
+	return ok;
 }

@@ -990,6 +990,102 @@ uint32_t oxp_dag_find_value(const oxp_dag *d, uint32_t scope, oxp_str name)
 	return OXP_NONE;
 }
 
+/* Parse "<digits>" at *p into *out (no sign, at most 9 digits); advances *p. */
+static bool parse_index(const char **p, uint32_t *out)
+{
+	const char *s = *p;
+	uint32_t v = 0;
+	int n = 0;
+	while (*s >= '0' && *s <= '9' && n < 9) {
+		v = v * 10 + (uint32_t)(*s - '0');
+		s++;
+		n++;
+	}
+	if (n == 0 || (*s >= '0' && *s <= '9'))
+		return false;
+	*p = s;
+	*out = v;
+	return true;
+}
+
+static const oxp_tensor *find_by_ref(const oxp_dag *d, const char *key)
+{
+	const char *at = strrchr(key, '@');
+	if (at == NULL)
+		return NULL;
+	size_t plen = (size_t)(at - key);
+	const char *p = at + 2;
+	uint32_t k, j = 0;
+	bool has_j = false;
+	if (at[1] == '\0' || !parse_index(&p, &k))
+		return NULL;
+	if (*p == '.') {
+		p++;
+		if (!parse_index(&p, &j))
+			return NULL;
+		has_j = true;
+	}
+	if (*p != '\0')
+		return NULL;
+	char prefix[512];
+	if (plen >= sizeof(prefix))
+		return NULL;
+	memcpy(prefix, key, plen);
+	prefix[plen] = '\0';
+	if (at[1] == 'a') { /* "<node id>@a<k>[.<j>]" */
+		uint32_t ni = oxp_dag_find_node(d, prefix);
+		if (ni == OXP_NONE || k >= d->nodes[ni].proto->nattrs)
+			return NULL;
+		const oxp_attr *a = &d->nodes[ni].proto->attrs[k];
+		if (!has_j)
+			return a->t != NULL ? a->t : a->sparse_tensor ? a->sparse_tensor->values : NULL;
+		if (j < a->ntensors)
+			return &a->tensors[j];
+		if (j < a->nsparse_tensors)
+			return a->sparse_tensors[j].values;
+		return NULL;
+	}
+	if (has_j || (at[1] != 'i' && at[1] != 's'))
+		return NULL;
+	for (uint32_t si = 0; si < d->v.nscopes; si++) {
+		const oxp_scope *s = &d->scopes[si];
+		if (s->graph == NULL || strcmp(s->id, prefix) != 0)
+			continue;
+		if (at[1] == 'i')
+			return k < s->graph->ninitializers ? &s->graph->initializers[k] : NULL;
+		return k < s->graph->nsparse_initializers ? s->graph->sparse_initializers[k].values
+		                                          : NULL;
+	}
+	return NULL;
+}
+
+const oxp_tensor *oxp_dag_find_tensor(const oxp_dag *d, const char *key)
+{
+	oxp_str name = {key, strlen(key)};
+	/* initializers: main graph first (scope 0), then the others in order */
+	for (uint32_t si = 0; si < d->v.nscopes; si++) {
+		const oxp_scope *s = &d->scopes[si];
+		if (s->graph == NULL)
+			continue;
+		for (size_t k = 0; k < s->graph->ninitializers; k++)
+			if (str_eq(s->graph->initializers[k].name, name))
+				return &s->graph->initializers[k];
+	}
+	/* a Constant's output */
+	for (uint32_t vi = 0; vi < d->v.nvalues; vi++) {
+		const oxp_value *v = &d->values[vi];
+		if (v->producer == OXP_NONE || !str_eq(v->name, name))
+			continue;
+		const oxp_node *n = d->nodes[v->producer].proto;
+		if (!oxp_str_eq(n->op_type, "Constant"))
+			continue;
+		for (size_t a = 0; a < n->nattrs; a++)
+			if (n->attrs[a].t != NULL)
+				return n->attrs[a].t;
+	}
+	return find_by_ref(d, key);
+}
+
 const oxp_value_type *oxp_value_best_type(const oxp_value *v)
 {
 	if (v->declared.source != OXP_SHAPE_NONE &&

@@ -34,7 +34,7 @@ size_t oxp__arena_used(const oxp_arena *a);
 /* A NUL-terminated copy of s[0..len). */
 OXP_CHECK char *oxp__arena_strndup(oxp_arena *a, const char *s, size_t len);
 /* printf into the arena. */
-OXP_CHECK char *oxp__arena_printf(oxp_arena *a, const char *fmt, ...) OXP_PRINTF(2, 3);
+#define oxp__arena_printf oxp_arena_printf
 
 /* ---------------------------------------------------------------------------------------
  * Wire reader: never forms a pointer past the end of its range.
@@ -134,6 +134,17 @@ struct oxp_dag {
 /* Fill values[].inferred for every scope (shape.c).  Never fails on odd graphs: what it
  * cannot decide stays unknown.  OXP_E_NOMEM only. */
 OXP_CHECK oxp_code oxp__dag_infer_shapes(oxp_dag *dag, oxp_error *err);
+
+/* A byte range of a file that only holds payload (see oxp__scan_holes, decode.c). */
+typedef struct oxp__hole {
+	uint64_t off, len;
+} oxp__hole;
+
+/* Find payloads of at least `min` bytes in the ModelProto file behind fd by reading it
+ * through a small window (no mapping).  false when the scan gave up (odd input, or more
+ * than max holes); *n holds the holes found, in file order. */
+bool oxp__scan_holes(int fd, uint64_t size, uint64_t min, oxp__hole *out, size_t max,
+                     size_t *n);
 
 /* Set err (if not NULL) and return code.  The first error wins: callers pass it up. */
 oxp_code oxp__set_error(oxp_error *err, oxp_code code, uint64_t offset, const char *path,

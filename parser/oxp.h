@@ -652,6 +652,27 @@ uint32_t oxp_dag_find_value(const oxp_dag *dag, uint32_t scope, oxp_str name);
 const oxp_value_type *oxp_value_best_type(const oxp_value *v);
 
 /* ---------------------------------------------------------------------------------------
+ * Arena: the bump allocator each model uses, available to other modules for structures
+ * that live and die together.  Memory is zeroed, 16-byte aligned; every call returns NULL
+ * once `budget` bytes would be exceeded or malloc fails; oxp_arena_free() releases all.
+ */
+typedef struct oxp_arena oxp_arena;
+
+oxp_arena *oxp_arena_new(size_t budget);
+void oxp_arena_free(oxp_arena *a);
+void *oxp_arena_alloc(oxp_arena *a, size_t size);
+void *oxp_arena_array(oxp_arena *a, size_t n, size_t size); /* overflow-checked n*size */
+char *oxp_arena_strndup(oxp_arena *a, const char *s, size_t len);
+char *oxp_arena_printf(oxp_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+size_t oxp_arena_used(const oxp_arena *a);
+
+/* Find a tensor by preview key: an initializer name (main graph first, then other
+ * scopes), the name of a value produced by a Constant node, or a document "ref"
+ * ("<scope>@i<k>", "<scope>@s<k>" (its values), "<node id>@a<k>[.<j>]").  NULL when
+ * unknown. */
+const oxp_tensor *oxp_dag_find_tensor(const oxp_dag *dag, const char *key);
+
+/* ---------------------------------------------------------------------------------------
  * Small helpers
  */
 bool oxp_str_eq(oxp_str a, const char *s);

@@ -1,0 +1,166 @@
+/*
+ * internal.h — private to render/: the "view", what gets drawn.
+ *
+ * Rendering is three steps:
+ *   view.c + hier.c   build the view from the linked graph and the options: boxes (ops,
+ *                     graph inputs/outputs, tensors, collapsed name scopes, stubs of long
+ *                     edges), aggregated edges, clusters (subgraphs, expanded scopes);
+ *                     each box's text rows and size (style.c);
+ *   layout.c          hand boxes of fixed size and edges to Graphviz's dot (through the
+ *                     cgraph API) and read positions and splines back;
+ *   svg.c             write SVG / layout JSON from the laid-out view; DOT comes from the
+ *                     cgraph graph itself (agwrite).
+ * All text in a view is valid UTF-8 without control characters (style.c sanitises model
+ * strings); writers still escape for their format.
+ */
+#ifndef OXR_INTERNAL_H
+#define OXR_INTERNAL_H
+
+#include "render/oxr.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum {
+	BX_OP = 0,   /* one node (or a Constant when shown) */
+	BX_INPUT,    /* graph input (or an undefined value: style "missing") */
+	BX_OUTPUT,   /* graph output */
+	BX_TENSOR,   /* initializer drawn as a node (initializers=nodes) */
+	BX_GROUP,    /* a collapsed name scope */
+	BX_STUB_OUT, /* start of long edges of one value: "x →" */
+	BX_STUB_IN   /* end of one long edge: "→ x" */
+} bx_kind;
+
+typedef enum {
+	ROW_HEADER = 0, /* op type, bold, on the family colour */
+	ROW_NAME,       /* node name, grey */
+	ROW_ATTR,       /* key = value */
+	ROW_TENSOR,     /* folded initializer / constant: "W ⟨64×3×7×7⟩ f16" */
+	ROW_SUB,        /* subgraph summary / group contents */
+	ROW_PLAIN       /* terminal and stub text */
+} row_style;
+
+typedef struct vrow {
+	const char *text;
+	row_style style;
+} vrow;
+
+typedef struct vbox {
+	bx_kind kind;
+	uint8_t family;     /* colour family (style.c) */
+	bool missing;       /* BX_INPUT for an undefined value */
+	uint32_t node;      /* dag node (BX_OP), else OXP_NONE */
+	uint32_t value;     /* dag value (terminals, tensors, stubs), else OXP_NONE */
+	uint32_t group;     /* hierarchy group (BX_GROUP), else OXP_NONE */
+	uint32_t cluster;   /* innermost enclosing cluster, else OXP_NONE */
+	uint32_t peer;      /* stubs: the box at the other end of the cut edge */
+	const char *id;     /* element id: ASCII [A-Za-z0-9._:-], starts with a letter */
+	const char *title;  /* tooltip */
+	uint32_t nrows;
+	vrow *rows;
+	double w, h;        /* points */
+	double x, y;        /* centre, points, SVG orientation (y down), after layout */
+	uint32_t rank;      /* longest-path rank, for cutting long edges */
+	void *gv;           /* Agnode_t * while laying out */
+} vbox;
+
+enum { ED_DATA = 0, ED_OUTER, ED_SUB, ED_STUB };
+
+typedef struct vedge {
+	uint32_t from, to;  /* box indices */
+	uint32_t value;     /* first value carried (dag), else OXP_NONE */
+	uint32_t count;     /* values aggregated into this edge */
+	uint8_t style;
+	bool invisible;     /* a layout constraint only (not drawn) */
+	const char *label;  /* shape text, or NULL */
+	uint32_t npts;      /* spline control points after layout: x,y pairs */
+	double *pts;
+	bool arrow;         /* arrow head from the last point to (ax, ay) */
+	double ax, ay;
+	double lx, ly;      /* label anchor */
+	void *gv;           /* Agedge_t * while laying out */
+} vedge;
+
+enum { CL_SUBGRAPH = 0, CL_SCOPE };
+
+typedef struct vcluster {
+	uint32_t parent;    /* enclosing cluster, else OXP_NONE */
+	uint8_t kind;
+	const char *id;
+	const char *label;
+	const char *title;
+	uint32_t scope;     /* dag scope (CL_SUBGRAPH) */
+	uint32_t owner;     /* box of the node holding the subgraph (CL_SUBGRAPH) */
+	uint32_t group;     /* hierarchy group (CL_SCOPE) */
+	double x0, y0, x1, y1; /* after layout, SVG orientation */
+	void *gv;           /* Agraph_t * while laying out */
+} vcluster;
+
+typedef struct view {
+	oxp_arena *arena;
+	const oxp_model *m;
+	const oxp_dag *d;
+	const oxp_dag_view *dv;
+	oxr_options o;
+	vbox *boxes;
+	uint32_t nboxes, capboxes;
+	vedge *edges;
+	uint32_t nedges, capedges;
+	vcluster *clusters;
+	uint32_t nclusters, capclusters;
+	uint32_t *node_box;  /* per dag node: its box, or the collapsed group box; OXP_NONE */
+	uint32_t *node_cluster; /* per dag node: cluster its box goes in (set by hier.c) */
+	bool *node_hidden;   /* per dag node: folded into its consumers (constants) */
+	double width, height;
+	int group_depth;     /* the grouping depth used (0 = none) */
+	uint32_t max_boxes;  /* cap */
+	char settings[160];  /* dot attributes chosen, for the record */
+} view;
+
+/* view.c */
+oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const oxr_options *o,
+                         oxr_error *err);
+void oxr__view_free(view *v);
+uint32_t oxr__view_add_box(view *v, bx_kind kind, oxr_error *err);
+uint32_t oxr__view_add_cluster(view *v, uint32_t parent, oxr_error *err);
+
+/* hier.c: name-scope grouping of the main graph; fills node_box for grouped nodes */
+oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err);
+
+/* style.c */
+enum {
+	FAM_OTHER = 0, FAM_CONV, FAM_LINEAR, FAM_ACT, FAM_NORM, FAM_POOL, FAM_ATTN, FAM_MATH,
+	FAM_REDUCE, FAM_SHAPE, FAM_CONST, FAM_CONTROL, FAM_QUANT, FAM_RNN, FAM_SEQ, FAM_RANDOM,
+	FAM_CUSTOM, FAM_IO, FAM_GROUP, FAM__COUNT
+};
+uint8_t oxr__op_family(oxp_str domain, oxp_str op);
+const char *oxr__family_name(uint8_t fam);
+const char *oxr__family_color(uint8_t fam);
+/* Model bytes as display text: valid UTF-8, no control characters, at most max_chars
+ * characters (an ellipsis marks a cut). */
+const char *oxr__text(oxp_arena *a, oxp_str s, size_t max_chars);
+/* Width in points of text at a font size (Helvetica metrics). */
+double oxr__text_width(const char *s, double size, bool bold);
+/* Shape text of a value for an edge label ("1×64×56×56", "i64 4", "scalar"), or NULL. */
+const char *oxr__shape_text(oxp_arena *a, const oxp_value *val);
+/* "W ⟨64×3×7×7⟩ f16" */
+const char *oxr__tensor_row(oxp_arena *a, const char *label, const oxp_tensor *t);
+/* Rows for an op box: header, name, attributes (per attrs level). */
+oxr_code oxr__op_rows(view *v, uint32_t box, oxr_error *err);
+bool oxr__add_row(view *v, vbox *b, row_style style, const char *text);
+/* Label for input k of an op ("W", "B", ...), or NULL. */
+const char *oxr__input_label(oxp_str op, size_t k);
+/* Box size from its rows. */
+void oxr__box_size(vbox *b);
+
+/* layout.c + graphviz.c */
+oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err);
+
+/* svg.c */
+oxr_code oxr__write_svg(const view *v, oxr_buf *out, oxr_error *err);
+oxr_code oxr__write_layout_json(const view *v, oxr_buf *out, oxr_error *err);
+
+oxr_code oxr__fail(oxr_error *err, oxr_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif /* OXR_INTERNAL_H */

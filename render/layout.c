@@ -1,0 +1,331 @@
+/*
+ * layout.c — Graphviz: the view's boxes and edges go to dot through the cgraph API; the
+ * positions and splines come back into the view.
+ *
+ * Graphviz facts this relies on (shared/notes/graphviz-mhd.md, measured here):
+ *  - the plugins are linked in and registered with gvContextPlugins(), so no plugin
+ *    configuration file (config6a) is needed, e.g. in a slim container;
+ *  - boxes are fixed-size and label-less for the layout: our own SVG writer draws the
+ *    text, so dot never parses labels (no HTML-label leaks, no escape expansion of model
+ *    strings, and less work);
+ *  - nslimit=0 with newrank=true skips the x-coordinate network simplex and the quadratic
+ *    cleanup step: seconds instead of minutes on 5k+ boxes; smaller graphs keep the
+ *    optimiser for straighter chains;
+ *  - gvLayout() returns 0 even after some errors: agerrors() is checked too;
+ *  - Graphviz is not thread-safe and may exit() on out-of-memory: the service only calls
+ *    this in a worker process (worker.c).
+ */
+#include "render/internal.h"
+
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+#include <graphviz/gvplugin.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern gvplugin_library_t gvplugin_dot_layout_LTX_library;
+extern gvplugin_library_t gvplugin_core_LTX_library;
+
+static const lt_symlist_t builtins[] = {
+    {"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
+    {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
+    {NULL, NULL},
+};
+
+static GVC_t *gvc;
+static char gv_errors[512];
+static size_t gv_errlen;
+
+static int on_gv_error(char *msg)
+{
+	/* Graphviz hands messages over in pieces ("Error", ": ", text): concatenate */
+	size_t n = strlen(msg);
+	if (gv_errlen + n >= sizeof(gv_errors))
+		n = sizeof(gv_errors) - 1 - gv_errlen;
+	memcpy(gv_errors + gv_errlen, msg, n);
+	gv_errlen += n;
+	gv_errors[gv_errlen] = '\0';
+	return 0;
+}
+
+static GVC_t *context(void)
+{
+	if (gvc == NULL) {
+		agseterrf(on_gv_error);
+		gvc = gvContextPlugins(builtins, 0);
+	}
+	return gvc;
+}
+
+/* Layout settings by size: see the header comment and docs/render.md. */
+static void settings(const view *v, const char **nslimit, const char **splines,
+                     const char **mclimit)
+{
+	uint32_t n = v->nboxes;
+	*mclimit = NULL;
+	if (n <= 600) {
+		*nslimit = NULL; /* full optimiser */
+		*splines = "spline";
+	} else if (n <= 1500) {
+		*nslimit = "0.5";
+		*splines = "spline";
+		*mclimit = "0.5";
+	} else {
+		*nslimit = "0";
+		*splines = n <= 6000 ? "spline" : "line";
+		*mclimit = "0.3";
+	}
+}
+
+static char *fmt_num(char *buf, size_t size, double v)
+{
+	snprintf(buf, size, "%.4f", v);
+	return buf;
+}
+
+/* DOT label text: rows joined with dot's "\n", backslashes doubled so that nothing in a
+ * model string is read as a dot escape (\N, \G, \l, ...). */
+static char *dot_label(const vbox *b)
+{
+	size_t n = 1;
+	for (uint32_t i = 0; i < b->nrows; i++) {
+		for (const char *p = b->rows[i].text; *p; p++)
+			n += *p == '\\' ? 2 : 1;
+		n += 2;
+	}
+	char *s = malloc(n);
+	if (s == NULL)
+		return NULL;
+	size_t o = 0;
+	for (uint32_t i = 0; i < b->nrows; i++) {
+		if (i) {
+			s[o++] = '\\';
+			s[o++] = 'n';
+		}
+		for (const char *p = b->rows[i].text; *p; p++) {
+			if (*p == '\\')
+				s[o++] = '\\';
+			s[o++] = *p;
+		}
+	}
+	s[o] = '\0';
+	return s;
+}
+
+typedef struct memchan {
+	oxr_buf *out;
+} memchan;
+
+static int mem_putstr(void *chan, const char *s)
+{
+	memchan *c = chan;
+	return oxr_buf_append(c->out, s, strlen(s)) ? 0 : EOF;
+}
+
+static int mem_flush(void *chan)
+{
+	(void)chan;
+	return 0;
+}
+
+/* Evaluate a cubic Bezier segment at t. */
+static void bez(const pointf *p, double t, double *x, double *y)
+{
+	double u = 1 - t;
+	double a = u * u * u, b = 3 * u * u * t, c = 3 * u * t * t, d = t * t * t;
+	*x = a * p[0].x + b * p[1].x + c * p[2].x + d * p[3].x;
+	*y = a * p[0].y + b * p[1].y + c * p[2].y + d * p[3].y;
+}
+
+oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
+{
+	GVC_t *ctx = context();
+	if (ctx == NULL)
+		return oxr__fail(err, OXR_E_LAYOUT, "Graphviz context could not be created");
+	bool want_dot = fmt == OXR_FMT_DOT;
+	const char *nslimit, *spline_mode, *mclimit;
+	settings(v, &nslimit, &spline_mode, &mclimit);
+	snprintf(v->settings, sizeof(v->settings), "newrank=true nslimit=%s mclimit=%s splines=%s",
+	         nslimit ? nslimit : "default", mclimit ? mclimit : "default", spline_mode);
+
+	/* our own output channel for agwrite (DOT into an oxr_buf) */
+	static Agiodisc_t io;
+	io = AgIoDisc;
+	io.putstr = mem_putstr;
+	io.flush = mem_flush;
+	Agdisc_t disc = {NULL, NULL, &io};
+	Agraph_t *g = agopen("onnxviz", Agdirected, &disc);
+	if (g == NULL)
+		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	agattr(g, AGRAPH, "rankdir", v->o.rankdir_lr ? "LR" : "TB");
+	agattr(g, AGRAPH, "newrank", "true");
+	agattr(g, AGRAPH, "ranksep", "0.32");
+	agattr(g, AGRAPH, "nodesep", "0.22");
+	agattr(g, AGRAPH, "splines", (char *)spline_mode);
+	if (nslimit != NULL)
+		agattr(g, AGRAPH, "nslimit", (char *)nslimit);
+	if (mclimit != NULL)
+		agattr(g, AGRAPH, "mclimit", (char *)mclimit);
+	agattr(g, AGRAPH, "fontname", "Helvetica");
+	agattr(g, AGRAPH, "fontsize", "10");
+	agattr(g, AGRAPH, "label", "");
+	Agsym_t *a_w = agattr(g, AGNODE, "width", "0.75");
+	Agsym_t *a_h = agattr(g, AGNODE, "height", "0.5");
+	agattr(g, AGNODE, "shape", "box");
+	agattr(g, AGNODE, "fixedsize", "true");
+	agattr(g, AGNODE, "fontname", "Helvetica");
+	agattr(g, AGNODE, "fontsize", "10");
+	Agsym_t *a_label = agattr(g, AGNODE, "label", "");
+	Agsym_t *a_style = NULL, *a_fill = NULL, *a_tooltip = NULL;
+	if (want_dot) {
+		a_style = agattr(g, AGNODE, "style", "rounded,filled");
+		a_fill = agattr(g, AGNODE, "fillcolor", "#f4f4f4");
+		a_tooltip = agattr(g, AGNODE, "tooltip", "");
+	}
+	Agsym_t *e_style = agattr(g, AGEDGE, "style", "solid");
+	Agsym_t *e_weight = agattr(g, AGEDGE, "weight", "1");
+	Agsym_t *e_label = want_dot ? agattr(g, AGEDGE, "label", "") : NULL;
+	Agsym_t *c_label = agattr(g, AGRAPH, "label", "");
+	(void)c_label;
+
+	oxr_code rc = OXR_OK;
+	char num[32], name[32];
+	/* clusters, parents first (they were created in that order) */
+	for (uint32_t c = 0; c < v->nclusters; c++) {
+		vcluster *cl = &v->clusters[c];
+		Agraph_t *parent = cl->parent == OXP_NONE ? g : v->clusters[cl->parent].gv;
+		snprintf(name, sizeof(name), "cluster_%u", c);
+		Agraph_t *sg = agsubg(parent, name, 1);
+		if (sg == NULL) {
+			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+			goto out;
+		}
+		agset(sg, "label", (char *)(cl->label ? cl->label : ""));
+		cl->gv = sg;
+	}
+	for (uint32_t i = 0; i < v->nboxes; i++) {
+		vbox *b = &v->boxes[i];
+		Agraph_t *home = b->cluster == OXP_NONE ? g : v->clusters[b->cluster].gv;
+		snprintf(name, sizeof(name), "b%u", i);
+		Agnode_t *n = agnode(home, name, 1);
+		if (n == NULL) {
+			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+			goto out;
+		}
+		agxset(n, a_w, fmt_num(num, sizeof(num), b->w / 72.0));
+		agxset(n, a_h, fmt_num(num, sizeof(num), b->h / 72.0));
+		if (want_dot) {
+			char *label = dot_label(b);
+			if (label != NULL) {
+				agxset(n, a_label, label);
+				free(label);
+			}
+			agxset(n, a_fill, (char *)oxr__family_color(b->family));
+			if (b->title != NULL) {
+				char *t = dot_label(&(vbox){.nrows = 1, .rows = &(vrow){b->title, ROW_PLAIN}});
+				if (t != NULL) {
+					agxset(n, a_tooltip, t);
+					free(t);
+				}
+			}
+			if (b->kind == BX_INPUT || b->kind == BX_OUTPUT)
+				agxset(n, a_style, "rounded,filled,bold");
+		}
+		b->gv = n;
+	}
+	for (uint32_t i = 0; i < v->nedges; i++) {
+		vedge *e = &v->edges[i];
+		Agedge_t *ge = agedge(g, v->boxes[e->from].gv, v->boxes[e->to].gv, NULL, 1);
+		if (ge == NULL) {
+			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+			goto out;
+		}
+		if (e->style == ED_OUTER)
+			agxset(ge, e_style, "dashed");
+		else if (e->style == ED_SUB)
+			agxset(ge, e_style, e->invisible ? "invis" : "dotted");
+		else if (e->style == ED_STUB)
+			agxset(ge, e_weight, "3");
+		if (want_dot && e->label != NULL)
+			agxset(ge, e_label, (char *)e->label);
+		e->gv = ge;
+	}
+
+	if (want_dot) {
+		/* the graph as dot would read it: no layout needed */
+		memchan mc = {dot_out};
+		if (agwrite(g, &mc) != 0 || dot_out->failed)
+			rc = oxr__fail(err, dot_out->failed ? OXR_E_TOO_BIG : OXR_E_LAYOUT,
+			               "writing DOT failed");
+		goto out;
+	}
+
+	gv_errlen = 0;
+	gv_errors[0] = '\0';
+	agreseterrors();
+	if (gvLayout(ctx, g, "dot") != 0 || agerrors() >= AGERR) {
+		rc = oxr__fail(err, OXR_E_LAYOUT, "Graphviz layout failed: %s",
+		               gv_errlen ? gv_errors : "(no message)");
+		gvFreeLayout(ctx, g);
+		goto out;
+	}
+	/* read the layout back; SVG orientation: y grows downwards */
+	boxf bb = GD_bb(g);
+	const double pad = 8;
+	v->width = bb.UR.x - bb.LL.x + 2 * pad;
+	v->height = bb.UR.y - bb.LL.y + 2 * pad;
+#define X(px) ((px) - bb.LL.x + pad)
+#define Y(py) (bb.UR.y - (py) + pad)
+	for (uint32_t i = 0; i < v->nboxes; i++) {
+		vbox *b = &v->boxes[i];
+		pointf c = ND_coord((Agnode_t *)b->gv);
+		b->x = X(c.x);
+		b->y = Y(c.y);
+	}
+	for (uint32_t i = 0; i < v->nclusters; i++) {
+		vcluster *cl = &v->clusters[i];
+		boxf cb = GD_bb((Agraph_t *)cl->gv);
+		cl->x0 = X(cb.LL.x);
+		cl->x1 = X(cb.UR.x);
+		cl->y0 = Y(cb.UR.y);
+		cl->y1 = Y(cb.LL.y);
+	}
+	for (uint32_t i = 0; i < v->nedges; i++) {
+		vedge *e = &v->edges[i];
+		splines *sp = ED_spl((Agedge_t *)e->gv);
+		if (sp == NULL || sp->size < 1 || sp->list[0].size < 4)
+			continue;
+		const bezier *bz = &sp->list[0];
+		uint32_t np = (uint32_t)bz->size;
+		e->pts = oxp_arena_array(v->arena, (size_t)np * 2, sizeof(double));
+		if (e->pts == NULL) {
+			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+			break;
+		}
+		for (uint32_t k = 0; k < np; k++) {
+			e->pts[2 * k] = X(bz->list[k].x);
+			e->pts[2 * k + 1] = Y(bz->list[k].y);
+		}
+		e->npts = np;
+		if (bz->eflag) {
+			e->arrow = true;
+			e->ax = X(bz->ep.x);
+			e->ay = Y(bz->ep.y);
+		}
+		uint32_t segs = (np - 1) / 3;
+		uint32_t mid = segs / 2;
+		double lx, ly;
+		bez(&bz->list[3 * mid], segs % 2 ? 0.5 : 0.0, &lx, &ly);
+		e->lx = X(lx);
+		e->ly = Y(ly);
+	}
+#undef X
+#undef Y
+	gvFreeLayout(ctx, g);
+out:
+	agclose(g);
+	return rc;
+}

@@ -1,0 +1,543 @@
+/*
+ * style.c — how boxes look: op families and colours, display text from model bytes, text
+ * widths, the rows of an op box (header, name, key attributes), folded tensor rows and
+ * edge shape labels.
+ */
+#include "render/internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------
+ * Families
+ */
+typedef struct famop {
+	const char *op;
+	uint8_t fam;
+} famop;
+
+static const famop famops[] = {
+    {"Conv", FAM_CONV}, {"ConvTranspose", FAM_CONV}, {"ConvInteger", FAM_CONV},
+    {"QLinearConv", FAM_CONV}, {"DeformConv", FAM_CONV}, {"FusedConv", FAM_CONV},
+    {"MatMul", FAM_LINEAR}, {"Gemm", FAM_LINEAR}, {"MatMulInteger", FAM_LINEAR},
+    {"QLinearMatMul", FAM_LINEAR}, {"Einsum", FAM_LINEAR}, {"MatMulNBits", FAM_LINEAR},
+    {"FusedMatMul", FAM_LINEAR}, {"FusedGemm", FAM_LINEAR},
+    {"Relu", FAM_ACT}, {"LeakyRelu", FAM_ACT}, {"PRelu", FAM_ACT}, {"Sigmoid", FAM_ACT},
+    {"Tanh", FAM_ACT}, {"Elu", FAM_ACT}, {"Selu", FAM_ACT}, {"Celu", FAM_ACT},
+    {"Gelu", FAM_ACT}, {"FastGelu", FAM_ACT}, {"BiasGelu", FAM_ACT}, {"HardSigmoid", FAM_ACT},
+    {"HardSwish", FAM_ACT}, {"Softplus", FAM_ACT}, {"Softsign", FAM_ACT},
+    {"ThresholdedRelu", FAM_ACT}, {"Mish", FAM_ACT}, {"Swish", FAM_ACT}, {"Clip", FAM_ACT},
+    {"Shrink", FAM_ACT}, {"QuickGelu", FAM_ACT},
+    {"BatchNormalization", FAM_NORM}, {"LayerNormalization", FAM_NORM},
+    {"InstanceNormalization", FAM_NORM}, {"GroupNormalization", FAM_NORM},
+    {"LpNormalization", FAM_NORM}, {"MeanVarianceNormalization", FAM_NORM}, {"LRN", FAM_NORM},
+    {"RMSNormalization", FAM_NORM}, {"SimplifiedLayerNormalization", FAM_NORM},
+    {"SkipLayerNormalization", FAM_NORM}, {"SkipSimplifiedLayerNormalization", FAM_NORM},
+    {"MaxPool", FAM_POOL}, {"AveragePool", FAM_POOL}, {"GlobalAveragePool", FAM_POOL},
+    {"GlobalMaxPool", FAM_POOL}, {"LpPool", FAM_POOL}, {"GlobalLpPool", FAM_POOL},
+    {"MaxRoiPool", FAM_POOL}, {"RoiAlign", FAM_POOL}, {"MaxUnpool", FAM_POOL},
+    {"Softmax", FAM_ATTN}, {"LogSoftmax", FAM_ATTN}, {"Hardmax", FAM_ATTN},
+    {"Attention", FAM_ATTN}, {"MultiHeadAttention", FAM_ATTN}, {"GroupQueryAttention", FAM_ATTN},
+    {"Add", FAM_MATH}, {"Sub", FAM_MATH}, {"Mul", FAM_MATH}, {"Div", FAM_MATH},
+    {"Pow", FAM_MATH}, {"Sqrt", FAM_MATH}, {"Exp", FAM_MATH}, {"Log", FAM_MATH},
+    {"Neg", FAM_MATH}, {"Abs", FAM_MATH}, {"Reciprocal", FAM_MATH}, {"Floor", FAM_MATH},
+    {"Ceil", FAM_MATH}, {"Round", FAM_MATH}, {"Sign", FAM_MATH}, {"Mod", FAM_MATH},
+    {"Max", FAM_MATH}, {"Min", FAM_MATH}, {"Mean", FAM_MATH}, {"Sum", FAM_MATH},
+    {"Sin", FAM_MATH}, {"Cos", FAM_MATH}, {"Tan", FAM_MATH}, {"Asin", FAM_MATH},
+    {"Acos", FAM_MATH}, {"Atan", FAM_MATH}, {"Sinh", FAM_MATH}, {"Cosh", FAM_MATH},
+    {"Erf", FAM_MATH}, {"BitShift", FAM_MATH}, {"And", FAM_MATH}, {"Or", FAM_MATH},
+    {"Xor", FAM_MATH}, {"Not", FAM_MATH}, {"Equal", FAM_MATH}, {"Less", FAM_MATH},
+    {"Greater", FAM_MATH}, {"LessOrEqual", FAM_MATH}, {"GreaterOrEqual", FAM_MATH},
+    {"Where", FAM_MATH}, {"IsNaN", FAM_MATH}, {"IsInf", FAM_MATH}, {"CumSum", FAM_MATH},
+    {"Det", FAM_MATH}, {"BitwiseAnd", FAM_MATH}, {"BitwiseOr", FAM_MATH},
+    {"BitwiseXor", FAM_MATH}, {"BitwiseNot", FAM_MATH},
+    {"ReduceSum", FAM_REDUCE}, {"ReduceMean", FAM_REDUCE}, {"ReduceMax", FAM_REDUCE},
+    {"ReduceMin", FAM_REDUCE}, {"ReduceProd", FAM_REDUCE}, {"ReduceL1", FAM_REDUCE},
+    {"ReduceL2", FAM_REDUCE}, {"ReduceLogSum", FAM_REDUCE}, {"ReduceLogSumExp", FAM_REDUCE},
+    {"ReduceSumSquare", FAM_REDUCE}, {"ArgMax", FAM_REDUCE}, {"ArgMin", FAM_REDUCE},
+    {"TopK", FAM_REDUCE},
+    {"Reshape", FAM_SHAPE}, {"Transpose", FAM_SHAPE}, {"Flatten", FAM_SHAPE},
+    {"Squeeze", FAM_SHAPE}, {"Unsqueeze", FAM_SHAPE}, {"Concat", FAM_SHAPE},
+    {"Split", FAM_SHAPE}, {"Slice", FAM_SHAPE}, {"Gather", FAM_SHAPE},
+    {"GatherElements", FAM_SHAPE}, {"GatherND", FAM_SHAPE}, {"Scatter", FAM_SHAPE},
+    {"ScatterElements", FAM_SHAPE}, {"ScatterND", FAM_SHAPE}, {"Expand", FAM_SHAPE},
+    {"Tile", FAM_SHAPE}, {"Pad", FAM_SHAPE}, {"Shape", FAM_SHAPE}, {"Size", FAM_SHAPE},
+    {"Identity", FAM_SHAPE}, {"Cast", FAM_SHAPE}, {"CastLike", FAM_SHAPE},
+    {"DepthToSpace", FAM_SHAPE}, {"SpaceToDepth", FAM_SHAPE}, {"Resize", FAM_SHAPE},
+    {"Upsample", FAM_SHAPE}, {"Compress", FAM_SHAPE}, {"NonZero", FAM_SHAPE},
+    {"Range", FAM_SHAPE}, {"OneHot", FAM_SHAPE}, {"Trilu", FAM_SHAPE}, {"Unique", FAM_SHAPE},
+    {"EyeLike", FAM_SHAPE}, {"ReverseSequence", FAM_SHAPE}, {"GridSample", FAM_SHAPE},
+    {"Constant", FAM_CONST}, {"ConstantOfShape", FAM_CONST},
+    {"If", FAM_CONTROL}, {"Loop", FAM_CONTROL}, {"Scan", FAM_CONTROL},
+    {"QuantizeLinear", FAM_QUANT}, {"DequantizeLinear", FAM_QUANT},
+    {"DynamicQuantizeLinear", FAM_QUANT}, {"QLinearAdd", FAM_QUANT}, {"QLinearMul", FAM_QUANT},
+    {"QLinearSigmoid", FAM_QUANT}, {"QLinearLeakyRelu", FAM_QUANT},
+    {"QLinearAveragePool", FAM_QUANT}, {"QLinearGlobalAveragePool", FAM_QUANT},
+    {"QLinearConcat", FAM_QUANT}, {"DynamicQuantizeMatMul", FAM_QUANT},
+    {"LSTM", FAM_RNN}, {"GRU", FAM_RNN}, {"RNN", FAM_RNN},
+    {"SequenceConstruct", FAM_SEQ}, {"SequenceAt", FAM_SEQ}, {"SequenceEmpty", FAM_SEQ},
+    {"SequenceInsert", FAM_SEQ}, {"SequenceErase", FAM_SEQ}, {"SequenceLength", FAM_SEQ},
+    {"SplitToSequence", FAM_SEQ}, {"ConcatFromSequence", FAM_SEQ}, {"Optional", FAM_SEQ},
+    {"OptionalGetElement", FAM_SEQ}, {"OptionalHasElement", FAM_SEQ}, {"SequenceMap", FAM_SEQ},
+    {"Dropout", FAM_RANDOM}, {"RandomNormal", FAM_RANDOM}, {"RandomUniform", FAM_RANDOM},
+    {"RandomNormalLike", FAM_RANDOM}, {"RandomUniformLike", FAM_RANDOM},
+    {"Bernoulli", FAM_RANDOM}, {"Multinomial", FAM_RANDOM},
+};
+
+uint8_t oxr__op_family(oxp_str domain, oxp_str op)
+{
+	for (size_t i = 0; i < sizeof(famops) / sizeof(famops[0]); i++)
+		if (oxp_str_eq(op, famops[i].op))
+			return famops[i].fam;
+	bool std = domain.len == 0 || oxp_str_eq(domain, "ai.onnx");
+	return std ? FAM_OTHER : FAM_CUSTOM;
+}
+
+const char *oxr__family_name(uint8_t fam)
+{
+	static const char *const names[FAM__COUNT] = {
+	    "other", "conv",   "linear",  "activation", "normalization", "pool",  "attention",
+	    "math",  "reduce", "shape",   "constant",   "control",       "quant", "recurrent",
+	    "sequence", "random", "custom", "io", "group"};
+	return fam < FAM__COUNT ? names[fam] : "other";
+}
+
+const char *oxr__family_color(uint8_t fam)
+{
+	static const char *const colors[FAM__COUNT] = {
+	    "#5b6470", "#2f6fb5", "#1f4e8c", "#b5432f", "#3a8a4f", "#1d8080", "#7a4fb0",
+	    "#56606d", "#8a6d1d", "#8c5a8c", "#8d8d8d", "#c06f12", "#a05a2c", "#b03a6f",
+	    "#4f7f9f", "#6f6f6f", "#9a7d00", "#2b2b2b", "#34495e"};
+	return fam < FAM__COUNT ? colors[fam] : colors[0];
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Text
+ */
+static size_t utf8_len_at(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
+{
+	unsigned char c = s[i];
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	if (len == 0 || n - i < len)
+		return 0;
+	uint32_t v = c & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+	for (size_t k = 1; k < len; k++) {
+		if ((s[i + k] & 0xc0) != 0x80)
+			return 0;
+		v = (v << 6) | (s[i + k] & 0x3f);
+	}
+	if ((len == 3 && v < 0x800) || (len == 4 && (v < 0x10000 || v > 0x10ffff)) ||
+	    (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return len;
+}
+
+const char *oxr__text(oxp_arena *a, oxp_str s, size_t max_chars)
+{
+	/* worst case: every byte becomes U+FFFD (3 bytes), plus the ellipsis */
+	size_t cap = (s.len < max_chars * 4 ? s.len : max_chars * 4) * 3 + 4;
+	char *out = oxp_arena_alloc(a, cap + 1);
+	if (out == NULL)
+		return "";
+	const unsigned char *u = (const unsigned char *)s.p;
+	size_t o = 0, chars = 0;
+	for (size_t i = 0; i < s.len;) {
+		if (chars == max_chars) {
+			memcpy(out + o, "\xe2\x80\xa6", 3); /* … */
+			o += 3;
+			break;
+		}
+		uint32_t cp;
+		size_t k = utf8_len_at(u, s.len, i, &cp);
+		if (k == 0) {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		} else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0x2028 ||
+		           cp == 0x2029) {
+			out[o++] = ' '; /* control characters: never in output */
+			i += k;
+		} else {
+			memcpy(out + o, u + i, k);
+			o += k;
+			i += k;
+		}
+		chars++;
+		if (o + 8 > cap)
+			break;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* Helvetica / Arial advance widths, 1/1000 em, for ' '..'~' */
+static const uint16_t helv[95] = {
+    278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, 556, 556,
+    556, 556, 556, 556, 556, 556, 556, 556, 278, 278, 584, 584, 584, 556, 1015, 667, 667, 722,
+    722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778, 667, 778, 722, 667, 611, 722,
+    667, 944, 667, 667, 611, 278, 278, 278, 469, 556, 333, 556, 556, 500, 556, 556, 278, 556,
+    556, 222, 222, 500, 222, 833, 556, 556, 556, 556, 333, 500, 278, 556, 500, 722, 500, 500,
+    500, 334, 260, 334, 584};
+
+double oxr__text_width(const char *s, double size, bool bold)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s);
+	double w = 0;
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		size_t k = utf8_len_at(u, n, i, &cp);
+		if (k == 0) {
+			k = 1;
+			cp = 0xfffd;
+		}
+		if (cp >= 0x20 && cp < 0x7f)
+			w += helv[cp - 0x20];
+		else if (cp >= 0x2e80)
+			w += 1000; /* CJK and wider */
+		else
+			w += 600;
+		i += k;
+	}
+	return w * size / 1000.0 * (bold ? 1.08 : 1.0);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Shapes and tensors as text
+ */
+typedef struct tbuf {
+	char b[256];
+	size_t n;
+} tbuf;
+
+static void tput(tbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tput(tbuf *t, const char *fmt, ...)
+{
+	if (t->n >= sizeof(t->b) - 1)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int w = vsnprintf(t->b + t->n, sizeof(t->b) - t->n, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		t->n += (size_t)w < sizeof(t->b) - t->n ? (size_t)w : sizeof(t->b) - 1 - t->n;
+}
+
+#define TIMES "\xc3\x97" /* × */
+
+static void put_dims_i64(tbuf *t, const int64_t *dims, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i == 8 && n > 9) {
+			tput(t, TIMES "\xe2\x80\xa6(%zu)", n);
+			return;
+		}
+		tput(t, "%s%" PRId64, i ? TIMES : "", dims[i]);
+	}
+}
+
+const char *oxr__shape_text(oxp_arena *a, const oxp_value *val)
+{
+	const oxp_value_type *ty = oxp_value_best_type(val);
+	if (ty->source == OXP_SHAPE_NONE || ty->rank < 0)
+		return NULL;
+	tbuf t = {.n = 0};
+	t.b[0] = '\0';
+	if (ty->elem_type != 0 && ty->elem_type != OXP_DT_FLOAT)
+		tput(&t, "%s ", oxp_dtype_short(ty->elem_type));
+	if (ty->rank == 0)
+		tput(&t, "scalar");
+	for (int32_t i = 0; i < ty->rank; i++) {
+		if (i == 8 && ty->rank > 9) {
+			tput(&t, TIMES "\xe2\x80\xa6(%" PRId32 ")", ty->rank);
+			break;
+		}
+		const oxp_dim *d = &ty->dims[i];
+		if (i)
+			tput(&t, TIMES);
+		if (d->kind == OXP_DIM_VALUE && d->value >= 0)
+			tput(&t, "%" PRId64, d->value);
+		else if (d->kind == OXP_DIM_PARAM) {
+			const char *p = oxr__text(a, d->param, 12);
+			tput(&t, "%s", p);
+		} else
+			tput(&t, "?");
+	}
+	return oxp_arena_strndup(a, t.b, t.n);
+}
+
+const char *oxr__tensor_row(oxp_arena *a, const char *label, const oxp_tensor *t)
+{
+	tbuf b = {.n = 0};
+	b.b[0] = '\0';
+	tput(&b, "%s \xe2\x9f\xa8", label); /* ⟨ */
+	put_dims_i64(&b, t->dims, t->ndims);
+	tput(&b, "\xe2\x9f\xa9 %s", oxp_dtype_short(t->data_type)); /* ⟩ */
+	if (t->storage == OXP_STORE_EXTERNAL)
+		tput(&b, " ext");
+	return oxp_arena_strndup(a, b.b, b.n);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Input labels of common ops (for folded rows)
+ */
+typedef struct inlabels {
+	const char *op;
+	const char *names[6];
+} inlabels;
+
+static const inlabels inputs_of[] = {
+    {"Conv", {"X", "W", "B"}},
+    {"ConvTranspose", {"X", "W", "B"}},
+    {"Gemm", {"A", "B", "C"}},
+    {"MatMul", {"A", "B"}},
+    {"BatchNormalization", {"X", "scale", "B", "mean", "var"}},
+    {"InstanceNormalization", {"X", "scale", "B"}},
+    {"LayerNormalization", {"X", "scale", "B"}},
+    {"GroupNormalization", {"X", "scale", "bias"}},
+    {"Reshape", {"data", "shape"}},
+    {"Expand", {"input", "shape"}},
+    {"Tile", {"input", "repeats"}},
+    {"Slice", {"data", "starts", "ends", "axes", "steps"}},
+    {"Gather", {"data", "indices"}},
+    {"Pad", {"data", "pads", "value", "axes"}},
+    {"Resize", {"X", "roi", "scales", "sizes"}},
+    {"Upsample", {"X", "scales"}},
+    {"Unsqueeze", {"data", "axes"}},
+    {"Squeeze", {"data", "axes"}},
+    {"ReduceSum", {"data", "axes"}},
+    {"ReduceMean", {"data", "axes"}},
+    {"Split", {"input", "split"}},
+    {"Clip", {"input", "min", "max"}},
+    {"PRelu", {"X", "slope"}},
+    {"LSTM", {"X", "W", "R", "B", "seq_lens", "h0"}},
+    {"GRU", {"X", "W", "R", "B", "seq_lens", "h0"}},
+    {"RNN", {"X", "W", "R", "B", "seq_lens", "h0"}},
+    {"QuantizeLinear", {"x", "scale", "zero_point"}},
+    {"DequantizeLinear", {"x", "scale", "zero_point"}},
+    {"Where", {"cond", "X", "Y"}},
+    {"Range", {"start", "limit", "delta"}},
+    {"ConstantOfShape", {"shape"}},
+    {"TopK", {"X", "K"}},
+};
+
+const char *oxr__input_label(oxp_str op, size_t k)
+{
+	if (k >= 6)
+		return NULL;
+	for (size_t i = 0; i < sizeof(inputs_of) / sizeof(inputs_of[0]); i++)
+		if (oxp_str_eq(op, inputs_of[i].op))
+			return inputs_of[i].names[k];
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Op rows
+ */
+bool oxr__add_row(view *v, vbox *b, row_style style, const char *text)
+{
+	if (text == NULL)
+		return false;
+	if (b->nrows % 8 == 0) {
+		vrow *nr = oxp_arena_array(v->arena, b->nrows + 8, sizeof(vrow));
+		if (nr == NULL)
+			return false;
+		if (b->nrows)
+			memcpy(nr, b->rows, b->nrows * sizeof(vrow));
+		b->rows = nr;
+	}
+	b->rows[b->nrows].text = text;
+	b->rows[b->nrows].style = style;
+	b->nrows++;
+	return true;
+}
+
+static const char *const key_attrs[] = {
+    "kernel_shape", "strides", "pads", "dilations", "group", "auto_pad", "output_padding",
+    "ceil_mode", "transA", "transB", "alpha", "beta", "perm", "axis", "axes", "keepdims",
+    "allowzero", "to", "mode", "coordinate_transformation_mode", "epsilon", "hidden_size",
+    "direction", "blocksize", "equation", "approximate", "min", "max", "split",
+    "num_outputs", "starts", "ends", "largest", "sorted", "detect_negative", "k",
+    "noop_with_empty_axes", "storage_order", "count_include_pad", "upper", "select_last_index",
+};
+
+static bool is_key_attr(oxp_str name)
+{
+	for (size_t i = 0; i < sizeof(key_attrs) / sizeof(key_attrs[0]); i++)
+		if (oxp_str_eq(name, key_attrs[i]))
+			return true;
+	return false;
+}
+
+static bool default_valued(const oxp_attr *a)
+{
+	if (a->type == OXP_ATTR_FLOAT && oxp_str_eq(a->name, "alpha") && a->f == 1.0f)
+		return true;
+	if (a->type == OXP_ATTR_FLOAT && oxp_str_eq(a->name, "beta") && a->f == 1.0f)
+		return true;
+	if (a->type == OXP_ATTR_INT && oxp_str_eq(a->name, "group") && a->i == 1)
+		return true;
+	if (a->type == OXP_ATTR_STRING && oxp_str_eq(a->name, "auto_pad") &&
+	    oxp_str_eq(a->s, "NOTSET"))
+		return true;
+	if (a->type == OXP_ATTR_INTS && oxp_str_eq(a->name, "dilations")) {
+		for (size_t i = 0; i < a->nints; i++)
+			if (a->ints[i] != 1)
+				return false;
+		return true;
+	}
+	return false;
+}
+
+static const char *attr_text(view *v, const oxp_attr *a)
+{
+	tbuf t = {.n = 0};
+	t.b[0] = '\0';
+	const char *name = oxr__text(v->arena, a->name, 28);
+	tput(&t, "%s ", name);
+	switch (a->type) {
+	case OXP_ATTR_FLOAT:
+		tput(&t, "%.4g", (double)a->f);
+		break;
+	case OXP_ATTR_INT:
+		if (oxp_str_eq(a->name, "to"))
+			tput(&t, "%s", oxp_dtype_name((int32_t)a->i));
+		else
+			tput(&t, "%" PRId64, a->i);
+		break;
+	case OXP_ATTR_STRING:
+		tput(&t, "%s", oxr__text(v->arena, a->s, 32));
+		break;
+	case OXP_ATTR_INTS:
+		for (size_t i = 0; i < a->nints; i++) {
+			if (i == 8 && a->nints > 9) {
+				tput(&t, ",\xe2\x80\xa6(%zu)", a->nints);
+				break;
+			}
+			tput(&t, "%s%" PRId64, i ? "," : "", a->ints[i]);
+		}
+		if (a->nints == 0)
+			tput(&t, "[]");
+		break;
+	case OXP_ATTR_FLOATS:
+		for (size_t i = 0; i < a->nfloats; i++) {
+			if (i == 6 && a->nfloats > 7) {
+				tput(&t, ",\xe2\x80\xa6(%zu)", a->nfloats);
+				break;
+			}
+			tput(&t, "%s%.4g", i ? "," : "", (double)a->floats[i]);
+		}
+		break;
+	case OXP_ATTR_STRINGS:
+		for (size_t i = 0; i < a->nstrings && i < 4; i++)
+			tput(&t, "%s%s", i ? "," : "", oxr__text(v->arena, a->strings[i], 12));
+		if (a->nstrings > 4)
+			tput(&t, ",\xe2\x80\xa6(%zu)", a->nstrings);
+		break;
+	case OXP_ATTR_TENSOR:
+		if (a->t != NULL) {
+			tput(&t, "\xe2\x9f\xa8");
+			put_dims_i64(&t, a->t->dims, a->t->ndims);
+			tput(&t, "\xe2\x9f\xa9 %s", oxp_dtype_short(a->t->data_type));
+		}
+		break;
+	case OXP_ATTR_GRAPH:
+		tput(&t, "graph");
+		break;
+	case OXP_ATTR_GRAPHS:
+		tput(&t, "%zu graphs", a->ngraphs);
+		break;
+	default:
+		tput(&t, "%s", oxp_attr_type_name(a->type));
+		break;
+	}
+	return oxp_arena_strndup(v->arena, t.b, t.n);
+}
+
+oxr_code oxr__op_rows(view *v, uint32_t bi, oxr_error *err)
+{
+	vbox *b = &v->boxes[bi];
+	const oxp_dnode *dn = &v->dv->nodes[b->node];
+	const oxp_node *n = dn->proto;
+	const char *op;
+	bool std = n->domain.len == 0 || oxp_str_eq(n->domain, "ai.onnx");
+	if (std) {
+		op = oxr__text(v->arena, n->op_type, 40);
+	} else {
+		char tmp[160];
+		snprintf(tmp, sizeof(tmp), "%s:%s", oxr__text(v->arena, n->domain, 24),
+		         oxr__text(v->arena, n->op_type, 40));
+		op = oxp_arena_strndup(v->arena, tmp, strlen(tmp));
+	}
+	if (!oxr__add_row(v, b, ROW_HEADER, op))
+		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	if (n->name.len > 0)
+		oxr__add_row(v, b, ROW_NAME, oxr__text(v->arena, n->name, 40));
+	b->title = n->name.len ? oxr__text(v->arena, n->name, 200) : op;
+	if (v->o.attrs == 0)
+		return OXR_OK;
+	size_t shown = 0;
+	for (size_t i = 0; i < n->nattrs; i++) {
+		const oxp_attr *a = &n->attrs[i];
+		if (a->type == OXP_ATTR_GRAPH || a->type == OXP_ATTR_GRAPHS)
+			continue; /* subgraphs get their own rows */
+		if (v->o.attrs == 1) {
+			bool key = is_key_attr(a->name) || oxp_str_eq(n->op_type, "Constant") ||
+			           oxp_str_eq(n->op_type, "ConstantOfShape");
+			if (!key || default_valued(a) || shown >= 6)
+				continue;
+		} else if (shown >= 24) {
+			oxr__add_row(v, b, ROW_ATTR, "\xe2\x80\xa6");
+			break;
+		}
+		oxr__add_row(v, b, ROW_ATTR, attr_text(v, a));
+		shown++;
+	}
+	return OXR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Sizes (points).  Must match svg.c's drawing constants.
+ */
+#define HDR_SIZE 11.0
+#define ROW_SIZE 9.0
+#define HDR_H 17.0
+#define ROW_H 12.0
+#define PAD_X 8.0
+#define PAD_Y 4.0
+
+void oxr__box_size(vbox *b)
+{
+	double w = 0, h = 0;
+	for (uint32_t i = 0; i < b->nrows; i++) {
+		const vrow *r = &b->rows[i];
+		bool hdr = r->style == ROW_HEADER;
+		double tw = oxr__text_width(r->text, hdr ? HDR_SIZE : ROW_SIZE, hdr);
+		if (tw > w)
+			w = tw;
+		h += hdr ? HDR_H : ROW_H;
+	}
+	w += 2 * PAD_X;
+	if (b->nrows > 0 && b->rows[0].style != ROW_HEADER)
+		h += PAD_Y;
+	h += PAD_Y;
+	if (b->kind == BX_STUB_IN || b->kind == BX_STUB_OUT) {
+		h = ROW_H + 4;
+	}
+	if (w < 40)
+		w = 40;
+	if (w > 320)
+		w = 320;
+	if (h < 18)
+		h = 18;
+	b->w = ceil(w);
+	b->h = ceil(h);
+}

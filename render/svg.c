@@ -1,0 +1,389 @@
+/*
+ * svg.c — SVG and layout JSON from a laid-out view, and oxr_render() itself.
+ *
+ * The SVG is built by hand from positions Graphviz computed, so every byte is ours:
+ *  - each node and edge is a <g> whose id is the stable id of the JSON document (node
+ *    "n12", terminals "i<value>"/"o<value>", tensors "t<value>", groups "g<k>", stubs
+ *    "s<k>", edges "e<k>", clusters "c<k>") with data-* attributes for scripts;
+ *  - every model string is XML-escaped text or a data-* attribute value; none lands in an
+ *    attribute that can hold a URL, script, style or external reference; there are no
+ *    <script>, <style>, <foreignObject>, <a> or <use> elements and no event handlers;
+ *  - presentation attributes instead of CSS, so the file looks the same under a strict
+ *    Content-Security-Policy and in an <img>.
+ */
+#include "render/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* drawing constants: must match style.c's sizes */
+#define HDR_SIZE 11.0
+#define ROW_SIZE 9.0
+#define HDR_H 17.0
+#define ROW_H 12.0
+#define PAD_X 8.0
+#define PAD_Y 4.0
+
+static void xml(oxr_buf *o, const char *s)
+{
+	const char *start = s;
+	for (; *s; s++) {
+		const char *rep = NULL;
+		switch (*s) {
+		case '&':
+			rep = "&amp;";
+			break;
+		case '<':
+			rep = "&lt;";
+			break;
+		case '>':
+			rep = "&gt;";
+			break;
+		case '"':
+			rep = "&quot;";
+			break;
+		case '\'':
+			rep = "&#39;";
+			break;
+		default:
+			continue;
+		}
+		oxr_buf_append(o, start, (size_t)(s - start));
+		oxr_buf_append(o, rep, strlen(rep));
+		start = s + 1;
+	}
+	oxr_buf_append(o, start, (size_t)(s - start));
+}
+
+static const char *kind_name(bx_kind k)
+{
+	static const char *const names[] = {"op", "input", "output", "tensor", "group", "stub-out",
+	                                    "stub-in"};
+	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "op";
+}
+
+static void box_svg(const view *v, const vbox *b, oxr_buf *o)
+{
+	double x0 = b->x - b->w / 2, y0 = b->y - b->h / 2;
+	oxr_buf_printf(o, "<g id=\"%s\" class=\"node %s fam-%s\" data-kind=\"%s\"", b->id,
+	               kind_name(b->kind), oxr__family_name(b->family), kind_name(b->kind));
+	if (b->node != OXP_NONE)
+		oxr_buf_printf(o, " data-node=\"%s\"", v->dv->nodes[b->node].id);
+	if (b->value != OXP_NONE)
+		oxr_buf_printf(o, " data-value=\"%u\"", b->value);
+	if (b->peer != OXP_NONE)
+		oxr_buf_printf(o, " data-peer=\"%s\"", v->boxes[b->peer].id);
+	if (b->kind == BX_GROUP && b->title != NULL) {
+		oxr_buf_append(o, " data-group=\"", 13);
+		xml(o, b->title);
+		oxr_buf_append(o, "\"", 1);
+	}
+	oxr_buf_append(o, ">", 1);
+	if (b->title != NULL) {
+		oxr_buf_append(o, "<title>", 7);
+		xml(o, b->title);
+		oxr_buf_append(o, "</title>", 8);
+	}
+	const char *fill = "#ffffff", *stroke = "#7b8794", *dash = "";
+	double rx = 4;
+	switch (b->kind) {
+	case BX_INPUT:
+	case BX_OUTPUT:
+		fill = b->kind == BX_INPUT ? "#e8f0f8" : "#eef6ea";
+		stroke = b->missing ? "#c0392b" : "#2b2b2b";
+		dash = b->missing ? " stroke-dasharray=\"4 2\"" : "";
+		rx = b->h / 2;
+		break;
+	case BX_TENSOR:
+		fill = "#f7f3e8";
+		stroke = "#a08c5a";
+		break;
+	case BX_STUB_IN:
+	case BX_STUB_OUT:
+		fill = "#f5f5f5";
+		stroke = "#9aa3ad";
+		dash = " stroke-dasharray=\"3 2\"";
+		rx = b->h / 2;
+		break;
+	case BX_GROUP:
+		fill = "#f2f4f7";
+		stroke = "#34495e";
+		break;
+	default:
+		break;
+	}
+	oxr_buf_printf(o,
+	               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"%.1f\" "
+	               "fill=\"%s\" stroke=\"%s\"%s%s/>",
+	               x0, y0, b->w, b->h, rx, fill, stroke,
+	               b->kind == BX_GROUP ? " stroke-width=\"1.6\"" : "", dash);
+	double y = y0;
+	for (uint32_t i = 0; i < b->nrows; i++) {
+		const vrow *r = &b->rows[i];
+		if (r->style == ROW_HEADER) {
+			oxr_buf_printf(o,
+			               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"4\" "
+			               "fill=\"%s\"/>",
+			               x0 + 0.5, y + 0.5, b->w - 1, HDR_H - 1, oxr__family_color(b->family));
+			oxr_buf_printf(o,
+			               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" font-weight=\"bold\" "
+			               "fill=\"#ffffff\" text-anchor=\"middle\">",
+			               b->x, y + 12.5, HDR_SIZE);
+			y += HDR_H;
+		} else {
+			if (i == 0)
+				y += PAD_Y;
+			const char *color = r->style == ROW_NAME      ? "#6b7280"
+			                    : r->style == ROW_TENSOR  ? "#7a5c12"
+			                    : r->style == ROW_SUB     ? "#1f4e8c"
+			                                              : "#1f2933";
+			bool center = b->kind != BX_OP && b->kind != BX_GROUP;
+			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\"%s>",
+			               center ? b->x : x0 + PAD_X, y + 9, ROW_SIZE, color,
+			               center ? " text-anchor=\"middle\"" : "");
+			y += ROW_H;
+		}
+		xml(o, r->text);
+		oxr_buf_append(o, "</text>", 7);
+	}
+	oxr_buf_append(o, "</g>\n", 5);
+}
+
+static void edge_svg(const view *v, uint32_t i, oxr_buf *o)
+{
+	const vedge *e = &v->edges[i];
+	if (e->npts < 4 || e->invisible)
+		return;
+	static const char *const cls[] = {"edge", "edge outer", "edge sub", "edge stub"};
+	oxr_buf_printf(o, "<g id=\"e%u\" class=\"%s\" data-from=\"%s\" data-to=\"%s\"", i,
+	               cls[e->style & 3], v->boxes[e->from].id, v->boxes[e->to].id);
+	if (e->value != OXP_NONE)
+		oxr_buf_printf(o, " data-value=\"%u\"", e->value);
+	if (e->count > 1)
+		oxr_buf_printf(o, " data-count=\"%u\"", e->count);
+	oxr_buf_append(o, ">", 1);
+	if (e->value != OXP_NONE) {
+		oxr_buf_append(o, "<title>", 7);
+		xml(o, oxr__text(v->arena, v->dv->values[e->value].name, 200));
+		if (e->label != NULL) {
+			oxr_buf_append(o, " ", 1);
+			xml(o, e->label);
+		}
+		oxr_buf_append(o, "</title>", 8);
+	}
+	oxr_buf_printf(o, "<path d=\"M%.1f,%.1f C", e->pts[0], e->pts[1]);
+	for (uint32_t k = 1; k < e->npts; k++)
+		oxr_buf_printf(o, "%s%.1f,%.1f", k > 1 ? " " : "", e->pts[2 * k], e->pts[2 * k + 1]);
+	const char *stroke = e->style == ED_OUTER ? "#8e44ad" : e->style == ED_SUB ? "#c06f12" : "#6b7280";
+	const char *dash = e->style == ED_OUTER  ? " stroke-dasharray=\"5 3\""
+	                   : e->style == ED_SUB  ? " stroke-dasharray=\"2 3\""
+	                   : e->style == ED_STUB ? " stroke-dasharray=\"4 2\""
+	                                         : "";
+	double width = e->count > 1 ? 1.8 : 1.0;
+	oxr_buf_printf(o, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"%s/>", stroke, width,
+	               dash);
+	if (e->arrow) {
+		/* arrow head from the last control point to the tip */
+		double lx = e->pts[2 * (e->npts - 1)], ly = e->pts[2 * (e->npts - 1) + 1];
+		double dx = e->ax - lx, dy = e->ay - ly;
+		double len = dx * dx + dy * dy;
+		if (len > 0) {
+			double l = 1.0 / __builtin_sqrt(len);
+			dx *= l;
+			dy *= l;
+			double bx = e->ax - dx * 7, by = e->ay - dy * 7;
+			oxr_buf_printf(o,
+			               "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"%s\"/>",
+			               e->ax, e->ay, bx - dy * 3.2, by + dx * 3.2, bx + dy * 3.2,
+			               by - dx * 3.2, stroke);
+		}
+	}
+	if (e->label != NULL) {
+		oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"8\" fill=\"#4b5563\">",
+		               e->lx + 4, e->ly + 3);
+		xml(o, e->label);
+		oxr_buf_append(o, "</text>", 7);
+	}
+	oxr_buf_append(o, "</g>\n", 5);
+}
+
+static void cluster_svg(const view *v, uint32_t i, oxr_buf *o)
+{
+	const vcluster *c = &v->clusters[i];
+	bool sub = c->kind == CL_SUBGRAPH;
+	oxr_buf_printf(o, "<g id=\"%s\" class=\"cluster %s\"", c->id, sub ? "subgraph" : "scope");
+	if (c->title != NULL) {
+		oxr_buf_append(o, sub ? " data-scope=\"" : " data-group=\"", 13);
+		xml(o, c->title);
+		oxr_buf_append(o, "\"", 1);
+	}
+	oxr_buf_append(o, ">", 1);
+	if (c->title != NULL) {
+		oxr_buf_append(o, "<title>", 7);
+		xml(o, c->title);
+		oxr_buf_append(o, "</title>", 8);
+	}
+	oxr_buf_printf(o,
+	               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"6\" "
+	               "fill=\"%s\" stroke=\"%s\"%s/>",
+	               c->x0, c->y0, c->x1 - c->x0, c->y1 - c->y0, sub ? "#fdf6ec" : "#f7f9fc",
+	               sub ? "#c06f12" : "#9fb3c8", sub ? " stroke-dasharray=\"6 3\"" : "");
+	if (c->label != NULL) {
+		oxr_buf_printf(o,
+		               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" font-weight=\"bold\" "
+		               "fill=\"%s\">",
+		               c->x0 + 6, c->y0 + 12, sub ? "#8a4b08" : "#334e68");
+		xml(o, c->label);
+		oxr_buf_append(o, "</text>", 7);
+	}
+	oxr_buf_append(o, "</g>\n", 5);
+}
+
+oxr_code oxr__write_svg(const view *v, oxr_buf *o, oxr_error *err)
+{
+	oxr_buf_printf(o,
+	               "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+	               "viewBox=\"0 0 %.1f %.1f\" class=\"onnxviz\" "
+	               "font-family=\"Helvetica, Arial, sans-serif\" data-format=\"onnxviz.svg/1\" "
+	               "data-boxes=\"%u\" data-group-depth=\"%d\">\n",
+	               v->width, v->height, v->width, v->height, v->nboxes, v->group_depth);
+	oxr_buf_printf(o, "<rect width=\"%.1f\" height=\"%.1f\" fill=\"#ffffff\"/>\n", v->width,
+	               v->height);
+	oxr_buf_append(o, "<g id=\"clusters\">\n", 18);
+	for (uint32_t i = 0; i < v->nclusters; i++)
+		cluster_svg(v, i, o);
+	oxr_buf_append(o, "</g>\n<g id=\"edges\">\n", 20);
+	for (uint32_t i = 0; i < v->nedges; i++)
+		edge_svg(v, i, o);
+	oxr_buf_append(o, "</g>\n<g id=\"nodes\">\n", 20);
+	for (uint32_t i = 0; i < v->nboxes; i++)
+		box_svg(v, &v->boxes[i], o);
+	oxr_buf_append(o, "</g>\n</svg>\n", 12);
+	if (o->failed)
+		return oxr__fail(err, OXR_E_TOO_BIG, "SVG output exceeds %zu bytes", o->max);
+	return OXR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Layout JSON: written directly (every text in a view is valid UTF-8 already)
+ */
+static void jstr(oxr_buf *o, const char *s)
+{
+	oxr_buf_append(o, "\"", 1);
+	const char *start = s;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c != '"' && c != '\\' && c >= 0x20)
+			continue;
+		oxr_buf_append(o, start, (size_t)(s - start));
+		if (c == '"')
+			oxr_buf_append(o, "\\\"", 2);
+		else if (c == '\\')
+			oxr_buf_append(o, "\\\\", 2);
+		else
+			oxr_buf_printf(o, "\\u%04x", c);
+		start = s + 1;
+	}
+	oxr_buf_append(o, start, (size_t)(s - start));
+	oxr_buf_append(o, "\"", 1);
+}
+
+oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
+{
+	static const char *const rowstyle[] = {"header", "name", "attr", "tensor", "sub", "plain"};
+	static const char *const edgestyle[] = {"data", "outer", "sub", "stub"};
+	oxr_buf_printf(o,
+	               "{\"format\":\"onnxviz.layout/1\",\"width\":%.1f,\"height\":%.1f,"
+	               "\"rankdir\":\"%s\",\"group_depth\":%d,\"settings\":",
+	               v->width, v->height, v->o.rankdir_lr ? "LR" : "TB", v->group_depth);
+	jstr(o, v->settings);
+	oxr_buf_append(o, ",\"nodes\":[", 10);
+	for (uint32_t i = 0; i < v->nboxes; i++) {
+		const vbox *b = &v->boxes[i];
+		oxr_buf_printf(o, "%s{\"id\":\"%s\",\"kind\":\"%s\",\"family\":\"%s\"", i ? "," : "",
+		               b->id, kind_name(b->kind), oxr__family_name(b->family));
+		if (b->node != OXP_NONE)
+			oxr_buf_printf(o, ",\"node\":\"%s\"", v->dv->nodes[b->node].id);
+		if (b->value != OXP_NONE)
+			oxr_buf_printf(o, ",\"value\":%u", b->value);
+		if (b->peer != OXP_NONE)
+			oxr_buf_printf(o, ",\"peer\":\"%s\"", v->boxes[b->peer].id);
+		if (b->cluster != OXP_NONE)
+			oxr_buf_printf(o, ",\"cluster\":\"%s\"", v->clusters[b->cluster].id);
+		if (b->title != NULL) {
+			oxr_buf_append(o, ",\"title\":", 9);
+			jstr(o, b->title);
+		}
+		oxr_buf_printf(o, ",\"x\":%.1f,\"y\":%.1f,\"w\":%.1f,\"h\":%.1f,\"rows\":[", b->x, b->y,
+		               b->w, b->h);
+		for (uint32_t r = 0; r < b->nrows; r++) {
+			oxr_buf_printf(o, "%s{\"style\":\"%s\",\"text\":", r ? "," : "",
+			               rowstyle[b->rows[r].style % 6]);
+			jstr(o, b->rows[r].text);
+			oxr_buf_append(o, "}", 1);
+		}
+		oxr_buf_append(o, "]}", 2);
+	}
+	oxr_buf_append(o, "],\"edges\":[", 11);
+	for (uint32_t i = 0; i < v->nedges; i++) {
+		const vedge *e = &v->edges[i];
+		oxr_buf_printf(o, "%s{\"id\":\"e%u\",\"from\":\"%s\",\"to\":\"%s\",\"style\":\"%s\","
+		                  "\"count\":%u",
+		               i ? "," : "", i, v->boxes[e->from].id, v->boxes[e->to].id,
+		               edgestyle[e->style & 3], e->count);
+		if (e->value != OXP_NONE)
+			oxr_buf_printf(o, ",\"value\":%u", e->value);
+		if (e->label != NULL) {
+			oxr_buf_append(o, ",\"label\":", 9);
+			jstr(o, e->label);
+		}
+		oxr_buf_append(o, ",\"points\":[", 11);
+		for (uint32_t k = 0; k < e->npts; k++)
+			oxr_buf_printf(o, "%s[%.1f,%.1f]", k ? "," : "", e->pts[2 * k], e->pts[2 * k + 1]);
+		oxr_buf_append(o, "]", 1);
+		if (e->arrow)
+			oxr_buf_printf(o, ",\"arrow\":[%.1f,%.1f]", e->ax, e->ay);
+		oxr_buf_append(o, "}", 1);
+	}
+	oxr_buf_append(o, "],\"clusters\":[", 14);
+	for (uint32_t i = 0; i < v->nclusters; i++) {
+		const vcluster *c = &v->clusters[i];
+		oxr_buf_printf(o, "%s{\"id\":\"%s\",\"kind\":\"%s\"", i ? "," : "", c->id,
+		               c->kind == CL_SUBGRAPH ? "subgraph" : "scope");
+		if (c->parent != OXP_NONE)
+			oxr_buf_printf(o, ",\"parent\":\"%s\"", v->clusters[c->parent].id);
+		if (c->label != NULL) {
+			oxr_buf_append(o, ",\"label\":", 9);
+			jstr(o, c->label);
+		}
+		if (c->title != NULL) {
+			oxr_buf_append(o, c->kind == CL_SUBGRAPH ? ",\"scope\":" : ",\"group\":", 9);
+			jstr(o, c->title);
+		}
+		oxr_buf_printf(o, ",\"x\":%.1f,\"y\":%.1f,\"w\":%.1f,\"h\":%.1f}", c->x0, c->y0,
+		               c->x1 - c->x0, c->y1 - c->y0);
+	}
+	oxr_buf_append(o, "]}", 2);
+	if (o->failed)
+		return oxr__fail(err, OXR_E_TOO_BIG, "layout JSON exceeds %zu bytes", o->max);
+	return OXR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ */
+oxr_code oxr_render(const oxp_model *m, const oxp_dag *d, const oxr_options *o,
+                    oxr_format fmt, oxr_buf *out, oxr_error *err)
+{
+	view v;
+	oxr_code rc = oxr__view_build(&v, m, d, o, err);
+	if (rc == OXR_OK)
+		rc = oxr__layout(&v, fmt, out, err);
+	if (rc == OXR_OK && fmt == OXR_FMT_SVG)
+		rc = oxr__write_svg(&v, out, err);
+	else if (rc == OXR_OK && fmt == OXR_FMT_LAYOUT_JSON)
+		rc = oxr__write_layout_json(&v, out, err);
+	oxr__view_free(&v);
+	return rc;
+}

@@ -1,0 +1,802 @@
+/*
+ * view.c — builds the view (render/internal.h) from the linked graph and the options.
+ *
+ *  1. constants: Constant nodes, and ConstantOfShape fed only by constants, are folded
+ *     into their consumers (initializers=fold: a row "W ⟨64×3×7×7⟩ f16"; hide: nothing)
+ *     unless something other than a node uses them;
+ *  2. the main graph's nodes are grouped by name scope (hier.c) or drawn one by one;
+ *  3. subgraphs of visible If/Loop/Scan nodes become clusters (subgraphs=expand), or rows
+ *     on their owner ("then_branch: 12 nodes");
+ *  4. terminals for graph inputs and outputs, tensor boxes (initializers=nodes);
+ *  5. edges from every link of the DAG between two visible boxes, aggregated per pair;
+ *  6. rows and sizes; then long edges are cut into a pair of labelled stubs.
+ */
+#include "render/internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VIEW_MAX_BOXES 60000u
+#define LONG_SPAN_MIN_BOXES 200u  /* only graphs this big get long edges cut */
+#define LONG_SPAN 24u             /* ranks an edge may span before it is cut */
+
+oxr_code oxr__fail(oxr_error *err, oxr_code code, const char *fmt, ...)
+{
+	if (err != NULL) {
+		err->code = code;
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+uint32_t oxr__view_add_box(view *v, bx_kind kind, oxr_error *err)
+{
+	if (v->nboxes >= v->max_boxes) {
+		oxr__fail(err, OXR_E_TOO_BIG,
+		          "the view has more than %u boxes; use the overview (group=auto) or expand "
+		          "fewer scopes",
+		          v->max_boxes);
+		return OXP_NONE;
+	}
+	if (v->nboxes == v->capboxes) {
+		uint32_t cap = v->capboxes ? v->capboxes * 2 : 256;
+		vbox *nb = realloc(v->boxes, (size_t)cap * sizeof(vbox));
+		if (nb == NULL) {
+			oxr__fail(err, OXR_E_NOMEM, "out of memory");
+			return OXP_NONE;
+		}
+		v->boxes = nb;
+		v->capboxes = cap;
+	}
+	vbox *b = &v->boxes[v->nboxes];
+	memset(b, 0, sizeof(*b));
+	b->kind = kind;
+	b->node = b->value = b->group = b->cluster = b->peer = OXP_NONE;
+	return v->nboxes++;
+}
+
+uint32_t oxr__view_add_cluster(view *v, uint32_t parent, oxr_error *err)
+{
+	if (v->nclusters == v->capclusters) {
+		uint32_t cap = v->capclusters ? v->capclusters * 2 : 32;
+		vcluster *nc = realloc(v->clusters, (size_t)cap * sizeof(vcluster));
+		if (nc == NULL) {
+			oxr__fail(err, OXR_E_NOMEM, "out of memory");
+			return OXP_NONE;
+		}
+		v->clusters = nc;
+		v->capclusters = cap;
+	}
+	vcluster *c = &v->clusters[v->nclusters];
+	memset(c, 0, sizeof(*c));
+	c->parent = parent;
+	c->scope = c->group = OXP_NONE;
+	c->id = oxp_arena_printf(v->arena, "c%u", v->nclusters);
+	return v->nclusters++;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Edges, aggregated per (from, to) with a hash table
+ */
+typedef struct edgemap {
+	uint32_t *slots;
+	uint32_t cap;
+} edgemap;
+
+static uint32_t pair_hash(uint32_t a, uint32_t b)
+{
+	uint64_t h = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 32);
+}
+
+static oxr_code edge_add(view *v, edgemap *m, uint32_t from, uint32_t to, uint32_t value,
+                         uint8_t style, oxr_error *err)
+{
+	if (from == to)
+		return OXR_OK;
+	if ((uint64_t)(v->nedges + 1) * 2 > m->cap) {
+		uint32_t ncap = m->cap ? m->cap * 2 : 1024;
+		uint32_t *ns = malloc((size_t)ncap * sizeof(uint32_t));
+		if (ns == NULL)
+			return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+		memset(ns, 0xff, (size_t)ncap * sizeof(uint32_t));
+		for (uint32_t e = 0; e < v->nedges; e++) {
+			uint32_t i = pair_hash(v->edges[e].from, v->edges[e].to) & (ncap - 1);
+			while (ns[i] != OXP_NONE)
+				i = (i + 1) & (ncap - 1);
+			ns[i] = e;
+		}
+		free(m->slots);
+		m->slots = ns;
+		m->cap = ncap;
+	}
+	uint32_t i = pair_hash(from, to) & (m->cap - 1);
+	while (m->slots[i] != OXP_NONE) {
+		vedge *e = &v->edges[m->slots[i]];
+		if (e->from == from && e->to == to) {
+			e->count++;
+			if (style == ED_DATA)
+				e->style = ED_DATA;
+			return OXR_OK;
+		}
+		i = (i + 1) & (m->cap - 1);
+	}
+	if (v->nedges == v->capedges) {
+		uint32_t cap = v->capedges ? v->capedges * 2 : 512;
+		vedge *ne = realloc(v->edges, (size_t)cap * sizeof(vedge));
+		if (ne == NULL)
+			return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+		v->edges = ne;
+		v->capedges = cap;
+	}
+	vedge *e = &v->edges[v->nedges];
+	memset(e, 0, sizeof(*e));
+	e->from = from;
+	e->to = to;
+	e->value = value;
+	e->count = 1;
+	e->style = style;
+	m->slots[i] = v->nedges++;
+	return OXR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Folding constants
+ */
+static bool is_std(oxp_str domain)
+{
+	return domain.len == 0 || oxp_str_eq(domain, "ai.onnx");
+}
+
+/* The tensor behind a folded value: an initializer, or a Constant's value, following
+ * Identity nodes; NULL for computed constants (ConstantOfShape). */
+static const oxp_tensor *folded_tensor(const view *v, uint32_t vi)
+{
+	for (int hops = 0; hops < 64 && vi != OXP_NONE; hops++) {
+		const oxp_value *val = &v->dv->values[vi];
+		if (val->kind == OXP_VALUE_INITIALIZER)
+			return val->initializer;
+		if (val->kind == OXP_VALUE_SPARSE_INITIALIZER)
+			return val->sparse_initializer->values;
+		if (val->producer == OXP_NONE)
+			return NULL;
+		const oxp_dnode *pn = &v->dv->nodes[val->producer];
+		if (oxp_str_eq(pn->proto->op_type, "Constant")) {
+			for (size_t a = 0; a < pn->proto->nattrs; a++)
+				if (pn->proto->attrs[a].t != NULL)
+					return pn->proto->attrs[a].t;
+			return NULL;
+		}
+		if (!oxp_str_eq(pn->proto->op_type, "Identity") || pn->proto->ninputs < 1)
+			return NULL;
+		vi = pn->inputs[0];
+	}
+	return NULL;
+}
+
+static void mark_constants(view *v, bool *constlike)
+{
+	const oxp_dag_view *dv = v->dv;
+	/* node order is topological in valid models; a constant fed by a later node is
+	 * simply not folded */
+	for (uint32_t ni = 0; ni < dv->nnodes; ni++) {
+		const oxp_dnode *dn = &dv->nodes[ni];
+		const oxp_node *n = dn->proto;
+		if (!is_std(n->domain))
+			continue;
+		if (oxp_str_eq(n->op_type, "Constant")) {
+			constlike[ni] = true;
+		} else if (oxp_str_eq(n->op_type, "ConstantOfShape") ||
+		           oxp_str_eq(n->op_type, "Identity")) {
+			/* fed only by constants: PyTorch shares weights through Identity nodes */
+			bool all = n->ninputs > 0;
+			for (size_t k = 0; k < n->ninputs; k++) {
+				uint32_t vi = dn->inputs[k];
+				if (vi == OXP_NONE)
+					continue;
+				const oxp_value *val = &dv->values[vi];
+				bool c = val->kind == OXP_VALUE_INITIALIZER ||
+				         (val->producer != OXP_NONE && val->producer < ni &&
+				          constlike[val->producer]);
+				all &= c;
+			}
+			constlike[ni] = all;
+		}
+	}
+	if (v->o.initializers == OXR_INIT_NODES)
+		return; /* constants stay boxes */
+	for (uint32_t ni = 0; ni < dv->nnodes; ni++) {
+		if (!constlike[ni])
+			continue;
+		const oxp_dnode *dn = &dv->nodes[ni];
+		bool foldable = true;
+		for (size_t o = 0; o < dn->proto->noutputs; o++) {
+			uint32_t vi = dn->outputs[o];
+			if (vi != OXP_NONE && dv->values[vi].graph_output)
+				foldable = false;
+		}
+		v->node_hidden[ni] = foldable;
+	}
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Boxes
+ */
+static const char *short_name(view *v, oxp_str name)
+{
+	size_t start = 0;
+	for (size_t i = 0; i + 1 < name.len; i++)
+		if (name.p[i] == '/' || name.p[i] == '.' || name.p[i] == ':')
+			start = i + 1;
+	return oxr__text(v->arena, (oxp_str){name.p + start, name.len - start}, 18);
+}
+
+static uint32_t op_box(view *v, uint32_t ni, uint32_t cluster, oxr_error *err)
+{
+	uint32_t bi = oxr__view_add_box(v, BX_OP, err);
+	if (bi == OXP_NONE)
+		return bi;
+	vbox *b = &v->boxes[bi];
+	const oxp_node *n = v->dv->nodes[ni].proto;
+	b->node = ni;
+	b->cluster = cluster;
+	b->family = oxr__op_family(n->domain, n->op_type);
+	b->id = v->dv->nodes[ni].id;
+	v->node_box[ni] = bi;
+	return bi;
+}
+
+static uint32_t terminal(view *v, bx_kind kind, uint32_t vi, uint32_t cluster, oxr_error *err)
+{
+	uint32_t bi = oxr__view_add_box(v, kind, err);
+	if (bi == OXP_NONE)
+		return bi;
+	vbox *b = &v->boxes[bi];
+	b->value = vi;
+	b->cluster = cluster;
+	b->family = FAM_IO;
+	const char *prefix = kind == BX_INPUT ? "i" : kind == BX_OUTPUT ? "o" : "t";
+	b->id = oxp_arena_printf(v->arena, "%s%u", prefix, vi);
+	return bi;
+}
+
+typedef struct vstate {
+	uint32_t *value_box;  /* input/tensor/missing box per value */
+	uint32_t *out_box;    /* output terminal per value (in its scope) */
+	edgemap em;
+} vstate;
+
+/* The box a value comes from, creating terminals lazily; OXP_NONE when it is not drawn
+ * (folded, hidden, or inside something collapsed). */
+static uint32_t source_box(view *v, vstate *st, uint32_t vi, uint32_t cluster_hint,
+                           oxr_error *err, bool *failed)
+{
+	const oxp_value *val = &v->dv->values[vi];
+	switch (val->kind) {
+	case OXP_VALUE_NODE_OUTPUT:
+		if (v->node_hidden[val->producer])
+			return OXP_NONE;
+		return v->node_box[val->producer];
+	case OXP_VALUE_INITIALIZER:
+	case OXP_VALUE_SPARSE_INITIALIZER:
+		if (v->o.initializers != OXR_INIT_NODES)
+			return OXP_NONE;
+		if (st->value_box[vi] == OXP_NONE) {
+			uint32_t bi = terminal(v, BX_TENSOR, vi, cluster_hint, err);
+			if (bi == OXP_NONE) {
+				*failed = true;
+				return OXP_NONE;
+			}
+			v->boxes[bi].family = FAM_CONST;
+			st->value_box[vi] = bi;
+		}
+		return st->value_box[vi];
+	case OXP_VALUE_INPUT:
+	case OXP_VALUE_UNDEFINED:
+		if (st->value_box[vi] == OXP_NONE) {
+			uint32_t bi = terminal(v, BX_INPUT, vi, cluster_hint, err);
+			if (bi == OXP_NONE) {
+				*failed = true;
+				return OXP_NONE;
+			}
+			v->boxes[bi].missing = val->kind == OXP_VALUE_UNDEFINED;
+			st->value_box[vi] = bi;
+		}
+		return st->value_box[vi];
+	}
+	return OXP_NONE;
+}
+
+/* Boxes for the nodes of a scope drawn flat (subgraph bodies), in cluster c. */
+static oxr_code scope_boxes(view *v, uint32_t si, uint32_t c, oxr_error *err)
+{
+	const oxp_scope *s = &v->dv->scopes[si];
+	for (uint32_t k = 0; k < s->nnodes; k++) {
+		uint32_t ni = s->first_node + k;
+			if (v->node_hidden[ni])
+			continue;
+		if (op_box(v, ni, c, err) == OXP_NONE)
+			return err ? err->code : OXR_E_NOMEM;
+	}
+	return OXR_OK;
+}
+
+/* Subgraph clusters below every visible box with subgraphs, breadth-first (the box list
+ * grows while it is walked). */
+static oxr_code expand_subgraphs(view *v, vstate *st, oxr_error *err)
+{
+	for (uint32_t bi = 0; bi < v->nboxes; bi++) {
+		if (v->boxes[bi].kind != BX_OP)
+			continue;
+		uint32_t ni = v->boxes[bi].node;
+		const oxp_dnode *dn = &v->dv->nodes[ni];
+		for (uint32_t k = 0; k < dn->nsubscopes; k++) {
+			uint32_t si = dn->first_subscope + k;
+			const oxp_scope *s = &v->dv->scopes[si];
+			uint32_t ci = oxr__view_add_cluster(v, v->boxes[bi].cluster, err);
+			if (ci == OXP_NONE)
+				return err ? err->code : OXR_E_NOMEM;
+			vcluster *c = &v->clusters[ci];
+			c->kind = CL_SUBGRAPH;
+			c->scope = si;
+			c->label = oxp_arena_printf(v->arena, "%s \xc2\xb7 %s",
+			                            oxr__text(v->arena, dn->proto->op_type, 24),
+			                            s->attr ? s->attr : "graph");
+			c->title = s->id;
+			c->owner = bi;
+			oxr_code rc;
+			for (uint32_t i = 0; i < s->ninputs; i++) {
+				uint32_t vi = s->inputs[i];
+				if (vi == OXP_NONE || v->dv->values[vi].kind != OXP_VALUE_INPUT)
+					continue;
+				uint32_t tb = terminal(v, BX_INPUT, vi, ci, err);
+				if (tb == OXP_NONE)
+					return err ? err->code : OXR_E_NOMEM;
+				st->value_box[vi] = tb;
+			}
+			rc = scope_boxes(v, si, ci, err);
+			if (rc != OXR_OK)
+				return rc;
+		}
+	}
+	return OXR_OK;
+}
+
+static oxr_code outputs_of_scope(view *v, vstate *st, uint32_t si, uint32_t cluster,
+                                 oxr_error *err)
+{
+	const oxp_scope *s = &v->dv->scopes[si];
+	for (uint32_t i = 0; i < s->noutputs; i++) {
+		uint32_t vi = s->outputs[i];
+		if (vi == OXP_NONE || st->out_box[vi] != OXP_NONE)
+			continue;
+		bool failed = false;
+		uint32_t src = source_box(v, st, vi, cluster, err, &failed);
+		if (failed)
+			return err ? err->code : OXR_E_NOMEM;
+		uint32_t ob = terminal(v, BX_OUTPUT, vi, cluster, err);
+		if (ob == OXP_NONE)
+			return err ? err->code : OXR_E_NOMEM;
+		st->out_box[vi] = ob;
+		if (src != OXP_NONE) {
+			oxr_code rc = edge_add(v, &st->em, src, ob, vi, ED_DATA, err);
+			if (rc != OXR_OK)
+				return rc;
+		}
+	}
+	return OXR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Rows
+ */
+static oxr_code op_box_rows(view *v, uint32_t bi, oxr_error *err)
+{
+	oxr_code rc = oxr__op_rows(v, bi, err);
+	if (rc != OXR_OK)
+		return rc;
+	vbox *b = &v->boxes[bi];
+	const oxp_dnode *dn = &v->dv->nodes[b->node];
+	const oxp_node *n = dn->proto;
+	/* folded tensors */
+	if (v->o.initializers == OXR_INIT_FOLD) {
+		uint32_t rows = 0;
+		for (size_t k = 0; k < n->ninputs; k++) {
+			uint32_t vi = dn->inputs[k];
+			if (vi == OXP_NONE)
+				continue;
+			const oxp_value *val = &v->dv->values[vi];
+			const char *label = oxr__input_label(n->op_type, k);
+			if (label == NULL)
+				label = short_name(v, val->name);
+			const char *row = NULL;
+			if (val->kind == OXP_VALUE_INITIALIZER) {
+				row = oxr__tensor_row(v->arena, label, val->initializer);
+			} else if (val->kind == OXP_VALUE_SPARSE_INITIALIZER &&
+			           val->sparse_initializer->values) {
+				row = oxr__tensor_row(v->arena, label, val->sparse_initializer->values);
+			} else if (val->producer != OXP_NONE && v->node_hidden[val->producer]) {
+				const oxp_tensor *t = folded_tensor(v, vi);
+				if (t != NULL) {
+					row = oxr__tensor_row(v->arena, label, t);
+				} else {
+					const char *sh = oxr__shape_text(v->arena, val);
+					row = oxp_arena_printf(v->arena, "%s \xe2\x9f\xa8%s\xe2\x9f\xa9 fill", label,
+					                       sh ? sh : "?");
+				}
+			}
+			if (row == NULL)
+				continue;
+			if (rows == 8) {
+				oxr__add_row(v, b, ROW_TENSOR, "\xe2\x80\xa6");
+				break;
+			}
+			oxr__add_row(v, b, ROW_TENSOR, row);
+			rows++;
+		}
+	}
+	/* subgraphs, when collapsed */
+	if (!v->o.subgraphs_expand) {
+		for (uint32_t k = 0; k < dn->nsubscopes; k++) {
+			const oxp_scope *s = &v->dv->scopes[dn->first_subscope + k];
+			oxr__add_row(v, b, ROW_SUB,
+			             oxp_arena_printf(v->arena, "%s: %u nodes", s->attr ? s->attr : "graph",
+			                              s->nnodes));
+		}
+	}
+	return OXR_OK;
+}
+
+static void terminal_rows(view *v, vbox *b)
+{
+	if (b->value == OXP_NONE)
+		return; /* subgraph entry: its row is set already */
+	const oxp_value *val = &v->dv->values[b->value];
+	const char *name = oxr__text(v->arena, val->name, 36);
+	b->title = oxr__text(v->arena, val->name, 200);
+	if (b->kind == BX_TENSOR) {
+		const oxp_tensor *t = val->initializer ? val->initializer
+		                                       : val->sparse_initializer
+		                                             ? val->sparse_initializer->values
+		                                             : NULL;
+		oxr__add_row(v, b, ROW_PLAIN, name);
+		if (t != NULL)
+			oxr__add_row(v, b, ROW_TENSOR, oxr__tensor_row(v->arena, "", t));
+		return;
+	}
+	oxr__add_row(v, b, ROW_PLAIN, b->missing ? oxp_arena_printf(v->arena, "? %s", name) : name);
+	const char *sh = oxr__shape_text(v->arena, val);
+	if (sh != NULL)
+		oxr__add_row(v, b, ROW_TENSOR, sh);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Long edges
+ */
+/* Ranks "as late as possible": a box sits just above its earliest consumer.  This is the
+ * proxy for where dot's ranking ends up once long edges are cut: a side chain (a shape
+ * computation from a graph input, say) hangs just above the node it feeds, and the edge
+ * into it from far above is the long one, cut into stubs.  Boxes on cycles keep rank 0. */
+static oxr_code compute_ranks(view *v)
+{
+	uint32_t n = v->nboxes;
+	uint32_t *outdeg = calloc(n, sizeof(uint32_t));
+	uint32_t *first = malloc((size_t)n * sizeof(uint32_t));  /* in-edges per box */
+	uint32_t *next = malloc((size_t)(v->nedges ? v->nedges : 1) * sizeof(uint32_t));
+	uint32_t *queue = malloc((size_t)n * sizeof(uint32_t));
+	uint32_t *height = calloc(n, sizeof(uint32_t));         /* longest path to a sink */
+	if (!outdeg || !first || !next || !queue || !height) {
+		free(outdeg);
+		free(first);
+		free(next);
+		free(queue);
+		free(height);
+		return OXR_E_NOMEM;
+	}
+	memset(first, 0xff, (size_t)n * sizeof(uint32_t));
+	for (uint32_t e = 0; e < v->nedges; e++) {
+		next[e] = first[v->edges[e].to];
+		first[v->edges[e].to] = e;
+		outdeg[v->edges[e].from]++;
+	}
+	uint32_t head = 0, tail = 0, maxh = 0;
+	for (uint32_t b = 0; b < n; b++)
+		if (outdeg[b] == 0)
+			queue[tail++] = b;
+	while (head < tail) {
+		uint32_t b = queue[head++];
+		if (height[b] > maxh)
+			maxh = height[b];
+		for (uint32_t e = first[b]; e != OXP_NONE; e = next[e]) {
+			uint32_t f = v->edges[e].from;
+			if (height[f] < height[b] + 1)
+				height[f] = height[b] + 1;
+			if (--outdeg[f] == 0)
+				queue[tail++] = f;
+		}
+	}
+	for (uint32_t b = 0; b < n; b++)
+		v->boxes[b].rank = maxh - (height[b] < maxh ? height[b] : maxh);
+	free(outdeg);
+	free(first);
+	free(next);
+	free(queue);
+	free(height);
+	return OXR_OK;
+}
+
+static oxr_code cut_long_edges(view *v, vstate *st, oxr_error *err)
+{
+	if (v->nboxes < LONG_SPAN_MIN_BOXES || v->nedges == 0)
+		return OXR_OK;
+	if (compute_ranks(v) != OXR_OK)
+		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	uint32_t nedges = v->nedges;
+	/* one "x →" stub per (source box, value) */
+	uint32_t *stub_of = malloc((size_t)nedges * sizeof(uint32_t));
+	uint32_t scap = 64;
+	while (scap < nedges * 2u && scap < (1u << 30))
+		scap <<= 1;
+	uint32_t *skey = malloc((size_t)scap * sizeof(uint32_t)); /* (from, value) -> edge */
+	if (stub_of == NULL || skey == NULL) {
+		free(stub_of);
+		free(skey);
+		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	}
+	memset(skey, 0xff, (size_t)scap * sizeof(uint32_t));
+	uint32_t cut = 0;
+	for (uint32_t e = 0; e < nedges; e++) {
+		stub_of[e] = OXP_NONE;
+		vedge *ed = &v->edges[e];
+		if (ed->style != ED_DATA && ed->style != ED_OUTER)
+			continue;
+		uint32_t rf = v->boxes[ed->from].rank, rt = v->boxes[ed->to].rank;
+		if (rt <= rf || rt - rf <= LONG_SPAN)
+			continue;
+		/* shared stub: an earlier cut edge from the same box with the same value */
+		uint32_t so = OXP_NONE;
+		uint32_t h = pair_hash(ed->from, ed->value) & (scap - 1);
+		while (skey[h] != OXP_NONE) {
+			if (v->edges[skey[h]].from == ed->from && v->edges[skey[h]].value == ed->value) {
+				so = stub_of[skey[h]];
+				break;
+			}
+			h = (h + 1) & (scap - 1);
+		}
+		if (so == OXP_NONE)
+			skey[h] = e;
+		const char *vname = ed->value != OXP_NONE
+		                        ? oxr__text(v->arena, v->dv->values[ed->value].name, 24)
+		                        : "";
+		if (so == OXP_NONE) {
+			so = oxr__view_add_box(v, BX_STUB_OUT, err);
+			if (so == OXP_NONE)
+				goto fail;
+			vbox *sb = &v->boxes[so];
+			sb->value = ed->value;
+			sb->peer = ed->from;
+			sb->cluster = v->boxes[ed->from].cluster;
+			sb->family = FAM_IO;
+			sb->id = oxp_arena_printf(v->arena, "s%u", so);
+			oxr__add_row(v, sb, ROW_PLAIN, oxp_arena_printf(v->arena, "%s \xe2\x86\x92", vname));
+			sb->title = vname;
+			if (edge_add(v, &st->em, ed->from, so, ed->value, ED_STUB, err) != OXR_OK)
+				goto fail;
+			ed = &v->edges[e]; /* edges may have moved */
+		}
+		stub_of[e] = so;
+		uint32_t si = oxr__view_add_box(v, BX_STUB_IN, err);
+		if (si == OXP_NONE)
+			goto fail;
+		vbox *ib = &v->boxes[si];
+		ib->value = ed->value;
+		ib->peer = ed->from;
+		ib->cluster = v->boxes[ed->to].cluster;
+		ib->family = FAM_IO;
+		ib->id = oxp_arena_printf(v->arena, "s%u", si);
+		oxr__add_row(v, ib, ROW_PLAIN, oxp_arena_printf(v->arena, "\xe2\x86\x92 %s", vname));
+		ib->title = vname;
+		/* the edge now runs from the incoming stub */
+		ed = &v->edges[e];
+		ed->from = si;
+		ed->style = ED_STUB;
+		cut++;
+	}
+	free(stub_of);
+	free(skey);
+	(void)cut;
+	return OXR_OK;
+fail:
+	free(stub_of);
+	free(skey);
+	return err ? err->code : OXR_E_NOMEM;
+}
+
+/* ---------------------------------------------------------------------------------------
+ */
+oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const oxr_options *o,
+                         oxr_error *err)
+{
+	memset(v, 0, sizeof(*v));
+	v->m = m;
+	v->d = d;
+	v->dv = oxp_dag_get(d);
+	v->o = *o;
+	v->max_boxes = VIEW_MAX_BOXES;
+	v->arena = oxp_arena_new((size_t)1 << 30);
+	uint32_t nn = v->dv->nnodes, nv = v->dv->nvalues;
+	v->node_box = malloc((size_t)(nn ? nn : 1) * sizeof(uint32_t));
+	v->node_cluster = malloc((size_t)(nn ? nn : 1) * sizeof(uint32_t));
+	v->node_hidden = calloc(nn ? nn : 1, sizeof(bool));
+	bool *constlike = calloc(nn ? nn : 1, sizeof(bool));
+	vstate st = {0};
+	st.value_box = malloc((size_t)(nv ? nv : 1) * sizeof(uint32_t));
+	st.out_box = malloc((size_t)(nv ? nv : 1) * sizeof(uint32_t));
+	oxr_code rc = OXR_OK;
+	if (v->arena == NULL || !v->node_box || !v->node_cluster || !v->node_hidden ||
+	    !constlike || !st.value_box || !st.out_box) {
+		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+		goto out;
+	}
+	memset(v->node_box, 0xff, (size_t)(nn ? nn : 1) * sizeof(uint32_t));
+	memset(v->node_cluster, 0xff, (size_t)(nn ? nn : 1) * sizeof(uint32_t));
+	memset(st.value_box, 0xff, (size_t)(nv ? nv : 1) * sizeof(uint32_t));
+	memset(st.out_box, 0xff, (size_t)(nv ? nv : 1) * sizeof(uint32_t));
+
+	if (v->dv->nscopes == 0 || v->dv->scopes[0].kind != OXP_SCOPE_MAIN) {
+		rc = oxr__fail(err, OXR_E_MODEL, "the model has no main graph to draw");
+		goto out;
+	}
+	mark_constants(v, constlike);
+
+	/* main graph: groups first (they decide which nodes are boxes) */
+	rc = oxr__hier_apply(v, 0, err);
+	if (rc != OXR_OK)
+		goto out;
+	const oxp_scope *main = &v->dv->scopes[0];
+	for (uint32_t k = 0; k < main->nnodes; k++) {
+		uint32_t ni = main->first_node + k;
+		if (v->node_hidden[ni] || v->node_box[ni] != OXP_NONE)
+			continue;
+		if (op_box(v, ni, v->node_cluster[ni], err) == OXP_NONE) {
+			rc = err ? err->code : OXR_E_NOMEM;
+			goto out;
+		}
+	}
+	/* graph inputs in input order, so they line up at the top */
+	for (uint32_t i = 0; i < main->ninputs; i++) {
+		uint32_t vi = main->inputs[i];
+		if (vi == OXP_NONE || v->dv->values[vi].kind != OXP_VALUE_INPUT ||
+		    v->dv->values[vi].nconsumers == 0)
+			continue;
+		bool failed = false;
+		(void)source_box(v, &st, vi, OXP_NONE, err, &failed);
+		if (failed) {
+			rc = err ? err->code : OXR_E_NOMEM;
+			goto out;
+		}
+	}
+	if (v->o.subgraphs_expand) {
+		rc = expand_subgraphs(v, &st, err);
+		if (rc != OXR_OK)
+			goto out;
+	}
+	/* nodes of subgraphs not drawn stand behind the box of their owner (or its group), so
+	 * values they take from outside still arrive at the If/Loop that holds them */
+	for (uint32_t ni = 0; ni < v->dv->nnodes; ni++) {
+		const oxp_scope *sc = &v->dv->scopes[v->dv->nodes[ni].scope];
+		if (v->node_box[ni] != OXP_NONE || sc->kind != OXP_SCOPE_SUBGRAPH)
+			continue;
+		uint32_t owner = sc->owner;
+		if (owner != OXP_NONE && owner < ni)
+			v->node_box[ni] = v->node_box[owner];
+	}
+	/* edges of the DAG between visible boxes */
+	for (uint32_t e = 0; e < v->dv->nedges; e++) {
+		const oxp_edge *ed = &v->dv->edges[e];
+		uint32_t to = v->node_box[ed->dst];
+		if (to == OXP_NONE || v->node_hidden[ed->dst])
+			continue;
+		bool failed = false;
+		uint32_t from = source_box(v, &st, ed->value, v->boxes[to].cluster, err, &failed);
+		if (failed) {
+			rc = err ? err->code : OXR_E_NOMEM;
+			goto out;
+		}
+		if (from == OXP_NONE)
+			continue;
+		rc = edge_add(v, &st.em, from, to, ed->value, ed->outer ? ED_OUTER : ED_DATA, err);
+		if (rc != OXR_OK)
+			goto out;
+	}
+	rc = outputs_of_scope(v, &st, 0, OXP_NONE, err);
+	if (rc != OXR_OK)
+		goto out;
+	for (uint32_t c = 0; c < v->nclusters; c++)
+		if (v->clusters[c].kind == CL_SUBGRAPH) {
+			rc = outputs_of_scope(v, &st, v->clusters[c].scope, c, err);
+			if (rc != OXR_OK)
+				goto out;
+		}
+	/* every subgraph hangs below the node that holds it: an edge from the owner to each box
+	 * of the cluster that nothing else in the cluster feeds (the first one drawn dotted,
+	 * the others only constraints) */
+	if (v->nclusters > 0) {
+		bool *fed = calloc(v->nboxes ? v->nboxes : 1, sizeof(bool));
+		if (fed == NULL) {
+			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+			goto out;
+		}
+		for (uint32_t e = 0; e < v->nedges; e++)
+			if (v->boxes[v->edges[e].from].cluster == v->boxes[v->edges[e].to].cluster)
+				fed[v->edges[e].to] = true;
+		uint32_t nb = v->nboxes;
+		for (uint32_t c = 0; c < v->nclusters && rc == OXR_OK; c++) {
+			if (v->clusters[c].kind != CL_SUBGRAPH)
+				continue;
+			bool first = true;
+			for (uint32_t b = 0; b < nb && rc == OXR_OK; b++) {
+				if (v->boxes[b].cluster != c || fed[b])
+					continue;
+				uint32_t before = v->nedges;
+				rc = edge_add(v, &st.em, v->clusters[c].owner, b, OXP_NONE, ED_SUB, err);
+				if (rc == OXR_OK && v->nedges > before) {
+					v->edges[before].invisible = !first;
+					first = false;
+				}
+			}
+		}
+		free(fed);
+		if (rc != OXR_OK)
+			goto out;
+	}
+	/* labels of edges: the shape of the value carried */
+	for (uint32_t e = 0; e < v->nedges; e++) {
+		vedge *ed = &v->edges[e];
+		if (!v->o.shapes || ed->value == OXP_NONE)
+			continue;
+		if (ed->count > 1)
+			ed->label = oxp_arena_printf(v->arena, "%u tensors", ed->count);
+		else
+			ed->label = oxr__shape_text(v->arena, &v->dv->values[ed->value]);
+	}
+	/* rows and sizes */
+	for (uint32_t bi = 0; bi < v->nboxes; bi++) {
+		vbox *b = &v->boxes[bi];
+		if (b->kind == BX_OP) {
+			rc = op_box_rows(v, bi, err);
+			if (rc != OXR_OK)
+				goto out;
+		} else if (b->kind != BX_GROUP) {
+			terminal_rows(v, b);
+		}
+	}
+	rc = cut_long_edges(v, &st, err);
+	if (rc != OXR_OK)
+		goto out;
+	for (uint32_t bi = 0; bi < v->nboxes; bi++)
+		oxr__box_size(&v->boxes[bi]);
+out:
+	free(constlike);
+	free(st.value_box);
+	free(st.out_box);
+	free(st.em.slots);
+	return rc;
+}
+
+void oxr__view_free(view *v)
+{
+	free(v->boxes);
+	free(v->edges);
+	free(v->clusters);
+	free(v->node_box);
+	free(v->node_cluster);
+	free(v->node_hidden);
+	oxp_arena_free(v->arena);
+	memset(v, 0, sizeof(*v));
+}

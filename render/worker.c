@@ -1,0 +1,272 @@
+/*
+ * worker.c — layouts in a process of their own.
+ *
+ * Graphviz calls exit() when memory runs out, is not thread-safe, and can run for hours
+ * on a crafted graph.  So the service never lays out in its own process: it runs
+ * `onnxviz __render MODEL FORMAT OPTIONS` with RLIMIT_CPU and RLIMIT_AS set between fork
+ * and exec, reads the result from a pipe with a wall-clock deadline and a size cap, and
+ * kills the worker (SIGKILL) when it overruns.  A dead worker is an error for the one
+ * request that asked; the service goes on.
+ *
+ * Protocol: the worker writes the rendering to stdout and exits 0; on a render error it
+ * writes "<code name>\t<message>\n" to stderr and exits 3.
+ */
+#include "render/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WORKER_RENDER_ERROR 3
+
+void oxr_worker_limits_default(oxr_worker_limits *l)
+{
+	l->cpu_seconds = 30;
+	l->memory_bytes = (size_t)2 << 30;
+	l->wall_ms = 30000;
+	l->max_output = (size_t)256 << 20;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static oxr_code code_from_name(const char *name)
+{
+	for (int c = 1; c < OXR_E__COUNT; c++)
+		if (strcmp(oxr_code_name((oxr_code)c), name) == 0)
+			return (oxr_code)c;
+	return OXR_E_WORKER;
+}
+
+/* Child side between fork and exec: only async-signal-safe calls. */
+static void child_exec(const char *exe, char *const argv[], int out_fd, int err_fd,
+                       const oxr_worker_limits *lim)
+{
+	struct rlimit r;
+	r.rlim_cur = r.rlim_max = lim->cpu_seconds ? lim->cpu_seconds : RLIM_INFINITY;
+	setrlimit(RLIMIT_CPU, &r);
+	if (lim->memory_bytes) {
+		r.rlim_cur = r.rlim_max = lim->memory_bytes;
+		setrlimit(RLIMIT_AS, &r);
+	}
+	r.rlim_cur = r.rlim_max = 0;
+	setrlimit(RLIMIT_CORE, &r);
+	int devnull = open("/dev/null", O_RDONLY);
+	if (devnull >= 0) {
+		dup2(devnull, 0);
+	}
+	dup2(out_fd, 1);
+	dup2(err_fd, 2);
+	/* nothing else of the parent's (sockets, store files) crosses into the worker */
+	if (close_range(3, ~0u, 0) != 0)
+		for (int fd = 3; fd < 65536; fd++)
+			close(fd);
+	execv(exe, argv);
+	_exit(127);
+}
+
+oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_options *o,
+                             oxr_format fmt, const oxr_worker_limits *lim, oxr_buf *out,
+                             oxr_error *err)
+{
+	oxr_worker_limits dl;
+	if (lim == NULL) {
+		oxr_worker_limits_default(&dl);
+		lim = &dl;
+	}
+	char key[OXR_EXPAND_MAX + 256];
+	oxr_options_key(o, key, sizeof(key));
+	char fmtname[8];
+	snprintf(fmtname, sizeof(fmtname), "%s", oxr_format_ext(fmt));
+	char *argv[] = {(char *)exe, "__render", (char *)model_path, fmtname, key, NULL};
+
+	int po[2], pe[2];
+	if (pipe2(po, O_CLOEXEC) != 0)
+		return oxr__fail(err, OXR_E_IO, "pipe: %s", strerror(errno));
+	if (pipe2(pe, O_CLOEXEC) != 0) {
+		close(po[0]);
+		close(po[1]);
+		return oxr__fail(err, OXR_E_IO, "pipe: %s", strerror(errno));
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(po[0]);
+		close(po[1]);
+		close(pe[0]);
+		close(pe[1]);
+		return oxr__fail(err, OXR_E_IO, "fork: %s", strerror(errno));
+	}
+	if (pid == 0)
+		child_exec(exe, argv, po[1], pe[1], lim);
+	close(po[1]);
+	close(pe[1]);
+
+	char errtext[1024];
+	size_t errlen = 0;
+	bool too_big = false, timed_out = false;
+	int64_t deadline = now_ms() + (lim->wall_ms ? lim->wall_ms : 30000);
+	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+	int open_fds = 2;
+	char chunk[65536];
+	size_t max_out = lim->max_output ? lim->max_output : ((size_t)256 << 20);
+	while (open_fds > 0) {
+		int64_t left = deadline - now_ms();
+		if (left <= 0) {
+			timed_out = true;
+			break;
+		}
+		int r = poll(fds, 2, (int)(left > 1000 ? 1000 : left));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		for (int i = 0; i < 2; i++) {
+			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			ssize_t n = read(fds[i].fd, chunk, sizeof(chunk));
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n <= 0) {
+				close(fds[i].fd);
+				fds[i].fd = -1;
+				open_fds--;
+				continue;
+			}
+			if (i == 0) {
+				if (out->len + (size_t)n > max_out || !oxr_buf_append(out, chunk, (size_t)n)) {
+					too_big = true;
+					open_fds = 0;
+					break;
+				}
+			} else {
+				size_t room = sizeof(errtext) - 1 - errlen;
+				size_t k = (size_t)n < room ? (size_t)n : room;
+				memcpy(errtext + errlen, chunk, k);
+				errlen += k;
+			}
+		}
+	}
+	if (timed_out || too_big)
+		kill(pid, SIGKILL);
+	for (int i = 0; i < 2; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	errtext[errlen] = '\0';
+	char *nl = strchr(errtext, '\n');
+	if (nl != NULL)
+		*nl = '\0';
+
+	if (timed_out)
+		return oxr__fail(err, OXR_E_TIMEOUT, "layout took longer than %u ms and was stopped",
+		                 lim->wall_ms);
+	if (too_big)
+		return oxr__fail(err, OXR_E_TOO_BIG, "rendering exceeds %zu bytes", max_out);
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		if (sig == SIGXCPU || sig == SIGKILL)
+			return oxr__fail(err, OXR_E_TIMEOUT,
+			                 "layout used more than %u s of CPU and was stopped",
+			                 lim->cpu_seconds);
+		return oxr__fail(err, OXR_E_WORKER, "layout worker died (signal %d)", sig);
+	}
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	if (code == 0)
+		return OXR_OK;
+	if (code == WORKER_RENDER_ERROR) {
+		char *tab = strchr(errtext, '\t');
+		if (tab != NULL) {
+			*tab = '\0';
+			return oxr__fail(err, code_from_name(errtext), "%s", tab + 1);
+		}
+	}
+	if (code == 127)
+		return oxr__fail(err, OXR_E_WORKER, "layout worker could not be started");
+	return oxr__fail(err, OXR_E_WORKER, "layout worker failed (exit %d)%s%s", code,
+	                 errlen ? ": " : "", errtext);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The worker process
+ */
+static oxr_code options_from_key(oxr_options *o, char *key, oxr_error *err)
+{
+	oxr_options_default(o);
+	char *save = NULL;
+	for (char *kv = strtok_r(key, "&", &save); kv != NULL; kv = strtok_r(NULL, "&", &save)) {
+		char *eq = strchr(kv, '=');
+		if (eq == NULL)
+			return oxr__fail(err, OXR_E_OPTION, "bad option text");
+		*eq = '\0';
+		oxr_code rc = oxr_options_set(o, kv, eq + 1, err);
+		if (rc != OXR_OK)
+			return rc;
+	}
+	return OXR_OK;
+}
+
+static int fail_out(oxr_code code, const char *msg)
+{
+	fprintf(stderr, "%s\t%s\n", oxr_code_name(code), msg);
+	return WORKER_RENDER_ERROR;
+}
+
+int oxr_worker_main(int argc, char **argv)
+{
+	if (argc != 4)
+		return fail_out(OXR_E_WORKER, "usage: onnxviz __render MODEL svg|dot|json OPTIONS");
+	oxr_error err = {0};
+	oxr_options o;
+	oxr_format fmt = !strcmp(argv[2], "dot")    ? OXR_FMT_DOT
+	                 : !strcmp(argv[2], "json") ? OXR_FMT_LAYOUT_JSON
+	                                            : OXR_FMT_SVG;
+	if (options_from_key(&o, argv[3], &err) != OXR_OK)
+		return fail_out(err.code, err.message);
+	oxp_model *m;
+	oxp_dag *d;
+	oxp_error pe;
+	if (oxp_model_open(&m, argv[1], NULL, &pe) != OXP_OK)
+		return fail_out(OXR_E_MODEL, pe.message);
+	oxp_dag_options dopt = {.infer_shapes = true};
+	if (oxp_dag_build(&d, m, &dopt, &pe) != OXP_OK) {
+		oxp_model_free(m);
+		return fail_out(OXR_E_MODEL, pe.message);
+	}
+	oxr_buf out;
+	oxr_buf_init(&out, 0);
+	oxr_code rc = oxr_render(m, d, &o, fmt, &out, &err);
+	int status = 0;
+	if (rc != OXR_OK) {
+		status = fail_out(rc, err.message);
+	} else {
+		size_t off = 0;
+		while (off < out.len) {
+			ssize_t n = write(1, out.data + off, out.len - off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				status = 1;
+				break;
+			}
+			off += (size_t)n;
+		}
+	}
+	oxr_buf_free(&out);
+	oxp_dag_free(d);
+	oxp_model_free(m);
+	return status;
+}

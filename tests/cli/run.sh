@@ -1,0 +1,84 @@
+#!/bin/sh
+# cli suite: the onnxviz command line on real and broken files.
+# Checks exit codes (0 ok, 1 bad model, 2 usage), that errors name a code, a byte offset
+# and a field path, and that every output format is produced.
+set -u
+: "${BUILD:=build}"
+: "${ONNXVIZ_CORPUS:?}"
+BIN=$BUILD/onnxviz
+PY=/usr/bin/python3
+M=$ONNXVIZ_CORPUS/models
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_rc() { # rc command...
+  want=$1; shift
+  "$@" >"$tmp/out" 2>"$tmp/err"; got=$?
+  if [ "$got" = "$want" ]; then ok; else bad "exit $got (want $want): $*"; sed -n 1,5p "$tmp/err"; fi
+}
+
+expect_rc 0 "$BIN" --version
+expect_rc 0 "$BIN" --help
+expect_rc 2 "$BIN"
+expect_rc 2 "$BIN" frobnicate
+expect_rc 2 "$BIN" inspect
+expect_rc 2 "$BIN" inspect --bogus "$M/real/squeezenet1_1.onnx"
+expect_rc 2 "$BIN" render "$M/real/squeezenet1_1.onnx" --rankdir=XY
+expect_rc 2 "$BIN" render "$M/real/squeezenet1_1.onnx" --nosuchoption=1
+
+# summaries of real models
+for f in "$M/real/squeezenet1_1.onnx" "$M/real/silero_vad_v5.onnx" "$M/real/transformer_12x12.onnx" \
+         "$M/onnx-testdata/light/light_resnet50.onnx"; do
+  expect_rc 0 "$BIN" inspect "$f"
+  grep -q '^ir_version:' "$tmp/out" && grep -q '^ops:' "$tmp/out" && ok || bad "summary of $f"
+  "$BIN" inspect --json "$f" > "$tmp/doc.json" && $PY -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='onnxviz.document/1'; assert d['summary']['nodes']==len(d['nodes'])" "$tmp/doc.json" && ok || bad "inspect --json $f"
+done
+grep -q 'If' "$tmp/out" 2>/dev/null || true
+"$BIN" inspect "$M/real/silero_vad_v5.onnx" | grep -q 'subgraphs' && ok || bad "silero subgraphs in summary"
+
+# every output format, by extension and by --format
+for ext in svg dot json; do
+  expect_rc 0 "$BIN" render "$M/real/squeezenet1_1.onnx" -o "$tmp/g.$ext"
+  [ -s "$tmp/g.$ext" ] && ok || bad "render .$ext empty"
+done
+head -c 200 "$tmp/g.svg" | grep -q '<svg' && ok || bad "svg header"
+head -c 50 "$tmp/g.dot" | grep -q 'digraph' && ok || bad "dot header"
+$PY -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['format']=='onnxviz.layout/1' and j['nodes']" "$tmp/g.json" && ok || bad "layout json"
+"$BIN" render "$M/real/squeezenet1_1.onnx" --format=dot > "$tmp/stdout.dot" && grep -q digraph "$tmp/stdout.dot" && ok || bad "render --format=dot to stdout"
+expect_rc 0 "$BIN" render "$M/real/transformer_12x12.onnx" --group=none --rankdir=LR --shapes=off --attrs=all -o "$tmp/t.svg"
+
+# broken inputs: exit 1, a code, a byte offset; never a crash
+: > "$tmp/empty.onnx"
+expect_rc 1 "$BIN" inspect "$tmp/empty.onnx"
+grep -q 'not_a_model' "$tmp/err" && ok || bad "empty file: not_a_model"
+head -c 1000 "$M/real/squeezenet1_1.onnx" > "$tmp/cut.onnx"
+expect_rc 1 "$BIN" inspect "$tmp/cut.onnx"
+grep -Eq 'truncated|bad_length' "$tmp/err" && grep -q 'at byte [0-9]' "$tmp/err" && grep -q ' in graph' "$tmp/err" && ok || { bad "truncated model message"; cat "$tmp/err"; }
+printf '\010\377\377\377\377\377\377\377\377\377\377\001' > "$tmp/varint.onnx"
+expect_rc 1 "$BIN" inspect "$tmp/varint.onnx"
+grep -q 'bad_varint' "$tmp/err" && ok || { bad "11-byte varint"; cat "$tmp/err"; }
+printf '\072\377\377\377\377\007' > "$tmp/len.onnx"
+expect_rc 1 "$BIN" inspect "$tmp/len.onnx"
+grep -q 'bad_length' "$tmp/err" && ok || { bad "length beyond the end"; cat "$tmp/err"; }
+expect_rc 1 "$BIN" inspect "$tmp/does-not-exist.onnx"
+expect_rc 1 "$BIN" inspect "$tmp"
+expect_rc 1 "$BIN" render "$tmp/cut.onnx" -o "$tmp/x.svg"
+# every prefix of a small model fails cleanly or parses (never a crash: exit 0 or 1)
+f=$M/onnx-testdata/simple/test_single_relu_model/model.onnx
+n=$(wc -c < "$f")
+crashes=0
+i=0
+while [ $i -lt "$n" ]; do
+  head -c $i "$f" > "$tmp/p.onnx"
+  "$BIN" inspect "$tmp/p.onnx" > /dev/null 2>&1
+  rc=$?
+  [ $rc -le 1 ] || crashes=$((crashes + 1))
+  i=$((i + 1))
+done
+[ $crashes = 0 ] && ok || bad "$crashes prefixes of $f crashed the CLI"
+
+echo "cli: $pass passed, $fail failed"
+[ $fail = 0 ]
