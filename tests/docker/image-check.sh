@@ -207,6 +207,21 @@ api_graph_svg() { # url id out-file -> HTTP status on stdout
 	curl -sS --max-time 120 -o "$3" -w '%{http_code}' "$1/api/models/$2/graph.svg"
 }
 
+# check_svg FILE: a well-formed SVG document of the model: at least 10 node groups and a
+# label naming $MODEL_OP.  Prints "N nodes".
+check_svg() {
+	/usr/bin/python3 - "$1" "$MODEL_OP" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "{http://www.w3.org/2000/svg}svg", "root is %s" % root.tag
+nodes = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if "node" in (g.get("class") or "").split()]
+text = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
+assert len(nodes) >= 10, "only %d nodes" % len(nodes)
+assert sys.argv[2] in text, "no %s label" % sys.argv[2]
+print("%d nodes" % len(nodes))
+EOF
+}
+
 # --ns-container CFG SCENARIO: one `docker run` of the image and the checks on it, in
 # private mount, pid and network namespaces.  Prints ok/FAIL lines; exit status = failures.
 ns_container() {
@@ -215,10 +230,12 @@ ns_container() {
 	local scenario=$2 r=$RFS
 	ip link set lo up
 	mount --bind "$r" "$r"
+	mkdir -p "$r/models"                                  # docker creates mount points
 	mount -o remount,bind,ro "$r"                         # compose: read_only: true
 	ns_mount_common "$r"
 	mount -t tmpfs -o mode=1777,noexec,nosuid,nodev,size=256m tmpfs "$r/tmp" # compose: tmpfs /tmp
 	mount --bind "$VOLUME" "$r/data"                      # the named volume
+	mount --bind -o ro "$(dirname "$MODEL")" "$r/models"  # compose: the models folder, ro
 	local envf=$WORK/env url="http://127.0.0.1:$PORT" log=$WORK/server-$scenario.log
 
 	# Control: Graphviz's own dot, which loads its plugins through config6a.
@@ -242,13 +259,24 @@ ns_container() {
 	fi
 	umount "$r/mnt"
 
+	# The CLI on the read-only models folder, as docs/docker.md shows with compose exec.
+	local cli_svg=$r/tmp/cli-graph.svg t0
+	t0=$(now)
+	image_cmd "$r" "$UID_" "$GID_" "$WORKDIR_" "$envf" "${ENTRY[@]}" render \
+		"/models/$(basename "$MODEL")" -o /tmp/cli-graph.svg
+	if "${IMG[@]}" >"$WORK/cli-$scenario.log" 2>&1 && check_svg "$cli_svg" >"$WORK/cli.check" 2>&1; then
+		ok "[$scenario] onnxviz render /models/$(basename "$MODEL"): valid SVG, $(cat "$WORK/cli.check") ($(since "$t0") s)"
+	else
+		bad "[$scenario] onnxviz render in the image: $(tail -n 3 "$WORK/cli-$scenario.log" "$WORK/cli.check" 2>/dev/null | tr '\n' ' ')"
+	fi
+
 	image_cmd "$r" "$UID_" "$GID_" / "$envf" "${HEALTH[@]}"
 	local -a health=("${IMG[@]}")
 	"${health[@]}" >/dev/null 2>&1 &&
 		bad "[$scenario] HEALTHCHECK passes before the service runs" ||
 		ok "[$scenario] HEALTHCHECK fails while nothing listens"
 
-	local t0 spid
+	local spid
 	t0=$(now)
 	image_cmd "$r" "$UID_" "$GID_" "$WORKDIR_" "$envf" "${RUNCMD[@]}"
 	"${IMG[@]}" >"$log" 2>&1 &
@@ -298,17 +326,7 @@ ns_container() {
 		ok "[$scenario] upload of $(basename "$MODEL") -> id $id ($(since "$t0") s)"
 		t0=$(now)
 		code=$(api_graph_svg "$url" "$id" "$svg" 2>"$WORK/svg.err") || code="curl: $(cat "$WORK/svg.err")"
-		if [ "$code" = 200 ] && /usr/bin/python3 - "$svg" "$MODEL_OP" >"$WORK/svg.check" 2>&1 <<'EOF'
-import sys, xml.etree.ElementTree as ET
-root = ET.parse(sys.argv[1]).getroot()
-assert root.tag == "{http://www.w3.org/2000/svg}svg", "root is %s" % root.tag
-nodes = [g for g in root.iter("{http://www.w3.org/2000/svg}g") if "node" in (g.get("class") or "").split()]
-text = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
-assert len(nodes) >= 10, "only %d nodes" % len(nodes)
-assert sys.argv[2] in text, "no %s label" % sys.argv[2]
-print("%d nodes" % len(nodes))
-EOF
-		then
+		if [ "$code" = 200 ] && check_svg "$svg" >"$WORK/svg.check" 2>&1; then
 			ok "[$scenario] graph.svg: valid SVG, $(cat "$WORK/svg.check"), $(wc -c <"$svg") bytes ($(since "$t0") s)"
 		else
 			bad "[$scenario] graph.svg: HTTP $code: $(head -c 300 "$svg" 2>/dev/null) $(tail -n 2 "$WORK/svg.check" 2>/dev/null)"
@@ -561,7 +579,7 @@ run_scenario() { # name
 	VOLUME=$WORK/volume-$1 WORKDIR_=$workdir
 	# A new named volume starts as a copy of the image's /data (content, owner, mode).
 	cp -a "$RFS/data" "$VOLUME"
-	declare -p RFS WORK VOLUME PORT UID_ GID_ WORKDIR_ STOPSIG MODEL MODEL_OP HEALTH RUNCMD >"$WORK/cfg"
+	declare -p RFS WORK VOLUME PORT UID_ GID_ WORKDIR_ STOPSIG MODEL MODEL_OP HEALTH RUNCMD ENTRY >"$WORK/cfg"
 	local t out
 	t=$(now)
 	out=$WORK/run-$1.out
