@@ -8,16 +8,19 @@
 #      USER, WORKDIR; the layers before the first COPY --from are cached as a tarball under
 #      ${XDG_CACHE_HOME:-~/.cache}/onnxviz/, keyed by the instructions, the files they copy
 #      and the mirror (rebuilt after ONNXVIZ_ROOTFS_MAX_AGE_DAYS, default 7);
-#   3. runs the image's ENTRYPOINT+CMD as its USER with its ENV, like `docker run` with the
-#      compose settings: in private mount/pid/network namespaces (so ONNXVIZ_BIND=0.0.0.0
-#      and port 8080 stay inside), read-only root, fresh /proc and /dev, tmpfs /tmp, the
-#      volume bind-mounted on /data; checks the HEALTHCHECK command (fails before start,
-#      passes after), /healthz, the wildcard listen socket, that every process is non-root,
-#      an upload + graph.svg round trip of a corpus model, the files in the volume, and that
-#      STOPSIGNAL stops it cleanly within 10 s;
-#   4. does 3 again with Graphviz's plugin configuration (config6a) deleted: the service
-#      still lays out (it registers its plugins itself), while the control — Graphviz's own
-#      `dot` (copied from this machine into the tmpfs) — fails there and works in run 3.
+#   3. runs the image's ENTRYPOINT+CMD as its USER with its ENV plus docker/compose.yaml's
+#      environment, as compose would: in private mount/pid/network namespaces (so
+#      ONNXVIZ_BIND=0.0.0.0 and port 8080 stay inside), read-only root, fresh /proc and
+#      /dev, tmpfs /tmp (noexec), the volume bind-mounted on /data and the models folder
+#      read-only on /models; checks `onnxviz render` on /models, the HEALTHCHECK command
+#      (fails before start, passes after), /healthz, the wildcard listen socket, that every
+#      process is non-root, an upload + graph.svg round trip and a one-shot POST /graph.svg
+#      of a corpus model, that the layouts ran in worker processes (/metrics), the files in
+#      the volume, and that STOPSIGNAL stops it cleanly within the grace period;
+#   4. does 3 again as a plain `docker run` (the image's ENV only, 10 s to stop) with
+#      Graphviz's plugin configuration (config6a) deleted: the service still lays out (it
+#      registers its plugins itself), while the control — Graphviz's own `dot`, copied
+#      from this machine into the image — fails there and works in run 3.
 # Prints the timings and the root filesystem's size (a proxy for the image size).
 # Environment: BUILD (default build), ONNXVIZ_CORPUS, ONNXVIZ_ROOTFS_CACHE (cache folder),
 # ONNXVIZ_ROOTFS_MAX_AGE_DAYS, ONNXVIZ_DOCKER_MODEL (model for the round trip).
@@ -27,7 +30,6 @@ ROOT=$(pwd)
 . tests/docker/lib.sh
 : "${BUILD:=build}"
 DEFAULT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-STOP_TIMEOUT=10 # seconds, Docker's default grace period before SIGKILL
 GVCONFIG=/usr/lib/x86_64-linux-gnu/graphviz/config6a
 
 fails=0
@@ -176,7 +178,7 @@ apply_copy() {
 			path=${src#"$BUILD_WORKDIR"/}
 			[ "$path" != "$src" ] || die "COPY --from=$from $src: not under the build stage's $BUILD_WORKDIR"
 			[[ $path == build/* ]] && path=$BUILD/${path#build/}
-			path=$ROOT/$path
+			[[ $path == /* ]] || path=$ROOT/$path
 		else
 			path=$ROOT/$src
 		fi
@@ -195,16 +197,21 @@ apply_copy() {
 }
 
 # ---------------------------------------------------------------------------------------
-# The service's HTTP API as the round trip uses it (service/ on main).
+# The service's HTTP API as the round trip uses it (docs/api.md): the browser form's
+# multipart upload, then the graph by id; and the one-shot POST /graph.svg for pipelines.
 api_upload() { # url model-file -> prints the model id
 	local out
-	out=$(curl -sS --max-time 60 -o - -w '\n%{http_code}' -F "file=@$2" "$1/api/models") || return 1
+	out=$(curl -sS --max-time 60 -o - -w '\n%{http_code}' -F "model=@$2" "$1/models") || return 1
 	local code=${out##*$'\n'} body=${out%$'\n'*}
-	[ "$code" = 201 ] || [ "$code" = 200 ] || { echo "upload answered $code: $body" >&2; return 1; }
+	[ "$code" = 201 ] || { echo "POST /models answered $code (expected 201): $body" >&2; return 1; }
 	/usr/bin/python3 -c 'import json,sys; print(json.loads(sys.argv[1])["id"])' "$body"
 }
 api_graph_svg() { # url id out-file -> HTTP status on stdout
-	curl -sS --max-time 120 -o "$3" -w '%{http_code}' "$1/api/models/$2/graph.svg"
+	curl -sS --max-time 120 -o "$3" -w '%{http_code}' "$1/models/$2/graph.svg"
+}
+api_oneshot_svg() { # url model-file out-file headers-file -> HTTP status on stdout
+	curl -sS --max-time 120 --data-binary "@$2" -H 'Content-Type: application/octet-stream' \
+		-o "$3" -D "$4" -w '%{http_code}' "$1/graph.svg?rankdir=LR"
 }
 
 # check_svg FILE: a well-formed SVG document of the model: at least 10 node groups and a
@@ -236,7 +243,7 @@ ns_container() {
 	mount -t tmpfs -o mode=1777,noexec,nosuid,nodev,size=256m tmpfs "$r/tmp" # compose: tmpfs /tmp
 	mount --bind "$VOLUME" "$r/data"                      # the named volume
 	mount --bind -o ro "$(dirname "$MODEL")" "$r/models"  # compose: the models folder, ro
-	local envf=$WORK/env url="http://127.0.0.1:$PORT" log=$WORK/server-$scenario.log
+	local envf=$WORK/env-$scenario url="http://127.0.0.1:$PORT" log=$WORK/server-$scenario.log
 
 	# Control: Graphviz's own dot, which loads its plugins through config6a.
 	# It goes on a tmpfs of its own on /mnt: /tmp is noexec, as Docker mounts tmpfs.
@@ -248,7 +255,7 @@ ns_container() {
 	else
 		dot_rc=$?
 	fi
-	if [ "$scenario" = image ]; then
+	if [ -e "$r$GVCONFIG" ]; then
 		[ $dot_rc = 0 ] && grep -q '</svg>' "$WORK/dot-$scenario.svg" &&
 			ok "[$scenario] control: Graphviz's dot lays out with the package's config6a" ||
 			bad "[$scenario] control: dot failed with config6a present: $(head -c 300 "$WORK/dot-$scenario.err")"
@@ -331,9 +338,25 @@ ns_container() {
 		else
 			bad "[$scenario] graph.svg: HTTP $code: $(head -c 300 "$svg" 2>/dev/null) $(tail -n 2 "$WORK/svg.check" 2>/dev/null)"
 		fi
+		[ "$id" = "$(sha256sum "$MODEL" | cut -c1-64)" ] && ok "[$scenario] the id is the model's SHA-256" ||
+			bad "[$scenario] id $id is not the SHA-256 of the model"
 	else
 		bad "[$scenario] upload failed: $(head -c 300 "$WORK/upload.err")"
 	fi
+	t0=$(now)
+	svg=$WORK/oneshot-$scenario.svg
+	code=$(api_oneshot_svg "$url" "$MODEL" "$svg" "$WORK/oneshot.h" 2>"$WORK/svg.err") || code="curl: $(cat "$WORK/svg.err")"
+	if [ "$code" = 200 ] && check_svg "$svg" >"$WORK/svg.check" 2>&1; then
+		ok "[$scenario] one-shot POST /graph.svg?rankdir=LR: valid SVG, $(cat "$WORK/svg.check") ($(since "$t0") s)"
+	else
+		bad "[$scenario] one-shot POST /graph.svg: HTTP $code: $(head -c 300 "$svg" 2>/dev/null) $(tail -n 2 "$WORK/svg.check" 2>/dev/null)"
+	fi
+	# The layouts ran in worker processes, re-executed from /proc/self/exe in the image.
+	local lay
+	lay=$(curl -fsS --max-time 10 "$url/metrics" 2>/dev/null |
+		sed -n 's/^onnxviz_layouts_total{result="ok"} \([0-9]*\)$/\1/p')
+	[ "${lay:-0}" -ge 2 ] && ok "[$scenario] /metrics: $lay layouts finished ok in worker processes" ||
+		bad "[$scenario] /metrics counts ${lay:-no} finished layouts, expected 2"
 	local files wrong
 	files=$(find "$VOLUME" -mindepth 1 | wc -l)
 	wrong=$(find "$VOLUME" -mindepth 1 ! -uid "$UID_" | head -n 3 | tr '\n' ' ')
@@ -547,8 +570,11 @@ RUNCMD=("${ENTRY[@]}" "${CMDW[@]}")
 [ "${#HEALTH[@]}" -gt 0 ] || die "no HEALTHCHECK"
 [ -n "$PORT" ] || die "no EXPOSE"
 # The environment of the container: Docker's PATH, HOSTNAME, HOME, then the image's ENV.
-printf '%s\n' HOSTNAME=onnxviz-check "HOME=$HOME_" "${ENVS[@]}" >"$WORK/env"
-echo "image: USER $user (uid $UID_ gid $GID_), WORKDIR $workdir, ${RUNCMD[*]}, env: $(grep ONNXVIZ_ "$WORK/env" | tr '\n' ' ')"
+printf '%s\n' HOSTNAME=onnxviz-check "HOME=$HOME_" "${ENVS[@]}" >"$WORK/env-docker-run"
+# compose adds its service's environment (later assignments win).
+{ cat "$WORK/env-docker-run"; compose_env; } >"$WORK/env-compose" || die "cannot read $COMPOSE"
+echo "image: USER $user (uid $UID_ gid $GID_), WORKDIR $workdir, ${RUNCMD[*]}, env: $(grep ONNXVIZ_ "$WORK/env-docker-run" | tr '\n' ' ')"
+echo "compose adds: $(compose_env | sed 's/\(TOKEN=\).\{1,\}/\1(set)/' | tr '\n' ' ')"
 
 # Static checks of the root filesystem.
 size_mb=$(du -sx --block-size=1M "$RFS" | cut -f1)
@@ -575,11 +601,15 @@ missing=$(chroot "$RFS" /usr/bin/ldd "${ENTRY[0]}" 2>&1 | grep 'not found' | tr 
 	bad "$GVCONFIG missing after the install"
 
 # 4. Run the image twice: as built, then without Graphviz's plugin configuration.
-run_scenario() { # name
+run_scenario() { # name: "compose" (its environment) or "docker-run" (the image's only)
 	VOLUME=$WORK/volume-$1 WORKDIR_=$workdir
+	# Seconds between the stop signal and SIGKILL: docker stop's 10, compose's own.
+	STOP_TIMEOUT=10
+	[ "$1" = compose ] && STOP_TIMEOUT=$(compose_stop_grace)
 	# A new named volume starts as a copy of the image's /data (content, owner, mode).
 	cp -a "$RFS/data" "$VOLUME"
-	declare -p RFS WORK VOLUME PORT UID_ GID_ WORKDIR_ STOPSIG MODEL MODEL_OP HEALTH RUNCMD ENTRY >"$WORK/cfg"
+	declare -p RFS WORK VOLUME PORT UID_ GID_ WORKDIR_ STOPSIG STOP_TIMEOUT MODEL MODEL_OP HEALTH \
+		RUNCMD ENTRY >"$WORK/cfg"
 	local t out
 	t=$(now)
 	out=$WORK/run-$1.out
@@ -591,10 +621,10 @@ run_scenario() { # name
 	checks=$((checks + c)) fails=$((fails + f))
 	echo "     [$1] run took $(since "$t") s"
 }
-run_scenario image
+run_scenario compose
 rm -f "$RFS$GVCONFIG"
 [ ! -e "$RFS$GVCONFIG" ] && ok "deleted $GVCONFIG from the image for the next run"
-run_scenario no-config6a
+run_scenario docker-run
 
 T_TOTAL=$(since "$T_START")
 echo

@@ -114,3 +114,31 @@ apt_mirror() {
 			END { if (!found) done_stanza() }' "$f"
 	done | sed -n '1p'
 }
+
+COMPOSE=${COMPOSE:-docker/compose.yaml}
+
+# compose_env [FILE]: the environment compose gives the onnxviz service, as NAME=VALUE
+# lines, with ${NAME:-default} interpolated as when NAME is unset (python3-yaml reads it).
+compose_env() {
+	/usr/bin/python3 - "${1:-$COMPOSE}" <<'PY'
+import re, sys, yaml
+svc = yaml.safe_load(open(sys.argv[1]))["services"]["onnxviz"]
+env = svc.get("environment") or {}
+pairs = env.items() if isinstance(env, dict) else (e.split("=", 1) for e in env)
+for k, v in pairs:
+    v = re.sub(r"\$\{\w+(?::?-([^}]*))?\}", lambda m: m.group(1) or "", str(v))
+    print("%s=%s" % (k, v))
+PY
+}
+
+# compose_stop_grace [FILE]: compose's stop_grace_period in seconds (10 when not set).
+compose_stop_grace() {
+	/usr/bin/python3 - "${1:-$COMPOSE}" <<'PY'
+import re, sys, yaml
+v = str(yaml.safe_load(open(sys.argv[1]))["services"]["onnxviz"].get("stop_grace_period", "10s"))
+secs = 0
+for n, u in re.findall(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|ns)", v):
+    secs += float(n) * {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[u]
+print(int(secs))
+PY
+}

@@ -242,7 +242,7 @@ fi
 fi
 # ------------------------------------------------------------------ compose.yaml
 if "$PY" -c 'import yaml' 2>/dev/null; then
-	if "$PY" - docker/compose.yaml "$tmp/compose-vars" >"$tmp/compose.out" 2>&1 <<'EOF'
+	if "$PY" - docker/compose.yaml >"$tmp/compose.out" 2>&1 <<'EOF'
 import re, sys, yaml
 doc = yaml.safe_load(open(sys.argv[1]))
 def interp(v):  # compose's ${NAME:-default} with NAME unset
@@ -269,14 +269,30 @@ if not any(interp(str(p)).split(":")[-1].split("/")[0] == "8080" for p in svc.ge
     errs.append("container port 8080 not published")
 if svc.get("read_only") is True and not any("/tmp" in str(t) for t in (svc.get("tmpfs") or [])):
     errs.append("read_only needs a tmpfs on /tmp")
-env = svc.get("environment") or {}
-names = env.keys() if isinstance(env, dict) else [e.split("=")[0] for e in env]
-open(sys.argv[2], "w").write("".join(n + "\n" for n in sorted(names)))
 print("\n".join(errs) if errs else "mounts: " + repr(m))
 sys.exit(1 if errs else 0)
 EOF
 	then ok "compose.yaml: $(cat "$tmp/compose.out")"
 	else bad "compose.yaml: $(cat "$tmp/compose.out" | tr '\n' ';')"
+	fi
+	compose_env >"$tmp/compose-env" && cut -d= -f1 "$tmp/compose-env" >"$tmp/compose-vars" ||
+		bad "compose.yaml: cannot read the service's environment"
+	# Shutdown: the service's grace must end before the engine's SIGKILL (docker stop
+	# waits 10 s; compose waits stop_grace_period).
+	help_grace=$(sed -n 's/.*ONNXVIZ_GRACE .*(default \([0-9]*\)).*/\1/p' "$tmp/serve-help")
+	img_grace=$(envval ONNXVIZ_GRACE)
+	img_grace=${img_grace:-$help_grace}
+	cmp_grace=$(sed -n 's/^ONNXVIZ_GRACE=//p' "$tmp/compose-env")
+	cmp_grace=${cmp_grace:-$img_grace}
+	stop_grace=$(compose_stop_grace)
+	if [ -z "$img_grace" ]; then
+		echo "SKIP shutdown grace: the image sets no ONNXVIZ_GRACE and serve --help gives no default"
+	else
+		[ "$img_grace" -lt 10 ] && ok "image: ONNXVIZ_GRACE $img_grace s ends before docker stop's 10 s" ||
+			bad "image: ONNXVIZ_GRACE $img_grace s outlasts docker stop's 10 s (SIGKILL mid-shutdown)"
+		[ "$cmp_grace" -lt "$stop_grace" ] &&
+			ok "compose: ONNXVIZ_GRACE $cmp_grace s ends before stop_grace_period $stop_grace s" ||
+			bad "compose: ONNXVIZ_GRACE $cmp_grace s outlasts stop_grace_period $stop_grace s"
 	fi
 else
 	bad "python3-yaml missing (needed to read compose.yaml)"
