@@ -427,7 +427,11 @@ RFS=$WORK/rootfs
 NS_PID=
 cleanup() {
 	local rc=$?
-	[ -n "$NS_PID" ] && kill -KILL "$NS_PID" 2>/dev/null && wait "$NS_PID" 2>/dev/null
+	set +e
+	if [ -n "$NS_PID" ]; then # unshare --kill-child takes the namespace's processes along
+		kill -KILL "$NS_PID" 2>/dev/null
+		wait "$NS_PID" 2>/dev/null
+	fi
 	# Mounts live in the namespaces and are gone with them; never delete through one.
 	if grep -q " $WORK" /proc/self/mountinfo; then
 		echo "image-check: mounts left under $WORK, not removing it" >&2
@@ -440,6 +444,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 exec 9>"$CACHE/.lock"
 flock 9
+rm -f "$CACHE"/*.part # left by an interrupted run
 
 # in_ns ARGS...: run this script in fresh private mount + pid namespaces (+ ARGS' extras).
 in_ns() { # unshare-flags... -- script-args...
