@@ -183,12 +183,17 @@ bad_dep=$(grep -E "$COMPILER_RE" "$tmp/closure" | grep -v '^MISSING' | tr '\n' '
 
 if [ "$plain" = 1 ]; then
 # ------------------------------------------------------------------ the binary's libraries
-pkg_of() { # path -> Debian package owning it (tries the path, its real path, /usr-merged twin)
+# Owners of the libraries' files, from one dpkg -S over every spelling of each path (as
+# given, resolved, with and without the /usr prefix: bookworm's merged /usr).
+spellings() { # path
 	for p in "$1" "$(readlink -f "$1")"; do
-		for q in "$p" "/usr${p#/usr}" "${p#/usr}"; do
-			r=$(dpkg -S "$q" 2>/dev/null | sed -n '1s/:.*//p' | sed 's/,.*//')
-			[ -n "$r" ] && { echo "$r"; return 0; }
-		done
+		printf '%s\n' "$p" "/usr${p#/usr}" "${p#/usr}"
+	done
+}
+pkg_of() { # path -> the Debian package owning it
+	for q in $(spellings "$1"); do
+		r=$(awk -F '\t' -v q="$q" '$1 == q { print $2; exit }' "$tmp/owners")
+		[ -n "$r" ] && { echo "$r"; return 0; }
 	done
 	return 1
 }
@@ -200,6 +205,12 @@ fi
 awk '/=>/ { if ($3 ~ /^\//) print $1 "\t" $3; next } $1 ~ /^\// { print $1 "\t" $1 }' \
 	"$tmp/ldd" >"$tmp/libs"
 readelf -d "$BIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' >"$tmp/needed"
+cut -f2 "$tmp/libs" | while read -r path; do spellings "$path"; done | sort -u >"$tmp/spellings"
+# shellcheck disable=SC2046 # one argument per path
+dpkg -S $(cat "$tmp/spellings") 2>/dev/null | awk '
+	/^diversion / { next }
+	{ i = index($0, ": "); pk = substr($0, 1, i - 1); sub(/,.*/, "", pk); sub(/:.*/, "", pk)
+	  print substr($0, i + 2) "\t" pk }' >"$tmp/owners"
 nlibs=$(wc -l <"$tmp/libs")
 : >"$tmp/libpkgs"
 while IFS="$(printf '\t')" read -r so path; do
