@@ -120,7 +120,7 @@ image_cmd() {
 		/bin/sh -c 'cd "$0" && exec "$@"' "$wd" "$@")
 }
 
-# --ns-apply ROOTFS FIRST LAST CONTEXT-BUILD: apply instructions FIRST..LAST-1 of the
+# --ns-apply ROOTFS FIRST LAST WORK: apply instructions FIRST..LAST-1 of the
 # runtime stage (COPY, RUN, WORKDIR; ENV/USER tracked from the start) to ROOTFS.
 ns_apply() {
 	local r=$1 first=$2 last=$3 i instr args
@@ -230,7 +230,8 @@ EOF
 }
 
 # --ns-container CFG SCENARIO: one `docker run` of the image and the checks on it, in
-# private mount, pid and network namespaces.  Prints ok/FAIL lines; exit status = failures.
+# private mount, pid and network namespaces.  Prints ok/FAIL lines, then "COUNTS checks
+# failures" for the caller.
 ns_container() {
 	# shellcheck disable=SC1090
 	. "$1"
@@ -244,6 +245,12 @@ ns_container() {
 	mount --bind "$VOLUME" "$r/data"                      # the named volume
 	mount --bind -o ro "$(dirname "$MODEL")" "$r/models"  # compose: the models folder, ro
 	local envf=$WORK/env-$scenario url="http://127.0.0.1:$PORT" log=$WORK/server-$scenario.log
+	if touch "$r/usr/.rw-probe" 2>/dev/null || touch "$r/models/.rw-probe" 2>/dev/null; then
+		bad "[$scenario] the root or /models is writable (even root must not write there)"
+		rm -f "$r/usr/.rw-probe" "$r/models/.rw-probe"
+	else
+		ok "[$scenario] root filesystem and /models read-only (root in the container cannot write them)"
+	fi
 
 	# Control: Graphviz's own dot, which loads its plugins through config6a.
 	# It goes on a tmpfs of its own on /mnt: /tmp is noexec, as Docker mounts tmpfs.
