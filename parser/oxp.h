@@ -463,18 +463,40 @@ oxp_code oxp_tensor_file_parse(oxp_model **out, const void *buf, size_t len,
 const oxp_tensor *oxp_model_tensor_get(const oxp_model *model);
 
 /* ---------------------------------------------------------------------------------------
- * Tensor values (parser/tensor.c): decoded on demand, never at parse time.
+ * Tensor values (parser/tensor.c, parser/dtype.c, parser/external.c): decoded on demand,
+ * never at parse time.  docs/tensors.md describes the rules in full.
  *
  * The readers below take a tensor whose values are in the model (raw_data or a typed
  * field).  For external data, the caller maps or reads the bytes of the external region
- * (after oxp_external_resolve(), parser/external.c) and passes them as `bytes`; for inline
- * tensors pass bytes = NULL.  Element offsets/counts are in elements; sub-byte types
- * (INT4, UINT4, INT2, UINT2, FLOAT4E2M1) are packed low bits first.
+ * (after oxp_external_open() below) and passes them as `bytes`; for inline tensors pass
+ * bytes = NULL (bytes given for an inline tensor, or none for an external one, is
+ * OXP_E_EXTERNAL).  Element offsets/counts are in elements; sub-byte types (INT4, UINT4,
+ * INT2, UINT2, FLOAT4E2M1) are packed low bits first.
+ *
+ * Every reader first checks that the storage matches dims x dtype exactly (see
+ * oxp_tensor_size_get): a mismatch is OXP_E_STORAGE and nothing is read.  [offset,
+ * offset+count) outside the tensor is OXP_E_RANGE.  An unknown or UNDEFINED data_type is
+ * OXP_E_DTYPE.  Readers are pure functions of the tensor and the bytes: they allocate
+ * nothing (except oxp_tensor_stats_get, see there) and may run concurrently.
+ * `*err` is cleared on entry and filled on failure when err is not NULL.
  */
 
-/* Elements the dims promise, and the elements / bytes actually stored (typed fields are
- * scanned; external tensors report the length from external_data or 0).  Fails with
- * OXP_E_STORAGE when the stored values cannot hold dims x dtype. */
+/* Elements the dims promise, and the elements / bytes actually stored.
+ *   raw_data:    stored_bytes = its length; stored_count = stored_bytes * 8 / bits (for
+ *                packed sub-byte types this counts the unused slots of the last byte).
+ *   typed field: the field's occurrences are walked (packed and unpacked, in order);
+ *                stored_count = values held (two per complex element, two INT4/UINT4/
+ *                FLOAT4 or four INT2/UINT2 per int32_data value, counted as elements);
+ *                stored_bytes = payload bytes of the field.
+ *   string_data: stored_count = number of strings, stored_bytes = their total length.
+ *   external:    stored_bytes = external_data "length" (or what dims x dtype need when it
+ *                is absent), stored_count derived from it; the external_data entries are
+ *                checked with oxp_external_parse() (its errors are returned).
+ * Fails with OXP_E_STORAGE (message with both numbers) when the stored values do not match
+ * dims x dtype exactly: raw bytes != ceil(count * bits / 8), typed values != count (x2 for
+ * complex, /2 or /4 rounded up for packed sub-byte types), strings != count, values stored
+ * in a field the data type may not use, or in two places at once (raw_data and a typed
+ * field); a tensor with no values at all is only valid when count is 0. */
 typedef struct oxp_tensor_size {
 	uint64_t count;        /* product of dims */
 	uint64_t stored_count; /* elements present in storage */
@@ -484,7 +506,10 @@ typedef struct oxp_tensor_size {
 oxp_code oxp_tensor_size_get(const oxp_tensor *t, oxp_tensor_size *out, oxp_error *err);
 
 /* Decode elements [offset, offset+count) as double (integers converted, complex: real
- * part only, bool 0/1).  STRING fails with OXP_E_DTYPE. */
+ * part only, bool 0/1).  STRING fails with OXP_E_DTYPE.  Every floating type converts
+ * exactly (FLOAT16, BFLOAT16, FLOAT8*, FLOAT4E2M1 and FLOAT are all subsets of double);
+ * INT64/UINT64 beyond 2^53 are rounded (use oxp_tensor_read_i64/_u64 for exact values);
+ * NaN payloads are not guaranteed here (oxp_tensor_read_bits gives the stored bits). */
 oxp_code oxp_tensor_read_f64(const oxp_tensor *t, const uint8_t *bytes, size_t nbytes,
                              uint64_t offset, size_t count, double *out, oxp_error *err);
 
@@ -492,6 +517,241 @@ oxp_code oxp_tensor_read_f64(const oxp_tensor *t, const uint8_t *bytes, size_t n
  * OXP_E_RANGE).  Floating and string types fail with OXP_E_DTYPE. */
 oxp_code oxp_tensor_read_i64(const oxp_tensor *t, const uint8_t *bytes, size_t nbytes,
                              uint64_t offset, size_t count, int64_t *out, oxp_error *err);
+
+/* Decode integer (or bool) elements exactly as uint64 (a negative value of a signed type
+ * fails with OXP_E_RANGE).  Floating and string types fail with OXP_E_DTYPE. */
+oxp_code oxp_tensor_read_u64(const oxp_tensor *t, const uint8_t *bytes, size_t nbytes,
+                             uint64_t offset, size_t count, uint64_t *out, oxp_error *err);
+
+/* The stored bit pattern of each element, zero-extended, in the element's own format:
+ * FLOAT16 0x3c00 for 1.0, INT8 -1 as 0xff, INT4 -1 as 0xf, FLOAT 1.0 as 0x3f800000, BOOL
+ * 0 or 1 (any non-zero byte or int32_data value reads as 1).  Typed fields give the bits
+ * raw_data would hold (int32_data -1 of an INT8 tensor: 0xff).  Complex types give two
+ * patterns per element (real, imaginary): out holds 2 * count entries.  STRING fails with
+ * OXP_E_DTYPE.  This is the exact view (NaN payloads included). */
+oxp_code oxp_tensor_read_bits(const oxp_tensor *t, const uint8_t *bytes, size_t nbytes,
+                              uint64_t offset, size_t count, uint64_t *out, oxp_error *err);
+
+/* String elements as views into the model input (valid as long as the model).  Only for
+ * STRING tensors (their values are always inline); other types fail with OXP_E_DTYPE. */
+oxp_code oxp_tensor_read_str(const oxp_tensor *t, uint64_t offset, size_t count,
+                             oxp_str *out, oxp_error *err);
+
+/* What a data type's values are, for printing them (e.g. as JSON) exactly. */
+typedef enum oxp_value_class {
+	OXP_VC_NONE = 0, /* UNDEFINED or unknown data type */
+	OXP_VC_FLOAT,    /* FLOAT, DOUBLE, FLOAT16, BFLOAT16, FLOAT8*, FLOAT4E2M1: v.f */
+	OXP_VC_INT,      /* INT2, INT4, INT8, INT16, INT32, INT64: v.i (exact) */
+	OXP_VC_UINT,     /* UINT2, UINT4, UINT8, UINT16, UINT32, UINT64: v.u (exact) */
+	OXP_VC_BOOL,     /* BOOL: v.b */
+	OXP_VC_COMPLEX,  /* COMPLEX64, COMPLEX128: v.c[0] real, v.c[1] imaginary */
+	OXP_VC_STRING    /* STRING: v.s, a view into the model input */
+} oxp_value_class;
+
+oxp_value_class oxp_dtype_class(int32_t dtype);
+const char *oxp_value_class_name(oxp_value_class c); /* "float", "int", ..., "none" */
+
+/* Significant decimal digits that identify every finite value of a floating (or complex)
+ * type uniquely ("%.*g" with this many digits reads back to the same value of that type):
+ * FLOAT16 5, BFLOAT16 4, FLOAT 9, DOUBLE 17, FLOAT8E4M3* 3, FLOAT8E5M2* 2, FLOAT8E8M0 2,
+ * FLOAT4E2M1 2, COMPLEX64 9, COMPLEX128 17; 0 for other types.  Every such value is a
+ * double exactly, so "%.17g" is always exact; this gives the short form. */
+unsigned oxp_dtype_digits(int32_t dtype);
+
+/* One element for printing.  cls is the tensor's oxp_dtype_class(); NaN and infinities
+ * stay as such in v.f / v.c (JSON has no NaN: the printer decides how to spell them). */
+typedef struct oxp_scalar {
+	oxp_value_class cls;
+	union {
+		double f;
+		int64_t i;
+		uint64_t u;
+		bool b;
+		double c[2];
+		oxp_str s;
+	} v;
+} oxp_scalar;
+
+/* Decode elements [offset, offset+count) of any data type into out[count] (STRING
+ * included, as views; bytes must then be NULL). */
+oxp_code oxp_tensor_read(const oxp_tensor *t, const uint8_t *bytes, size_t nbytes,
+                         uint64_t offset, size_t count, oxp_scalar *out, oxp_error *err);
+
+/* Statistics over the WHOLE tensor, streamed without allocating anything of the tensor's
+ * size.
+ *   FLOAT16, BFLOAT16, 8-bit and sub-byte types (and INT16/UINT16): one pass counts how
+ *   often each bit pattern occurs (tables of 2^bits counters, up to 2.5 MiB for 16-bit
+ *   types, malloc'd and freed here; OXP_E_NOMEM when that fails), then every figure is
+ *   computed from that table: exact, deterministic, independent of the element order.
+ *   FLOAT, DOUBLE, 32/64-bit integers, complex: two streaming passes in chunks (min, max,
+ *   counts and sums, then the sum of squared deviations and the histogram).
+ * Figures are over the finite elements (NaN and +-Inf are only counted); complex elements
+ * count by their magnitude |z| (NaN when a part is NaN, Inf when a part is Inf and none is
+ * NaN); bool counts as 0/1.  Mean and std (population, divisor = finite) are doubles;
+ * integer types also give exact min/max (imin/imax for signed types and bool, umin/umax
+ * for unsigned types and bool) and the mean from an exact 128-bit sum.
+ * Histogram: opt->nbins equal-width bins over [lo, hi] = [min, max] of the finite values
+ * (or opt->lo/hi when opt->has_range; finite values outside go to below/above), each bin
+ * half-open [a, b) except the last, closed [a, hi]; the bin of v is
+ * floor((v - lo) / (hi - lo) * nbins) (hi reaching the last bin).  When lo == hi (all
+ * finite values equal) the range becomes [lo - 0.5, hi + 0.5] as numpy does.  opt may be
+ * NULL (no histogram); opt->bins must hold opt->nbins counters and is written only on
+ * success.  nbins above OXP_STATS_MAX_BINS, or a given range that is not finite or has
+ * hi <= lo, is OXP_E_RANGE.  STRING fails with OXP_E_DTYPE. */
+#define OXP_STATS_MAX_BINS 65536
+
+typedef struct oxp_stats_options {
+	size_t nbins;       /* 0: no histogram */
+	uint64_t *bins;     /* nbins counters, written on success */
+	bool has_range;     /* histogram over [lo, hi] instead of [min, max] */
+	double lo, hi;
+} oxp_stats_options;
+
+typedef struct oxp_tensor_stats {
+	uint64_t count;          /* elements (product of dims) */
+	uint64_t finite;         /* elements that are finite numbers */
+	uint64_t nan, pos_inf, neg_inf;
+	uint64_t zeros;          /* elements equal to 0 (+0 and -0 both) */
+	double min, max;         /* over finite elements; NaN when finite == 0 */
+	double mean, std;        /* over finite elements; NaN when finite == 0 */
+	bool is_int;             /* integer or bool type: the exact fields below are set */
+	int64_t imin, imax;      /* signed integer types and bool */
+	uint64_t umin, umax;     /* unsigned integer types and bool */
+	double lo, hi;           /* the histogram's range (NaN when no finite value) */
+	uint64_t below, above;   /* finite elements outside [lo, hi] (with has_range) */
+} oxp_tensor_stats;
+
+oxp_code oxp_tensor_stats_get(const oxp_tensor *t, const uint8_t *bytes, size_t nbytes,
+                              const oxp_stats_options *opt, oxp_tensor_stats *out,
+                              oxp_error *err);
+
+/* Scalar conversions (parser/dtype.c), exact: every value of these formats is a float.
+ * NaN payloads are kept: the mantissa bits move to the top of the float's mantissa as they
+ * are (the quiet bit is not forced) and the sign is kept.  FLOAT8E4M3FN has no Inf (S.1111.
+ * 111 is NaN); the FNUZ types have one NaN, 0x80, and no -0; FLOAT8E8M0 is 2^(e-127) with
+ * 0xff NaN; FLOAT4E2M1 (low 4 bits of v) has no Inf nor NaN.  NaN of formats without a
+ * payload field (FNUZ, E8M0) widen to the float quiet NaN 0x7fc00000; E4M3FN's NaN keeps
+ * its sign and mantissa (0x7ff00000 / 0xfff00000). */
+/* Statistics by bit pattern.  For types whose elements have at most 16 bits (FLOAT16,
+ * BFLOAT16, FLOAT8*, FLOAT4E2M1, the 2..16-bit integers, BOOL) the statistics are a
+ * function of how often each bit pattern occurs, so a huge tensor can be counted piece by
+ * piece (e.g. windows of external data, each described by its own oxp_tensor) and the
+ * statistics computed once, exactly as oxp_tensor_stats_get() would.
+ * oxp_dtype_pattern_bits: bits of one element, 0 when the type is not counted this way. */
+unsigned oxp_dtype_pattern_bits(int32_t dtype);
+/* Add the pattern counts of t's elements into cnt[1 << oxp_dtype_pattern_bits()]. */
+oxp_code oxp_tensor_count_patterns(const oxp_tensor *t, const uint8_t *bytes, size_t nbytes,
+                                   uint64_t *cnt, oxp_error *err);
+/* Statistics (and histogram, per opt) of the elements counted in cnt. */
+oxp_code oxp_stats_from_patterns(int32_t dtype, const uint64_t *cnt,
+                                 const oxp_stats_options *opt, oxp_tensor_stats *out,
+                                 oxp_error *err);
+
+uint32_t oxp_f16_to_f32_bits(uint16_t h);
+uint32_t oxp_bf16_to_f32_bits(uint16_t h);
+/* dtype: FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0 or
+ * FLOAT4E2M1; any other gives 0x7fc00000. */
+uint32_t oxp_f8_to_f32_bits(int32_t dtype, uint8_t v);
+/* One element's bit pattern (as oxp_tensor_read_bits gives it; for complex types one
+ * part) as double: exact for every floating and bool type and integers up to 2^53
+ * (larger 64-bit ones round).  Unknown types and STRING give NaN. */
+double oxp_bits_to_f64(int32_t dtype, uint64_t bits);
+
+/* ---------------------------------------------------------------------------------------
+ * External data (parser/external.c).  external_data entries are untrusted: the location
+ * must be a plain relative path (no "..", no absolute or drive path, no backslash, no
+ * NUL) and is opened beneath a directory the caller gives, without following any symbolic
+ * link, and only when it is a regular file with one link; the keys are exactly location
+ * (required), offset, length, checksum, each at most once; offset and length are decimal
+ * integers (digits only) that fit int64; offset + length must lie within the file and
+ * length must equal what dims x dtype need.  Each refusal has its own rule below (a stable
+ * sub-code next to the oxp_code) and a message naming it.
+ *
+ * Use: oxp_external_open(&f, dirfd, t, 0, &rule, &err) -> oxp_external_map(&m, &f, &err)
+ * (or pread f.length bytes at f.offset) -> oxp_tensor_read_*(t, m.bytes, m.nbytes, ...)
+ * -> oxp_external_unmap(&m), oxp_external_close(&f).
+ */
+typedef enum oxp_ext_rule {
+	OXP_EXT_OK = 0,
+	OXP_EXT_NOT_EXTERNAL,   /* data_location is not EXTERNAL (OXP_E_STORAGE) */
+	OXP_EXT_INLINE_DATA,    /* external tensor also holds values inline (OXP_E_STORAGE) */
+	OXP_EXT_DTYPE,          /* STRING, UNDEFINED or unknown data type (OXP_E_DTYPE) */
+	OXP_EXT_UNKNOWN_KEY,    /* key other than location/offset/length/checksum */
+	OXP_EXT_DUPLICATE_KEY,  /* a key given twice */
+	OXP_EXT_NO_LOCATION,    /* no location entry */
+	OXP_EXT_EMPTY_LOCATION, /* location "" (or only "/" and "." components) */
+	OXP_EXT_NUL,            /* NUL byte in the location */
+	OXP_EXT_BACKSLASH,      /* backslash in the location (Windows separators, \\server) */
+	OXP_EXT_ABSOLUTE,       /* location starts with "/" */
+	OXP_EXT_DRIVE,          /* location starts with a drive, "C:" */
+	OXP_EXT_DOTDOT,         /* a ".." component */
+	OXP_EXT_TOO_LONG,       /* location longer than 4095 bytes */
+	OXP_EXT_BAD_NUMBER,     /* offset/length empty or not only decimal digits */
+	OXP_EXT_NUMBER_RANGE,   /* offset/length above 2^63-1, or offset + length overflows */
+	OXP_EXT_LENGTH,         /* length != bytes dims x dtype need (OXP_E_STORAGE) */
+	OXP_EXT_SYMLINK,        /* a component is a symbolic link */
+	OXP_EXT_ESCAPE,         /* the path would leave the directory */
+	OXP_EXT_NOT_FOUND,      /* no such file or directory (OXP_E_IO) */
+	OXP_EXT_NOT_REGULAR,    /* not a regular file, or a component is not a directory */
+	OXP_EXT_HARDLINK,       /* the file has more than one link */
+	OXP_EXT_PAST_EOF,       /* offset + length beyond the end of the file (OXP_E_RANGE) */
+	OXP_EXT_IO,             /* open/fstat/mmap failed otherwise (OXP_E_IO) */
+	OXP_EXT__COUNT
+} oxp_ext_rule;
+
+/* Stable short name of a rule ("dotdot", "symlink", ...), "unknown" when out of range. */
+const char *oxp_ext_rule_name(oxp_ext_rule rule);
+
+typedef struct oxp_external {
+	oxp_str location;   /* the checked relative path, a view into the model input */
+	uint64_t offset;    /* 0 when absent */
+	uint64_t length;    /* "length", or what dims x dtype need when absent */
+	bool has_length;
+	oxp_str checksum;   /* as given (not verified); len 0 when absent */
+} oxp_external;
+
+/* Check a tensor's external_data entries and the location's form (no file is touched).
+ * On failure returns the code (OXP_E_EXTERNAL unless the rule says otherwise), sets *rule
+ * (when not NULL) to the rule violated and fills err; *out is written only on success
+ * (*rule is then OXP_EXT_OK). */
+oxp_code oxp_external_parse(const oxp_tensor *t, oxp_external *out, oxp_ext_rule *rule,
+                            oxp_error *err);
+
+#define OXP_EXT_NO_OPENAT2 1u /* flag: use the portable component walk even when openat2
+                                 exists (both refuse the same things; for tests) */
+
+typedef struct oxp_external_file {
+	int fd;             /* read-only, close-on-exec; owned: oxp_external_close() */
+	uint64_t offset;    /* the region to read: length bytes at offset (within the file) */
+	uint64_t length;
+	uint64_t file_size;
+} oxp_external_file;
+
+/* oxp_external_parse(t), then open the location beneath dirfd (a directory the caller
+ * opened, e.g. with O_PATH|O_DIRECTORY; not closed here): openat2() with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, or, when the kernel has no openat2 (or
+ * flags has OXP_EXT_NO_OPENAT2), component by component with O_NOFOLLOW (O_DIRECTORY for
+ * directories) and fstat checks.  Then requires a regular file with st_nlink == 1 and
+ * offset + length <= its size.  Nothing is read.  On success *out owns an open fd. */
+oxp_code oxp_external_open(oxp_external_file *out, int dirfd, const oxp_tensor *t,
+                           unsigned flags, oxp_ext_rule *rule, oxp_error *err);
+/* Close f's fd (when >= 0) and set it to -1.  NULL is a no-op. */
+void oxp_external_close(oxp_external_file *f);
+
+typedef struct oxp_external_region {
+	const uint8_t *bytes; /* the region: pass bytes/nbytes to the readers */
+	size_t nbytes;
+	void *base;           /* the mapping (page-aligned below bytes), NULL when empty */
+	size_t base_len;
+} oxp_external_region;
+
+/* Map f's region read-only (MAP_PRIVATE).  The mapping stays valid after
+ * oxp_external_close(f); free it with oxp_external_unmap().  A file truncated by someone
+ * else while mapped raises SIGBUS on access: map only files nobody writes (or pread).
+ * Fails with OXP_E_IO (rule OXP_EXT_IO) when mmap fails or the region exceeds SIZE_MAX. */
+oxp_code oxp_external_map(oxp_external_region *out, const oxp_external_file *f,
+                          oxp_error *err);
+void oxp_external_unmap(oxp_external_region *m); /* NULL or an empty map: no-op */
 
 /* ---------------------------------------------------------------------------------------
  * The linked graph (parser/graph.c): nodes linked by value names into a DAG per scope.

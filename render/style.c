@@ -274,15 +274,59 @@ const char *oxr__shape_text(oxp_arena *a, const oxp_value *val)
 	return oxp_arena_strndup(a, t.b, t.n);
 }
 
+/* The value of element i as text into t. */
+static void put_scalar(tbuf *t, const oxp_scalar *x)
+{
+	switch (x->cls) {
+	case OXP_VC_FLOAT:
+		tput(t, "%.4g", x->v.f);
+		break;
+	case OXP_VC_INT:
+		tput(t, "%" PRId64, x->v.i);
+		break;
+	case OXP_VC_UINT:
+		tput(t, "%" PRIu64, x->v.u);
+		break;
+	case OXP_VC_BOOL:
+		tput(t, "%s", x->v.b ? "true" : "false");
+		break;
+	default:
+		tput(t, "?");
+		break;
+	}
+}
+
 const char *oxr__tensor_row(oxp_arena *a, const char *label, const oxp_tensor *t)
 {
 	tbuf b = {.n = 0};
 	b.b[0] = '\0';
+	oxp_scalar one;
+	if (t->ndims == 0 && t->storage != OXP_STORE_EXTERNAL && t->data_type != OXP_DT_STRING &&
+	    oxp_tensor_read(t, NULL, 0, 0, 1, &one, NULL) == OXP_OK) {
+		tput(&b, "%s = ", label);
+		put_scalar(&b, &one);
+		tput(&b, " %s", oxp_dtype_short(t->data_type));
+		return oxp_arena_strndup(a, b.b, b.n);
+	}
 	tput(&b, "%s \xe2\x9f\xa8", label); /* ⟨ */
 	put_dims_i64(&b, t->dims, t->ndims);
 	tput(&b, "\xe2\x9f\xa9 %s", oxp_dtype_short(t->data_type)); /* ⟩ */
 	if (t->storage == OXP_STORE_EXTERNAL)
 		tput(&b, " ext");
+	/* small tensors (shapes, axes, scalars) show their values */
+	uint64_t count;
+	oxp_scalar vals[8];
+	if (oxp_dims_count(t->dims, t->ndims, &count) && count > 0 && count <= 8 &&
+	    t->storage != OXP_STORE_EXTERNAL && t->data_type != OXP_DT_STRING &&
+	    oxp_tensor_read(t, NULL, 0, 0, (size_t)count, vals, NULL) == OXP_OK) {
+		tput(&b, " = [");
+		for (uint64_t i = 0; i < count; i++) {
+			if (i)
+				tput(&b, ",");
+			put_scalar(&b, &vals[i]);
+		}
+		tput(&b, "]");
+	}
 	return oxp_arena_strndup(a, b.b, b.n);
 }
 
@@ -327,6 +371,22 @@ static const inlabels inputs_of[] = {
     {"Range", {"start", "limit", "delta"}},
     {"ConstantOfShape", {"shape"}},
     {"TopK", {"X", "K"}},
+    {"Add", {"A", "B"}},
+    {"Sub", {"A", "B"}},
+    {"Mul", {"A", "B"}},
+    {"Div", {"A", "B"}},
+    {"Pow", {"X", "Y"}},
+    {"Mod", {"A", "B"}},
+    {"Equal", {"A", "B"}},
+    {"Less", {"A", "B"}},
+    {"Greater", {"A", "B"}},
+    {"LessOrEqual", {"A", "B"}},
+    {"GreaterOrEqual", {"A", "B"}},
+    {"And", {"A", "B"}},
+    {"Or", {"A", "B"}},
+    {"Max", {"A", "B"}},
+    {"Min", {"A", "B"}},
+    {"Concat", {"in0", "in1", "in2", "in3", "in4", "in5"}},
 };
 
 const char *oxr__input_label(oxp_str op, size_t k)

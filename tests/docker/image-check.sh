@@ -358,12 +358,29 @@ ns_container() {
 	else
 		bad "[$scenario] one-shot POST /graph.svg: HTTP $code: $(head -c 300 "$svg" 2>/dev/null) $(tail -n 2 "$WORK/svg.check" 2>/dev/null)"
 	fi
+	# The models folder, when the environment serves it (compose: ONNXVIZ_MODELS_DIR).
+	local mdir nlay=2
+	mdir=$(sed -n 's/^ONNXVIZ_MODELS_DIR=//p' "$envf" | tail -n 1)
+	if [ "$mdir" = /models ]; then
+		t0=$(now)
+		svg=$WORK/files-$scenario.svg
+		code=$(curl -sS --max-time 120 -o "$svg" -w '%{http_code}' \
+			"$url/files/$(basename "$MODEL")/graph.svg" 2>"$WORK/svg.err") || code="curl: $(cat "$WORK/svg.err")"
+		if [ "$code" = 200 ] && check_svg "$svg" >"$WORK/svg.check" 2>&1; then
+			ok "[$scenario] GET /files/$(basename "$MODEL")/graph.svg (the read-only /models): valid SVG, $(cat "$WORK/svg.check") ($(since "$t0") s)"
+			nlay=3
+		else
+			bad "[$scenario] GET /files/.../graph.svg: HTTP $code: $(head -c 300 "$svg" 2>/dev/null) $(tail -n 2 "$WORK/svg.check" 2>/dev/null)"
+		fi
+	elif [ -n "$mdir" ]; then
+		bad "[$scenario] ONNXVIZ_MODELS_DIR is $mdir, not the /models mount"
+	fi
 	# The layouts ran in worker processes, re-executed from /proc/self/exe in the image.
 	local lay
 	lay=$(curl -fsS --max-time 10 "$url/metrics" 2>/dev/null |
 		sed -n 's/^onnxviz_layouts_total{result="ok"} \([0-9]*\)$/\1/p')
-	[ "${lay:-0}" -ge 2 ] && ok "[$scenario] /metrics: $lay layouts finished ok in worker processes" ||
-		bad "[$scenario] /metrics counts ${lay:-no} finished layouts, expected 2"
+	[ "${lay:-0}" -ge "$nlay" ] && ok "[$scenario] /metrics: $lay layouts finished ok in worker processes" ||
+		bad "[$scenario] /metrics counts ${lay:-no} finished layouts, expected $nlay"
 	local files wrong
 	files=$(find "$VOLUME" -mindepth 1 | wc -l)
 	wrong=$(find "$VOLUME" -mindepth 1 ! -uid "$UID_" | head -n 3 | tr '\n' ' ')

@@ -355,7 +355,7 @@ print(s.server_address[1], flush=True)
 s.serve_forever()
 EOF
 stub_status() { # HTTP-status -> healthcheck exit code
-	"$PY" "$tmp/stub.py" "$1" >"$tmp/stub.port" &
+	"$PY" "$tmp/stub.py" "$1" >"$tmp/stub.port" 2>>"$tmp/stub.err" &
 	stub_pid=$!
 	i=0
 	while [ ! -s "$tmp/stub.port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
