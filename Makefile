@@ -202,10 +202,11 @@ clean:
 	rm -rf build build-san build-clang build-fuzz build-cov
 
 # The container image without a Docker engine (tests/docker/image-check.sh, as root):
-# debootstrap the runtime stage's base (cached), replay docker/Dockerfile's runtime stage,
-# run the service in it as the image's user, check /healthz and an upload/render round
-# trip, with and without Graphviz's plugin configuration.  `make test` runs it as part of
-# the docker suite (tests/docker/run.sh); this target runs it alone.
+# debootstrap Debian 12 (cached), replay docker/Dockerfile's build stage (compiles this
+# tree as the build context) and its runtime stage with the binary built there, run the
+# service in it as the image's user: /healthz, upload/render round trips, with and without
+# Graphviz's plugin configuration.  `make test` runs the runtime part with $(BUILD)'s
+# binary (docker suite); .ci/run calls this target after `make test`.
 docker-check: all
-	$(call install_missing,debootstrap curl graphviz python3 iproute2)
-	BUILD=$(BUILD) bash tests/docker/image-check.sh
+	$(call install_missing,debootstrap curl graphviz python3 python3-yaml iproute2)
+	BUILD=$(BUILD) bash tests/docker/image-check.sh --build-stage

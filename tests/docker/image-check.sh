@@ -1,13 +1,18 @@
 #!/bin/bash
-# tests/docker/image-check.sh — `make docker-check`: the container image, proved without a
-# Docker engine.  As root:
-#   1. base = `debootstrap --variant=minbase` of the runtime stage's Debian suite from the
-#      mirror apt uses here, trimmed as debian:*-slim is (docs, man pages, locales);
-#   2. replays the runtime stage of docker/Dockerfile on it: COPY (from the context, and
-#      --from=build mapped to this tree's $BUILD), RUN (in a chroot, as Docker would), ENV,
-#      USER, WORKDIR; the layers before the first COPY --from are cached as a tarball under
-#      ${XDG_CACHE_HOME:-~/.cache}/onnxviz/, keyed by the instructions, the files they copy
-#      and the mirror (rebuilt after ONNXVIZ_ROOTFS_MAX_AGE_DAYS, default 7);
+# tests/docker/image-check.sh [--build-stage] — the container image, proved without a
+# Docker engine (the docker suite of `make test` runs it plain; `make docker-check` with
+# --build-stage).  As root:
+#   1. bases = `debootstrap --variant=minbase` of Debian 12 from the mirror apt uses here
+#      (as debian:bookworm), and the same trimmed as debian:*-slim is (docs, man pages,
+#      locales);
+#   2. replays stages of docker/Dockerfile on them: COPY (files from this tree as the
+#      context, the context itself minus .dockerignore, --from=build), RUN (in a chroot, as
+#      Docker would), ENV, USER, WORKDIR.  With --build-stage the build stage is replayed
+#      too (its `make` compiles this tree) and --from=build copies from it; otherwise from
+#      this tree's $BUILD.  The layers before a stage's first COPY --from or COPY of the
+#      context are cached as tarballs under ${XDG_CACHE_HOME:-~/.cache}/onnxviz/, keyed by
+#      the base, those instructions and the files they copy (rebuilt after
+#      ONNXVIZ_ROOTFS_MAX_AGE_DAYS, default 7);
 #   3. runs the image's ENTRYPOINT+CMD as its USER with its ENV plus docker/compose.yaml's
 #      environment, as compose would: in private mount/pid/network namespaces (so
 #      ONNXVIZ_BIND=0.0.0.0 and port 8080 stay inside), read-only root, fresh /proc and
@@ -41,25 +46,35 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # ---------------------------------------------------------------------------------------
-# The runtime stage, read once: arrays of instructions and their arguments.
+# load_stage [N]: the instructions of stage N (default: the last one, the image that runs)
+# into the arrays INSTR, ARGS and LINES; STAGE is N.
 load_stage() {
 	INSTR=() ARGS=() LINES=()
-	local line instr args
-	while IFS=$'\t' read -r line instr args; do
+	STAGE=${1:-$(df_instructions | awk -F '\t' 'END { print $1 }')}
+	local st line instr args
+	while IFS=$'\t' read -r st line instr args; do
+		[ "$st" = "$STAGE" ] || continue
 		LINES+=("$line") INSTR+=("$instr") ARGS+=("$args")
-	done < <(df_stage)
-	[ "${#INSTR[@]}" -gt 0 ] || die "no runtime stage in $DOCKERFILE"
+	done < <(df_instructions)
+	[ "${#INSTR[@]}" -gt 0 ] || die "no stage $STAGE in $DOCKERFILE"
 	# The build stage's WORKDIR is where its sources are (/src): COPY --from=build maps it
 	# to this tree, and its build/ to $BUILD.
 	BUILD_WORKDIR=$(df_instructions | awk -F '\t' '$1 == 1 && $3 == "WORKDIR" { w = $4 } END { print w }')
 	BUILD_NAME=$(df_instructions | awk -F '\t' '$1 == 1 && $3 == "FROM" { print $NF }' | awk '{ print $NF }')
 }
 
-# The index of the first COPY --from: the instructions before it form the cached layer.
+# The index of the first COPY --from or COPY of a folder (the context changes with every
+# edit): the instructions before it form the cached layers.
 prefix_end() {
-	local i
+	local i w
+	local -a words
 	for i in "${!INSTR[@]}"; do
-		if [ "${INSTR[$i]}" = COPY ] && [[ ${ARGS[$i]} == --from=* ]]; then echo "$i"; return; fi
+		[ "${INSTR[$i]}" = COPY ] || continue
+		[[ ${ARGS[$i]} == --from=* ]] && { echo "$i"; return; }
+		read -r -a words <<<"${ARGS[$i]}"
+		for w in "${words[@]:0:${#words[@]}-1}"; do # the sources, not the destination
+			[[ $w != --* ]] && [ -d "$ROOT/$w" ] && { echo "$i"; return; }
+		done
 	done
 	echo "${#INSTR[@]}"
 }
@@ -136,7 +151,7 @@ ns_apply() {
 		ENV) while IFS= read -r kv; do envs+=("$kv"); done < <(env_assign "$args") ;;
 		USER) user=$args ;;
 		WORKDIR) wd=$args; [ "$i" -ge "$first" ] && mkdir -p "$r$wd" ;;
-		COPY) [ "$i" -ge "$first" ] && apply_copy "$r" "$args" ;;
+		COPY) [ "$i" -ge "$first" ] && apply_copy "$r" "$args" "$wd" ;;
 		RUN)
 			[ "$i" -ge "$first" ] || continue
 			echo "  RUN $args"
@@ -153,9 +168,31 @@ ns_apply() {
 	done
 }
 
-# apply_copy ROOTFS "ARGS": COPY [--from=build] [--chown=U:G] [--chmod=M] SRC... DEST.
+# context_tar: the build context (this tree) as a tar stream on stdout, without what
+# .dockerignore excludes (its patterns: anchored at the root, or **/ for any depth; no
+# exceptions with !), owned by root as COPY makes it.
+context_tar() {
+	local -a ex=()
+	local line
+	if [ -f "$ROOT/.dockerignore" ]; then
+		while IFS= read -r line || [ -n "$line" ]; do
+			line=${line%$'\r'}
+			[[ $line =~ ^[[:space:]]*(#|$) ]] && continue
+			[[ $line == !* ]] && die ".dockerignore exceptions (!) are not replayed: $line"
+			line=${line#/}; line=${line%/}
+			if [[ $line == '**/'* ]]; then ex+=(--no-anchored "--exclude=${line#'**/'}")
+			else ex+=(--anchored "--exclude=$line"); fi
+		done <"$ROOT/.dockerignore"
+	fi
+	(cd "$ROOT" && tar -cf - --owner=0 --group=0 --numeric-owner "${ex[@]}" -- $(ls -A))
+}
+
+# apply_copy ROOTFS "ARGS" WORKDIR: COPY [--from=build] [--chown=U:G] [--chmod=M] SRC...
+# DEST (DEST relative to WORKDIR unless absolute; a folder source only as the context ".").
+# --from=build takes the file from the replayed build stage ($FROM_BUILD_ROOT) when there
+# is one, else from this tree's $BUILD.
 apply_copy() {
-	local r=$1 from= chown=0:0 chmod= w
+	local r=$1 from= chown=0:0 chmod= w wd=${3:-/}
 	local -a words=() srcs=()
 	read -r -a words <<<"$2"
 	while [[ ${words[0]} == --* ]]; do
@@ -168,12 +205,20 @@ apply_copy() {
 		esac
 	done
 	local dest=${words[-1]}
+	case $dest in
+	/*) ;;
+	. | ./) dest=${wd%/}/ ;;
+	*) dest=${wd%/}/${dest#./} ;;
+	esac
 	srcs=("${words[@]:0:${#words[@]}-1}")
 	[ "${#srcs[@]}" -gt 0 ] || die "COPY without a source: $2"
 	local src path target
 	for src in "${srcs[@]}"; do
 		[[ $src == *[*?[]* ]] && die "COPY wildcards are not replayed: $src"
-		if [ -n "$from" ]; then
+		if [ -n "$from" ] && [ -n "${FROM_BUILD_ROOT:-}" ]; then
+			[ "$from" = "$BUILD_NAME" ] || die "COPY --from=$from: only --from=$BUILD_NAME is known"
+			path=$FROM_BUILD_ROOT$src
+		elif [ -n "$from" ]; then
 			[ "$from" = "$BUILD_NAME" ] || die "COPY --from=$from: only --from=$BUILD_NAME is known"
 			path=${src#"$BUILD_WORKDIR"/}
 			[ "$path" != "$src" ] || die "COPY --from=$from $src: not under the build stage's $BUILD_WORKDIR"
@@ -183,12 +228,18 @@ apply_copy() {
 			path=$ROOT/$src
 		fi
 		[ -e "$path" ] || die "COPY source $path is missing (run make first?)"
+		if [ -d "$path" ]; then
+			[ -z "$from" ] && [ "$src" = . ] || die "COPY of folders is only replayed for the context (.): $src"
+			mkdir -p "$r$dest"
+			context_tar | tar -C "$r$dest" --numeric-owner -xf -
+			echo "  COPY . -> $dest ($(du -sh --exclude=build "$r$dest" | cut -f1))"
+			continue
+		fi
 		if [[ $dest == */ ]] || [ "${#srcs[@]}" -gt 1 ] || [ -d "$r$dest" ]; then
 			mkdir -p "$r$dest"; target=$r${dest%/}/$(basename "$src")
 		else
 			mkdir -p "$(dirname "$r$dest")"; target=$r$dest
 		fi
-		[ -d "$path" ] && die "COPY of folders is not replayed: $src"
 		cp --preserve=mode "$path" "$target"
 		chown "$chown" "$target"
 		[ -z "$chmod" ] || chmod "$chmod" "$target"
@@ -409,7 +460,7 @@ ns_container() {
 
 # ---------------------------------------------------------------------------------------
 case ${1:-} in
---ns-apply) load_stage; WORK=$5; ns_apply "$2" "$3" "$4"; exit 0 ;;
+--ns-apply) load_stage "$2"; WORK=$6; ns_apply "$3" "$4" "$5"; exit 0 ;;
 --ns-container)
 	load_stage
 	set +e # every check reports; none ends the run
@@ -419,29 +470,26 @@ case ${1:-} in
 esac
 
 T_START=$(now)
+BUILD_STAGE=0
+[ "${1:-}" = --build-stage ] && BUILD_STAGE=1
 [ "$(id -u)" = 0 ] || die "must run as root (debootstrap, chroot, namespaces); CI runs as root"
 for c in debootstrap unshare chroot curl ip mknod sha256sum tar; do
 	command -v "$c" >/dev/null || die "$c is missing (make deps)"
 done
 BIN=$BUILD/onnxviz
-[ -x "$BIN" ] || die "$BIN not built (run make)"
+[ "$BUILD_STAGE" = 1 ] || [ -x "$BIN" ] || die "$BIN not built (run make)"
 CORPUS=${ONNXVIZ_CORPUS:-$(cd .. && pwd)/shared/corpus}
 MODEL=${ONNXVIZ_DOCKER_MODEL:-$CORPUS/models/real/squeezenet1_1.onnx}
 MODEL_OP=${ONNXVIZ_DOCKER_MODEL_OP:-Conv}
 [ -f "$MODEL" ] || die "no model at $MODEL (ONNXVIZ_CORPUS / ONNXVIZ_DOCKER_MODEL)"
 [ -x /usr/bin/dot ] || die "/usr/bin/dot (package graphviz) is needed for the control run"
 
-load_stage
-from=${ARGS[0]%% *}
-case $from in
-debian:bookworm-slim* | debian:12-slim*) SUITE=bookworm ;;
-*) die "runtime stage FROM $from: only debian:bookworm-slim is replayed" ;;
-esac
+SUITE=bookworm
 ARCH=$(dpkg --print-architecture)
 MIRROR=$(apt_mirror "$SUITE")
 SECURITY=$(apt_mirror "$SUITE-security")
 [ -n "$MIRROR" ] || die "no apt source for $SUITE in /etc/apt/sources.list*"
-echo "runtime stage: FROM $from -> debootstrap $SUITE/$ARCH from $MIRROR${SECURITY:+ (+ $SECURITY)}"
+echo "base images: debootstrap $SUITE/$ARCH from $MIRROR${SECURITY:+ (+ $SECURITY)}"
 
 CACHE=${ONNXVIZ_ROOTFS_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/onnxviz}
 MAX_AGE=${ONNXVIZ_ROOTFS_MAX_AGE_DAYS:-7}
@@ -468,7 +516,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 exec 9>"$CACHE/.lock"
 flock 9
-rm -f "$CACHE"/*.part # left by an interrupted run
+# Partial files of an interrupted run, and caches named by an older version of this script.
+rm -f "$CACHE"/*.part "$CACHE"/base-"$SUITE"-*.tar "$CACHE"/layers-[0-9a-f]*.tar
 
 # in_ns ARGS...: run this script in fresh private mount + pid namespaces (+ ARGS' extras).
 in_ns() { # unshare-flags... -- script-args...
@@ -488,88 +537,125 @@ fresh() { # file -> true when it exists and is younger than MAX_AGE days
 	[ -f "$1" ] && [ -z "$(find "$1" -mtime +"$MAX_AGE")" ]
 }
 
-# 1. The base: minbase, slimmed like the debian:*-slim images.
-BASE_KEY=$(printf 'minbase-slim-v1 %s %s %s %s\n' "$SUITE" "$ARCH" "$MIRROR" "$SECURITY" | sha256sum | cut -c1-16)
-BASE_TAR=$CACHE/base-$SUITE-$BASE_KEY.tar
-COLD=0
-if fresh "$BASE_TAR"; then
-	echo "base: cached $BASE_TAR"
-else
-	COLD=1
-	t=$(now)
-	mkdir -p "$RFS"
-	echo "base: debootstrap --variant=minbase $SUITE ..."
-	debootstrap --variant=minbase --arch="$ARCH" "$SUITE" "$RFS" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 ||
-		{ tail -n 20 "$WORK/debootstrap.log"; die "debootstrap failed"; }
-	# What the slim images leave out (also for packages installed later), as dpkg config.
-	cat >"$RFS/etc/dpkg/dpkg.cfg.d/onnxviz-slim" <<-'EOF'
-		# like debian:*-slim: no documentation, manual pages or translations
-		path-exclude /usr/share/doc/*
-		path-include /usr/share/doc/*/copyright
-		path-exclude /usr/share/man/*
-		path-exclude /usr/share/info/*
-		path-exclude /usr/share/groff/*
-		path-exclude /usr/share/linda/*
-		path-exclude /usr/share/lintian/overrides/*
-		path-exclude /usr/share/locale/*
-		path-include /usr/share/locale/locale.alias
-	EOF
-	find "$RFS/usr/share/doc" -mindepth 1 ! -type d ! -name copyright -delete
-	rm -rf "$RFS"/usr/share/{man,info,groff,linda}/* "$RFS/usr/share/lintian/overrides"/*
-	find "$RFS/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} +
-	# As in Docker's Debian images: no service starts during installs, no apt caches.
-	printf '#!/bin/sh\nexit 101\n' >"$RFS/usr/sbin/policy-rc.d"
-	chmod 755 "$RFS/usr/sbin/policy-rc.d"
-	printf 'Acquire::Languages "none";\n' >"$RFS/etc/apt/apt.conf.d/onnxviz-no-languages"
-	rm -f "$RFS/etc/apt/sources.list"
-	{
-		printf 'Types: deb\nURIs: %s\nSuites: %s %s-updates\nComponents: main\n' "$MIRROR" "$SUITE" "$SUITE"
-		printf 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n'
-		[ -z "$SECURITY" ] ||
-			printf '\nTypes: deb\nURIs: %s\nSuites: %s-security\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-				"$SECURITY" "$SUITE"
-	} >"$RFS/etc/apt/sources.list.d/debian.sources"
-	rm -rf "$RFS"/var/cache/apt/archives/*.deb "$RFS"/var/lib/apt/lists/* "$RFS"/var/log/* \
-		"$RFS/etc/resolv.conf" "$RFS/etc/hostname"
-	rm -f "$CACHE"/base-*.tar
-	tar -C "$RFS" --numeric-owner -cf "$BASE_TAR.part" . && mv "$BASE_TAR.part" "$BASE_TAR"
-	rm -rf --one-file-system "$RFS"
-	T_BASE=$(since "$t")
-	echo "base: built in $T_BASE s"
-fi
-
-# 2. The cached layers: the runtime stage up to its first COPY --from.
-PRE=$(prefix_end)
-key_input() {
-	echo "$BASE_KEY"
-	local i w
-	for ((i = 0; i < PRE; i++)); do
-		printf '%s %s\n' "${INSTR[$i]}" "${ARGS[$i]}"
-		if [ "${INSTR[$i]}" = COPY ]; then
-			for w in ${ARGS[$i]}; do [ -f "$ROOT/$w" ] && sha256sum "$ROOT/$w" | cut -d' ' -f1; done
-		fi
-	done
+# 1. The bases: debootstrap minbase as debian:bookworm, and the same trimmed like
+# debian:bookworm-slim.  Sets FULL_TAR, SLIM_TAR and their keys.
+COLD=0 FIGS=
+FULL_KEY=$(printf 'minbase-v2 %s %s %s %s\n' "$SUITE" "$ARCH" "$MIRROR" "$SECURITY" | sha256sum | cut -c1-16)
+FULL_TAR=$CACHE/base-full-$FULL_KEY.tar
+SLIM_KEY=$(printf 'slim-v2 %s\n' "$FULL_KEY" | sha256sum | cut -c1-16)
+SLIM_TAR=$CACHE/base-slim-$SLIM_KEY.tar
+ensure_bases() {
+	local t d=$WORK/base
+	if ! fresh "$FULL_TAR"; then
+		COLD=1 t=$(now)
+		mkdir -p "$d"
+		echo "base: debootstrap --variant=minbase $SUITE ..."
+		debootstrap --variant=minbase --arch="$ARCH" "$SUITE" "$d" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 ||
+			{ tail -n 20 "$WORK/debootstrap.log"; die "debootstrap failed"; }
+		# As in Docker's Debian images: the same apt sources as here, no service starts
+		# during installs, no translations, no caches.
+		printf '#!/bin/sh\nexit 101\n' >"$d/usr/sbin/policy-rc.d"
+		chmod 755 "$d/usr/sbin/policy-rc.d"
+		printf 'Acquire::Languages "none";\n' >"$d/etc/apt/apt.conf.d/onnxviz-no-languages"
+		rm -f "$d/etc/apt/sources.list"
+		{
+			printf 'Types: deb\nURIs: %s\nSuites: %s %s-updates\nComponents: main\n' "$MIRROR" "$SUITE" "$SUITE"
+			printf 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n'
+			[ -z "$SECURITY" ] ||
+				printf '\nTypes: deb\nURIs: %s\nSuites: %s-security\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+					"$SECURITY" "$SUITE"
+		} >"$d/etc/apt/sources.list.d/debian.sources"
+		rm -rf "$d"/var/cache/apt/archives/*.deb "$d"/var/lib/apt/lists/* "$d"/var/log/* \
+			"$d/etc/resolv.conf" "$d/etc/hostname"
+		rm -f "$CACHE"/base-full-*.tar
+		tar -C "$d" --numeric-owner -cf "$FULL_TAR.part" . && mv "$FULL_TAR.part" "$FULL_TAR"
+		rm -rf --one-file-system "$d"
+		FIGS="$FIGS debootstrap $(since "$t") s,"
+	fi
+	if ! fresh "$SLIM_TAR" || [ "$SLIM_TAR" -ot "$FULL_TAR" ]; then
+		COLD=1
+		mkdir -p "$d"
+		tar -C "$d" --numeric-owner -xf "$FULL_TAR"
+		# What the slim images leave out (also for packages installed later), as dpkg config.
+		cat >"$d/etc/dpkg/dpkg.cfg.d/onnxviz-slim" <<-'EOF'
+			# like debian:*-slim: no documentation, manual pages or translations
+			path-exclude /usr/share/doc/*
+			path-include /usr/share/doc/*/copyright
+			path-exclude /usr/share/man/*
+			path-exclude /usr/share/info/*
+			path-exclude /usr/share/groff/*
+			path-exclude /usr/share/linda/*
+			path-exclude /usr/share/lintian/overrides/*
+			path-exclude /usr/share/locale/*
+			path-include /usr/share/locale/locale.alias
+		EOF
+		find "$d/usr/share/doc" -mindepth 1 ! -type d ! -name copyright -delete
+		rm -rf "$d"/usr/share/{man,info,groff,linda}/* "$d/usr/share/lintian/overrides"/*
+		find "$d/usr/share/locale" -mindepth 1 -maxdepth 1 ! -name locale.alias -exec rm -rf {} +
+		rm -f "$CACHE"/base-slim-*.tar
+		tar -C "$d" --numeric-owner -cf "$SLIM_TAR.part" . && mv "$SLIM_TAR.part" "$SLIM_TAR"
+		rm -rf --one-file-system "$d"
+	fi
 }
-LAYER_KEY=$(key_input | sha256sum | cut -c1-16)
-LAYER_TAR=$CACHE/layers-$LAYER_KEY.tar
-mkdir -p "$RFS"
-if fresh "$LAYER_TAR" && [ "$BASE_TAR" -ot "$LAYER_TAR" ]; then
+
+# stage_rootfs N DIR: stage N of the Dockerfile replayed into DIR.  Its base comes from
+# its FROM; the instructions before prefix_end are cached as layers-s<N>-<key>.tar (key:
+# the base, those instructions, the files they copy).
+stage_rootfs() {
+	local n=$1 dir=$2 t base base_key
+	load_stage "$n"
+	n=$STAGE
+	case ${ARGS[0]%% *} in
+	debian:bookworm | debian:12) base=$FULL_TAR base_key=$FULL_KEY ;;
+	debian:bookworm-slim | debian:12-slim) base=$SLIM_TAR base_key=$SLIM_KEY ;;
+	*) die "stage $n: FROM ${ARGS[0]}: only debian:bookworm and debian:bookworm-slim are replayed" ;;
+	esac
+	local pre key layer i w
+	pre=$(prefix_end)
+	key=$({
+		echo "$base_key"
+		for ((i = 0; i < pre; i++)); do
+			printf '%s %s\n' "${INSTR[$i]}" "${ARGS[$i]}"
+			if [ "${INSTR[$i]}" = COPY ]; then
+				for w in ${ARGS[$i]}; do [ -f "$ROOT/$w" ] && sha256sum "$ROOT/$w" | cut -d' ' -f1; done
+			fi
+		done
+	} | sha256sum | cut -c1-16)
+	layer=$CACHE/layers-s$n-$key.tar
+	mkdir -p "$dir"
+	if fresh "$layer" && [ "$base" -ot "$layer" ]; then
+		t=$(now)
+		tar -C "$dir" --numeric-owner -xf "$layer"
+		echo "stage $n: layers cached ($(basename "$layer")), unpacked in $(since "$t") s"
+	else
+		COLD=1 t=$(now)
+		tar -C "$dir" --numeric-owner -xf "$base"
+		echo "stage $n: replaying lines ${LINES[0]}..${LINES[$((pre - 1))]} of $DOCKERFILE"
+		in_ns -- --ns-apply "$n" "$dir" 1 "$pre" "$WORK" || die "replaying stage $n failed"
+		rm -f "$CACHE"/layers-s"$n"-*.tar
+		tar -C "$dir" --numeric-owner -cf "$layer.part" . && mv "$layer.part" "$layer"
+		FIGS="$FIGS stage $n layers $(since "$t") s,"
+	fi
 	t=$(now)
-	tar -C "$RFS" --numeric-owner -xf "$LAYER_TAR"
-	echo "layers: cached $LAYER_TAR, unpacked in $(since "$t") s"
-else
-	COLD=1
-	t=$(now)
-	tar -C "$RFS" --numeric-owner -xf "$BASE_TAR"
-	echo "layers: replaying lines ${LINES[0]}..${LINES[$((PRE - 1))]} of $DOCKERFILE"
-	in_ns -- --ns-apply "$RFS" 1 "$PRE" "$WORK" || die "replaying the runtime stage failed"
-	rm -f "$CACHE"/layers-*.tar
-	tar -C "$RFS" --numeric-owner -cf "$LAYER_TAR.part" . && mv "$LAYER_TAR.part" "$LAYER_TAR"
-	T_LAYERS=$(since "$t")
-	echo "layers: built in $T_LAYERS s"
+	in_ns -- --ns-apply "$n" "$dir" "$pre" "${#INSTR[@]}" "$WORK" || die "replaying stage $n failed"
+	[ "$pre" -lt "${#INSTR[@]}" ] && FIGS="$FIGS stage $n rest $(since "$t") s,"
+	return 0
+}
+
+ensure_bases
+# 2. With --build-stage (make docker-check): the build stage too, from this tree as the
+# context, and the runtime stage then copies the binary it built.
+if [ "$BUILD_STAGE" = 1 ]; then
+	BRFS=$WORK/build-rootfs
+	stage_rootfs 1 "$BRFS"
+	FROM_BUILD_ROOT=$BRFS
+	export FROM_BUILD_ROOT
+	bwd=$(df_instructions | awk -F '\t' '$1 == 1 && $3 == "WORKDIR" { w = $4 } END { print w }')
+	[ -x "$BRFS$bwd/build/onnxviz" ] && ok "build stage: $bwd/build/onnxviz built ($(stat -c %s "$BRFS$bwd/build/onnxviz") bytes)" ||
+		bad "build stage: no $bwd/build/onnxviz"
 fi
-# 3. The rest of the stage (the binary and the healthcheck script).
-in_ns -- --ns-apply "$RFS" "$PRE" "${#INSTR[@]}" "$WORK" || die "replaying the runtime stage failed"
+# 3. The runtime stage, the image itself.
+stage_rootfs "" "$RFS"
 T_READY=$(since "$T_START")
 
 # ---------------------------------------------------------------------------------------
@@ -608,7 +694,7 @@ echo "compose adds: $(compose_env | sed 's/\(TOKEN=\).\{1,\}/\1(set)/' | tr '\n'
 # Static checks of the root filesystem.
 size_mb=$(du -sx --block-size=1M "$RFS" | cut -f1)
 size_apparent=$(du -sx --apparent-size --block-size=1M "$RFS" | cut -f1)
-base_mb=$(tar -tvf "$BASE_TAR" | awk '{ s += $3 } END { printf "%d", s / 1048576 }')
+base_mb=$(tar -tvf "$SLIM_TAR" | awk '{ s += $3 } END { printf "%d", s / 1048576 }')
 ok "root filesystem: $size_mb MB on disk, $size_apparent MB of files (slim base: $base_mb MB)"
 [ "$UID_" != 0 ] && ok "USER $user is uid $UID_, not root" || bad "USER $user is root"
 grep -q "^[^:]*:[^:]*:$UID_:" "$RFS/etc/passwd" && ok "uid $UID_ is in the image's /etc/passwd" ||
@@ -657,6 +743,6 @@ run_scenario docker-run
 
 T_TOTAL=$(since "$T_START")
 echo
-echo "docker-check figures: $([ $COLD = 1 ] && echo cold || echo warm) run, ${T_BASE:+base ${T_BASE} s, }${T_LAYERS:+layers ${T_LAYERS} s, }image ready after $T_READY s, total $T_TOTAL s; root filesystem $size_mb MB (slim base $base_mb MB)"
+echo "docker-check figures: $([ $COLD = 1 ] && echo cold || echo warm) run,$FIGS image ready after $T_READY s, total $T_TOTAL s; root filesystem $size_mb MB (slim base $base_mb MB)"
 echo "docker-check: $((checks - fails)) passed, $fails failed"
 [ "$fails" = 0 ]

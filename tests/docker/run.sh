@@ -15,9 +15,10 @@
 #   4. compose.yaml: named volume on /data, read-only models folder, port 8080;
 #   5. the healthcheck script answers 0 for a 200 and 1 otherwise (stub server), and
 #      against the real service.
-#   6. the image itself: tests/docker/image-check.sh (also `make docker-check` alone)
-#      builds its root filesystem with debootstrap and runs the service in it; about 30 s
-#      cold (first run on a machine), a few seconds warm (cached layers).
+#   6. the image itself: tests/docker/image-check.sh builds its root filesystem with
+#      debootstrap and runs this build's binary in it; 0.5-2.5 minutes on a fresh machine
+#      (mostly the Debian mirror), 5-10 s with cached layers.  `make docker-check` (CI,
+#      after make test) replays the Dockerfile's build stage as well.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/docker/lib.sh
