@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""make_models.py OUTDIR — small models for the browser tests (Debian's python3-onnx).
+
+fp16.onnx: a scoped float16 graph whose weight W holds known values, NaN and +-Inf, so
+that the page's tensor preview can be checked value by value; nodes carry attributes of
+several types (INT, INTS, FLOAT, STRING, TENSOR).  Prints what it wrote as JSON: the
+file names and the values the test expects.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def fp16_model(path):
+    w = np.array([[0.5, -1.25, 2.0, 0.0],
+                  [1.0, 65504.0, -0.0009765625, 3.140625],
+                  [np.nan, np.inf, -np.inf, -2.5],
+                  [0.25, 0.125, -8.0, 100.0]], dtype=np.float16)
+    b = np.array([0.1, -0.2, 0.3, 0.0], dtype=np.float16)
+    shape = np.array([1, 4], dtype=np.int64)
+    inits = [numpy_helper.from_array(w, 'block.W'), numpy_helper.from_array(b, 'block.b')]
+    nodes = [
+        helper.make_node('MatMul', ['x', 'block.W'], ['mm'], name='/block/proj/MatMul'),
+        helper.make_node('Add', ['mm', 'block.b'], ['biased'], name='/block/proj/Add'),
+        helper.make_node('Constant', [], ['shape'], name='/block/Constant',
+                         value=numpy_helper.from_array(shape, 'shape_value')),
+        helper.make_node('Reshape', ['biased', 'shape'], ['r'], name='/block/Reshape'),
+        helper.make_node('LeakyRelu', ['r'], ['act'], name='/block/act/LeakyRelu', alpha=0.125),
+        helper.make_node('Transpose', ['act'], ['t'], name='/head/Transpose', perm=[1, 0]),
+        helper.make_node('Softmax', ['t'], ['y'], name='/head/Softmax', axis=0),
+        helper.make_node('Identity', ['y'], ['z'], name='/head/Note', doc_string='a plain identity'),
+    ]
+    graph = helper.make_graph(
+        nodes, 'fp16_test',
+        [helper.make_tensor_value_info('x', TensorProto.FLOAT16, [1, 4])],
+        [helper.make_tensor_value_info('z', TensorProto.FLOAT16, [4, 1])],
+        initializer=inits)
+    model = helper.make_model(graph, producer_name='onnxviz-e2e', producer_version='1',
+                              opset_imports=[helper.make_opsetid('', 17)])
+    model.ir_version = 8
+    helper.set_model_props(model, {'purpose': 'browser test', 'author': 'tests/e2e'})
+    onnx.save(model, path)
+    flat = w.astype(np.float32).ravel()
+
+    def js(v):
+        if np.isnan(v):
+            return 'NaN'
+        if np.isinf(v):
+            return 'Inf' if v > 0 else '-Inf'
+        return float(v)
+    finite = flat[np.isfinite(flat)]
+    return {
+        'file': path, 'weight': 'block.W', 'dims': [4, 4],
+        'values': [js(v) for v in flat],
+        'min': float(finite.min()), 'max': float(finite.max()),
+        'nan': int(np.isnan(flat).sum()), 'inf': int(np.isinf(flat).sum()),
+        'zeros': int((flat == 0).sum()),
+    }
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    info = {'fp16': fp16_model(os.path.join(out, 'fp16.onnx'))}
+    json.dump(info, sys.stdout)
+
+
+if __name__ == '__main__':
+    main()
