@@ -247,7 +247,11 @@ async function loadGraph(r, key, seq) {
   }
   if (seq !== applySeq) return false;
   hideGraphState();
-  const keepView = hadDrawing && cur.id === r.id && !focusAfterLoad;
+  // the same drawing with scopes expanded or collapsed keeps the view; other options
+  // (direction, grouping, ...) move everything: fit again
+  const optsKey = renderQuery({ ...r, expand: [] });
+  const keepView = hadDrawing && cur.id === r.id && !focusAfterLoad && cur.optsKey === optsKey;
+  cur.optsKey = optsKey;
   const prev = keepView ? { x: pz.x, y: pz.y, k: pz.k } : null;
   clear(canvas).append(svg);
   canvas.dataset.model = r.id; // what is drawn (tests and debugging read these)
@@ -485,6 +489,9 @@ async function showTensor(r, seq) {
   } catch (e) {
     if (seq !== applySeq) return;
     clear(sideBody).append(errorNotice(e));
+    if (e.status === 404 && e.message === 'no such resource') {
+      sideBody.append(h('p', { class: 'empty', text: 'This server has no tensor preview (GET /models/{id}/tensors/{ref}).' }));
+    }
     announce(`The tensor could not be read: ${e.message}`);
   }
 }
@@ -587,9 +594,28 @@ function stubTargets(stub) {
   return { peers, producer };
 }
 
+function showTip(e, text) {
+  const vr = viewport.getBoundingClientRect();
+  const gr = $('graph-area').getBoundingClientRect();
+  stubTip.textContent = text;
+  stubTip.style.left = `${Math.max(0, Math.min(e.clientX - gr.left + 14, vr.width - 320))}px`;
+  stubTip.style.top = `${e.clientY - gr.top + 16}px`;
+  stubTip.hidden = false;
+}
+
 viewport.addEventListener('mouseover', (e) => {
-  const g = e.target.closest && e.target.closest('g.node[data-kind^="stub"]');
-  if (g === hoverStub) return;
+  const t = e.target;
+  const g = t.closest && t.closest('g.node[data-kind^="stub"]');
+  if (!g) {
+    const c = t.closest && t.closest('g.cluster.collapsible');
+    if (c && (t.localName === 'text' || t.localName === 'rect')) {
+      showTip(e, `Click to collapse ${c.getAttribute('data-group')}`);
+      hoverStub = null;
+      clearHighlights('peer');
+      return;
+    }
+  }
+  if (g === hoverStub && g) return;
   clearHighlights('peer');
   hoverStub = g;
   if (!g) { stubTip.hidden = true; return; }
@@ -608,14 +634,9 @@ viewport.addEventListener('mouseover', (e) => {
   }
   const valueName = (g.querySelector('title') || {}).textContent || 'value';
   const prodName = producer ? ((producer.querySelector('title') || {}).textContent || producer.id) : '?';
-  stubTip.textContent = out
-    ? `${valueName} continues further on (${peers.length} place${peers.length === 1 ? '' : 's'}). Click to jump.`
-    : `${valueName} comes from ${prodName}. Click to jump there.`;
-  const vr = viewport.getBoundingClientRect();
-  const gr = $('graph-area').getBoundingClientRect();
-  stubTip.style.left = `${Math.min(e.clientX - gr.left + 14, vr.width - 300)}px`;
-  stubTip.style.top = `${e.clientY - gr.top + 16}px`;
-  stubTip.hidden = false;
+  showTip(e, out
+    ? `${valueName} continues further on (${peers.length} place${peers.length === 1 ? '' : 's'}). Click to jump there.`
+    : `${valueName} comes from ${prodName}. Click to jump there.`);
 });
 viewport.addEventListener('mouseleave', () => { clearHighlights('peer'); hoverStub = null; stubTip.hidden = true; });
 
@@ -945,6 +966,8 @@ function uploadOne(file, prefix, extraNote) {
   $('upload-name').textContent = `${prefix}${file.name}`;
   bar.max = 100;
   bar.value = 0;
+  bar.hidden = false;
+  delete bar.dataset.sent;
   uploadState.done = false;
   $('upload-cancel').setAttribute('aria-label', 'Cancel upload');
   const t0 = performance.now();
@@ -985,11 +1008,12 @@ function uploadOne(file, prefix, extraNote) {
       return null;
     }
     if (e.status === 401) $('upload-token').hidden = false;
-    const where = [e.code, e.where()].filter(Boolean).join(' · ');
+    bar.hidden = true;
+    const refused = e.status === 400 || e.status === 422;
     setUploadDetail(
-      h('span', { class: 'err-title', text: e.status >= 400 && e.status < 500 && e.status !== 401 && e.status !== 429 && e.status !== 413 ? 'Not an ONNX model this server accepts' : 'Upload failed' }),
+      h('span', { class: 'err-title', text: refused ? 'Not an ONNX model this server accepts' : 'Upload failed' }),
       h('span', { text: `${e.message}${e.where() ? ` ${e.where()}` : ''}` }),
-      where ? h('span', { class: 'err-where', text: where }) : null);
+      e.code ? h('span', { class: 'err-where', text: `error code ${e.code}${e.status ? ` (HTTP ${e.status})` : ''}` }) : null);
     announce(`Upload failed: ${e.message} ${e.where()}`);
     return null;
   });
