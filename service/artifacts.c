@@ -136,15 +136,14 @@ static oxs_centry *entry_from_data(const oxs_art *a, char *data, size_t len)
 	return e;
 }
 
-/* An entry answering from an open file (taken) too large to hold in memory; its ETag
- * comes from the stored name, size and modification time (the file never changes after
- * its rename into place). */
+/* An entry answering from an open file (taken) too large to hold in memory; its ETag is
+ * the hash of the content, as for entries in memory (hashed once per load). */
 static oxs_centry *entry_from_fd(const oxs_art *a, int fd, uint64_t size)
 {
-	struct stat st;
+	char h[OXS_ID_LEN + 1];
 	oxs_centry *e = calloc(1, sizeof(*e));
 	struct MHD_Response *resp = NULL, *nm = NULL;
-	if (e != NULL && fstat(fd, &st) == 0)
+	if (e != NULL && oxs_sha256_fd(fd, h))
 		resp = MHD_create_response_from_fd64(size, fd);
 	if (resp != NULL)
 		nm = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -156,17 +155,14 @@ static oxs_centry *entry_from_fd(const oxs_art *a, int fd, uint64_t size)
 		free(e);
 		return NULL;
 	}
-	char salt[256];
-	snprintf(salt, sizeof(salt), "%s|%s|%" PRIu64 "|%lld.%ld", a->id, a->name, size,
-	         (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-	oxs_etag_of(salt, strlen(salt), e->etag);
+	snprintf(e->etag, sizeof(e->etag), "\"%.32s\"", h);
 	e->status = 200;
 	e->type = art_type(a);
 	e->fd = fd;
 	e->len = (size_t)size;
 	e->resp = resp;
 	e->nm = nm;
-	e->cost = 4096;
+	e->cost = 1 << 20; /* not memory but an open file: at most budget / 1 MiB of them */
 	atomic_init(&e->refs, 1);
 	oxs_response_immutable(resp, e->etag, e->type, a->id, art_ext(a));
 	oxs_response_immutable(nm, e->etag, NULL, a->id, art_ext(a));

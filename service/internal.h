@@ -313,6 +313,8 @@ void oxs_http_stop(oxs_server *srv);
 void oxs_sha256_hex(const void *data, size_t len, char *out, size_t hexlen);
 /* A strong ETag for bytes: "\"" + 32 hex digits of their SHA-256 + "\"" (48 bytes). */
 void oxs_etag_of(const void *data, size_t len, char out[48]);
+/* SHA-256 of a whole file (read with pread from offset 0) as hex; false on read errors. */
+bool oxs_sha256_fd(int fd, char hex[OXS_ID_LEN + 1]);
 int64_t oxs_now_ms(void);
 uint64_t oxs_now_ns(void);
 

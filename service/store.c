@@ -13,7 +13,7 @@
  * least-recently-used lists) answers lookups and listing and enforces the byte budget:
  * renderings are evicted first, models only when allowed.
  */
-#include "service/oxs.h"
+#include "service/internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -777,8 +777,7 @@ static void quarantine(local_store *s, int dirfd, const char *name)
 	s->quarantined++;
 }
 
-/* SHA-256 of an open file as hex; false on a read error. */
-static bool hash_fd(int fd, char hex[OXS_ID_LEN + 1])
+bool oxs_sha256_fd(int fd, char hex[OXS_ID_LEN + 1])
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
@@ -788,8 +787,9 @@ static bool hash_fd(int fd, char hex[OXS_ID_LEN + 1])
 	enum { CHUNK = 1 << 20 };
 	char *buf = malloc(CHUNK);
 	bool ok = buf != NULL;
+	off_t off = 0;
 	while (ok) {
-		ssize_t r = read(fd, buf, CHUNK);
+		ssize_t r = pread(fd, buf, CHUNK, off);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -799,6 +799,7 @@ static bool hash_fd(int fd, char hex[OXS_ID_LEN + 1])
 		if (r == 0)
 			break;
 		ok = EVP_DigestUpdate(ctx, buf, (size_t)r) == 1;
+		off += r;
 	}
 	unsigned char md[32];
 	unsigned int mdlen = 0;
@@ -851,7 +852,7 @@ static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool v
 		if (verify) {
 			int f = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 			char got[OXS_ID_LEN + 1];
-			bool match = f >= 0 && hash_fd(f, got) && strcmp(got, id) == 0;
+			bool match = f >= 0 && oxs_sha256_fd(f, got) && strcmp(got, id) == 0;
 			if (f >= 0)
 				close(f);
 			if (!match) {

@@ -363,6 +363,8 @@ static void oneshot_on_art(oxs_req *r, oxs_centry *e)
 		         oxr_format_ext(r->art.fmt));
 		MHD_add_response_header(resp, "Content-Disposition", cd);
 	}
+	if (e->status == 503)
+		MHD_add_response_header(resp, "Retry-After", "5");
 	add_model_headers(resp, r->id);
 	oxs_reply(r, e->status, resp, e->len);
 }
