@@ -580,9 +580,9 @@ oxp_code oxp_tensor_read(const oxp_tensor *t, const uint8_t *bytes, size_t nbyte
 /* Statistics over the WHOLE tensor, streamed without allocating anything of the tensor's
  * size.
  *   FLOAT16, BFLOAT16, 8-bit and sub-byte types (and INT16/UINT16): one pass counts how
- *   often each bit pattern occurs (tables of 2^bits counters, 1.5 MiB for 16-bit types,
- *   malloc'd and freed here; OXP_E_NOMEM when that fails), then every figure is computed
- *   from that table: exact, deterministic, independent of the order of the elements.
+ *   often each bit pattern occurs (tables of 2^bits counters, up to 2.5 MiB for 16-bit
+ *   types, malloc'd and freed here; OXP_E_NOMEM when that fails), then every figure is
+ *   computed from that table: exact, deterministic, independent of the element order.
  *   FLOAT, DOUBLE, 32/64-bit integers, complex: two streaming passes in chunks (min, max,
  *   counts and sums, then the sum of squared deviations and the histogram).
  * Figures are over the finite elements (NaN and +-Inf are only counted); complex elements

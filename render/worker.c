@@ -54,6 +54,19 @@ static oxr_code code_from_name(const char *name)
 static void child_exec(const char *exe, char *const argv[], int out_fd, int err_fd,
                        const oxr_worker_limits *lim)
 {
+	/* ignored signals and the blocked mask survive exec: give the worker defaults, so it
+	 * dies of SIGPIPE/SIGXFSZ/SIGXCPU like any process would */
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGPIPE, &dfl, NULL);
+	sigaction(SIGXFSZ, &dfl, NULL);
+	sigaction(SIGXCPU, &dfl, NULL);
+	sigaction(SIGTERM, &dfl, NULL);
+	sigaction(SIGINT, &dfl, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	struct rlimit r;
 	r.rlim_cur = r.rlim_max = lim->cpu_seconds ? lim->cpu_seconds : RLIM_INFINITY;
 	setrlimit(RLIMIT_CPU, &r);
