@@ -187,7 +187,9 @@ function errorNotice(e) {
 const viewport = $('viewport');
 const canvas = $('canvas');
 const zoomLevel = $('zoom-level');
-const pz = new PanZoom(viewport, canvas, (p) => { zoomLevel.textContent = `${Math.round(p.k * 100)}%`; });
+const pz = new PanZoom(viewport, canvas, (p) => {
+  zoomLevel.textContent = `${p.k < 0.1 ? (p.k * 100).toFixed(1) : Math.round(p.k * 100)}%`;
+});
 
 let stateTimer = 0;
 function showGraphState({ title, detail, error = false, soft = false, spinner = true, actions = [], delay = 0 }) {
@@ -916,7 +918,8 @@ $('upload-cancel').addEventListener('click', () => {
   if (uploadState.abort && !uploadState.done) uploadState.abort();
   else hideUploadCard();
 });
-$('token-save').addEventListener('click', () => {
+$('upload-token').addEventListener('submit', (e) => {
+  e.preventDefault();
   setToken($('token-input').value.trim());
   $('token-input').value = '';
   $('upload-token').hidden = true;

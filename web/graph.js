@@ -30,7 +30,7 @@ export function parseSvg(text) {
   }
   const bad = unsafeContent(root);
   if (bad) throw new Error(`the drawing was refused: it contains ${bad}`);
-  return document.importNode(root, true);
+  return document.adoptNode(root); // moved, not copied: the check holds for what is shown
 }
 
 // The first active or unexpected thing in the tree (for the error message), or ''.
@@ -42,10 +42,12 @@ export function unsafeContent(root) {
     if (el.namespaceURI !== SVGNS || !ALLOWED.has(el.localName)) return `a <${el.localName}> element`;
     for (const a of el.attributes) {
       const n = a.localName.toLowerCase();
-      if (n.startsWith('on')) return `an event handler attribute (${a.name})`;
+      if (n.charCodeAt(0) === 111 /* o */ && n.charCodeAt(1) === 110 /* n */) return `an event handler attribute (${a.name})`;
       if (n === 'href' || a.namespaceURI === XLINKNS) return `a link attribute (${a.name})`;
       // data-* hold model names (inert); presentation attributes must not load anything
-      if (!n.startsWith('data-') && /url\s*\(|javascript:|expression\s*\(/i.test(a.value)) {
+      const v = a.value;
+      if ((v.indexOf('(') >= 0 || v.indexOf(':') >= 0) && !n.startsWith('data-') &&
+          /url\s*\(|javascript:|expression\s*\(/i.test(v)) {
         return `an attribute with a URL (${a.name})`;
       }
     }
@@ -78,7 +80,7 @@ export class PanZoom {
   minScale() {
     const r = this.vp.getBoundingClientRect();
     const fit = Math.min(r.width / Math.max(1, this.w), r.height / Math.max(1, this.h));
-    return Math.min(0.05, fit * 0.5);
+    return Math.max(0.005, Math.min(0.05, fit * 0.5));
   }
 
   // Schedule the transform for the next frame (one write per frame whatever the events).
@@ -125,9 +127,10 @@ export class PanZoom {
     const r = this.vp.getBoundingClientRect();
     const pad = 24;
     let k = Math.min((r.width - 2 * pad) / Math.max(1, this.w), (r.height - 2 * pad) / Math.max(1, this.h));
-    k = clamp(k, this.minScale(), 1.5);
+    const tooSmall = k < 0.01; // a drawing hundreds of screens long: its top, at 1%
+    k = tooSmall ? 0.01 : clamp(k, this.minScale(), 1.5);
     let x = (r.width - this.w * k) / 2;
-    let y = (r.height - this.h * k) / 2;
+    let y = tooSmall ? pad : (r.height - this.h * k) / 2;
     if (initial && k < 0.45) {
       k = clamp((r.width - 2 * pad) / Math.max(1, this.w), 0.45, 1);
       x = (r.width - this.w * k) / 2;

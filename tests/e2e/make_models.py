@@ -62,10 +62,58 @@ def fp16_model(path):
     }
 
 
+def big_model(path, blocks=500):
+    """About 10k nodes: `blocks` residual blocks of 20 ops each, named by scope
+    (/blocks.N/mlp/MatMul), with a long skip from every 10th block to the next 10th."""
+    nodes = []
+    w = numpy_helper.from_array(np.full((8, 8), 0.5, dtype=np.float32), 'w')
+    prev, skip = 'x', 'x'
+    for b in range(blocks):
+        p = f'/blocks.{b}'
+        t = f'b{b}'
+        ops = [
+            ('MatMul', [prev, 'w'], f'{t}.mm', f'{p}/mlp/MatMul'),
+            ('Relu', [f'{t}.mm'], f'{t}.r', f'{p}/mlp/Relu'),
+            ('MatMul', [f'{t}.r', 'w'], f'{t}.mm2', f'{p}/mlp/MatMul_1'),
+            ('Add', [f'{t}.mm2', prev], f'{t}.res', f'{p}/Add'),
+            ('ReduceMean', [f'{t}.res'], f'{t}.mu', f'{p}/norm/ReduceMean'),
+            ('Sub', [f'{t}.res', f'{t}.mu'], f'{t}.d', f'{p}/norm/Sub'),
+            ('Mul', [f'{t}.d', f'{t}.d'], f'{t}.sq', f'{p}/norm/Mul'),
+            ('ReduceMean', [f'{t}.sq'], f'{t}.var', f'{p}/norm/ReduceMean_1'),
+            ('Sqrt', [f'{t}.var'], f'{t}.sd', f'{p}/norm/Sqrt'),
+            ('Div', [f'{t}.d', f'{t}.sd'], f'{t}.n', f'{p}/norm/Div'),
+            ('Sigmoid', [f'{t}.n'], f'{t}.g', f'{p}/gate/Sigmoid'),
+            ('Mul', [f'{t}.n', f'{t}.g'], f'{t}.gm', f'{p}/gate/Mul'),
+            ('Tanh', [f'{t}.gm'], f'{t}.th', f'{p}/act/Tanh'),
+            ('Abs', [f'{t}.th'], f'{t}.ab', f'{p}/act/Abs'),
+            ('Neg', [f'{t}.ab'], f'{t}.ng', f'{p}/act/Neg'),
+            ('Exp', [f'{t}.ng'], f'{t}.ex', f'{p}/act/Exp'),
+            ('Add', [f'{t}.ex', f'{t}.n'], f'{t}.a2', f'{p}/out/Add'),
+            ('Identity', [f'{t}.a2'], f'{t}.id', f'{p}/out/Identity'),
+            ('Add', [f'{t}.id', skip], f'{t}.sk', f'{p}/skip/Add'),
+            ('Relu', [f'{t}.sk'], f'{t}.out', f'{p}/out/Relu'),
+        ]
+        for op, ins, out, name in ops:
+            nodes.append(helper.make_node(op, ins, [out], name=name))
+        prev = f'{t}.out'
+        if b % 10 == 0:
+            skip = prev
+    graph = helper.make_graph(
+        nodes, 'big_test',
+        [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 8])],
+        initializer=[w])
+    model = helper.make_model(graph, producer_name='onnxviz-e2e', opset_imports=[helper.make_opsetid('', 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return {'file': path, 'nodes': len(nodes)}
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    info = {'fp16': fp16_model(os.path.join(out, 'fp16.onnx'))}
+    info = {'fp16': fp16_model(os.path.join(out, 'fp16.onnx')),
+            'big': big_model(os.path.join(out, 'big10k.onnx'))}
     json.dump(info, sys.stdout)
 
 
