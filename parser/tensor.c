@@ -1129,6 +1129,25 @@ static oxp_code count_patterns(const src *s, uint64_t *cnt, oxp_error *err)
 	return rc;
 }
 
+/* Statistics from pattern counts cnt[1 << s->ebits] (s->count: their sum). */
+static void stats_from_counts(const src *s, const uint64_t *cnt, const oxp_stats_options *opt,
+                              oxp_tensor_stats *out)
+{
+	size_t npat = (size_t)1 << s->ebits;
+	acc a;
+	hist h;
+	acc_init(&a, s->cls);
+	for (size_t p = 0; p < npat; p++)
+		if (cnt[p] != 0)
+			acc_add(&a, value_of(s, p, 0), cnt[p]);
+	acc_mean(&a);
+	hist_init(&h, &a, opt);
+	for (size_t p = 0; p < npat; p++)
+		if (cnt[p] != 0)
+			acc_add2(&a, &h, value_of(s, p, 0), cnt[p]);
+	stats_finish(s, &a, &h, out);
+}
+
 static oxp_code stats_by_pattern(const src *s, const oxp_stats_options *opt,
                                  oxp_tensor_stats *out, oxp_error *err)
 {
@@ -1137,22 +1156,74 @@ static oxp_code stats_by_pattern(const src *s, const oxp_stats_options *opt,
 	if (cnt == NULL)
 		return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory for statistics");
 	oxp_code rc = count_patterns(s, cnt, err);
-	if (rc == OXP_OK) {
-		acc a;
-		hist h;
-		acc_init(&a, s->cls);
-		for (size_t p = 0; p < npat; p++)
-			if (cnt[p] != 0)
-				acc_add(&a, value_of(s, p, 0), cnt[p]);
-		acc_mean(&a);
-		hist_init(&h, &a, opt);
-		for (size_t p = 0; p < npat; p++)
-			if (cnt[p] != 0)
-				acc_add2(&a, &h, value_of(s, p, 0), cnt[p]);
-		stats_finish(s, &a, &h, out);
-	}
+	if (rc == OXP_OK)
+		stats_from_counts(s, cnt, opt, out);
 	free(cnt);
 	return rc;
+}
+
+unsigned oxp_dtype_pattern_bits(int32_t dtype)
+{
+	oxp_value_class cls = oxp_dtype_class(dtype);
+	unsigned bits = oxp_dtype_bits(dtype);
+	if (cls == OXP_VC_NONE || cls == OXP_VC_STRING || cls == OXP_VC_COMPLEX || bits > 16)
+		return 0;
+	return bits;
+}
+
+static oxp_code check_stats_options(const oxp_stats_options *opt, oxp_error *err)
+{
+	if (opt != NULL && (opt->nbins > OXP_STATS_MAX_BINS || (opt->nbins > 0 && !opt->bins)))
+		return oxp__set_error(err, OXP_E_RANGE, 0, "",
+		                      "histogram of %zu bins: at most %d, and bins must be given",
+		                      opt->nbins, OXP_STATS_MAX_BINS);
+	if (opt != NULL && opt->has_range &&
+	    (!isfinite(opt->lo) || !isfinite(opt->hi) || !(opt->lo < opt->hi)))
+		return oxp__set_error(err, OXP_E_RANGE, 0, "",
+		                      "histogram range must be finite with lo < hi");
+	return OXP_OK;
+}
+
+oxp_code oxp_tensor_count_patterns(const oxp_tensor *t, const uint8_t *bytes, size_t nbytes,
+                                   uint64_t *cnt, oxp_error *err)
+{
+	clear_error(err);
+	if (oxp_dtype_pattern_bits(t->data_type) == 0)
+		return oxp__set_error(err, OXP_E_DTYPE, 0, "data_type",
+		                      "%s values are not counted by bit pattern",
+		                      oxp_dtype_name(t->data_type));
+	src s;
+	oxp_code rc = src_init(&s, t, bytes, nbytes, err);
+	if (rc != OXP_OK)
+		return rc;
+	return count_patterns(&s, cnt, err);
+}
+
+oxp_code oxp_stats_from_patterns(int32_t dtype, const uint64_t *cnt,
+                                 const oxp_stats_options *opt, oxp_tensor_stats *out,
+                                 oxp_error *err)
+{
+	clear_error(err);
+	unsigned bits = oxp_dtype_pattern_bits(dtype);
+	if (bits == 0)
+		return oxp__set_error(err, OXP_E_DTYPE, 0, "data_type",
+		                      "%s values are not counted by bit pattern",
+		                      oxp_dtype_name(dtype));
+	oxp_code rc = check_stats_options(opt, err);
+	if (rc != OXP_OK)
+		return rc;
+	src s;
+	memset(&s, 0, sizeof(s));
+	s.dt = dtype;
+	s.cls = oxp_dtype_class(dtype);
+	for (size_t p = 0; p < ((size_t)1 << bits); p++) {
+		if (cnt[p] > UINT64_MAX - s.count)
+			return oxp__set_error(err, OXP_E_RANGE, 0, "", "pattern counts overflow");
+		s.count += cnt[p];
+	}
+	layout(&s);
+	stats_from_counts(&s, cnt, opt, out);
+	return OXP_OK;
 }
 
 static oxp_code elem_value(const src *s, cursor *c, uint64_t e, sval *v, oxp_error *err)
@@ -1299,16 +1370,11 @@ oxp_code oxp_tensor_stats_get(const oxp_tensor *t, const uint8_t *bytes, size_t 
                               oxp_error *err)
 {
 	clear_error(err);
-	if (opt != NULL && (opt->nbins > OXP_STATS_MAX_BINS || (opt->nbins > 0 && !opt->bins)))
-		return oxp__set_error(err, OXP_E_RANGE, 0, "",
-		                      "histogram of %zu bins: at most %d, and bins must be given",
-		                      opt->nbins, OXP_STATS_MAX_BINS);
-	if (opt != NULL && opt->has_range &&
-	    (!isfinite(opt->lo) || !isfinite(opt->hi) || !(opt->lo < opt->hi)))
-		return oxp__set_error(err, OXP_E_RANGE, 0, "",
-		                      "histogram range must be finite with lo < hi");
+	oxp_code rc = check_stats_options(opt, err);
+	if (rc != OXP_OK)
+		return rc;
 	src s;
-	oxp_code rc = src_init(&s, t, bytes, nbytes, err);
+	rc = src_init(&s, t, bytes, nbytes, err);
 	if (rc != OXP_OK)
 		return rc;
 	if (s.cls == OXP_VC_STRING)

@@ -96,6 +96,8 @@ static void server_free(oxs_server *srv)
 	oxs_ratelimit_free(srv->rl);
 	if (srv->store != NULL)
 		srv->store->ops->close(srv->store);
+	if (srv->models_dirfd >= 0)
+		close(srv->models_dirfd);
 	free(srv);
 }
 
@@ -118,6 +120,7 @@ int oxs_serve_main(int argc, char **argv)
 	oxs_server *srv = calloc(1, sizeof(*srv));
 	if (srv == NULL)
 		return 1;
+	srv->models_dirfd = -1;
 	char err[600];
 	oxs_config_default(&srv->cfg);
 	if (oxs_config_parse(&srv->cfg, argc, argv, environ, err, sizeof(err)) != 0) {
@@ -189,6 +192,16 @@ int oxs_serve_main(int argc, char **argv)
 	         st.models, st.renderings, st.removed_temporaries, st.quarantined);
 	oxs_log("info", "store opened", extra);
 
+	if (c->models_dir[0] != '\0') {
+		srv->models_dirfd = open(c->models_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (srv->models_dirfd < 0) {
+			fprintf(stderr, "onnxviz serve: --models-dir %s: %s\n", c->models_dir,
+			        strerror(errno));
+			srv->store->ops->close(srv->store);
+			free(srv);
+			return 1;
+		}
+	}
 	srv->cache = oxs_cache_new(c->memory_cache, 65536);
 	srv->models = oxs_models_new(c->model_cache, c->model_cache_bytes);
 	srv->flights = oxs_flights_new();
