@@ -72,15 +72,31 @@ export async function listModels(max = 1000) {
   return out;
 }
 
-// POST /models with XMLHttpRequest (fetch has no upload progress).  The file goes as the
-// raw body.  onProgress(loaded, total) during the upload, onSent() once every byte is
-// sent (the server parses then).  Answers {promise, abort}; the promise resolves to
-// {status, body} for 200/201 and rejects with ApiError (code 'aborted' on abort).
-export function upload(file, { onProgress, onSent } = {}) {
+// Where a data file goes relative to the model: its path inside a picked folder (without
+// the folder itself), else its name.  (Browsers give no folders for single files.)
+export function dataLocation(f) {
+  const rel = f.webkitRelativePath || '';
+  const i = rel.indexOf('/');
+  return i > 0 ? rel.slice(i + 1) : f.name;
+}
+
+// POST /models with XMLHttpRequest (fetch has no upload progress).  A lone file goes as
+// the raw body; with data files (external data), multipart/form-data: the `model` part,
+// then one part per data file named by its location (docs/api.md).  onProgress(loaded,
+// total) during the upload, onSent() once every byte is sent (the server parses then).
+// Answers {promise, abort}; the promise resolves to {status, body} for 200/201 and rejects
+// with ApiError (code 'aborted' on abort).
+export function upload(file, { data = [], onProgress, onSent } = {}) {
   const xhr = new XMLHttpRequest();
+  let body = file;
+  if (data.length) {
+    body = new FormData();
+    body.append('model', file, file.name);
+    for (const d of data) body.append(dataLocation(d), d, d.name);
+  }
   const promise = new Promise((resolve, reject) => {
     xhr.open('POST', '/models');
-    xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+    if (!data.length) xhr.setRequestHeader('Content-Type', 'application/octet-stream');
     for (const [k, v] of Object.entries(authHeaders())) xhr.setRequestHeader(k, v);
     xhr.responseType = 'text';
     xhr.upload.addEventListener('progress', (e) => {
@@ -98,7 +114,7 @@ export function upload(file, { onProgress, onSent } = {}) {
     });
     xhr.addEventListener('error', () => reject(new ApiError(0, { error: { message: 'the upload failed: the connection was closed (the file may be over the server\'s size limit)' } })));
     xhr.addEventListener('abort', () => reject(new ApiError(0, { error: { code: 'aborted', message: 'upload cancelled' } })));
-    xhr.send(file);
+    xhr.send(body);
   });
   return { promise, abort: () => xhr.abort() };
 }

@@ -2,9 +2,9 @@
 // No framework; every piece of server text goes into text nodes; the SVG is parsed as XML,
 // checked, and imported (graph.js).
 
-import { ApiError, getJSON, getBlob, listModels, modelUrl, upload, setToken } from './api.js';
+import { ApiError, dataLocation, getJSON, getBlob, listModels, modelUrl, upload, setToken } from './api.js';
 import { fetchSvg, PanZoom, stubPeers } from './graph.js';
-import { modelPanel, nodePanel, tensorPanel, valuePanel } from './panels.js';
+import { modelPanel, nodePanel, tensorPanel, tensorUploadPanel, valuePanel } from './panels.js';
 import { h, clear, fmtInt, fmtBytes, fmtDate, shortId, debounce, downloadBlob } from './util.js';
 
 const $ = (id) => document.getElementById(id);
@@ -105,6 +105,7 @@ const names = {
 function modelTitle(id, summary) {
   const n = names.get()[id];
   if (n) return n;
+  if (summary && summary.kind === 'tensor') return (summary.tensor && summary.tensor.name) || `tensor ${shortId(id)}`;
   const m = summary && summary.summary && summary.summary.model;
   if (m && m.graph_name) return m.graph_name;
   return `model ${shortId(id)}`;
@@ -118,6 +119,9 @@ async function apply(r) {
   showWorkspace();
   if (cur.id !== r.id) await openModel(r.id);
   if (seq !== applySeq) return;
+  const isTensor = !!(cur.summary && cur.summary.kind === 'tensor');
+  showGraphParts(!isTensor);
+  if (isTensor) { await showTensorUpload(r, seq); return; }
   const key = renderQuery(r);
   syncOptionsForm();
   renderExpandedChips();
@@ -143,6 +147,20 @@ function showHome() {
   refreshModels();
 }
 
+// A tensor upload (a lone TensorProto) has no graph: its preview takes the graph's place.
+function showGraphParts(on) {
+  for (const id of ['graph-toolbar', 'viewport', 'search-box', 'options-wrap', 'download-wrap']) $(id).hidden = !on;
+  $('tensor-view').hidden = on;
+}
+
+async function showTensorUpload(r, seq) {
+  hideGraphState();
+  closeSide();
+  if (cur.tensorShown === r.id) return;
+  cur.tensorShown = r.id;
+  await renderTensor($('tensor-view'), r.id, '_', () => seq === applySeq || cur.id === r.id);
+}
+
 function showWorkspace() {
   $('home').hidden = true;
   $('workspace').hidden = false;
@@ -151,7 +169,7 @@ function showWorkspace() {
 
 async function openModel(id) {
   cur.id = id; cur.summary = null; cur.svgKey = null; cur.svg = null; cur.doc = null; cur.docPromise = null;
-  cur.selected = null; cur.panelKey = null;
+  cur.selected = null; cur.panelKey = null; cur.tensorShown = null;
   clear($('canvas'));
   delete canvas.dataset.key;
   delete canvas.dataset.model;
@@ -168,6 +186,12 @@ async function openModel(id) {
     const title = modelTitle(id, s);
     document.title = `${title} — onnxviz`;
     $('crumb-name').textContent = title;
+    if (s.kind === 'tensor') {
+      const t = s.tensor || {};
+      $('crumb-meta').textContent = `tensor · ${t.dtype} ⟨${(t.dims || []).join('×') || 'scalar'}⟩ · ${fmtBytes(s.size)}`;
+      clear($('model-body')).append(tensorUploadPanel(s, { fileName: names.get()[id] }));
+      return;
+    }
     const sm = (s.summary && s.summary.summary) || {};
     $('crumb-meta').textContent = `${fmtInt(sm.nodes)} nodes · ${fmtBytes(s.size)}`;
     clear($('model-body')).append(modelPanel(s, { fileName: names.get()[id] }));
@@ -477,25 +501,42 @@ async function showValue(r, seq) {
   }
 }
 
-async function showTensor(r, seq) {
-  const body = openSide('Tensor', { back: !!(r.node || r.value) });
-  body.append(h('p', { class: 'empty', text: 'Reading the values…' }));
+const tensorUrl = (id, ref, q) => `${modelUrl(id)}/tensors/${encodeURIComponent(ref)}?${q}`;
+
+// The tensor preview of `ref` of model `id` into `box` (the side panel, or the main area
+// for a tensor upload).
+async function renderTensor(box, id, ref, isCurrent) {
+  clear(box).append(h('p', { class: 'empty', text: 'Reading the values…' }));
   announce('Reading the tensor values…');
   try {
-    const t = await getJSON(`${modelUrl(r.id)}/tensors/${encodeURIComponent(r.tensor)}?values=256&bins=48`);
-    if (seq !== applySeq) return;
-    if (!t.ref) t.ref = r.tensor;
-    $('side-title').textContent = `Tensor ${t.name || r.tensor}`;
-    clear(sideBody).append(tensorPanel(t, r.tensor));
-    announce(`Tensor ${t.name || r.tensor}: ${t.dtype}.`);
+    const t = await getJSON(tensorUrl(id, ref, 'values=256&bins=48'));
+    if (!isCurrent()) return null;
+    const safe = (t.name || 'tensor').replace(/[^\w.-]+/g, '_').slice(0, 80);
+    clear(box).append(tensorPanel(t, {
+      label: ref,
+      onMore: (offset) => getJSON(tensorUrl(id, ref, `values=1024&offset=${offset}&stats=0`)),
+      npyUrl: async () => {
+        announce(`Downloading ${safe}.npy…`);
+        try { downloadBlob(await getBlob(tensorUrl(id, ref, 'format=npy')), `${safe}.npy`); announce(`Downloaded ${safe}.npy.`); } catch (e) { announce(`The download failed: ${e.message}`); }
+      },
+    }));
+    announce(`Tensor ${t.name || ref}: ${t.dtype}, ${fmtInt(t.count)} values.`);
+    return t;
   } catch (e) {
-    if (seq !== applySeq) return;
-    clear(sideBody).append(errorNotice(e));
-    if (e.status === 404 && e.message === 'no such resource') {
-      sideBody.append(h('p', { class: 'empty', text: 'This server has no tensor preview (GET /models/{id}/tensors/{ref}).' }));
+    if (!isCurrent()) return null;
+    clear(box).append(errorNotice(e));
+    if (e.code === 'external_data_missing') {
+      box.append(h('p', { class: 'empty', text: 'The model was uploaded without this data file. Upload the model again together with its data files (select or drop them all at once).' }));
     }
     announce(`The tensor could not be read: ${e.message}`);
+    return null;
   }
+}
+
+async function showTensor(r, seq) {
+  openSide('Tensor', { back: !!(r.node || r.value) });
+  const t = await renderTensor(sideBody, r.id, r.tensor, () => seq === applySeq);
+  if (t && seq === applySeq) $('side-title').textContent = `Tensor ${t.name || r.tensor}`;
 }
 
 // Subgraph scope from a GRAPH attribute: expand subgraphs and show its cluster.
@@ -930,8 +971,8 @@ function hideUploadCard() { uploadCard.hidden = true; }
 
 function setUploadDetail(...parts) { clear($('upload-detail')).append(...parts.filter(Boolean)); }
 
-// Split a selection into models (.onnx) and other files (external data): the service
-// takes one self-contained model per upload.
+// Split a selection into models (.onnx) and data files (external data, sent with each
+// model); a lone file of another kind (a TensorProto .pb) is uploaded as it is.
 async function uploadFiles(files) {
   if (!files.length || !uploadState.done) return;
   let models = files.filter((f) => /\.onnx$/i.test(f.name));
@@ -944,27 +985,27 @@ async function uploadFiles(files) {
   if (!models.length) {
     uploadCard.classList.add('error');
     $('upload-name').textContent = `${files.length} files`;
-    setUploadDetail(h('span', { class: 'err-title', text: 'No .onnx file among them' }), 'Choose the model file (.onnx); external data files go with it.');
+    setUploadDetail(h('span', { class: 'err-title', text: 'No .onnx file among them' }), 'Choose the model file (.onnx) together with its external data files.');
     return;
   }
   const extraNote = extra.length
-    ? h('span', { class: 'note', text: `Not sent: ${extra.map((f) => f.name).join(', ')} — this server takes self-contained models only, so weights kept in external data files show without values.` })
+    ? h('span', { class: 'note-ok', text: `With ${extra.length} data file${extra.length === 1 ? '' : 's'}: ${extra.map(dataLocation).join(', ')}` })
     : null;
   let last = null;
   for (const [i, f] of models.entries()) {
-    const res = await uploadOne(f, models.length > 1 ? `(${i + 1} of ${models.length}) ` : '', extraNote);
+    const res = await uploadOne(f, extra, models.length > 1 ? `(${i + 1} of ${models.length}) ` : '', extraNote);
     if (!res) return;
     last = res;
   }
   if (last) {
     setUploadDetail(`${last.status === 201 ? 'Stored' : 'Already stored'} · opening the graph…`, extraNote);
     navigate({ id: last.body.id, opts: { ...DEFAULTS }, expand: [], node: null, value: null, tensor: null }).then(() => {
-      if (!extraNote) setTimeout(() => { if (uploadState.done && !uploadCard.classList.contains('error')) hideUploadCard(); }, 1200);
+      setTimeout(() => { if (uploadState.done && !uploadCard.classList.contains('error')) hideUploadCard(); }, 1500);
     });
   }
 }
 
-function uploadOne(file, prefix, extraNote) {
+function uploadOne(file, data, prefix, extraNote) {
   const bar = $('upload-progress');
   $('upload-name').textContent = `${prefix}${file.name}`;
   bar.max = 100;
@@ -975,9 +1016,10 @@ function uploadOne(file, prefix, extraNote) {
   $('upload-cancel').setAttribute('aria-label', 'Cancel upload');
   const t0 = performance.now();
   let lastAnnounce = 0;
-  setUploadDetail(`Uploading · 0 of ${fmtBytes(file.size)}`, extraNote);
+  setUploadDetail(`Uploading · 0 of ${fmtBytes(file.size + data.reduce((n, d) => n + d.size, 0))}`, extraNote);
   announce(`Uploading ${file.name}…`);
   const up = upload(file, {
+    data,
     onProgress: (loaded, total) => {
       const pct = total ? Math.min(100, (100 * loaded) / total) : 0;
       bar.value = pct;
@@ -1049,6 +1091,12 @@ async function refreshModels() {
         const m = shown[next++];
         try {
           const s = await getJSON(modelUrl(m.id));
+          if (s.kind === 'tensor') {
+            const t = s.tensor || {};
+            if (!known[m.id] && t.name) m.nameEl.textContent = t.name;
+            m.metaEl.append(` · tensor ${t.dtype} ⟨${(t.dims || []).join('×') || 'scalar'}⟩`);
+            continue;
+          }
           const mm = s.summary.model || {};
           const sm = s.summary.summary || {};
           if (!known[m.id] && mm.graph_name) m.nameEl.textContent = mm.graph_name;

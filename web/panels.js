@@ -1,7 +1,7 @@
 // panels.js — the model panel, the node panel and the tensor preview, built from the
 // service's JSON (docs/api.md) with DOM calls only.
 
-import { h, s, fmtInt, fmtBytes, fmtNum, fmtShape, dtypeShort, isSpecial } from './util.js';
+import { h, s, clear, fmtInt, fmtBytes, fmtNum, fmtShape, dtypeShort, isSpecial } from './util.js';
 
 const domainName = (d) => (d === '' || d === undefined || d === null ? 'ai.onnx' : d);
 
@@ -90,6 +90,23 @@ export function modelPanel(doc, { fileName } = {}) {
       w.nodes && w.nodes.length ? h('span', { class: 'err-where', text: `nodes: ${w.nodes.slice(0, 8).join(', ')}${w.nodes.length > 8 ? ' …' : ''}` }) : null));
   }
   if (warnings.length > 100) frag.append(h('p', { class: 'empty', text: `… and ${warnings.length - 100} more (see the model JSON)` }));
+  return frag;
+}
+
+// GET /models/{id} of a tensor upload: {id, size, kind: "tensor", tensor: {name, dtype, dims, count, storage}}.
+export function tensorUploadPanel(doc, { fileName } = {}) {
+  const t = doc.tensor || {};
+  const frag = document.createDocumentFragment();
+  frag.append(h('h3', { text: 'Tensor file' }), kv([
+    ['File', fileName],
+    ['Name', t.name || '(unnamed)'],
+    ['Type', t.dtype],
+    ['Dims', `[${(t.dims || []).join(', ')}]`],
+    ['Elements', t.count !== undefined ? fmtInt(t.count) : undefined],
+    ['Storage', t.storage],
+    ['Size', fmtBytes(doc.size)],
+    ['Id', h('span', { class: 'mono', title: doc.id, text: `${doc.id.slice(0, 16)}…` })],
+  ]), h('p', { class: 'empty', text: 'A lone TensorProto (.pb), not a model: it has values, no graph.' }));
   return frag;
 }
 
@@ -239,91 +256,108 @@ export function nodePanel(n, ctx) {
 }
 
 // ------------------------------------------------------------------------- tensors
-// The preview answer (GET /models/{id}/tensors/{ref}?values=N&bins=B).  Field names are
-// read tolerantly: `stats` or `statistics`, `histogram.counts` or `histogram.bins`.
-function pick(o, ...names) {
-  for (const n of names) if (o && o[n] !== undefined) return o[n];
-  return undefined;
-}
-
+// The preview answer, GET /models/{id}/tensors/{ref}?values=N&bins=B (docs/api.md):
+// {name, dtype, dtype_short, dims, ggml_ne, count, storage, bytes, external?,
+//  values: {offset, count, data}, stats: {count, finite, nan, pos_inf, neg_inf, zeros,
+//  min, max, mean, std, histogram: {bins, lo, hi, counts}}}.  NaN and ±Inf are the strings
+// "NaN", "Infinity", "-Infinity".
 function histogramSvg(hist, dtype) {
-  const counts = pick(hist, 'counts', 'bins') || [];
+  const counts = (hist && hist.counts) || [];
   if (!counts.length) return null;
-  const lo = pick(hist, 'min', 'lo', 'low', 'range_min');
-  const hi = pick(hist, 'max', 'hi', 'high', 'range_max');
+  const lo = hist.lo, hi = hist.hi;
   const W = 340, H = 120, padL = 4, padB = 18, top = 6;
   const max = Math.max(1, ...counts);
   const bw = (W - padL * 2) / counts.length;
+  const ranged = typeof lo === 'number' && typeof hi === 'number';
   const svg = s('svg', {
     class: 'histogram', viewBox: `0 0 ${W} ${H}`, role: 'img',
     'aria-label': `Histogram of ${counts.length} bins from ${fmtNum(lo)} to ${fmtNum(hi)}`,
   });
   counts.forEach((c, i) => {
     const bh = c === 0 ? 0 : Math.max(1, ((H - padB - top) * c) / max);
-    const x0 = typeof lo === 'number' && typeof hi === 'number' ? lo + ((hi - lo) * i) / counts.length : null;
-    const x1 = typeof lo === 'number' && typeof hi === 'number' ? lo + ((hi - lo) * (i + 1)) / counts.length : null;
+    const x0 = ranged ? lo + ((hi - lo) * i) / counts.length : null;
+    const x1 = ranged ? lo + ((hi - lo) * (i + 1)) / counts.length : null;
     svg.append(s('rect', {
       class: 'hbar', x: (padL + i * bw + 0.5).toFixed(2), y: (H - padB - bh).toFixed(2),
       width: Math.max(0.5, bw - 1).toFixed(2), height: bh.toFixed(2),
-    }, s('title', null, `${x0 !== null ? `[${fmtNum(x0, 4)}, ${fmtNum(x1, 4)}${i === counts.length - 1 ? ']' : ')'}: ` : ''}${fmtInt(c)}`)));
+    }, s('title', null, `${ranged ? `[${fmtNum(x0, 4)}, ${fmtNum(x1, 4)}${i === counts.length - 1 ? ']' : ')'}: ` : ''}${fmtInt(c)}`)));
   });
   svg.append(s('line', { class: 'axis', x1: padL, x2: W - padL, y1: H - padB + 0.5, y2: H - padB + 0.5 }));
   svg.append(s('text', { x: padL, y: H - 4 }, fmtNum(lo, 4)));
   svg.append(s('text', { x: W - padL, y: H - 4, 'text-anchor': 'end' }, fmtNum(hi, 4)));
-  svg.append(s('text', { x: W / 2, y: H - 4, 'text-anchor': 'middle' }, dtype ? `${dtypeShort(dtype)} values` : 'values'));
-  const below = pick(hist, 'below'), above = pick(hist, 'above');
-  const frag = h('div', null, svg);
-  if (below || above) frag.append(h('div', { class: 'empty', text: `outside the range: ${fmtInt(below || 0)} below, ${fmtInt(above || 0)} above` }));
-  return frag;
+  svg.append(s('text', { x: W / 2, y: H - 4, 'text-anchor': 'middle' }, `${dtypeShort(dtype)} values, ${counts.length} bins`));
+  return svg;
 }
 
-export function tensorPanel(t, label) {
+// opts: {label, onMore(offset) -> Promise<preview> (next page of values), npyUrl}
+export function tensorPanel(t, { label, onMore, npyUrl } = {}) {
   const frag = document.createDocumentFragment();
-  const dims = pick(t, 'dims', 'shape') || [];
-  const count = pick(t, 'count', 'elements');
-  const bytes = pick(t, 'bytes', 'byte_size', 'size');
+  const dims = t.dims || [];
+  const ext = t.external;
   frag.append(
     h('div', { class: 'node-title' },
-      h('span', { class: 'op-badge', text: dtypeShort(t.dtype) }),
+      h('span', { class: 'op-badge', text: t.dtype_short || dtypeShort(t.dtype) }),
       h('span', { class: 'node-domain', text: `⟨${fmtShape(dims)}⟩` })),
     h('div', { class: 'node-name', text: t.name || label || '' }),
     kv([
-      ['Ref', h('span', { class: 'mono', text: t.ref })],
+      ['Ref', h('span', { class: 'mono', text: t.tensor || t.ref })],
       ['Type', t.dtype],
       ['Dims', `[${dims.join(', ')}]`],
       ['ggml ne', t.ggml_ne ? `[${t.ggml_ne.join(', ')}]` : undefined],
-      ['Elements', count !== undefined ? fmtInt(count) : undefined],
-      ['Bytes', bytes !== undefined ? fmtBytes(bytes) : undefined],
+      ['Elements', t.count !== undefined ? fmtInt(t.count) : undefined],
+      ['Bytes', t.bytes !== undefined ? fmtBytes(t.bytes) : undefined],
       ['Storage', t.storage],
+      ['External', ext ? `${ext.location} @ ${fmtInt(ext.offset || 0)} (+${fmtBytes(ext.length)})` : undefined],
     ]));
+  if (npyUrl) frag.append(h('div', { class: 'panel-actions' }, h('button', { type: 'button', class: 'btn btn-plain btn-small', text: 'Download .npy', onclick: npyUrl })));
 
-  const st = pick(t, 'stats', 'statistics');
+  const st = t.stats;
   if (st) {
     const cells = [
-      ['min', pick(st, 'min')], ['max', pick(st, 'max')], ['mean', pick(st, 'mean')], ['std', pick(st, 'std', 'stddev')],
-      ['zeros', pick(st, 'zeros', 'zero', 'zero_count')], ['NaN', pick(st, 'nan', 'nans', 'nan_count')],
-      ['±Inf', pick(st, 'inf', 'infs', 'inf_count')], ['finite', pick(st, 'finite', 'count')],
-    ].filter(([, v]) => v !== undefined && v !== null);
-    frag.append(h('h3', { text: 'Statistics' }), h('div', { class: 'stats' }, cells.map(([k, v]) => h('div', { class: 'stat' },
+      ['min', st.min], ['max', st.max], ['mean', st.mean], ['std', st.std],
+      ['zeros', st.zeros], ['finite', st.finite], ['NaN', st.nan], ['+Inf', st.pos_inf], ['−Inf', st.neg_inf],
+    ].filter(([, v]) => v !== undefined);
+    const counted = new Set(['zeros', 'finite', 'NaN', '+Inf', '−Inf']);
+    frag.append(h('h3', { text: 'Statistics' }), h('div', { class: 'stats' }, cells.map(([k, v]) => h('div', { class: 'stat', dataset: { stat: k } },
       h('div', { class: 'k', text: k }),
-      h('div', { class: `v${isSpecial(v) ? ' special' : ''}`, text: typeof v === 'number' && Number.isInteger(v) && (k === 'zeros' || k === 'NaN' || k === '±Inf' || k === 'finite') ? fmtInt(v) : fmtNum(v, 7) })))));
-    const hist = pick(t, 'histogram') || pick(st, 'histogram');
-    if (hist) {
-      const hs = histogramSvg(hist, t.dtype);
-      if (hs) frag.append(h('h3', { text: 'Histogram' }), hs);
-    }
+      h('div', { class: `v${isSpecial(v) || (counted.has(k) && k !== 'zeros' && k !== 'finite' && v > 0) ? ' special' : ''}`, text: v === null ? '—' : counted.has(k) ? fmtInt(v) : fmtNum(v, 7) })))));
+    const hs = histogramSvg(st.histogram, t.dtype);
+    if (hs) frag.append(h('h3', { text: 'Histogram' }), hs);
+  } else if (t.class === 'string') {
+    frag.append(h('p', { class: 'empty', text: 'Strings have no statistics.' }));
   }
 
-  const vals = pick(t, 'values') || [];
-  const more = typeof count === 'number' && count > vals.length;
-  frag.append(h('h3', { text: more ? `First ${fmtInt(vals.length)} of ${fmtInt(count)} values` : `Values (${fmtInt(vals.length)})` }));
-  if (!vals.length) frag.append(h('p', { class: 'empty', text: 'No values.' }));
-  else frag.append(valuesView(vals, dims));
+  const page = t.values || { offset: 0, count: 0, data: [] };
+  const vals = [...(page.data || [])];
+  const heading = h('h3');
+  const body = h('div');
+  const more = h('button', { type: 'button', class: 'btn btn-plain btn-small more-btn' });
+  const render = () => {
+    const total = typeof t.count === 'number' ? t.count : vals.length;
+    heading.textContent = vals.length < total ? `First ${fmtInt(vals.length)} of ${fmtInt(total)} values` : `Values (${fmtInt(vals.length)})`;
+    clear(body).append(vals.length ? valuesView(vals, dims) : h('p', { class: 'empty', text: 'No values.' }));
+    more.hidden = !onMore || vals.length >= total;
+    more.textContent = `Show ${fmtInt(Math.min(1024, total - vals.length))} more`;
+  };
+  more.addEventListener('click', async () => {
+    more.disabled = true;
+    try {
+      const next = await onMore(vals.length);
+      vals.push(...((next.values && next.values.data) || []));
+      render();
+    } catch (e) {
+      more.replaceWith(h('div', { class: 'notice error', text: e.message }));
+    } finally { more.disabled = false; }
+  });
+  render();
+  frag.append(heading, body, more);
   return frag;
 }
 
+const valueText = (v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : fmtNum(v, 9));
+
 function valueCell(v) {
-  return h('td', { class: isSpecial(v) ? 'special' : '', text: typeof v === 'object' && v !== null ? JSON.stringify(v) : fmtNum(v, 7) });
+  return h('td', { class: isSpecial(v) ? 'special' : '', text: valueText(v) });
 }
 
 // Values in rows of the last dimension (row labels are the leading indices) when that is
@@ -345,5 +379,5 @@ function valuesView(vals, dims) {
   }
   return h('ol', { class: 'values', 'aria-label': 'Values' }, vals.map((v, i) => h('li', null,
     h('span', { class: 'vi', text: String(i) }),
-    h('span', { class: isSpecial(v) ? 'special' : '', text: typeof v === 'object' && v !== null ? JSON.stringify(v) : fmtNum(v, 7) }))));
+    h('span', { class: isSpecial(v) ? 'special' : '', text: valueText(v) }))));
 }

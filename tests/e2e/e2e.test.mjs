@@ -84,6 +84,7 @@ async function graphShown(key, id) {
 // Wait until the view stops moving: the page marks #canvas "moving" from the first frame of
 // a change until 180 ms after the last one; and the transform holds still for 250 ms.
 async function settled() {
+  await page.evaluate(() => { window.__lastT = null; window.__since = 0; });
   await page.waitForFunction(() => {
     const c = document.getElementById('canvas');
     const t = getComputedStyle(c).transform;
@@ -285,12 +286,28 @@ describe('web page in Chromium', () => {
       else assert.ok(Math.abs(Number(c) - w) <= Math.abs(w) * 1e-3 + 1e-9, `value ${i}: ${c} vs ${w}`);
     });
     const stats = await page.$$eval('#side-body .stat', (s) => Object.fromEntries(s.map((e) => [e.querySelector('.k').textContent, e.querySelector('.v').textContent])));
-    assert.equal(Number(stats.min), MODELS.fp16.min);
-    assert.equal(Number(stats.max.replace(/,/g, '')), MODELS.fp16.max);
-    assert.equal(Number(stats.NaN), MODELS.fp16.nan);
-    assert.equal(Number(stats['±Inf']), MODELS.fp16.inf);
+    const num = (t) => Number(t.replace(/,/g, ''));
+    assert.equal(num(stats.min), MODELS.fp16.min);
+    assert.equal(num(stats.max), MODELS.fp16.max);
+    assert.equal(num(stats.NaN), MODELS.fp16.nan);
+    assert.equal(num(stats['+Inf']) + num(stats['−Inf']), MODELS.fp16.inf);
+    assert.equal(num(stats.zeros), MODELS.fp16.zeros);
     assert.ok(await page.$$eval('#side-body svg.histogram rect.hbar', (r) => r.length) > 1, 'histogram bars');
     await shot('05-tensor-preview');
+    // the whole tensor as .npy: float16 widened to float32, the same values
+    const [npy] = await Promise.all([page.waitForEvent('download'), page.click('#side-body button:text-is("Download .npy")')]);
+    const buf = fs.readFileSync(await npy.path());
+    assert.equal(buf.subarray(0, 6).toString('latin1'), '\x93NUMPY');
+    const hlen = buf.readUInt16LE(8);
+    const header = buf.subarray(10, 10 + hlen).toString('latin1');
+    assert.match(header, /'descr': '<f4'/);
+    assert.match(header, /'shape': \(4, 4\)/);
+    const f32 = new Float32Array(buf.buffer.slice(buf.byteOffset + 10 + hlen, buf.byteOffset + buf.length));
+    MODELS.fp16.values.forEach((w, i) => {
+      if (w === 'NaN') assert.ok(Number.isNaN(f32[i]));
+      else if (typeof w === 'string') assert.equal(f32[i], w === 'Inf' ? Infinity : -Infinity);
+      else assert.equal(f32[i], w, `npy value ${i}`);
+    });
     // back to the node, then Escape closes the panel
     await page.keyboard.press('Escape');
     await page.waitForFunction(() => !/tensor=/.test(location.hash));
@@ -299,7 +316,43 @@ describe('web page in Chromium', () => {
     await page.waitForSelector('#side-panel', { state: 'hidden' });
   });
 
+  test('a model with external data: both files in one upload, values read from the data file', async () => {
+    await page.goto(`${base}/#/`);
+    await uploadFile([MODELS.ext.file, MODELS.ext.data]);
+    await page.waitForFunction(() => /ext\.onnx/.test(document.getElementById('crumb-name').textContent), null, { timeout: 30000 });
+    await graphShown();
+    assert.match(await page.textContent('#upload-detail'), /ext_weights\.bin/);
+    await clickInGraph('#canvas svg g.node[data-node]:has(text:text-is("Gemm"))');
+    await page.click('#side-body .init-box button[data-ref]');
+    await page.waitForSelector('#side-body .values, #side-body .values-table, #side-body .notice.error');
+    const err = await page.$('#side-body .notice.error');
+    assert.ok(!err, `preview failed: ${err && await err.textContent()}`);
+    assert.match(await page.textContent('#side-body'), /ext_weights\.bin/);
+    const vals = await page.$$eval('#side-body .values li span:last-child, #side-body .values-table td', (t) => t.map((x) => Number(x.textContent)));
+    assert.deepEqual(vals, MODELS.ext.values);
+    // the same model without its data: the graph, and a preview that says what is missing
+    const id = await idOf(MODELS.ext.file);
+    await page.goto(`${base}/#/models/${id}?node=n0&tensor=@i0`);
+    await page.waitForSelector('#side-body .notice.error');
+    assert.match(await page.textContent('#side-body'), /external_data_missing[\s\S]*together with its data files/);
+  });
+
+  test('a lone TensorProto (.pb) opens as a tensor: values, statistics, no graph', async () => {
+    await page.goto(`${base}/#/`);
+    await uploadFile(MODELS.tensor.file);
+    await page.waitForSelector('#tensor-view:not([hidden]) .stats', { timeout: 30000 });
+    assert.equal(await page.isVisible('#viewport'), false);
+    const vals = await page.$$eval('#tensor-view .values-table td', (t) => t.map((x) => Number(x.textContent)));
+    assert.equal(vals.length, MODELS.tensor.values.length);
+    vals.forEach((v, i) => assert.ok(Math.abs(v - MODELS.tensor.values[i]) < 1e-6, `value ${i}`));
+    assert.match(await page.textContent('#model-body'), /Tensor file[\s\S]*FLOAT[\s\S]*\[3, 4\]/);
+    await shot('06-tensor-upload');
+  });
+
   test('search with /: results, Enter centres and selects the node', async () => {
+    const id = await idOf(MODELS.fp16.file);
+    await page.goto(`${base}/#/models/${id}`);
+    await graphShown('', id);
     await openSearchHit('softmax', (t) => /Softmax/.test(t));
     await page.waitForFunction(() => document.querySelector('#side-body .op-badge')?.textContent === 'Softmax');
     assert.match(page.url(), /node=n\d+/);
@@ -322,7 +375,7 @@ describe('web page in Chromium', () => {
     assert.ok(afterN > before + 20, `expanding adds nodes (${before} -> ${afterN})`);
     assert.equal(await page.$('#canvas svg g.node.group[data-group="/encoder/layers.3"]'), null);
     assert.ok(await page.isVisible('#expanded .chip'));
-    await shot('06-expanded-scope');
+    await shot('07-expanded-scope');
     // collapse from the cluster's label
     await clickInGraph('#canvas svg g.cluster.collapsible[data-group="/encoder/layers.3"] > text');
     await page.waitForSelector('#canvas svg g.node.group[data-group="/encoder/layers.3"]');
@@ -334,7 +387,23 @@ describe('web page in Chromium', () => {
     await page.waitForSelector('#canvas svg g.node.group[data-group="/encoder/layers.3"]');
   });
 
+  test('a float32 weight of the transformer: first values, then more on demand', async () => {
+    const id = await idOf(TRANSFORMER);
+    await page.goto(`${base}/#/models/${id}?tensor=@i1`);
+    await page.waitForSelector('#side-body .values li');
+    const n0 = await page.$$eval('#side-body .values li', (l) => l.length);
+    assert.equal(n0, 256);
+    assert.match(await page.textContent('#side-body h3:has-text("values")'), /First 256 of 4,096 values/);
+    await page.click('#side-body button:has-text("more")');
+    await page.waitForFunction(() => document.querySelectorAll('#side-body .values li').length === 1280);
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('#side-panel', { state: 'hidden' });
+  });
+
   test('search finds a node inside a collapsed scope and expands it', async () => {
+    const id = await idOf(TRANSFORMER);
+    await page.goto(`${base}/#/models/${id}`);
+    await graphShown('', id);
     await openSearchHit('layers.7/self_attn/Softmax', (t) => /encoder\/layers\.7\/self_attn\/Softmax/.test(t));
     await page.waitForURL(/expand=[^&]*\/encoder\/layers\.7/, { timeout: 30000 });
     await page.waitForFunction(() => document.querySelector('#side-body .op-badge')?.textContent === 'Softmax');
@@ -348,7 +417,7 @@ describe('web page in Chromium', () => {
       return r.left >= v.left && r.right <= v.right && r.top >= v.top && r.bottom <= v.bottom;
     });
     assert.ok(inView, 'the found node is centred in view');
-    await shot('07-search-hit-expanded');
+    await shot('08-search-hit-expanded');
   });
 
   test('pan and zoom move one transform; no new layout request', async () => {
@@ -420,7 +489,7 @@ describe('web page in Chromium', () => {
     await page.waitForTimeout(500);
     const after = await transform();
     assert.ok(Math.abs(after.y - before.y) > 50 || Math.abs(after.x - before.x) > 50, 'the click jumps to the producer');
-    await shot('08-full-detail');
+    await shot('09-full-detail');
   });
 
   test('10,000 nodes: a grouped overview first; full detail loads and zooms at frame rate', async () => {
@@ -455,7 +524,7 @@ describe('web page in Chromium', () => {
     console.log(`# 10,000 nodes: overview (${boxes} boxes) in ${overviewMs} ms, full detail in ${fullMs} ms; ` +
       `zoom frames median ${frames.median.toFixed(1)} ms, p90 ${frames.p90.toFixed(1)} ms`);
     assert.ok(frames.median < 50, `zooming stays interactive (median frame ${frames.median.toFixed(1)} ms)`);
-    await shot('09-10k-full-detail');
+    await shot('10-10k-full-detail');
   });
 
   test('options: direction LR is in the URL and relayouts; download SVG', async () => {
@@ -485,7 +554,7 @@ describe('web page in Chromium', () => {
     assert.equal((text.match(/<g id="[^"]*" class="node /g) || []).length, drawn, 'the download is the drawing shown');
     const [dot] = await Promise.all([page.waitForEvent('download'), page.click('#btn-download').then(() => page.click('#downloads [data-download="dot"]'))]);
     assert.match(fs.readFileSync(await dot.path(), 'utf8'), /digraph/);
-    await shot('10-options-lr');
+    await shot('11-options-lr');
   });
 
   test('a shared URL opens the same view and node; the model list shows uploads', async () => {
@@ -602,7 +671,7 @@ describe('web page in Chromium', () => {
     assert.match(await page.textContent('#side-body'), /FLOAT16/);
     const vals = await page.$$eval('#side-body .values-table td, #side-body .values li span:last-child', (t) => t.map((x) => x.textContent));
     assert.ok(vals.length > 8 && vals.every((v) => /^-?[\d.]+(e[-+]?\d+)?$|^NaN$|Inf/.test(v)), `values: ${vals.slice(0, 8)}`);
-    await shot('11-isnet-tensor');
+    await shot('12-isnet-tensor');
   });
 
   test('no script error and no CSP violation on any page', async () => {

@@ -109,11 +109,40 @@ def big_model(path, blocks=500):
     return {'file': path, 'nodes': len(nodes)}
 
 
+def external_model(folder):
+    """ext.onnx + ext_weights.bin: a Gemm whose float32 weight lives in external data."""
+    w = (np.arange(24, dtype=np.float32).reshape(4, 6) - 10.0) / 4.0
+    init = numpy_helper.from_array(w, 'ext.W')
+    graph = helper.make_graph(
+        [helper.make_node('Gemm', ['x', 'ext.W'], ['y'], name='/ext/Gemm', transB=0)], 'ext_test',
+        [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 6])],
+        initializer=[init])
+    model = helper.make_model(graph, producer_name='onnxviz-e2e', opset_imports=[helper.make_opsetid('', 17)])
+    model.ir_version = 8
+    path = os.path.join(folder, 'ext.onnx')
+    onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+              location='ext_weights.bin', size_threshold=0)
+    return {'file': path, 'data': os.path.join(folder, 'ext_weights.bin'),
+            'values': [float(v) for v in w.ravel()]}
+
+
+def tensor_file(folder):
+    """A lone TensorProto (.pb), as onnx's test data sets hold them."""
+    t = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4)
+    path = os.path.join(folder, 'input_0.pb')
+    with open(path, 'wb') as f:
+        f.write(numpy_helper.from_array(t, 'input_0').SerializeToString())
+    return {'file': path, 'name': 'input_0', 'values': [float(v) for v in t.ravel()]}
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     info = {'fp16': fp16_model(os.path.join(out, 'fp16.onnx')),
-            'big': big_model(os.path.join(out, 'big10k.onnx'))}
+            'big': big_model(os.path.join(out, 'big10k.onnx')),
+            'ext': external_model(out),
+            'tensor': tensor_file(out)}
     json.dump(info, sys.stdout)
 
 
