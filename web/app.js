@@ -186,6 +186,7 @@ async function openModel(id) {
     const title = modelTitle(id, s);
     document.title = `${title} — onnxviz`;
     $('crumb-name').textContent = title;
+    $('model-panel-title').textContent = s.kind === 'tensor' ? 'Tensor' : 'Model';
     if (s.kind === 'tensor') {
       const t = s.tensor || {};
       $('crumb-meta').textContent = `tensor · ${t.dtype} ⟨${(t.dims || []).join('×') || 'scalar'}⟩ · ${fmtBytes(s.size)}`;
@@ -708,7 +709,6 @@ $('zoom-fit').addEventListener('click', () => pz.fit(true));
 $('zoom-100').addEventListener('click', () => pz.actualSize());
 $('side-close').addEventListener('click', () => navigate({ node: null, value: null, tensor: null }));
 $('side-back').addEventListener('click', () => navigate({ tensor: null }));
-window.addEventListener('resize', debounce(() => { if (cur.svg && !route.node) pz.apply(); }, 100));
 
 // ------------------------------------------------------------------------- options
 const optForm = $('options');
@@ -998,7 +998,7 @@ async function uploadFiles(files) {
     last = res;
   }
   if (last) {
-    setUploadDetail(`${last.status === 201 ? 'Stored' : 'Already stored'} · opening the graph…`, extraNote);
+    setUploadDetail(`${last.status === 201 ? 'Stored' : 'Already stored'} · opening it…`, extraNote);
     navigate({ id: last.body.id, opts: { ...DEFAULTS }, expand: [], node: null, value: null, tensor: null }).then(() => {
       setTimeout(() => { if (uploadState.done && !uploadCard.classList.contains('error')) hideUploadCard(); }, 1500);
     });

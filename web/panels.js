@@ -300,7 +300,7 @@ export function tensorPanel(t, { label, onMore, npyUrl } = {}) {
       h('span', { class: 'node-domain', text: `⟨${fmtShape(dims)}⟩` })),
     h('div', { class: 'node-name', text: t.name || label || '' }),
     kv([
-      ['Ref', h('span', { class: 'mono', text: t.tensor || t.ref })],
+      ['Ref', t.tensor && t.tensor !== '_' ? h('span', { class: 'mono', text: t.tensor }) : undefined],
       ['Type', t.dtype],
       ['Dims', `[${dims.join(', ')}]`],
       ['ggml ne', t.ggml_ne ? `[${t.ggml_ne.join(', ')}]` : undefined],

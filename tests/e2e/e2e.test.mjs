@@ -662,6 +662,8 @@ describe('web page in Chromium', () => {
     await uploadFile(ISNET);
     await page.waitForURL(/#\/models\/[0-9a-f]{64}/, { timeout: 120000 });
     await graphShown();
+    const progress = await page.evaluate(() => window.__progress);
+    assert.ok(new Set(progress.filter((p) => p > 0 && p < 100)).size >= 2, `the bar moves during 88 MB: ${progress.map(Math.round)}`);
     await openSearchHit('Conv', (t) => /^Conv/.test(t));
     await page.waitForFunction(() => document.querySelector('#side-body .op-badge')?.textContent === 'Conv', null, { timeout: 30000 });
     await page.click('#side-body .init-box button[data-ref]');

