@@ -1093,7 +1093,7 @@ async function refreshModels() {
           const s = await getJSON(modelUrl(m.id));
           if (s.kind === 'tensor') {
             const t = s.tensor || {};
-            if (!known[m.id] && t.name) m.nameEl.textContent = t.name;
+            if (!known[m.id]) m.nameEl.textContent = t.name || `tensor ${shortId(m.id)}`;
             m.metaEl.append(` · tensor ${t.dtype} ⟨${(t.dims || []).join('×') || 'scalar'}⟩`);
             continue;
           }
