@@ -118,7 +118,7 @@ async function apply(r) {
   if (!r.id) { showHome(); return; }
   showWorkspace();
   if (cur.id !== r.id) await openModel(r.id);
-  if (seq !== applySeq) return;
+  if (seq !== applySeq || !cur.summary) return; // no summary: openModel says why
   const isTensor = !!(cur.summary && cur.summary.kind === 'tensor');
   showGraphParts(!isTensor);
   if (isTensor) { await showTensorUpload(r, seq); return; }
@@ -129,7 +129,6 @@ async function apply(r) {
     const ok = await loadGraph(r, key, seq);
     if (!ok || seq !== applySeq) return;
   }
-  updateDownloads();
   await syncSelection(r, seq);
 }
 
@@ -199,7 +198,10 @@ async function openModel(id) {
   } catch (e) {
     if (cur.id !== id) return;
     clear($('model-body')).append(errorNotice(e));
-    if (e.status === 404) showGraphState({ error: true, title: 'No such model on this server', detail: e.message, actions: [['All models', () => navigate({ id: null })]] });
+    showGraphState({
+      error: true, title: e.status === 404 ? 'No such model on this server' : 'The model could not be opened', detail: e.message,
+      actions: [['Try again', () => { cur.id = null; apply(route); }], ['All models', () => navigate({ id: null })]],
+    });
   }
 }
 
@@ -762,8 +764,6 @@ function baseName() {
   const n = modelTitle(route.id, cur.summary).replace(/\.onnx$/i, '').replace(/[^\w.-]+/g, '_').slice(0, 80);
   return n || shortId(route.id);
 }
-
-function updateDownloads() { /* links are built on demand: the URL depends on the options */ }
 
 $('downloads').addEventListener('click', async (e) => {
   const b = e.target.closest('button[data-download]');

@@ -18,6 +18,7 @@ const SQUEEZENET = path.join(CORPUS, 'models/real/squeezenet1_1.onnx');
 const ISNET = LARGE ? path.join(LARGE, 'isnet_fp16.onnx') : '';
 
 let server, base, ctx, page, blank;
+let serverLog = '';
 const consoleErrors = [];
 const cspViolations = [];
 const svgRequests = [];
@@ -28,17 +29,18 @@ function startServer() {
   fs.mkdirSync(store, { recursive: true });
   server = spawn(path.join(BUILD, 'onnxviz'), ['serve', '--port', '0', '--store', store, '--log-requests=off'],
     { stdio: ['ignore', 'pipe', 'pipe'] });
+  server.exited = new Promise((res) => server.on('exit', (code, sig) => res(code ?? sig)));
   return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 15000);
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${serverLog}`)), 15000);
     const onData = (d) => {
-      out += d;
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      serverLog += d;
+      if (serverLog.length > 4e6) serverLog = serverLog.slice(-2e6);
+      const m = /listening on (http:\/\/[^\s]+)/.exec(serverLog);
       if (m) { clearTimeout(timer); resolve(m[1]); }
     };
     server.stdout.on('data', onData);
     server.stderr.on('data', onData);
-    server.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code}): ${out}`)); });
+    server.exited.then((code) => { clearTimeout(timer); reject(new Error(`server exited (${code}): ${serverLog}`)); });
   });
 }
 
@@ -183,8 +185,15 @@ describe('web page in Chromium', () => {
 
   after(async () => {
     if (ctx) await ctx.close();
-    if (server) { server.kill('SIGTERM'); }
     console.log(`screenshots:\n  ${shots.join('\n  ')}`);
+    if (!server) return;
+    // the server stops cleanly, and says nothing a sanitizer would (build-san/ runs)
+    server.kill('SIGTERM');
+    const code = await Promise.race([server.exited, new Promise((res) => setTimeout(() => res('timeout'), 40000))]);
+    if (code === 'timeout') server.kill('SIGKILL');
+    const bad = /(AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:)[^\n]*/.exec(serverLog);
+    assert.ok(!bad, `the server reported: ${bad && bad[0]}`);
+    assert.equal(code, 0, `the server's exit after SIGTERM: ${code}`);
   });
 
   test('the page loads with its CSP and an empty model list', async () => {
