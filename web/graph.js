@@ -189,6 +189,7 @@ export class PanZoom {
   stop() {
     if (this.anim) cancelAnimationFrame(this.anim.raf);
     this.anim = null;
+    delete this.canvas.dataset.animating;
   }
 
   animateTo(x, y, k) {
@@ -206,9 +207,11 @@ export class PanZoom {
       const fx = from.x + (x - from.x) * e;
       const fy = from.y + (y - from.y) * e;
       this.set(fx, fy, kk);
-      if (t < 1) this.anim.raf = requestAnimationFrame(step); else this.anim = null;
+      if (t < 1) this.anim.raf = requestAnimationFrame(step);
+      else { this.anim = null; delete this.canvas.dataset.animating; }
     };
     this.anim = { raf: requestAnimationFrame(step) };
+    this.canvas.dataset.animating = '1'; // until the last step (tests wait on it)
   }
 
   bind() {
