@@ -171,6 +171,8 @@ static const char *wire_msg(oxp_code code)
 
 static oxp_code nomem(dctx *c, const uint8_t *at)
 {
+	if (oxp__arena_malloc_failed(c->arena))
+		return fail(c, OXP_E_NOMEM, at, NULL, -1, "out of memory");
 	return fail(c, OXP_E_NOMEM, at, NULL, -1,
 	            "allocation budget of %zu bytes exceeded", c->lim.max_alloc);
 }

@@ -260,8 +260,10 @@ oxp_code oxp_model_open(oxp_model **out, const char *path, const oxp_limits *lim
 		map = split ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
 		            : mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (map == MAP_FAILED) {
+			int e = errno;
 			close(fd);
-			return oxp__set_error(err, OXP_E_IO, 0, "", "mmap failed: %s", strerror(errno));
+			return oxp__set_error(err, e == ENOMEM ? OXP_E_NOMEM : OXP_E_IO, 0, "",
+			                      "mmap failed: %s", strerror(e));
 		}
 		if (split && !split_structure(fd, map, len)) {
 			/* not split (or half done): the plain mapping of the file instead */
