@@ -709,6 +709,14 @@ $('zoom-in').addEventListener('click', () => pz.zoomBy(1.25, undefined, undefine
 $('zoom-out').addEventListener('click', () => pz.zoomBy(0.8, undefined, undefined, true));
 $('zoom-fit').addEventListener('click', () => pz.fit(true));
 $('zoom-100').addEventListener('click', () => pz.actualSize());
+// The model panel can be folded away for room (remembered in this browser).
+function setModelPanel(on) {
+  $('model-panel').hidden = !on;
+  $('toggle-model').setAttribute('aria-pressed', String(on));
+  try { localStorage.setItem('onnxviz.modelPanel', on ? '1' : '0'); } catch { /* storage off */ }
+}
+$('toggle-model').addEventListener('click', () => setModelPanel($('model-panel').hidden));
+try { if (localStorage.getItem('onnxviz.modelPanel') === '0') setModelPanel(false); } catch { /* storage off */ }
 $('side-close').addEventListener('click', () => navigate({ node: null, value: null, tensor: null }));
 $('side-back').addEventListener('click', () => navigate({ tensor: null }));
 
