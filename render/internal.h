@@ -114,6 +114,7 @@ typedef struct view {
 	double width, height;
 	int group_depth;     /* the grouping depth used (0 = none) */
 	uint32_t max_boxes;  /* cap */
+	uint64_t virtual_nodes; /* ranks crossed by edges (as-late-as-possible ranks) */
 	char settings[160];  /* dot attributes chosen, for the record */
 } view;
 
