@@ -177,7 +177,7 @@ test: deps
 check: test
 
 clang-check:
-	$(MAKE) CC=clang BUILD=build-clang all $(patsubst $(BUILD)/%,build-clang/%,$(UNIT_BIN))
+	$(MAKE) CC=clang BUILD=build-clang all $(patsubst $(BUILD)/%,build-clang/%,$(UNIT_BIN) $(TOOLS_BIN))
 
 bench: all
 	BUILD=$(BUILD) sh tests/bench/run.sh
