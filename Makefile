@@ -46,6 +46,8 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 PARSER_OBJ  := $(call obj,$(PARSER_SRC))
 RENDER_OBJ  := $(call obj,$(RENDER_SRC))
 SERVICE_OBJ := $(call obj,$(SERVICE_SRC)) $(BUILD)/obj/gen/web_assets.o
+SERVICE_OBJ += $(BUILD)/obj/gen/openapi.o
+OPENAPI_GEN := $(BUILD)/gen/openapi.c
 ALL_OBJ     := $(PARSER_OBJ) $(RENDER_OBJ) $(SERVICE_OBJ)
 
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
@@ -81,6 +83,15 @@ $(WEB_GEN): $(WEB_FILES) web/embed.sh
 	@mkdir -p $(dir $@)
 	sh web/embed.sh $@ $(WEB_FILES)
 
+# service/openapi.json, embedded like the web page (served at /openapi.json).
+$(BUILD)/obj/gen/openapi.o: $(OPENAPI_GEN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(OPENAPI_GEN): service/openapi.json service/embed-openapi.sh
+	@mkdir -p $(dir $@)
+	sh service/embed-openapi.sh $@ service/openapi.json
+
 $(BUILD)/libonnxviz.a: $(ALL_OBJ)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
@@ -102,6 +113,24 @@ $(BUILD)/tools/%: $(BUILD)/obj/tests/tools/%.o $(BUILD)/libonnxviz.a
 
 tools: $(TOOLS_BIN)
 
+# Fuzz targets (tests/fuzz/fuzz_*.c).  In every build each is linked with
+# tests/fuzz/replay.c into $(BUILD)/fuzz/replay_<name>, a plain program that replays the
+# target's corpus and saved crashers (tests/fuzz/run.sh, part of `make test`).  `make fuzz`
+# builds them with libFuzzer into build-fuzz/ and runs each for FUZZ_SECONDS.
+FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES  := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
+REPLAY_BIN  := $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_NAMES))
+
+$(BUILD)/fuzz/replay_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz/replay.o \
+                        $(BUILD)/libonnxviz.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+.SECONDARY: $(patsubst %,$(BUILD)/obj/tests/fuzz/fuzz_%.o,$(FUZZ_NAMES)) $(BUILD)/obj/tests/fuzz/replay.o
+.PHONY: fuzz-replay
+fuzz-replay: $(REPLAY_BIN)
+
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # ---------------------------------------------------------------------------------------
@@ -110,7 +139,10 @@ tools: $(TOOLS_BIN)
 DEPS_BUILD := gcc make pkg-config libc6-dev libmicrohttpd-dev libgraphviz-dev libjansson-dev \
               libssl-dev
 DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 python3-onnx \
-              python3-numpy librsvg2-bin wrk graphviz nodejs chromium debootstrap
+              python3-numpy python3-jsonschema libxml2-utils strace librsvg2-bin wrk graphviz \
+              nodejs chromium debootstrap time
+# the docker suite: ip (loopback in its network namespace), python3-yaml (compose.yaml)
+DEPS_TEST  += iproute2 python3-yaml
 define install_missing
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	    | grep -q 'install ok installed' || echo $$p; done); \
@@ -147,16 +179,44 @@ unit: $(UNIT_BIN)
 # tests/run-all.sh prints a summary and fails when any suite fails.
 test: deps
 	$(MAKE) all
-	$(MAKE) $(UNIT_BIN) $(TOOLS_BIN)
+	$(MAKE) $(UNIT_BIN) $(TOOLS_BIN) $(REPLAY_BIN)
 	BUILD=$(BUILD) sh tests/run-all.sh
 
 check: test
 
 clang-check:
-	$(MAKE) CC=clang BUILD=build-clang all $(patsubst $(BUILD)/%,build-clang/%,$(UNIT_BIN))
+	$(MAKE) CC=clang BUILD=build-clang all $(patsubst $(BUILD)/%,build-clang/%,$(UNIT_BIN) $(TOOLS_BIN))
 
 bench: all
 	BUILD=$(BUILD) sh tests/bench/run.sh
 
+# libFuzzer runs: the library and each target built by clang with
+# -fsanitize=fuzzer,address,undefined into build-fuzz/; each target runs FUZZ_SECONDS with
+# its committed corpus (tests/fuzz/corpus/<name>/) and a work folder outside git
+# (build-fuzz/work/<name>/, where new inputs go); crashers land in build-fuzz/crashes/<name>/
+# (copy them to tests/fuzz/regressions/<name>/).  tests/fuzz/fuzz.sh prints runs/s and
+# coverage per target.
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+fuzz:
+	$(MAKE) CC=$(FUZZ_CC) BUILD=build-fuzz SANITIZE=address,undefined \
+	    CFLAGS="$(CFLAGS) -fsanitize=fuzzer-no-link" build-fuzz/libonnxviz.a \
+	    $(patsubst %,build-fuzz/obj/tests/fuzz/fuzz_%.o,$(FUZZ_NAMES))
+	@for t in $(FUZZ_NAMES); do \
+	  $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o build-fuzz/fuzz_$$t \
+	      build-fuzz/obj/tests/fuzz/fuzz_$$t.o build-fuzz/libonnxviz.a $(LIBS) || exit 1; \
+	done
+	sh tests/fuzz/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
 clean:
-	rm -rf build build-san build-clang build-fuzz
+	rm -rf build build-san build-clang build-fuzz build-cov
+
+# The container image without a Docker engine (tests/docker/image-check.sh, as root):
+# debootstrap Debian 12 (cached), replay docker/Dockerfile's build stage (compiles this
+# tree as the build context) and its runtime stage with the binary built there, run the
+# service in it as the image's user: /healthz, upload/render round trips, with and without
+# Graphviz's plugin configuration.  `make test` runs the runtime part with $(BUILD)'s
+# binary (docker suite); .ci/run calls this target after `make test`.
+docker-check: all
+	$(call install_missing,debootstrap curl graphviz python3 python3-yaml iproute2)
+	BUILD=$(BUILD) bash tests/docker/image-check.sh --build-stage

@@ -1,0 +1,678 @@
+/*
+ * artifacts.c — what is computed from a stored model and cached: the summary JSON, the
+ * full JSON document, and graph renderings (SVG, DOT, layout JSON) per option set.
+ *
+ * Lookup order: the memory cache (answered on the HTTP thread, no allocation), then the
+ * store's cached renderings (a work thread reads the file), then computing it: documents
+ * on a work thread from the parsed model, layouts on a layout thread that runs
+ * oxr_render_isolated() (a worker process with CPU, memory and wall-clock limits).
+ * Concurrent requests for the same artifact join one "flight": the work is done once and
+ * every waiting connection is resumed with the result.  Layout failures are remembered
+ * for a minute so that a model that times out cannot be made to time out again and again.
+ */
+#include "service/internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Bumped when the renderer's output changes for the same input: names in the store. */
+#define ART_VERSION OXS_VERSION "-r2" /* r2: summaries say their "kind" */
+#define FAILURE_TTL_MS 60000
+
+typedef struct flight {
+	oxs_art art;
+	oxs_server *srv;
+	oxs_req *waiters;
+	oxs_job job;
+	struct flight *next;
+} flight;
+
+struct oxs_flights {
+	pthread_mutex_t mu;
+	flight *list;
+};
+
+oxs_flights *oxs_flights_new(void)
+{
+	oxs_flights *f = calloc(1, sizeof(*f));
+	if (f != NULL)
+		pthread_mutex_init(&f->mu, NULL);
+	return f;
+}
+
+void oxs_flights_free(oxs_flights *f)
+{
+	if (f == NULL)
+		return;
+	pthread_mutex_destroy(&f->mu);
+	free(f);
+}
+
+static const char *kind_name(oxs_art_kind k)
+{
+	return k == OXS_ART_SUMMARY ? "summary" : k == OXS_ART_DOCUMENT ? "document"
+	       : k == OXS_ART_TENSOR ? "tensor" : "graph";
+}
+
+static const char *art_ext(const oxs_art *a)
+{
+	if (a->kind == OXS_ART_TENSOR)
+		return a->popt.npy ? "npy" : "json";
+	return a->kind == OXS_ART_GRAPH ? oxr_format_ext(a->fmt) : "json";
+}
+
+static const char *art_type(const oxs_art *a)
+{
+	if (a->kind == OXS_ART_TENSOR && a->popt.npy)
+		return "application/octet-stream";
+	if (a->kind != OXS_ART_GRAPH)
+		return "application/json";
+	switch (a->fmt) {
+	case OXR_FMT_SVG: return "image/svg+xml; charset=utf-8";
+	case OXR_FMT_DOT: return "text/vnd.graphviz; charset=utf-8";
+	case OXR_FMT_LAYOUT_JSON: return "application/json";
+	}
+	return "application/octet-stream";
+}
+
+void oxs_art_init(oxs_art *a, oxs_art_kind kind, const char *id, oxr_format fmt,
+                  const oxr_options *opt)
+{
+	memset(a, 0, sizeof(*a));
+	a->kind = kind;
+	a->fmt = fmt;
+	if (opt != NULL)
+		a->opt = *opt;
+	else
+		oxr_options_default(&a->opt);
+	snprintf(a->id, sizeof(a->id), "%s", id);
+	char optkey[OXS_KEY_MAX - 128];
+	optkey[0] = '\0';
+	if (kind == OXS_ART_GRAPH)
+		oxr_options_key(&a->opt, optkey, sizeof(optkey));
+	snprintf(a->key, sizeof(a->key), "%s|%s|%s|%s", id, kind_name(kind), art_ext(a), optkey);
+	/* the store name: stable for the same options and renderer version */
+	char salted[OXS_KEY_MAX + 32], h[65];
+	snprintf(salted, sizeof(salted), "%s|%s|%s|%s", ART_VERSION, kind_name(kind), art_ext(a),
+	         optkey);
+	oxs_sha256_hex(salted, strlen(salted), h, 32);
+	snprintf(a->name, sizeof(a->name), "%s-%s.%s", kind_name(kind), h, art_ext(a));
+	a->dirfd = -1;
+}
+
+void oxs_art_tensor(oxs_art *a, const char *tensor, const oxs_preview_opt *o)
+{
+	snprintf(a->tensor, sizeof(a->tensor), "%s", tensor);
+	a->popt = *o;
+	char h[65], q[128];
+	oxs_sha256_hex(tensor, strlen(tensor), h, 64);
+	oxs_preview_key(o, q, sizeof(q));
+	snprintf(a->key, sizeof(a->key), "%s|tensor|%s|%s|%s", a->id, art_ext(a), h, q);
+	a->name[0] = '\0'; /* previews are not kept in the store (their statistics are) */
+}
+
+void oxs_art_file(oxs_art *a, int fd, int dirfd, const char *fpath)
+{
+	snprintf(a->src, sizeof(a->src), "/proc/self/fd/%d", fd);
+	a->dirfd = dirfd;
+	snprintf(a->fpath, sizeof(a->fpath), "%s", fpath);
+}
+
+/* The headers of a 200 or 304 answer of a: content-addressed (immutable) for stored
+ * models; for --models-dir files, whose bytes may change under the same path, the ETag
+ * with "no-cache" (revalidate each time). */
+static void art_headers(struct MHD_Response *resp, const oxs_art *a, const char *etag,
+                        const char *type)
+{
+	if (a->src[0] == '\0') {
+		oxs_response_immutable(resp, etag, type, a->id, art_ext(a));
+	} else {
+		oxs_response_common(resp, type);
+		MHD_add_response_header(resp, "ETag", etag);
+		MHD_add_response_header(resp, "Cache-Control", "no-cache");
+	}
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Entries
+ */
+
+/* An entry answering with `data` (taken; freed with the response). */
+static oxs_centry *entry_from_data(const oxs_art *a, char *data, size_t len)
+{
+	oxs_centry *e = calloc(1, sizeof(*e));
+	struct MHD_Response *resp =
+	    e ? MHD_create_response_from_buffer_with_free_callback(len, data, free) : NULL;
+	struct MHD_Response *nm = resp ? MHD_create_response_from_buffer(0, (void *)"",
+	                                                                 MHD_RESPMEM_PERSISTENT)
+	                               : NULL;
+	if (nm == NULL) {
+		if (resp != NULL)
+			MHD_destroy_response(resp);
+		else
+			free(data);
+		free(e);
+		return NULL;
+	}
+	oxs_etag_of(data, len, e->etag);
+	e->status = 200;
+	e->type = art_type(a);
+	e->data = data;
+	e->len = len;
+	e->fd = -1;
+	e->resp = resp;
+	e->nm = nm;
+	e->cost = len + sizeof(*e) + strlen(a->key) + 1024;
+	atomic_init(&e->refs, 1);
+	art_headers(resp, a, e->etag, e->type);
+	art_headers(nm, a, e->etag, NULL);
+	return e;
+}
+
+/* An entry answering from an open file (taken) too large to hold in memory; its ETag is
+ * the hash of the content, as for entries in memory (hashed once per load). */
+static oxs_centry *entry_from_fd(const oxs_art *a, int fd, uint64_t size)
+{
+	char h[OXS_ID_LEN + 1];
+	oxs_centry *e = calloc(1, sizeof(*e));
+	struct MHD_Response *resp = NULL, *nm = NULL;
+	if (e != NULL && oxs_sha256_fd(fd, h))
+		resp = MHD_create_response_from_fd64(size, fd);
+	if (resp != NULL)
+		nm = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	if (nm == NULL) {
+		if (resp != NULL)
+			MHD_destroy_response(resp);
+		else
+			close(fd);
+		free(e);
+		return NULL;
+	}
+	snprintf(e->etag, sizeof(e->etag), "\"%.32s\"", h);
+	e->status = 200;
+	e->type = art_type(a);
+	e->fd = fd;
+	e->len = (size_t)size;
+	e->resp = resp;
+	e->nm = nm;
+	e->cost = 1 << 20; /* not memory but an open file: at most budget / 1 MiB of them */
+	atomic_init(&e->refs, 1);
+	art_headers(resp, a, e->etag, e->type);
+	art_headers(nm, a, e->etag, NULL);
+	return e;
+}
+
+/* A failure as an entry (JSON error body); NULL when out of memory. */
+static oxs_centry *entry_error(unsigned status, const char *code, const char *message,
+                               const char *extra)
+{
+	oxs_centry *e = calloc(1, sizeof(*e));
+	size_t len = 0;
+	const char *body = NULL;
+	struct MHD_Response *resp =
+	    e != NULL ? oxs_error_response(status, code, message, extra, &body, &len) : NULL;
+	if (resp == NULL) {
+		free(e);
+		return NULL;
+	}
+	e->data = body; /* lives as long as resp, which the entry holds */
+	e->status = status;
+	e->resp = resp;
+	e->type = "application/json";
+	e->fd = -1;
+	e->len = len;
+	e->cost = len + sizeof(*e) + 256;
+	atomic_init(&e->refs, 1);
+	return e;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Flights
+ */
+static void default_on_art(oxs_req *r, oxs_centry *e)
+{
+	oxs_reply_entry(r, e);
+}
+
+/* Answer every waiter of f with e (NULL: out of memory), resume them, free f. */
+static void flight_finish(flight *f, oxs_centry *e)
+{
+	oxs_flights *fl = f->srv->flights;
+	pthread_mutex_lock(&fl->mu);
+	for (flight **pp = &fl->list; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	}
+	oxs_req *w = f->waiters;
+	f->waiters = NULL;
+	pthread_mutex_unlock(&fl->mu);
+	while (w != NULL) {
+		oxs_req *next = w->next_waiter;
+		w->next_waiter = NULL;
+		if (e != NULL)
+			w->on_art(w, e);
+		else
+			oxs_reply_error(w, 500, "out_of_memory", "", "out of memory");
+		oxs_resume(w);
+		w = next;
+	}
+	oxs_cache_release(e);
+	free(f);
+}
+
+static void flight_fail(flight *f, unsigned status, const char *code, const char *message)
+{
+	flight_finish(f, entry_error(status, code, message, NULL));
+}
+
+static void flight_cancel(oxs_job *j)
+{
+	flight *f = (flight *)((char *)j - offsetof(flight, job));
+	flight_fail(f, 503, "shutting_down", "the server is shutting down");
+}
+
+/* Keep e in the memory cache and answer the flight with it. */
+static void flight_done(flight *f, oxs_centry *e)
+{
+	if (e != NULL)
+		oxs_cache_add(f->srv->cache, f->art.key, e);
+	flight_finish(f, e);
+}
+
+/* Read the stored rendering of a, if any: an entry, or NULL. */
+static oxs_centry *load_stored(oxs_server *srv, const oxs_art *a)
+{
+	int fd;
+	uint64_t size;
+	if (a->src[0] != '\0' || a->name[0] == '\0')
+		return NULL; /* --models-dir files and previews are not kept in the store */
+	if (srv->store->ops->get_rendering(srv->store, a->id, a->name, &fd, &size) != OXS_OK)
+		return NULL;
+	if (size > srv->cfg.memory_cache / 8 || size > SIZE_MAX / 2)
+		return entry_from_fd(a, fd, size);
+	char *data = oxs_read_all(fd, size);
+	close(fd);
+	return data ? entry_from_data(a, data, size) : NULL;
+}
+
+char *oxs_read_all(int fd, uint64_t size)
+{
+	if (size > SIZE_MAX / 2)
+		return NULL;
+	char *data = malloc(size ? (size_t)size : 1);
+	size_t got = 0;
+	while (data != NULL && got < size) {
+		ssize_t n = pread(fd, data + got, (size_t)size - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (data != NULL && got != size) {
+		free(data);
+		data = NULL;
+	}
+	return data;
+}
+
+/* Keep the bytes in the store (best effort: a full store only costs the cache), then
+ * make the entry. */
+static oxs_centry *store_and_entry(oxs_server *srv, const oxs_art *a, oxr_buf *out)
+{
+	oxs_status st = a->src[0] != '\0' || a->name[0] == '\0'
+	                    ? OXS_OK
+	                    : srv->store->ops->put_rendering(srv->store, a->id, a->name,
+	                                                     out->data, out->len);
+	if (st != OXS_OK && st != OXS_E_NOT_FOUND)
+		oxs_logf("warn", "rendering %s of %s not stored: %s", a->name, a->id,
+		         oxs_status_name(st));
+	size_t len;
+	char *data = oxr_buf_steal(out, &len);
+	if (data == NULL) {
+		data = strdup("");
+		len = 0;
+		if (data == NULL)
+			return NULL;
+	}
+	return entry_from_data(a, data, len);
+}
+
+/* Append the URL path of a --models-dir file: bytes outside [A-Za-z0-9._~/-] as %XX. */
+static void url_path(oxr_buf *b, const char *p)
+{
+	for (; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '.' || c == '_' || c == '~' || c == '/' || c == '-')
+			oxr_buf_append(b, p, 1);
+		else
+			oxr_buf_printf(b, "%%%02X", c);
+	}
+}
+
+void oxs_links_json(oxr_buf *b, const oxs_art *a, bool tensor)
+{
+	oxr_buf base;
+	oxr_buf_init(&base, 8192);
+	if (a->src[0] != '\0') {
+		oxr_buf_printf(&base, "/files/");
+		url_path(&base, a->fpath);
+	} else {
+		oxr_buf_printf(&base, "/models/%s", a->id);
+	}
+	const char *p = base.failed || base.data == NULL ? "" : base.data;
+	if (tensor)
+		oxr_buf_printf(b, "\"links\":{\"self\":\"%s\",\"tensor\":\"%s/tensors/_\"", p, p);
+	else
+		oxr_buf_printf(b,
+		               "\"links\":{\"self\":\"%s\",\"graph.svg\":\"%s/graph.svg\","
+		               "\"graph.json\":\"%s/graph.json\",\"graph.dot\":\"%s/graph.dot\","
+		               "\"document\":\"%s/document.json\",\"search\":\"%s/search?q=\","
+		               "\"node\":\"%s/nodes/{node_id}\",\"tensor\":\"%s/tensors/{name}\"",
+		               p, p, p, p, p, p, p, p);
+	if (a->src[0] == '\0')
+		oxr_buf_printf(b, ",\"model\":\"%s/model.onnx\"", p);
+	oxr_buf_printf(b, "}");
+	oxr_buf_free(&base);
+}
+
+/* Compute a summary or document artifact from a parsed model into an entry; on failure
+ * NULL with *status and err set. */
+static oxs_centry *compute_doc(oxs_server *srv, const oxs_art *a, const oxp_model *m,
+                               const oxp_dag *d, unsigned *status, char *err, size_t errsize)
+{
+	oxr_buf doc, out;
+	oxr_error rerr;
+	memset(&rerr, 0, sizeof(rerr));
+	oxr_buf_init(&doc, 0);
+	oxr_buf_init(&out, 0);
+	oxs_centry *e = NULL;
+	if (d == NULL) { /* a tensor upload */
+		const oxp_tensor *t = oxp_model_tensor_get(m);
+		if (a->kind != OXS_ART_SUMMARY || t == NULL) {
+			*status = 422;
+			snprintf(err, errsize, "this upload is a lone tensor (TensorProto), not a model: "
+			                       "only its summary and /tensors/ previews exist");
+			goto done;
+		}
+		if (!oxs_preview_summary(&out, a, m, t)) {
+			*status = 503;
+			snprintf(err, errsize, "out of memory");
+			goto done;
+		}
+		e = store_and_entry(srv, a, &out);
+		goto done;
+	}
+	oxr_code rc = oxr_doc_json(m, d, a->kind == OXS_ART_SUMMARY ? OXR_DOC_SUMMARY : OXR_DOC_FULL,
+	                           &doc, &rerr);
+	if (rc != OXR_OK) {
+		*status = rc == OXR_E_TOO_BIG ? 422 : rc == OXR_E_NOMEM ? 503 : 500;
+		snprintf(err, errsize, "%s: %s", oxr_code_name(rc), rerr.message);
+		goto done;
+	}
+	if (a->kind == OXS_ART_SUMMARY) {
+		oxr_buf_printf(&out, "{\"id\":\"%s\",\"size\":%zu,\"kind\":\"model\",\"summary\":",
+		               a->id, oxp_model_size(m));
+		oxr_buf_append(&out, doc.data, doc.len);
+		oxr_buf_append(&out, ",", 1);
+		oxs_links_json(&out, a, false);
+		oxr_buf_append(&out, "}\n", 2);
+		if (out.failed) {
+			*status = 503;
+			snprintf(err, errsize, "out of memory");
+			goto done;
+		}
+		e = store_and_entry(srv, a, &out);
+	} else {
+		e = store_and_entry(srv, a, &doc);
+	}
+	if (e == NULL) {
+		*status = 503;
+		snprintf(err, errsize, "out of memory");
+	}
+done:
+	oxr_buf_free(&doc);
+	oxr_buf_free(&out);
+	return e;
+}
+
+/* Load the model from the parsed-model cache and compute a document artifact. */
+static oxs_centry *compute_doc_loaded(oxs_server *srv, const oxs_art *a, unsigned *status,
+                                      char *err, size_t errsize, char *code, size_t codesize)
+{
+	oxs_mentry *me = NULL;
+	oxp_error perr;
+	memset(&perr, 0, sizeof(perr));
+	oxs_status st = oxs_models_get(srv->models, srv->store, a->id, a->src, &me, &perr);
+	if (st != OXS_OK) {
+		*status = st == OXS_E_NOT_FOUND ? 404 : st == OXS_E_INVALID ? 422 : 503;
+		snprintf(code, codesize, "%s",
+		         st == OXS_E_INVALID ? oxp_code_name(perr.code) : oxs_status_name(st));
+		if (st == OXS_E_INVALID)
+			oxp_error_format(&perr, err, errsize);
+		else
+			snprintf(err, errsize, "model %s: %s", a->id, oxs_status_name(st));
+		return NULL;
+	}
+	snprintf(code, codesize, oxs_mentry_dag(me) == NULL ? "tensor_upload" : "render_failed");
+	oxs_centry *e = compute_doc(srv, a, oxs_mentry_model(me), oxs_mentry_dag(me), status, err,
+	                            errsize);
+	oxs_models_release(srv->models, me);
+	return e;
+}
+
+oxs_centry *oxs_art_summary_now(oxs_server *srv, const char *id, const oxp_model *m,
+                                const oxp_dag *d, unsigned *status, char *err, size_t errsize)
+{
+	oxs_art a;
+	oxs_art_init(&a, OXS_ART_SUMMARY, id, OXR_FMT_SVG, NULL);
+	oxs_centry *e = oxs_cache_get(srv->cache, a.key);
+	if (e != NULL)
+		return e;
+	e = load_stored(srv, &a);
+	if (e == NULL) {
+		char code[64];
+		if (m != NULL)
+			e = compute_doc(srv, &a, m, d, status, err, errsize);
+		else
+			e = compute_doc_loaded(srv, &a, status, err, errsize, code, sizeof(code));
+	}
+	if (e != NULL)
+		oxs_cache_add(srv->cache, a.key, e);
+	return e;
+}
+
+/* Layout thread: run the worker process. */
+static void flight_layout(oxs_job *j)
+{
+	flight *f = (flight *)((char *)j - offsetof(flight, job));
+	oxs_server *srv = f->srv;
+	char path[PATH_MAX];
+	if (f->art.src[0] != '\0') {
+		/* a --models-dir file: the worker process opens our descriptor of it */
+		snprintf(path, sizeof(path), "/proc/%ld/fd/%s", (long)getpid(),
+		         strrchr(f->art.src, '/') + 1);
+	} else if (srv->store->ops->model_path(srv->store, f->art.id, path, sizeof(path)) !=
+	           OXS_OK) {
+		flight_fail(f, 404, "not_found", "no such model");
+		return;
+	}
+	oxr_buf out;
+	oxr_error err;
+	memset(&err, 0, sizeof(err));
+	oxr_buf_init(&out, srv->wlim.max_output);
+	oxs_metrics_cache(OXS_MISS);
+	oxr_code rc = oxr_render_isolated(srv->exe, path, &f->art.opt, f->art.fmt, &srv->wlim,
+	                                  &out, &err);
+	if (rc == OXR_OK) {
+		oxs_metrics_layout(OXS_LAYOUT_OK);
+		oxs_centry *e = store_and_entry(srv, &f->art, &out);
+		oxr_buf_free(&out);
+		flight_done(f, e);
+		return;
+	}
+	oxr_buf_free(&out);
+	bool killed = rc == OXR_E_TIMEOUT || rc == OXR_E_WORKER;
+	oxs_metrics_layout(killed ? OXS_LAYOUT_KILLED : OXS_LAYOUT_FAILED);
+	unsigned status;
+	switch (rc) {
+	case OXR_E_OPTION: status = 400; break;
+	case OXR_E_NOT_FOUND: status = 404; break;
+	case OXR_E_NOMEM: status = 503; break;
+	case OXR_E_IO: status = 500; break;
+	default: status = 422; break; /* too big, layout failed, timeout, worker killed, model */
+	}
+	oxs_logf("warn", "layout of %s failed: %s: %s", f->art.id, oxr_code_name(rc), err.message);
+	oxs_centry *e = entry_error(status, oxr_code_name(rc), err.message[0] ? err.message
+	                                                                      : "layout failed",
+	                            NULL);
+	if (e != NULL && status == 422) {
+		/* remember deterministic failures for a while: no retry storm of 30 s layouts */
+		e->expires_ms = oxs_now_ms() + FAILURE_TTL_MS;
+		oxs_cache_add(srv->cache, f->art.key, e);
+	}
+	flight_finish(f, e);
+}
+
+/* True when the artifact's model is a tensor upload (it is parsed for that, usually
+ * found in the parsed-model cache: uploads leave it there). */
+static bool is_tensor_upload(oxs_server *srv, const oxs_art *a)
+{
+	oxs_mentry *me = NULL;
+	if (oxs_models_get(srv->models, srv->store, a->id, a->src, &me, NULL) != OXS_OK)
+		return false; /* the layout worker reports what is wrong */
+	bool tensor = oxs_mentry_dag(me) == NULL;
+	oxs_models_release(srv->models, me);
+	return tensor;
+}
+
+/* Work thread: a tensor preview, answered from memory afterwards. */
+static void flight_preview(flight *f)
+{
+	oxs_preview_out o;
+	oxs_preview_run(f->srv, &f->art, &o);
+	oxs_centry *e = NULL;
+	if (o.status != 0) {
+		e = entry_error(o.status, o.code, o.message, o.extra);
+		oxr_buf_free(&o.body);
+		flight_finish(f, e);
+		return;
+	}
+	size_t len = 0;
+	char *data = oxr_buf_steal(&o.body, &len);
+	oxr_buf_free(&o.body);
+	if (data == NULL)
+		data = strdup("");
+	e = data ? entry_from_data(&f->art, data, len) : NULL;
+	if (e != NULL && f->art.popt.npy) {
+		struct MHD_Response *both[2] = {e->resp, e->nm};
+		for (int i = 0; i < 2; i++) {
+			MHD_add_response_header(both[i], "X-Npy-Dtype", o.npy_descr);
+			if (o.widened_from[0] != '\0')
+				MHD_add_response_header(both[i], "X-Widened-From", o.widened_from);
+		}
+	}
+	flight_done(f, e);
+}
+
+/* Work thread: the stored copy, else compute (documents here, layouts handed on). */
+static void flight_load(oxs_job *j)
+{
+	flight *f = (flight *)((char *)j - offsetof(flight, job));
+	oxs_server *srv = f->srv;
+	oxs_centry *e = load_stored(srv, &f->art);
+	if (e != NULL) {
+		oxs_metrics_cache(OXS_HIT_STORE);
+		flight_done(f, e);
+		return;
+	}
+	if (f->art.kind == OXS_ART_TENSOR) {
+		oxs_metrics_cache(OXS_MISS);
+		flight_preview(f);
+		return;
+	}
+	if (f->art.kind == OXS_ART_GRAPH && is_tensor_upload(srv, &f->art)) {
+		oxs_centry *te = entry_error(422, "tensor_upload",
+		                             "this upload is a lone tensor (TensorProto), not a model: "
+		                             "it has no graph; see its /tensors/ preview",
+		                             NULL);
+		if (te != NULL)
+			oxs_cache_add(srv->cache, f->art.key, te);
+		flight_finish(f, te);
+		return;
+	}
+	if (f->art.kind == OXS_ART_GRAPH) {
+		f->job.run = flight_layout;
+		if (!oxs_pool_submit(srv->layout, &f->job))
+			flight_fail(f, 503, "layout_queue_full",
+			            "too many layouts waiting; retry later");
+		return;
+	}
+	oxs_metrics_cache(OXS_MISS);
+	unsigned status = 500;
+	char err[600], code[64];
+	e = compute_doc_loaded(srv, &f->art, &status, err, sizeof(err), code, sizeof(code));
+	if (e == NULL) {
+		flight_fail(f, status, code, err);
+		return;
+	}
+	flight_done(f, e);
+}
+
+void oxs_art_request(oxs_req *r, const oxs_art *a, bool suspended)
+{
+	oxs_server *srv = r->srv;
+	if (r->on_art == NULL)
+		r->on_art = default_on_art;
+	oxs_centry *e = oxs_cache_get(srv->cache, a->key);
+	if (e != NULL) {
+		if (e->status == 200)
+			oxs_metrics_cache(OXS_HIT_MEMORY);
+		r->on_art(r, e);
+		oxs_cache_release(e);
+		if (suspended)
+			oxs_resume(r);
+		return;
+	}
+	if (!suspended) {
+		MHD_suspend_connection(r->conn);
+		r->suspended = true;
+	}
+	oxs_flights *fl = srv->flights;
+	pthread_mutex_lock(&fl->mu);
+	flight *f = fl->list;
+	while (f != NULL && strcmp(f->art.key, a->key) != 0)
+		f = f->next;
+	if (f != NULL) {
+		r->next_waiter = f->waiters;
+		f->waiters = r;
+		pthread_mutex_unlock(&fl->mu);
+		return;
+	}
+	f = calloc(1, sizeof(*f));
+	if (f == NULL) {
+		pthread_mutex_unlock(&fl->mu);
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		oxs_resume(r);
+		return;
+	}
+	f->art = *a;
+	f->srv = srv;
+	f->waiters = r;
+	f->next = fl->list;
+	fl->list = f;
+	pthread_mutex_unlock(&fl->mu);
+	f->job.run = flight_load;
+	f->job.cancel = flight_cancel;
+	if (!oxs_pool_submit(srv->work, &f->job))
+		flight_fail(f, 503, "busy", "the server is busy; retry later");
+}

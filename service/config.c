@@ -1,0 +1,316 @@
+/*
+ * config.c — `onnxviz serve` options: one table gives each option's flag, environment
+ * variable, type, default and help line.  Order of precedence: built-in default, then
+ * environment, then command line.
+ */
+#include "service/oxs.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { T_STR, T_UINT, T_SIZE, T_BOOL } opt_type;
+
+typedef struct opt {
+	const char *flag; /* without the leading "--" */
+	const char *env;
+	opt_type type;
+	size_t offset;    /* of the field in oxs_config */
+	size_t size;      /* T_STR: buffer size */
+	unsigned min, max;/* T_UINT bounds */
+	const char *arg;  /* placeholder in --help */
+	const char *help;
+} opt;
+
+#define F(field) offsetof(oxs_config, field), sizeof(((oxs_config *)0)->field)
+
+static const opt opts[] = {
+    {"port", "ONNXVIZ_PORT", T_UINT, F(port), 0, 65535, "N",
+     "TCP port (default 8080; 0 picks a free one)"},
+    {"bind", "ONNXVIZ_BIND", T_STR, F(bind), 0, 0, "ADDR",
+     "address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)"},
+    {"port-file", "ONNXVIZ_PORT_FILE", T_STR, F(port_file), 0, 0, "PATH",
+     "write the port number there once listening"},
+    {"store", "ONNXVIZ_STORE", T_STR, F(store), 0, 0, "DIR",
+     "folder of the model store (default ./data)"},
+    {"models-dir", "ONNXVIZ_MODELS_DIR", T_STR, F(models_dir), 0, 0, "DIR",
+     "serve the models of this folder read-only at /files/<path>/... (default: none)"},
+    {"max-upload", "ONNXVIZ_MAX_UPLOAD", T_SIZE, F(max_upload), 0, 0, "SIZE",
+     "largest request body (default 2G)"},
+    {"token", "ONNXVIZ_TOKEN", T_STR, F(token), 0, 0, "TOKEN",
+     "bearer token for uploads and deletes (DELETE is refused without one)"},
+    {"read-token", "ONNXVIZ_READ_TOKEN", T_STR, F(read_token), 0, 0, "TOKEN",
+     "bearer token for reads (the write token works too)"},
+    {"auth-reads", "ONNXVIZ_AUTH_READS", T_BOOL, F(auth_reads), 0, 0, NULL,
+     "reads need the token (or the read token) as well"},
+    {"threads", "ONNXVIZ_THREADS", T_UINT, F(threads), 1, 256, "N",
+     "HTTP threads (default 4)"},
+    {"workers", "ONNXVIZ_WORKERS", T_UINT, F(workers), 1, 256, "N",
+     "threads parsing models and building JSON documents (default 2)"},
+    {"work-queue", "ONNXVIZ_WORK_QUEUE", T_UINT, F(work_queue), 1, 100000, "N",
+     "jobs waiting for those threads before 503 (default 64)"},
+    {"layout-workers", "ONNXVIZ_LAYOUT_WORKERS", T_UINT, F(layout_workers), 1, 256, "N",
+     "layout processes running at once (default 2)"},
+    {"layout-queue", "ONNXVIZ_LAYOUT_QUEUE", T_UINT, F(layout_queue), 1, 100000, "N",
+     "layouts waiting before 503 + Retry-After (default 16)"},
+    {"layout-timeout", "ONNXVIZ_LAYOUT_TIMEOUT", T_UINT, F(layout_timeout), 1, 86400, "SEC",
+     "wall-clock and CPU seconds of one layout (default 30)"},
+    {"layout-memory", "ONNXVIZ_LAYOUT_MEMORY", T_SIZE, F(layout_memory), 0, 0, "SIZE",
+     "address space of one layout process (default 2G)"},
+    {"store-budget", "ONNXVIZ_STORE_BUDGET", T_SIZE, F(store_budget), 0, 0, "SIZE",
+     "bytes the store may use; least recently used renderings are evicted (default 0: "
+     "no limit)"},
+    {"evict-models", "ONNXVIZ_EVICT_MODELS", T_BOOL, F(evict_models), 0, 0, NULL,
+     "let the budget evict least recently used models too (default off)"},
+    {"verify-store", "ONNXVIZ_VERIFY_STORE", T_BOOL, F(verify_store), 0, 0, NULL,
+     "hash every stored model at start, quarantining mismatches (default on)"},
+    {"max-connections", "ONNXVIZ_MAX_CONNECTIONS", T_UINT, F(max_connections), 1, 100000,
+     "N", "open connections (default 512)"},
+    {"max-per-ip", "ONNXVIZ_MAX_PER_IP", T_UINT, F(max_per_ip), 0, 100000, "N",
+     "open connections from one address (default 64; 0 = no limit)"},
+    {"timeout", "ONNXVIZ_TIMEOUT", T_UINT, F(timeout), 1, 86400, "SEC",
+     "idle seconds before a connection is dropped (default 30)"},
+    {"conn-memory", "ONNXVIZ_CONN_MEMORY", T_SIZE, F(conn_memory), 0, 0, "SIZE",
+     "buffer memory per connection (default 128K)"},
+    {"upload-rate", "ONNXVIZ_UPLOAD_RATE", T_UINT, F(upload_rate), 0, 1000000, "N",
+     "uploads per minute from one address before 429 (default 0: no limit)"},
+    {"model-cache", "ONNXVIZ_MODEL_CACHE", T_UINT, F(model_cache), 1, 100000, "N",
+     "parsed models kept in memory (default 16)"},
+    {"model-cache-bytes", "ONNXVIZ_MODEL_CACHE_BYTES", T_SIZE, F(model_cache_bytes), 0, 0,
+     "SIZE", "memory those parsed models may use (default 512M)"},
+    {"memory-cache", "ONNXVIZ_MEMORY_CACHE", T_SIZE, F(memory_cache), 0, 0, "SIZE",
+     "renderings and documents kept in memory (default 256M)"},
+    {"grace", "ONNXVIZ_GRACE", T_UINT, F(grace), 0, 3600, "SEC",
+     "on SIGTERM/SIGINT, time to finish running requests (default 30)"},
+    {"log-requests", "ONNXVIZ_LOG_REQUESTS", T_BOOL, F(log_requests), 0, 0, NULL,
+     "log one line per request on stderr (default on)"},
+};
+
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+void oxs_config_default(oxs_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->bind, sizeof(c->bind), "127.0.0.1");
+	c->port = 8080;
+	snprintf(c->store, sizeof(c->store), "./data");
+	c->max_upload = (uint64_t)2 << 30;
+	c->threads = 4;
+	c->workers = 2;
+	c->work_queue = 64;
+	c->layout_workers = 2;
+	c->layout_queue = 16;
+	c->layout_timeout = 30;
+	c->layout_memory = (uint64_t)2 << 30;
+	c->verify_store = true;
+	c->max_connections = 512;
+	c->max_per_ip = 64;
+	c->timeout = 30;
+	c->conn_memory = 128 << 10;
+	c->model_cache = 16;
+	c->model_cache_bytes = (uint64_t)512 << 20;
+	c->memory_cache = (uint64_t)256 << 20;
+	c->grace = 30;
+	c->log_requests = true;
+}
+
+bool oxs_parse_size(const char *s, uint64_t *out)
+{
+	if (s == NULL || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return false;
+	unsigned shift = 0;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: return false;
+	}
+	if (shift != 0 && (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0 ||
+	                   strcmp(end, "ib") == 0 || strcmp(end, "b") == 0))
+		end += strlen(end);
+	if (*end != '\0')
+		return false;
+	if (v > ((uint64_t)1 << 62) >> shift)
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
+}
+
+static bool parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
+{
+	if (s == NULL || *s < '0' || *s > '9' || strlen(s) > 10)
+		return false;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end != '\0' || v < min || v > max)
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
+static bool parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = {"1", "on", "yes", "true"};
+	static const char *const no[] = {"0", "off", "no", "false"};
+	for (size_t i = 0; i < 4; i++) {
+		if (strcmp(s, yes[i]) == 0) {
+			*out = true;
+			return true;
+		}
+		if (strcmp(s, no[i]) == 0) {
+			*out = false;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int fail(char *err, size_t errsize, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errsize, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errsize, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Set option o from text v; `from` names the source in error messages. */
+static int set_opt(oxs_config *c, const opt *o, const char *v, const char *from, char *err,
+                   size_t errsize)
+{
+	char *field = (char *)c + o->offset;
+	switch (o->type) {
+	case T_STR:
+		if (strlen(v) >= o->size)
+			return fail(err, errsize, "%s: value too long (at most %zu bytes)", from,
+			            o->size - 1);
+		memcpy(field, v, strlen(v) + 1);
+		return 0;
+	case T_UINT: {
+		unsigned u;
+		if (!parse_uint(v, o->min, o->max, &u))
+			return fail(err, errsize, "%s: expected a whole number in %u..%u", from, o->min,
+			            o->max);
+		memcpy(field, &u, sizeof(u));
+		return 0;
+	}
+	case T_SIZE: {
+		uint64_t sz;
+		if (!oxs_parse_size(v, &sz))
+			return fail(err, errsize, "%s: expected a size such as 512M, 2G or 1048576", from);
+		memcpy(field, &sz, sizeof(sz));
+		return 0;
+	}
+	case T_BOOL: {
+		bool b;
+		if (!parse_bool(v, &b))
+			return fail(err, errsize, "%s: expected on/off (1/0, yes/no, true/false)", from);
+		memcpy(field, &b, sizeof(b));
+		return 0;
+	}
+	}
+	return fail(err, errsize, "%s: internal error", from);
+}
+
+static const opt *find_flag(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NOPTS; i++)
+		if (strlen(opts[i].flag) == len && memcmp(opts[i].flag, name, len) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+int oxs_config_parse(oxs_config *c, int argc, char **argv, char *const *envp, char *err,
+                     size_t errsize)
+{
+	for (size_t e = 0; envp != NULL && envp[e] != NULL; e++) {
+		const char *eq = strchr(envp[e], '=');
+		if (eq == NULL || strncmp(envp[e], "ONNXVIZ_", 8) != 0)
+			continue;
+		size_t nlen = (size_t)(eq - envp[e]);
+		for (size_t i = 0; i < NOPTS; i++) {
+			if (strlen(opts[i].env) != nlen || memcmp(opts[i].env, envp[e], nlen) != 0)
+				continue;
+			if (set_opt(c, &opts[i], eq + 1, opts[i].env, err, errsize) != 0)
+				return -1;
+		}
+	}
+	for (int a = 1; a < argc; a++) {
+		const char *arg = argv[a];
+		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			c->help = true;
+			continue;
+		}
+		if (strncmp(arg, "--", 2) != 0)
+			return fail(err, errsize, "unexpected argument '%.64s' (see --help)", arg);
+		const char *name = arg + 2;
+		const char *eq = strchr(name, '=');
+		size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+		const opt *o = find_flag(name, nlen);
+		if (o == NULL && eq == NULL && nlen > 3 && strncmp(name, "no-", 3) == 0) {
+			o = find_flag(name + 3, nlen - 3);
+			if (o != NULL && o->type == T_BOOL) {
+				bool off = false;
+				memcpy((char *)c + o->offset, &off, sizeof(off));
+				continue;
+			}
+			o = NULL;
+		}
+		if (o == NULL)
+			return fail(err, errsize, "unknown option '--%.*s' (see --help)",
+			            (int)(nlen > 64 ? 64 : nlen), name);
+		const char *value = eq ? eq + 1 : NULL;
+		if (value == NULL && o->type == T_BOOL)
+			value = "on";
+		if (value == NULL) {
+			if (a + 1 >= argc)
+				return fail(err, errsize, "--%s needs a value", o->flag);
+			value = argv[++a];
+		}
+		char from[64];
+		snprintf(from, sizeof(from), "--%s", o->flag);
+		if (set_opt(c, o, value, from, err, errsize) != 0)
+			return -1;
+	}
+	if (c->store[0] == '\0')
+		return fail(err, errsize, "--store: an empty path");
+	if (c->max_upload == 0)
+		return fail(err, errsize, "--max-upload: must be above 0");
+	if (c->conn_memory < 16384 || c->conn_memory > ((uint64_t)64 << 20))
+		return fail(err, errsize, "--conn-memory: must be within 16K..64M");
+	if (c->read_token[0] != '\0' && c->token[0] == '\0')
+		return fail(err, errsize, "--read-token needs --token as well");
+	if (c->auth_reads && c->token[0] == '\0' && c->read_token[0] == '\0')
+		return fail(err, errsize, "--auth-reads needs --token or --read-token");
+	return 0;
+}
+
+void oxs_config_usage(FILE *f)
+{
+	fprintf(f, "usage: onnxviz serve [--OPTION VALUE | --OPTION=VALUE ...]\n"
+	           "\n"
+	           "Serves the model store over HTTP (API reference: GET /openapi.json).\n"
+	           "Every option may also be set by its environment variable; flags win.\n"
+	           "Sizes take K, M, G suffixes (powers of 1024). Switches accept --no-NAME.\n"
+	           "\n");
+	for (size_t i = 0; i < NOPTS; i++) {
+		char left[64];
+		snprintf(left, sizeof(left), "--%s%s%s", opts[i].flag, opts[i].arg ? " " : "",
+		         opts[i].arg ? opts[i].arg : "");
+		fprintf(f, "  %-26s %-26s %s\n", left, opts[i].env, opts[i].help);
+	}
+	fprintf(f, "  %-26s %-26s %s\n", "--help", "", "this text");
+}

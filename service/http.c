@@ -1,0 +1,661 @@
+/*
+ * http.c — the libmicrohttpd glue: daemon options, the life of a request, replies with
+ * their security headers, authorization, and handing work to job threads.
+ *
+ * A request object is made in the URI-log callback (first thing libmicrohttpd reports),
+ * routed on the handler's first call, and answered on its final call (after the body),
+ * or later: the handler suspends the connection, a job thread computes the reply and
+ * resumes it, and libmicrohttpd calls the handler once more to queue it.  Replies are
+ * only queued on the final call so that keep-alive connections stay open (libmicrohttpd
+ * closes a connection whose reply is queued before the body was read, which is what the
+ * early rejections — 401, 413, 415, 429, ambiguous lengths — want).
+ */
+#include "service/internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char API_CSP[] =
+    "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+static const char SVG_CSP[] =
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'none'; object-src 'none'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox";
+
+int64_t oxs_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t oxs_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void oxs_sha256_hex(const void *data, size_t len, char *out, size_t hexlen)
+{
+	unsigned char md[32];
+	unsigned int n = 0;
+	if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32)
+		memset(md, 0, sizeof(md));
+	oxs_hex(out, md, 32);
+	if (hexlen < 64)
+		out[hexlen] = '\0';
+}
+
+void oxs_etag_of(const void *data, size_t len, char out[48])
+{
+	char h[65];
+	oxs_sha256_hex(data, len, h, 32);
+	snprintf(out, 48, "\"%.32s\"", h);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Responses
+ */
+void oxs_response_common(struct MHD_Response *resp, const char *type)
+{
+	if (type != NULL)
+		MHD_add_response_header(resp, "Content-Type", type);
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	bool svg = type != NULL && strncmp(type, "image/svg+xml", 13) == 0;
+	MHD_add_response_header(resp, "Content-Security-Policy", svg ? SVG_CSP : API_CSP);
+}
+
+void oxs_response_immutable(struct MHD_Response *resp, const char *etag, const char *type,
+                            const char *id, const char *ext)
+{
+	bool svg = strcmp(ext, "svg") == 0;
+	if (type != NULL)
+		MHD_add_response_header(resp, "Content-Type", type);
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(resp, "Content-Security-Policy", svg ? SVG_CSP : API_CSP);
+	MHD_add_response_header(resp, "ETag", etag);
+	MHD_add_response_header(resp, "Cache-Control", "public, max-age=31536000, immutable");
+	if (id != NULL && id[0] != '\0' && strcmp(ext, "json") != 0) {
+		/* built from the id only, never from model data */
+		char cd[128];
+		snprintf(cd, sizeof(cd), "%s; filename=\"%.64s.%.8s\"",
+		         strcmp(ext, "onnx") == 0 || strcmp(ext, "npy") == 0 ? "attachment" : "inline",
+		         id, ext);
+		MHD_add_response_header(resp, "Content-Disposition", cd);
+	}
+}
+
+struct MHD_Response *oxs_response_copy(const void *data, size_t len, const char *type)
+{
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
+	if (resp != NULL)
+		oxs_response_common(resp, type);
+	return resp;
+}
+
+/* Drop a reply that was set but not queued. */
+static void reply_clear(oxs_req *r)
+{
+	if (r->reply != NULL)
+		MHD_destroy_response(r->reply);
+	if (r->reply_entry != NULL)
+		oxs_cache_release(r->reply_entry);
+	r->reply = NULL;
+	r->reply_entry = NULL;
+	r->shared = NULL;
+}
+
+static bool has_reply(const oxs_req *r)
+{
+	return r->reply != NULL || r->shared != NULL;
+}
+
+void oxs_reply(oxs_req *r, unsigned status, struct MHD_Response *resp, uint64_t bytes)
+{
+	reply_clear(r);
+	r->status = status;
+	r->reply = resp;
+	r->reply_bytes = bytes;
+}
+
+struct MHD_Response *oxs_error_response(unsigned status, const char *code, const char *msg,
+                                        const char *extra, const char **body, size_t *len)
+{
+	oxr_buf b;
+	oxr_buf_init(&b, 1 << 16);
+	oxr_buf_printf(&b, "{\"error\":{\"code\":");
+	oxs_json_string(&b, code, strlen(code));
+	oxr_buf_printf(&b, ",\"message\":");
+	oxs_json_string(&b, msg, strlen(msg));
+	oxr_buf_printf(&b, ",\"status\":%u%s}}\n", status, extra ? extra : "");
+	size_t n = 0;
+	char *data = b.failed ? NULL : oxr_buf_steal(&b, &n);
+	oxr_buf_free(&b);
+	struct MHD_Response *resp =
+	    data ? MHD_create_response_from_buffer_with_free_callback(n, data, free) : NULL;
+	if (resp == NULL) {
+		free(data);
+		return NULL;
+	}
+	oxs_response_common(resp, "application/json");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (status == 401)
+		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"onnxviz\"");
+	if (status == 503)
+		MHD_add_response_header(resp, "Retry-After", "5");
+	if (body != NULL)
+		*body = data;
+	*len = n;
+	return resp;
+}
+
+void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *extra,
+                     const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	size_t len = 0;
+	struct MHD_Response *resp = oxs_error_response(status, code, msg, extra, NULL, &len);
+	if (resp == NULL) {
+		/* no memory for an error body: an empty 503 is still an answer */
+		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		status = 503;
+		len = 0;
+		if (resp == NULL) {
+			reply_clear(r);
+			return;
+		}
+	}
+	oxs_reply(r, status, resp, len);
+}
+
+void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type)
+{
+	size_t len = 0;
+	char *data = b->failed ? NULL : oxr_buf_steal(b, &len);
+	struct MHD_Response *resp =
+	    data ? MHD_create_response_from_buffer_with_free_callback(len, data, free) : NULL;
+	if (resp == NULL) {
+		free(data);
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return;
+	}
+	oxs_response_common(resp, type);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	oxs_reply(r, status, resp, len);
+}
+
+void oxs_reply_json(oxs_req *r, unsigned status, oxr_buf *b)
+{
+	oxs_reply_text(r, status, b, "application/json");
+}
+
+void oxs_reply_entry(oxs_req *r, const oxs_centry *e)
+{
+	reply_clear(r);
+	bool nm = e->status == 200 && e->nm != NULL && r->inm[0] != '\0' &&
+	          oxs_etag_match(r->inm, e->etag);
+	/* libmicrohttpd has no public "add a reference" call: the entry stays referenced
+	 * until the response is queued (then libmicrohttpd holds its own reference) */
+	oxs_centry *me = (oxs_centry *)e;
+	atomic_fetch_add(&me->refs, 1);
+	r->reply_entry = me;
+	r->shared = nm ? e->nm : e->resp;
+	r->status = nm ? 304 : e->status;
+	r->reply_bytes = nm ? 0 : e->len;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Authorization
+ */
+
+/* True when the request carries "Authorization: Bearer T" with SHA-256(T) == md. */
+static bool bearer_is(oxs_req *r, const unsigned char md[32])
+{
+	const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
+	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+		return false;
+	h += 7;
+	while (*h == ' ')
+		h++;
+	unsigned char got[32];
+	unsigned int n = 0;
+	if (EVP_Digest(h, strlen(h), got, &n, EVP_sha256(), NULL) != 1 || n != 32)
+		return false;
+	/* equal-length digests compared in constant time: neither the token's bytes nor its
+	 * length leak through timing */
+	return CRYPTO_memcmp(got, md, 32) == 0;
+}
+
+unsigned oxs_authorize(oxs_req *r, oxs_access access)
+{
+	oxs_server *srv = r->srv;
+	switch (access) {
+	case OXS_ACCESS_OPEN:
+		return 0;
+	case OXS_ACCESS_READ:
+		if (!srv->cfg.auth_reads && !srv->has_read_token)
+			return 0;
+		if (srv->has_token && bearer_is(r, srv->token_md))
+			return 0;
+		if (srv->has_read_token && bearer_is(r, srv->read_md))
+			return 0;
+		return 401;
+	case OXS_ACCESS_UPLOAD:
+		return !srv->has_token || bearer_is(r, srv->token_md) ? 0 : 401;
+	case OXS_ACCESS_ADMIN:
+		if (!srv->has_token)
+			return 403;
+		return bearer_is(r, srv->token_md) ? 0 : 401;
+	}
+	return 403;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Jobs
+ */
+static void job_run(oxs_job *j)
+{
+	oxs_req *r = (oxs_req *)((char *)j - offsetof(oxs_req, job));
+	r->work(r);
+}
+
+static void job_cancel(oxs_job *j)
+{
+	oxs_req *r = (oxs_req *)((char *)j - offsetof(oxs_req, job));
+	oxs_reply_error(r, 503, "shutting_down", "", "the server is shutting down");
+	oxs_resume(r);
+}
+
+void oxs_defer(oxs_req *r, oxs_pool *p, void (*fn)(oxs_req *r))
+{
+	r->work = fn;
+	r->job.run = job_run;
+	r->job.cancel = job_cancel;
+	MHD_suspend_connection(r->conn);
+	r->suspended = true;
+	if (!oxs_pool_submit(p, &r->job)) {
+		oxs_reply_error(r, 503, "busy", "", "the server is busy; retry later");
+		oxs_resume(r);
+	}
+}
+
+void oxs_resume(oxs_req *r)
+{
+	MHD_resume_connection(r->conn);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Request life
+ */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	oxs_server *srv = cls;
+	oxs_req *r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return NULL;
+	r->srv = srv;
+	r->conn = conn;
+	r->start_ns = oxs_now_ns();
+	r->route = -1;
+	r->file_fd = r->dir_fd = -1;
+	const char *q = uri ? strchr(uri, '?') : NULL;
+	if (q != NULL) {
+		size_t n = strlen(q + 1);
+		if (n >= sizeof(r->query))
+			r->query_too_long = true;
+		else
+			memcpy(r->query, q + 1, n + 1);
+	}
+	atomic_fetch_add(&srv->inflight, 1);
+	return r;
+}
+
+static void log_request(oxs_req *r, uint64_t ns, bool complete)
+{
+	char extra[512];
+	snprintf(extra, sizeof(extra),
+	         ",\"method\":\"%s\",\"route\":\"%s\",\"status\":%u,\"bytes\":%" PRIu64
+	         ",\"ms\":%.3f%s%s%s%s",
+	         r->method_name ? r->method_name : "-", oxs_route_pattern(r->route), r->status,
+	         r->reply_bytes, (double)ns / 1e6, r->id[0] ? ",\"id\":\"" : "", r->id,
+	         r->id[0] ? "\"" : "", complete ? "" : ",\"aborted\":true");
+	oxs_log("info", "request", extra);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+	oxs_server *srv = cls;
+	oxs_req *r = *con_cls;
+	(void)conn;
+	if (r == NULL)
+		return;
+	*con_cls = NULL;
+	uint64_t ns = oxs_now_ns() - r->start_ns;
+	if (!r->queued)
+		r->status = 0; /* the client went away before an answer */
+	oxs_metrics_request(r->route, r->status, ns);
+	if (srv->cfg.log_requests)
+		log_request(r, ns, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+	if (r->up != NULL)
+		oxs_upload_cleanup(r);
+	if (r->file_fd >= 0)
+		close(r->file_fd);
+	if (r->dir_fd >= 0)
+		close(r->dir_fd);
+	reply_clear(r);
+	free(r);
+	atomic_fetch_sub(&srv->inflight, 1);
+}
+
+static enum MHD_Result send_reply(oxs_req *r)
+{
+	enum MHD_Result rc;
+	r->suspended = false;
+	r->queued = true;
+	if (r->shared != NULL) {
+		rc = MHD_queue_response(r->conn, r->status, r->shared);
+		oxs_cache_release(r->reply_entry);
+		r->reply_entry = NULL;
+		r->shared = NULL;
+	} else {
+		rc = MHD_queue_response(r->conn, r->status, r->reply);
+		MHD_destroy_response(r->reply);
+		r->reply = NULL;
+	}
+	return rc;
+}
+
+static unsigned method_bit(const char *m)
+{
+	if (strcmp(m, "GET") == 0)
+		return OXS_M_GET;
+	if (strcmp(m, "HEAD") == 0)
+		return OXS_M_HEAD;
+	if (strcmp(m, "POST") == 0)
+		return OXS_M_POST;
+	if (strcmp(m, "DELETE") == 0)
+		return OXS_M_DELETE;
+	return OXS_M_OTHER;
+}
+
+typedef struct length_headers {
+	unsigned content_length, transfer_encoding;
+	bool chunked;
+} length_headers;
+
+static enum MHD_Result count_lengths(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+	length_headers *lh = cls;
+	(void)kind;
+	if (strcasecmp(key, "Content-Length") == 0)
+		lh->content_length++;
+	else if (strcasecmp(key, "Transfer-Encoding") == 0) {
+		lh->transfer_encoding++;
+		lh->chunked = value != NULL && strcasecmp(value, "chunked") == 0;
+	}
+	return MHD_YES;
+}
+
+/* Allowed methods of a route as an Allow header value: "GET HEAD" -> "GET, HEAD". */
+static void allow_header(const oxs_route *rt, char *out, size_t size)
+{
+	size_t o = 0;
+	for (const char *p = rt->methods; *p != '\0' && o + 3 < size; p++) {
+		if (*p == ' ') {
+			out[o++] = ',';
+			out[o++] = ' ';
+		} else {
+			out[o++] = *p;
+		}
+	}
+	out[o] = '\0';
+}
+
+static oxs_access access_for(const oxs_route *rt, unsigned m)
+{
+	if (m == OXS_M_POST)
+		return rt->post_access;
+	if (m == OXS_M_DELETE)
+		return rt->del_access;
+	return rt->get_access;
+}
+
+static oxs_handler handler_for(const oxs_route *rt, unsigned m)
+{
+	if (m == OXS_M_GET || m == OXS_M_HEAD)
+		return rt->get;
+	if (m == OXS_M_POST)
+		return rt->post;
+	if (m == OXS_M_DELETE)
+		return rt->del;
+	return NULL;
+}
+
+static bool method_allowed(const oxs_route *rt, unsigned m)
+{
+	if (m == OXS_M_POST)
+		return rt->post != NULL || rt->upload;
+	return handler_for(rt, m) != NULL;
+}
+
+static void reply_auth(oxs_req *r, unsigned status)
+{
+	if (status == 401)
+		oxs_reply_error(r, 401, "unauthorized", "",
+		                "this request needs \"Authorization: Bearer <token>\"");
+	else
+		oxs_reply_error(r, 403, "forbidden", "",
+		                "deleting is disabled: the server runs without a token (ONNXVIZ_TOKEN)");
+}
+
+static bool reply_unrouted(oxs_req *r);
+
+/* The first call: route, and reject early what must not have its body read. */
+static void first_call(oxs_req *r, const char *url, const char *method)
+{
+	r->started = true;
+	r->method = method_bit(method);
+	r->method_name = r->method == OXS_M_OTHER ? "OTHER" : method;
+	length_headers lh = {0, 0, false};
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_lengths, &lh);
+	const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
+	r->has_body = lh.transfer_encoding > 0 || (cl != NULL && strcmp(cl, "0") != 0);
+	const char *inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "If-None-Match");
+	if (inm != NULL && strlen(inm) < sizeof(r->inm))
+		memcpy(r->inm, inm, strlen(inm) + 1);
+	r->route = oxs_route_match(url, r->id, r->param, sizeof(r->param), r->fpath,
+	                           sizeof(r->fpath));
+
+	/* request smuggling: libmicrohttpd 0.9.75 takes the first of several Content-Length
+	 * headers; refuse anything ambiguous and close the connection */
+	if (lh.content_length > 1 || lh.transfer_encoding > 1 ||
+	    (lh.transfer_encoding > 0 && (lh.content_length > 0 || !lh.chunked))) {
+		oxs_reply_error(r, 400, "ambiguous_length", "",
+		                "more than one Content-Length, or Transfer-Encoding with "
+		                "Content-Length, or a transfer coding other than chunked");
+		if (r->reply != NULL)
+			MHD_add_response_header(r->reply, "Connection", "close");
+		return;
+	}
+	const oxs_route *rt = r->route >= 0 ? oxs_route_at(r->route) : NULL;
+	if (rt != NULL && rt->upload && r->method == OXS_M_POST) {
+		oxs_upload_begin(r);
+		return;
+	}
+	/* no other request takes a body: answer now rather than read one */
+	if (r->has_body && !reply_unrouted(r))
+		oxs_reply_error(r, 413, "body_not_allowed", "", "this request takes no body");
+}
+
+/* 404 for no route, 405 for a method the route does not have; false when neither. */
+static bool reply_unrouted(oxs_req *r)
+{
+	if (r->route < 0) {
+		oxs_reply_error(r, 404, "not_found", "", "no such resource");
+		return true;
+	}
+	const oxs_route *rt = oxs_route_at(r->route);
+	if (method_allowed(rt, r->method))
+		return false;
+	char allow[64];
+	allow_header(rt, allow, sizeof(allow));
+	oxs_reply_error(r, 405, "method_not_allowed", "", "allowed methods: %s", allow);
+	if (r->reply != NULL)
+		MHD_add_response_header(r->reply, "Allow", allow);
+	return true;
+}
+
+/* The final call: everything but uploads is answered here. */
+static void final_call(oxs_req *r)
+{
+	if (reply_unrouted(r))
+		return;
+	const oxs_route *rt = oxs_route_at(r->route);
+	if (r->query_too_long) {
+		oxs_reply_error(r, 414, "uri_too_long", "", "the query string is too long");
+		return;
+	}
+	unsigned denied = oxs_authorize(r, access_for(rt, r->method));
+	if (denied != 0) {
+		reply_auth(r, denied);
+		return;
+	}
+	if (rt->upload && r->method == OXS_M_POST)
+		oxs_upload_end(r);
+	else
+		handler_for(rt, r->method)(r);
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                 const char *method, const char *version,
+                                 const char *upload_data, size_t *upload_data_size,
+                                 void **con_cls)
+{
+	(void)cls, (void)version;
+	oxs_req *r = *con_cls;
+	if (r == NULL)
+		return MHD_NO; /* no memory for the request object */
+	if (!r->started) {
+		first_call(r, url, method);
+		if (has_reply(r))
+			return send_reply(r); /* early: libmicrohttpd skips the body and closes */
+		return MHD_YES;
+	}
+	if (*upload_data_size != 0) {
+		size_t n = *upload_data_size;
+		*upload_data_size = 0;
+		if (r->up != NULL)
+			return oxs_upload_data(r, upload_data, n) ? MHD_YES : MHD_NO;
+		return MHD_YES; /* not reached: bodies elsewhere are refused early */
+	}
+	if (has_reply(r))
+		return send_reply(r);
+	if (r->suspended)
+		return MHD_YES; /* woken without a reply: wait for the job */
+	(void)conn;
+	final_call(r);
+	if (r->suspended)
+		return MHD_YES; /* a job answers; do not touch the reply meanwhile */
+	if (has_reply(r))
+		return send_reply(r);
+	oxs_reply_error(r, 500, "internal", "", "no reply");
+	return send_reply(r);
+}
+
+/* libmicrohttpd's messages: its own format strings, hence the pragma. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	char msg[512];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	size_t n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	oxs_log("warn", msg, ",\"source\":\"libmicrohttpd\"");
+}
+#pragma GCC diagnostic pop
+
+/* ---------------------------------------------------------------------------------------
+ * Daemon
+ */
+int oxs_http_start(oxs_server *srv, char *err, size_t errsize)
+{
+	const oxs_config *c = &srv->cfg;
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof(ss));
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+	                 MHD_USE_ERROR_LOG;
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, c->bind, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)c->port);
+	} else if (inet_pton(AF_INET6, c->bind, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)c->port);
+		flags |= MHD_USE_IPv6;
+	} else {
+		snprintf(err, errsize, "--bind: '%s' is not a numeric IPv4 or IPv6 address", c->bind);
+		return -1;
+	}
+	srv->daemon = MHD_start_daemon(
+	    flags, (uint16_t)c->port, NULL, NULL, on_access, srv, MHD_OPTION_EXTERNAL_LOGGER,
+	    on_mhd_log, srv, MHD_OPTION_SOCK_ADDR, &ss,
+	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)c->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	    (unsigned)c->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)c->conn_memory,
+	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
+	    srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+	if (srv->daemon == NULL) {
+		snprintf(err, errsize, "cannot listen on %s port %u: %s", c->bind, c->port,
+		         strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+unsigned oxs_http_port(oxs_server *srv)
+{
+	const union MHD_DaemonInfo *info =
+	    MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	return info ? info->port : 0;
+}
+
+void oxs_http_quiesce(oxs_server *srv)
+{
+	MHD_socket fd = MHD_quiesce_daemon(srv->daemon);
+	/* libmicrohttpd no longer uses the listening socket after quiescing (it leaves it
+	 * to us); closing it now makes new connections fail fast instead of hanging */
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+}
+
+void oxs_http_stop(oxs_server *srv)
+{
+	if (srv->daemon != NULL)
+		MHD_stop_daemon(srv->daemon);
+	srv->daemon = NULL;
+}

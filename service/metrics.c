@@ -1,0 +1,252 @@
+/*
+ * metrics.c — counters in the Prometheus text format (GET /metrics), and the JSON log
+ * lines on stderr.
+ *
+ * Counters are relaxed atomics in fixed arrays indexed by route and status, so recording
+ * a request costs a few atomic adds and no lock or allocation.
+ */
+#include "service/internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ROUTES 32
+#define ROUTE_SLOTS (MAX_ROUTES + 1) /* + unmatched */
+
+static const unsigned statuses[] = {200, 201, 204, 304, 400, 401, 403, 404, 405, 406,
+                                    411, 413, 414, 415, 422, 429, 431, 500, 503, 507};
+#define NSTATUS (sizeof(statuses) / sizeof(statuses[0]) + 1) /* + other */
+
+static const double buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                 0.1,    0.25,  0.5,    1,     2.5,   5,    10,  30};
+#define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
+
+static atomic_uint_fast64_t requests[ROUTE_SLOTS][NSTATUS];
+static atomic_uint_fast64_t latency[ROUTE_SLOTS][NBUCKETS + 1];
+static atomic_uint_fast64_t latency_sum_ns[ROUTE_SLOTS];
+static atomic_uint_fast64_t uploads[OXS_UP__COUNT];
+static atomic_uint_fast64_t upload_bytes;
+static atomic_uint_fast64_t cache_events[OXS_HIT__COUNT];
+static atomic_uint_fast64_t layouts[OXS_LAYOUT__COUNT];
+
+static size_t status_slot(unsigned status)
+{
+	for (size_t i = 0; i < NSTATUS - 1; i++)
+		if (statuses[i] == status)
+			return i;
+	return NSTATUS - 1;
+}
+
+static size_t route_slot(int route)
+{
+	return route >= 0 && route < MAX_ROUTES ? (size_t)route : MAX_ROUTES;
+}
+
+void oxs_metrics_request(int route, unsigned status, uint64_t ns)
+{
+	size_t r = route_slot(route);
+	atomic_fetch_add_explicit(&requests[r][status_slot(status)], 1, memory_order_relaxed);
+	double s = (double)ns / 1e9;
+	size_t b = 0;
+	while (b < NBUCKETS && s > buckets[b])
+		b++;
+	atomic_fetch_add_explicit(&latency[r][b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&latency_sum_ns[r], ns, memory_order_relaxed);
+}
+
+void oxs_metrics_upload(int result, uint64_t bytes)
+{
+	if (result >= 0 && result < OXS_UP__COUNT)
+		atomic_fetch_add_explicit(&uploads[result], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&upload_bytes, bytes, memory_order_relaxed);
+}
+
+void oxs_metrics_cache(int which)
+{
+	if (which >= 0 && which < OXS_HIT__COUNT)
+		atomic_fetch_add_explicit(&cache_events[which], 1, memory_order_relaxed);
+}
+
+void oxs_metrics_layout(int result)
+{
+	if (result >= 0 && result < OXS_LAYOUT__COUNT)
+		atomic_fetch_add_explicit(&layouts[result], 1, memory_order_relaxed);
+}
+
+static uint64_t get(atomic_uint_fast64_t *a)
+{
+	return atomic_load_explicit(a, memory_order_relaxed);
+}
+
+static void header(oxr_buf *o, const char *name, const char *type, const char *help)
+{
+	oxr_buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
+{
+	size_t nroutes = oxs_route_count();
+	header(o, "onnxviz_http_requests_total", "counter", "HTTP requests by route and status.");
+	for (size_t r = 0; r < ROUTE_SLOTS; r++) {
+		if (r < MAX_ROUTES && r >= nroutes)
+			continue;
+		const char *pat = oxs_route_pattern(r < MAX_ROUTES ? (int)r : -1);
+		for (size_t s = 0; s < NSTATUS; s++) {
+			uint64_t v = get(&requests[r][s]);
+			if (v == 0)
+				continue;
+			if (s < NSTATUS - 1)
+				oxr_buf_printf(o, "onnxviz_http_requests_total{route=\"%s\",status=\"%u\"} %" PRIu64 "\n",
+				               pat, statuses[s], v);
+			else
+				oxr_buf_printf(o, "onnxviz_http_requests_total{route=\"%s\",status=\"other\"} %" PRIu64 "\n",
+				               pat, v);
+		}
+	}
+	header(o, "onnxviz_http_request_duration_seconds", "histogram",
+	       "Time from the request line to the completed response, by route.");
+	for (size_t r = 0; r < ROUTE_SLOTS; r++) {
+		if (r < MAX_ROUTES && r >= nroutes)
+			continue;
+		const char *pat = oxs_route_pattern(r < MAX_ROUTES ? (int)r : -1);
+		uint64_t cum = 0;
+		for (size_t b = 0; b <= NBUCKETS; b++)
+			cum += get(&latency[r][b]);
+		if (cum == 0)
+			continue;
+		uint64_t run = 0;
+		for (size_t b = 0; b < NBUCKETS; b++) {
+			run += get(&latency[r][b]);
+			oxr_buf_printf(o, "onnxviz_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %" PRIu64 "\n",
+			               pat, buckets[b], run);
+		}
+		oxr_buf_printf(o, "onnxviz_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %" PRIu64 "\n",
+		               pat, cum);
+		oxr_buf_printf(o, "onnxviz_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", pat,
+		               (double)get(&latency_sum_ns[r]) / 1e9);
+		oxr_buf_printf(o, "onnxviz_http_request_duration_seconds_count{route=\"%s\"} %" PRIu64 "\n",
+		               pat, cum);
+	}
+	static const char *const up_names[] = {"created", "existing", "rejected"};
+	header(o, "onnxviz_uploads_total", "counter", "Model uploads by outcome.");
+	for (int i = 0; i < OXS_UP__COUNT; i++)
+		oxr_buf_printf(o, "onnxviz_uploads_total{result=\"%s\"} %" PRIu64 "\n", up_names[i],
+		               get(&uploads[i]));
+	header(o, "onnxviz_upload_bytes_total", "counter", "Bytes of model uploads received.");
+	oxr_buf_printf(o, "onnxviz_upload_bytes_total %" PRIu64 "\n", get(&upload_bytes));
+
+	header(o, "onnxviz_cache_hits_total", "counter",
+	       "Renderings and documents answered from the memory or the store cache.");
+	oxr_buf_printf(o, "onnxviz_cache_hits_total{tier=\"memory\"} %" PRIu64 "\n",
+	               get(&cache_events[OXS_HIT_MEMORY]));
+	oxr_buf_printf(o, "onnxviz_cache_hits_total{tier=\"store\"} %" PRIu64 "\n",
+	               get(&cache_events[OXS_HIT_STORE]));
+	header(o, "onnxviz_cache_misses_total", "counter",
+	       "Renderings and documents that had to be computed.");
+	oxr_buf_printf(o, "onnxviz_cache_misses_total %" PRIu64 "\n", get(&cache_events[OXS_MISS]));
+
+	unsigned lrun = 0, lq = 0, wrun = 0, wq = 0;
+	if (srv->layout != NULL)
+		oxs_pool_counts(srv->layout, &lrun, &lq);
+	if (srv->work != NULL)
+		oxs_pool_counts(srv->work, &wrun, &wq);
+	header(o, "onnxviz_layouts_running", "gauge", "Layout worker processes running now.");
+	oxr_buf_printf(o, "onnxviz_layouts_running %u\n", lrun);
+	header(o, "onnxviz_layouts_queued", "gauge", "Layouts waiting for a worker.");
+	oxr_buf_printf(o, "onnxviz_layouts_queued %u\n", lq);
+	static const char *const lay_names[] = {"ok", "failed", "killed"};
+	header(o, "onnxviz_layouts_total", "counter",
+	       "Finished layouts by outcome (killed: over the time or memory limit, or crashed).");
+	for (int i = 0; i < OXS_LAYOUT__COUNT; i++)
+		oxr_buf_printf(o, "onnxviz_layouts_total{result=\"%s\"} %" PRIu64 "\n", lay_names[i],
+		               get(&layouts[i]));
+	header(o, "onnxviz_work_running", "gauge", "Parse and document jobs running now.");
+	oxr_buf_printf(o, "onnxviz_work_running %u\n", wrun);
+	header(o, "onnxviz_work_queued", "gauge", "Parse and document jobs waiting.");
+	oxr_buf_printf(o, "onnxviz_work_queued %u\n", wq);
+
+	oxs_store_stats st;
+	memset(&st, 0, sizeof(st));
+	srv->store->ops->stats(srv->store, &st);
+	header(o, "onnxviz_store_bytes", "gauge", "Bytes in the store by kind.");
+	oxr_buf_printf(o, "onnxviz_store_bytes{kind=\"models\"} %" PRIu64 "\n", st.model_bytes);
+	oxr_buf_printf(o, "onnxviz_store_bytes{kind=\"renderings\"} %" PRIu64 "\n",
+	               st.rendering_bytes);
+	header(o, "onnxviz_store_objects", "gauge", "Objects in the store by kind.");
+	oxr_buf_printf(o, "onnxviz_store_objects{kind=\"models\"} %" PRIu64 "\n", st.models);
+	oxr_buf_printf(o, "onnxviz_store_objects{kind=\"renderings\"} %" PRIu64 "\n", st.renderings);
+	header(o, "onnxviz_store_budget_bytes", "gauge", "The store's byte budget (0: none).");
+	oxr_buf_printf(o, "onnxviz_store_budget_bytes %" PRIu64 "\n", st.budget);
+	header(o, "onnxviz_store_evictions_total", "counter", "Objects evicted for the budget.");
+	oxr_buf_printf(o, "onnxviz_store_evictions_total{kind=\"models\"} %" PRIu64 "\n",
+	               st.evicted_models);
+	oxr_buf_printf(o, "onnxviz_store_evictions_total{kind=\"renderings\"} %" PRIu64 "\n",
+	               st.evicted_renderings);
+
+	uint64_t cb = 0, ce = 0, mn = 0, mb = 0;
+	oxs_cache_stats(srv->cache, &cb, &ce);
+	oxs_models_stats(srv->models, &mn, &mb);
+	header(o, "onnxviz_memory_cache_bytes", "gauge", "Bytes of responses held in memory.");
+	oxr_buf_printf(o, "onnxviz_memory_cache_bytes %" PRIu64 "\n", cb);
+	header(o, "onnxviz_memory_cache_entries", "gauge", "Responses held in memory.");
+	oxr_buf_printf(o, "onnxviz_memory_cache_entries %" PRIu64 "\n", ce);
+	header(o, "onnxviz_parsed_models", "gauge", "Parsed models held in memory.");
+	oxr_buf_printf(o, "onnxviz_parsed_models %" PRIu64 "\n", mn);
+	header(o, "onnxviz_parsed_models_bytes", "gauge", "Estimated memory of those models.");
+	oxr_buf_printf(o, "onnxviz_parsed_models_bytes %" PRIu64 "\n", mb);
+	header(o, "onnxviz_requests_in_flight", "gauge", "Requests begun and not completed.");
+	oxr_buf_printf(o, "onnxviz_requests_in_flight %d\n", atomic_load(&srv->inflight));
+	header(o, "onnxviz_uptime_seconds", "gauge", "Seconds since the server started.");
+	oxr_buf_printf(o, "onnxviz_uptime_seconds %.3f\n",
+	               (double)(oxs_now_ms() - srv->started_ms) / 1000.0);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Logs: one JSON object per line, written with a single write() so lines from several
+ * threads never interleave.
+ */
+void oxs_log(const char *level, const char *msg, const char *extra)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct tm tm;
+	gmtime_r(&ts.tv_sec, &tm);
+	char line[2048];
+	int n = snprintf(line, sizeof(line),
+	                 "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\",\"level\":\"%s\",\"msg\":",
+	                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+	                 tm.tm_sec, ts.tv_nsec / 1000000, level);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	oxr_buf b;
+	oxr_buf_init(&b, sizeof(line) - (size_t)n - 64);
+	oxs_json_string(&b, msg, strlen(msg));
+	if (!b.failed) {
+		memcpy(line + n, b.data, b.len);
+		n += (int)b.len;
+	}
+	oxr_buf_free(&b);
+	size_t el = strlen(extra);
+	if (el < sizeof(line) - (size_t)n - 3) {
+		memcpy(line + n, extra, el);
+		n += (int)el;
+	}
+	line[n++] = '}';
+	line[n++] = '\n';
+	ssize_t w = write(STDERR_FILENO, line, (size_t)n);
+	(void)w;
+}
+
+void oxs_logf(const char *level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	oxs_log(level, msg, "");
+}

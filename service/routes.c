@@ -1,0 +1,984 @@
+/*
+ * routes.c — the route table and the handlers of everything except uploads.
+ *
+ * The table is the single truth about what the server answers: the router, the Allow
+ * header, the metrics labels and the OpenAPI test (tests/unit/test_openapi.c checks the
+ * table against service/openapi.json in both directions) all read it.
+ */
+#include "service/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The web page's files (web/embed.sh generates the table into build/gen/). */
+struct oxw_asset {
+	const char *path;
+	const char *type;
+	const unsigned char *data;
+	size_t size;
+};
+extern const struct oxw_asset oxw_assets[];
+
+/* service/openapi.json (service/embed-openapi.sh generates build/gen/openapi.c). */
+extern const char oxs_openapi_json[];
+extern const size_t oxs_openapi_json_len;
+
+static const char WEB_CSP[] = "default-src 'self'; object-src 'none'; base-uri 'none'; "
+                              "frame-ancestors 'none'; form-action 'self'";
+
+/* Served at / when web/ has no index.html: a form that works without scripts. */
+static const char PLACEHOLDER[] =
+    "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    "<title>onnxviz</title></head><body>\n"
+    "<h1>onnxviz</h1>\n"
+    "<p>Upload an ONNX model to get its id, summary and links to its views.</p>\n"
+    "<form method=\"post\" action=\"/models\" enctype=\"multipart/form-data\">\n"
+    "<input type=\"file\" name=\"model\" accept=\".onnx\" required>\n"
+    "<button type=\"submit\">Upload</button>\n</form>\n"
+    "<p>API: <a href=\"/openapi.json\">/openapi.json</a></p>\n"
+    "</body></html>\n";
+
+static void h_index(oxs_req *r);
+static void h_asset(oxs_req *r);
+static void h_healthz(oxs_req *r);
+static void h_readyz(oxs_req *r);
+static void h_metrics(oxs_req *r);
+static void h_openapi(oxs_req *r);
+static void h_list(oxs_req *r);
+static void h_model(oxs_req *r);
+static void h_delete(oxs_req *r);
+static void h_graph(oxs_req *r);
+static void h_document(oxs_req *r);
+static void h_node(oxs_req *r);
+static void h_search(oxs_req *r);
+static void h_model_onnx(oxs_req *r);
+static void h_tensor(oxs_req *r);
+
+enum {
+	R_INDEX,
+	R_HEALTHZ,
+	R_READYZ,
+	R_METRICS,
+	R_OPENAPI,
+	R_MODELS,
+	R_MODEL,
+	R_GRAPH_SVG,
+	R_GRAPH_JSON,
+	R_GRAPH_DOT,
+	R_DOCUMENT,
+	R_NODE,
+	R_SEARCH,
+	R_MODEL_ONNX,
+	R_TENSOR,
+	R_FILE,
+	R_FILE_SVG,
+	R_FILE_JSON,
+	R_FILE_DOT,
+	R_FILE_DOCUMENT,
+	R_FILE_NODE,
+	R_FILE_SEARCH,
+	R_FILE_TENSOR,
+	R_POST_SVG,
+	R_POST_JSON,
+	R_POST_DOT,
+	R_ASSET,
+	R__COUNT
+};
+
+#define OPEN OXS_ACCESS_OPEN
+#define READ OXS_ACCESS_READ
+#define UPLOAD OXS_ACCESS_UPLOAD
+#define ADMIN OXS_ACCESS_ADMIN
+
+static const oxs_route routes[R__COUNT] = {
+    [R_INDEX] = {"/", "GET HEAD", h_index, NULL, NULL, OPEN, OPEN, OPEN, false},
+    [R_HEALTHZ] = {"/healthz", "GET HEAD", h_healthz, NULL, NULL, OPEN, OPEN, OPEN, false},
+    [R_READYZ] = {"/readyz", "GET HEAD", h_readyz, NULL, NULL, OPEN, OPEN, OPEN, false},
+    [R_METRICS] = {"/metrics", "GET HEAD", h_metrics, NULL, NULL, OPEN, OPEN, OPEN, false},
+    [R_OPENAPI] = {"/openapi.json", "GET HEAD", h_openapi, NULL, NULL, OPEN, OPEN, OPEN, false},
+    [R_MODELS] = {"/models", "GET HEAD POST", h_list, NULL, NULL, READ, UPLOAD, OPEN, true},
+    [R_MODEL] = {"/models/{id}", "GET HEAD DELETE", h_model, NULL, h_delete, READ, OPEN, ADMIN,
+                 false},
+    [R_GRAPH_SVG] = {"/models/{id}/graph.svg", "GET HEAD", h_graph, NULL, NULL, READ, OPEN,
+                     OPEN, false},
+    [R_GRAPH_JSON] = {"/models/{id}/graph.json", "GET HEAD", h_graph, NULL, NULL, READ, OPEN,
+                      OPEN, false},
+    [R_GRAPH_DOT] = {"/models/{id}/graph.dot", "GET HEAD", h_graph, NULL, NULL, READ, OPEN,
+                     OPEN, false},
+    [R_DOCUMENT] = {"/models/{id}/document.json", "GET HEAD", h_document, NULL, NULL, READ,
+                    OPEN, OPEN, false},
+    [R_NODE] = {"/models/{id}/nodes/{node_id}", "GET HEAD", h_node, NULL, NULL, READ, OPEN,
+                OPEN, false},
+    [R_SEARCH] = {"/models/{id}/search", "GET HEAD", h_search, NULL, NULL, READ, OPEN, OPEN,
+                  false},
+    [R_MODEL_ONNX] = {"/models/{id}/model.onnx", "GET HEAD", h_model_onnx, NULL, NULL, READ,
+                      OPEN, OPEN, false},
+    [R_TENSOR] = {"/models/{id}/tensors/{name}", "GET HEAD", h_tensor, NULL, NULL, READ, OPEN,
+                  OPEN, false},
+    [R_FILE] = {"/files/{path}", "GET HEAD", h_model, NULL, NULL, READ, OPEN, OPEN, false},
+    [R_FILE_SVG] = {"/files/{path}/graph.svg", "GET HEAD", h_graph, NULL, NULL, READ, OPEN, OPEN,
+                    false},
+    [R_FILE_JSON] = {"/files/{path}/graph.json", "GET HEAD", h_graph, NULL, NULL, READ, OPEN,
+                     OPEN, false},
+    [R_FILE_DOT] = {"/files/{path}/graph.dot", "GET HEAD", h_graph, NULL, NULL, READ, OPEN, OPEN,
+                    false},
+    [R_FILE_DOCUMENT] = {"/files/{path}/document.json", "GET HEAD", h_document, NULL, NULL, READ,
+                         OPEN, OPEN, false},
+    [R_FILE_NODE] = {"/files/{path}/nodes/{node_id}", "GET HEAD", h_node, NULL, NULL, READ, OPEN,
+                     OPEN, false},
+    [R_FILE_SEARCH] = {"/files/{path}/search", "GET HEAD", h_search, NULL, NULL, READ, OPEN,
+                       OPEN, false},
+    [R_FILE_TENSOR] = {"/files/{path}/tensors/{name}", "GET HEAD", h_tensor, NULL, NULL, READ,
+                       OPEN, OPEN, false},
+    [R_POST_SVG] = {"/graph.svg", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
+    [R_POST_JSON] = {"/graph.json", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
+    [R_POST_DOT] = {"/graph.dot", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
+    [R_ASSET] = {"/{file}", "GET HEAD", h_asset, NULL, NULL, OPEN, OPEN, OPEN, false},
+};
+
+size_t oxs_route_count(void)
+{
+	return R__COUNT;
+}
+
+const oxs_route *oxs_route_at(int i)
+{
+	return &routes[i];
+}
+
+const char *oxs_route_pattern(int i)
+{
+	return i >= 0 && i < R__COUNT ? routes[i].pattern : "unmatched";
+}
+
+bool oxs_route_get(size_t i, const char **pattern, const char **methods)
+{
+	if (i >= R__COUNT)
+		return false;
+	*pattern = routes[i].pattern;
+	*methods = routes[i].methods;
+	return true;
+}
+
+const char *oxs_openapi(size_t *len)
+{
+	*len = oxs_openapi_json_len;
+	return oxs_openapi_json;
+}
+
+static const struct oxw_asset *find_asset(const char *path)
+{
+	for (const struct oxw_asset *a = oxw_assets; a->path != NULL; a++)
+		if (strcmp(a->path, path) == 0)
+			return a;
+	return NULL;
+}
+
+/* Match one path segment against one pattern segment (both [p, p+n)); captures
+ * parameters.  The path segment never contains '/'. */
+static bool match_segment(const char *pat, size_t pn, const char *seg, size_t sn, char *id,
+                          char *param, size_t paramsize)
+{
+	if (pn == 0 || pat[0] != '{')
+		return pn == sn && memcmp(pat, seg, pn) == 0;
+	if (sn == 0)
+		return false;
+	if (pn == 4 && memcmp(pat, "{id}", 4) == 0) {
+		/* any segment routes here; only a valid id is kept (handlers answer 404) */
+		id[0] = '\0';
+		if (sn == OXS_ID_LEN) {
+			memcpy(id, seg, sn);
+			id[sn] = '\0';
+			if (!oxs_id_valid(id))
+				id[0] = '\0';
+		}
+		return true;
+	}
+	if (sn >= paramsize)
+		return false;
+	memcpy(param, seg, sn);
+	param[sn] = '\0';
+	if (pn == 6 && memcmp(pat, "{file}", 6) == 0) {
+		char path[OXS_TENSOR_KEY_MAX + 2];
+		snprintf(path, sizeof(path), "/%s", param);
+		return find_asset(path) != NULL || strcmp(param, "index.html") == 0;
+	}
+	return true;
+}
+
+/* A segment naming a model file under --models-dir ends the {path} capture. */
+static bool model_segment(const char *s, size_t n)
+{
+	return (n > 5 && memcmp(s + n - 5, ".onnx", 5) == 0) ||
+	       (n > 3 && memcmp(s + n - 3, ".pb", 3) == 0);
+}
+
+/* {path}: segments from s up to and including the first model file name; *se is set to
+ * the '/' after it (or NULL at the end).  False when none or too long. */
+static bool capture_path(const char *s, const char **se, char *fpath, size_t fpathsize)
+{
+	const char *p = s;
+	for (;;) {
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (model_segment(p, n)) {
+			size_t len = (size_t)(p + n - s);
+			if (len >= fpathsize)
+				return false;
+			memcpy(fpath, s, len);
+			fpath[len] = '\0';
+			*se = e;
+			return true;
+		}
+		if (e == NULL)
+			return false;
+		p = e + 1;
+	}
+}
+
+int oxs_route_match(const char *path, char *id, char *param, size_t paramsize, char *fpath,
+                    size_t fpathsize)
+{
+	id[0] = '\0';
+	param[0] = '\0';
+	fpath[0] = '\0';
+	if (path == NULL || path[0] != '/')
+		return -1;
+	for (int i = 0; i < R__COUNT; i++) {
+		const char *p = routes[i].pattern + 1, *s = path + 1;
+		bool ok = true;
+		for (;;) {
+			const char *pe = strchr(p, '/'), *se = strchr(s, '/');
+			size_t pn = pe ? (size_t)(pe - p) : strlen(p);
+			size_t sn = se ? (size_t)(se - s) : strlen(s);
+			if (pn == 6 && memcmp(p, "{path}", 6) == 0) {
+				if (!capture_path(s, &se, fpath, fpathsize)) {
+					ok = false;
+					break;
+				}
+			} else if (pe == NULL && pn == 6 && memcmp(p, "{name}", 6) == 0) {
+				/* the rest of the path: tensor names may hold '/' */
+				sn = strlen(s);
+				if (sn == 0 || sn >= paramsize) {
+					ok = false;
+					break;
+				}
+				memcpy(param, s, sn + 1);
+				break;
+			} else if (!match_segment(p, pn, s, sn, id, param, paramsize)) {
+				ok = false;
+				break;
+			}
+			if ((pe == NULL) != (se == NULL)) {
+				ok = false;
+				break;
+			}
+			if (pe == NULL)
+				break;
+			p = pe + 1;
+			s = se + 1;
+		}
+		if (ok)
+			return i;
+		id[0] = '\0';
+		param[0] = '\0';
+		fpath[0] = '\0';
+	}
+	return -1;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Static responses, built once: the web page's files and the OpenAPI document.
+ */
+typedef struct static_resp {
+	struct MHD_Response *resp, *nm;
+	char etag[48];
+	size_t len;
+} static_resp;
+
+static static_resp *asset_resps;
+static size_t nassets;
+static static_resp placeholder, openapi;
+
+static bool build_static(static_resp *s, const void *data, size_t len, const char *type,
+                         const char *csp)
+{
+	oxs_etag_of(data, len, s->etag);
+	s->len = len;
+	s->resp = MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_PERSISTENT);
+	s->nm = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	if (s->resp == NULL || s->nm == NULL)
+		return false;
+	struct MHD_Response *both[2] = {s->resp, s->nm};
+	for (int i = 0; i < 2; i++) {
+		if (i == 0)
+			MHD_add_response_header(both[i], "Content-Type", type);
+		MHD_add_response_header(both[i], "X-Content-Type-Options", "nosniff");
+		MHD_add_response_header(both[i], "Referrer-Policy", "no-referrer");
+		MHD_add_response_header(both[i], "Content-Security-Policy", csp);
+		MHD_add_response_header(both[i], "ETag", s->etag);
+		MHD_add_response_header(both[i], "Cache-Control", "no-cache");
+	}
+	return true;
+}
+
+static void free_static(static_resp *s)
+{
+	if (s->resp)
+		MHD_destroy_response(s->resp);
+	if (s->nm)
+		MHD_destroy_response(s->nm);
+	memset(s, 0, sizeof(*s));
+}
+
+bool oxs_routes_init(void)
+{
+	nassets = 0;
+	while (oxw_assets[nassets].path != NULL)
+		nassets++;
+	asset_resps = calloc(nassets + 1, sizeof(*asset_resps));
+	if (asset_resps == NULL)
+		return false;
+	for (size_t i = 0; i < nassets; i++)
+		if (!build_static(&asset_resps[i], oxw_assets[i].data, oxw_assets[i].size,
+		                  oxw_assets[i].type, WEB_CSP))
+			return false;
+	static const char api_csp[] =
+	    "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+	return build_static(&placeholder, PLACEHOLDER, sizeof(PLACEHOLDER) - 1,
+	                    "text/html; charset=utf-8", WEB_CSP) &&
+	       build_static(&openapi, oxs_openapi_json, oxs_openapi_json_len, "application/json",
+	                    api_csp);
+}
+
+void oxs_routes_free(void)
+{
+	for (size_t i = 0; asset_resps != NULL && i < nassets; i++)
+		free_static(&asset_resps[i]);
+	free(asset_resps);
+	asset_resps = NULL;
+	free_static(&placeholder);
+	free_static(&openapi);
+}
+
+static void reply_static(oxs_req *r, const static_resp *s)
+{
+	bool nm = r->inm[0] != '\0' && oxs_etag_match(r->inm, s->etag);
+	/* static responses live until exit: queued directly, never destroyed per request */
+	r->shared = nm ? s->nm : s->resp;
+	r->status = nm ? 304 : 200;
+	r->reply_bytes = nm ? 0 : s->len;
+}
+
+static void serve_asset(oxs_req *r, const char *path)
+{
+	for (size_t i = 0; i < nassets; i++) {
+		if (strcmp(oxw_assets[i].path, path) == 0) {
+			reply_static(r, &asset_resps[i]);
+			return;
+		}
+	}
+	if (strcmp(path, "/index.html") == 0)
+		reply_static(r, &placeholder);
+	else
+		oxs_reply_error(r, 404, "not_found", "", "no such file");
+}
+
+static void h_index(oxs_req *r)
+{
+	serve_asset(r, "/index.html");
+}
+
+static void h_asset(oxs_req *r)
+{
+	char path[OXS_TENSOR_KEY_MAX + 2];
+	snprintf(path, sizeof(path), "/%s", r->param);
+	serve_asset(r, path);
+}
+
+static void h_openapi(oxs_req *r)
+{
+	reply_static(r, &openapi);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Operations
+ */
+static void reply_text(oxs_req *r, unsigned status, const char *type, const char *text)
+{
+	struct MHD_Response *resp = oxs_response_copy(text, strlen(text), type);
+	if (resp == NULL) {
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return;
+	}
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	oxs_reply(r, status, resp, strlen(text));
+}
+
+static void h_healthz(oxs_req *r)
+{
+	reply_text(r, 200, "application/json", "{\"status\":\"ok\"}\n");
+}
+
+static void h_readyz(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	if (atomic_load(&srv->stopping))
+		reply_text(r, 503, "application/json", "{\"status\":\"stopping\"}\n");
+	else if (!srv->store->ops->writable(srv->store))
+		reply_text(r, 503, "application/json", "{\"status\":\"store not writable\"}\n");
+	else
+		reply_text(r, 200, "application/json", "{\"status\":\"ready\"}\n");
+}
+
+static void h_metrics(oxs_req *r)
+{
+	oxr_buf b;
+	oxr_buf_init(&b, 16 << 20);
+	oxs_metrics_render(r->srv, &b);
+	oxs_reply_text(r, 200, &b, "text/plain; version=0.0.4; charset=utf-8");
+	oxr_buf_free(&b);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Query strings
+ */
+#define MAX_PAIRS 32
+
+/* Split r->query into pairs; replies 400 and returns -1 when malformed. */
+static int query_pairs(oxs_req *r, oxs_query_pair *pairs)
+{
+	int n = oxs_query_split(r->query, pairs, MAX_PAIRS);
+	if (n < 0)
+		oxs_reply_error(r, 400, "bad_query", "",
+		                "malformed query string (bad %%-escape, NUL byte, or over %d "
+		                "parameters)",
+		                MAX_PAIRS);
+	return n;
+}
+
+/* Strict whole number in [lo, hi]. */
+static bool query_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	if (s[0] < '0' || s[0] > '9' || strlen(s) > 9)
+		return false;
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end != '\0' || v < lo || v > hi)
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
+bool oxs_query_options(const oxs_query_pair *pairs, size_t n, oxr_options *opt, char *err,
+                       size_t errsize)
+{
+	oxr_options_default(opt);
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(pairs[i].key, pairs[j].key) == 0) {
+				snprintf(err, errsize, "option '%.64s' given twice", pairs[i].key);
+				return false;
+			}
+		}
+		oxr_error e;
+		memset(&e, 0, sizeof(e));
+		if (oxr_options_set(opt, pairs[i].key, pairs[i].value, &e) != OXR_OK) {
+			snprintf(err, errsize, "%s", e.message);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * --models-dir files: opened beneath the folder, never through a symbolic link
+ */
+static bool is_file_route(int route)
+{
+	return route >= R_FILE && route <= R_FILE_TENSOR;
+}
+
+/* Open rel beneath dirfd with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|
+ * RESOLVE_NO_MAGICLINKS); where the kernel has no openat2, component by component with
+ * O_NOFOLLOW (rel was checked by oxs_location_valid: no "..", not absolute).  -1 with
+ * errno (ELOOP for a symbolic link, EXDEV for an escape). */
+static int open_beneath(int dirfd, const char *rel, int flags)
+{
+	struct open_how how;
+	memset(&how, 0, sizeof(how));
+	how.flags = (uint64_t)(unsigned)(flags | O_CLOEXEC | O_NOFOLLOW);
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	long fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+		return (int)fd;
+	char part[OXS_LOCATION_MAX + 1];
+	snprintf(part, sizeof(part), "%s", rel);
+	int cur = dirfd;
+	char *save = NULL;
+	char *c = strtok_r(part, "/", &save);
+	while (c != NULL) {
+		char *next = strtok_r(NULL, "/", &save);
+		int f = openat(cur, c, (next ? O_PATH | O_DIRECTORY : flags) | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		if (cur != dirfd)
+			close(cur);
+		if (f < 0) {
+			errno = e;
+			return -1;
+		}
+		struct stat st;
+		if (next != NULL && (fstat(f, &st) != 0 || !S_ISDIR(st.st_mode))) {
+			close(f);
+			errno = ENOTDIR;
+			return -1;
+		}
+		cur = f;
+		c = next;
+	}
+	if (cur == dirfd) {
+		errno = ENOENT;
+		return -1;
+	}
+	return cur;
+}
+
+/* Open r->fpath under --models-dir: r->file_fd, r->dir_fd (its folder) and r->id, a
+ * name of this version of the file (SHA-256 of the path, device, inode, size and
+ * change times: a rewritten file gets a new one).  Replies and returns false when the
+ * path is refused or missing. */
+static bool open_file_route(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	if (srv->models_dirfd < 0) {
+		oxs_reply_error(r, 404, "not_found", "", "no --models-dir is configured");
+		return false;
+	}
+	const char *rule = NULL;
+	char extra[96];
+	if (!oxs_location_valid(r->fpath, &rule)) {
+		snprintf(extra, sizeof(extra), ",\"rule\":\"%s\"", rule);
+		oxs_reply_error(r, 400, "bad_path", extra, "path refused (%s)", rule);
+		return false;
+	}
+	int fd = open_beneath(srv->models_dirfd, r->fpath, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	int e = errno;
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) != 0) {
+		e = errno;
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		rule = e == ENOENT ? "not_found" : e == ELOOP ? "symlink" : e == EXDEV ? "escapes_directory"
+		       : e == ENOTDIR ? "not_regular_file" : "io";
+		snprintf(extra, sizeof(extra), ",\"rule\":\"%s\"", rule);
+		if (e == ENOENT)
+			oxs_reply_error(r, 404, "not_found", extra, "no such file under --models-dir");
+		else
+			oxs_reply_error(r, 403, "path_refused", extra, "path refused (%s)", rule);
+		return false;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		close(fd);
+		rule = S_ISREG(st.st_mode) ? "hard_link" : "not_regular_file";
+		snprintf(extra, sizeof(extra), ",\"rule\":\"%s\"", rule);
+		oxs_reply_error(r, 403, "path_refused", extra, "path refused (%s)", rule);
+		return false;
+	}
+	char dir[OXS_LOCATION_MAX + 1];
+	snprintf(dir, sizeof(dir), "%s", r->fpath);
+	char *slash = strrchr(dir, '/');
+	int dfd = slash ? (*slash = '\0', open_beneath(srv->models_dirfd, dir, O_PATH | O_DIRECTORY))
+	                : fcntl(srv->models_dirfd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0) {
+		close(fd);
+		oxs_reply_error(r, 404, "not_found", "", "the file's folder is gone");
+		return false;
+	}
+	char ver[OXS_LOCATION_MAX + 200];
+	snprintf(ver, sizeof(ver),
+	         "onnxviz-file/1|%s|%ju|%ju|%jd|%jd.%09ld|%jd.%09ld", r->fpath, (uintmax_t)st.st_dev,
+	         (uintmax_t)st.st_ino, (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec,
+	         st.st_mtim.tv_nsec, (intmax_t)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+	oxs_sha256_hex(ver, strlen(ver), r->id, 64);
+	r->file_fd = fd;
+	r->dir_fd = dfd;
+	return true;
+}
+
+/* Start r->art for the request's model (a stored one, or a --models-dir file). */
+static void art_for(oxs_req *r, oxs_art_kind kind, oxr_format fmt, const oxr_options *opt)
+{
+	oxs_art_init(&r->art, kind, r->id, fmt, opt);
+	if (r->file_fd >= 0)
+		oxs_art_file(&r->art, r->file_fd, r->dir_fd, r->fpath);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Models
+ */
+static bool need_model(oxs_req *r)
+{
+	if (is_file_route(r->route))
+		return open_file_route(r);
+	char path[PATH_MAX];
+	if (r->id[0] != '\0' &&
+	    r->srv->store->ops->model_path(r->srv->store, r->id, path, sizeof(path)) == OXS_OK)
+		return true;
+	oxs_reply_error(r, 404, "not_found", "", "no such model");
+	return false;
+}
+
+static void h_list(oxs_req *r)
+{
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
+		return;
+	unsigned limit = 100;
+	const char *after = "";
+	for (int i = 0; i < n; i++) {
+		if (strcmp(pairs[i].key, "limit") == 0) {
+			if (!query_uint(pairs[i].value, 1, 1000, &limit)) {
+				oxs_reply_error(r, 400, "bad_query", "", "limit: a whole number in 1..1000");
+				return;
+			}
+		} else if (strcmp(pairs[i].key, "after") == 0) {
+			after = pairs[i].value;
+			if (after[0] != '\0' && !oxs_id_valid(after)) {
+				oxs_reply_error(r, 400, "bad_query", "", "after: a model id");
+				return;
+			}
+		}
+	}
+	oxs_model_info *items = calloc(limit, sizeof(*items));
+	if (items == NULL) {
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return;
+	}
+	size_t got = 0;
+	uint64_t total = 0;
+	oxs_store *st = r->srv->store;
+	if (st->ops->list_models(st, after, items, limit, &got, &total) != OXS_OK) {
+		free(items);
+		oxs_reply_error(r, 500, "store_error", "", "cannot list the store");
+		return;
+	}
+	oxr_buf b;
+	oxr_buf_init(&b, 0);
+	oxr_buf_printf(&b, "{\"total\":%" PRIu64 ",\"models\":[", total);
+	for (size_t i = 0; i < got; i++)
+		oxr_buf_printf(&b,
+		               "%s{\"id\":\"%s\",\"size\":%" PRIu64 ",\"created\":%" PRId64
+		               ",\"links\":{\"self\":\"/models/%s\"}}",
+		               i ? "," : "", items[i].id, items[i].size, items[i].created, items[i].id);
+	oxr_buf_printf(&b, "],\"next\":");
+	if (got == limit && got > 0)
+		oxr_buf_printf(&b, "\"/models?limit=%u&after=%s\"", limit, items[got - 1].id);
+	else
+		oxr_buf_printf(&b, "null");
+	oxr_buf_printf(&b, "}\n");
+	free(items);
+	oxs_reply_json(r, 200, &b);
+}
+
+static void h_model(oxs_req *r)
+{
+	if (!need_model(r))
+		return;
+	art_for(r, OXS_ART_SUMMARY, OXR_FMT_SVG, NULL);
+	oxs_art_request(r, &r->art, false);
+}
+
+static void h_document(oxs_req *r)
+{
+	if (!need_model(r))
+		return;
+	art_for(r, OXS_ART_DOCUMENT, OXR_FMT_SVG, NULL);
+	oxs_art_request(r, &r->art, false);
+}
+
+static void h_graph(oxs_req *r)
+{
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
+		return;
+	oxr_options opt;
+	char err[600];
+	if (!oxs_query_options(pairs, (size_t)n, &opt, err, sizeof(err))) {
+		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
+		return;
+	}
+	if (!need_model(r))
+		return;
+	oxr_format fmt = r->route == R_GRAPH_SVG || r->route == R_FILE_SVG ? OXR_FMT_SVG
+	                 : r->route == R_GRAPH_DOT || r->route == R_FILE_DOT ? OXR_FMT_DOT
+	                                                                     : OXR_FMT_LAYOUT_JSON;
+	art_for(r, OXS_ART_GRAPH, fmt, &opt);
+	oxs_art_request(r, &r->art, false);
+}
+
+static void h_delete(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	oxs_status st = r->id[0] ? srv->store->ops->delete_model(srv->store, r->id)
+	                         : OXS_E_NOT_FOUND;
+	if (st == OXS_E_NOT_FOUND) {
+		oxs_reply_error(r, 404, "not_found", "", "no such model");
+		return;
+	}
+	if (st != OXS_OK) {
+		oxs_reply_error(r, 500, "store_error", "", "cannot delete: %s", oxs_status_name(st));
+		return;
+	}
+	char prefix[OXS_ID_LEN + 2];
+	snprintf(prefix, sizeof(prefix), "%s|", r->id);
+	oxs_cache_purge(srv->cache, prefix);
+	oxs_models_forget(srv->models, r->id);
+	struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"",
+	                                                           MHD_RESPMEM_PERSISTENT);
+	if (resp == NULL) {
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return;
+	}
+	oxs_response_common(resp, NULL);
+	oxs_reply(r, 204, resp, 0);
+}
+
+static void h_model_onnx(oxs_req *r)
+{
+	if (r->id[0] == '\0') {
+		oxs_reply_error(r, 404, "not_found", "", "no such model");
+		return;
+	}
+	char etag[OXS_ID_LEN + 3];
+	snprintf(etag, sizeof(etag), "\"%s\"", r->id);
+	bool nm = r->inm[0] != '\0' && oxs_etag_match(r->inm, etag);
+	int fd = -1;
+	uint64_t size = 0;
+	oxs_store *st = r->srv->store;
+	oxs_status s = st->ops->open_model(st, r->id, &fd, &size);
+	if (s != OXS_OK) {
+		oxs_reply_error(r, s == OXS_E_NOT_FOUND ? 404 : 500,
+		                s == OXS_E_NOT_FOUND ? "not_found" : "store_error", "", "%s",
+		                s == OXS_E_NOT_FOUND ? "no such model" : "cannot read the model");
+		return;
+	}
+	struct MHD_Response *resp;
+	if (nm) {
+		close(fd);
+		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	} else {
+		resp = MHD_create_response_from_fd64(size, fd); /* sendfile; closes fd */
+	}
+	if (resp == NULL) {
+		if (!nm)
+			close(fd);
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return;
+	}
+	oxs_response_immutable(resp, etag, nm ? NULL : "application/octet-stream", r->id, "onnx");
+	oxs_reply(r, nm ? 304 : 200, resp, nm ? 0 : size);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Node and search: computed on a work thread from the parsed model, not cached (cheap),
+ * but content-addressed: ETag from the bytes, immutable.
+ */
+static void reply_computed(oxs_req *r, oxr_buf *b)
+{
+	char etag[48];
+	oxs_etag_of(b->data ? b->data : "", b->len, etag);
+	bool nm = r->inm[0] != '\0' && oxs_etag_match(r->inm, etag);
+	size_t len = 0;
+	char *data = nm ? NULL : oxr_buf_steal(b, &len);
+	struct MHD_Response *resp =
+	    nm ? MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT)
+	    : data ? MHD_create_response_from_buffer_with_free_callback(len, data, free)
+	           : NULL;
+	if (resp == NULL) {
+		free(data);
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return;
+	}
+	if (r->file_fd >= 0) { /* a --models-dir file may change: revalidate */
+		oxs_response_common(resp, nm ? NULL : "application/json");
+		MHD_add_response_header(resp, "ETag", etag);
+		MHD_add_response_header(resp, "Cache-Control", "no-cache");
+	} else {
+		oxs_response_immutable(resp, etag, nm ? NULL : "application/json", r->id, "json");
+	}
+	oxs_reply(r, nm ? 304 : 200, resp, len);
+}
+
+/* Reply with the reason a stored model could not be loaded. */
+static void reply_load_error(oxs_req *r, oxs_status st, const oxp_error *perr)
+{
+	if (st == OXS_E_NOT_FOUND) {
+		oxs_reply_error(r, 404, "not_found", "", "no such model");
+	} else if (st == OXS_E_INVALID) {
+		char extra[400], msg[700];
+		oxr_buf b;
+		oxr_buf_init(&b, sizeof(extra) - 40);
+		oxs_json_string(&b, perr->path, strlen(perr->path));
+		snprintf(extra, sizeof(extra), ",\"offset\":%" PRIu64 ",\"path\":%s", perr->offset,
+		         b.failed ? "\"\"" : b.data);
+		oxr_buf_free(&b);
+		oxp_error_format(perr, msg, sizeof(msg));
+		oxs_reply_error(r, 422, oxp_code_name(perr->code), extra, "%s", msg);
+	} else {
+		oxs_reply_error(r, 503, oxs_status_name(st), "", "cannot load the model");
+	}
+}
+
+static void reply_render_error(oxs_req *r, oxr_code rc, const oxr_error *e)
+{
+	unsigned status = rc == OXR_E_NOT_FOUND ? 404 : rc == OXR_E_OPTION ? 400
+	                  : rc == OXR_E_NOMEM       ? 503
+	                  : rc == OXR_E_TOO_BIG     ? 422
+	                                            : 500;
+	oxs_reply_error(r, status, oxr_code_name(rc), "", "%s", e->message);
+}
+
+/* Load r's model, run fn on it, reply with its JSON (or the error), resume r. */
+static void work_with_model(oxs_req *r,
+                            oxr_code (*fn)(oxs_req *r, const oxp_model *m, const oxp_dag *d,
+                                           oxr_buf *out, oxr_error *e))
+{
+	oxs_mentry *me = NULL;
+	oxp_error perr;
+	memset(&perr, 0, sizeof(perr));
+	oxs_status st = oxs_models_get(r->srv->models, r->srv->store, r->id, r->art.src, &me,
+	                               &perr);
+	if (st != OXS_OK) {
+		reply_load_error(r, st, &perr);
+	} else if (oxs_mentry_dag(me) == NULL) {
+		oxs_reply_error(r, 422, "tensor_upload", "",
+		                "this upload is a lone tensor (TensorProto), not a model: it has no "
+		                "nodes; see its /tensors/ preview");
+		oxs_models_release(r->srv->models, me);
+	} else {
+		oxr_buf b;
+		oxr_error e;
+		memset(&e, 0, sizeof(e));
+		oxr_buf_init(&b, 64 << 20);
+		oxr_code rc = fn(r, oxs_mentry_model(me), oxs_mentry_dag(me), &b, &e);
+		if (rc == OXR_OK)
+			reply_computed(r, &b);
+		else
+			reply_render_error(r, rc, &e);
+		oxr_buf_free(&b);
+		oxs_models_release(r->srv->models, me);
+	}
+	oxs_resume(r);
+}
+
+static oxr_code node_json(oxs_req *r, const oxp_model *m, const oxp_dag *d, oxr_buf *out,
+                          oxr_error *e)
+{
+	return oxr_node_json(m, d, r->param, out, e);
+}
+
+static void work_node(oxs_req *r)
+{
+	work_with_model(r, node_json);
+}
+
+static bool node_id_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n >= OXS_PARAM_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+static void h_node(oxs_req *r)
+{
+	if (!need_model(r))
+		return;
+	if (!node_id_valid(r->param)) {
+		oxs_reply_error(r, 404, "not_found", "", "no such node");
+		return;
+	}
+	art_for(r, OXS_ART_DOCUMENT, OXR_FMT_SVG, NULL); /* only its source is used */
+	oxs_defer(r, r->srv->work, work_node);
+}
+
+/* h_search checked the query (now in r->param) and the limit. */
+static oxr_code search_json(oxs_req *r, const oxp_model *m, const oxp_dag *d, oxr_buf *out,
+                            oxr_error *e)
+{
+	return oxr_search_json(m, d, r->param, r->limit, out, e);
+}
+
+static void work_search(oxs_req *r)
+{
+	work_with_model(r, search_json);
+}
+
+static void h_search(oxs_req *r)
+{
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
+		return;
+	const char *q = NULL;
+	unsigned limit = 50;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(pairs[i].key, "q") == 0) {
+			q = pairs[i].value;
+		} else if (strcmp(pairs[i].key, "limit") == 0 &&
+		           !query_uint(pairs[i].value, 1, 1000, &limit)) {
+			oxs_reply_error(r, 400, "bad_query", "", "limit: a whole number in 1..1000");
+			return;
+		}
+	}
+	if (q == NULL || q[0] == '\0' || strlen(q) >= OXS_PARAM_MAX) {
+		oxs_reply_error(r, 400, "bad_query", "", "q: the text to search for (1..%d bytes)",
+		                OXS_PARAM_MAX - 1);
+		return;
+	}
+	if (!need_model(r))
+		return;
+	snprintf(r->param, sizeof(r->param), "%s", q);
+	r->limit = limit;
+	art_for(r, OXS_ART_DOCUMENT, OXR_FMT_SVG, NULL); /* only its source is used */
+	oxs_defer(r, r->srv->work, work_search);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Tensor previews (preview.c computes them on a work thread; cached like artifacts)
+ */
+static void h_tensor(oxs_req *r)
+{
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
+		return;
+	oxs_preview_opt o;
+	char err[300];
+	if (!oxs_preview_query(pairs, (size_t)n, &o, err, sizeof(err))) {
+		oxs_reply_error(r, 400, "bad_query", "", "%s", err);
+		return;
+	}
+	if (!need_model(r))
+		return;
+	art_for(r, OXS_ART_TENSOR, OXR_FMT_SVG, NULL);
+	oxs_art_tensor(&r->art, r->param, &o);
+	oxs_art_request(r, &r->art, false);
+}

@@ -1,0 +1,1325 @@
+/*
+ * store.c — the local-folder model store (the embedded default behind oxs_store_ops).
+ *
+ * Layout under the root folder:
+ *   lock                      flock()ed while a server uses the store
+ *   models/ab/<id>.onnx       the models, by content id (SHA-256), fanned out by prefix
+ *   renderings/<id>/<name>    cached renderings and documents of a model
+ *   data/<id>/<location>      external data files of a model uploaded with them
+ *   tmp/                      spool files of uploads and temporaries (emptied at open)
+ *   quarantine/               files found misnamed or corrupt at open, kept for people
+ *
+ * Writes are write-temp, fsync, rename, fsync(dir): after a crash at any moment a model
+ * is either complete under its name or absent.  An in-memory index (sorted by id, plus
+ * least-recently-used lists) answers lookups and listing and enforces the byte budget:
+ * renderings are evicted first, models only when allowed.
+ */
+#include "service/internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PATH_BUF 4096
+#define NAME_MAX_LEN 96
+
+const char *oxs_status_name(oxs_status s)
+{
+	static const char *const names[] = {"ok", "not_found", "no_space", "io_error",
+	                                    "invalid", "out_of_memory", "busy"};
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
+}
+
+typedef struct lru_link {
+	struct lru_link *prev, *next;
+} lru_link;
+
+typedef struct model_ent model_ent;
+
+typedef struct rend_ent {
+	lru_link lru;          /* first member: the global renderings LRU */
+	struct rend_ent *next; /* in its model's list */
+	model_ent *model;
+	uint64_t size;
+	char name[NAME_MAX_LEN + 1];
+} rend_ent;
+
+struct model_ent {
+	lru_link lru; /* first member: the models LRU */
+	rend_ent *renderings;
+	uint64_t size;
+	uint64_t data; /* bytes of its external data files (data/<id>/) */
+	int64_t created;
+	char id[OXS_ID_LEN + 1];
+};
+
+typedef struct local_store {
+	oxs_store base;
+	char root[PATH_BUF / 2];
+	int lock_fd;
+	bool locked; /* the flock is ours: tmp/ may be cleaned */
+	pthread_mutex_t mu;
+	model_ent **ids; /* sorted by id */
+	size_t n, cap;
+	lru_link models_lru, rend_lru; /* heads: next = least recently used */
+	uint64_t model_bytes, rend_bytes, nrend, reserved;
+	uint64_t budget;
+	bool evict_models;
+	uint64_t evicted_models, evicted_rend, removed_tmp, quarantined;
+} local_store;
+
+static atomic_uint_fast64_t tmp_counter;
+
+/* ---------------------------------------------------------------------------------------
+ * Small helpers
+ */
+static void lru_init(lru_link *h)
+{
+	h->prev = h->next = h;
+}
+
+static void lru_unlink(lru_link *l)
+{
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	l->prev = l->next = l;
+}
+
+/* Append at the most-recently-used end. */
+static void lru_push(lru_link *h, lru_link *l)
+{
+	l->prev = h->prev;
+	l->next = h;
+	h->prev->next = l;
+	h->prev = l;
+}
+
+static void lru_touch(lru_link *h, lru_link *l)
+{
+	lru_unlink(l);
+	lru_push(h, l);
+}
+
+static void seterr(char *err, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void seterr(char *err, size_t size, const char *fmt, ...)
+{
+	if (err == NULL || size == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+}
+
+static oxs_status errno_status(int e)
+{
+	if (e == ENOSPC || e == EFBIG || e == EDQUOT)
+		return OXS_E_NOSPACE;
+	if (e == ENOENT)
+		return OXS_E_NOT_FOUND;
+	if (e == ENOMEM)
+		return OXS_E_NOMEM;
+	return OXS_E_IO;
+}
+
+static bool path_fmt(char *out, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static bool path_fmt(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(out, size, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < size;
+}
+
+static int fsync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = fsync(fd);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return rc;
+}
+
+/* mkdir that accepts an existing folder; *made tells whether it was created. */
+static int mkdir_once(const char *path, bool *made)
+{
+	if (made != NULL)
+		*made = false;
+	if (mkdir(path, 0700) == 0) {
+		if (made != NULL)
+			*made = true;
+		return 0;
+	}
+	return errno == EEXIST ? 0 : -1;
+}
+
+static bool name_valid(const char *name)
+{
+	size_t n = strlen(name);
+	if (n == 0 || n > NAME_MAX_LEN || name[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* Remove a folder and the files in it (renderings/<id>/ has no subfolders, data/<id>/
+ * at most 8 levels; deeper ones are left), never following symbolic links. */
+static void remove_tree(int dirfd_parent, const char *name, int depth)
+{
+	int fd = openat(dirfd_parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		(void)unlinkat(dirfd_parent, name, 0);
+		return;
+	}
+	DIR *d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (unlinkat(fd, e->d_name, 0) == 0 || errno != EISDIR)
+			continue;
+		if (depth < 12)
+			remove_tree(fd, e->d_name, depth + 1);
+		else
+			(void)unlinkat(fd, e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+	(void)unlinkat(dirfd_parent, name, AT_REMOVEDIR);
+}
+
+void oxs_remove_path(const char *path)
+{
+	char dir[PATH_BUF];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == NULL || slash[1] == '\0')
+		return;
+	*slash = '\0';
+	int fd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	remove_tree(fd, slash + 1, 0);
+	close(fd);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Index (callers hold s->mu)
+ */
+static size_t lower_bound(const local_store *s, const char *id)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(s->ids[mid]->id, id) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static model_ent *find_model(const local_store *s, const char *id)
+{
+	size_t i = lower_bound(s, id);
+	return i < s->n && strcmp(s->ids[i]->id, id) == 0 ? s->ids[i] : NULL;
+}
+
+static bool index_insert(local_store *s, model_ent *m)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		model_ent **p = realloc(s->ids, cap * sizeof(*p));
+		if (p == NULL)
+			return false;
+		s->ids = p;
+		s->cap = cap;
+	}
+	size_t i = lower_bound(s, m->id);
+	memmove(s->ids + i + 1, s->ids + i, (s->n - i) * sizeof(*s->ids));
+	s->ids[i] = m;
+	s->n++;
+	lru_push(&s->models_lru, &m->lru);
+	s->model_bytes += m->size + m->data;
+	return true;
+}
+
+static void rend_forget(local_store *s, rend_ent *r)
+{
+	lru_unlink(&r->lru);
+	s->rend_bytes -= r->size;
+	s->nrend--;
+	free(r);
+}
+
+/* Drop a model from the index with its renderings (files untouched). */
+static void index_remove(local_store *s, model_ent *m)
+{
+	size_t i = lower_bound(s, m->id);
+	if (i < s->n && s->ids[i] == m) {
+		memmove(s->ids + i, s->ids + i + 1, (s->n - i - 1) * sizeof(*s->ids));
+		s->n--;
+	}
+	lru_unlink(&m->lru);
+	s->model_bytes -= m->size + m->data;
+	rend_ent *r = m->renderings;
+	while (r != NULL) {
+		rend_ent *next = r->next;
+		rend_forget(s, r);
+		r = next;
+	}
+	free(m);
+}
+
+static rend_ent *find_rend(const model_ent *m, const char *name)
+{
+	for (rend_ent *r = m->renderings; r != NULL; r = r->next)
+		if (strcmp(r->name, name) == 0)
+			return r;
+	return NULL;
+}
+
+static void unlink_rend(model_ent *m, rend_ent *r)
+{
+	for (rend_ent **p = &m->renderings; *p != NULL; p = &(*p)->next) {
+		if (*p == r) {
+			*p = r->next;
+			return;
+		}
+	}
+}
+
+static void model_file(const local_store *s, const char *id, char *out, size_t size)
+{
+	(void)path_fmt(out, size, "%s/models/%.2s/%s.onnx", s->root, id, id);
+}
+
+static void evict_rendering(local_store *s, rend_ent *r)
+{
+	char path[PATH_BUF];
+	if (path_fmt(path, sizeof(path), "%s/renderings/%s/%s", s->root, r->model->id, r->name))
+		(void)unlink(path);
+	unlink_rend(r->model, r);
+	rend_forget(s, r);
+	s->evicted_rend++;
+}
+
+/* Remove root/<sub>/<id> and everything in it. */
+static void remove_model_dir(const local_store *s, const char *sub, const char *id)
+{
+	char dir[PATH_BUF];
+	if (path_fmt(dir, sizeof(dir), "%s/%s", s->root, sub)) {
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			remove_tree(fd, id, 0);
+			close(fd);
+		}
+	}
+}
+
+static void evict_model(local_store *s, model_ent *m)
+{
+	char path[PATH_BUF];
+	model_file(s, m->id, path, sizeof(path));
+	(void)unlink(path);
+	remove_model_dir(s, "renderings", m->id);
+	remove_model_dir(s, "data", m->id);
+	index_remove(s, m);
+	s->evicted_models++;
+}
+
+/* Make room for `need` more bytes within the budget: least recently used renderings
+ * first, then (when allowed and may_evict_models) models other than keep_id.  Returns
+ * true when the bytes fit; the caller then adds them to s->reserved. */
+static bool make_room(local_store *s, uint64_t need, bool may_evict_models)
+{
+	if (s->budget == 0)
+		return true;
+	for (;;) {
+		uint64_t used = s->model_bytes + s->rend_bytes + s->reserved;
+		if (used <= s->budget && need <= s->budget - used)
+			return true;
+		if (s->rend_lru.next != &s->rend_lru) {
+			evict_rendering(s, (rend_ent *)s->rend_lru.next);
+			continue;
+		}
+		if (may_evict_models && s->evict_models && s->models_lru.next != &s->models_lru) {
+			evict_model(s, (model_ent *)s->models_lru.next);
+			continue;
+		}
+		return false;
+	}
+}
+
+/* ---------------------------------------------------------------------------------------
+ * External data folders (data/<id>/)
+ */
+#define DATA_MAX_FILES 4096
+#define DATA_MAX_DEPTH 8
+
+typedef struct data_walk {
+	oxs_bundle_file *files; /* with hash: each file, its size and SHA-256 (caller frees) */
+	size_t n, cap;
+	uint64_t bytes;
+	bool hash;              /* collect files[] and hash them; else only count */
+} data_walk;
+
+/* Walk folder fd (prefix: its location, "" at the top): regular files with one link and
+ * folders only, never through a symbolic link, at most DATA_MAX_DEPTH levels and
+ * DATA_MAX_FILES files.  False when anything else is found or a read fails. */
+static bool walk_data(int fd, const char *prefix, int depth, data_walk *w)
+{
+	DIR *d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return false;
+	}
+	bool ok = true;
+	struct dirent *e;
+	while (ok && (e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char loc[OXS_LOCATION_MAX + 1];
+		struct stat st;
+		if (!path_fmt(loc, sizeof(loc), "%s%s%s", prefix, prefix[0] ? "/" : "", e->d_name) ||
+		    fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			ok = false;
+		} else if (S_ISDIR(st.st_mode) && depth + 1 < DATA_MAX_DEPTH) {
+			int sub = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			ok = sub >= 0 && walk_data(sub, loc, depth + 1, w);
+		} else if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || w->n >= DATA_MAX_FILES) {
+			ok = false;
+		} else {
+			w->bytes += (uint64_t)st.st_size;
+			if (w->hash && w->n == w->cap) {
+				size_t cap = w->cap ? w->cap * 2 : 16;
+				void *p = realloc(w->files, cap * sizeof(*w->files));
+				ok = p != NULL;
+				if (ok) {
+					w->files = p;
+					w->cap = cap;
+				}
+			}
+			if (ok && w->hash) {
+				oxs_bundle_file *f = &w->files[w->n];
+				snprintf(f->location, sizeof(f->location), "%s", loc);
+				f->size = (uint64_t)st.st_size;
+				int ff = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+				ok = ff >= 0 && oxs_sha256_fd(ff, f->sha256);
+				if (ff >= 0)
+					close(ff);
+			}
+			w->n++;
+		}
+	}
+	closedir(d);
+	return ok;
+}
+
+/* Bytes of model id's data folder (0 when it has none) and, when w is given, its files
+ * (w->files is the caller's to free).  False when the folder holds something else than
+ * plain files and folders, or cannot be read. */
+static bool data_size(const local_store *s, const char *id, uint64_t *bytes, data_walk *w)
+{
+	data_walk local = {NULL, 0, 0, 0, false};
+	if (w == NULL)
+		w = &local;
+	char dir[PATH_BUF];
+	if (!path_fmt(dir, sizeof(dir), "%s/data/%s", s->root, id))
+		return false;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		*bytes = 0;
+		return errno == ENOENT;
+	}
+	if (!walk_data(fd, "", 0, w))
+		return false;
+	*bytes = w->bytes;
+	return true;
+}
+
+/* fsync every folder of a tree (the files were fsync'ed as they were written). */
+static bool fsync_tree(int fd, int depth)
+{
+	DIR *d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return false;
+	}
+	bool ok = fsync(dirfd(d)) == 0;
+	struct dirent *e;
+	while (ok && depth < DATA_MAX_DEPTH && (e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0)
+			ok = fsync_tree(sub, depth + 1);
+	}
+	closedir(d);
+	return ok;
+}
+
+static oxs_status op_spool_dir(oxs_store *base, char *path, size_t pathsize)
+{
+	local_store *s = (local_store *)base;
+	unsigned char rnd[8];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		memset(rnd, 0, sizeof(rnd));
+	char hex[17];
+	oxs_hex(hex, rnd, sizeof(rnd));
+	if (!path_fmt(path, pathsize, "%s/tmp/data-%ld-%" PRIu64 "-%s", s->root, (long)getpid(),
+	              (uint64_t)atomic_fetch_add(&tmp_counter, 1), hex))
+		return OXS_E_INVALID;
+	return mkdir(path, 0700) == 0 ? OXS_OK : errno_status(errno);
+}
+
+static oxs_status op_put_data(oxs_store *base, const char *id, const char *spool_dir)
+{
+	local_store *s = (local_store *)base;
+	char data[PATH_BUF], target[PATH_BUF];
+	if (!oxs_id_valid(id) || !path_fmt(data, sizeof(data), "%s/data", s->root) ||
+	    !path_fmt(target, sizeof(target), "%s/%s", data, id))
+		return OXS_E_INVALID;
+	int fd = open(spool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !fsync_tree(fd, 0))
+		return errno_status(errno);
+	if (renameat2(AT_FDCWD, spool_dir, AT_FDCWD, target, RENAME_NOREPLACE) != 0) {
+		bool there = errno == EEXIST || errno == ENOTEMPTY;
+		if (!there && (errno == EINVAL || errno == ENOSYS)) {
+			/* no RENAME_NOREPLACE: a plain rename onto an existing non-empty folder
+			 * fails too (ENOTEMPTY), onto a missing one it is what we want */
+			if (rename(spool_dir, target) == 0)
+				return fsync_dir(data) == 0 ? OXS_OK : errno_status(errno);
+			there = errno == EEXIST || errno == ENOTEMPTY;
+		}
+		if (!there)
+			return errno_status(errno);
+		/* the same bundle is stored already (same id, same bytes) */
+		int tfd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		char rel[PATH_BUF];
+		const char *base_name = strrchr(spool_dir, '/');
+		if (tfd >= 0 && base_name != NULL && path_fmt(rel, sizeof(rel), "tmp%s", base_name))
+			remove_tree(tfd, rel, 0);
+		if (tfd >= 0)
+			close(tfd);
+		return OXS_OK;
+	}
+	return fsync_dir(data) == 0 ? OXS_OK : errno_status(errno);
+}
+
+static oxs_status op_open_data(oxs_store *base, const char *id, int *dirfd)
+{
+	local_store *s = (local_store *)base;
+	char dir[PATH_BUF];
+	if (!oxs_id_valid(id) || !path_fmt(dir, sizeof(dir), "%s/data/%s", s->root, id))
+		return OXS_E_INVALID;
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno_status(errno);
+	*dirfd = fd;
+	return OXS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Operations
+ */
+static oxs_status op_spool(oxs_store *base, int *fd, char *path, size_t pathsize)
+{
+	local_store *s = (local_store *)base;
+	unsigned char rnd[8];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		memset(rnd, 0, sizeof(rnd));
+	char hex[17];
+	oxs_hex(hex, rnd, sizeof(rnd));
+	uint64_t n = atomic_fetch_add(&tmp_counter, 1);
+	if (!path_fmt(path, pathsize, "%s/tmp/up-%ld-%" PRIu64 "-%s", s->root, (long)getpid(), n,
+	              hex))
+		return OXS_E_INVALID;
+	int f = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (f < 0)
+		return errno_status(errno);
+	*fd = f;
+	return OXS_OK;
+}
+
+static oxs_status op_put_model(oxs_store *base, const char *id, const char *spool_path, int fd,
+                               bool *created)
+{
+	local_store *s = (local_store *)base;
+	if (!oxs_id_valid(id))
+		return OXS_E_INVALID;
+	pthread_mutex_lock(&s->mu);
+	model_ent *have = find_model(s, id);
+	if (have != NULL)
+		lru_touch(&s->models_lru, &have->lru);
+	pthread_mutex_unlock(&s->mu);
+	if (have != NULL) {
+		(void)unlink(spool_path);
+		*created = false;
+		return OXS_OK;
+	}
+	struct stat st;
+	if (fsync(fd) != 0 || fstat(fd, &st) != 0)
+		return errno_status(errno);
+	uint64_t data = 0;
+	if (!data_size(s, id, &data, NULL))
+		return OXS_E_IO;
+	uint64_t size = (uint64_t)st.st_size + data;
+
+	pthread_mutex_lock(&s->mu);
+	bool fits = make_room(s, size, true);
+	if (fits)
+		s->reserved += size;
+	pthread_mutex_unlock(&s->mu);
+	if (!fits)
+		return OXS_E_NOSPACE;
+
+	oxs_status rc = OXS_OK;
+	char dir[PATH_BUF], target[PATH_BUF], models[PATH_BUF];
+	bool made = false, stored = false;
+	if (!path_fmt(models, sizeof(models), "%s/models", s->root) ||
+	    !path_fmt(dir, sizeof(dir), "%s/%.2s", models, id)) {
+		rc = OXS_E_INVALID;
+		goto out;
+	}
+	model_file(s, id, target, sizeof(target));
+	if (mkdir_once(dir, &made) != 0 || (made && fsync_dir(models) != 0)) {
+		rc = errno_status(errno);
+		goto out;
+	}
+	if (renameat2(AT_FDCWD, spool_path, AT_FDCWD, target, RENAME_NOREPLACE) != 0) {
+		if (errno == EINVAL || errno == ENOSYS) {
+			/* no RENAME_NOREPLACE here: link() refuses to replace as well */
+			if (link(spool_path, target) == 0) {
+				(void)unlink(spool_path);
+				stored = true;
+			} else if (errno != EEXIST) {
+				rc = errno_status(errno);
+				goto out;
+			}
+		} else if (errno != EEXIST) {
+			rc = errno_status(errno);
+			goto out;
+		}
+		if (!stored)
+			(void)unlink(spool_path); /* a concurrent upload of the same bytes won */
+	} else {
+		stored = true;
+	}
+	if (stored && fsync_dir(dir) != 0) {
+		rc = errno_status(errno);
+		goto out;
+	}
+out:
+	pthread_mutex_lock(&s->mu);
+	s->reserved -= size;
+	if (rc == OXS_OK && stored && find_model(s, id) == NULL) {
+		model_ent *m = calloc(1, sizeof(*m));
+		if (m != NULL) {
+			memcpy(m->id, id, OXS_ID_LEN + 1);
+			m->size = size - data;
+			m->data = data;
+			m->created = (int64_t)time(NULL);
+			lru_init(&m->lru);
+			if (!index_insert(s, m))
+				free(m);
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (rc == OXS_OK)
+		*created = stored;
+	return rc;
+}
+
+/* Look the model up and mark it used; false when absent. */
+static bool touch_model(local_store *s, const char *id, uint64_t *size)
+{
+	if (!oxs_id_valid(id))
+		return false;
+	pthread_mutex_lock(&s->mu);
+	model_ent *m = find_model(s, id);
+	if (m != NULL) {
+		lru_touch(&s->models_lru, &m->lru);
+		if (size != NULL)
+			*size = m->size;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return m != NULL;
+}
+
+static oxs_status open_file(const char *path, int *fd, uint64_t *size)
+{
+	int f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (f < 0)
+		return errno_status(errno);
+	struct stat st;
+	if (fstat(f, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(f);
+		return OXS_E_IO;
+	}
+	*fd = f;
+	*size = (uint64_t)st.st_size;
+	return OXS_OK;
+}
+
+static oxs_status op_open_model(oxs_store *base, const char *id, int *fd, uint64_t *size)
+{
+	local_store *s = (local_store *)base;
+	if (!touch_model(s, id, NULL))
+		return OXS_E_NOT_FOUND;
+	char path[PATH_BUF];
+	model_file(s, id, path, sizeof(path));
+	return open_file(path, fd, size);
+}
+
+static oxs_status op_model_path(oxs_store *base, const char *id, char *path, size_t pathsize)
+{
+	local_store *s = (local_store *)base;
+	if (!touch_model(s, id, NULL))
+		return OXS_E_NOT_FOUND;
+	model_file(s, id, path, pathsize);
+	return OXS_OK;
+}
+
+static oxs_status op_list(oxs_store *base, const char *after, oxs_model_info *out, size_t max,
+                          size_t *n, uint64_t *total)
+{
+	local_store *s = (local_store *)base;
+	pthread_mutex_lock(&s->mu);
+	size_t i = lower_bound(s, after ? after : "");
+	if (after != NULL && i < s->n && strcmp(s->ids[i]->id, after) == 0)
+		i++;
+	size_t k = 0;
+	for (; i < s->n && k < max; i++, k++) {
+		memcpy(out[k].id, s->ids[i]->id, OXS_ID_LEN + 1);
+		out[k].size = s->ids[i]->size;
+		out[k].created = s->ids[i]->created;
+	}
+	*n = k;
+	if (total != NULL)
+		*total = s->n;
+	pthread_mutex_unlock(&s->mu);
+	return OXS_OK;
+}
+
+static oxs_status op_delete(oxs_store *base, const char *id)
+{
+	local_store *s = (local_store *)base;
+	if (!oxs_id_valid(id))
+		return OXS_E_NOT_FOUND;
+	pthread_mutex_lock(&s->mu);
+	model_ent *m = find_model(s, id);
+	if (m == NULL) {
+		pthread_mutex_unlock(&s->mu);
+		return OXS_E_NOT_FOUND;
+	}
+	index_remove(s, m);
+	pthread_mutex_unlock(&s->mu);
+	char path[PATH_BUF], dir[PATH_BUF];
+	model_file(s, id, path, sizeof(path));
+	if (unlink(path) != 0 && errno != ENOENT)
+		return errno_status(errno);
+	if (path_fmt(dir, sizeof(dir), "%s/models/%.2s", s->root, id))
+		(void)fsync_dir(dir);
+	remove_model_dir(s, "renderings", id);
+	remove_model_dir(s, "data", id);
+	return OXS_OK;
+}
+
+static oxs_status op_get_rendering(oxs_store *base, const char *id, const char *name, int *fd,
+                                   uint64_t *size)
+{
+	local_store *s = (local_store *)base;
+	if (!oxs_id_valid(id) || !name_valid(name))
+		return OXS_E_INVALID;
+	pthread_mutex_lock(&s->mu);
+	model_ent *m = find_model(s, id);
+	rend_ent *r = m ? find_rend(m, name) : NULL;
+	if (r != NULL) {
+		lru_touch(&s->rend_lru, &r->lru);
+		lru_touch(&s->models_lru, &m->lru);
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (r == NULL)
+		return OXS_E_NOT_FOUND;
+	char path[PATH_BUF];
+	if (!path_fmt(path, sizeof(path), "%s/renderings/%s/%s", s->root, id, name))
+		return OXS_E_INVALID;
+	return open_file(path, fd, size);
+}
+
+/* Write all of data to fd; false with errno set on failure. */
+static bool write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return true;
+}
+
+static oxs_status op_put_rendering(oxs_store *base, const char *id, const char *name,
+                                   const void *data, size_t len)
+{
+	local_store *s = (local_store *)base;
+	if (!oxs_id_valid(id) || !name_valid(name))
+		return OXS_E_INVALID;
+	pthread_mutex_lock(&s->mu);
+	bool exists = find_model(s, id) != NULL;
+	bool fits = exists && make_room(s, len, false);
+	if (fits)
+		s->reserved += len;
+	pthread_mutex_unlock(&s->mu);
+	if (!exists)
+		return OXS_E_NOT_FOUND;
+	if (!fits)
+		return OXS_E_NOSPACE;
+
+	oxs_status rc = OXS_OK;
+	char dir[PATH_BUF], tmp[PATH_BUF], path[PATH_BUF];
+	int fd = -1;
+	if (!path_fmt(dir, sizeof(dir), "%s/renderings/%s", s->root, id) ||
+	    !path_fmt(path, sizeof(path), "%s/%s", dir, name) ||
+	    !path_fmt(tmp, sizeof(tmp), "%s/.tmp-%" PRIu64, dir, atomic_fetch_add(&tmp_counter, 1))) {
+		rc = OXS_E_INVALID;
+		goto out;
+	}
+	if (mkdir_once(dir, NULL) != 0) {
+		rc = errno_status(errno);
+		goto out;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || !write_all(fd, data, len) || fsync(fd) != 0 || rename(tmp, path) != 0) {
+		rc = errno_status(errno);
+		(void)unlink(tmp);
+		goto out;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	pthread_mutex_lock(&s->mu);
+	s->reserved -= len;
+	model_ent *m = find_model(s, id);
+	if (rc == OXS_OK && m == NULL) {
+		(void)unlink(path); /* the model was deleted meanwhile */
+		rc = OXS_E_NOT_FOUND;
+	} else if (rc == OXS_OK) {
+		rend_ent *r = find_rend(m, name);
+		if (r != NULL) {
+			s->rend_bytes -= r->size;
+			r->size = len;
+			s->rend_bytes += len;
+			lru_touch(&s->rend_lru, &r->lru);
+		} else if ((r = calloc(1, sizeof(*r))) != NULL) {
+			snprintf(r->name, sizeof(r->name), "%.96s", name);
+			r->model = m;
+			r->size = len;
+			r->next = m->renderings;
+			m->renderings = r;
+			lru_init(&r->lru);
+			lru_push(&s->rend_lru, &r->lru);
+			s->rend_bytes += len;
+			s->nrend++;
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+static void op_stats(oxs_store *base, oxs_store_stats *out)
+{
+	local_store *s = (local_store *)base;
+	pthread_mutex_lock(&s->mu);
+	out->models = s->n;
+	out->model_bytes = s->model_bytes;
+	out->renderings = s->nrend;
+	out->rendering_bytes = s->rend_bytes;
+	out->budget = s->budget;
+	out->evicted_models = s->evicted_models;
+	out->evicted_renderings = s->evicted_rend;
+	out->removed_temporaries = s->removed_tmp;
+	out->quarantined = s->quarantined;
+	pthread_mutex_unlock(&s->mu);
+}
+
+static bool op_writable(oxs_store *base)
+{
+	int fd;
+	char path[PATH_BUF];
+	if (op_spool(base, &fd, path, sizeof(path)) != OXS_OK)
+		return false;
+	bool ok = write_all(fd, "ok", 2);
+	close(fd);
+	(void)unlink(path);
+	return ok;
+}
+
+/* Remove every entry of root/tmp; returns how many. */
+static uint64_t clean_tmp(const local_store *s)
+{
+	char dir[PATH_BUF];
+	if (!path_fmt(dir, sizeof(dir), "%s/tmp", s->root))
+		return 0;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	DIR *d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return 0;
+	}
+	uint64_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (unlinkat(fd, e->d_name, 0) == 0)
+			n++;
+		else if (errno == EISDIR) {
+			remove_tree(fd, e->d_name, 0);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+static void op_close(oxs_store *base)
+{
+	local_store *s = (local_store *)base;
+	if (s->locked)
+		(void)clean_tmp(s);
+	while (s->n > 0)
+		index_remove(s, s->ids[s->n - 1]);
+	free(s->ids);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd); /* releases the flock */
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+static const oxs_store_ops local_ops = {
+    .name = "local",
+    .spool = op_spool,
+    .put_model = op_put_model,
+    .open_model = op_open_model,
+    .model_path = op_model_path,
+    .list_models = op_list,
+    .delete_model = op_delete,
+    .get_rendering = op_get_rendering,
+    .put_rendering = op_put_rendering,
+    .stats = op_stats,
+    .writable = op_writable,
+    .close = op_close,
+    .spool_dir = op_spool_dir,
+    .put_data = op_put_data,
+    .open_data = op_open_data,
+};
+
+/* ---------------------------------------------------------------------------------------
+ * Opening: recovery and indexing
+ */
+
+/* Move dirfd/name into quarantine/ under a unique name. */
+static void quarantine(local_store *s, int dirfd, const char *name)
+{
+	char target[PATH_BUF];
+	if (path_fmt(target, sizeof(target), "%s/quarantine/%s.%lld.%" PRIu64, s->root, name,
+	             (long long)time(NULL), atomic_fetch_add(&tmp_counter, 1)) &&
+	    renameat(dirfd, name, AT_FDCWD, target) == 0) {
+		s->quarantined++;
+		return;
+	}
+	/* cannot keep it aside: do not keep it at all */
+	if (unlinkat(dirfd, name, 0) != 0 && errno == EISDIR)
+		remove_tree(dirfd, name, 0);
+	s->quarantined++;
+}
+
+bool oxs_sha256_fd(int fd, char hex[OXS_ID_LEN + 1])
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+		EVP_MD_CTX_free(ctx);
+		return false;
+	}
+	enum { CHUNK = 1 << 20 };
+	char *buf = malloc(CHUNK);
+	bool ok = buf != NULL;
+	off_t off = 0;
+	while (ok) {
+		ssize_t r = pread(fd, buf, CHUNK, off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			ok = false;
+			break;
+		}
+		if (r == 0)
+			break;
+		ok = EVP_DigestUpdate(ctx, buf, (size_t)r) == 1;
+		off += r;
+	}
+	unsigned char md[32];
+	unsigned int mdlen = 0;
+	if (ok)
+		ok = EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32;
+	if (ok)
+		oxs_hex(hex, md, 32);
+	free(buf);
+	EVP_MD_CTX_free(ctx);
+	return ok;
+}
+
+static bool is_hex2(const char *n)
+{
+	return strlen(n) == 2 && ((n[0] >= '0' && n[0] <= '9') || (n[0] >= 'a' && n[0] <= 'f')) &&
+	       ((n[1] >= '0' && n[1] <= '9') || (n[1] >= 'a' && n[1] <= 'f'));
+}
+
+/* Check and index models/ab/<id>.onnx files of one prefix folder. */
+static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool verify)
+{
+	int fd = openat(modelsfd, prefix, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	DIR *d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return false;
+	}
+	bool ok = true;
+	struct dirent *e;
+	while (ok && (e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char id[OXS_ID_LEN + 1];
+		size_t n = strlen(e->d_name);
+		bool named = n == OXS_ID_LEN + 5 && strcmp(e->d_name + OXS_ID_LEN, ".onnx") == 0 &&
+		             memcmp(e->d_name, prefix, 2) == 0;
+		if (named) {
+			memcpy(id, e->d_name, OXS_ID_LEN);
+			id[OXS_ID_LEN] = '\0';
+			named = oxs_id_valid(id);
+		}
+		struct stat st;
+		if (!named || fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode)) {
+			quarantine(s, fd, e->d_name);
+			continue;
+		}
+		/* a model uploaded with data files: its id covers them (oxs_bundle_id) */
+		data_walk w = {NULL, 0, 0, 0, verify};
+		uint64_t dbytes = 0;
+		bool match = data_size(s, id, &dbytes, &w);
+		if (match && verify) {
+			int f = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			char got[OXS_ID_LEN + 1], bid[OXS_ID_LEN + 1];
+			match = f >= 0 && oxs_sha256_fd(f, got) &&
+			        oxs_bundle_id(got, (uint64_t)st.st_size, w.files, w.n, bid) &&
+			        strcmp(bid, id) == 0;
+			if (f >= 0)
+				close(f);
+		}
+		free(w.files);
+		if (!match) {
+			quarantine(s, fd, e->d_name);
+			remove_model_dir(s, "data", id);
+			continue;
+		}
+		model_ent *m = calloc(1, sizeof(*m));
+		if (m == NULL) {
+			ok = false;
+			break;
+		}
+		memcpy(m->id, id, sizeof(id));
+		m->size = (uint64_t)st.st_size;
+		m->data = dbytes;
+		m->created = (int64_t)st.st_mtime;
+		lru_init(&m->lru);
+		if (!index_insert(s, m)) {
+			free(m);
+			ok = false;
+		}
+	}
+	closedir(d);
+	return ok;
+}
+
+/* Index renderings/<id>/<name>; remove temporaries, orphans and strays. */
+static bool scan_renderings(local_store *s, int rendfd)
+{
+	DIR *d = fdopendir(dup(rendfd));
+	if (d == NULL)
+		return false;
+	struct dirent *e;
+	bool ok = true;
+	while (ok && (e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		model_ent *m = oxs_id_valid(e->d_name) ? find_model(s, e->d_name) : NULL;
+		int fd = m ? openat(rendfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		           : -1;
+		if (fd < 0) {
+			remove_tree(rendfd, e->d_name, 0); /* rendering of a model we do not have */
+			continue;
+		}
+		DIR *rd = fdopendir(fd);
+		if (rd == NULL) {
+			close(fd);
+			continue;
+		}
+		struct dirent *f;
+		while ((f = readdir(rd)) != NULL) {
+			if (!strcmp(f->d_name, ".") || !strcmp(f->d_name, ".."))
+				continue;
+			struct stat st;
+			if (!name_valid(f->d_name) ||
+			    fstatat(fd, f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+				if (strncmp(f->d_name, ".tmp-", 5) == 0)
+					s->removed_tmp++;
+				if (unlinkat(fd, f->d_name, 0) != 0 && errno == EISDIR)
+					remove_tree(fd, f->d_name, 0);
+				continue;
+			}
+			rend_ent *r = calloc(1, sizeof(*r));
+			if (r == NULL) {
+				ok = false;
+				break;
+			}
+			snprintf(r->name, sizeof(r->name), "%.96s", f->d_name);
+			r->model = m;
+			r->size = (uint64_t)st.st_size;
+			r->next = m->renderings;
+			m->renderings = r;
+			lru_init(&r->lru);
+			lru_push(&s->rend_lru, &r->lru);
+			s->rend_bytes += r->size;
+			s->nrend++;
+		}
+		closedir(rd);
+	}
+	closedir(d);
+	return ok;
+}
+
+/* Remove data/<x> folders of models the store does not have (an upload interrupted
+ * between put_data and put_model, or a quarantined model). */
+static void remove_orphan_data(local_store *s)
+{
+	char dir[PATH_BUF];
+	if (!path_fmt(dir, sizeof(dir), "%s/data", s->root))
+		return;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	char (*names)[256] = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    (oxs_id_valid(e->d_name) && find_model(s, e->d_name) != NULL))
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			void *p = realloc(names, nc * sizeof(*names));
+			if (p == NULL)
+				break;
+			names = p;
+			cap = nc;
+		}
+		snprintf(names[n++], sizeof(names[0]), "%s", e->d_name);
+	}
+	for (size_t i = 0; i < n; i++) {
+		remove_tree(fd, names[i], 0);
+		s->removed_tmp++;
+	}
+	free(names);
+	closedir(d);
+}
+
+static int cmp_created(const void *a, const void *b)
+{
+	const model_ent *x = *(model_ent *const *)a, *y = *(model_ent *const *)b;
+	return (x->created > y->created) - (x->created < y->created);
+}
+
+/* Start the models LRU in age order (oldest first): the best guess after a restart. */
+static bool order_lru_by_age(local_store *s)
+{
+	if (s->n == 0)
+		return true;
+	model_ent **v = malloc(s->n * sizeof(*v));
+	if (v == NULL)
+		return false;
+	memcpy(v, s->ids, s->n * sizeof(*v));
+	qsort(v, s->n, sizeof(*v), cmp_created);
+	for (size_t i = 0; i < s->n; i++)
+		lru_touch(&s->models_lru, &v[i]->lru);
+	free(v);
+	return true;
+}
+
+static bool scan_models(local_store *s, bool verify)
+{
+	char dir[PATH_BUF];
+	if (!path_fmt(dir, sizeof(dir), "%s/models", s->root))
+		return false;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	DIR *d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return false;
+	}
+	/* collect the names first: quarantining renames entries while we read */
+	char (*names)[256] = NULL;
+	size_t n = 0, cap = 0;
+	bool ok = true;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			void *p = realloc(names, nc * sizeof(*names));
+			if (p == NULL) {
+				ok = false;
+				break;
+			}
+			names = p;
+			cap = nc;
+		}
+		snprintf(names[n++], sizeof(names[0]), "%s", e->d_name);
+	}
+	for (size_t i = 0; ok && i < n; i++) {
+		struct stat st;
+		if (!is_hex2(names[i]) || fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISDIR(st.st_mode))
+			quarantine(s, fd, names[i]);
+		else
+			ok = scan_prefix(s, fd, names[i], verify);
+	}
+	free(names);
+	closedir(d);
+	return ok;
+}
+
+oxs_status oxs_store_local_open(oxs_store **out, const char *root,
+                                const oxs_store_local_options *opt, char *err, size_t errsize)
+{
+	if (root == NULL || root[0] == '\0' || strlen(root) >= PATH_BUF / 2 - 128) {
+		seterr(err, errsize, "store path empty or too long");
+		return OXS_E_INVALID;
+	}
+	local_store *s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		seterr(err, errsize, "out of memory");
+		return OXS_E_NOMEM;
+	}
+	s->base.ops = &local_ops;
+	s->lock_fd = -1;
+	snprintf(s->root, sizeof(s->root), "%s", root);
+	pthread_mutex_init(&s->mu, NULL);
+	lru_init(&s->models_lru);
+	lru_init(&s->rend_lru);
+	if (opt != NULL) {
+		s->budget = opt->budget;
+		s->evict_models = opt->evict_models;
+	}
+	oxs_status rc = OXS_OK;
+	static const char *const subdirs[] = {"models", "renderings", "tmp", "quarantine", "data"};
+	char path[PATH_BUF];
+	if (mkdir_once(root, NULL) != 0) {
+		rc = errno_status(errno);
+		seterr(err, errsize, "cannot create %s: %s", root, strerror(errno));
+		goto fail;
+	}
+	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+		(void)path_fmt(path, sizeof(path), "%s/%s", root, subdirs[i]);
+		if (mkdir_once(path, NULL) != 0) {
+			rc = errno_status(errno);
+			seterr(err, errsize, "cannot create %s: %s", path, strerror(errno));
+			goto fail;
+		}
+	}
+	(void)path_fmt(path, sizeof(path), "%s/lock", root);
+	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (s->lock_fd < 0) {
+		rc = errno_status(errno);
+		seterr(err, errsize, "cannot open %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		rc = errno == EWOULDBLOCK ? OXS_E_BUSY : errno_status(errno);
+		seterr(err, errsize, "store %s is in use by another process", root);
+		goto fail;
+	}
+	s->locked = true;
+	s->removed_tmp = clean_tmp(s);
+	if (!scan_models(s, opt == NULL || opt->verify) || !order_lru_by_age(s)) {
+		rc = OXS_E_IO;
+		seterr(err, errsize, "cannot read %s/models: %s", root, strerror(errno));
+		goto fail;
+	}
+	(void)path_fmt(path, sizeof(path), "%s/renderings", root);
+	int rfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool rok = rfd >= 0 && scan_renderings(s, rfd);
+	if (rfd >= 0)
+		close(rfd);
+	if (!rok) {
+		rc = OXS_E_IO;
+		seterr(err, errsize, "cannot read %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	remove_orphan_data(s);
+	pthread_mutex_lock(&s->mu);
+	(void)make_room(s, 0, true); /* a budget lowered since the last run */
+	pthread_mutex_unlock(&s->mu);
+	*out = &s->base;
+	return OXS_OK;
+fail:
+	op_close(&s->base);
+	return rc;
+}

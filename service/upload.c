@@ -1,0 +1,624 @@
+/*
+ * upload.c — POST /models and the one-shot POST /graph.{svg,json,dot}.
+ *
+ * The body (raw, or the "model" part of multipart/form-data through libmicrohttpd's
+ * PostProcessor) is streamed into a spool file of the store as it arrives and hashed on
+ * the way (SHA-256, OpenSSL EVP): memory use does not depend on the model's size.  Limits
+ * are checked before reading (Content-Length) and while streaming (chunked bodies).  At
+ * the end a work thread parses and links the spool file; a model that does not parse is
+ * answered 400/422 with the parser's code, offset and path and nothing is kept; a good
+ * one is stored under its id (201, or 200 when those bytes were already stored).
+ */
+#include "service/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* After a body went over the limit, bytes still read (and dropped) so that the client
+ * gets its 413; beyond this the connection is cut. */
+#define DISCARD_MAX ((uint64_t)64 << 20)
+#define MAX_PARTS 80
+#define MAX_DATA_FILES 64
+#define MAX_FIELD_BYTES (64 << 10)
+
+struct oxs_upload {
+	int fd;
+	char path[PATH_MAX];
+	bool spooled;        /* the spool file exists and is ours to remove */
+	oxs_store *store;
+	EVP_MD_CTX *md;
+	struct MHD_PostProcessor *pp;
+	bool multipart;
+	uint64_t body_bytes; /* bytes of body received */
+	uint64_t model_bytes;/* bytes of model written */
+	uint64_t discarded;
+	unsigned nparts;
+	uint64_t field_bytes;
+	bool got_model;
+	/* data files: multipart parts other than "model" that carry a filename; the field
+	 * name is the file's location relative to the model (oxs_location_valid) */
+	char dir[PATH_MAX];  /* spool folder, made at the first data part */
+	bool has_dir;
+	int dirfd;
+	oxs_bundle_file *files;
+	size_t nfiles;
+	int dfd;             /* the data file being written, -1 between parts */
+	EVP_MD_CTX *dmd;
+	/* the first failure wins */
+	unsigned fail_status;
+	char fail_code[40];
+	char fail_msg[200];
+	oxr_format fmt;      /* one-shot: what to render */
+	oxr_options opt;
+};
+
+static void fail(oxs_upload *u, unsigned status, const char *code, const char *msg)
+{
+	if (u->fail_status != 0)
+		return;
+	u->fail_status = status;
+	snprintf(u->fail_code, sizeof(u->fail_code), "%s", code);
+	snprintf(u->fail_msg, sizeof(u->fail_msg), "%s", msg);
+}
+
+/* Write data at offset `at` of fd and hash it; the failure (507 for a full disk) is
+ * recorded in u. */
+static void write_hashed(oxs_upload *u, int fd, EVP_MD_CTX *md, uint64_t at, const char *data,
+                         size_t size)
+{
+	size_t done = 0;
+	while (u->fail_status == 0 && done < size) {
+		ssize_t w = pwrite(fd, data + done, size - done, (off_t)(at + done));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			bool full = w < 0 && (errno == ENOSPC || errno == EFBIG || errno == EDQUOT);
+			fail(u, full ? 507 : 500, full ? "insufficient_storage" : "io_error",
+			     full ? "no space left for the upload" : "cannot write the upload");
+			return;
+		}
+		done += (size_t)w;
+	}
+	if (u->fail_status == 0 && EVP_DigestUpdate(md, data, size) != 1)
+		fail(u, 500, "internal", "hashing failed");
+}
+
+/* Append model bytes to the spool file and the hash. */
+static void write_model(oxs_upload *u, const char *data, size_t size)
+{
+	if (u->fail_status != 0 || size == 0)
+		return;
+	write_hashed(u, u->fd, u->md, u->model_bytes, data, size);
+	u->model_bytes += size;
+}
+
+/* Close the data file being written: fsync, its size and hash into files[]. */
+static void finish_data(oxs_upload *u)
+{
+	if (u->dfd < 0)
+		return;
+	oxs_bundle_file *f = &u->files[u->nfiles - 1];
+	unsigned char md[32];
+	unsigned int n = 0;
+	if (fsync(u->dfd) != 0)
+		fail(u, 500, "io_error", "cannot write a data file");
+	if (EVP_DigestFinal_ex(u->dmd, md, &n) != 1 || n != 32)
+		fail(u, 500, "internal", "hashing failed");
+	else
+		oxs_hex(f->sha256, md, 32);
+	close(u->dfd);
+	u->dfd = -1;
+}
+
+/* Start the data file at location loc in the spool folder (made now when needed). */
+static bool start_data(oxs_upload *u, oxs_store *st, const char *loc)
+{
+	const char *rule = NULL;
+	char msg[200];
+	if (!oxs_location_valid(loc, &rule)) {
+		snprintf(msg, sizeof(msg), "data part name refused as a location (%s)", rule);
+		fail(u, 400, "bad_location", msg);
+		return false;
+	}
+	if (u->nfiles >= MAX_DATA_FILES) {
+		fail(u, 400, "bad_multipart", "too many data files (at most 64)");
+		return false;
+	}
+	if (!u->has_dir) {
+		if (st->ops->spool_dir(st, u->dir, sizeof(u->dir)) != OXS_OK ||
+		    (u->dirfd = open(u->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			fail(u, 500, "store_error", "cannot start the data files");
+			return false;
+		}
+		u->has_dir = true;
+	}
+	if (u->files == NULL && (u->files = calloc(MAX_DATA_FILES, sizeof(*u->files))) == NULL) {
+		fail(u, 503, "out_of_memory", "out of memory");
+		return false;
+	}
+	/* folders of the location, then the file; nothing here exists but what we made */
+	char part[OXS_LOCATION_MAX + 1];
+	snprintf(part, sizeof(part), "%s", loc);
+	int cur = u->dirfd;
+	char *save = NULL, *c = strtok_r(part, "/", &save);
+	bool ok = true;
+	while (ok && c != NULL) {
+		char *next = strtok_r(NULL, "/", &save);
+		int f;
+		if (next != NULL) {
+			if (mkdirat(cur, c, 0700) != 0 && errno != EEXIST)
+				ok = false;
+			f = ok ? openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		} else {
+			f = openat(cur, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		}
+		if (cur != u->dirfd)
+			close(cur);
+		cur = f;
+		ok = f >= 0;
+		c = next;
+	}
+	if (!ok) {
+		fail(u, 400, "bad_location",
+		     "data part names collide (the same location twice, or a file used as a folder)");
+		return false;
+	}
+	u->dfd = cur;
+	oxs_bundle_file *bf = &u->files[u->nfiles++];
+	snprintf(bf->location, sizeof(bf->location), "%s", loc);
+	bf->size = 0;
+	if (u->dmd == NULL)
+		u->dmd = EVP_MD_CTX_new();
+	if (u->dmd == NULL || EVP_DigestInit_ex(u->dmd, EVP_sha256(), NULL) != 1) {
+		fail(u, 503, "out_of_memory", "out of memory");
+		return false;
+	}
+	return true;
+}
+
+static void write_data(oxs_upload *u, const char *data, size_t size)
+{
+	oxs_bundle_file *f = &u->files[u->nfiles - 1];
+	write_hashed(u, u->dfd, u->dmd, f->size, data, size);
+	f->size += size;
+}
+
+static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *filename, const char *content_type,
+                               const char *transfer_encoding, const char *data, uint64_t off,
+                               size_t size)
+{
+	oxs_upload *u = cls;
+	(void)kind, (void)content_type;
+	if (off == 0 && ++u->nparts > MAX_PARTS) {
+		fail(u, 400, "bad_multipart", "too many parts (at most 16)");
+		return MHD_NO;
+	}
+	if (transfer_encoding != NULL && strcasecmp(transfer_encoding, "binary") != 0 &&
+	    strcasecmp(transfer_encoding, "8bit") != 0 && strcasecmp(transfer_encoding, "7bit") != 0) {
+		fail(u, 400, "bad_multipart", "part transfer encodings are not supported");
+		return MHD_NO;
+	}
+	bool is_model = key != NULL && strcmp(key, "model") == 0;
+	if (off == 0 && (is_model || filename != NULL)) {
+		/* a new part (an empty one may be reported twice at offset 0) */
+		bool same = u->dfd >= 0 && key != NULL &&
+		            strcmp(u->files[u->nfiles - 1].location, key) == 0 &&
+		            u->files[u->nfiles - 1].size == 0;
+		if (!same)
+			finish_data(u);
+		if (!is_model && !same && !start_data(u, u->store, key ? key : ""))
+			return MHD_NO;
+	}
+	if (is_model) {
+		if (off == 0 && u->got_model && u->model_bytes > 0) {
+			fail(u, 400, "bad_multipart", "more than one 'model' part");
+			return MHD_NO;
+		}
+		u->got_model = true;
+		if (off != u->model_bytes) {
+			fail(u, 400, "bad_multipart", "'model' part out of order");
+			return MHD_NO;
+		}
+		write_model(u, data, size);
+	} else if (filename != NULL) {
+		if (u->dfd < 0) {
+			fail(u, 400, "bad_multipart", "data part out of order");
+			return MHD_NO;
+		}
+		write_data(u, data, size);
+	} else {
+		u->field_bytes += size;
+		if (u->field_bytes > MAX_FIELD_BYTES) {
+			fail(u, 400, "bad_multipart", "form fields other than 'model' too large");
+			return MHD_NO;
+		}
+	}
+	return u->fail_status == 0 ? MHD_YES : MHD_NO;
+}
+
+/* Content types taken as the raw model. */
+static bool raw_type(const char *ct)
+{
+	static const char *const ok[] = {"application/octet-stream", "application/x-protobuf",
+	                                 "application/protobuf", "application/onnx",
+	                                 "application/x-onnx"};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		size_t n = strlen(ok[i]);
+		if (strncasecmp(ct, ok[i], n) == 0 && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' '))
+			return true;
+	}
+	return false;
+}
+
+/* A multipart boundary per RFC 2046: 1..70 characters of a restricted set. */
+static bool boundary_ok(const char *ct)
+{
+	const char *b = strcasestr(ct, "boundary=");
+	if (b == NULL)
+		return false;
+	b += 9;
+	bool quoted = *b == '"';
+	if (quoted)
+		b++;
+	size_t n = 0;
+	for (; b[n] != '\0' && b[n] != ';' && !(quoted && b[n] == '"'); n++) {
+		unsigned char c = (unsigned char)b[n];
+		if (c < 0x20 || c > 0x7e || (!quoted && c == ' '))
+			return false;
+	}
+	return n >= 1 && n <= 70;
+}
+
+void oxs_upload_begin(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	const oxs_route *rt = oxs_route_at(r->route);
+	unsigned denied = oxs_authorize(r, rt->post_access);
+	if (denied != 0) {
+		oxs_reply_error(r, denied, denied == 401 ? "unauthorized" : "forbidden", "",
+		                "uploading needs \"Authorization: Bearer <token>\"");
+		return;
+	}
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	unsigned retry = 0;
+	if (!oxs_ratelimit_allow(srv->rl, ci ? ci->client_addr : NULL, &retry)) {
+		oxs_reply_error(r, 429, "rate_limited", "", "too many uploads; retry in %u s", retry);
+		char ra[16];
+		snprintf(ra, sizeof(ra), "%u", retry);
+		if (r->reply != NULL)
+			MHD_add_response_header(r->reply, "Retry-After", ra);
+		return;
+	}
+	if (r->query_too_long) {
+		oxs_reply_error(r, 414, "uri_too_long", "", "the query string is too long");
+		return;
+	}
+	oxs_upload *u = calloc(1, sizeof(*u));
+	if (u == NULL) {
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return;
+	}
+	u->fd = -1;
+	u->dfd = -1;
+	u->dirfd = -1;
+	u->store = srv->store;
+	r->up = u;
+	oxr_options_default(&u->opt);
+	if (strncmp(rt->pattern, "/graph.", 7) == 0) {
+		/* one-shot: the render options come from the query, checked before the body */
+		oxs_query_pair pairs[32];
+		int n = oxs_query_split(r->query, pairs, 32);
+		char err[600];
+		if (n < 0) {
+			oxs_reply_error(r, 400, "bad_query", "", "malformed query string");
+			return;
+		}
+		if (!oxs_query_options(pairs, (size_t)n, &u->opt, err, sizeof(err))) {
+			oxs_reply_error(r, 400, "bad_option", "", "%s", err);
+			return;
+		}
+		const char *ext = strrchr(rt->pattern, '.') + 1;
+		u->fmt = !strcmp(ext, "svg") ? OXR_FMT_SVG : !strcmp(ext, "dot") ? OXR_FMT_DOT
+		                                                                   : OXR_FMT_LAYOUT_JSON;
+		r->oneshot = true;
+	}
+	const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Type");
+	if (ct != NULL && strncasecmp(ct, "multipart/form-data", 19) == 0) {
+		if (!boundary_ok(ct)) {
+			oxs_reply_error(r, 400, "bad_multipart", "",
+			                "multipart boundary missing or not 1..70 printable characters");
+			return;
+		}
+		u->multipart = true;
+	} else if (ct != NULL && !raw_type(ct)) {
+		oxs_reply_error(r, 415, "unsupported_media_type", "",
+		                "send the model as application/octet-stream or as the 'model' part "
+		                "of multipart/form-data");
+		return;
+	}
+	const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
+	if (cl != NULL) {
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(cl, &end, 10);
+		if (errno != 0 || *end != '\0' || cl[0] < '0' || cl[0] > '9' ||
+		    n > srv->cfg.max_upload) {
+			oxs_reply_error(r, 413, "payload_too_large", "",
+			                "the body is larger than the limit of %" PRIu64 " bytes",
+			                srv->cfg.max_upload);
+			return;
+		}
+	}
+	if (u->multipart) {
+		u->pp = MHD_create_post_processor(r->conn, 1024, on_part, u);
+		if (u->pp == NULL) {
+			oxs_reply_error(r, 400, "bad_multipart", "", "cannot parse this multipart body");
+			return;
+		}
+	}
+	u->md = EVP_MD_CTX_new();
+	if (u->md == NULL || EVP_DigestInit_ex(u->md, EVP_sha256(), NULL) != 1) {
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return;
+	}
+	oxs_status st = srv->store->ops->spool(srv->store, &u->fd, u->path, sizeof(u->path));
+	if (st != OXS_OK) {
+		oxs_reply_error(r, st == OXS_E_NOSPACE ? 507 : 500,
+		                st == OXS_E_NOSPACE ? "insufficient_storage" : "store_error", "",
+		                "cannot start the upload: %s", oxs_status_name(st));
+		return;
+	}
+	u->spooled = true;
+}
+
+bool oxs_upload_data(oxs_req *r, const char *data, size_t size)
+{
+	oxs_upload *u = r->up;
+	u->body_bytes += size;
+	if (u->body_bytes > r->srv->cfg.max_upload) {
+		char msg[120];
+		snprintf(msg, sizeof(msg), "the body is larger than the limit of %" PRIu64 " bytes",
+		         r->srv->cfg.max_upload);
+		fail(u, 413, "payload_too_large", msg);
+	}
+	if (u->fail_status != 0) {
+		u->discarded += size;
+		return u->discarded <= DISCARD_MAX;
+	}
+	if (!u->multipart) {
+		write_model(u, data, size);
+	} else if (MHD_post_process(u->pp, data, size) != MHD_YES) {
+		fail(u, 400, "bad_multipart", "malformed multipart body");
+	}
+	return true;
+}
+
+/* Remove the spool file and folder (nothing of a rejected upload is kept). */
+static void drop_spool(oxs_upload *u)
+{
+	if (u->fd >= 0)
+		close(u->fd);
+	u->fd = -1;
+	if (u->spooled)
+		(void)unlink(u->path);
+	u->spooled = false;
+	if (u->dfd >= 0)
+		close(u->dfd);
+	u->dfd = -1;
+	if (u->dirfd >= 0)
+		close(u->dirfd);
+	u->dirfd = -1;
+	if (u->has_dir)
+		oxs_remove_path(u->dir);
+	u->has_dir = false;
+}
+
+void oxs_upload_cleanup(oxs_req *r)
+{
+	oxs_upload *u = r->up;
+	if (u == NULL)
+		return;
+	if (u->pp != NULL)
+		MHD_destroy_post_processor(u->pp);
+	EVP_MD_CTX_free(u->md);
+	EVP_MD_CTX_free(u->dmd);
+	drop_spool(u);
+	free(u->files);
+	free(u);
+	r->up = NULL;
+}
+
+static unsigned parse_status(oxp_code c)
+{
+	switch (c) {
+	case OXP_E_TRUNCATED:
+	case OXP_E_VARINT:
+	case OXP_E_TAG:
+	case OXP_E_WIRETYPE:
+	case OXP_E_GROUP:
+	case OXP_E_LENGTH:
+	case OXP_E_PACKED:
+		return 400; /* not protobuf: a malformed body */
+	case OXP_E_IO:
+		return 500;
+	default:
+		return 422; /* well-formed, but not a model we accept */
+	}
+}
+
+/* Reply with a parser error: code, message, offset, path. */
+static void reply_parse_error(oxs_req *r, const oxp_error *e)
+{
+	oxr_buf path;
+	oxr_buf_init(&path, 1024);
+	oxs_json_string(&path, e->path, strlen(e->path));
+	char extra[1100];
+	snprintf(extra, sizeof(extra), ",\"offset\":%" PRIu64 ",\"path\":%s", e->offset,
+	         path.failed ? "\"\"" : path.data);
+	oxr_buf_free(&path);
+	oxs_reply_error(r, parse_status(e->code), oxp_code_name(e->code), extra, "%s", e->message);
+}
+
+/* Link header and X-Model-Id for one-shot answers. */
+static void add_model_headers(struct MHD_Response *resp, const char *id)
+{
+	char link[512];
+	snprintf(link, sizeof(link),
+	         "</models/%s>; rel=\"self\", </models/%s/graph.svg>; rel=\"alternate\"; "
+	         "type=\"image/svg+xml\", </models/%s/document.json>; rel=\"describedby\"",
+	         id, id, id);
+	MHD_add_response_header(resp, "X-Model-Id", id);
+	MHD_add_response_header(resp, "Link", link);
+}
+
+/* One-shot: answer with a copy of the rendering (or its failure) plus the model's id. */
+static void oneshot_on_art(oxs_req *r, oxs_centry *e)
+{
+	struct MHD_Response *resp = NULL;
+	if (e->data != NULL) {
+		resp = MHD_create_response_from_buffer(e->len, (void *)e->data, MHD_RESPMEM_MUST_COPY);
+	} else {
+		int fd = dup(e->fd);
+		resp = fd >= 0 ? MHD_create_response_from_fd64(e->len, fd) : NULL;
+		if (resp == NULL && fd >= 0)
+			close(fd);
+	}
+	if (resp == NULL) {
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return;
+	}
+	oxs_response_common(resp, e->type);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (e->etag[0] != '\0')
+		MHD_add_response_header(resp, "ETag", e->etag);
+	if (e->status == 200 && r->art.fmt != OXR_FMT_LAYOUT_JSON) {
+		char cd[128];
+		snprintf(cd, sizeof(cd), "inline; filename=\"%.64s.%s\"", r->id,
+		         oxr_format_ext(r->art.fmt));
+		MHD_add_response_header(resp, "Content-Disposition", cd);
+	}
+	if (e->status == 503)
+		MHD_add_response_header(resp, "Retry-After", "5");
+	add_model_headers(resp, r->id);
+	oxs_reply(r, e->status, resp, e->len);
+}
+
+/* Work thread: parse, link, store, answer. */
+static void upload_finish(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	oxs_upload *u = r->up;
+	oxs_store *st = srv->store;
+	oxs_loaded l;
+	memset(&l, 0, sizeof(l));
+	char path[PATH_MAX];
+	unsigned status = 500;
+	char err[600] = "";
+	bool created = false;
+
+	if (st->ops->model_path(st, r->id, path, sizeof(path)) == OXS_OK) {
+		drop_spool(u); /* the same bytes are already stored */
+	} else {
+		oxp_error pe;
+		memset(&pe, 0, sizeof(pe));
+		if (oxs_load(&l, u->path, &pe) != OXP_OK) {
+			drop_spool(u);
+			oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
+			reply_parse_error(r, &pe);
+			oxs_resume(r);
+			return;
+		}
+		oxs_status s = OXS_OK;
+		if (u->has_dir) {
+			s = st->ops->put_data(st, r->id, u->dir);
+			if (s == OXS_OK)
+				u->has_dir = false; /* moved (or dropped: the same data was there) */
+		}
+		if (s == OXS_OK)
+			s = st->ops->put_model(st, r->id, u->path, u->fd, &created);
+		if (s != OXS_OK) {
+			oxs_loaded_free(&l);
+			drop_spool(u);
+			oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
+			if (s == OXS_E_NOSPACE)
+				oxs_reply_error(r, 507, "insufficient_storage", "",
+				                "the store has no room for this model");
+			else
+				oxs_reply_error(r, 500, "store_error", "", "cannot store the model: %s",
+				                oxs_status_name(s));
+			oxs_resume(r);
+			return;
+		}
+		u->spooled = false; /* moved into the store (or removed when already there) */
+		drop_spool(u);
+	}
+	oxs_metrics_upload(created ? OXS_UP_CREATED : OXS_UP_EXISTING, u->body_bytes);
+	r->existing = !created;
+	oxs_centry *e = oxs_art_summary_now(srv, r->id, l.model, l.dag, &status, err, sizeof(err));
+	if (l.model != NULL)
+		oxs_models_add(srv->models, r->id, &l); /* the mapping outlives the rename */
+
+	if (r->oneshot) {
+		oxs_cache_release(e);
+		oxs_art_init(&r->art, OXS_ART_GRAPH, r->id, u->fmt, &u->opt);
+		r->on_art = oneshot_on_art;
+		oxs_art_request(r, &r->art, true);
+		return;
+	}
+	if (e == NULL) {
+		oxs_reply_error(r, status, "render_failed", "", "model stored, but its summary failed: %s",
+		                err);
+	} else {
+		struct MHD_Response *resp = oxs_response_copy(e->data, e->len, "application/json");
+		if (resp == NULL) {
+			oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		} else {
+			char loc[OXS_ID_LEN + 16];
+			snprintf(loc, sizeof(loc), "/models/%s", r->id);
+			MHD_add_response_header(resp, "Location", loc);
+			MHD_add_response_header(resp, "Cache-Control", "no-store");
+			oxs_reply(r, created ? 201 : 200, resp, e->len);
+		}
+		oxs_cache_release(e);
+	}
+	oxs_resume(r);
+}
+
+void oxs_upload_end(oxs_req *r)
+{
+	oxs_upload *u = r->up;
+	if (u->pp != NULL) {
+		if (MHD_destroy_post_processor(u->pp) != MHD_YES)
+			fail(u, 400, "bad_multipart", "incomplete multipart body");
+		u->pp = NULL;
+	}
+	finish_data(u);
+	if (u->fail_status == 0 && u->multipart && !u->got_model)
+		fail(u, 400, "bad_multipart", "no 'model' part in the form");
+	if (u->fail_status != 0) {
+		drop_spool(u);
+		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
+		oxs_reply_error(r, u->fail_status, u->fail_code, "", "%s", u->fail_msg);
+		return;
+	}
+	finish_data(u);
+	unsigned char md[32];
+	unsigned int n = 0;
+	char sha[OXS_ID_LEN + 1];
+	if (EVP_DigestFinal_ex(u->md, md, &n) != 1 || n != 32 ||
+	    (oxs_hex(sha, md, 32), !oxs_bundle_id(sha, u->model_bytes, u->files, u->nfiles, r->id))) {
+		drop_spool(u);
+		oxs_reply_error(r, 500, "internal", "", "hashing failed");
+		return;
+	}
+	oxs_defer(r, r->srv->work, upload_finish);
+}

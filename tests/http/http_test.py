@@ -1,0 +1,946 @@
+#!/usr/bin/python3
+"""http suite: the onnxviz HTTP service, end to end.
+
+Starts the real server (BUILD/onnxviz serve --port 0 --store <tmp>) as often as a test
+needs its own configuration, drives it with the curl binary (raw sockets for smuggling,
+slow clients and connection limits), and checks statuses, bodies and headers.  Every
+response seen is kept and audited at the end for the security headers and JSON errors.
+Prints one line per failed check and a summary; exits 1 on any failure.
+"""
+import concurrent.futures
+import glob
+import hashlib
+import json
+import os
+import re
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+BUILD = os.environ.get("BUILD", "build")
+BIN = os.path.abspath(os.path.join(BUILD, "onnxviz"))
+CORPUS = os.environ["ONNXVIZ_CORPUS"]
+MODELS = os.path.join(CORPUS, "models")
+SQUEEZENET = os.path.join(MODELS, "real", "squeezenet1_1.onnx")
+TRANSFORMER = os.path.join(MODELS, "real", "transformer_12x12.onnx")
+SILERO = os.path.join(MODELS, "real", "silero_vad_v5.onnx")
+SANITIZED = os.environ.get("ONNXVIZ_SANITIZED") == "1"
+SLOW = 3 if SANITIZED else 1  # time factor under ASan
+TMP = tempfile.mkdtemp(prefix="oxs-http-")
+
+passed = 0
+failures = []
+RESPONSES = []
+_lock = threading.Lock()
+
+
+def check(cond, what):
+    global passed
+    with _lock:
+        if cond:
+            passed += 1
+        else:
+            failures.append(what)
+            print("FAIL:", what, flush=True)
+    return cond
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_tmp(data, suffix=".bin"):
+    fd, path = tempfile.mkstemp(dir=TMP, suffix=suffix)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return path
+
+
+# ---------------------------------------------------------------------------------------
+# curl
+class Response:
+    def __init__(self, method, url, status, headers, body):
+        self.method, self.url, self.status = method, url, status
+        self.headers, self.body = headers, body
+
+    def h(self, name):
+        v = self.headers.get(name.lower())
+        return v[0] if v else None
+
+    def json(self):
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+    def error_code(self):
+        j = self.json()
+        return j.get("error", {}).get("code") if isinstance(j, dict) else None
+
+    def __repr__(self):
+        return "%s %s -> %s %r" % (self.method, self.url, self.status, self.body[:200])
+
+
+def parse_headers(text):
+    blocks = [b for b in re.split(r"\r?\n\r?\n", text) if b.startswith("HTTP/")]
+    headers = {}
+    if not blocks:
+        return headers
+    for line in blocks[-1].splitlines()[1:]:
+        if ":" in line:
+            k, v = line.split(":", 1)
+            headers.setdefault(k.strip().lower(), []).append(v.strip())
+    return headers
+
+
+def curl(url, method=None, headers=(), data=None, data_file=None, form=None, head=False,
+         chunked=False, timeout=60, extra=(), record=True):
+    fd_b, body_path = tempfile.mkstemp(dir=TMP)
+    fd_h, hdr_path = tempfile.mkstemp(dir=TMP)
+    os.close(fd_b)
+    os.close(fd_h)
+    cmd = ["curl", "-sS", "--max-time", str(timeout * SLOW), "-o", body_path, "-D", hdr_path,
+           "-w", "%{http_code}"]
+    if head:
+        cmd.append("-I")
+    if method:
+        cmd += ["-X", method]
+    for h in headers:
+        cmd += ["-H", h]
+    tmp_data = None
+    if data is not None:
+        tmp_data = write_tmp(data)
+        data_file = tmp_data
+    if data_file is not None:
+        cmd += ["--data-binary", "@" + data_file]
+        if not any(h.lower().startswith("content-type:") for h in headers):
+            cmd += ["-H", "Content-Type: application/octet-stream"]
+    if form is not None:
+        for k, v in form:
+            cmd += ["-F", "%s=%s" % (k, v)]
+    if chunked:
+        cmd += ["-H", "Transfer-Encoding: chunked"]
+    cmd += list(extra)
+    cmd.append(url)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    status = int(p.stdout.decode() or "0") if p.stdout.decode().isdigit() else 0
+    with open(body_path, "rb") as f:
+        body = f.read()
+    with open(hdr_path, "r", errors="replace") as f:
+        hdrs = parse_headers(f.read())
+    if head:
+        body = b""  # curl -I writes the headers where the body would go; no body is read
+    for path in (body_path, hdr_path, tmp_data):
+        if path:
+            os.unlink(path)
+    r = Response("HEAD" if head else (method or ("POST" if data_file or form else "GET")), url,
+                 status, hdrs, body)
+    if record:
+        with _lock:
+            RESPONSES.append(r)
+    return r
+
+
+# ---------------------------------------------------------------------------------------
+# The server
+class Server:
+    def __init__(self, *args, store=None, preexec=None, env=None):
+        self.store = store or tempfile.mkdtemp(dir=TMP, prefix="store-")
+        e = {k: v for k, v in os.environ.items() if not k.startswith("ONNXVIZ_")}
+        e.update(env or {})
+        cmd = [BIN, "serve", "--port", "0", "--store", self.store] + list(args)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, env=e, preexec_fn=preexec)
+        self.log = []
+        self.port = None
+        ready = threading.Event()
+
+        def drain():
+            for raw in self.proc.stderr:
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                self.log.append(line)
+                m = re.match(r"listening on http://([^ ]+):(\d+)$", line)
+                if m:
+                    self.port = int(m.group(2))
+                    ready.set()
+            ready.set()
+
+        self.thread = threading.Thread(target=drain, daemon=True)
+        self.thread.start()
+        ready.wait(30 * SLOW)
+        if self.port is None:
+            raise RuntimeError("server did not start: %s" % "\n".join(self.log[-20:]))
+        self.base = "http://127.0.0.1:%d" % self.port
+
+    def url(self, path):
+        return self.base + path
+
+    def stop(self, sig=signal.SIGTERM, timeout=60):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            rc = self.proc.wait(timeout * SLOW)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        self.thread.join(5)
+        sanitizer = [i for i, l in enumerate(self.log) if "Sanitizer" in l or "runtime error:" in l]
+        if not check(not sanitizer, "sanitizer report from the server"):
+            print("\n".join(self.log[sanitizer[0]:sanitizer[0] + 40]), flush=True)
+        return rc
+
+    def metrics(self):
+        r = curl(self.url("/metrics"), record=False)
+        out = {}
+        for line in r.body.decode().splitlines():
+            if line and not line.startswith("#"):
+                k, v = line.rsplit(" ", 1)
+                out[k] = float(v)
+        return out
+
+    def tmp_entries(self):
+        return os.listdir(os.path.join(self.store, "tmp"))
+
+    def model_files(self):
+        return glob.glob(os.path.join(self.store, "models", "*", "*.onnx"))
+
+
+def upload(s, path, multipart=False, token=None, route="/models", query=""):
+    headers = ["Authorization: Bearer %s" % token] if token else []
+    if multipart:
+        return curl(s.url(route + query), headers=headers, form=[("model", "@" + path)])
+    return curl(s.url(route + query), headers=headers, data_file=path)
+
+
+def wait_until(cond, seconds):
+    end = time.time() + seconds * SLOW
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
+def corpus_models():
+    return sorted(glob.glob(os.path.join(MODELS, "**", "*.onnx"), recursive=True))
+
+
+def make_chain(n):
+    """A deep synthetic graph whose layout takes seconds (test input only)."""
+    import random
+    from onnx import TensorProto, helper
+    rnd = random.Random(1)
+    nodes, prev = [], ["x"]
+    for i in range(n):
+        b = prev[rnd.randrange(max(0, len(prev) - 50), len(prev))]
+        nodes.append(helper.make_node("Add", [prev[-1], b], ["v%d" % i], name="add%d" % i))
+        prev.append("v%d" % i)
+    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info(prev[-1], TensorProto.FLOAT, [1])])
+    return helper.make_model(g).SerializeToString()
+
+
+def make_model(bad_dims=False):
+    """A small model made with onnx (test input only)."""
+    import onnx
+    from onnx import TensorProto, helper
+    w = helper.make_tensor("w", TensorProto.FLOAT, [2], [1.0, 2.0])
+    if bad_dims:
+        del w.dims[:]
+        w.dims.extend([-3])
+    node = helper.make_node("Add", ["x", "w"], ["y"], name="add0")
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], [w])
+    m = helper.make_model(g, producer_name="http-test")
+    return m.SerializeToString()
+
+
+# ---------------------------------------------------------------------------------------
+# Tests
+def t_basics(s):
+    r = curl(s.url("/healthz"))
+    check(r.status == 200 and r.json() == {"status": "ok"}, "healthz: %r" % r)
+    r = curl(s.url("/readyz"))
+    check(r.status == 200 and r.json() == {"status": "ready"}, "readyz: %r" % r)
+    r = curl(s.url("/metrics"))
+    check(r.status == 200 and b"onnxviz_http_requests_total" in r.body and
+          (r.h("content-type") or "").startswith("text/plain"), "metrics: %r" % r)
+    for name in (b"onnxviz_http_request_duration_seconds_bucket", b"onnxviz_uploads_total",
+                 b"onnxviz_upload_bytes_total", b"onnxviz_cache_hits_total",
+                 b"onnxviz_cache_misses_total", b"onnxviz_layouts_running",
+                 b"onnxviz_layouts_total", b"onnxviz_store_bytes"):
+        check(name in r.body, "metrics has %s" % name.decode())
+    r = curl(s.url("/openapi.json"))
+    check(r.status == 200 and isinstance(r.json(), dict) and "paths" in r.json(), "openapi: %r" % r)
+    r2 = curl(s.url("/openapi.json"), headers=["If-None-Match: %s" % r.h("etag")])
+    check(r2.status == 304 and r2.body == b"", "openapi 304: %r" % r2)
+    for path in ("/", "/index.html"):
+        r = curl(s.url(path))
+        check(r.status == 200 and (r.h("content-type") or "").startswith("text/html") and
+              b"<html" in r.body.lower(), "web page %s: %r" % (path, r))
+        check("default-src 'self'" in (r.h("content-security-policy") or ""), "web CSP %s" % path)
+    for path in ("/no/such/thing", "/nope.js", "/models/", "/models/abc", "//"):
+        r = curl(s.url(path))
+        check(r.status == 404 and r.error_code() == "not_found", "404 %s: %r" % (path, r))
+    for method, path, allow in (("PUT", "/healthz", "GET, HEAD"), ("DELETE", "/models", "GET, HEAD, POST"),
+                                ("GET", "/graph.svg", "POST"), ("POST", "/healthz", "GET, HEAD"),
+                                ("OPTIONS", "/models", "GET, HEAD, POST"), ("PATCH", "/metrics", "GET, HEAD")):
+        r = curl(s.url(path), method=method)
+        check(r.status == 405 and r.h("allow") == allow and r.error_code() == "method_not_allowed",
+              "405 %s %s: %r allow=%r" % (method, path, r, r.h("allow")))
+    r = curl(s.url("/healthz"), head=True)
+    check(r.status == 200 and r.h("content-length") == "16", "HEAD healthz: %r" % r)
+    out = raw_exchange(s, b"HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    check(out.startswith(b"HTTP/1.1 200") and out.endswith(b"\r\n\r\n") and b"Content-Length: 16" in out,
+          "HEAD sends no body: %r" % out[-40:])
+    # a body where none is taken is not read
+    r = curl(s.url("/healthz"), method="GET", data=b"x" * 100000)
+    check(r.status == 413 and r.error_code() == "body_not_allowed", "GET with a body: %r" % r)
+
+
+def t_corpus_uploads():
+    """Every corpus model, raw and multipart: 201 with its SHA-256 once, 200 after."""
+    files = corpus_models()
+    check(len(files) >= 150, "corpus has %d models" % len(files))
+    sums = {f: sha256_file(f) for f in files}
+    for multipart in (False, True):
+        s = Server("--workers", "3")
+        first = {}
+
+        def one(f):
+            r = upload(s, f, multipart=multipart)
+            return f, r
+
+        with concurrent.futures.ThreadPoolExecutor(4) as ex:
+            results = list(ex.map(one, files))
+        created = {}
+        for f, r in results:
+            j = r.json() or {}
+            ok = r.status in (200, 201) and j.get("id") == sums[f]
+            if not check(ok, "upload %s (%s): %r" % (os.path.relpath(f, MODELS),
+                                                      "multipart" if multipart else "raw", r)):
+                continue
+            if r.status == 201:
+                created[sums[f]] = created.get(sums[f], 0) + 1
+                check(r.h("location") == "/models/" + sums[f], "Location of %s" % f)
+            check(isinstance(j.get("summary"), dict) and j.get("size") == os.path.getsize(f) and
+                  j.get("links", {}).get("self") == "/models/" + sums[f], "upload body of %s" % f)
+        distinct = set(sums.values())
+        check(all(created.get(h) == 1 for h in distinct),
+              "each distinct model created exactly once (%d distinct, %d created)" %
+              (len(distinct), len(created)))
+        again = 0
+        for f in files:
+            r = upload(s, f, multipart=multipart)
+            again += r.status == 200 and (r.json() or {}).get("id") == sums[f]
+        check(again == len(files), "re-uploads answered 200 with the id: %d of %d" % (again, len(files)))
+        r = curl(s.url("/models?limit=1000"))
+        check(r.status == 200 and (r.json() or {}).get("total") == len(distinct),
+              "listing counts the distinct models: %r" % (r.json() or {}).get("total"))
+        check(len(s.model_files()) == len(distinct) and not s.tmp_entries(), "store files")
+        m = s.metrics()
+        check(m.get('onnxviz_uploads_total{result="created"}') == len(distinct), "metrics: created")
+        print("  corpus %s: %d files, %d distinct, all 201 then 200" %
+              ("multipart" if multipart else "raw", len(files), len(distinct)), flush=True)
+        check(s.stop() == 0, "server exit after corpus")
+
+
+def t_parse_errors(s):
+    before = len(s.model_files())
+    with open(SQUEEZENET, "rb") as f:
+        head = f.read(1000)
+    r = curl(s.url("/models"), data=head)
+    j = (r.json() or {}).get("error", {})
+    check(r.status == 400 and j.get("code") in ("truncated", "bad_length") and
+          isinstance(j.get("offset"), int) and j.get("path", "").startswith("graph"),
+          "truncated model: %r" % r)
+    r = curl(s.url("/models"), data=b"\x08" + b"\xff" * 10 + b"\x01")
+    check(r.status == 400 and r.error_code() == "bad_varint", "11-byte varint: %r" % r)
+    r = curl(s.url("/models"), data=b"")
+    check(r.status == 422 and r.error_code() == "not_a_model", "empty body: %r" % r)
+    r = curl(s.url("/models"), data=b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
+    check(r.status in (400, 422) and r.error_code() not in (None, "internal"), "a PNG: %r" % r)
+    r = curl(s.url("/models"), data=make_model(bad_dims=True))
+    j = (r.json() or {}).get("error", {})
+    check(r.status == 422 and j.get("code") == "bad_dims" and "initializer" in j.get("path", "") and
+          j.get("offset", 0) > 0, "negative dims: %r" % r)
+    r = curl(s.url("/models"), form=[("model", "@%s;type=application/octet-stream" % write_tmp(head))])
+    check(r.status == 400 and r.error_code() in ("truncated", "bad_length"), "truncated multipart: %r" % r)
+    check(len(s.model_files()) == before, "nothing kept of rejected uploads")
+    check(wait_until(lambda: not s.tmp_entries(), 2), "no temporaries left: %r" % s.tmp_entries())
+
+
+def t_limits():
+    s = Server("--max-upload", "1M")
+    big = write_tmp(os.urandom(2 << 20))
+    t0 = time.time()
+    r = curl(s.url("/models"), data_file=big)
+    check(r.status == 413 and r.error_code() == "payload_too_large", "413 from Content-Length: %r" % r)
+    r = curl(s.url("/models"), data_file=big, chunked=True)
+    check(r.status == 413 and r.error_code() == "payload_too_large", "413 while streaming chunked: %r" % r)
+    r = curl(s.url("/models"), form=[("model", "@" + big)])
+    check(r.status == 413, "413 multipart: %r" % r)
+    r = curl(s.url("/graph.svg"), data_file=big)
+    check(r.status == 413, "413 one-shot: %r" % r)
+    check(time.time() - t0 < 20 * SLOW, "413s are quick")
+    r = curl(s.url("/models"), data=b"abc", headers=["Content-Type: text/plain"])
+    check(r.status == 415 and r.error_code() == "unsupported_media_type", "415 text/plain: %r" % r)
+    r = curl(s.url("/models"), data=b"a=b", headers=["Content-Type: application/x-www-form-urlencoded"])
+    check(r.status == 415, "415 urlencoded: %r" % r)
+    r = curl(s.url("/models"), data=b"--x\r\n", headers=["Content-Type: multipart/form-data"])
+    check(r.status == 400 and r.error_code() == "bad_multipart", "multipart without boundary: %r" % r)
+    r = curl(s.url("/models"), data=b"--x\r\n", headers=["Content-Type: multipart/form-data; boundary=" + "b" * 4096])
+    check(r.status == 400 and r.error_code() == "bad_multipart", "4096-byte boundary: %r" % r)
+    r = curl(s.url("/models"), form=[("other", "@" + write_tmp(b"hello"))])
+    check(r.status == 400 and r.error_code() == "bad_multipart", "no model part: %r" % r)
+    parts = [("f%d" % i, "x") for i in range(40)]
+    r = curl(s.url("/models"), form=parts)
+    check(r.status == 400 and r.error_code() == "bad_multipart", "too many parts: %r" % r)
+    r = curl(s.url("/models/" + "0" * 64 + "/graph.svg?x=" + "a" * 5000))
+    check(r.status == 414, "414 long query: %r" % r)
+    check(wait_until(lambda: not s.tmp_entries(), 2), "no temporaries after rejections")
+    check(s.stop() == 0, "server exit (limits)")
+
+
+def t_auth():
+    s = Server("--token", "s3cret")
+    r = upload(s, SQUEEZENET)
+    check(r.status == 401 and r.error_code() == "unauthorized" and
+          (r.h("www-authenticate") or "").startswith("Bearer"), "401 without token: %r" % r)
+    r = upload(s, SQUEEZENET, token="wrong")
+    check(r.status == 401, "401 wrong token: %r" % r)
+    r = upload(s, SQUEEZENET, token="s3cret" + "x")
+    check(r.status == 401, "401 longer token: %r" % r)
+    r = upload(s, SQUEEZENET, token="s3cret")
+    check(r.status == 201, "201 with token: %r" % r)
+    mid = sha256_file(SQUEEZENET)
+    r = curl(s.url("/models/" + mid))
+    check(r.status == 200, "reads stay open with only a write token: %r" % r)
+    r = curl(s.url("/graph.svg"), data_file=SQUEEZENET)
+    check(r.status == 401, "one-shot needs the token: %r" % r)
+    r = curl(s.url("/models/" + mid), method="DELETE")
+    check(r.status == 401, "DELETE without token: %r" % r)
+    r = curl(s.url("/models/" + mid), method="DELETE", headers=["Authorization: Bearer nope"])
+    check(r.status == 401, "DELETE wrong token: %r" % r)
+    r = curl(s.url("/models/" + mid + "/graph.svg"))
+    check(r.status == 200, "render before delete: %r" % r)
+    r = curl(s.url("/models/" + mid), method="DELETE", headers=["Authorization: Bearer s3cret"])
+    check(r.status == 204 and r.body == b"", "DELETE with token: %r" % r)
+    for path in ("", "/graph.svg", "/model.onnx", "/document.json"):
+        r = curl(s.url("/models/" + mid + path))
+        check(r.status == 404, "after delete %s: %r" % (path, r))
+    r = curl(s.url("/models/" + mid), method="DELETE", headers=["Authorization: Bearer s3cret"])
+    check(r.status == 404, "DELETE twice: %r" % r)
+    check(not s.model_files() and not os.listdir(os.path.join(s.store, "renderings")),
+          "delete removed the model and its renderings")
+    check(s.stop() == 0, "server exit (token)")
+
+    s = Server("--token", "w", "--read-token", "r")
+    r = curl(s.url("/models"))
+    check(r.status == 401, "read token: GET /models without: %r" % r)
+    for tok in ("r", "w"):
+        r = curl(s.url("/models"), headers=["Authorization: Bearer " + tok])
+        check(r.status == 200, "read with token %s: %r" % (tok, r))
+    r = upload(s, SQUEEZENET, token="r")
+    check(r.status == 401, "the read token cannot upload: %r" % r)
+    for path in ("/healthz", "/readyz", "/metrics", "/openapi.json", "/"):
+        check(curl(s.url(path)).status == 200, "%s stays open" % path)
+    check(s.stop() == 0, "server exit (read token)")
+
+    s = Server("--token", "w", "--auth-reads")
+    check(curl(s.url("/models")).status == 401, "--auth-reads: 401 without")
+    check(curl(s.url("/models"), headers=["Authorization: Bearer w"]).status == 200, "--auth-reads: 200 with")
+    check(s.stop() == 0, "server exit (auth-reads)")
+
+    s = Server()
+    upload(s, SQUEEZENET)
+    r = curl(s.url("/models/" + mid), method="DELETE", headers=["Authorization: Bearer anything"])
+    check(r.status == 403 and r.error_code() == "forbidden", "DELETE without a configured token: %r" % r)
+    check(s.stop() == 0, "server exit (no token)")
+
+
+def t_rate_limit():
+    s = Server("--upload-rate", "2")
+    small = write_tmp(make_model())
+    codes = [upload(s, small).status for _ in range(3)]
+    r = upload(s, small)
+    check(codes[:2] in ([201, 200], [200, 200]) and codes[2] == 429, "rate limit statuses: %r" % codes)
+    check(r.status == 429 and r.error_code() == "rate_limited" and
+          (r.h("retry-after") or "").isdigit() and int(r.h("retry-after")) >= 1, "429 + Retry-After: %r" % r)
+    check(curl(s.url("/models")).status == 200, "reads are not rate limited")
+    check(s.stop() == 0, "server exit (rate)")
+
+
+def t_queue_full():
+    s = Server("--layout-workers", "1", "--layout-queue", "1")
+    mid = upload(s, TRANSFORMER).json()["id"]
+    variants = ["group=none&rankdir=%s&attrs=%s&shapes=%s" % (rd, at, sh)
+                for rd in ("TB", "LR") for at in ("none", "all") for sh in ("on", "off")]
+    with concurrent.futures.ThreadPoolExecutor(len(variants)) as ex:
+        rs = list(ex.map(lambda q: curl(s.url("/models/%s/graph.svg?%s" % (mid, q))), variants))
+    codes = sorted(r.status for r in rs)
+    full = [r for r in rs if r.status == 503]
+    check(set(codes) <= {200, 503} and full, "a full layout queue answers 503: %r" % codes)
+    check(all(r.error_code() == "layout_queue_full" and (r.h("retry-after") or "").isdigit() for r in full),
+          "503 carries layout_queue_full and Retry-After")
+    for q, r in zip(variants, rs):
+        if r.status == 503:
+            r2 = curl(s.url("/models/%s/graph.svg?%s" % (mid, q)))
+            check(r2.status == 200, "retry after 503: %r" % r2)
+    print("  layout queue: %d of %d requests got 503" % (len(full), len(variants)), flush=True)
+    check(s.stop() == 0, "server exit (queue)")
+
+
+def t_layout_killed():
+    """A layout over its time limit: the worker is killed, 422, remembered, server fine."""
+    s = Server("--layout-timeout", "1")
+    mid = curl(s.url("/models"), data=make_chain(10000)).json()["id"]
+    t0 = time.time()
+    r = curl(s.url("/models/%s/graph.svg?group=none" % mid))
+    took = time.time() - t0
+    check(r.status == 422 and r.error_code() == "layout_timeout" and took < 10 * SLOW,
+          "layout over its limit: 422 timeout in %.1f s: %r" % (took, r))
+    killed = 'onnxviz_layouts_total{result="killed"}'
+    check(s.metrics().get(killed) == 1, "layouts killed counted")
+    t0 = time.time()
+    r = curl(s.url("/models/%s/graph.svg?group=none" % mid))
+    check(r.status == 422 and time.time() - t0 < 1 * SLOW and s.metrics().get(killed) == 1,
+          "the failure is remembered, no second layout: %r" % r)
+    check(curl(s.url("/healthz")).status == 200, "server alive after a killed layout")
+    sq = upload(s, SQUEEZENET).json()["id"]
+    check(curl(s.url("/models/%s/graph.svg" % sq)).status == 200, "other layouts still work")
+    check(s.stop() == 0, "server exit (killed layout)")
+
+
+def t_file_backed():
+    """Renderings too big for the memory cache are answered from their file."""
+    s = Server("--memory-cache", "64K")
+    mid = upload(s, SQUEEZENET).json()["id"]
+    url = s.url("/models/%s/graph.svg" % mid)
+    r1 = curl(url)
+    r2 = curl(url)
+    check(r1.status == 200 and r2.status == 200 and r1.body == r2.body and len(r1.body) > 8192,
+          "big rendering answered again from its file")
+    check(r1.h("etag") == r2.h("etag"), "the same ETag from memory and from the file: %r %r" %
+          (r1.h("etag"), r2.h("etag")))
+    check(curl(url, headers=["If-None-Match: " + (r1.h("etag") or "")]).status == 304, "304 from the file entry")
+    check(s.metrics().get('onnxviz_cache_hits_total{tier="store"}', 0) >= 1, "store hits counted")
+    r = curl(s.url("/graph.svg"), data_file=SQUEEZENET)
+    check(r.status == 200 and r.body == r1.body and r.h("x-model-id") == mid, "one-shot from the file entry: %r" % r)
+    check(s.stop() == 0, "server exit (file-backed)")
+
+
+def t_storage():
+    s = Server("--store-budget", "64K")
+    r = upload(s, SQUEEZENET)
+    check(r.status == 507 and r.error_code() == "insufficient_storage", "507 over the budget: %r" % r)
+    r = curl(s.url("/models"), data=make_model())
+    check(r.status == 201, "a small model still fits: %r" % r)
+    check(wait_until(lambda: not s.tmp_entries(), 2), "no temporaries after 507")
+    check(s.stop() == 0, "server exit (budget)")
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    s = Server(preexec=small_files)  # writes beyond 1 MiB fail with EFBIG, like a full disk
+    r = upload(s, SQUEEZENET)
+    check(r.status == 507 and r.error_code() == "insufficient_storage", "507 while streaming (EFBIG): %r" % r)
+    r = upload(s, SQUEEZENET, multipart=True)
+    check(r.status == 507, "507 while streaming multipart: %r" % r)
+    check(wait_until(lambda: not s.tmp_entries(), 2) and not s.model_files(), "nothing kept after 507")
+    check(curl(s.url("/models"), data=make_model()).status == 201, "small uploads still work")
+    check(s.stop() == 0, "server exit (fsize)")
+
+
+def t_cache_etag(s, mid):
+    base = s.url("/models/" + mid)
+    r1 = curl(base + "/graph.svg")
+    etag = r1.h("etag")
+    check(r1.status == 200 and r1.body.lstrip().startswith(b"<?xml") and b"<svg" in r1.body,
+          "graph.svg: %r" % r1)
+    check(r1.h("cache-control") == "public, max-age=31536000, immutable", "immutable caching")
+    check(etag and re.match(r'^"[0-9a-f]{32}"$', etag), "strong ETag: %r" % etag)
+    r2 = curl(base + "/graph.svg", headers=["If-None-Match: " + etag])
+    check(r2.status == 304 and r2.body == b"" and r2.h("etag") == etag, "304: %r" % r2)
+    r3 = curl(base + "/graph.svg", headers=['If-None-Match: "other", W/' + etag])
+    check(r3.status == 304, "304 from a list with a weak tag: %r" % r3)
+    r4 = curl(base + "/graph.svg", headers=['If-None-Match: "other"'])
+    check(r4.status == 200 and r4.body == r1.body, "200 for another tag")
+    r5 = curl(base + "/graph.svg", head=True)
+    check(r5.status == 200 and r5.h("content-length") == str(len(r1.body)), "HEAD graph.svg: %r" % r5)
+    r = curl(base + "/graph.dot")
+    check(r.status == 200 and b"digraph" in r.body[:200] and r.h("content-type").startswith("text/vnd.graphviz"),
+          "graph.dot: %r" % r)
+    r = curl(base + "/graph.json")
+    check(r.status == 200 and isinstance(r.json(), dict), "graph.json: %r" % r)
+    r = curl(base + "/graph.svg?rankdir=LR&shapes=off")
+    check(r.status == 200 and r.body != r1.body, "options change the rendering")
+    for q, needle in (("rankdir=XY", "rankdir"), ("colour=red", "colour"), ("depth=1&depth=2", "twice"),
+                      ("group=%zz", "malformed")):
+        r = curl(base + "/graph.svg?" + q)
+        msg = ((r.json() or {}).get("error") or {}).get("message", "")
+        check(r.status == 400 and needle in msg, "bad option %s: %r" % (q, r))
+    r = curl(base + "/document.json")
+    check(r.status == 200 and (r.json() or {}).get("format") == "onnxviz.document/1", "document.json: %r" % r)
+    check(curl(base + "/document.json", headers=["If-None-Match: " + r.h("etag")]).status == 304, "document 304")
+    r = curl(base)
+    check(r.status == 200 and r.json().get("id") == mid and "summary" in r.json(), "summary: %r" % r)
+    check(curl(base, headers=["If-None-Match: " + r.h("etag")]).status == 304, "summary 304")
+    r = curl(base + "/model.onnx")
+    with open(SQUEEZENET, "rb") as f:
+        check(r.status == 200 and r.body == f.read(), "model.onnx bytes")
+    check(r.h("etag") == '"%s"' % mid and (r.h("content-disposition") or "").startswith("attachment"),
+          "model.onnx headers: %r" % r.headers)
+    check(curl(base + "/model.onnx", headers=['If-None-Match: "%s"' % mid]).status == 304, "model.onnx 304")
+    for path in ("/graph.svg", "/model.onnx", "", "/nodes/n0", "/search?q=x"):
+        r = curl(s.url("/models/" + "f" * 64 + path))
+        check(r.status == 404 and r.error_code() == "not_found", "unknown model %s: %r" % (path, r))
+    m = s.metrics()
+    check(m.get('onnxviz_cache_hits_total{tier="memory"}', 0) >= 3, "memory cache hits counted")
+
+
+def t_single_flight(s, mid):
+    q = "group=none&attrs=none&depth=2"
+    m0 = s.metrics()
+    with concurrent.futures.ThreadPoolExecutor(6) as ex:
+        rs = list(ex.map(lambda _: curl(s.url("/models/%s/graph.svg?%s" % (mid, q))), range(6)))
+    check(all(r.status == 200 for r in rs) and len({r.body for r in rs}) == 1, "6 concurrent: same 200s")
+    m1 = s.metrics()
+    ok = 'onnxviz_layouts_total{result="ok"}'
+    check(m1.get(ok, 0) - m0.get(ok, 0) == 1, "the layout ran once for 6 concurrent requests (%r)" %
+          (m1.get(ok, 0) - m0.get(ok, 0)))
+
+
+def t_nodes_search_list(s, mid):
+    base = s.url("/models/" + mid)
+    r = curl(base + "/nodes/n0")
+    check(r.status == 200 and isinstance(r.json(), dict) and r.h("etag"), "node n0: %r" % r)
+    check(curl(base + "/nodes/n0", headers=["If-None-Match: " + (r.h("etag") or "x")]).status == 304, "node 304")
+    for bad in ("n999999", "x.y.z", "bad%21id"):
+        r = curl(base + "/nodes/" + bad)
+        check(r.status == 404 and r.error_code() in ("not_found",), "node %s: %r" % (bad, r))
+    r = curl(base + "/search?q=conv&limit=5")
+    j = r.json() or {}
+    check(r.status == 200 and j.get("total", 0) > 0 and 0 < len(j.get("hits", [])) <= 5, "search conv: %r" % r)
+    for q in ("", "?q=", "?q=a&limit=0", "?q=a&limit=x", "?q=" + "a" * 300):
+        r = curl(base + "/search" + q)
+        check(r.status == 400 and r.error_code() == "bad_query", "search %r: %r" % (q, r))
+    r = curl(s.url("/models?limit=1"))
+    j = r.json() or {}
+    check(r.status == 200 and len(j.get("models", [])) == 1 and j.get("total", 0) >= 1, "list limit=1: %r" % r)
+    if j.get("total", 0) > 1:
+        r2 = curl(s.url(j["next"]))
+        j2 = r2.json() or {}
+        check(r2.status == 200 and j2["models"][0]["id"] > j["models"][0]["id"], "list next page")
+    for q in ("limit=0", "limit=1001", "after=zz"):
+        check(curl(s.url("/models?" + q)).status == 400, "list %s: 400" % q)
+
+
+def t_oneshot(s):
+    sid = sha256_file(SILERO)
+    r = curl(s.url("/graph.svg?rankdir=LR"), data_file=SILERO)
+    check(r.status == 200 and b"<svg" in r.body[:400] and r.h("x-model-id") == sid and
+          "/models/%s" % sid in (r.h("link") or ""), "one-shot svg: %r %r" % (r, r.headers))
+    check((r.h("content-type") or "").startswith("image/svg+xml"), "one-shot content type")
+    check(curl(s.url("/models/" + sid)).status == 200, "one-shot stored the model")
+    r = curl(s.url("/graph.dot"), form=[("model", "@" + SILERO)])
+    check(r.status == 200 and b"digraph" in r.body[:300] and r.h("x-model-id") == sid, "one-shot dot multipart: %r" % r)
+    r = curl(s.url("/graph.json"), data_file=SQUEEZENET)
+    check(r.status == 200 and isinstance(r.json(), dict), "one-shot json: %r" % r)
+    r = curl(s.url("/graph.svg?rankdir=sideways"), data_file=SILERO)
+    check(r.status == 400 and r.error_code() == "bad_option", "one-shot bad option: %r" % r)
+    r = curl(s.url("/graph.svg"), data=b"\x0a\xff\xff")
+    check(r.status == 400 and r.h("x-model-id") is None, "one-shot bad model: %r" % r)
+
+
+def t_openapi_live(s, mid, token_server):
+    """Every documented path and method answers something other than 404/405."""
+    doc = curl(s.url("/openapi.json")).json()
+    n = 0
+    for path, item in doc["paths"].items():
+        if path.startswith("/files/"):
+            continue  # needs --models-dir: probed by the preview suite
+        for method in item:
+            if method not in ("get", "post", "delete"):
+                continue
+            url = path.replace("{id}", mid).replace("{node_id}", "n0").replace("{file}", "index.html") \
+                .replace("{name}", "@i0")
+            if path.endswith("/search"):
+                url += "?q=a"
+            if method == "get":
+                r = curl(s.url(url))
+            elif method == "post":
+                r = curl(s.url(url), data=make_model())
+            else:
+                tid = upload(token_server, SQUEEZENET, token="t").json()["id"]
+                r = curl(token_server.url(url.replace(mid, tid)), method="DELETE",
+                         headers=["Authorization: Bearer t"])
+            n += 1
+            check(r.status not in (0, 404, 405), "documented %s %s answers %r" % (method.upper(), path, r))
+        r = curl(s.url(path.replace("{id}", mid).replace("{node_id}", "n0").replace("{file}", "index.html")
+                       .replace("{name}", "@i0")),
+                 method="PUT")
+        check(r.status == 405, "undocumented PUT %s: 405 (%r)" % (path, r))
+    check(n >= 18, "documented operations probed: %d" % n)
+
+
+def raw_exchange(s, payload, wait=3.0):
+    """Send bytes on one connection; return everything the server sends until it closes."""
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=wait * SLOW)
+    c.sendall(payload)
+    out = b""
+    try:
+        while True:
+            b = c.recv(65536)
+            if not b:
+                break
+            out += b
+    except (socket.timeout, ConnectionResetError):
+        pass
+    c.close()
+    return out
+
+
+def t_smuggling(s):
+    smuggle = (b"POST /models HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+               b"Content-Length: 5\r\nContent-Length: 40\r\n\r\nhelloGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    out = raw_exchange(s, smuggle)
+    check(out.startswith(b"HTTP/1.1 400") and b"ambiguous_length" in out and out.count(b"HTTP/1.1 ") == 1,
+          "duplicate Content-Length: 400, connection closed, nothing smuggled: %r" % out[:300])
+    te_cl = (b"POST /models HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"
+             b"0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    out = raw_exchange(s, te_cl)
+    check(out.startswith(b"HTTP/1.1 400") and out.count(b"HTTP/1.1 ") == 1,
+          "Transfer-Encoding with Content-Length: 400: %r" % out[:300])
+    out = raw_exchange(s, b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n")
+    check(out.startswith(b"HTTP/1.1 400"), "two Content-Length on a GET: 400")
+    out = raw_exchange(s, b"POST /models HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n")
+    check(out.startswith(b"HTTP/1.1 400") or out.startswith(b"HTTP/1.1 501"), "Transfer-Encoding gzip: %r" % out[:100])
+    # keep-alive still works for good requests: two on one connection
+    two = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    out = raw_exchange(s, two)
+    check(out.count(b"HTTP/1.1 200") == 2, "two requests on one keep-alive connection: %r" % out[:200])
+
+
+def t_connections():
+    s = Server("--timeout", "2", "--max-per-ip", "3")
+    c = socket.create_connection(("127.0.0.1", s.port))
+    c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # never finishes its headers
+    t0 = time.time()
+    c.settimeout(10 * SLOW)
+    try:
+        got = c.recv(100)
+    except (ConnectionResetError, socket.timeout):
+        got = b""
+    took = time.time() - t0
+    check(got == b"" and 1.0 < took < 6 * SLOW, "slow client dropped after the timeout (%.1f s)" % took)
+    c.close()
+    held = [socket.create_connection(("127.0.0.1", s.port)) for _ in range(3)]
+    extra = socket.create_connection(("127.0.0.1", s.port))
+    extra.settimeout(3 * SLOW)
+    try:
+        extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        got = extra.recv(100)
+    except (ConnectionResetError, BrokenPipeError, socket.timeout):
+        got = b""
+    check(not got.startswith(b"HTTP/1.1 200"), "a 4th connection from one address is refused: %r" % got[:40])
+    extra.close()
+    for h in held:
+        h.close()
+    time.sleep(0.3)
+    check(curl(s.url("/healthz")).status == 200, "serving again after the connections closed")
+    check(s.stop() == 0, "server exit (connections)")
+
+
+def vm_kib(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def t_big_upload(s):
+    """A body of 512 MiB streams to disk: the server's peak RSS grows by a bounded amount."""
+    st = os.statvfs(s.store)
+    mib = 512 if st.f_bavail * st.f_frsize > (2 << 30) else 64  # the spool needs the room
+    big = os.path.join(TMP, "zeros.bin")
+    with open(big, "wb") as f:
+        f.truncate(mib << 20)  # sparse: costs no disk here, all of it on the wire
+    before = vm_kib(s.proc.pid, "VmHWM")
+    t0 = time.time()
+    r = curl(s.url("/models"), method="POST", extra=["-T", big, "-H", "Content-Type: application/octet-stream"],
+             timeout=300)
+    took = time.time() - t0
+    after = vm_kib(s.proc.pid, "VmHWM")
+    os.unlink(big)
+    check(r.status == 400 and r.error_code() == "bad_tag", "%d MiB of zeros: parsed and refused: %r" % (mib, r))
+    grown = (after - before) / 1024.0
+    check(grown < 48, "peak RSS grew %.1f MiB for a %d MiB upload" % (grown, mib))
+    print("  %d MiB upload: %.1f s, server peak RSS +%.1f MiB (now %.1f MiB)" % (mib, took, grown, after / 1024.0),
+          flush=True)
+    check(wait_until(lambda: not s.tmp_entries(), 3), "the big spool file is removed")
+
+
+def t_abort_upload(s):
+    before = len(s.model_files())
+    c = socket.create_connection(("127.0.0.1", s.port))
+    c.sendall(b"POST /models HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+              b"Content-Length: 10000000\r\n\r\n" + b"\x00" * 300000)
+    time.sleep(0.3)
+    c.close()
+    check(wait_until(lambda: not s.tmp_entries(), 3), "aborted upload: temporary removed (%r)" % s.tmp_entries())
+    check(len(s.model_files()) == before, "aborted upload: nothing stored")
+
+
+def t_restart():
+    s = Server()
+    ids = [upload(s, f).json()["id"] for f in (SQUEEZENET, SILERO)]
+    r1 = curl(s.url("/models/%s/graph.svg" % ids[0]))
+    check(s.stop() == 0, "clean exit before restart")
+    open(os.path.join(s.store, "tmp", "up-crashed-leftover"), "wb").write(b"partial")
+    s2 = Server(store=s.store)
+    check(not s2.tmp_entries(), "leftover temporary removed at start")
+    r = curl(s2.url("/models"))
+    check(r.status == 200 and sorted(m["id"] for m in r.json()["models"]) == sorted(ids), "models found again: %r" % r)
+    r2 = curl(s2.url("/models/%s/graph.svg" % ids[0]))
+    check(r2.status == 200 and r2.h("etag") == r1.h("etag") and r2.body == r1.body, "same rendering after restart")
+    m = s2.metrics()
+    check(m.get('onnxviz_cache_hits_total{tier="store"}', 0) >= 1, "served from the store's cache")
+    check(m.get('onnxviz_layouts_total{result="ok"}', 0) == 0, "no layout after restart")
+    check(curl(s2.url("/models/" + ids[1])).status == 200, "summary after restart")
+    check(s2.stop() == 0, "server exit (restart)")
+
+
+def t_sigterm():
+    s = Server("--grace", "20")
+    result = {}
+    body = write_tmp(make_model() + b"")  # replaced below by a big valid model
+    body = SQUEEZENET  # 4.9 MB at 1 MB/s: five seconds of upload
+
+    def slow():
+        result["r"] = curl(s.url("/models"), data_file=body, extra=["--limit-rate", "1M"], record=False)
+
+    t = threading.Thread(target=slow)
+    t.start()
+    time.sleep(1.0)
+    s.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    refused = False
+    try:
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=2)
+        c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        refused = c.recv(100) == b""
+        c.close()
+    except OSError:
+        refused = True
+    check(refused, "no new connections after SIGTERM")
+    t.join(60 * SLOW)
+    r = result.get("r")
+    check(r is not None and r.status == 201, "the running upload finished: %r" % r)
+    rc = s.stop(timeout=30)
+    check(rc == 0, "exit 0 after SIGTERM (%r)" % rc)
+    check(any('"msg":"stopping"' in l for l in s.log) and any('"msg":"stopped"' in l for l in s.log),
+          "stopping/stopped logged")
+    check(not s.tmp_entries() and len(s.model_files()) == 1, "temporaries removed, model kept")
+
+
+def t_logs(s):
+    lines = [json.loads(l) for l in s.log if l.startswith("{")]
+    reqs = [l for l in lines if l.get("msg") == "request"]
+    check(len(reqs) > 10, "request log lines: %d" % len(reqs))
+    check(all({"method", "route", "status", "bytes", "ms"} <= set(l) for l in reqs), "log fields")
+    check(any(l.get("id") and l["route"] == "/models/{id}/graph.svg" for l in reqs), "log has model ids")
+
+
+def audit_headers():
+    n = 0
+    for r in RESPONSES:
+        if r.status == 0:
+            continue
+        n += 1
+        ct = r.h("content-type") or ""
+        ok = r.h("x-content-type-options") == "nosniff" and r.h("content-security-policy")
+        if not check(ok, "security headers on %r: %r" % (r, r.headers)):
+            continue
+        if r.status == 304:
+            check(r.body == b"", "304 without a body: %r" % r)
+            continue
+        if ct.startswith("image/svg+xml"):
+            csp = r.h("content-security-policy")
+            check("script-src 'none'" in csp and "default-src 'none'" in csp, "SVG CSP: %r" % csp)
+            cd = r.h("content-disposition") or ""
+            check(r.url.endswith(".svg") is False or re.match(r'^inline; filename="[0-9a-f]{64}\.svg"$', cd),
+                  "SVG Content-Disposition from the id: %r" % cd)
+        if ct.startswith("application/json") and r.method != "HEAD":
+            check(r.json() is not None, "JSON body parses: %r" % r)
+        if r.status >= 400 and r.method != "HEAD":
+            j = r.json() or {}
+            e = j.get("error", {}) if isinstance(j, dict) else {}
+            check(ct.startswith("application/json") and e.get("status") == r.status and e.get("code") and
+                  e.get("message"), "JSON error body: %r" % r)
+    return n
+
+
+def main():
+    t0 = time.time()
+    main_srv = Server()
+    token_srv = Server("--token", "t")
+    steps = []
+
+    def step(name, fn, *a):
+        t = time.time()
+        try:
+            fn(*a)
+        except Exception as e:  # a crash of the test is a failure, not a stop
+            import traceback
+            traceback.print_exc()
+            check(False, "%s raised %r" % (name, e))
+        steps.append("%s %.1fs" % (name, time.time() - t))
+
+    step("basics", t_basics, main_srv)
+    up = upload(main_srv, SQUEEZENET)
+    check(up.status == 201, "upload squeezenet: %r" % up)
+    mid = sha256_file(SQUEEZENET)
+    step("parse errors", t_parse_errors, main_srv)
+    step("cache and etag", t_cache_etag, main_srv, mid)
+    step("single flight", t_single_flight, main_srv, mid)
+    step("nodes search list", t_nodes_search_list, main_srv, mid)
+    step("one-shot", t_oneshot, main_srv)
+    step("openapi live", t_openapi_live, main_srv, mid, token_srv)
+    step("smuggling", t_smuggling, main_srv)
+    step("aborted upload", t_abort_upload, main_srv)
+    step("big upload", t_big_upload, main_srv)
+    step("logs", t_logs, main_srv)
+    check(main_srv.stop() == 0, "main server exit")
+    check(token_srv.stop() == 0, "token server exit")
+    step("limits", t_limits)
+    step("auth", t_auth)
+    step("rate limit", t_rate_limit)
+    step("queue full", t_queue_full)
+    step("layout killed", t_layout_killed)
+    step("file-backed", t_file_backed)
+    step("storage", t_storage)
+    step("connections", t_connections)
+    step("restart", t_restart)
+    step("sigterm", t_sigterm)
+    step("corpus uploads", t_corpus_uploads)
+    n = audit_headers()
+    print("  header audit: %d responses" % n)
+    print("  steps: " + ", ".join(steps))
+    print("http: %d checks passed, %d failed (%.0f s)" % (passed, len(failures), time.time() - t0))
+    subprocess.run(["rm", "-rf", TMP])
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

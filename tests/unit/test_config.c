@@ -1,0 +1,177 @@
+/*
+ * test_config.c — `onnxviz serve` options: defaults, environment, flags (which win),
+ * both flag spellings, switches, sizes, and the errors for bad input.
+ */
+#include "service/oxs.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static int parse(oxs_config *c, char *const *envp, int argc, char **argv, char *err)
+{
+	oxs_config_default(c);
+	return oxs_config_parse(c, argc, argv, envp, err, 256);
+}
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	oxs_config c;
+	char err[256] = "";
+	char *argv[] = {"serve", NULL};
+	assert_int_equal(parse(&c, NULL, 1, argv, err), 0);
+	assert_string_equal(c.bind, "127.0.0.1");
+	assert_int_equal(c.port, 8080);
+	assert_string_equal(c.store, "./data");
+	assert_int_equal(c.max_upload, (uint64_t)2 << 30);
+	assert_string_equal(c.token, "");
+	assert_false(c.auth_reads);
+	assert_int_equal(c.store_budget, 0);
+	assert_false(c.evict_models);
+	assert_true(c.verify_store);
+	assert_true(c.log_requests);
+	assert_false(c.help);
+}
+
+static void test_env_then_flags(void **state)
+{
+	(void)state;
+	oxs_config c;
+	char err[256] = "";
+	char *envp[] = {"PATH=/bin",
+	                "ONNXVIZ_PORT=9000",
+	                "ONNXVIZ_BIND=0.0.0.0",
+	                "ONNXVIZ_STORE=/srv/models",
+	                "ONNXVIZ_MAX_UPLOAD=512M",
+	                "ONNXVIZ_TOKEN=s3cret",
+	                "ONNXVIZ_THREADS=8",
+	                "ONNXVIZ_LAYOUT_WORKERS=3",
+	                "ONNXVIZ_LAYOUT_TIMEOUT=12",
+	                "ONNXVIZ_STORE_BUDGET=10G",
+	                "ONNXVIZ_EVICT_MODELS=yes",
+	                "ONNXVIZ_UNKNOWN_THING=1", /* ignored: not ours to judge */
+	                NULL};
+	char *argv[] = {"serve", "--port", "7000", "--threads=2", "--no-evict-models", NULL};
+	assert_int_equal(parse(&c, envp, 5, argv, err), 0);
+	assert_int_equal(c.port, 7000); /* the flag wins */
+	assert_string_equal(c.bind, "0.0.0.0");
+	assert_string_equal(c.store, "/srv/models");
+	assert_int_equal(c.max_upload, (uint64_t)512 << 20);
+	assert_string_equal(c.token, "s3cret");
+	assert_int_equal(c.threads, 2);
+	assert_int_equal(c.layout_workers, 3);
+	assert_int_equal(c.layout_timeout, 12);
+	assert_int_equal(c.store_budget, (uint64_t)10 << 30);
+	assert_false(c.evict_models);
+}
+
+static void test_switches_and_help(void **state)
+{
+	(void)state;
+	oxs_config c;
+	char err[256] = "";
+	char *argv[] = {"serve", "--auth-reads", "--token", "t", "--log-requests=off", "--help",
+	                "--port-file", "/tmp/p", NULL};
+	assert_int_equal(parse(&c, NULL, 8, argv, err), 0);
+	assert_true(c.auth_reads);
+	assert_false(c.log_requests);
+	assert_true(c.help);
+	assert_string_equal(c.port_file, "/tmp/p");
+}
+
+static void test_sizes(void **state)
+{
+	(void)state;
+	uint64_t v = 0;
+	assert_true(oxs_parse_size("0", &v) && v == 0);
+	assert_true(oxs_parse_size("1048576", &v) && v == 1048576);
+	assert_true(oxs_parse_size("64k", &v) && v == 65536);
+	assert_true(oxs_parse_size("2G", &v) && v == (uint64_t)2 << 30);
+	assert_true(oxs_parse_size("2GiB", &v) && v == (uint64_t)2 << 30);
+	assert_true(oxs_parse_size("3MB", &v) && v == (uint64_t)3 << 20);
+	assert_true(oxs_parse_size("1T", &v) && v == (uint64_t)1 << 40);
+	assert_false(oxs_parse_size("", &v));
+	assert_false(oxs_parse_size("-1", &v));
+	assert_false(oxs_parse_size("12Q", &v));
+	assert_false(oxs_parse_size("1.5G", &v));
+	assert_false(oxs_parse_size("G", &v));
+	assert_false(oxs_parse_size("99999999999999999999", &v));
+	assert_false(oxs_parse_size("99999999T", &v)); /* above 2^62 */
+}
+
+static void expect_error(char *const *envp, int argc, char **argv, const char *needle)
+{
+	oxs_config c;
+	char err[256] = "";
+	assert_int_equal(parse(&c, envp, argc, argv, err), -1);
+	if (strstr(err, needle) == NULL)
+		fail_msg("error '%s' does not mention '%s'", err, needle);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	char *a1[] = {"serve", "--frobnicate", NULL};
+	expect_error(NULL, 2, a1, "unknown option '--frobnicate'");
+	char *a2[] = {"serve", "--port", "70000", NULL};
+	expect_error(NULL, 3, a2, "--port");
+	char *a3[] = {"serve", "--port", NULL};
+	expect_error(NULL, 2, a3, "needs a value");
+	char *a4[] = {"serve", "--max-upload=lots", NULL};
+	expect_error(NULL, 2, a4, "--max-upload");
+	char *a5[] = {"serve", "stray", NULL};
+	expect_error(NULL, 2, a5, "unexpected argument");
+	char *a6[] = {"serve", "--threads=0", NULL};
+	expect_error(NULL, 2, a6, "--threads");
+	char *a7[] = {"serve", "--read-token=r", NULL};
+	expect_error(NULL, 2, a7, "--read-token needs --token");
+	char *a8[] = {"serve", "--auth-reads", NULL};
+	expect_error(NULL, 2, a8, "--auth-reads needs");
+	char *a9[] = {"serve", "--max-upload=0", NULL};
+	expect_error(NULL, 2, a9, "--max-upload");
+	char *e1[] = {"ONNXVIZ_PORT=abc", NULL};
+	char *a0[] = {"serve", NULL};
+	expect_error(e1, 1, a0, "ONNXVIZ_PORT");
+	char *e2[] = {"ONNXVIZ_EVICT_MODELS=maybe", NULL};
+	expect_error(e2, 1, a0, "ONNXVIZ_EVICT_MODELS");
+	char *a10[] = {"serve", "--no-port", NULL};
+	expect_error(NULL, 2, a10, "unknown option");
+}
+
+/* --help names every environment variable the issue lists. */
+static void test_usage(void **state)
+{
+	(void)state;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	oxs_config_usage(f);
+	fclose(f);
+	static const char *const vars[] = {
+	    "ONNXVIZ_PORT",          "ONNXVIZ_BIND",          "ONNXVIZ_STORE",
+	    "ONNXVIZ_MAX_UPLOAD",    "ONNXVIZ_TOKEN",         "ONNXVIZ_READ_TOKEN",
+	    "ONNXVIZ_AUTH_READS",    "ONNXVIZ_THREADS",       "ONNXVIZ_LAYOUT_WORKERS",
+	    "ONNXVIZ_LAYOUT_TIMEOUT", "ONNXVIZ_STORE_BUDGET", "ONNXVIZ_PORT_FILE",
+	    "--port-file",           "--bind",                "--help"};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (strstr(buf, vars[i]) == NULL)
+			fail_msg("--help does not mention %s", vars[i]);
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_defaults),  cmocka_unit_test(test_env_then_flags),
+	    cmocka_unit_test(test_switches_and_help), cmocka_unit_test(test_sizes),
+	    cmocka_unit_test(test_errors),    cmocka_unit_test(test_usage),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,380 @@
+/*
+ * test_store.c — the local folder store: durable put, idempotent ids, listing, renderings,
+ * the byte budget, the lock, and recovery at open (temporaries removed, corrupt or
+ * misnamed files quarantined, renderings without a model dropped).
+ */
+#include "service/oxs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char root[256];
+
+static void sha256_hex(const void *data, size_t len, char out[65])
+{
+	unsigned char md[32];
+	unsigned int n = 0;
+	assert_int_equal(EVP_Digest(data, len, md, &n, EVP_sha256(), NULL), 1);
+	oxs_hex(out, md, 32);
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return -1;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/oxs-store-test-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static oxs_store *open_store(const oxs_store_local_options *opt)
+{
+	oxs_store *s = NULL;
+	char err[256];
+	oxs_status rc = oxs_store_local_open(&s, root, opt, err, sizeof(err));
+	if (rc != OXS_OK)
+		fail_msg("open: %s", err);
+	return s;
+}
+
+/* Spool `data`, put it; returns whether it was created and fills id. */
+static oxs_status put_bytes(oxs_store *s, const void *data, size_t len, char id[65],
+                            bool *created)
+{
+	int fd;
+	char path[1024];
+	assert_int_equal(s->ops->spool(s, &fd, path, sizeof(path)), OXS_OK);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	sha256_hex(data, len, id);
+	oxs_status rc = s->ops->put_model(s, id, path, fd, created);
+	close(fd);
+	return rc;
+}
+
+static void test_put_get_idempotent(void **state)
+{
+	(void)state;
+	oxs_store *s = open_store(NULL);
+	char id[65], id2[65];
+	bool created = false;
+	const char body[] = "model bytes";
+	assert_int_equal(put_bytes(s, body, sizeof(body), id, &created), OXS_OK);
+	assert_true(created);
+	/* the file is under its id, fanned out by prefix, with the bytes */
+	char path[1024];
+	assert_int_equal(s->ops->model_path(s, id, path, sizeof(path)), OXS_OK);
+	char want[1024];
+	snprintf(want, sizeof(want), "%s/models/%.2s/%s.onnx", root, id, id);
+	assert_string_equal(path, want);
+	int fd;
+	uint64_t size;
+	assert_int_equal(s->ops->open_model(s, id, &fd, &size), OXS_OK);
+	assert_int_equal(size, sizeof(body));
+	char got[64];
+	assert_int_equal(read(fd, got, sizeof(got)), (ssize_t)sizeof(body));
+	assert_memory_equal(got, body, sizeof(body));
+	close(fd);
+	/* the same bytes again: not created, the spool is gone, tmp/ is empty */
+	assert_int_equal(put_bytes(s, body, sizeof(body), id2, &created), OXS_OK);
+	assert_false(created);
+	assert_string_equal(id, id2);
+	char tmp[300];
+	snprintf(tmp, sizeof(tmp), "%s/tmp", root);
+	assert_int_equal(count_entries(tmp), 0);
+	/* unknown and malformed ids */
+	assert_int_equal(s->ops->model_path(s, "00", path, sizeof(path)), OXS_E_NOT_FOUND);
+	char zero[65];
+	memset(zero, '0', 64);
+	zero[64] = '\0';
+	assert_int_equal(s->ops->open_model(s, zero, &fd, &size), OXS_E_NOT_FOUND);
+	s->ops->close(s);
+}
+
+static void test_list_delete(void **state)
+{
+	(void)state;
+	oxs_store *s = open_store(NULL);
+	char ids[5][65];
+	bool created;
+	for (int i = 0; i < 5; i++) {
+		char body[16];
+		snprintf(body, sizeof(body), "model %d", i);
+		assert_int_equal(put_bytes(s, body, strlen(body), ids[i], &created), OXS_OK);
+	}
+	oxs_model_info page[3];
+	size_t n = 0;
+	uint64_t total = 0;
+	assert_int_equal(s->ops->list_models(s, "", page, 3, &n, &total), OXS_OK);
+	assert_int_equal(n, 3);
+	assert_int_equal(total, 5);
+	assert_true(strcmp(page[0].id, page[1].id) < 0 && strcmp(page[1].id, page[2].id) < 0);
+	oxs_model_info rest[3];
+	size_t m = 0;
+	assert_int_equal(s->ops->list_models(s, page[2].id, rest, 3, &m, &total), OXS_OK);
+	assert_int_equal(m, 2);
+	assert_true(strcmp(page[2].id, rest[0].id) < 0);
+	/* a rendering goes with its model */
+	assert_int_equal(s->ops->put_rendering(s, rest[0].id, "graph-1.svg", "<svg/>", 6), OXS_OK);
+	assert_int_equal(s->ops->delete_model(s, rest[0].id), OXS_OK);
+	assert_int_equal(s->ops->delete_model(s, rest[0].id), OXS_E_NOT_FOUND);
+	int fd;
+	uint64_t size;
+	assert_int_equal(s->ops->get_rendering(s, rest[0].id, "graph-1.svg", &fd, &size),
+	                 OXS_E_NOT_FOUND);
+	char dir[400];
+	snprintf(dir, sizeof(dir), "%s/renderings/%s", root, rest[0].id);
+	assert_int_equal(count_entries(dir), -1);
+	assert_int_equal(s->ops->list_models(s, "", page, 3, &n, &total), OXS_OK);
+	assert_int_equal(total, 4);
+	s->ops->close(s);
+}
+
+static void test_renderings(void **state)
+{
+	(void)state;
+	oxs_store *s = open_store(NULL);
+	char id[65];
+	bool created;
+	assert_int_equal(put_bytes(s, "abc", 3, id, &created), OXS_OK);
+	assert_int_equal(s->ops->put_rendering(s, id, "summary-1.json", "{}", 2), OXS_OK);
+	assert_int_equal(s->ops->put_rendering(s, id, "summary-1.json", "{\"a\":1}", 7), OXS_OK);
+	int fd;
+	uint64_t size;
+	assert_int_equal(s->ops->get_rendering(s, id, "summary-1.json", &fd, &size), OXS_OK);
+	assert_int_equal(size, 7);
+	close(fd);
+	/* names are checked; renderings need their model */
+	assert_int_equal(s->ops->put_rendering(s, id, "../escape", "x", 1), OXS_E_INVALID);
+	assert_int_equal(s->ops->put_rendering(s, id, ".hidden", "x", 1), OXS_E_INVALID);
+	assert_int_equal(s->ops->get_rendering(s, id, "a/b", &fd, &size), OXS_E_INVALID);
+	char other[65];
+	sha256_hex("nothing", 7, other);
+	assert_int_equal(s->ops->put_rendering(s, other, "x.json", "x", 1), OXS_E_NOT_FOUND);
+	oxs_store_stats st;
+	s->ops->stats(s, &st);
+	assert_int_equal(st.models, 1);
+	assert_int_equal(st.renderings, 1);
+	assert_int_equal(st.rendering_bytes, 7);
+	assert_true(s->ops->writable(s));
+	s->ops->close(s);
+}
+
+static void test_lock(void **state)
+{
+	(void)state;
+	oxs_store *s = open_store(NULL);
+	oxs_store *t = NULL;
+	char err[256];
+	assert_int_equal(oxs_store_local_open(&t, root, NULL, err, sizeof(err)), OXS_E_BUSY);
+	assert_null(t);
+	s->ops->close(s);
+	assert_int_equal(oxs_store_local_open(&t, root, NULL, err, sizeof(err)), OXS_OK);
+	t->ops->close(t);
+}
+
+/* What a crash leaves behind, and what a restart makes of it. */
+static void test_recovery(void **state)
+{
+	(void)state;
+	oxs_store *s = open_store(NULL);
+	char good[65];
+	bool created;
+	assert_int_equal(put_bytes(s, "good model", 10, good, &created), OXS_OK);
+	assert_int_equal(s->ops->put_rendering(s, good, "graph-a.svg", "<svg/>", 6), OXS_OK);
+	/* an upload cut by the crash: spooled, never renamed */
+	int fd;
+	char spool[1024];
+	assert_int_equal(s->ops->spool(s, &fd, spool, sizeof(spool)), OXS_OK);
+	assert_int_equal(write(fd, "half", 4), 4);
+	close(fd);
+	s->ops->close(s); /* a clean close empties tmp/ itself: put the leftovers back after */
+	write_file(spool, "half", 4);
+
+	char path[1024];
+	/* a rendering temporary */
+	snprintf(path, sizeof(path), "%s/renderings/%s/.tmp-7", root, good);
+	write_file(path, "partial", 7);
+	/* a file whose content does not match its name (bit rot, or tampering) */
+	char liar[65];
+	sha256_hex("what the name says", 18, liar);
+	char dir[400];
+	snprintf(dir, sizeof(dir), "%s/models/%.2s", root, liar);
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/%s.onnx", dir, liar);
+	write_file(path, "something else", 14);
+	/* a misnamed file in a prefix folder, and a stray folder */
+	snprintf(path, sizeof(path), "%s/models/%.2s/notes.txt", root, good);
+	write_file(path, "x", 1);
+	snprintf(path, sizeof(path), "%s/models/zz", root);
+	mkdir(path, 0700);
+	/* renderings of a model that is not there */
+	char ghost[65];
+	sha256_hex("ghost", 5, ghost);
+	snprintf(dir, sizeof(dir), "%s/renderings/%s", root, ghost);
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/graph-b.svg", dir);
+	write_file(path, "<svg/>", 6);
+
+	oxs_store_local_options opt = {.budget = 0, .evict_models = false, .verify = true};
+	s = open_store(&opt);
+	oxs_store_stats st;
+	s->ops->stats(s, &st);
+	assert_int_equal(st.models, 1);
+	assert_int_equal(st.renderings, 1);
+	assert_int_equal(st.removed_temporaries, 2); /* the spool and the rendering .tmp */
+	assert_int_equal(st.quarantined, 3);         /* the liar, notes.txt, zz/ */
+	char tmp[300];
+	snprintf(tmp, sizeof(tmp), "%s/tmp", root);
+	assert_int_equal(count_entries(tmp), 0);
+	snprintf(tmp, sizeof(tmp), "%s/quarantine", root);
+	assert_int_equal(count_entries(tmp), 3);
+	assert_int_equal(count_entries(dir), -1); /* the ghost's renderings are gone */
+	assert_int_equal(s->ops->model_path(s, liar, path, sizeof(path)), OXS_E_NOT_FOUND);
+	assert_int_equal(s->ops->get_rendering(s, good, "graph-a.svg", &fd, &(uint64_t){0}), OXS_OK);
+	close(fd);
+	s->ops->close(s);
+}
+
+static void test_budget(void **state)
+{
+	(void)state;
+	oxs_store_local_options opt = {.budget = 1000, .evict_models = false, .verify = true};
+	oxs_store *s = open_store(&opt);
+	char a[65], b[65], c[65];
+	bool created;
+	char big[800];
+	memset(big, 'a', sizeof(big));
+	assert_int_equal(put_bytes(s, big, 400, a, &created), OXS_OK);
+	char blob[300];
+	memset(blob, 'r', sizeof(blob));
+	assert_int_equal(s->ops->put_rendering(s, a, "r1.svg", blob, 300), OXS_OK);
+	assert_int_equal(s->ops->put_rendering(s, a, "r2.svg", blob, 250), OXS_OK);
+	/* 950 used: a third rendering evicts the least recently used one (r1) */
+	int fd;
+	uint64_t size;
+	assert_int_equal(s->ops->get_rendering(s, a, "r2.svg", &fd, &size), OXS_OK);
+	close(fd);
+	assert_int_equal(s->ops->put_rendering(s, a, "r3.svg", blob, 200), OXS_OK);
+	assert_int_equal(s->ops->get_rendering(s, a, "r1.svg", &fd, &size), OXS_E_NOT_FOUND);
+	assert_int_equal(s->ops->get_rendering(s, a, "r2.svg", &fd, &size), OXS_OK);
+	close(fd);
+	/* a model that only fits by evicting models: refused while models are kept */
+	memset(big, 'b', sizeof(big));
+	assert_int_equal(put_bytes(s, big, 700, b, &created), OXS_E_NOSPACE);
+	char tmp[300];
+	oxs_store_stats st;
+	s->ops->stats(s, &st);
+	assert_int_equal(st.renderings, 0); /* renderings went first */
+	assert_int_equal(st.models, 1);
+	s->ops->close(s);
+
+	/* with model eviction allowed, the least recently used model goes */
+	opt.evict_models = true;
+	s = open_store(&opt);
+	assert_int_equal(put_bytes(s, big, 700, b, &created), OXS_OK);
+	assert_true(created);
+	assert_int_equal(s->ops->model_path(s, a, tmp, sizeof(tmp)), OXS_E_NOT_FOUND);
+	memset(big, 'c', sizeof(big));
+	assert_int_equal(put_bytes(s, big, 300, c, &created), OXS_OK);
+	s->ops->stats(s, &st);
+	assert_int_equal(st.models, 2);
+	assert_true(st.model_bytes <= 1000);
+	assert_int_equal(st.evicted_models, 1);
+	s->ops->close(s);
+}
+
+/* A full disk (here: a file size limit, EFBIG) is OXS_E_NOSPACE and leaves no file. */
+static void test_nospace(void **state)
+{
+	(void)state;
+	oxs_store *s = open_store(NULL);
+	char id[65];
+	bool created;
+	assert_int_equal(put_bytes(s, "m", 1, id, &created), OXS_OK);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		struct rlimit rl = {4096, 4096};
+		setrlimit(RLIMIT_FSIZE, &rl);
+		static char big[65536];
+		oxs_status rc = s->ops->put_rendering(s, id, "big.svg", big, sizeof(big));
+		_exit(rc == OXS_E_NOSPACE ? 0 : 10 + (int)rc);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	char dir[400];
+	snprintf(dir, sizeof(dir), "%s/renderings/%s", root, id);
+	assert_true(count_entries(dir) <= 0); /* neither the file nor its temporary */
+	s->ops->close(s);
+}
+
+static void test_status_names(void **state)
+{
+	(void)state;
+	assert_string_equal(oxs_status_name(OXS_OK), "ok");
+	assert_string_equal(oxs_status_name(OXS_E_NOSPACE), "no_space");
+	assert_string_equal(oxs_status_name((oxs_status)99), "unknown");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_put_get_idempotent, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_list_delete, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_renderings, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_nospace, setup, teardown),
+	    cmocka_unit_test(test_status_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
