@@ -147,6 +147,9 @@ const char *oxr__family_color(uint8_t fam);
 /* Model bytes as display text: valid UTF-8, no control characters, at most max_chars
  * characters (an ellipsis marks a cut). */
 const char *oxr__text(oxp_arena *a, oxp_str s, size_t max_chars);
+/* The same, keeping the end of a long string ("…/attn/Softmax"): the part of a node name
+ * that tells nodes apart. */
+const char *oxr__text_tail(oxp_arena *a, oxp_str s, size_t max_chars);
 /* Width in points of text at a font size (Helvetica metrics). */
 double oxr__text_width(const char *s, double size, bool bold);
 /* Shape text of a value for an edge label ("1×64×56×56", "i64 4", "scalar"), or NULL. */

@@ -299,15 +299,6 @@ static int mem_flush(void *chan)
 	return 0;
 }
 
-/* Evaluate a cubic Bezier segment at t. */
-static void bez(const pointf *p, double t, double *x, double *y)
-{
-	double u = 1 - t;
-	double a = u * u * u, b = 3 * u * u * t, c = 3 * u * t * t, d = t * t * t;
-	*x = a * p[0].x + b * p[1].x + c * p[2].x + d * p[3].x;
-	*y = a * p[0].y + b * p[1].y + c * p[2].y + d * p[3].y;
-}
-
 oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 {
 	GVC_t *ctx = context();
@@ -355,7 +346,8 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 	}
 	Agsym_t *e_style = agattr(g, AGEDGE, "style", "solid");
 	Agsym_t *e_weight = agattr(g, AGEDGE, "weight", "1");
-	Agsym_t *e_label = want_dot ? agattr(g, AGEDGE, "label", "") : NULL;
+	/* xlabel, not label: a label would make dot lay out a node per edge label */
+	Agsym_t *e_label = want_dot ? agattr(g, AGEDGE, "xlabel", "") : NULL;
 	Agsym_t *c_label = agattr(g, AGRAPH, "label", "");
 	(void)c_label;
 
@@ -494,12 +486,10 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 			e->ax = X(bz->ep.x);
 			e->ay = Y(bz->ep.y);
 		}
-		uint32_t segs = (np - 1) / 3;
-		uint32_t mid = segs / 2;
-		double lx, ly;
-		bez(&bz->list[3 * mid], segs % 2 ? 0.5 : 0.0, &lx, &ly);
-		e->lx = X(lx);
-		e->ly = Y(ly);
+		/* the label goes just past the producer's box, where the edge leaves it: between
+		 * ranks, where no box is (the middle of a long curve often lies over boxes) */
+		e->lx = X(bz->list[0].x);
+		e->ly = Y(bz->list[0].y);
 	}
 #undef X
 #undef Y

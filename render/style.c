@@ -189,6 +189,21 @@ const char *oxr__text(oxp_arena *a, oxp_str s, size_t max_chars)
 	return out;
 }
 
+const char *oxr__text_tail(oxp_arena *a, oxp_str s, size_t max_chars)
+{
+	/* count characters from the end; cut on a character boundary */
+	size_t chars = 0, start = s.len;
+	while (start > 0 && chars < max_chars) {
+		start--;
+		if (((unsigned char)s.p[start] & 0xc0) != 0x80)
+			chars++;
+	}
+	if (start == 0)
+		return oxr__text(a, s, max_chars);
+	const char *tail = oxr__text(a, (oxp_str){s.p + start, s.len - start}, max_chars);
+	return oxp_arena_printf(a, "\xe2\x80\xa6%s", tail);
+}
+
 /* Helvetica / Arial advance widths, 1/1000 em, for ' '..'~' */
 static const uint16_t helv[95] = {
     278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, 556, 556,
@@ -571,7 +586,7 @@ oxr_code oxr__op_rows(view *v, uint32_t bi, oxr_error *err)
 	if (!oxr__add_row(v, b, ROW_HEADER, op))
 		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
 	if (n->name.len > 0)
-		oxr__add_row(v, b, ROW_NAME, oxr__text(v->arena, n->name, 40));
+		oxr__add_row(v, b, ROW_NAME, oxr__text_tail(v->arena, n->name, 40));
 	b->title = n->name.len ? oxr__text(v->arena, n->name, 200) : op;
 	if (v->o.attrs == 0)
 		return OXR_OK;

@@ -200,8 +200,11 @@ static void edge_svg(const view *v, uint32_t i, oxr_buf *o)
 		}
 	}
 	if (e->label != NULL) {
+		/* just below the producer (TB) or right of it, above the line (LR) */
+		double tx = v->o.rankdir_lr ? e->lx + 3 : e->lx + 4;
+		double ty = v->o.rankdir_lr ? e->ly - 3 : e->ly + 9;
 		oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"8\" fill=\"#4b5563\">",
-		               e->lx + 4, e->ly + 3);
+		               tx, ty);
 		xml(o, e->label);
 		oxr_buf_append(o, "</text>", 7);
 	}

@@ -86,7 +86,45 @@ uint32_t oxr__view_add_cluster(view *v, uint32_t parent, oxr_error *err)
 typedef struct edgemap {
 	uint32_t *slots;
 	uint32_t cap;
+	uint64_t *pairs; /* set of (edge << 32 | value): distinct values per edge */
+	size_t npairs, pcap;
 } edgemap;
+
+#define PAIR_EMPTY UINT64_MAX
+
+/* Add (edge, value) to the set; true when it was not there (a value newly aggregated).
+ * false on out of memory too: then a value may be counted twice, never lost. */
+static bool pair_add(edgemap *m, uint32_t edge, uint32_t value)
+{
+	if ((m->npairs + 1) * 2 > m->pcap) {
+		size_t ncap = m->pcap ? m->pcap * 2 : 1024;
+		uint64_t *np = malloc(ncap * sizeof(uint64_t));
+		if (np == NULL)
+			return false;
+		memset(np, 0xff, ncap * sizeof(uint64_t));
+		for (size_t i = 0; i < m->pcap; i++) {
+			if (m->pairs[i] == PAIR_EMPTY)
+				continue;
+			size_t j = (size_t)(m->pairs[i] * 0x9e3779b97f4a7c15ull >> 20) & (ncap - 1);
+			while (np[j] != PAIR_EMPTY)
+				j = (j + 1) & (ncap - 1);
+			np[j] = m->pairs[i];
+		}
+		free(m->pairs);
+		m->pairs = np;
+		m->pcap = ncap;
+	}
+	uint64_t key = (uint64_t)edge << 32 | value;
+	size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (m->pcap - 1);
+	while (m->pairs[j] != PAIR_EMPTY) {
+		if (m->pairs[j] == key)
+			return false;
+		j = (j + 1) & (m->pcap - 1);
+	}
+	m->pairs[j] = key;
+	m->npairs++;
+	return true;
+}
 
 static uint32_t pair_hash(uint32_t a, uint32_t b)
 {
@@ -119,7 +157,10 @@ static oxr_code edge_add(view *v, edgemap *m, uint32_t from, uint32_t to, uint32
 	while (m->slots[i] != OXP_NONE) {
 		vedge *e = &v->edges[m->slots[i]];
 		if (e->from == from && e->to == to) {
-			e->count++;
+			/* one more distinct value on this edge (a value used twice by one node, or
+			 * by several nodes inside one group, still counts once) */
+			if (value != OXP_NONE && value != e->value && pair_add(m, m->slots[i], value))
+				e->count++;
 			if (style == ED_DATA)
 				e->style = ED_DATA;
 			return OXR_OK;
@@ -142,6 +183,8 @@ static oxr_code edge_add(view *v, edgemap *m, uint32_t from, uint32_t to, uint32
 	e->count = 1;
 	e->style = style;
 	m->slots[i] = v->nedges++;
+	if (value != OXP_NONE)
+		(void)pair_add(m, m->slots[i], value);
 	return OXR_OK;
 }
 
@@ -318,7 +361,7 @@ static oxr_code scope_boxes(view *v, uint32_t si, uint32_t c, oxr_error *err)
 	const oxp_scope *s = &v->dv->scopes[si];
 	for (uint32_t k = 0; k < s->nnodes; k++) {
 		uint32_t ni = s->first_node + k;
-			if (v->node_hidden[ni])
+		if (v->node_hidden[ni])
 			continue;
 		if (op_box(v, ni, c, err) == OXP_NONE)
 			return err ? err->code : OXR_E_NOMEM;
@@ -640,7 +683,7 @@ static oxr_code cut_long_edges(view *v, vstate *st, oxr_error *err)
 		if (so == OXP_NONE)
 			skey[h] = e;
 		const char *vname = ed->value != OXP_NONE
-		                        ? oxr__text(v->arena, v->dv->values[ed->value].name, 24)
+		                        ? oxr__text_tail(v->arena, v->dv->values[ed->value].name, 24)
 		                        : "";
 		if (so == OXP_NONE) {
 			so = oxr__view_add_box(v, BX_STUB_OUT, err);
@@ -826,16 +869,19 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 		if (rc != OXR_OK)
 			goto out;
 	}
-	/* labels of edges: the shape of the value carried */
+	/* labels of edges: the shape of the value carried, once per value leaving a box (it
+	 * is written where the edges leave it, so several consumers share one label) */
+	edgemap seen = {0};
 	for (uint32_t e = 0; e < v->nedges; e++) {
 		vedge *ed = &v->edges[e];
 		if (!v->o.shapes || ed->value == OXP_NONE)
 			continue;
 		if (ed->count > 1)
 			ed->label = oxp_arena_printf(v->arena, "%u tensors", ed->count);
-		else
+		else if (pair_add(&seen, ed->from, ed->value))
 			ed->label = oxr__shape_text(v->arena, &v->dv->values[ed->value]);
 	}
+	free(seen.pairs);
 	/* rows and sizes */
 	for (uint32_t bi = 0; bi < v->nboxes; bi++) {
 		vbox *b = &v->boxes[bi];
@@ -869,6 +915,7 @@ out:
 	free(st.value_box);
 	free(st.out_box);
 	free(st.em.slots);
+	free(st.em.pairs);
 	return rc;
 }
 

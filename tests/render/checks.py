@@ -31,7 +31,7 @@ ALLOWED_ATTRS = {"xmlns", "width", "height", "viewBox", "class", "font-family", 
 # what layout.c may set on the DOT graph, nodes and edges
 ALLOWED_DOT_ATTRS = {"rankdir", "newrank", "ranksep", "nodesep", "splines", "nslimit",
                      "mclimit", "fontname", "fontsize", "label", "width", "height", "shape",
-                     "fixedsize", "style", "fillcolor", "tooltip", "weight"}
+                     "fixedsize", "style", "fillcolor", "tooltip", "weight", "xlabel"}
 
 
 def utf8_seq(b, i):
@@ -103,6 +103,18 @@ def display_text(b, max_chars):
             i += n
         chars += 1
     return "".join(out)
+
+
+def display_tail(b, max_chars):
+    """render/style.c's oxr__text_tail: the end of a long string, after an ellipsis."""
+    chars, start = 0, len(b)
+    while start > 0 and chars < max_chars:
+        start -= 1
+        if b[start] & 0xC0 != 0x80:
+            chars += 1
+    if start == 0:
+        return display_text(b, max_chars)
+    return "\u2026" + display_text(b[start:], max_chars)
 
 
 def local(name):

@@ -336,7 +336,7 @@ def shape_label(param, dims):
 def expected_rows(k, s, dims):
     """(title, name row, header row, edge label, folded row) the default view shows for
     string k; None where render's fixed-size buffers may cut the text."""
-    name_row = checks.display_text(s, 40)
+    name_row = checks.display_tail(s, 40)  # names keep their end (what tells nodes apart)
     op = checks.display_text(s, 40)
     header = op if k % 2 == 0 else checks.display_text(s, 24) + ":" + op
     if len(header.encode()) >= 160:
