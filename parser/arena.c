@@ -93,7 +93,9 @@ void *oxp__arena_alloc(oxp_arena *a, size_t size)
 		size_t csize = a->next_chunk;
 		if (csize < need)
 			csize = need;
-		c = malloc(CHUNK_HDR + csize);
+		/* calloc: chunks are zero from the start (big ones arrive as fresh zero pages, so
+		 * nothing is written twice) and an arena never reuses memory */
+		c = calloc(1, CHUNK_HDR + csize);
 		if (c == NULL) {
 			a->malloc_failed = true;
 			return NULL;
@@ -116,7 +118,6 @@ void *oxp__arena_alloc(oxp_arena *a, size_t size)
 	void *p = (char *)c + CHUNK_HDR + c->used;
 	c->used += need;
 	a->used += need;
-	memset(p, 0, need);
 	return p;
 #endif
 }

@@ -57,6 +57,7 @@ typedef struct fdesc {
 
 typedef struct mstate {
 	uint64_t present;          /* bit i: field index i seen */
+	uint64_t present_num;      /* bit n: field number n seen (numbers below 64) */
 	int8_t oneof_last[NONEOF]; /* index of the last member seen of each oneof group */
 	const oxp_segment *segs;
 	size_t nsegs;
@@ -193,6 +194,24 @@ static int find_field(const mdesc *md, uint32_t num)
 		if (md->f[i].num == num)
 			return (int)i;
 	return -1;
+}
+
+/* find_field for a stream of tags: encoders write fields in number order (and repeated
+ * ones back to back), and the tables are in number order, so the field is usually the
+ * last one found or the next. */
+static inline int find_field_seq(const mdesc *md, uint32_t num, int *hint)
+{
+	int h = *hint;
+	if (md->f[h].num == num)
+		return h;
+	if ((size_t)h + 1 < md->nf && md->f[h + 1].num == num) {
+		*hint = h + 1;
+		return h + 1;
+	}
+	int fi = find_field(md, num);
+	if (fi >= 0)
+		*hint = fi;
+	return fi;
 }
 
 static unsigned scalar_wt(const fdesc *f)
@@ -339,6 +358,7 @@ static oxp_code pass1_field(dctx *c, const mdesc *md, int fi, unsigned wt, oxp_r
 static oxp_code pass1(dctx *c, const mdesc *md, const oxp_segment *segs, size_t nsegs,
                       counts *cn)
 {
+	int hint = 0;
 	for (size_t s = 0; s < nsegs; s++) {
 		oxp_reader r = {segs[s].p, segs[s].len};
 		while (r.left > 0) {
@@ -348,7 +368,7 @@ static oxp_code pass1(dctx *c, const mdesc *md, const oxp_segment *segs, size_t 
 			oxp_code rc = oxp__rd_tag(&r, &num, &wt);
 			if (rc != OXP_OK)
 				return fail(c, rc, start, NULL, -1, "%s in %s", wire_msg(rc), md->name);
-			int fi = find_field(md, num);
+			int fi = find_field_seq(md, num, &hint);
 			if (fi < 0) {
 				rc = oxp__rd_skip(&r, wt);
 				if (rc != OXP_OK) {
@@ -437,6 +457,7 @@ static void clear_member(const fdesc *f, void *dst)
 static oxp_code pass2(dctx *c, const mdesc *md, const oxp_segment *segs, size_t nsegs,
                       void *dst, fillstate *fs, mstate *st)
 {
+	int hint = 0;
 	for (size_t s = 0; s < nsegs; s++) {
 		oxp_reader r = {segs[s].p, segs[s].len};
 		while (r.left > 0) {
@@ -445,7 +466,7 @@ static oxp_code pass2(dctx *c, const mdesc *md, const oxp_segment *segs, size_t 
 			oxp_code rc = oxp__rd_tag(&r, &num, &wt); /* checked in pass 1 */
 			if (rc != OXP_OK)
 				return fail(c, rc, r.p, NULL, -1, "%s", wire_msg(rc));
-			int fi = find_field(md, num);
+			int fi = find_field_seq(md, num, &hint);
 			if (fi < 0) {
 				rc = oxp__rd_skip(&r, wt);
 				if (rc != OXP_OK)
@@ -454,6 +475,8 @@ static oxp_code pass2(dctx *c, const mdesc *md, const oxp_segment *segs, size_t 
 			}
 			const fdesc *f = &md->f[fi];
 			st->present |= (uint64_t)1 << fi;
+			if (num < 64)
+				st->present_num |= (uint64_t)1 << num;
 			if (f->oneof) {
 				int prev = st->oneof_last[f->oneof];
 				if (prev >= 0 && prev != fi)
@@ -648,6 +671,8 @@ out:
  */
 static bool has(const mdesc *md, const mstate *st, uint32_t num)
 {
+	if (num < 64)
+		return (st->present_num >> num) & 1;
 	int fi = find_field(md, num);
 	return fi >= 0 && (st->present >> fi) & 1;
 }
@@ -843,12 +868,12 @@ static const fdesc f_tensor[] = {
     RS(oxp_tensor, 6, string_data, "string_data"),
     DATA(7, OXP_WT_VARINT, "int64_data"),
     S(oxp_tensor, 8, name, "name"),
-    S(oxp_tensor, 12, doc_string, "doc_string"),
     S(oxp_tensor, 9, raw_data, "raw_data"),
-    RMSG(oxp_tensor, 13, external_data, md_entry, "external_data"),
-    I32(oxp_tensor, 14, data_location, "data_location"),
     DATA(10, OXP_WT_I64, "double_data"),
     DATA(11, OXP_WT_VARINT, "uint64_data"),
+    S(oxp_tensor, 12, doc_string, "doc_string"),
+    RMSG(oxp_tensor, 13, external_data, md_entry, "external_data"),
+    I32(oxp_tensor, 14, data_location, "data_location"),
     RMSG(oxp_tensor, 16, metadata_props, md_entry, "metadata_props"),
 };
 static const mdesc md_tensor = MD("TensorProto", oxp_tensor, f_tensor, post_tensor, false);
@@ -901,10 +926,10 @@ static const fdesc f_type[] = {
     INL(1, md_type_tensor, 1, "tensor_type"),
     INL(4, md_type_seq, 1, "sequence_type"),
     INL(5, md_type_map, 1, "map_type"),
-    INL(9, md_type_opt, 1, "optional_type"),
-    INL(8, md_type_tensor, 1, "sparse_tensor_type"),
-    INL(7, md_type_opaque, 1, "opaque_type"),
     S(oxp_type, 6, denotation, "denotation"),
+    INL(7, md_type_opaque, 1, "opaque_type"),
+    INL(8, md_type_tensor, 1, "sparse_tensor_type"),
+    INL(9, md_type_opt, 1, "optional_type"),
 };
 static const mdesc md_type = MD("TypeProto", oxp_type, f_type, post_type, false);
 
@@ -919,24 +944,24 @@ static const mdesc md_value_info =
 
 static const fdesc f_attr[] = {
     S(oxp_attr, 1, name, "name"),
-    S(oxp_attr, 21, ref_attr_name, "ref_attr_name"),
-    S(oxp_attr, 13, doc_string, "doc_string"),
-    I32(oxp_attr, 20, type, "type"),
     {2, F_FLOAT, 0, 0, 0, 0, OFF(oxp_attr, f), 0, NULL, "f"},
     I64(oxp_attr, 3, i, "i"),
     S(oxp_attr, 4, s, "s"),
     MSG(oxp_attr, 5, t, md_tensor, "t"),
     MSG(oxp_attr, 6, g, md_graph, "g"),
-    MSG(oxp_attr, 22, sparse_tensor, md_sparse, "sparse_tensor"),
-    MSG(oxp_attr, 14, tp, md_type, "tp"),
     {7, F_FLOAT, 1, 0, 0, L_REPEATED, OFF(oxp_attr, floats), OFF(oxp_attr, nfloats), NULL,
      "floats"},
     RI64(oxp_attr, 8, ints, "ints"),
     RS(oxp_attr, 9, strings, "strings"),
     RMSG(oxp_attr, 10, tensors, md_tensor, "tensors"),
     RMSG(oxp_attr, 11, graphs, md_graph, "graphs"),
-    RMSG(oxp_attr, 23, sparse_tensors, md_sparse, "sparse_tensors"),
+    S(oxp_attr, 13, doc_string, "doc_string"),
+    MSG(oxp_attr, 14, tp, md_type, "tp"),
     RMSG(oxp_attr, 15, type_protos, md_type, "type_protos"),
+    I32(oxp_attr, 20, type, "type"),
+    S(oxp_attr, 21, ref_attr_name, "ref_attr_name"),
+    MSG(oxp_attr, 22, sparse_tensor, md_sparse, "sparse_tensor"),
+    RMSG(oxp_attr, 23, sparse_tensors, md_sparse, "sparse_tensors"),
 };
 static const mdesc md_attr = MD("AttributeProto", oxp_attr, f_attr, post_attr, false);
 
@@ -995,10 +1020,10 @@ static const fdesc f_node[] = {
      "output"},
     S(oxp_node, 3, name, "name"),
     S(oxp_node, 4, op_type, "op_type"),
-    S(oxp_node, 7, domain, "domain"),
-    S(oxp_node, 8, overload, "overload"),
     RMSG(oxp_node, 5, attrs, md_attr, "attribute"),
     S(oxp_node, 6, doc_string, "doc_string"),
+    S(oxp_node, 7, domain, "domain"),
+    S(oxp_node, 8, overload, "overload"),
     RMSG(oxp_node, 9, metadata_props, md_entry, "metadata_props"),
     RMSG(oxp_node, 10, device_configurations, md_node_device_config, "device_configurations"),
 };
@@ -1017,12 +1042,12 @@ static const fdesc f_graph[] = {
      "node"},
     S(oxp_graph, 2, name, "name"),
     RMSG(oxp_graph, 5, initializers, md_tensor, "initializer"),
-    RMSG(oxp_graph, 15, sparse_initializers, md_sparse, "sparse_initializer"),
     S(oxp_graph, 10, doc_string, "doc_string"),
     RMSG(oxp_graph, 11, inputs, md_value_info, "input"),
     RMSG(oxp_graph, 12, outputs, md_value_info, "output"),
     RMSG(oxp_graph, 13, value_info, md_value_info, "value_info"),
     RMSG(oxp_graph, 14, quantization_annotation, md_annotation, "quantization_annotation"),
+    RMSG(oxp_graph, 15, sparse_initializers, md_sparse, "sparse_initializer"),
     RMSG(oxp_graph, 16, metadata_props, md_entry, "metadata_props"),
 };
 static const mdesc md_graph = MD("GraphProto", oxp_graph, f_graph, NULL, true);
@@ -1041,14 +1066,14 @@ static const fdesc f_function[] = {
     RS(oxp_function, 4, inputs, "input"),
     RS(oxp_function, 5, outputs, "output"),
     RS(oxp_function, 6, attribute, "attribute"),
-    RMSG(oxp_function, 11, attribute_proto, md_attr, "attribute_proto"),
     {7, F_MSG, 1, 0, 0, L_NODES, OFF(oxp_function, nodes), OFF(oxp_function, nnodes), &md_node,
      "node"},
     S(oxp_function, 8, doc_string, "doc_string"),
     RMSG(oxp_function, 9, opset_import, md_opset, "opset_import"),
     S(oxp_function, 10, domain, "domain"),
-    S(oxp_function, 13, overload, "overload"),
+    RMSG(oxp_function, 11, attribute_proto, md_attr, "attribute_proto"),
     RMSG(oxp_function, 12, value_info, md_value_info, "value_info"),
+    S(oxp_function, 13, overload, "overload"),
     RMSG(oxp_function, 14, metadata_props, md_entry, "metadata_props"),
 };
 static const mdesc md_function = MD("FunctionProto", oxp_function, f_function, NULL, false);
@@ -1063,13 +1088,13 @@ static const mdesc md_device_config =
 
 static const fdesc f_model[] = {
     I64(oxp_model_proto, 1, ir_version, "ir_version"),
-    RMSG(oxp_model_proto, 8, opset_import, md_opset, "opset_import"),
     S(oxp_model_proto, 2, producer_name, "producer_name"),
     S(oxp_model_proto, 3, producer_version, "producer_version"),
     S(oxp_model_proto, 4, domain, "domain"),
     I64(oxp_model_proto, 5, model_version, "model_version"),
     S(oxp_model_proto, 6, doc_string, "doc_string"),
     MSG(oxp_model_proto, 7, graph, md_graph, "graph"),
+    RMSG(oxp_model_proto, 8, opset_import, md_opset, "opset_import"),
     RMSG(oxp_model_proto, 14, metadata_props, md_entry, "metadata_props"),
     RMSG(oxp_model_proto, 20, training_info, md_training, "training_info"),
     RMSG(oxp_model_proto, 25, functions, md_function, "functions"),

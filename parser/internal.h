@@ -87,7 +87,21 @@ OXP_CHECK static inline oxp_code oxp__rd_tag(oxp_reader *r, uint32_t *field,
 OXP_CHECK oxp_code oxp__rd_fixed32(oxp_reader *r, uint32_t *out);
 OXP_CHECK oxp_code oxp__rd_fixed64(oxp_reader *r, uint64_t *out);
 /* A length-delimited payload: a view of exactly len bytes, checked against what remains. */
-OXP_CHECK oxp_code oxp__rd_bytes(oxp_reader *r, const uint8_t **p, size_t *len);
+OXP_CHECK oxp_code oxp__rd_bytes_slow(oxp_reader *r, const uint8_t **p, size_t *len);
+
+/* Most lengths are one byte: that case is inline. */
+OXP_CHECK static inline oxp_code oxp__rd_bytes(oxp_reader *r, const uint8_t **p, size_t *len)
+{
+	if (r->left > 0 && r->p[0] < 0x80 && (size_t)r->p[0] < r->left) {
+		size_t n = r->p[0];
+		*p = r->p + 1;
+		*len = n;
+		r->p += n + 1;
+		r->left -= n + 1;
+		return OXP_OK;
+	}
+	return oxp__rd_bytes_slow(r, p, len);
+}
 /* Skip one field's payload of the given wire type. */
 OXP_CHECK oxp_code oxp__rd_skip(oxp_reader *r, unsigned wiretype);
 

@@ -240,6 +240,12 @@ static bool split_structure(int fd, uint8_t *map, size_t len)
 oxp_code oxp_model_open(oxp_model **out, const char *path, const oxp_limits *limits,
                         oxp_error *err)
 {
+	return oxp_model_open_ex(out, path, limits, 0, err);
+}
+
+oxp_code oxp_model_open_ex(oxp_model **out, const char *path, const oxp_limits *limits,
+                           unsigned flags, oxp_error *err)
+{
 	clear_error(err);
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
@@ -256,7 +262,7 @@ oxp_code oxp_model_open(oxp_model **out, const char *path, const oxp_limits *lim
 	size_t len = (size_t)st.st_size;
 	void *map = NULL;
 	if (len > 0) {
-		bool split = len >= SPLIT_MIN_FILE;
+		bool split = (flags & OXP_OPEN_LOW_RSS) && len >= SPLIT_MIN_FILE;
 		map = split ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
 		            : mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (map == MAP_FAILED) {

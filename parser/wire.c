@@ -69,7 +69,7 @@ oxp_code oxp__rd_fixed64(oxp_reader *r, uint64_t *out)
 	return OXP_OK;
 }
 
-oxp_code oxp__rd_bytes(oxp_reader *r, const uint8_t **p, size_t *len)
+oxp_code oxp__rd_bytes_slow(oxp_reader *r, const uint8_t **p, size_t *len)
 {
 	oxp_reader save = *r;
 	uint64_t n;

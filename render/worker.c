@@ -293,7 +293,7 @@ int oxr_worker_main(int argc, char **argv)
 	oxp_model *m;
 	oxp_dag *d;
 	oxp_error pe;
-	if (oxp_model_open(&m, argv[1], NULL, &pe) != OXP_OK)
+	if (oxp_model_open_ex(&m, argv[1], NULL, OXP_OPEN_LOW_RSS, &pe) != OXP_OK)
 		return fail_out(model_code(pe.code), pe.message);
 	oxp_dag_options dopt = {.infer_shapes = true};
 	if (oxp_dag_build(&d, m, &dopt, &pe) != OXP_OK) {

@@ -24,7 +24,7 @@ static int model_error(const char *path, const oxp_error *e)
 static int open_linked(const char *path, bool infer, oxp_model **m, oxp_dag **d)
 {
 	oxp_error e;
-	if (oxp_model_open(m, path, NULL, &e) != OXP_OK)
+	if (oxp_model_open_ex(m, path, NULL, OXP_OPEN_LOW_RSS, &e) != OXP_OK)
 		return model_error(path, &e);
 	oxp_dag_options opt = {.infer_shapes = infer};
 	if (oxp_dag_build(d, *m, &opt, &e) != OXP_OK) {

@@ -136,7 +136,7 @@ oxp_code oxs_load(oxs_loaded *out, const char *path, oxp_error *err)
 {
 	oxs_loaded l;
 	memset(&l, 0, sizeof(l));
-	oxp_code rc = oxp_model_open(&l.model, path, NULL, err);
+	oxp_code rc = oxp_model_open_ex(&l.model, path, NULL, OXP_OPEN_LOW_RSS, err);
 	if (rc == OXP_OK) {
 		oxp_dag_options opt = {.infer_shapes = true};
 		rc = oxp_dag_build(&l.dag, l.model, &opt, err);

@@ -1,10 +1,12 @@
 /*
  * parsebench.c — times the parser inside its own process, for tests/bench/parse.sh.
  *
- *   parsebench [-n RUNS] [--buffer] FILE
+ *   parsebench [-n RUNS] [--buffer | --low-rss] FILE
  *
  * Default: each run is oxp_model_open(FILE) + oxp_model_free (mmap, parse, unmap) of a warm
- * file.  --buffer: the file is read into memory once, then each run is oxp_model_parse of
+ * file.  --low-rss: oxp_model_open_ex(OXP_OPEN_LOW_RSS) instead (structure pages copied,
+ * as the CLI and the service open models).  --buffer: the file is read into memory once,
+ * then each run is oxp_model_parse of
  * that buffer + oxp_model_free.  One untimed warm-up run comes first; start-up and reading
  * are never timed.  Prints one line:
  *   runs=N median_ms=M min_ms=M max_ms=M nodes=K initializers=I arena_kb=A peak_rss_kb=R
@@ -67,13 +69,15 @@ static uint8_t *read_all(const char *path, size_t *len)
 }
 
 /* One timed parse; returns the model (caller frees) or NULL after printing the error. */
+static unsigned open_flags;
+
 static oxp_model *parse_once(const char *path, const uint8_t *buf, size_t len, double *ms)
 {
 	oxp_model *m = NULL;
 	oxp_error e;
 	double t0 = now_ms();
 	oxp_code rc = buf ? oxp_model_parse(&m, buf, len, NULL, &e)
-	                  : oxp_model_open(&m, path, NULL, &e);
+	                  : oxp_model_open_ex(&m, path, NULL, open_flags, &e);
 	*ms = now_ms() - t0;
 	if (rc != OXP_OK) {
 		char msg[700];
@@ -94,11 +98,13 @@ int main(int argc, char **argv)
 			runs = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--buffer") == 0)
 			buffer = true;
+		else if (strcmp(argv[i], "--low-rss") == 0)
+			open_flags = OXP_OPEN_LOW_RSS;
 		else
 			path = argv[i];
 	}
 	if (path == NULL || runs < 1 || runs > 100000) {
-		fprintf(stderr, "usage: parsebench [-n RUNS] [--buffer] FILE\n");
+		fprintf(stderr, "usage: parsebench [-n RUNS] [--buffer | --low-rss] FILE\n");
 		return 2;
 	}
 	size_t len = 0;
