@@ -55,16 +55,36 @@ static bool is_off(const char *v)
 	return !strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "0") || !strcmp(v, "no");
 }
 
-/* An expand list: comma-separated scope paths of printable ASCII without '&' or '='. */
+/* An expand list: comma-separated scope paths, as the SVG's data-group shows them (valid
+ * UTF-8, no control characters), without '&' or '=' (the options' text form uses them). */
 static bool valid_expand(const char *v)
 {
 	size_t n = strlen(v);
 	if (n >= OXR_EXPAND_MAX)
 		return false;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)v[i];
-		if (ch < 0x20 || ch > 0x7e || ch == '&' || ch == '=')
+	const unsigned char *u = (const unsigned char *)v;
+	for (size_t i = 0; i < n;) {
+		unsigned char ch = u[i];
+		if (ch < 0x80) {
+			if (ch < 0x20 || ch == 0x7f || ch == '&' || ch == '=')
+				return false;
+			i++;
+			continue;
+		}
+		size_t len = ch >= 0xc2 && ch <= 0xdf ? 2 : ch >= 0xe0 && ch <= 0xef ? 3
+		             : ch >= 0xf0 && ch <= 0xf4 ? 4 : 0;
+		if (len == 0 || n - i < len)
 			return false;
+		uint32_t cp = ch & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+		for (size_t k = 1; k < len; k++) {
+			if ((u[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (u[i + k] & 0x3f);
+		}
+		if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp < 0xa0))
+			return false;
+		i += len;
 	}
 	return true;
 }
@@ -103,7 +123,7 @@ oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr
 			return bad(err, key, "auto, none, 1..16");
 	} else if (!strcmp(key, "expand")) {
 		if (!valid_expand(value))
-			return bad(err, key, "comma-separated scope paths of printable ASCII, or *");
+			return bad(err, key, "comma-separated scope paths (UTF-8 text without '&' or '='), or *");
 		snprintf(o->expand, sizeof(o->expand), "%s", value);
 	} else if (!strcmp(key, "depth")) {
 		if (!parse_int(value, 0, 64, &o->expand_depth))

@@ -309,6 +309,8 @@ static const accepted accepts[] = {
     {"expand", "", "expand=&"}, {"expand", "*", "expand=*&"},
     {"expand", "/encoder/layers.3,decoder", "expand=/encoder/layers.3,decoder&"},
     {"expand", "a b~!#$%'()+/:;<>?@[]^_`{|}", "expand=a b~!#$%'()+/:;<>?@[]^_`{|}&"},
+    /* scope paths from the model are UTF-8 text (the SVG's data-group) */
+    {"expand", "/\xe7\xbc\x96\xe7\xa0\x81\xe5\x99\xa8/caf\xc3\xa9", "expand=/\xe7\xbc\x96\xe7\xa0\x81\xe5\x99\xa8/caf\xc3\xa9&"},
     {"depth", "0", "depth=0&"}, {"depth", "3", "depth=3&"}, {"depth", "64", "depth=64&"},
     {"shapes", "on", "shapes=on&"}, {"shapes", "true", "shapes=on&"}, {"shapes", "1", "shapes=on&"},
     {"shapes", "yes", "shapes=on&"}, {"shapes", "off", "shapes=off&"},
@@ -373,7 +375,8 @@ static const rejected rejects[] = {
     {"group", ""}, {"group", "0"}, {"group", "17"}, {"group", "-1"}, {"group", "abc"},
     {"group", "1x"}, {"group", "9999"}, {"group", "auto "}, {"group", "Auto"}, {"group", "1.5"},
     {"expand", "a&b"}, {"expand", "a=b"}, {"expand", "tab\there"}, {"expand", "\x7f"},
-    {"expand", "\xc3\xa9"}, {"expand", "nl\n"}, {"depth", ""}, {"depth", "-1"}, {"depth", "65"},
+    {"expand", "\xc3"}, {"expand", "\xff"}, {"expand", "\xed\xa0\x80"}, {"expand", "\xc2\x85"},
+    {"expand", "nl\n"}, {"depth", ""}, {"depth", "-1"}, {"depth", "65"},
     {"depth", "1.5"}, {"depth", "x"}, {"depth", "1000"}, {"shapes", ""}, {"shapes", "ON"},
     {"shapes", "maybe"}, {"shapes", "2"}, {"attrs", ""}, {"attrs", "3"}, {"attrs", "some"},
     {"attrs", "-1"}, {"attrs", "ALL"},
