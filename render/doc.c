@@ -18,6 +18,7 @@
 #include <string.h>
 
 #define DOC_FORMAT "onnxviz.document/1"
+#define OXR_DOC_MAX_ITEMS 1500000
 
 static const char *value_kind_name(oxp_value_kind k)
 {
@@ -179,6 +180,7 @@ static json_t *node_ref(const oxp_dag_view *v, uint32_t ni, const char *port, ui
 /* Consumers listed in one node's JSON: a value feeding thousands of nodes must not make
  * each of them as big (the document lists every consumer once, per value). */
 #define NODE_JSON_CONSUMERS 32
+#define NODE_JSON_PORTS 256
 
 /* A value.  in_node: for oxr_node_json (references carry names, consumers are capped). */
 static json_t *value_json_ex(const oxp_dag *d, uint32_t vi, bool in_node)
@@ -591,6 +593,19 @@ oxr_code oxr_doc_json(const oxp_model *m, const oxp_dag *d, oxr_doc_kind kind, o
 {
 	const oxp_dag_view *v = oxp_dag_get(d);
 	const oxp_model_proto *p = oxp_model_proto_get(m);
+	/* the document is built as a tree before it is written: bound it (about 2 KB of
+	 * memory per node, value and edge) */
+	uint64_t items = (uint64_t)v->nnodes + v->nvalues + v->nedges;
+	if (kind == OXR_DOC_FULL && items > OXR_DOC_MAX_ITEMS) {
+		if (err != NULL) {
+			err->code = OXR_E_TOO_BIG;
+			snprintf(err->message, sizeof(err->message),
+			         "the model has %llu nodes, values and edges; the full document is "
+			         "limited to %d (the summary, node and search answers work)",
+			         (unsigned long long)items, OXR_DOC_MAX_ITEMS);
+		}
+		return OXR_E_TOO_BIG;
+	}
 	jx_scratch_begin();
 	json_t *doc = json_object();
 	if (doc == NULL) {
@@ -682,11 +697,19 @@ oxr_code oxr_node_json(const oxp_model *m, const oxp_dag *d, const char *node_id
 	json_t *o = node_json(d, ni);
 	if (o == NULL)
 		return jx_nomem(err);
+	/* ports in full up to NODE_JSON_PORTS; beyond, the plain reference the document gives
+	 * (a Concat of thousands of inputs must not cost thousands of full value objects) */
 	json_t *ins = json_array(), *outs = json_array();
 	for (size_t i = 0; i < dn->proto->ninputs; i++)
-		json_array_append_new(ins, port_json(d, dn->inputs[i], dn->proto->inputs[i]));
+		json_array_append_new(ins, i < NODE_JSON_PORTS
+		                               ? port_json(d, dn->inputs[i], dn->proto->inputs[i])
+		                               : value_ref(v, dn->inputs[i]));
 	for (size_t i = 0; i < dn->proto->noutputs; i++)
-		json_array_append_new(outs, port_json(d, dn->outputs[i], dn->proto->outputs[i]));
+		json_array_append_new(outs, i < NODE_JSON_PORTS
+		                                ? port_json(d, dn->outputs[i], dn->proto->outputs[i])
+		                                : value_ref(v, dn->outputs[i]));
+	if (dn->proto->ninputs > NODE_JSON_PORTS || dn->proto->noutputs > NODE_JSON_PORTS)
+		jx_set(o, "ports_in_full", json_integer(NODE_JSON_PORTS));
 	jx_set(o, "inputs", ins);
 	jx_set(o, "outputs", outs);
 	if (dn->nsubscopes > 0) {
