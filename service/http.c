@@ -593,13 +593,29 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 /* ---------------------------------------------------------------------------------------
  * Daemon
  */
-int oxs_http_start(oxs_server *srv, char *err, size_t errsize)
+int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 {
 	const oxs_config *c = &srv->cfg;
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof(ss));
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
 	                 MHD_USE_ERROR_LOG;
+	if (!listen) {
+		/* connections come from oxs_server_add_connection (tests, fuzzing) */
+		flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
+		srv->daemon = MHD_start_daemon(
+		    flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
+		    MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->max_connections,
+		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout,
+		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)c->conn_memory,
+		    MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+		    srv, MHD_OPTION_END);
+		if (srv->daemon == NULL) {
+			snprintf(err, errsize, "cannot start the HTTP daemon");
+			return -1;
+		}
+		return 0;
+	}
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
 	if (inet_pton(AF_INET, c->bind, &in4->sin_addr) == 1) {

@@ -301,8 +301,9 @@ bool oxs_upload_data(oxs_req *r, const char *data, size_t size);
 void oxs_upload_end(oxs_req *r);
 void oxs_upload_cleanup(oxs_req *r);
 
-/* Daemon lifetime (http.c). */
-int oxs_http_start(oxs_server *srv, char *err, size_t errsize);
+/* Daemon lifetime (http.c).  listen: on cfg.bind/port; else without a listening socket,
+ * fed by oxs_server_add_connection. */
+int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize);
 unsigned oxs_http_port(oxs_server *srv);
 /* Stop accepting; returns at once. */
 void oxs_http_quiesce(oxs_server *srv);

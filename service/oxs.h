@@ -167,6 +167,24 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
                                 size_t errsize);
 
 /* ---------------------------------------------------------------------------------------
+ * The server in process, without a listening socket (serve.c): the request handling of
+ * `serve`, fed connections one by one.  For the HTTP fuzz target and tests.
+ */
+typedef struct oxs_server oxs_server;
+
+/* Start a server with configuration cfg (bind and port are not used) whose layout workers
+ * run exe (`exe __render ...`).  Returns 0 with *out set, or -1 with a message in err. */
+int oxs_server_open(oxs_server **out, const oxs_config *cfg, const char *exe, char *err,
+                    size_t errsize);
+/* Hand a connected stream socket to the server (it owns fd from now on, also on failure,
+ * when it is closed).  Returns 0, or -1 when the daemon refused it. */
+int oxs_server_add_connection(oxs_server *srv, int fd);
+/* Requests begun and not yet completed. */
+int oxs_server_inflight(oxs_server *srv);
+/* Stop the daemon and the pools, close the store, free.  NULL is a no-op. */
+void oxs_server_close(oxs_server *srv);
+
+/* ---------------------------------------------------------------------------------------
  * Helpers of the HTTP layer, pure and exposed for the unit tests (util.c, routes.c).
  */
 /* 64 lowercase hex characters. */
