@@ -343,7 +343,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	oxs_server *srv = cls;
 	oxs_req *r = *con_cls;
-	(void)conn;
+	/* keep-alive: the next request's headers have --timeout seconds from now */
+	oxs_deadlines_request_done(srv->deadlines, conn);
 	if (r == NULL)
 		return;
 	*con_cls = NULL;
@@ -549,6 +550,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 	if (r == NULL)
 		return MHD_NO; /* no memory for the request object */
 	if (!r->started) {
+		oxs_deadlines_headers_done(r->srv->deadlines, conn);
 		first_call(r, url, method);
 		if (has_reply(r))
 			return send_reply(r); /* early: libmicrohttpd skips the body and closes */
@@ -573,6 +575,13 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		return send_reply(r);
 	oxs_reply_error(r, 500, "internal", "", "no reply");
 	return send_reply(r);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+	oxs_server *srv = cls;
+	oxs_deadlines_notify(srv->deadlines, conn, socket_context, toe);
 }
 
 /* libmicrohttpd's messages: its own format strings, hence the pragma. */
@@ -600,6 +609,11 @@ int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	memset(&ss, 0, sizeof(ss));
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
 	                 MHD_USE_ERROR_LOG;
+	srv->deadlines = oxs_deadlines_new(c->timeout);
+	if (srv->deadlines == NULL) {
+		snprintf(err, errsize, "cannot start the header-deadline thread");
+		return -1;
+	}
 	if (!listen) {
 		/* connections come from oxs_server_add_connection (tests, fuzzing) */
 		flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
@@ -609,7 +623,7 @@ int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout,
 		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)c->conn_memory,
 		    MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-		    srv, MHD_OPTION_END);
+		    srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_END);
 		if (srv->daemon == NULL) {
 			snprintf(err, errsize, "cannot start the HTTP daemon");
 			return -1;
@@ -637,7 +651,8 @@ int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	    (unsigned)c->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)c->conn_memory,
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
-	    srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+	    srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, srv, MHD_OPTION_END);
 	if (srv->daemon == NULL) {
 		snprintf(err, errsize, "cannot listen on %s port %u: %s", c->bind, c->port,
 		         strerror(errno));
@@ -664,7 +679,10 @@ void oxs_http_quiesce(oxs_server *srv)
 
 void oxs_http_stop(oxs_server *srv)
 {
+	oxs_deadlines_stop(srv->deadlines);
 	if (srv->daemon != NULL)
 		MHD_stop_daemon(srv->daemon);
 	srv->daemon = NULL;
+	oxs_deadlines_free(srv->deadlines);
+	srv->deadlines = NULL;
 }

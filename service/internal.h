@@ -202,6 +202,27 @@ oxs_flights *oxs_flights_new(void);
 void oxs_flights_free(oxs_flights *f);
 
 /* ---------------------------------------------------------------------------------------
+ * The request-header deadline (deadline.c): a request's headers must arrive within a
+ * time in total, however slowly they trickle in (libmicrohttpd's timeout counts idle
+ * time only).  A watcher thread shuts down the sockets of connections past it.
+ */
+typedef struct oxs_deadlines oxs_deadlines;
+/* Start the watcher; NULL when out of memory or threads. */
+oxs_deadlines *oxs_deadlines_new(unsigned seconds);
+/* Stop the watcher (before the daemon stops); then free (after it stopped). */
+void oxs_deadlines_stop(oxs_deadlines *d);
+void oxs_deadlines_free(oxs_deadlines *d);
+/* libmicrohttpd's NOTIFY_CONNECTION callback: a record per connection (socket context). */
+void oxs_deadlines_notify(oxs_deadlines *d, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe);
+/* The headers of the connection's request are in / the request ended (keep-alive: the
+ * next request's headers are waited for from now). */
+void oxs_deadlines_headers_done(oxs_deadlines *d, struct MHD_Connection *conn);
+void oxs_deadlines_request_done(oxs_deadlines *d, struct MHD_Connection *conn);
+/* Connections shut down for being too slow. */
+uint64_t oxs_deadlines_dropped(oxs_deadlines *d);
+
+/* ---------------------------------------------------------------------------------------
  * The server and a request (http.c)
  */
 struct oxs_server {
@@ -213,6 +234,7 @@ struct oxs_server {
 	oxs_models *models;
 	oxs_flights *flights;
 	oxs_ratelimit *rl;
+	oxs_deadlines *deadlines;
 	oxr_worker_limits wlim;
 	char exe[PATH_MAX];
 	unsigned char token_md[32], read_md[32]; /* SHA-256 of the tokens */

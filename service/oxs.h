@@ -55,7 +55,8 @@ typedef struct oxs_config {
 	bool verify_store;       /* --verify-store: hash every stored model at start */
 	unsigned max_connections;/* --max-connections */
 	unsigned max_per_ip;     /* --max-per-ip: connections from one address */
-	unsigned timeout;        /* --timeout: idle seconds before a connection is dropped */
+	unsigned timeout;        /* --timeout: idle seconds before a connection is dropped, and
+	                            the most a request's headers may take in total */
 	uint64_t conn_memory;    /* --conn-memory: bytes of buffer per connection */
 	unsigned upload_rate;    /* --upload-rate: uploads per minute per address; 0 = off */
 	unsigned model_cache;    /* --model-cache: parsed models kept in memory */
