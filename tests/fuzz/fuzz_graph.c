@@ -11,7 +11,8 @@
  *  - the documents (full, summary, node, search) are produced within their cap (32 MB)
  *    or fail with too_big/out_of_memory, and what is produced is valid UTF-8 and parses
  *    as JSON (jansson).
- * Limits: a 64 MB arena and the default counts, so one input stays well under a second.
+ * Limits: a 64 MB arena, at most 128 inputs per node, the default counts otherwise, so one
+ * input stays well under a second.
  */
 #include "tests/fuzz/fuzz_common.h"
 
@@ -195,6 +196,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	oxp_limits lim = oxp_limits_default();
 	lim.max_alloc = FUZZ_MAX_ALLOC;
+	/* a node's JSON grows as inputs x consumers (tests/unit/test_hostile.c, found here):
+	 * kept small so that the fuzzer looks elsewhere instead of timing out on it */
+	lim.max_node_io = 128;
 	oxp_model *m = NULL;
 	oxp_error pe;
 	if (oxp_model_parse(&m, data, size, &lim, &pe) != OXP_OK)
