@@ -392,9 +392,15 @@ static unsigned method_bit(const char *m)
 	return OXS_M_OTHER;
 }
 
+/* Bytes of request headers accepted in total (names and values).  libmicrohttpd's own
+ * bound is the connection's memory (--conn-memory, 128 KiB by default, sized for upload
+ * buffers); headers get much less, as in common servers (8-32 KiB). */
+#define MAX_HEADER_BYTES (32u << 10)
+
 typedef struct length_headers {
 	unsigned content_length, transfer_encoding;
 	bool chunked;
+	size_t bytes; /* all headers, names and values */
 } length_headers;
 
 static enum MHD_Result count_lengths(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -402,6 +408,7 @@ static enum MHD_Result count_lengths(void *cls, enum MHD_ValueKind kind, const c
 {
 	length_headers *lh = cls;
 	(void)kind;
+	lh->bytes += strlen(key) + (value != NULL ? strlen(value) : 0) + 4;
 	if (strcasecmp(key, "Content-Length") == 0)
 		lh->content_length++;
 	else if (strcasecmp(key, "Transfer-Encoding") == 0) {
@@ -471,7 +478,7 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 	r->started = true;
 	r->method = method_bit(method);
 	r->method_name = r->method == OXS_M_OTHER ? "OTHER" : method;
-	length_headers lh = {0, 0, false};
+	length_headers lh = {0, 0, false, 0};
 	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_lengths, &lh);
 	const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
 	r->has_body = lh.transfer_encoding > 0 || (cl != NULL && strcmp(cl, "0") != 0);
@@ -480,6 +487,13 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 		memcpy(r->inm, inm, strlen(inm) + 1);
 	r->route = oxs_route_match(url, r->id, r->param, sizeof(r->param));
 
+	if (lh.bytes > MAX_HEADER_BYTES) {
+		oxs_reply_error(r, 431, "headers_too_large", "",
+		                "the request headers exceed %u bytes", MAX_HEADER_BYTES);
+		if (r->reply != NULL)
+			MHD_add_response_header(r->reply, "Connection", "close");
+		return;
+	}
 	/* request smuggling: libmicrohttpd 0.9.75 takes the first of several Content-Length
 	 * headers; refuse anything ambiguous and close the connection */
 	if (lh.content_length > 1 || lh.transfer_encoding > 1 ||

@@ -118,6 +118,7 @@ def wrong_wire_types():
         "node_name_as_fixed32": _model(f_bytes(1, tag(3, 5) + b"abcd")),
         "graph_as_fixed64": f_varint(1, 8) + tag(7, 1) + b"\x00" * 8,
         "group": f_varint(1, 8) + tag(7, 3) + tag(7, 4),
+        "unknown_group": f_varint(1, 8) + tag(99, 3) + tag(99, 4),
         "wire_type_6": f_varint(1, 8) + tag(9, 6),
         "field_zero": f_varint(1, 8) + b"\x02\x00",
     }
@@ -126,17 +127,34 @@ def wrong_wire_types():
 def nested(depth):
     """GraphProto > NodeProto > AttributeProto > GraphProto ... `depth` messages deep,
     built outside in (no quadratic copying): a protobuf stack bomb."""
-    # wrappers from the innermost outwards: attribute.g (6), node.attribute (5), graph.node (1)
-    fields = [6, 5, 1]
+    # level j (0 = outermost, inside the main graph) is graph.node (1), node.attribute (5)
+    # or attribute.g (6), in turn; built from the innermost level outwards
+    fields = [1, 5, 6]
     heads = []
     inner_len = 0
-    for i in range(depth):
-        num = fields[i % 3]
+    for j in range(depth - 1, -1, -1):
+        num = fields[j % 3]
         h = tag(num, 2) + varint(inner_len)
         heads.append(h)
         inner_len += len(h)
     body = b"".join(reversed(heads))
     return f_varint(1, 8) + tag(7, 2) + varint(len(body)) + body
+
+
+def nested_types(depth):
+    """graph.input[0].type: sequence_type { elem_type { sequence_type ... } } with `depth`
+    TypeProtos (2 * depth messages), no subgraph: only the message depth limit applies."""
+    heads = []
+    inner_len = 0
+    for j in range(2 * depth - 1, -1, -1):
+        num = 4 if j % 2 == 0 else 1  # TypeProto.sequence_type (4), Sequence.elem_type (1)
+        h = tag(num, 2) + varint(inner_len)
+        heads.append(h)
+        inner_len += len(h)
+    t = b"".join(reversed(heads))
+    vinfo = f_bytes(1, b"x") + tag(2, 2) + varint(len(t)) + t
+    graph = tag(11, 2) + varint(len(vinfo)) + vinfo
+    return f_varint(1, 8) + tag(7, 2) + varint(len(graph)) + graph
 
 
 def wide_node(ninputs):
