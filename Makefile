@@ -138,7 +138,8 @@ fuzz-replay: $(REPLAY_BIN)
 DEPS_BUILD := gcc make pkg-config libc6-dev libmicrohttpd-dev libgraphviz-dev libjansson-dev \
               libssl-dev
 DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 python3-onnx \
-              python3-numpy librsvg2-bin wrk graphviz nodejs chromium debootstrap time
+              python3-numpy python3-jsonschema libxml2-utils strace librsvg2-bin wrk graphviz \
+              nodejs chromium debootstrap time
 define install_missing
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	    | grep -q 'install ok installed' || echo $$p; done); \

@@ -22,6 +22,7 @@ struct oxp_arena {
 	size_t budget;  /* bytes that may still be handed out */
 	size_t used;    /* bytes handed out so far (incl. alignment) */
 	size_t next_chunk;
+	bool malloc_failed; /* the last failure was malloc's, not the budget's */
 };
 
 /* Header rounded up so the first allocation is aligned. */
@@ -55,6 +56,11 @@ size_t oxp__arena_used(const oxp_arena *a)
 	return a->used;
 }
 
+bool oxp__arena_malloc_failed(const oxp_arena *a)
+{
+	return a->malloc_failed;
+}
+
 void *oxp__arena_alloc(oxp_arena *a, size_t size)
 {
 	if (size == 0)
@@ -62,13 +68,17 @@ void *oxp__arena_alloc(oxp_arena *a, size_t size)
 	if (size > SIZE_MAX - ARENA_ALIGN)
 		return NULL;
 	size_t need = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
-	if (need > a->budget - a->used || a->used > a->budget)
+	if (need > a->budget - a->used || a->used > a->budget) {
+		a->malloc_failed = false;
 		return NULL;
+	}
 #ifdef OXP_ARENA_MALLOC
 	/* Debug mode: every allocation is a malloc of its own, linked for the final free. */
 	chunk *c = malloc(CHUNK_HDR + need);
-	if (c == NULL)
+	if (c == NULL) {
+		a->malloc_failed = true;
 		return NULL;
+	}
 	c->next = a->head;
 	c->size = need;
 	c->used = need;
@@ -84,8 +94,10 @@ void *oxp__arena_alloc(oxp_arena *a, size_t size)
 		if (csize < need)
 			csize = need;
 		c = malloc(CHUNK_HDR + csize);
-		if (c == NULL)
+		if (c == NULL) {
+			a->malloc_failed = true;
 			return NULL;
+		}
 		c->size = csize;
 		c->used = 0;
 		/* Keep the current chunk at the head only if this new one is a one-off for a big

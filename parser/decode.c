@@ -171,6 +171,8 @@ static const char *wire_msg(oxp_code code)
 
 static oxp_code nomem(dctx *c, const uint8_t *at)
 {
+	if (oxp__arena_malloc_failed(c->arena))
+		return fail(c, OXP_E_NOMEM, at, NULL, -1, "out of memory");
 	return fail(c, OXP_E_NOMEM, at, NULL, -1,
 	            "allocation budget of %zu bytes exceeded", c->lim.max_alloc);
 }
@@ -292,6 +294,9 @@ static oxp_code pass1_field(dctx *c, const mdesc *md, int fi, unsigned wt, oxp_r
 	unsigned swt = scalar_wt(f);
 	oxp_code rc;
 	bool packable = (f->rep || f->kind == F_DATA) && swt != OXP_WT_LEN;
+	if (wt == OXP_WT_SGROUP || wt == OXP_WT_EGROUP)
+		return fail(c, OXP_E_GROUP, start, f->name, -1,
+		            "protobuf groups (wire type 3/4) are not supported (field %s)", f->name);
 
 	if (wt != swt && !(packable && wt == OXP_WT_LEN))
 		return fail(c, OXP_E_WIRETYPE, start, f->name, -1,
@@ -458,16 +463,17 @@ static oxp_code pass2(dctx *c, const mdesc *md, const oxp_segment *segs, size_t 
 
 			if (f->kind == F_DATA) {
 				const uint8_t *before = r.p;
+				size_t len = 0;
 				if (wt == OXP_WT_LEN) {
 					const uint8_t *p;
-					size_t len;
 					rc = oxp__rd_bytes(&r, &p, &len);
-					*AT(dst, f->off, size_t) += len;
 				} else {
 					rc = oxp__rd_skip(&r, wt);
-					*AT(dst, f->off, size_t) += (size_t)(r.p - before);
+					len = (size_t)(r.p - before);
 				}
-				*AT(dst, f->cnt, uint32_t) |= (uint32_t)1 << f->num;
+				*AT(dst, f->off, size_t) += len;
+				if (len > 0) /* an empty packed field holds no element: not present */
+					*AT(dst, f->cnt, uint32_t) |= (uint32_t)1 << f->num;
 				if (rc != OXP_OK)
 					return fail(c, rc, before, f->name, -1, "%s", wire_msg(rc));
 				continue;
@@ -655,6 +661,8 @@ static uint32_t last_oneof(const mdesc *md, const mstate *st, int group)
 static oxp_code post_tensor(dctx *c, const mdesc *md, void *msg, const mstate *st)
 {
 	oxp_tensor *t = msg;
+	if (t->data_location != 0 && t->data_location != 1)
+		t->data_location = 0; /* unknown enum value: protobuf keeps it as an unknown field */
 	t->has_segment = has(md, st, 3);
 	t->has_raw_data = has(md, st, 9);
 	for (size_t i = 0; i < t->ndims; i++) {
@@ -743,21 +751,38 @@ static oxp_code post_attr(dctx *c, const mdesc *md, void *msg, const mstate *st)
 {
 	(void)c;
 	oxp_attr *a = msg;
+	/* An enum value outside AttributeType is, for protobuf, an unknown field: as if the
+	 * type were not given at all. */
+	if (a->type < OXP_ATTR_UNDEFINED || a->type > OXP_ATTR_TYPE_PROTOS)
+		a->type = OXP_ATTR_UNDEFINED;
 	if (has(md, st, 20) && a->type != OXP_ATTR_UNDEFINED)
 		return OXP_OK;
-	/* IR version 1: no type field; infer it from the value present. */
-	static const struct {
+	/* IR version 1: no type field; infer it from the value present (a repeated field is
+	 * present when it has elements, as protobuf sees it). */
+	const struct {
 		uint32_t num;
 		int32_t type;
+		size_t count; /* repeated fields: elements; SIZE_MAX for singular ones */
 	} by_field[] = {
-	    {2, OXP_ATTR_FLOAT},          {3, OXP_ATTR_INT},           {4, OXP_ATTR_STRING},
-	    {5, OXP_ATTR_TENSOR},         {6, OXP_ATTR_GRAPH},         {22, OXP_ATTR_SPARSE_TENSOR},
-	    {14, OXP_ATTR_TYPE_PROTO},    {7, OXP_ATTR_FLOATS},        {8, OXP_ATTR_INTS},
-	    {9, OXP_ATTR_STRINGS},        {10, OXP_ATTR_TENSORS},      {11, OXP_ATTR_GRAPHS},
-	    {23, OXP_ATTR_SPARSE_TENSORS}, {15, OXP_ATTR_TYPE_PROTOS},
+	    {2, OXP_ATTR_FLOAT, SIZE_MAX},
+	    {3, OXP_ATTR_INT, SIZE_MAX},
+	    {4, OXP_ATTR_STRING, SIZE_MAX},
+	    {5, OXP_ATTR_TENSOR, SIZE_MAX},
+	    {6, OXP_ATTR_GRAPH, SIZE_MAX},
+	    {22, OXP_ATTR_SPARSE_TENSOR, SIZE_MAX},
+	    {14, OXP_ATTR_TYPE_PROTO, SIZE_MAX},
+	    {7, OXP_ATTR_FLOATS, a->nfloats},
+	    {8, OXP_ATTR_INTS, a->nints},
+	    {9, OXP_ATTR_STRINGS, a->nstrings},
+	    {10, OXP_ATTR_TENSORS, a->ntensors},
+	    {11, OXP_ATTR_GRAPHS, a->ngraphs},
+	    {23, OXP_ATTR_SPARSE_TENSORS, a->nsparse_tensors},
+	    {15, OXP_ATTR_TYPE_PROTOS, a->ntype_protos},
 	};
 	for (size_t i = 0; i < sizeof(by_field) / sizeof(by_field[0]); i++) {
-		if (has(md, st, by_field[i].num)) {
+		bool present = by_field[i].count == SIZE_MAX ? has(md, st, by_field[i].num)
+		                                              : by_field[i].count > 0;
+		if (present) {
 			a->type = by_field[i].type;
 			a->type_inferred = true;
 			return OXP_OK;
@@ -1103,6 +1128,7 @@ typedef struct scanwin {
 	uint8_t *buf;
 	uint64_t base;
 	size_t len;
+	size_t want; /* next read size: one page after a jump, doubling while reads continue */
 } scanwin;
 
 static bool win_byte(scanwin *w, uint64_t off, uint8_t *out)
@@ -1110,8 +1136,13 @@ static bool win_byte(scanwin *w, uint64_t off, uint8_t *out)
 	if (off >= w->size)
 		return false;
 	if (off < w->base || off >= w->base + w->len) {
+		bool follows = off == w->base + w->len && w->len > 0;
+		w->want = follows ? (w->want * 2 > SCAN_WINDOW ? SCAN_WINDOW : w->want * 2) : 4096;
 		uint64_t base = off & ~(uint64_t)4095;
-		ssize_t n = pread(w->fd, w->buf, SCAN_WINDOW, (off_t)base);
+		size_t want = w->want;
+		if (off - base >= want)
+			want = SCAN_WINDOW;
+		ssize_t n = pread(w->fd, w->buf, want, (off_t)base);
 		if (n <= 0)
 			return false;
 		w->base = base;
@@ -1177,8 +1208,21 @@ static bool scan_msg(scanwin *w, const mdesc *md, uint64_t off, uint64_t end, un
 				if (!scan_msg(w, f->sub, off, off + v, depth + 1, hs))
 					return false;
 			} else if (v >= hs->min) {
-				if (hs->n == hs->max)
-					return false;
+				if (hs->n == hs->max) {
+					/* too many: keep only the bigger ones from here on */
+					hs->min *= 4;
+					size_t k = 0;
+					for (size_t i = 0; i < hs->n; i++)
+						if (hs->h[i].len >= hs->min)
+							hs->h[k++] = hs->h[i];
+					hs->n = k;
+					if (hs->n == hs->max)
+						return false;
+				}
+				if (v < hs->min) {
+					off += v;
+					break;
+				}
 				hs->h[hs->n].off = off;
 				hs->h[hs->n].len = v;
 				hs->n++;
@@ -1198,7 +1242,7 @@ static bool scan_msg(scanwin *w, const mdesc *md, uint64_t off, uint64_t end, un
 bool oxp__scan_holes(int fd, uint64_t size, uint64_t min, oxp__hole *out, size_t max,
                      size_t *n)
 {
-	scanwin w = {fd, size, malloc(SCAN_WINDOW), 0, 0};
+	scanwin w = {fd, size, malloc(SCAN_WINDOW), 0, 0, 4096};
 	if (w.buf == NULL)
 		return false;
 	holes hs = {out, 0, max, min};

@@ -290,6 +290,30 @@ static bool plain_ident(oxp_str s)
 	return true;
 }
 
+/* Whether attribute a of node n may name its subgraph scopes: a plain identifier, not of
+ * the form a<digits> (the fallback "a<index>" is kept for everything else), and not
+ * the name of an earlier graph attribute of the node — so scope ids stay unique. */
+static bool own_attr_name(const oxp_node *n, size_t a)
+{
+	oxp_str name = n->attrs[a].name;
+	if (!plain_ident(name))
+		return false;
+	if (name.len >= 2 && name.p[0] == 'a') {
+		size_t i = 1;
+		while (i < name.len && name.p[i] >= '0' && name.p[i] <= '9')
+			i++;
+		if (i == name.len)
+			return false;
+	}
+	for (size_t k = 0; k < a; k++) {
+		const oxp_attr *other = &n->attrs[k];
+		if ((other->g != NULL || other->ngraphs > 0) && other->name.len == name.len &&
+		    memcmp(other->name.p, name.p, name.len) == 0)
+			return false;
+	}
+	return true;
+}
+
 static oxp_code add_scope(build *b, const gitem *it, uint32_t *out)
 {
 	if (b->nscopes >= b->cap_scopes)
@@ -347,7 +371,7 @@ static oxp_code add_nodes(build *b, uint32_t si)
 			size_t k_count = (at->g ? 1 : 0) + at->ngraphs;
 			if (k_count == 0)
 				continue;
-			const char *aname = plain_ident(at->name)
+			const char *aname = own_attr_name(dn->proto, a)
 			                        ? oxp__arena_strndup(d->arena, at->name.p, at->name.len)
 			                        : oxp__arena_printf(d->arena, "a%zu", a);
 			if (aname == NULL)
@@ -1228,8 +1252,10 @@ oxp_code oxp_dag_build(oxp_dag **out, const oxp_model *model, const oxp_dag_opti
 		for (int k = 0; k < 2; k++) {
 			if (gs[k] == NULL)
 				continue;
-			gitem it = {.graph = gs[k], .kind = OXP_SCOPE_TRAINING, .parent = OXP_NONE,
-			            .owner = OXP_NONE};
+			/* the training graphs see the main graph's names (onnx.proto: the algorithm
+			 * works on ModelProto.graph's initializers) */
+			gitem it = {.graph = gs[k], .kind = OXP_SCOPE_TRAINING,
+			            .parent = p->graph != NULL ? 0 : OXP_NONE, .owner = OXP_NONE};
 			it.id = oxp__arena_printf(d->arena, "t%zu.%s", t, names[k]);
 			if (it.id == NULL) {
 				rc = nomem(b);

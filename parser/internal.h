@@ -31,6 +31,8 @@ OXP_CHECK void *oxp__arena_alloc(oxp_arena *a, size_t size);
 /* n * size with overflow check; NULL on overflow as well. */
 OXP_CHECK void *oxp__arena_array(oxp_arena *a, size_t n, size_t size);
 size_t oxp__arena_used(const oxp_arena *a);
+/* Whether the last failed allocation failed in malloc (true) or on the budget (false). */
+bool oxp__arena_malloc_failed(const oxp_arena *a);
 /* A NUL-terminated copy of s[0..len). */
 OXP_CHECK char *oxp__arena_strndup(oxp_arena *a, const char *s, size_t len);
 /* printf into the arena. */

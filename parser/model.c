@@ -169,11 +169,12 @@ oxp_code oxp_tensor_file_parse(oxp_model **out, const void *buf, size_t len,
 
 /* Files at least this big get the structure/payload split below. */
 #define SPLIT_MIN_FILE ((size_t)16 << 20)
-#define HOLE_MIN ((uint64_t)256 << 10)
+#define HOLE_MIN ((uint64_t)16 << 10)
 #define MAX_HOLES 4000
 #define PAGE ((uint64_t)4096)
 
-/* Map a big model so that parsing touches only memory of our own.
+/* Map a big model so that parsing touches only memory of our own.  map is a fresh
+ * anonymous read-write mapping of the file's size.
  *
  * A plain read-only mapping would be zero-copy, but on kernels with large page-cache
  * folios touching one page of a warm file maps the whole folio, up to 2 MB, into the
@@ -184,6 +185,20 @@ oxp_code oxp_tensor_file_parse(oxp_model **out, const void *buf, size_t len,
  * read window) with an anonymous private copy read with pread().  The buffer is byte for
  * byte the file; only the structure pages are copies.  Returns false when the split is
  * not worth it or failed (the plain mapping stays as it is). */
+static bool read_at(int fd, uint8_t *to, size_t n, uint64_t off)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, to + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
+}
+
 static bool split_structure(int fd, uint8_t *map, size_t len)
 {
 	oxp__hole *h = malloc(MAX_HOLES * sizeof(*h));
@@ -191,6 +206,10 @@ static bool split_structure(int fd, uint8_t *map, size_t len)
 		return false;
 	size_t nh = 0;
 	bool ok = oxp__scan_holes(fd, len, HOLE_MIN, h, MAX_HOLES, &nh) && nh > 0;
+	/* the whole range becomes anonymous memory (untouched pages cost nothing), the
+	 * structure is read into it, then the insides of payloads are mapped from the file
+	 * again: one mmap per payload, one mprotect for everything */
+	size_t span = (len + PAGE - 1) & ~(size_t)(PAGE - 1);
 	uint64_t pos = 0; /* start of the next structure range */
 	for (size_t i = 0; ok && i <= nh; i++) {
 		uint64_t end, next;
@@ -201,35 +220,19 @@ static bool split_structure(int fd, uint8_t *map, size_t len)
 			if (next <= end)
 				continue; /* payload within a page or two: stays structure */
 		} else {
-			end = ((uint64_t)len + PAGE - 1) & ~(PAGE - 1);
-			next = end;
+			end = len;
+			next = len;
 		}
-		if (end > pos) {
-			uint8_t *at = map + pos;
-			size_t n = (size_t)(end - pos);
-			void *a = mmap(at, n, PROT_READ | PROT_WRITE,
-			               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-			if (a == MAP_FAILED) {
-				ok = false;
-				break;
-			}
-			size_t want = pos + n > len ? len - (size_t)pos : n;
-			size_t got = 0;
-			while (got < want) {
-				ssize_t r = pread(fd, at + got, want - got, (off_t)(pos + got));
-				if (r < 0 && errno == EINTR)
-					continue;
-				if (r <= 0)
-					break;
-				got += (size_t)r;
-			}
-			if (got != want || mprotect(at, n, PROT_READ) != 0) {
-				ok = false;
-				break;
-			}
-		}
+		if (end > pos && !read_at(fd, map + pos, (size_t)(end - pos), pos))
+			ok = false;
+		if (ok && next > end &&
+		    mmap(map + end, (size_t)(next - end), PROT_READ, MAP_PRIVATE | MAP_FIXED, fd,
+		         (off_t)end) == MAP_FAILED)
+			ok = false;
 		pos = next;
 	}
+	if (ok && mprotect(map, span, PROT_READ) != 0)
+		ok = false;
 	free(h);
 	return ok;
 }
@@ -253,15 +256,17 @@ oxp_code oxp_model_open(oxp_model **out, const char *path, const oxp_limits *lim
 	size_t len = (size_t)st.st_size;
 	void *map = NULL;
 	if (len > 0) {
-		map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		bool split = len >= SPLIT_MIN_FILE;
+		map = split ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+		            : mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (map == MAP_FAILED) {
+			int e = errno;
 			close(fd);
-			return oxp__set_error(err, OXP_E_IO, 0, "", "mmap failed: %s", strerror(errno));
+			return oxp__set_error(err, e == ENOMEM ? OXP_E_NOMEM : OXP_E_IO, 0, "",
+			                      "mmap failed: %s", strerror(e));
 		}
-		/* Parsing jumps over weights: no read-ahead of pages it will not touch. */
-		(void)madvise(map, len, MADV_RANDOM);
-		if (len >= SPLIT_MIN_FILE && !split_structure(fd, map, len)) {
-			/* a half-done split would leave wrong bytes: map the file afresh */
+		if (split && !split_structure(fd, map, len)) {
+			/* not split (or half done): the plain mapping of the file instead */
 			void *again = mmap(map, len, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
 			if (again == MAP_FAILED) {
 				munmap(map, len);
@@ -270,6 +275,8 @@ oxp_code oxp_model_open(oxp_model **out, const char *path, const oxp_limits *lim
 				                      strerror(errno));
 			}
 		}
+		/* Parsing jumps over weights: no read-ahead of pages it will not touch. */
+		(void)madvise(map, len, MADV_RANDOM);
 	}
 	close(fd);
 	oxp_code rc = parse_with(out, map, len, map, limits, err, decode_as_model);

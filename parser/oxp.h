@@ -580,9 +580,9 @@ oxp_code oxp_tensor_read(const oxp_tensor *t, const uint8_t *bytes, size_t nbyte
 /* Statistics over the WHOLE tensor, streamed without allocating anything of the tensor's
  * size.
  *   FLOAT16, BFLOAT16, 8-bit and sub-byte types (and INT16/UINT16): one pass counts how
- *   often each bit pattern occurs (tables of 2^bits counters, 1.5 MiB for 16-bit types,
- *   malloc'd and freed here; OXP_E_NOMEM when that fails), then every figure is computed
- *   from that table: exact, deterministic, independent of the order of the elements.
+ *   often each bit pattern occurs (tables of 2^bits counters, up to 2.5 MiB for 16-bit
+ *   types, malloc'd and freed here; OXP_E_NOMEM when that fails), then every figure is
+ *   computed from that table: exact, deterministic, independent of the element order.
  *   FLOAT, DOUBLE, 32/64-bit integers, complex: two streaming passes in chunks (min, max,
  *   counts and sums, then the sum of squared deviations and the histogram).
  * Figures are over the finite elements (NaN and +-Inf are only counted); complex elements
@@ -632,6 +632,21 @@ oxp_code oxp_tensor_stats_get(const oxp_tensor *t, const uint8_t *bytes, size_t 
  * 0xff NaN; FLOAT4E2M1 (low 4 bits of v) has no Inf nor NaN.  NaN of formats without a
  * payload field (FNUZ, E8M0) widen to the float quiet NaN 0x7fc00000; E4M3FN's NaN keeps
  * its sign and mantissa (0x7ff00000 / 0xfff00000). */
+/* Statistics by bit pattern.  For types whose elements have at most 16 bits (FLOAT16,
+ * BFLOAT16, FLOAT8*, FLOAT4E2M1, the 2..16-bit integers, BOOL) the statistics are a
+ * function of how often each bit pattern occurs, so a huge tensor can be counted piece by
+ * piece (e.g. windows of external data, each described by its own oxp_tensor) and the
+ * statistics computed once, exactly as oxp_tensor_stats_get() would.
+ * oxp_dtype_pattern_bits: bits of one element, 0 when the type is not counted this way. */
+unsigned oxp_dtype_pattern_bits(int32_t dtype);
+/* Add the pattern counts of t's elements into cnt[1 << oxp_dtype_pattern_bits()]. */
+oxp_code oxp_tensor_count_patterns(const oxp_tensor *t, const uint8_t *bytes, size_t nbytes,
+                                   uint64_t *cnt, oxp_error *err);
+/* Statistics (and histogram, per opt) of the elements counted in cnt. */
+oxp_code oxp_stats_from_patterns(int32_t dtype, const uint64_t *cnt,
+                                 const oxp_stats_options *opt, oxp_tensor_stats *out,
+                                 oxp_error *err);
+
 uint32_t oxp_f16_to_f32_bits(uint16_t h);
 uint32_t oxp_bf16_to_f32_bits(uint16_t h);
 /* dtype: FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0 or

@@ -471,11 +471,16 @@ static oxp_code typed_unit(const src *s, uint64_t wire, uint64_t index, uint64_t
 	return OXP_OK;
 }
 
-static uint64_t load_le(const uint8_t *p, unsigned n)
+/* n (1..8) little-endian bytes at p. */
+static inline uint64_t load_le(const uint8_t *p, unsigned n)
 {
 	uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&v, p, n);
+#else
 	for (unsigned i = 0; i < n; i++)
 		v |= (uint64_t)p[i] << (8 * i);
+#endif
 	return v;
 }
 
@@ -776,6 +781,7 @@ typedef struct acc {
 	uint64_t finite, nan, pinf, ninf, zeros;
 	double min, max, sum, comp;  /* floats (and complex magnitudes) */
 	double ssum, scomp;          /* the same sum scaled by 2^-SUM_SHIFT: cannot overflow */
+	bool overflow;               /* a plain sum overflowed: the scaled one holds the total */
 	i128 isum;                   /* INT, BOOL */
 	u128 usum;                   /* UINT */
 	int64_t imin, imax;
@@ -786,6 +792,7 @@ typedef struct acc {
 } acc;
 
 #define SUM_SHIFT 600 /* 2^1024 * 2^-600 * 2^63 elements stays far below DBL_MAX */
+#define SUM_SCALE 0x1p-600 /* 2^-SUM_SHIFT: a multiply, exact for normal results */
 
 static void acc_init(acc *a, oxp_value_class cls)
 {
@@ -825,7 +832,7 @@ static void acc_add(acc *a, sval v, uint64_t w)
 	}
 	if (a->cls == OXP_VC_FLOAT || a->cls == OXP_VC_COMPLEX) {
 		sum_add(&a->sum, &a->comp, v.f * (double)w);
-		sum_add(&a->ssum, &a->scomp, ldexp(v.f, -SUM_SHIFT) * (double)w);
+		sum_add(&a->ssum, &a->scomp, v.f * SUM_SCALE * (double)w);
 	}
 }
 
@@ -850,7 +857,7 @@ static void acc_mean(acc *a)
 	} else if (a->cls == OXP_VC_UINT) {
 		u128 q = a->usum / a->finite, r = a->usum % a->finite;
 		a->mean = (double)q + (double)r / (double)a->finite;
-	} else if (isfinite(a->sum + a->comp)) {
+	} else if (!a->overflow && isfinite(a->sum + a->comp)) {
 		a->mean = (a->sum + a->comp) / (double)a->finite;
 	} else {
 		a->mean = ldexp((a->ssum + a->scomp) / (double)a->finite, SUM_SHIFT);
@@ -890,7 +897,7 @@ static void hist_init(hist *h, const acc *a, const oxp_stats_options *opt)
 	h->halves = isinf(h->hi - h->lo);
 }
 
-static void hist_add(hist *h, double v, uint64_t w)
+static inline void hist_add(hist *h, double v, uint64_t w)
 {
 	if (v < h->lo) {
 		h->below += w;
@@ -964,25 +971,29 @@ static uint64_t load64(const uint8_t *p)
 	return v;
 }
 
-/* Count the n little-endian 16-bit patterns at p (n < 2^32), lane k of every word of four
- * into t[k] (four tables, or the same one four times).  A word of four equal patterns
- * equal to the last such word only extends a run: constant data would otherwise chain
- * every increment on one counter. */
-static void count16_lanes(const uint8_t *p, size_t n, uint32_t *const t[4])
+/* Count the n little-endian 16-bit patterns at p (n < 2^32), eight per iteration (two
+ * 64-bit loads), lane k into t[k]: eight tables, or the same one eight times.  Two words
+ * of eight equal patterns equal to the last such pair only extend a run: constant data
+ * would otherwise chain every increment on one counter. */
+static void count16_lanes(const uint8_t *p, size_t n, uint32_t *const t[8])
 {
 	size_t i = 0;
 	uint64_t rw = 0, run = 0; /* rw: last word of four equal patterns; run: not yet added */
-	for (; i + 4 <= n; i += 4) {
-		uint64_t w = load64(p + 2 * i);
-		if (w == rw) {
-			run += 4;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w = load64(p + 2 * i), x = load64(p + 2 * i + 8);
+		if (w == rw && x == rw) {
+			run += 8;
 			continue;
 		}
 		t[0][w & 0xffff]++;
 		t[1][(w >> 16) & 0xffff]++;
 		t[2][(w >> 32) & 0xffff]++;
 		t[3][w >> 48]++;
-		if (w == (w & 0xffff) * 0x0001000100010001u) {
+		t[4][x & 0xffff]++;
+		t[5][(x >> 16) & 0xffff]++;
+		t[6][(x >> 32) & 0xffff]++;
+		t[7][x >> 48]++;
+		if (w == x && w == (w & 0xffff) * 0x0001000100010001u) {
 			t[0][rw & 0xffff] += (uint32_t)run;
 			run = 0;
 			rw = w;
@@ -993,24 +1004,39 @@ static void count16_lanes(const uint8_t *p, size_t n, uint32_t *const t[4])
 		t[0][p[2 * i] | p[2 * i + 1] << 8]++;
 }
 
-/* 16-bit patterns into tab[0..3] (4 x 65536 counters).  When the data hold few distinct
- * patterns (at most 8192 in the first 64Ki), some counters are hot and consecutive
- * increments of one counter stall on each other: the four lanes then go to four tables
- * (their footprint stays small, as few counters are touched).  With many distinct
- * patterns one table keeps the cache footprint down.  The counts are the same either way. */
+/* 16-bit patterns into tab (room for 8 x 65536 counters); returns how many of its tables
+ * hold counts (1 or 8), each zeroed here before use.  When the data hold few distinct
+ * patterns (at most 8192 in the first 64Ki), some counters are hot and increments of one
+ * counter stall on each other: the eight lanes then go to eight tables (their footprint
+ * stays small, as few counters are touched).  With many distinct patterns one table keeps
+ * the cache footprint down.  The counts are the same either way. */
 #define COUNT16_SAMPLE 65536
 #define COUNT16_FEW 8192
 
-static void count16(const uint8_t *p, size_t n, uint32_t *tab)
+static size_t count16(const uint8_t *p, size_t n, uint32_t *tab)
 {
-	uint32_t *const one[4] = {tab, tab, tab, tab};
-	uint32_t *const four[4] = {tab, tab + 65536, tab + 2 * 65536, tab + 3 * 65536};
+	uint32_t *const one[8] = {tab, tab, tab, tab, tab, tab, tab, tab};
+	uint32_t *const eight[8] = {tab,
+	                            tab + 1 * 65536,
+	                            tab + 2 * 65536,
+	                            tab + 3 * 65536,
+	                            tab + 4 * 65536,
+	                            tab + 5 * 65536,
+	                            tab + 6 * 65536,
+	                            tab + 7 * 65536};
+	memset(tab, 0, 65536 * sizeof(*tab));
 	size_t sample = n < COUNT16_SAMPLE ? n : COUNT16_SAMPLE;
 	count16_lanes(p, sample, one);
 	size_t distinct = 0;
 	for (size_t j = 0; j < 65536; j++)
 		distinct += tab[j] != 0;
-	count16_lanes(p + 2 * sample, n - sample, distinct <= COUNT16_FEW ? four : one);
+	if (distinct > COUNT16_FEW) {
+		count16_lanes(p + 2 * sample, n - sample, one);
+		return 1;
+	}
+	memset(tab + 65536, 0, 7 * 65536 * sizeof(*tab));
+	count16_lanes(p + 2 * sample, n - sample, eight);
+	return 8;
 }
 
 /* The same for bytes, eight at a time, spread over four tables of 256. */
@@ -1042,18 +1068,20 @@ static oxp_code count_raw(const uint8_t *p, uint64_t n, unsigned bits, uint64_t 
                           oxp_error *err)
 {
 	size_t ntab = (size_t)1 << bits;
-	size_t ncopies = 4; /* tables per lane group: see count16 and count8 */
+	size_t ncopies = bits == 16 ? 8 : 4; /* tables for the lanes: see count16, count8 */
 	uint32_t *tab = malloc(ntab * ncopies * sizeof(*tab));
 	if (tab == NULL)
 		return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory for statistics");
 	for (uint64_t done = 0; done < n;) {
 		size_t k = (size_t)(n - done < COUNT_CHUNK ? n - done : COUNT_CHUNK);
-		memset(tab, 0, ntab * ncopies * sizeof(*tab));
-		if (bits == 16)
-			count16(p + done * 2, k, tab);
-		else
+		size_t used = ncopies;
+		if (bits == 16) {
+			used = count16(p + done * 2, k, tab);
+		} else {
+			memset(tab, 0, ntab * ncopies * sizeof(*tab));
 			count8(p + done, k, (uint32_t(*)[256])tab);
-		for (size_t j = 0; j < ntab * ncopies; j++)
+		}
+		for (size_t j = 0; j < ntab * used; j++)
 			cnt[j % ntab] += tab[j];
 		done += k;
 	}
@@ -1101,6 +1129,25 @@ static oxp_code count_patterns(const src *s, uint64_t *cnt, oxp_error *err)
 	return rc;
 }
 
+/* Statistics from pattern counts cnt[1 << s->ebits] (s->count: their sum). */
+static void stats_from_counts(const src *s, const uint64_t *cnt, const oxp_stats_options *opt,
+                              oxp_tensor_stats *out)
+{
+	size_t npat = (size_t)1 << s->ebits;
+	acc a;
+	hist h;
+	acc_init(&a, s->cls);
+	for (size_t p = 0; p < npat; p++)
+		if (cnt[p] != 0)
+			acc_add(&a, value_of(s, p, 0), cnt[p]);
+	acc_mean(&a);
+	hist_init(&h, &a, opt);
+	for (size_t p = 0; p < npat; p++)
+		if (cnt[p] != 0)
+			acc_add2(&a, &h, value_of(s, p, 0), cnt[p]);
+	stats_finish(s, &a, &h, out);
+}
+
 static oxp_code stats_by_pattern(const src *s, const oxp_stats_options *opt,
                                  oxp_tensor_stats *out, oxp_error *err)
 {
@@ -1109,22 +1156,74 @@ static oxp_code stats_by_pattern(const src *s, const oxp_stats_options *opt,
 	if (cnt == NULL)
 		return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory for statistics");
 	oxp_code rc = count_patterns(s, cnt, err);
-	if (rc == OXP_OK) {
-		acc a;
-		hist h;
-		acc_init(&a, s->cls);
-		for (size_t p = 0; p < npat; p++)
-			if (cnt[p] != 0)
-				acc_add(&a, value_of(s, p, 0), cnt[p]);
-		acc_mean(&a);
-		hist_init(&h, &a, opt);
-		for (size_t p = 0; p < npat; p++)
-			if (cnt[p] != 0)
-				acc_add2(&a, &h, value_of(s, p, 0), cnt[p]);
-		stats_finish(s, &a, &h, out);
-	}
+	if (rc == OXP_OK)
+		stats_from_counts(s, cnt, opt, out);
 	free(cnt);
 	return rc;
+}
+
+unsigned oxp_dtype_pattern_bits(int32_t dtype)
+{
+	oxp_value_class cls = oxp_dtype_class(dtype);
+	unsigned bits = oxp_dtype_bits(dtype);
+	if (cls == OXP_VC_NONE || cls == OXP_VC_STRING || cls == OXP_VC_COMPLEX || bits > 16)
+		return 0;
+	return bits;
+}
+
+static oxp_code check_stats_options(const oxp_stats_options *opt, oxp_error *err)
+{
+	if (opt != NULL && (opt->nbins > OXP_STATS_MAX_BINS || (opt->nbins > 0 && !opt->bins)))
+		return oxp__set_error(err, OXP_E_RANGE, 0, "",
+		                      "histogram of %zu bins: at most %d, and bins must be given",
+		                      opt->nbins, OXP_STATS_MAX_BINS);
+	if (opt != NULL && opt->has_range &&
+	    (!isfinite(opt->lo) || !isfinite(opt->hi) || !(opt->lo < opt->hi)))
+		return oxp__set_error(err, OXP_E_RANGE, 0, "",
+		                      "histogram range must be finite with lo < hi");
+	return OXP_OK;
+}
+
+oxp_code oxp_tensor_count_patterns(const oxp_tensor *t, const uint8_t *bytes, size_t nbytes,
+                                   uint64_t *cnt, oxp_error *err)
+{
+	clear_error(err);
+	if (oxp_dtype_pattern_bits(t->data_type) == 0)
+		return oxp__set_error(err, OXP_E_DTYPE, 0, "data_type",
+		                      "%s values are not counted by bit pattern",
+		                      oxp_dtype_name(t->data_type));
+	src s;
+	oxp_code rc = src_init(&s, t, bytes, nbytes, err);
+	if (rc != OXP_OK)
+		return rc;
+	return count_patterns(&s, cnt, err);
+}
+
+oxp_code oxp_stats_from_patterns(int32_t dtype, const uint64_t *cnt,
+                                 const oxp_stats_options *opt, oxp_tensor_stats *out,
+                                 oxp_error *err)
+{
+	clear_error(err);
+	unsigned bits = oxp_dtype_pattern_bits(dtype);
+	if (bits == 0)
+		return oxp__set_error(err, OXP_E_DTYPE, 0, "data_type",
+		                      "%s values are not counted by bit pattern",
+		                      oxp_dtype_name(dtype));
+	oxp_code rc = check_stats_options(opt, err);
+	if (rc != OXP_OK)
+		return rc;
+	src s;
+	memset(&s, 0, sizeof(s));
+	s.dt = dtype;
+	s.cls = oxp_dtype_class(dtype);
+	for (size_t p = 0; p < ((size_t)1 << bits); p++) {
+		if (cnt[p] > UINT64_MAX - s.count)
+			return oxp__set_error(err, OXP_E_RANGE, 0, "", "pattern counts overflow");
+		s.count += cnt[p];
+	}
+	layout(&s);
+	stats_from_counts(&s, cnt, opt, out);
+	return OXP_OK;
 }
 
 static oxp_code elem_value(const src *s, cursor *c, uint64_t e, sval *v, oxp_error *err)
@@ -1138,20 +1237,110 @@ static oxp_code elem_value(const src *s, cursor *c, uint64_t e, sval *v, oxp_err
 	return rc;
 }
 
-/* One streaming pass over every element: pass 1 (h == NULL) or pass 2. */
+#define STREAM_CHUNK 1024
+
+/* Values of elements [e0, e0 + n).  Raw data of one part per element (FLOAT, DOUBLE,
+ * 32/64-bit integers) is decoded straight from the bytes; the rest element by element. */
+static oxp_code chunk_values(const src *s, cursor *c, uint64_t e0, size_t n, sval *out,
+                             oxp_error *err)
+{
+	if (s->kind == SRC_RAW && s->parts == 1) {
+		const uint8_t *p = s->raw + e0 * s->ubytes;
+		if (s->dt == OXP_DT_FLOAT) {
+			for (size_t i = 0; i < n; i++) {
+				uint32_t b = (uint32_t)load_le(p + 4 * i, 4);
+				float f;
+				memcpy(&f, &b, sizeof(f));
+				out[i].f = (double)f;
+			}
+		} else if (s->dt == OXP_DT_DOUBLE) {
+			for (size_t i = 0; i < n; i++) {
+				uint64_t b = load_le(p + 8 * i, 8);
+				memcpy(&out[i].f, &b, sizeof(double));
+			}
+		} else {
+			for (size_t i = 0; i < n; i++)
+				out[i] = value_of(s, load_le(p + (size_t)s->ubytes * i, s->ubytes), 0);
+		}
+		return OXP_OK;
+	}
+	for (size_t i = 0; i < n; i++) {
+		oxp_code rc = elem_value(s, c, e0 + i, &out[i], err);
+		if (rc != OXP_OK)
+			return rc;
+	}
+	return OXP_OK;
+}
+
+/* Pass 1 over a chunk of values of weight 1.  Floating values keep plain local figures
+ * in the loop and join the compensated totals once per chunk (a chunk whose plain sum
+ * overflows joins the scaled sum value by value). */
+static void acc_add_chunk(acc *a, const sval *v, size_t n)
+{
+	if (a->cls != OXP_VC_FLOAT && a->cls != OXP_VC_COMPLEX) {
+		for (size_t i = 0; i < n; i++)
+			acc_add(a, v[i], 1);
+		return;
+	}
+	double mn = a->min, mx = a->max, sum = 0;
+	uint64_t fin = 0, zeros = 0;
+	for (size_t i = 0; i < n; i++) {
+		double x = v[i].f;
+		if (!isfinite(x)) {
+			acc_add(a, v[i], 1); /* counts NaN and infinities only */
+			continue;
+		}
+		fin++;
+		zeros += x == 0;
+		mn = x < mn ? x : mn;
+		mx = x > mx ? x : mx;
+		sum += x;
+	}
+	a->finite += fin;
+	a->zeros += zeros;
+	a->min = mn;
+	a->max = mx;
+	if (isfinite(sum)) {
+		sum_add(&a->sum, &a->comp, sum);
+		sum_add(&a->ssum, &a->scomp, sum * SUM_SCALE);
+		return;
+	}
+	a->overflow = true;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i].f))
+			sum_add(&a->ssum, &a->scomp, v[i].f * SUM_SCALE);
+}
+
+/* Pass 2 over a chunk of values of weight 1. */
+static void acc_add2_chunk(acc *a, hist *h, const sval *v, size_t n)
+{
+	double dev = 0, scale = a->scale, mean = a->mean * a->scale;
+	for (size_t i = 0; i < n; i++) {
+		double x = v[i].f;
+		if (!isfinite(x))
+			continue;
+		double d = x * scale - mean;
+		dev += d * d;
+		hist_add(h, x, 1);
+	}
+	sum_add(&a->dev, &a->devc, dev);
+}
+
+/* One streaming pass over every element, in chunks: pass 1 (h == NULL) or pass 2. */
 static oxp_code stream_pass(const src *s, acc *a, hist *h, oxp_error *err)
 {
 	cursor c;
-	sval v;
+	sval v[STREAM_CHUNK];
 	cur_init(&c, s);
-	for (uint64_t e = 0; e < s->count; e++) {
-		oxp_code rc = elem_value(s, &c, e, &v, err);
+	for (uint64_t e = 0; e < s->count; e += STREAM_CHUNK) {
+		size_t n = s->count - e < STREAM_CHUNK ? (size_t)(s->count - e) : STREAM_CHUNK;
+		oxp_code rc = chunk_values(s, &c, e, n, v, err);
 		if (rc != OXP_OK)
 			return rc;
 		if (h == NULL)
-			acc_add(a, v, 1);
+			acc_add_chunk(a, v, n);
 		else
-			acc_add2(a, h, v, 1);
+			acc_add2_chunk(a, h, v, n);
 	}
 	return OXP_OK;
 }
@@ -1181,16 +1370,11 @@ oxp_code oxp_tensor_stats_get(const oxp_tensor *t, const uint8_t *bytes, size_t 
                               oxp_error *err)
 {
 	clear_error(err);
-	if (opt != NULL && (opt->nbins > OXP_STATS_MAX_BINS || (opt->nbins > 0 && !opt->bins)))
-		return oxp__set_error(err, OXP_E_RANGE, 0, "",
-		                      "histogram of %zu bins: at most %d, and bins must be given",
-		                      opt->nbins, OXP_STATS_MAX_BINS);
-	if (opt != NULL && opt->has_range &&
-	    (!isfinite(opt->lo) || !isfinite(opt->hi) || !(opt->lo < opt->hi)))
-		return oxp__set_error(err, OXP_E_RANGE, 0, "",
-		                      "histogram range must be finite with lo < hi");
+	oxp_code rc = check_stats_options(opt, err);
+	if (rc != OXP_OK)
+		return rc;
 	src s;
-	oxp_code rc = src_init(&s, t, bytes, nbytes, err);
+	rc = src_init(&s, t, bytes, nbytes, err);
 	if (rc != OXP_OK)
 		return rc;
 	if (s.cls == OXP_VC_STRING)

@@ -205,7 +205,7 @@ static json_t *value_json(const oxp_dag *d, uint32_t vi)
 			jx_set_str_nonempty(o, "denotation", val->info->type->denotation);
 	}
 	if (val->kind == OXP_VALUE_INITIALIZER || val->kind == OXP_VALUE_SPARSE_INITIALIZER) {
-		char ref[300];
+		char ref[JX_REF_MAX];
 		init_ref(v, val, ref, sizeof(ref));
 		jx_set(o, "tensor", jx_cstr(ref));
 	}
@@ -299,20 +299,11 @@ static json_t *function_json(const oxp_dag *d, const oxp_function *fn, size_t in
 	jx_set_str(o, "domain", fn->domain);
 	jx_set_str_nonempty(o, "overload", fn->overload);
 	jx_set_str_nonempty(o, "doc_string", fn->doc_string);
-	json_t *a = json_array();
-	for (size_t i = 0; i < fn->ninputs; i++)
-		json_array_append_new(a, jx_str(fn->inputs[i]));
-	jx_set(o, "inputs", a);
-	a = json_array();
-	for (size_t i = 0; i < fn->noutputs; i++)
-		json_array_append_new(a, jx_str(fn->outputs[i]));
-	jx_set(o, "outputs", a);
-	a = json_array();
-	for (size_t i = 0; i < fn->nattribute; i++)
-		json_array_append_new(a, jx_str(fn->attribute[i]));
-	jx_set(o, "attributes", a);
+	jx_set_str_array(o, "inputs", fn->inputs, fn->ninputs);
+	jx_set_str_array(o, "outputs", fn->outputs, fn->noutputs);
+	jx_set_str_array(o, "attributes", fn->attribute, fn->nattribute);
 	/* attribute_proto defaults: no owning dag node, so render them without scope refs */
-	a = json_array();
+	json_t *a = json_array();
 	for (size_t i = 0; i < fn->nattribute_proto; i++) {
 		const oxp_attr *at = &fn->attribute_proto[i];
 		json_t *ao = json_object();
@@ -485,7 +476,10 @@ static json_t *model_json(const oxp_model *m, const oxp_dag *d)
 	jx_set_str(o, "doc_string", p->doc_string);
 	jx_set(o, "metadata_props", jx_entries(p->metadata_props, p->nmetadata_props));
 	jx_set(o, "size", json_integer((json_int_t)oxp_model_size(m)));
-	jx_set(o, "graph_name", p->graph ? jx_str(p->graph->name) : json_null());
+	if (p->graph != NULL)
+		jx_set_str(o, "graph_name", p->graph->name);
+	else
+		jx_set(o, "graph_name", json_null());
 	json_t *ti = json_array();
 	for (size_t i = 0; i < p->ntraining_info; i++) {
 		const oxp_training_info *t = &p->training_info[i];
@@ -512,10 +506,7 @@ static json_t *model_json(const oxp_model *m, const oxp_dag *d)
 		json_t *c = json_object();
 		jx_set_str(c, "name", p->configuration[i].name);
 		jx_set(c, "num_devices", json_integer(p->configuration[i].num_devices));
-		json_t *dv = json_array();
-		for (size_t k = 0; k < p->configuration[i].ndevice; k++)
-			json_array_append_new(dv, jx_str(p->configuration[i].device[k]));
-		jx_set(c, "device", dv);
+		jx_set_str_array(c, "device", p->configuration[i].device, p->configuration[i].ndevice);
 		json_array_append_new(cfg, c);
 	}
 	jx_set(o, "configuration", cfg);
@@ -526,7 +517,7 @@ static json_t *initializers_json(const oxp_dag *d)
 {
 	const oxp_dag_view *v = oxp_dag_get(d);
 	json_t *a = json_array();
-	char ref[300];
+	char ref[JX_REF_MAX];
 	for (uint32_t vi = 0; a != NULL && vi < v->nvalues; vi++) {
 		const oxp_value *val = &v->values[vi];
 		if (val->kind != OXP_VALUE_INITIALIZER && val->kind != OXP_VALUE_SPARSE_INITIALIZER)
@@ -630,11 +621,11 @@ static json_t *port_json(const oxp_dag *d, uint32_t vi, oxp_str name)
 	jx_set(o, "value", json_integer(vi));
 	const oxp_value *val = &v->values[vi];
 	if (val->kind == OXP_VALUE_INITIALIZER) {
-		char ref[300];
+		char ref[JX_REF_MAX];
 		init_ref(v, val, ref, sizeof(ref));
 		jx_set(o, "initializer", jx_tensor(val->initializer, ref));
 	} else if (val->kind == OXP_VALUE_SPARSE_INITIALIZER && val->sparse_initializer->values) {
-		char ref[300];
+		char ref[JX_REF_MAX];
 		init_ref(v, val, ref, sizeof(ref));
 		jx_set(o, "initializer", jx_tensor(val->sparse_initializer->values, ref));
 	} else if (val->producer != OXP_NONE) {
@@ -643,7 +634,7 @@ static json_t *port_json(const oxp_dag *d, uint32_t vi, oxp_str name)
 		if (oxp_str_eq(pn->op_type, "Constant"))
 			for (size_t a = 0; a < pn->nattrs; a++)
 				if (pn->attrs[a].t != NULL) {
-					char ref[300];
+					char ref[JX_REF_MAX];
 					snprintf(ref, sizeof(ref), "%s@a%zu", v->nodes[val->producer].id, a);
 					jx_set(o, "constant", jx_tensor(pn->attrs[a].t, ref));
 					break;
@@ -693,7 +684,7 @@ oxr_code oxr_node_json(const oxp_model *m, const oxp_dag *d, const char *node_id
 
 /* ---------------------------------------------------------------------------------------
  * Search: case-insensitive substring over node names, op types, value names and attribute
- * values (strings, ints, floats as text).
+ * values (strings, ints and floats as text ("%lld", "%g"), lists of them).
  */
 static bool contains_ci(oxp_str hay, const char *needle, size_t nlen)
 {
@@ -733,6 +724,31 @@ static bool attr_matches(const oxp_attr *a, const char *q, size_t ql, char *what
 			return true;
 		}
 		break;
+	case OXP_ATTR_FLOAT:
+		snprintf(num, sizeof(num), "%g", (double)a->f);
+		if (contains_ci((oxp_str){num, strlen(num)}, q, ql)) {
+			snprintf(what, wsize, "attribute");
+			return true;
+		}
+		break;
+	case OXP_ATTR_INTS:
+		for (size_t i = 0; i < a->nints && i < 4096; i++) {
+			snprintf(num, sizeof(num), "%lld", (long long)a->ints[i]);
+			if (contains_ci((oxp_str){num, strlen(num)}, q, ql)) {
+				snprintf(what, wsize, "attribute");
+				return true;
+			}
+		}
+		break;
+	case OXP_ATTR_FLOATS:
+		for (size_t i = 0; i < a->nfloats && i < 4096; i++) {
+			snprintf(num, sizeof(num), "%g", (double)a->floats[i]);
+			if (contains_ci((oxp_str){num, strlen(num)}, q, ql)) {
+				snprintf(what, wsize, "attribute");
+				return true;
+			}
+		}
+		break;
 	default:
 		break;
 	}
@@ -757,44 +773,42 @@ oxr_code oxr_search_json(const oxp_model *m, const oxp_dag *d, const char *query
 	for (uint32_t ni = 0; ql > 0 && ni < v->nnodes; ni++) {
 		const oxp_node *n = v->nodes[ni].proto;
 		const char *field = NULL;
-		json_t *text = NULL;
+		oxp_str text = {"", 0};
 		if (contains_ci(n->name, query, ql)) {
 			field = "name";
-			text = jx_str(n->name);
+			text = n->name;
 		} else if (contains_ci(n->op_type, query, ql)) {
 			field = "op_type";
-			text = jx_str(n->op_type);
+			text = n->op_type;
 		} else {
 			for (size_t i = 0; !field && i < n->ninputs; i++)
 				if (contains_ci(n->inputs[i], query, ql)) {
 					field = "input";
-					text = jx_str(n->inputs[i]);
+					text = n->inputs[i];
 				}
 			for (size_t i = 0; !field && i < n->noutputs; i++)
 				if (contains_ci(n->outputs[i], query, ql)) {
 					field = "output";
-					text = jx_str(n->outputs[i]);
+					text = n->outputs[i];
 				}
 			for (size_t i = 0; !field && i < n->nattrs; i++)
 				if (attr_matches(&n->attrs[i], query, ql, what, sizeof(what))) {
 					field = "attribute";
-					text = jx_str(n->attrs[i].name);
+					text = n->attrs[i].name;
 				}
 		}
 		if (field == NULL)
 			continue;
 		total++;
-		if (json_array_size(hits) >= limit) {
-			json_decref(text);
+		if (json_array_size(hits) >= limit)
 			continue;
-		}
 		json_t *h = json_object();
 		jx_set(h, "node", jx_cstr(v->nodes[ni].id));
 		jx_set(h, "scope", jx_cstr(v->scopes[v->nodes[ni].scope].id));
 		jx_set_str(h, "name", n->name);
 		jx_set_str(h, "op_type", n->op_type);
 		jx_set(h, "match", json_string(field));
-		jx_set(h, "text", text);
+		jx_set_str(h, "text", text);
 		json_array_append_new(hits, h);
 	}
 	jx_set(res, "query", jx_cstr(query));

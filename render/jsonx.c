@@ -212,6 +212,25 @@ void jx_set_str(json_t *obj, const char *key, oxp_str s)
 	}
 }
 
+void jx_set_str_array(json_t *obj, const char *key, const oxp_str *s, size_t n)
+{
+	json_t *a = json_array();
+	bool invalid = false;
+	for (size_t i = 0; a != NULL && i < n; i++) {
+		json_array_append_new(a, jx_str(s[i]));
+		invalid |= !jx_utf8_valid(s[i].p, s[i].len);
+	}
+	jx_set(obj, key, a);
+	if (!invalid)
+		return;
+	char k2[64];
+	snprintf(k2, sizeof(k2), "%s_hex", key);
+	json_t *h = json_array();
+	for (size_t i = 0; h != NULL && i < n; i++)
+		json_array_append_new(h, jx_utf8_valid(s[i].p, s[i].len) ? json_null() : hex_of(s[i]));
+	jx_set(obj, k2, h);
+}
+
 void jx_set_str_nonempty(json_t *obj, const char *key, oxp_str s)
 {
 	if (s.len > 0)
@@ -271,6 +290,26 @@ json_t *jx_ggml_ne(const int64_t *dims, size_t n)
 	return jx_dims(ne, 4);
 }
 
+void jx_set_dims(json_t *obj, const char *key, const oxp_dim *dims, int32_t rank)
+{
+	jx_set(obj, key, jx_dim_list(dims, rank));
+	bool invalid = false;
+	for (int32_t i = 0; i < rank; i++)
+		invalid |= dims[i].kind == OXP_DIM_PARAM &&
+		           !jx_utf8_valid(dims[i].param.p, dims[i].param.len);
+	if (!invalid)
+		return;
+	char k2[64];
+	snprintf(k2, sizeof(k2), "%s_hex", key);
+	json_t *h = json_array();
+	for (int32_t i = 0; h != NULL && i < rank; i++) {
+		const oxp_dim *d = &dims[i];
+		bool bad = d->kind == OXP_DIM_PARAM && !jx_utf8_valid(d->param.p, d->param.len);
+		json_array_append_new(h, bad ? hex_of(d->param) : json_null());
+	}
+	jx_set(obj, k2, h);
+}
+
 json_t *jx_dim_list(const oxp_dim *dims, int32_t rank)
 {
 	if (rank < 0)
@@ -307,17 +346,22 @@ json_t *jx_type(const oxp_type *t)
 	case OXP_TYPE_TENSOR:
 	case OXP_TYPE_SPARSE_TENSOR:
 		jx_set(o, "elem_type", json_string(oxp_dtype_name(t->elem_type)));
-		jx_set(o, "shape", t->shape ? jx_dim_list(t->shape->dims, (int32_t)t->shape->ndims)
-		                            : json_null());
+		if (t->shape != NULL)
+			jx_set_dims(o, "shape", t->shape->dims, (int32_t)t->shape->ndims);
+		else
+			jx_set(o, "shape", json_null());
 		if (t->shape != NULL) {
 			bool any = false;
 			for (size_t i = 0; i < t->shape->ndims; i++)
 				any |= t->shape->dims[i].denotation.len > 0;
 			if (any) {
-				json_t *den = json_array();
-				for (size_t i = 0; i < t->shape->ndims; i++)
-					json_array_append_new(den, jx_str(t->shape->dims[i].denotation));
-				jx_set(o, "dim_denotations", den);
+				oxp_str *den = malloc((t->shape->ndims + 1) * sizeof(oxp_str));
+				if (den != NULL) {
+					for (size_t i = 0; i < t->shape->ndims; i++)
+						den[i] = t->shape->dims[i].denotation;
+					jx_set_str_array(o, "dim_denotations", den, t->shape->ndims);
+					free(den);
+				}
 			}
 		}
 		break;
@@ -347,7 +391,7 @@ json_t *jx_value_type(const oxp_value_type *t)
 		return json_null();
 	json_t *o = json_object();
 	jx_set(o, "elem_type", t->elem_type ? json_string(oxp_dtype_name(t->elem_type)) : json_null());
-	jx_set(o, "shape", jx_dim_list(t->dims, t->rank));
+	jx_set_dims(o, "shape", t->dims, t->rank);
 	jx_set(o, "source", json_string(src[(unsigned)t->source % 4]));
 	return o;
 }
@@ -442,7 +486,7 @@ json_t *jx_attr(const oxp_dag *d, uint32_t node, const oxp_attr *a, size_t index
 {
 	const oxp_dag_view *v = oxp_dag_get(d);
 	const char *nid = v->nodes[node].id;
-	char ref[300];
+	char ref[JX_REF_MAX];
 	json_t *o = json_object();
 	jx_set_str(o, "name", a->name);
 	jx_set(o, "type", json_string(oxp_attr_type_name(a->type)));
@@ -540,12 +584,14 @@ typedef struct dumpctx {
 static int dump_cb(const char *buffer, size_t size, void *data)
 {
 	dumpctx *c = data;
-	if (size == 1 && c->out->len + 1 < c->out->cap) { /* most tokens are one byte */
-		c->out->data[c->out->len++] = buffer[0];
-		c->out->data[c->out->len] = '\0';
+	oxr_buf *b = c->out;
+	if (size == 1 && !b->failed && b->len + 1 < b->cap && b->len + 1 <= b->max) {
+		/* most tokens are one byte */
+		b->data[b->len++] = buffer[0];
+		b->data[b->len] = '\0';
 		return 0;
 	}
-	return oxr_buf_append(c->out, buffer, size) ? 0 : -1;
+	return oxr_buf_append(b, buffer, size) ? 0 : -1;
 }
 
 oxr_code jx_nomem(oxr_error *err)

@@ -14,6 +14,10 @@
 
 #include <jansson.h>
 
+/* Room for a tensor ref: node ids of the deepest subgraphs (32 levels of "n<k>.<attr>.")
+ * stay below this. */
+#define JX_REF_MAX 4096
+
 /* True when s is valid UTF-8 without NUL bytes... NULs are valid JSON (\u0000) and kept. */
 bool jx_utf8_valid(const char *p, size_t n);
 /* A JSON string for any bytes (see above); NULL only when out of memory. */
@@ -21,6 +25,12 @@ json_t *jx_str(oxp_str s);
 json_t *jx_cstr(const char *s);
 /* obj[key] = string; adds key_hex when the bytes were not valid UTF-8. */
 void jx_set_str(json_t *obj, const char *key, oxp_str s);
+/* obj[key] = array of strings; adds key_hex (hex of the invalid ones, null for the
+ * others) when some were not valid UTF-8. */
+void jx_set_str_array(json_t *obj, const char *key, const oxp_str *s, size_t n);
+/* obj[key] = dims as jx_dim_list; key_hex (hex of invalid dim_params, null for the
+ * others) when some dim_param was not valid UTF-8. */
+void jx_set_dims(json_t *obj, const char *key, const oxp_dim *dims, int32_t rank);
 /* obj[key] = string only when s is not empty. */
 void jx_set_str_nonempty(json_t *obj, const char *key, oxp_str s);
 void jx_set(json_t *obj, const char *key, json_t *value); /* steals value; NULL ignored */

@@ -86,26 +86,32 @@ static char *fmt_num(char *buf, size_t size, double v)
 	return buf;
 }
 
-/* DOT label text: rows joined with dot's "\n", backslashes doubled so that nothing in a
- * model string is read as a dot escape (\N, \G, \l, ...). */
-static char *dot_label(const vbox *b)
+/* Text as a DOT label shows it literally: backslashes doubled (else \N, \G, \l, \" are
+ * dot escapes) and '&' written as "&amp;" (else dot decodes HTML entities).  Rows are
+ * joined with dot's "\n".  Returns a malloc'd string, NULL when out of memory. */
+static char *dot_text(const vrow *rows, uint32_t nrows)
 {
 	size_t n = 1;
-	for (uint32_t i = 0; i < b->nrows; i++) {
-		for (const char *p = b->rows[i].text; *p; p++)
-			n += *p == '\\' ? 2 : 1;
+	for (uint32_t i = 0; i < nrows; i++) {
+		for (const char *p = rows[i].text; *p; p++)
+			n += *p == '\\' ? 2 : *p == '&' ? 5 : 1;
 		n += 2;
 	}
 	char *s = malloc(n);
 	if (s == NULL)
 		return NULL;
 	size_t o = 0;
-	for (uint32_t i = 0; i < b->nrows; i++) {
+	for (uint32_t i = 0; i < nrows; i++) {
 		if (i) {
 			s[o++] = '\\';
 			s[o++] = 'n';
 		}
-		for (const char *p = b->rows[i].text; *p; p++) {
+		for (const char *p = rows[i].text; *p; p++) {
+			if (*p == '&') {
+				memcpy(s + o, "&amp;", 5);
+				o += 5;
+				continue;
+			}
 			if (*p == '\\')
 				s[o++] = '\\';
 			s[o++] = *p;
@@ -114,6 +120,165 @@ static char *dot_label(const vbox *b)
 	s[o] = '\0';
 	return s;
 }
+
+static char *dot_label(const vbox *b)
+{
+	return dot_text(b->rows, b->nrows);
+}
+
+static char *dot_plain(const char *text)
+{
+	vrow r = {text, ROW_PLAIN};
+	return dot_text(&r, 1);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Object ids.  cgraph's default discipline makes a named object's id the address of its
+ * interned name, and orders subgraphs (clusters) by id: the drawing then depended on where
+ * malloc put strings, and a rendering was not a function of (model, options).  Ours gives
+ * named objects ids in creation order (even numbers) and anonymous ones (edges) odd
+ * numbers from a per-graph counter.
+ */
+typedef struct idstate {
+	Agraph_t *g;
+	char **names;    /* names[k] has id 2*(k+1); interned in g's string dictionary (cgraph
+	                    reads a flag stored before each of its strings) */
+	size_t n, cap;
+	uint32_t *slots; /* open addressing: name index + 1, 0 = empty */
+	size_t nslots;
+	IDTYPE anon;     /* next odd id */
+	bool oom;
+} idstate;
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static void *id_open(Agraph_t *g, Agdisc_t *disc)
+{
+	(void)disc;
+	idstate *st = calloc(1, sizeof(*st));
+	if (st != NULL) {
+		st->anon = 1;
+		st->g = g;
+	}
+	return st;
+}
+
+static bool id_grow(idstate *st)
+{
+	size_t ns = st->nslots ? st->nslots * 2 : 1024;
+	uint32_t *slots = calloc(ns, sizeof(*slots));
+	if (slots == NULL)
+		return false;
+	for (size_t k = 0; k < st->n; k++) {
+		size_t i = (size_t)name_hash(st->names[k]) & (ns - 1);
+		while (slots[i] != 0)
+			i = (i + 1) & (ns - 1);
+		slots[i] = (uint32_t)(k + 1);
+	}
+	free(st->slots);
+	st->slots = slots;
+	st->nslots = ns;
+	return true;
+}
+
+static long id_map(void *state, int objtype, char *str, IDTYPE *id, int createflag)
+{
+	(void)objtype;
+	idstate *st = state;
+	if (str == NULL) {
+		*id = st->anon;
+		st->anon += 2;
+		return 1;
+	}
+	if (st->nslots > 0) {
+		size_t i = (size_t)name_hash(str) & (st->nslots - 1);
+		while (st->slots[i] != 0) {
+			if (strcmp(st->names[st->slots[i] - 1], str) == 0) {
+				*id = (IDTYPE)st->slots[i] * 2;
+				return 1;
+			}
+			i = (i + 1) & (st->nslots - 1);
+		}
+	}
+	if (!createflag)
+		return 0;
+	if ((st->n + 1) * 2 > st->nslots && !id_grow(st)) {
+		st->oom = true;
+		return 0;
+	}
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 1024;
+		char **names = realloc(st->names, cap * sizeof(*names));
+		if (names == NULL) {
+			st->oom = true;
+			return 0;
+		}
+		st->names = names;
+		st->cap = cap;
+	}
+	char *copy = agstrdup(st->g, str);
+	if (copy == NULL) {
+		st->oom = true;
+		return 0;
+	}
+	st->names[st->n++] = copy;
+	size_t i = (size_t)name_hash(str) & (st->nslots - 1);
+	while (st->slots[i] != 0)
+		i = (i + 1) & (st->nslots - 1);
+	st->slots[i] = (uint32_t)st->n;
+	*id = (IDTYPE)st->n * 2;
+	return 1;
+}
+
+static long id_alloc(void *state, int objtype, IDTYPE request)
+{
+	(void)state;
+	(void)objtype;
+	(void)request;
+	return 0; /* ids are only ever made by id_map */
+}
+
+static void id_free(void *state, int objtype, IDTYPE id)
+{
+	(void)state;
+	(void)objtype;
+	(void)id; /* names live until the graph closes */
+}
+
+static char *id_print(void *state, int objtype, IDTYPE id)
+{
+	(void)objtype;
+	idstate *st = state;
+	if (id % 2 != 0 || id == 0 || id / 2 > st->n)
+		return NULL;
+	return st->names[id / 2 - 1];
+}
+
+static void id_close(void *state)
+{
+	idstate *st = state;
+	if (st == NULL)
+		return;
+	free(st->names); /* the strings go with the graph's string dictionary */
+	free(st->slots);
+	free(st);
+}
+
+static void id_register(void *state, int objtype, void *obj)
+{
+	(void)state;
+	(void)objtype;
+	(void)obj;
+}
+
+static Agiddisc_t ordered_ids = {id_open, id_map, id_alloc, id_free, id_print, id_close,
+                                 id_register};
 
 typedef struct memchan {
 	oxr_buf *out;
@@ -156,7 +321,7 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 	io = AgIoDisc;
 	io.putstr = mem_putstr;
 	io.flush = mem_flush;
-	Agdisc_t disc = {NULL, NULL, &io};
+	Agdisc_t disc = {NULL, &ordered_ids, &io};
 	Agraph_t *g = agopen("onnxviz", Agdirected, &disc);
 	if (g == NULL)
 		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
@@ -203,7 +368,13 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 			goto out;
 		}
-		agset(sg, "label", (char *)(cl->label ? cl->label : ""));
+		char *cl_label = dot_plain(cl->label ? cl->label : "");
+		if (cl_label == NULL) {
+			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+			goto out;
+		}
+		agset(sg, "label", cl_label);
+		free(cl_label);
 		cl->gv = sg;
 	}
 	for (uint32_t i = 0; i < v->nboxes; i++) {
@@ -225,7 +396,7 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 			}
 			agxset(n, a_fill, (char *)oxr__family_color(b->family));
 			if (b->title != NULL) {
-				char *t = dot_label(&(vbox){.nrows = 1, .rows = &(vrow){b->title, ROW_PLAIN}});
+				char *t = dot_plain(b->title);
 				if (t != NULL) {
 					agxset(n, a_tooltip, t);
 					free(t);
@@ -249,8 +420,13 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 			agxset(ge, e_style, e->invisible ? "invis" : "dotted");
 		else if (e->style == ED_STUB)
 			agxset(ge, e_weight, "3");
-		if (want_dot && e->label != NULL)
-			agxset(ge, e_label, (char *)e->label);
+		if (want_dot && e->label != NULL) {
+			char *l = dot_plain(e->label);
+			if (l != NULL) {
+				agxset(ge, e_label, l);
+				free(l);
+			}
+		}
 		e->gv = ge;
 	}
 

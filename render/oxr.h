@@ -96,7 +96,7 @@ extern const char *const oxr_option_names[];
 
 /* ---------------------------------------------------------------------------------------
  * JSON documents (jansson).  All strings from the model are emitted as valid UTF-8 JSON
- * (invalid bytes escaped as \uFFFD + a "_raw" hex form where they occur).
+ * (invalid bytes shown as U+FFFD, with a "<key>_hex" sibling holding the exact bytes).
  */
 typedef enum {
 	OXR_DOC_FULL = 0,   /* the whole document: model, graphs, nodes, edges, ... */

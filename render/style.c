@@ -140,17 +140,26 @@ static size_t utf8_len_at(const unsigned char *s, size_t n, size_t i, uint32_t *
 	return len;
 }
 
+/* Characters that may not appear in output text: controls (C0, DEL, C1), the line and
+ * paragraph separators, and what XML 1.0 does not allow (U+FFFE, U+FFFF). */
+static bool unprintable(uint32_t cp)
+{
+	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0x2028 ||
+	       cp == 0x2029 || cp == 0xfffe || cp == 0xffff;
+}
+
 const char *oxr__text(oxp_arena *a, oxp_str s, size_t max_chars)
 {
-	/* worst case: every byte becomes U+FFFD (3 bytes), plus the ellipsis */
-	size_t cap = (s.len < max_chars * 4 ? s.len : max_chars * 4) * 3 + 4;
-	char *out = oxp_arena_alloc(a, cap + 1);
+	/* at most max_chars characters of at most 4 bytes are read; each input byte makes at
+	 * most 3 output bytes (an invalid byte becomes U+FFFD), plus the ellipsis and NUL */
+	size_t limit = s.len < max_chars * 4 ? s.len : max_chars * 4;
+	char *out = oxp_arena_alloc(a, limit * 3 + 4);
 	if (out == NULL)
 		return "";
 	const unsigned char *u = (const unsigned char *)s.p;
-	size_t o = 0, chars = 0;
-	for (size_t i = 0; i < s.len;) {
-		if (chars == max_chars) {
+	size_t o = 0, chars = 0, i = 0;
+	while (i < s.len) {
+		if (chars == max_chars || i >= limit) {
 			memcpy(out + o, "\xe2\x80\xa6", 3); /* … */
 			o += 3;
 			break;
@@ -161,9 +170,13 @@ const char *oxr__text(oxp_arena *a, oxp_str s, size_t max_chars)
 			memcpy(out + o, "\xef\xbf\xbd", 3);
 			o += 3;
 			i++;
-		} else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0x2028 ||
-		           cp == 0x2029) {
-			out[o++] = ' '; /* control characters: never in output */
+		} else if (unprintable(cp)) {
+			if (cp == 0xfffe || cp == 0xffff) {
+				memcpy(out + o, "\xef\xbf\xbd", 3);
+				o += 3;
+			} else {
+				out[o++] = ' ';
+			}
 			i += k;
 		} else {
 			memcpy(out + o, u + i, k);
@@ -171,8 +184,6 @@ const char *oxr__text(oxp_arena *a, oxp_str s, size_t max_chars)
 			i += k;
 		}
 		chars++;
-		if (o + 8 > cap)
-			break;
 	}
 	out[o] = '\0';
 	return out;
@@ -219,6 +230,22 @@ typedef struct tbuf {
 } tbuf;
 
 static void tput(tbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Length of s[0..n) without a UTF-8 sequence cut at its end. */
+static size_t utf8_whole(const char *s, size_t n)
+{
+	size_t i = n, back = 0;
+	while (i > 0 && back < 4 && ((unsigned char)s[i - 1] & 0xc0) == 0x80) {
+		i--;
+		back++;
+	}
+	if (i == 0)
+		return n;
+	unsigned char lead = (unsigned char)s[i - 1];
+	size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+	return need == back + 1 ? n : i - 1;
+}
+
+/* Append to a fixed buffer; text that does not fit is cut on a character boundary. */
 static void tput(tbuf *t, const char *fmt, ...)
 {
 	if (t->n >= sizeof(t->b) - 1)
@@ -227,8 +254,14 @@ static void tput(tbuf *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	int w = vsnprintf(t->b + t->n, sizeof(t->b) - t->n, fmt, ap);
 	va_end(ap);
-	if (w > 0)
-		t->n += (size_t)w < sizeof(t->b) - t->n ? (size_t)w : sizeof(t->b) - 1 - t->n;
+	if (w < 0)
+		return;
+	if ((size_t)w < sizeof(t->b) - t->n) {
+		t->n += (size_t)w;
+		return;
+	}
+	t->n = utf8_whole(t->b, sizeof(t->b) - 1);
+	t->b[t->n] = '\0';
 }
 
 #define TIMES "\xc3\x97" /* × */
@@ -532,10 +565,8 @@ oxr_code oxr__op_rows(view *v, uint32_t bi, oxr_error *err)
 	if (std) {
 		op = oxr__text(v->arena, n->op_type, 40);
 	} else {
-		char tmp[160];
-		snprintf(tmp, sizeof(tmp), "%s:%s", oxr__text(v->arena, n->domain, 24),
-		         oxr__text(v->arena, n->op_type, 40));
-		op = oxp_arena_strndup(v->arena, tmp, strlen(tmp));
+		op = oxp_arena_printf(v->arena, "%s:%s", oxr__text(v->arena, n->domain, 24),
+		                      oxr__text(v->arena, n->op_type, 40));
 	}
 	if (!oxr__add_row(v, b, ROW_HEADER, op))
 		return oxr__fail(err, OXR_E_NOMEM, "out of memory");

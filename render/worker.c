@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,19 +57,24 @@ static void child_exec(const char *exe, char *const argv[], int out_fd, int err_
 {
 	/* ignored signals and the blocked mask survive exec: give the worker defaults, so it
 	 * dies of SIGPIPE/SIGXFSZ/SIGXCPU like any process would */
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigaction(SIGPIPE, &dfl, NULL);
-	sigaction(SIGXFSZ, &dfl, NULL);
-	sigaction(SIGXCPU, &dfl, NULL);
-	sigaction(SIGTERM, &dfl, NULL);
-	sigaction(SIGINT, &dfl, NULL);
+	/* every signal, the real-time ones glibc keeps for itself included: the raw system
+	 * call (libc's sigaction refuses 32 and 33) */
+	struct {
+		void *handler;
+		unsigned long flags;
+		void *restorer;
+		uint64_t mask;
+	} dfl = {SIG_DFL, 0, NULL, 0};
+	for (long sig = 1; sig <= 64; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	struct rlimit r;
-	r.rlim_cur = r.rlim_max = lim->cpu_seconds ? lim->cpu_seconds : RLIM_INFINITY;
+	/* SIGXCPU at the soft limit (reported as a timeout), SIGKILL a second later */
+	r.rlim_cur = lim->cpu_seconds ? lim->cpu_seconds : RLIM_INFINITY;
+	r.rlim_max = lim->cpu_seconds ? lim->cpu_seconds + 1 : RLIM_INFINITY;
 	setrlimit(RLIMIT_CPU, &r);
 	if (lim->memory_bytes) {
 		r.rlim_cur = r.rlim_max = lim->memory_bytes;
@@ -171,14 +177,33 @@ oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_
 			}
 		}
 	}
-	if (timed_out || too_big)
-		kill(pid, SIGKILL);
 	for (int i = 0; i < 2; i++)
 		if (fds[i].fd >= 0)
 			close(fds[i].fd);
+	/* the worker may close its pipes and linger: the deadline holds for the wait too */
 	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	bool killed = false;
+	if (timed_out || too_big) {
+		kill(pid, SIGKILL);
+		killed = true;
+	}
+	for (;;) {
+		pid_t r = waitpid(pid, &status, killed ? 0 : WNOHANG);
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r == 0) {
+			if (now_ms() >= deadline) {
+				timed_out = true;
+				kill(pid, SIGKILL);
+				killed = true;
+				continue;
+			}
+			struct timespec nap = {0, 2 * 1000 * 1000};
+			nanosleep(&nap, NULL);
+		}
+	}
 	errtext[errlen] = '\0';
 	char *nl = strchr(errtext, '\n');
 	if (nl != NULL)
@@ -191,10 +216,13 @@ oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_
 		return oxr__fail(err, OXR_E_TOO_BIG, "rendering exceeds %zu bytes", max_out);
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
-		if (sig == SIGXCPU || sig == SIGKILL)
+		if (sig == SIGXCPU)
 			return oxr__fail(err, OXR_E_TIMEOUT,
 			                 "layout used more than %u s of CPU and was stopped",
 			                 lim->cpu_seconds);
+		if (sig == SIGKILL) /* not ours: the CPU hard limit, or the kernel's OOM killer */
+			return oxr__fail(err, OXR_E_WORKER,
+			                 "layout worker was killed (CPU limit or out of memory)");
 		return oxr__fail(err, OXR_E_WORKER, "layout worker died (signal %d)", sig);
 	}
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -232,6 +260,19 @@ static oxr_code options_from_key(oxr_options *o, char *key, oxr_error *err)
 	return OXR_OK;
 }
 
+/* A parser failure in the worker: resources are not the model's fault. */
+static oxr_code model_code(oxp_code c)
+{
+	switch (c) {
+	case OXP_E_NOMEM:
+		return OXR_E_NOMEM;
+	case OXP_E_IO:
+		return OXR_E_IO;
+	default:
+		return OXR_E_MODEL;
+	}
+}
+
 static int fail_out(oxr_code code, const char *msg)
 {
 	fprintf(stderr, "%s\t%s\n", oxr_code_name(code), msg);
@@ -253,11 +294,11 @@ int oxr_worker_main(int argc, char **argv)
 	oxp_dag *d;
 	oxp_error pe;
 	if (oxp_model_open(&m, argv[1], NULL, &pe) != OXP_OK)
-		return fail_out(OXR_E_MODEL, pe.message);
+		return fail_out(model_code(pe.code), pe.message);
 	oxp_dag_options dopt = {.infer_shapes = true};
 	if (oxp_dag_build(&d, m, &dopt, &pe) != OXP_OK) {
 		oxp_model_free(m);
-		return fail_out(OXR_E_MODEL, pe.message);
+		return fail_out(model_code(pe.code), pe.message);
 	}
 	oxr_buf out;
 	oxr_buf_init(&out, 0);

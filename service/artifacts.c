@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 /* Bumped when the renderer's output changes for the same input: names in the store. */
-#define ART_VERSION OXS_VERSION "-r1"
+#define ART_VERSION OXS_VERSION "-r2" /* r2: summaries say their "kind" */
 #define FAILURE_TTL_MS 60000
 
 typedef struct flight {
@@ -56,16 +56,21 @@ void oxs_flights_free(oxs_flights *f)
 
 static const char *kind_name(oxs_art_kind k)
 {
-	return k == OXS_ART_SUMMARY ? "summary" : k == OXS_ART_DOCUMENT ? "document" : "graph";
+	return k == OXS_ART_SUMMARY ? "summary" : k == OXS_ART_DOCUMENT ? "document"
+	       : k == OXS_ART_TENSOR ? "tensor" : "graph";
 }
 
 static const char *art_ext(const oxs_art *a)
 {
+	if (a->kind == OXS_ART_TENSOR)
+		return a->popt.npy ? "npy" : "json";
 	return a->kind == OXS_ART_GRAPH ? oxr_format_ext(a->fmt) : "json";
 }
 
 static const char *art_type(const oxs_art *a)
 {
+	if (a->kind == OXS_ART_TENSOR && a->popt.npy)
+		return "application/octet-stream";
 	if (a->kind != OXS_ART_GRAPH)
 		return "application/json";
 	switch (a->fmt) {
@@ -98,6 +103,40 @@ void oxs_art_init(oxs_art *a, oxs_art_kind kind, const char *id, oxr_format fmt,
 	         optkey);
 	oxs_sha256_hex(salted, strlen(salted), h, 32);
 	snprintf(a->name, sizeof(a->name), "%s-%s.%s", kind_name(kind), h, art_ext(a));
+	a->dirfd = -1;
+}
+
+void oxs_art_tensor(oxs_art *a, const char *tensor, const oxs_preview_opt *o)
+{
+	snprintf(a->tensor, sizeof(a->tensor), "%s", tensor);
+	a->popt = *o;
+	char h[65], q[128];
+	oxs_sha256_hex(tensor, strlen(tensor), h, 64);
+	oxs_preview_key(o, q, sizeof(q));
+	snprintf(a->key, sizeof(a->key), "%s|tensor|%s|%s|%s", a->id, art_ext(a), h, q);
+	a->name[0] = '\0'; /* previews are not kept in the store (their statistics are) */
+}
+
+void oxs_art_file(oxs_art *a, int fd, int dirfd, const char *fpath)
+{
+	snprintf(a->src, sizeof(a->src), "/proc/self/fd/%d", fd);
+	a->dirfd = dirfd;
+	snprintf(a->fpath, sizeof(a->fpath), "%s", fpath);
+}
+
+/* The headers of a 200 or 304 answer of a: content-addressed (immutable) for stored
+ * models; for --models-dir files, whose bytes may change under the same path, the ETag
+ * with "no-cache" (revalidate each time). */
+static void art_headers(struct MHD_Response *resp, const oxs_art *a, const char *etag,
+                        const char *type)
+{
+	if (a->src[0] == '\0') {
+		oxs_response_immutable(resp, etag, type, a->id, art_ext(a));
+	} else {
+		oxs_response_common(resp, type);
+		MHD_add_response_header(resp, "ETag", etag);
+		MHD_add_response_header(resp, "Cache-Control", "no-cache");
+	}
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -131,8 +170,8 @@ static oxs_centry *entry_from_data(const oxs_art *a, char *data, size_t len)
 	e->nm = nm;
 	e->cost = len + sizeof(*e) + strlen(a->key) + 1024;
 	atomic_init(&e->refs, 1);
-	oxs_response_immutable(resp, e->etag, e->type, a->id, art_ext(a));
-	oxs_response_immutable(nm, e->etag, NULL, a->id, art_ext(a));
+	art_headers(resp, a, e->etag, e->type);
+	art_headers(nm, a, e->etag, NULL);
 	return e;
 }
 
@@ -164,8 +203,8 @@ static oxs_centry *entry_from_fd(const oxs_art *a, int fd, uint64_t size)
 	e->nm = nm;
 	e->cost = 1 << 20; /* not memory but an open file: at most budget / 1 MiB of them */
 	atomic_init(&e->refs, 1);
-	oxs_response_immutable(resp, e->etag, e->type, a->id, art_ext(a));
-	oxs_response_immutable(nm, e->etag, NULL, a->id, art_ext(a));
+	art_headers(resp, a, e->etag, e->type);
+	art_headers(nm, a, e->etag, NULL);
 	return e;
 }
 
@@ -253,34 +292,46 @@ static oxs_centry *load_stored(oxs_server *srv, const oxs_art *a)
 {
 	int fd;
 	uint64_t size;
+	if (a->src[0] != '\0' || a->name[0] == '\0')
+		return NULL; /* --models-dir files and previews are not kept in the store */
 	if (srv->store->ops->get_rendering(srv->store, a->id, a->name, &fd, &size) != OXS_OK)
 		return NULL;
 	if (size > srv->cfg.memory_cache / 8 || size > SIZE_MAX / 2)
 		return entry_from_fd(a, fd, size);
-	char *data = malloc(size ? size : 1);
+	char *data = oxs_read_all(fd, size);
+	close(fd);
+	return data ? entry_from_data(a, data, size) : NULL;
+}
+
+char *oxs_read_all(int fd, uint64_t size)
+{
+	if (size > SIZE_MAX / 2)
+		return NULL;
+	char *data = malloc(size ? (size_t)size : 1);
 	size_t got = 0;
 	while (data != NULL && got < size) {
-		ssize_t n = pread(fd, data + got, size - got, (off_t)got);
+		ssize_t n = pread(fd, data + got, (size_t)size - got, (off_t)got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		got += (size_t)n;
 	}
-	close(fd);
-	if (data == NULL || got != size) {
+	if (data != NULL && got != size) {
 		free(data);
-		return NULL;
+		data = NULL;
 	}
-	return entry_from_data(a, data, size);
+	return data;
 }
 
 /* Keep the bytes in the store (best effort: a full store only costs the cache), then
  * make the entry. */
 static oxs_centry *store_and_entry(oxs_server *srv, const oxs_art *a, oxr_buf *out)
 {
-	oxs_status st = srv->store->ops->put_rendering(srv->store, a->id, a->name, out->data,
-	                                               out->len);
+	oxs_status st = a->src[0] != '\0' || a->name[0] == '\0'
+	                    ? OXS_OK
+	                    : srv->store->ops->put_rendering(srv->store, a->id, a->name,
+	                                                     out->data, out->len);
 	if (st != OXS_OK && st != OXS_E_NOT_FOUND)
 		oxs_logf("warn", "rendering %s of %s not stored: %s", a->name, a->id,
 		         oxs_status_name(st));
@@ -295,14 +346,43 @@ static oxs_centry *store_and_entry(oxs_server *srv, const oxs_art *a, oxr_buf *o
 	return entry_from_data(a, data, len);
 }
 
-static void links_json(oxr_buf *b, const char *id)
+/* Append the URL path of a --models-dir file: bytes outside [A-Za-z0-9._~/-] as %XX. */
+static void url_path(oxr_buf *b, const char *p)
 {
-	oxr_buf_printf(b,
-	               "\"links\":{\"self\":\"/models/%s\",\"graph.svg\":\"/models/%s/graph.svg\","
-	               "\"graph.json\":\"/models/%s/graph.json\",\"graph.dot\":\"/models/%s/graph.dot\","
-	               "\"document\":\"/models/%s/document.json\",\"model\":\"/models/%s/model.onnx\","
-	               "\"search\":\"/models/%s/search?q=\",\"node\":\"/models/%s/nodes/{node_id}\"}",
-	               id, id, id, id, id, id, id, id);
+	for (; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '.' || c == '_' || c == '~' || c == '/' || c == '-')
+			oxr_buf_append(b, p, 1);
+		else
+			oxr_buf_printf(b, "%%%02X", c);
+	}
+}
+
+void oxs_links_json(oxr_buf *b, const oxs_art *a, bool tensor)
+{
+	oxr_buf base;
+	oxr_buf_init(&base, 8192);
+	if (a->src[0] != '\0') {
+		oxr_buf_printf(&base, "/files/");
+		url_path(&base, a->fpath);
+	} else {
+		oxr_buf_printf(&base, "/models/%s", a->id);
+	}
+	const char *p = base.failed || base.data == NULL ? "" : base.data;
+	if (tensor)
+		oxr_buf_printf(b, "\"links\":{\"self\":\"%s\",\"tensor\":\"%s/tensors/_\"", p, p);
+	else
+		oxr_buf_printf(b,
+		               "\"links\":{\"self\":\"%s\",\"graph.svg\":\"%s/graph.svg\","
+		               "\"graph.json\":\"%s/graph.json\",\"graph.dot\":\"%s/graph.dot\","
+		               "\"document\":\"%s/document.json\",\"search\":\"%s/search?q=\","
+		               "\"node\":\"%s/nodes/{node_id}\",\"tensor\":\"%s/tensors/{name}\"",
+		               p, p, p, p, p, p, p, p);
+	if (a->src[0] == '\0')
+		oxr_buf_printf(b, ",\"model\":\"%s/model.onnx\"", p);
+	oxr_buf_printf(b, "}");
+	oxr_buf_free(&base);
 }
 
 /* Compute a summary or document artifact from a parsed model into an entry; on failure
@@ -316,6 +396,22 @@ static oxs_centry *compute_doc(oxs_server *srv, const oxs_art *a, const oxp_mode
 	oxr_buf_init(&doc, 0);
 	oxr_buf_init(&out, 0);
 	oxs_centry *e = NULL;
+	if (d == NULL) { /* a tensor upload */
+		const oxp_tensor *t = oxp_model_tensor_get(m);
+		if (a->kind != OXS_ART_SUMMARY || t == NULL) {
+			*status = 422;
+			snprintf(err, errsize, "this upload is a lone tensor (TensorProto), not a model: "
+			                       "only its summary and /tensors/ previews exist");
+			goto done;
+		}
+		if (!oxs_preview_summary(&out, a, m, t)) {
+			*status = 503;
+			snprintf(err, errsize, "out of memory");
+			goto done;
+		}
+		e = store_and_entry(srv, a, &out);
+		goto done;
+	}
 	oxr_code rc = oxr_doc_json(m, d, a->kind == OXS_ART_SUMMARY ? OXR_DOC_SUMMARY : OXR_DOC_FULL,
 	                           &doc, &rerr);
 	if (rc != OXR_OK) {
@@ -324,11 +420,11 @@ static oxs_centry *compute_doc(oxs_server *srv, const oxs_art *a, const oxp_mode
 		goto done;
 	}
 	if (a->kind == OXS_ART_SUMMARY) {
-		oxr_buf_printf(&out, "{\"id\":\"%s\",\"size\":%zu,\"summary\":", a->id,
-		               oxp_model_size(m));
+		oxr_buf_printf(&out, "{\"id\":\"%s\",\"size\":%zu,\"kind\":\"model\",\"summary\":",
+		               a->id, oxp_model_size(m));
 		oxr_buf_append(&out, doc.data, doc.len);
 		oxr_buf_append(&out, ",", 1);
-		links_json(&out, a->id);
+		oxs_links_json(&out, a, false);
 		oxr_buf_append(&out, "}\n", 2);
 		if (out.failed) {
 			*status = 503;
@@ -356,7 +452,7 @@ static oxs_centry *compute_doc_loaded(oxs_server *srv, const oxs_art *a, unsigne
 	oxs_mentry *me = NULL;
 	oxp_error perr;
 	memset(&perr, 0, sizeof(perr));
-	oxs_status st = oxs_models_get(srv->models, srv->store, a->id, &me, &perr);
+	oxs_status st = oxs_models_get(srv->models, srv->store, a->id, a->src, &me, &perr);
 	if (st != OXS_OK) {
 		*status = st == OXS_E_NOT_FOUND ? 404 : st == OXS_E_INVALID ? 422 : 503;
 		snprintf(code, codesize, "%s",
@@ -367,7 +463,7 @@ static oxs_centry *compute_doc_loaded(oxs_server *srv, const oxs_art *a, unsigne
 			snprintf(err, errsize, "model %s: %s", a->id, oxs_status_name(st));
 		return NULL;
 	}
-	snprintf(code, codesize, "render_failed");
+	snprintf(code, codesize, oxs_mentry_dag(me) == NULL ? "tensor_upload" : "render_failed");
 	oxs_centry *e = compute_doc(srv, a, oxs_mentry_model(me), oxs_mentry_dag(me), status, err,
 	                            errsize);
 	oxs_models_release(srv->models, me);
@@ -385,7 +481,7 @@ oxs_centry *oxs_art_summary_now(oxs_server *srv, const char *id, const oxp_model
 	e = load_stored(srv, &a);
 	if (e == NULL) {
 		char code[64];
-		if (m != NULL && d != NULL)
+		if (m != NULL)
 			e = compute_doc(srv, &a, m, d, status, err, errsize);
 		else
 			e = compute_doc_loaded(srv, &a, status, err, errsize, code, sizeof(code));
@@ -401,7 +497,12 @@ static void flight_layout(oxs_job *j)
 	flight *f = (flight *)((char *)j - offsetof(flight, job));
 	oxs_server *srv = f->srv;
 	char path[PATH_MAX];
-	if (srv->store->ops->model_path(srv->store, f->art.id, path, sizeof(path)) != OXS_OK) {
+	if (f->art.src[0] != '\0') {
+		/* a --models-dir file: the worker process opens our descriptor of it */
+		snprintf(path, sizeof(path), "/proc/%ld/fd/%s", (long)getpid(),
+		         strrchr(f->art.src, '/') + 1);
+	} else if (srv->store->ops->model_path(srv->store, f->art.id, path, sizeof(path)) !=
+	           OXS_OK) {
 		flight_fail(f, 404, "not_found", "no such model");
 		return;
 	}
@@ -442,6 +543,47 @@ static void flight_layout(oxs_job *j)
 	flight_finish(f, e);
 }
 
+/* True when the artifact's model is a tensor upload (it is parsed for that, usually
+ * found in the parsed-model cache: uploads leave it there). */
+static bool is_tensor_upload(oxs_server *srv, const oxs_art *a)
+{
+	oxs_mentry *me = NULL;
+	if (oxs_models_get(srv->models, srv->store, a->id, a->src, &me, NULL) != OXS_OK)
+		return false; /* the layout worker reports what is wrong */
+	bool tensor = oxs_mentry_dag(me) == NULL;
+	oxs_models_release(srv->models, me);
+	return tensor;
+}
+
+/* Work thread: a tensor preview, answered from memory afterwards. */
+static void flight_preview(flight *f)
+{
+	oxs_preview_out o;
+	oxs_preview_run(f->srv, &f->art, &o);
+	oxs_centry *e = NULL;
+	if (o.status != 0) {
+		e = entry_error(o.status, o.code, o.message, o.extra);
+		oxr_buf_free(&o.body);
+		flight_finish(f, e);
+		return;
+	}
+	size_t len = 0;
+	char *data = oxr_buf_steal(&o.body, &len);
+	oxr_buf_free(&o.body);
+	if (data == NULL)
+		data = strdup("");
+	e = data ? entry_from_data(&f->art, data, len) : NULL;
+	if (e != NULL && f->art.popt.npy) {
+		struct MHD_Response *both[2] = {e->resp, e->nm};
+		for (int i = 0; i < 2; i++) {
+			MHD_add_response_header(both[i], "X-Npy-Dtype", o.npy_descr);
+			if (o.widened_from[0] != '\0')
+				MHD_add_response_header(both[i], "X-Widened-From", o.widened_from);
+		}
+	}
+	flight_done(f, e);
+}
+
 /* Work thread: the stored copy, else compute (documents here, layouts handed on). */
 static void flight_load(oxs_job *j)
 {
@@ -451,6 +593,21 @@ static void flight_load(oxs_job *j)
 	if (e != NULL) {
 		oxs_metrics_cache(OXS_HIT_STORE);
 		flight_done(f, e);
+		return;
+	}
+	if (f->art.kind == OXS_ART_TENSOR) {
+		oxs_metrics_cache(OXS_MISS);
+		flight_preview(f);
+		return;
+	}
+	if (f->art.kind == OXS_ART_GRAPH && is_tensor_upload(srv, &f->art)) {
+		oxs_centry *te = entry_error(422, "tensor_upload",
+		                             "this upload is a lone tensor (TensorProto), not a model: "
+		                             "it has no graph; see its /tensors/ preview",
+		                             NULL);
+		if (te != NULL)
+			oxs_cache_add(srv->cache, f->art.key, te);
+		flight_finish(f, te);
 		return;
 	}
 	if (f->art.kind == OXS_ART_GRAPH) {

@@ -36,6 +36,8 @@ static const opt opts[] = {
      "write the port number there once listening"},
     {"store", "ONNXVIZ_STORE", T_STR, F(store), 0, 0, "DIR",
      "folder of the model store (default ./data)"},
+    {"models-dir", "ONNXVIZ_MODELS_DIR", T_STR, F(models_dir), 0, 0, "DIR",
+     "serve the models of this folder read-only at /files/<path>/... (default: none)"},
     {"max-upload", "ONNXVIZ_MAX_UPLOAD", T_SIZE, F(max_upload), 0, 0, "SIZE",
      "largest request body (default 2G)"},
     {"token", "ONNXVIZ_TOKEN", T_STR, F(token), 0, 0, "TOKEN",

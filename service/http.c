@@ -92,7 +92,8 @@ void oxs_response_immutable(struct MHD_Response *resp, const char *etag, const c
 		/* built from the id only, never from model data */
 		char cd[128];
 		snprintf(cd, sizeof(cd), "%s; filename=\"%.64s.%.8s\"",
-		         strcmp(ext, "onnx") == 0 ? "attachment" : "inline", id, ext);
+		         strcmp(ext, "onnx") == 0 || strcmp(ext, "npy") == 0 ? "attachment" : "inline",
+		         id, ext);
 		MHD_add_response_header(resp, "Content-Disposition", cd);
 	}
 }
@@ -314,6 +315,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	r->conn = conn;
 	r->start_ns = oxs_now_ns();
 	r->route = -1;
+	r->file_fd = r->dir_fd = -1;
 	const char *q = uri ? strchr(uri, '?') : NULL;
 	if (q != NULL) {
 		size_t n = strlen(q + 1);
@@ -356,6 +358,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		log_request(r, ns, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
 	if (r->up != NULL)
 		oxs_upload_cleanup(r);
+	if (r->file_fd >= 0)
+		close(r->file_fd);
+	if (r->dir_fd >= 0)
+		close(r->dir_fd);
 	reply_clear(r);
 	free(r);
 	atomic_fetch_sub(&srv->inflight, 1);
@@ -485,7 +491,8 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 	const char *inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "If-None-Match");
 	if (inm != NULL && strlen(inm) < sizeof(r->inm))
 		memcpy(r->inm, inm, strlen(inm) + 1);
-	r->route = oxs_route_match(url, r->id, r->param, sizeof(r->param));
+	r->route = oxs_route_match(url, r->id, r->param, sizeof(r->param), r->fpath,
+	                           sizeof(r->fpath));
 
 	if (lh.bytes > MAX_HEADER_BYTES) {
 		oxs_reply_error(r, 431, "headers_too_large", "",

@@ -92,18 +92,38 @@ void oxs_cache_stats(oxs_cache *c, uint64_t *bytes, uint64_t *entries);
 typedef struct oxs_models oxs_models;
 typedef struct oxs_mentry oxs_mentry;
 
+/* A stored file, parsed: a model (linked) or a lone TensorProto ("tensor" upload). */
+typedef struct oxs_loaded {
+	oxp_model *model; /* the model, or the container of the tensor */
+	oxp_dag *dag;     /* NULL for a tensor */
+	void *map;        /* a tensor's file mapping (models own theirs), else NULL */
+	size_t map_len;
+} oxs_loaded;
+
+/* Parse path as a model and link it, or, when it does not parse as a model, as a lone
+ * TensorProto with a data type (oxs_tensor_upload_parse).  On failure the model's error
+ * (err) stands and *out is untouched. */
+oxp_code oxs_load(oxs_loaded *out, const char *path, oxp_error *err);
+void oxs_loaded_free(oxs_loaded *l);
+/* buf as a "tensor" upload: a TensorProto whose data_type is set (an empty or unrelated
+ * body that happens to decode as a TensorProto has none).  OXP_E_NOT_MODEL otherwise. */
+oxp_code oxs_tensor_upload_parse(oxp_model **out, const void *buf, size_t len, oxp_error *err);
+
 oxs_models *oxs_models_new(unsigned max_count, uint64_t max_bytes);
 void oxs_models_free(oxs_models *mc);
-/* Load (or find) model id from the store.  OXS_OK with *out referenced; OXS_E_NOT_FOUND;
- * OXS_E_INVALID when the stored file does not parse or link (*perr says why). */
-oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, oxs_mentry **out,
-                          oxp_error *perr);
-/* Keep an already parsed and linked model (ownership passes; freed if not kept). */
-void oxs_models_add(oxs_models *mc, const char *id, oxp_model *m, oxp_dag *d);
+/* Load (or find) model id: from src when not NULL/"" (a path, e.g. a --models-dir file
+ * opened confined, with id naming that file's version), else from the store.  OXS_OK with
+ * *out referenced; OXS_E_NOT_FOUND; OXS_E_INVALID when the file does not parse or link
+ * (*perr says why). */
+oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, const char *src,
+                          oxs_mentry **out, oxp_error *perr);
+/* Keep an already parsed file (ownership of *l passes; freed if not kept). */
+void oxs_models_add(oxs_models *mc, const char *id, oxs_loaded *l);
 void oxs_models_release(oxs_models *mc, oxs_mentry *e);
 void oxs_models_forget(oxs_models *mc, const char *id);
 const oxp_model *oxs_mentry_model(const oxs_mentry *e);
-const oxp_dag *oxs_mentry_dag(const oxs_mentry *e);
+const oxp_dag *oxs_mentry_dag(const oxs_mentry *e);     /* NULL for a tensor upload */
+const oxp_tensor *oxs_mentry_tensor(const oxs_mentry *e); /* the tensor of a tensor upload */
 void oxs_models_stats(oxs_models *mc, uint64_t *count, uint64_t *bytes);
 
 /* ---------------------------------------------------------------------------------------
@@ -164,8 +184,12 @@ typedef struct oxs_route {
 /* Prebuilt responses of the web page and /openapi.json; false when out of memory. */
 bool oxs_routes_init(void);
 void oxs_routes_free(void);
-/* Match a decoded path: the route index (params filled) or -1. */
-int oxs_route_match(const char *path, char *id, char *param, size_t paramsize);
+/* Match a decoded path: the route index (params filled) or -1.  {id} takes a segment
+ * (kept in id only when valid), {path} (in fpath) the segments up to and including the
+ * first ending in ".onnx" or ".pb", a final {name} (in param) the rest of the path,
+ * slashes included; other {x} one segment (in param). */
+int oxs_route_match(const char *path, char *id, char *param, size_t paramsize, char *fpath,
+                    size_t fpathsize);
 const oxs_route *oxs_route_at(int i);
 const char *oxs_route_pattern(int i); /* "unmatched" for -1 */
 size_t oxs_route_count(void);
@@ -174,9 +198,15 @@ size_t oxs_route_count(void);
  * Artifacts (artifacts.c): summary JSON, full document, and graph renderings of a stored
  * model, cached in memory and in the store, computed once for concurrent requests.
  */
-typedef enum { OXS_ART_SUMMARY = 0, OXS_ART_DOCUMENT, OXS_ART_GRAPH } oxs_art_kind;
+typedef enum {
+	OXS_ART_SUMMARY = 0,
+	OXS_ART_DOCUMENT,
+	OXS_ART_GRAPH,
+	OXS_ART_TENSOR /* a tensor preview (preview.c): JSON or .npy */
+} oxs_art_kind;
 
 #define OXS_KEY_MAX 1400
+#define OXS_TENSOR_KEY_MAX 1024 /* longest tensor name or ref in a preview URL */
 
 typedef struct oxs_art {
 	oxs_art_kind kind;
@@ -185,10 +215,24 @@ typedef struct oxs_art {
 	char id[OXS_ID_LEN + 1];
 	char key[OXS_KEY_MAX]; /* cache key: id|kind|options */
 	char name[112];        /* store rendering name */
+	/* a --models-dir file (oxs_art_file): read from src, not kept in the store, answered
+	 * with no-cache instead of immutable; id names that version of the file */
+	char src[64];          /* "/proc/self/fd/N", "" for stored models */
+	int dirfd;             /* its folder (external data), -1 for stored models */
+	char fpath[OXS_LOCATION_MAX + 1]; /* its path under --models-dir, for links */
+	/* OXS_ART_TENSOR (oxs_art_tensor) */
+	char tensor[OXS_TENSOR_KEY_MAX + 1];
+	oxs_preview_opt popt;
 } oxs_art;
 
 void oxs_art_init(oxs_art *a, oxs_art_kind kind, const char *id, oxr_format fmt,
                   const oxr_options *opt);
+/* After oxs_art_init(OXS_ART_TENSOR): the tensor key and the preview options (the cache
+ * key gets a hash of the tensor key and the canonical options). */
+void oxs_art_tensor(oxs_art *a, const char *tensor, const oxs_preview_opt *o);
+/* After oxs_art_init: the artifact is of a --models-dir file open as fd (its folder
+ * dirfd, its relative path fpath); both fds stay the request's. */
+void oxs_art_file(oxs_art *a, int fd, int dirfd, const char *fpath);
 /* Answer r with the artifact: at once from memory, else r is suspended until the
  * artifact is loaded or computed (r->on_art decides the reply then).  `suspended`: r is
  * already suspended (called from a job). */
@@ -199,6 +243,30 @@ oxs_centry *oxs_art_summary_now(oxs_server *srv, const char *id, const oxp_model
                                 const oxp_dag *d, unsigned *status, char *err, size_t errsize);
 typedef struct oxs_flights oxs_flights;
 oxs_flights *oxs_flights_new(void);
+/* The "links" member of a summary, for a stored model or a --models-dir file. */
+void oxs_links_json(oxr_buf *b, const oxs_art *a, bool tensor);
+
+/* ---------------------------------------------------------------------------------------
+ * Tensor previews (preview.c)
+ */
+typedef struct oxs_preview_out {
+	oxr_buf body;            /* the JSON document or the .npy file */
+	const char *type;        /* its Content-Type */
+	char npy_descr[16];      /* .npy: the element type written ("<f4", ...) */
+	char widened_from[24];   /* .npy: the tensor's data type when widened, else "" */
+	unsigned status;         /* 0 on success, else the error's status ... */
+	char code[48];           /* ... code ... */
+	char message[512];       /* ... message ... */
+	char extra[900];         /* ... and extra members ("" or ",\"rule\":...") */
+} oxs_preview_out;
+
+/* Compute the preview a (OXS_ART_TENSOR) on a work thread: load the model, find the
+ * tensor, decode the slice, statistics (cached in the store per tensor and bins).  out
+ * is initialised here; the caller frees out->body. */
+void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *out);
+/* The summary of a tensor upload: {"id","size","kind":"tensor","tensor":{...},"links"}. */
+bool oxs_preview_summary(oxr_buf *out, const oxs_art *a, const oxp_model *m,
+                         const oxp_tensor *t);
 void oxs_flights_free(oxs_flights *f);
 
 /* ---------------------------------------------------------------------------------------
@@ -242,6 +310,7 @@ struct oxs_server {
 	atomic_int inflight;   /* requests begun and not completed */
 	atomic_bool stopping;  /* SIGTERM seen: not ready, no new jobs */
 	int64_t started_ms;
+	int models_dirfd;      /* --models-dir, O_PATH; -1 when not configured */
 };
 
 #define OXS_QUERY_MAX 4096
@@ -266,7 +335,9 @@ struct oxs_req {
 	char query[OXS_QUERY_MAX];
 	char inm[256];         /* If-None-Match, "" when absent */
 	char id[OXS_ID_LEN + 1];
-	char param[OXS_PARAM_MAX];
+	char param[OXS_TENSOR_KEY_MAX + 1]; /* node id, search text or tensor key */
+	char fpath[OXS_LOCATION_MAX + 1];   /* /files/{path} */
+	int file_fd, dir_fd;   /* /files: the model file and its folder, open; else -1 */
 	unsigned limit;        /* search: most hits */
 	oxs_art art;           /* the artifact asked for, when any */
 	/* reply, set by handlers and jobs, queued by http.c */
@@ -330,6 +401,13 @@ unsigned oxs_http_port(oxs_server *srv);
 /* Stop accepting; returns at once. */
 void oxs_http_quiesce(oxs_server *srv);
 void oxs_http_stop(oxs_server *srv);
+
+/* The first size bytes of fd (pread from 0) in a new buffer, NULL when short or out of
+ * memory (artifacts.c). */
+char *oxs_read_all(int fd, uint64_t size);
+
+/* Remove a file or a folder tree (never following symbolic links; store.c). */
+void oxs_remove_path(const char *path);
 
 /* SHA-256 of data as lowercase hex into out (65 bytes); the first `hexlen` characters
  * when hexlen < 64. */

@@ -8,14 +8,17 @@
  */
 #include "service/internal.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct oxs_mentry {
 	char id[OXS_ID_LEN + 1];
-	oxp_model *model;
-	oxp_dag *dag;
+	oxs_loaded l;
 	uint64_t bytes;
 	unsigned refs;
 	bool loading;
@@ -69,16 +72,104 @@ static void list_push_front(oxs_models *mc, oxs_mentry *e)
 
 static void entry_destroy(oxs_mentry *e)
 {
-	oxp_dag_free(e->dag);
-	oxp_model_free(e->model);
+	oxs_loaded_free(&e->l);
 	free(e);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Loading a stored file: a model, else a lone TensorProto
+ */
+void oxs_loaded_free(oxs_loaded *l)
+{
+	oxp_dag_free(l->dag);
+	oxp_model_free(l->model);
+	if (l->map != NULL)
+		munmap(l->map, l->map_len);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Map path read-only (regular files only): *map and *len; an empty file maps to NULL. */
+static oxp_code map_file(const char *path, void **map, size_t *len, oxp_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > SIZE_MAX) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(err->message, sizeof(err->message), "cannot open the stored file");
+		err->code = OXP_E_IO;
+		return OXP_E_IO;
+	}
+	void *p = NULL;
+	if (st.st_size > 0) {
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			close(fd);
+			snprintf(err->message, sizeof(err->message), "cannot map the stored file");
+			err->code = OXP_E_IO;
+			return OXP_E_IO;
+		}
+	}
+	close(fd);
+	*map = p;
+	*len = (size_t)st.st_size;
+	return OXP_OK;
+}
+
+oxp_code oxs_tensor_upload_parse(oxp_model **out, const void *buf, size_t len, oxp_error *err)
+{
+	oxp_model *m = NULL;
+	oxp_code rc = oxp_tensor_file_parse(&m, buf, len, NULL, err);
+	if (rc != OXP_OK)
+		return rc;
+	const oxp_tensor *t = oxp_model_tensor_get(m);
+	if (t == NULL || t->data_type == OXP_DT_UNDEFINED) {
+		oxp_model_free(m);
+		return OXP_E_NOT_MODEL;
+	}
+	*out = m;
+	return OXP_OK;
+}
+
+oxp_code oxs_load(oxs_loaded *out, const char *path, oxp_error *err)
+{
+	oxs_loaded l;
+	memset(&l, 0, sizeof(l));
+	oxp_code rc = oxp_model_open(&l.model, path, NULL, err);
+	if (rc == OXP_OK) {
+		oxp_dag_options opt = {.infer_shapes = true};
+		rc = oxp_dag_build(&l.dag, l.model, &opt, err);
+		if (rc != OXP_OK) {
+			oxs_loaded_free(&l);
+			return rc;
+		}
+		*out = l;
+		return OXP_OK;
+	}
+	if (rc == OXP_E_IO || rc == OXP_E_NOMEM)
+		return rc;
+	/* not a model: perhaps a TensorProto (test data .pb); the model's error stands
+	 * when it is not one either */
+	oxp_error terr;
+	memset(&terr, 0, sizeof(terr));
+	if (map_file(path, &l.map, &l.map_len, &terr) != OXP_OK)
+		return rc;
+	if (oxs_tensor_upload_parse(&l.model, l.map, l.map_len, &terr) != OXP_OK) {
+		oxs_loaded_free(&l);
+		return rc;
+	}
+	if (err != NULL)
+		memset(err, 0, sizeof(*err));
+	*out = l;
+	return OXP_OK;
 }
 
 /* Estimate of the memory a parsed model holds: its arena plus the linked graph's arrays
  * (the mapping of the file itself is page cache, not counted). */
 static uint64_t estimate(const oxp_model *m, const oxp_dag *d)
 {
-	uint64_t b = oxp_model_arena_bytes(m) + 4096;
+	uint64_t b = (m ? oxp_model_arena_bytes(m) : 0) + 4096;
 	const oxp_dag_view *v = d ? oxp_dag_get(d) : NULL;
 	if (v != NULL)
 		b += (uint64_t)v->nnodes * 160 + (uint64_t)v->nvalues * 200 + (uint64_t)v->nedges * 24 +
@@ -123,8 +214,8 @@ static oxs_mentry *find(oxs_models *mc, const char *id)
 	return NULL;
 }
 
-oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, oxs_mentry **out,
-                          oxp_error *perr)
+oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, const char *src,
+                          oxs_mentry **out, oxp_error *perr)
 {
 	pthread_mutex_lock(&mc->mu);
 	oxs_mentry *e;
@@ -156,16 +247,16 @@ oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, oxs_
 
 	/* load without the lock */
 	char path[PATH_MAX];
-	oxs_status rc = store->ops->model_path(store, id, path, sizeof(path));
+	oxs_status rc = OXS_OK;
+	if (src != NULL && src[0] != '\0')
+		snprintf(path, sizeof(path), "%s", src);
+	else
+		rc = store->ops->model_path(store, id, path, sizeof(path));
 	oxp_error err;
 	memset(&err, 0, sizeof(err));
-	if (rc == OXS_OK && oxp_model_open(&e->model, path, NULL, &err) != OXP_OK)
-		rc = err.code == OXP_E_IO ? OXS_E_IO : OXS_E_INVALID;
-	if (rc == OXS_OK) {
-		oxp_dag_options opt = {.infer_shapes = true};
-		if (oxp_dag_build(&e->dag, e->model, &opt, &err) != OXP_OK)
-			rc = err.code == OXP_E_NOMEM ? OXS_E_NOMEM : OXS_E_INVALID;
-	}
+	if (rc == OXS_OK && oxs_load(&e->l, path, &err) != OXP_OK)
+		rc = err.code == OXP_E_IO ? OXS_E_IO : err.code == OXP_E_NOMEM ? OXS_E_NOMEM
+		                                                               : OXS_E_INVALID;
 	if (rc != OXS_OK && perr != NULL)
 		*perr = err;
 
@@ -173,7 +264,7 @@ oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, oxs_
 	e->loading = false;
 	oxs_mentry *dead = NULL;
 	if (rc == OXS_OK) {
-		e->bytes = estimate(e->model, e->dag);
+		e->bytes = estimate(e->l.model, e->l.dag) + e->l.map_len / 16;
 		if (!e->gone)
 			mc->bytes += e->bytes;
 		*out = e;
@@ -193,18 +284,17 @@ oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, oxs_
 	return rc;
 }
 
-void oxs_models_add(oxs_models *mc, const char *id, oxp_model *m, oxp_dag *d)
+void oxs_models_add(oxs_models *mc, const char *id, oxs_loaded *l)
 {
 	oxs_mentry *e = calloc(1, sizeof(*e));
 	if (e == NULL) {
-		oxp_dag_free(d);
-		oxp_model_free(m);
+		oxs_loaded_free(l);
 		return;
 	}
 	snprintf(e->id, sizeof(e->id), "%s", id);
-	e->model = m;
-	e->dag = d;
-	e->bytes = estimate(m, d);
+	e->l = *l;
+	memset(l, 0, sizeof(*l));
+	e->bytes = estimate(e->l.model, e->l.dag) + e->l.map_len / 16;
 	pthread_mutex_lock(&mc->mu);
 	if (find(mc, id) != NULL) {
 		pthread_mutex_unlock(&mc->mu);
@@ -255,12 +345,17 @@ void oxs_models_forget(oxs_models *mc, const char *id)
 
 const oxp_model *oxs_mentry_model(const oxs_mentry *e)
 {
-	return e->model;
+	return e->l.model;
 }
 
 const oxp_dag *oxs_mentry_dag(const oxs_mentry *e)
 {
-	return e->dag;
+	return e->l.dag;
+}
+
+const oxp_tensor *oxs_mentry_tensor(const oxs_mentry *e)
+{
+	return e->l.dag == NULL ? oxp_model_tensor_get(e->l.model) : NULL;
 }
 
 void oxs_models_stats(oxs_models *mc, uint64_t *count, uint64_t *bytes)

@@ -65,6 +65,7 @@ typedef struct oxs_config {
 	unsigned grace;          /* --grace: seconds to finish requests on SIGTERM */
 	bool log_requests;       /* --log-requests: one line per request on stderr */
 	bool help;               /* --help was given */
+	char models_dir[512];    /* --models-dir, ONNXVIZ_MODELS_DIR: "" = no /files routes */
 } oxs_config;
 
 void oxs_config_default(oxs_config *c);
@@ -148,6 +149,18 @@ typedef struct oxs_store_ops {
 	bool (*writable)(oxs_store *s);
 	/* Remove temporaries, release the lock, free. */
 	void (*close)(oxs_store *s);
+	/* External data: the files a model references by relative location, kept in a
+	 * folder of their own per model.  spool_dir makes a new empty folder in the store's
+	 * temporary area (its path; the caller fills it and hands it to put_data, or leaves
+	 * it to be removed at close/open).  put_data moves it to be model id's data folder,
+	 * durably (files and folders fsync'ed by the caller, the rename here); call it before
+	 * put_model of the same id so that a stored model never lacks its data.  When id
+	 * already has data the spool folder is removed.  open_data opens the model's data
+	 * folder O_PATH|O_DIRECTORY (*dirfd, the caller closes it); OXS_E_NOT_FOUND when the
+	 * model has none. */
+	oxs_status (*spool_dir)(oxs_store *s, char *path, size_t pathsize);
+	oxs_status (*put_data)(oxs_store *s, const char *id, const char *spool_dir);
+	oxs_status (*open_data)(oxs_store *s, const char *id, int *dirfd);
 } oxs_store_ops;
 
 struct oxs_store {
@@ -188,6 +201,29 @@ void oxs_server_close(oxs_server *srv);
 /* ---------------------------------------------------------------------------------------
  * Helpers of the HTTP layer, pure and exposed for the unit tests (util.c, routes.c).
  */
+/* Longest relative location of an uploaded data file (bytes, without the NUL). */
+#define OXS_LOCATION_MAX 1023
+
+/* A data file's location as a multipart field name gives it ("weights.bin",
+ * "data/w.bin"): 1..OXS_LOCATION_MAX bytes, '/'-separated components of 1..255 bytes, at
+ * most 8 of them, none "." or "..", no control byte, no backslash, not absolute, no
+ * drive ("C:").  False with the reason (a short rule name such as "dotdot") in *rule. */
+bool oxs_location_valid(const char *s, const char **rule);
+
+/* One data file of a bundle, for oxs_bundle_id. */
+typedef struct oxs_bundle_file {
+	char location[OXS_LOCATION_MAX + 1];
+	uint64_t size;
+	char sha256[65]; /* lowercase hex */
+} oxs_bundle_file;
+
+/* The id of a model uploaded with data files: SHA-256 (hex) of the manifest
+ *   "onnxviz-bundle/1\nmodel <sha256> <size>\n" + "file <sha256> <size> <location>\n"...
+ * with the files sorted by location (byte order; files[] is sorted in place).  With no
+ * files the id is the model's own SHA-256, so plain uploads keep their ids.  False (out
+ * untouched) when hashing failed. */
+bool oxs_bundle_id(const char *model_sha, uint64_t model_size, oxs_bundle_file *files,
+                   size_t n, char out[OXS_ID_LEN + 1]);
 /* 64 lowercase hex characters. */
 bool oxs_id_valid(const char *s);
 /* Lowercase hex of n bytes into out (2n+1 bytes). */
@@ -214,6 +250,33 @@ bool oxs_json_string(oxr_buf *b, const char *s, size_t n);
  * a message when a key is unknown, a value bad, or a key repeated. */
 bool oxs_query_options(const oxs_query_pair *pairs, size_t n, oxr_options *opt, char *err,
                        size_t errsize);
+
+/* Tensor previews (GET /models/{id}/tensors/{name}): the query, checked.
+ *   values=N   elements to decode (JSON: default 100, at most OXS_PREVIEW_JSON_MAX;
+ *              .npy: default the rest of the tensor, at most OXS_PREVIEW_NPY_MAX)
+ *   offset=K   first element (default 0)
+ *   stats=0|1  statistics over the whole tensor (default 1; JSON only)
+ *   bins=B     histogram bins, 0..OXS_PREVIEW_BINS_MAX (default 32; 0 = none)
+ *   format=json|npy */
+#define OXS_PREVIEW_JSON_MAX 100000u
+#define OXS_PREVIEW_NPY_MAX (16u << 20)
+#define OXS_PREVIEW_BINS_MAX 4096u
+
+typedef struct oxs_preview_opt {
+	uint64_t offset;
+	uint32_t values;
+	bool values_given;
+	bool stats;
+	uint32_t bins;
+	bool npy;
+} oxs_preview_opt;
+
+/* Fill *o from query pairs (defaults first).  False with a message when a key is
+ * unknown or repeated or a value is malformed or out of range. */
+bool oxs_preview_query(const oxs_query_pair *pairs, size_t n, oxs_preview_opt *o, char *err,
+                       size_t errsize);
+/* The canonical text of *o ("v=100&o=0&s=1&b=32&f=json"), for cache keys. */
+void oxs_preview_key(const oxs_preview_opt *o, char *out, size_t size);
 
 /* The route table, as the server answers it: pattern ("/models/{id}") and methods
  * ("GET HEAD DELETE").  False past the end. */

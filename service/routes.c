@@ -8,9 +8,13 @@
 #include "service/internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The web page's files (web/embed.sh generates the table into build/gen/). */
@@ -55,6 +59,7 @@ static void h_document(oxs_req *r);
 static void h_node(oxs_req *r);
 static void h_search(oxs_req *r);
 static void h_model_onnx(oxs_req *r);
+static void h_tensor(oxs_req *r);
 
 enum {
 	R_INDEX,
@@ -71,6 +76,15 @@ enum {
 	R_NODE,
 	R_SEARCH,
 	R_MODEL_ONNX,
+	R_TENSOR,
+	R_FILE,
+	R_FILE_SVG,
+	R_FILE_JSON,
+	R_FILE_DOT,
+	R_FILE_DOCUMENT,
+	R_FILE_NODE,
+	R_FILE_SEARCH,
+	R_FILE_TENSOR,
 	R_POST_SVG,
 	R_POST_JSON,
 	R_POST_DOT,
@@ -106,6 +120,23 @@ static const oxs_route routes[R__COUNT] = {
                   false},
     [R_MODEL_ONNX] = {"/models/{id}/model.onnx", "GET HEAD", h_model_onnx, NULL, NULL, READ,
                       OPEN, OPEN, false},
+    [R_TENSOR] = {"/models/{id}/tensors/{name}", "GET HEAD", h_tensor, NULL, NULL, READ, OPEN,
+                  OPEN, false},
+    [R_FILE] = {"/files/{path}", "GET HEAD", h_model, NULL, NULL, READ, OPEN, OPEN, false},
+    [R_FILE_SVG] = {"/files/{path}/graph.svg", "GET HEAD", h_graph, NULL, NULL, READ, OPEN, OPEN,
+                    false},
+    [R_FILE_JSON] = {"/files/{path}/graph.json", "GET HEAD", h_graph, NULL, NULL, READ, OPEN,
+                     OPEN, false},
+    [R_FILE_DOT] = {"/files/{path}/graph.dot", "GET HEAD", h_graph, NULL, NULL, READ, OPEN, OPEN,
+                    false},
+    [R_FILE_DOCUMENT] = {"/files/{path}/document.json", "GET HEAD", h_document, NULL, NULL, READ,
+                         OPEN, OPEN, false},
+    [R_FILE_NODE] = {"/files/{path}/nodes/{node_id}", "GET HEAD", h_node, NULL, NULL, READ, OPEN,
+                     OPEN, false},
+    [R_FILE_SEARCH] = {"/files/{path}/search", "GET HEAD", h_search, NULL, NULL, READ, OPEN,
+                       OPEN, false},
+    [R_FILE_TENSOR] = {"/files/{path}/tensors/{name}", "GET HEAD", h_tensor, NULL, NULL, READ,
+                       OPEN, OPEN, false},
     [R_POST_SVG] = {"/graph.svg", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
     [R_POST_JSON] = {"/graph.json", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
     [R_POST_DOT] = {"/graph.dot", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
@@ -175,17 +206,49 @@ static bool match_segment(const char *pat, size_t pn, const char *seg, size_t sn
 	memcpy(param, seg, sn);
 	param[sn] = '\0';
 	if (pn == 6 && memcmp(pat, "{file}", 6) == 0) {
-		char path[OXS_PARAM_MAX + 2];
+		char path[OXS_TENSOR_KEY_MAX + 2];
 		snprintf(path, sizeof(path), "/%s", param);
 		return find_asset(path) != NULL || strcmp(param, "index.html") == 0;
 	}
 	return true;
 }
 
-int oxs_route_match(const char *path, char *id, char *param, size_t paramsize)
+/* A segment naming a model file under --models-dir ends the {path} capture. */
+static bool model_segment(const char *s, size_t n)
+{
+	return (n > 5 && memcmp(s + n - 5, ".onnx", 5) == 0) ||
+	       (n > 3 && memcmp(s + n - 3, ".pb", 3) == 0);
+}
+
+/* {path}: segments from s up to and including the first model file name; *se is set to
+ * the '/' after it (or NULL at the end).  False when none or too long. */
+static bool capture_path(const char *s, const char **se, char *fpath, size_t fpathsize)
+{
+	const char *p = s;
+	for (;;) {
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (model_segment(p, n)) {
+			size_t len = (size_t)(p + n - s);
+			if (len >= fpathsize)
+				return false;
+			memcpy(fpath, s, len);
+			fpath[len] = '\0';
+			*se = e;
+			return true;
+		}
+		if (e == NULL)
+			return false;
+		p = e + 1;
+	}
+}
+
+int oxs_route_match(const char *path, char *id, char *param, size_t paramsize, char *fpath,
+                    size_t fpathsize)
 {
 	id[0] = '\0';
 	param[0] = '\0';
+	fpath[0] = '\0';
 	if (path == NULL || path[0] != '/')
 		return -1;
 	for (int i = 0; i < R__COUNT; i++) {
@@ -195,7 +258,21 @@ int oxs_route_match(const char *path, char *id, char *param, size_t paramsize)
 			const char *pe = strchr(p, '/'), *se = strchr(s, '/');
 			size_t pn = pe ? (size_t)(pe - p) : strlen(p);
 			size_t sn = se ? (size_t)(se - s) : strlen(s);
-			if (!match_segment(p, pn, s, sn, id, param, paramsize)) {
+			if (pn == 6 && memcmp(p, "{path}", 6) == 0) {
+				if (!capture_path(s, &se, fpath, fpathsize)) {
+					ok = false;
+					break;
+				}
+			} else if (pe == NULL && pn == 6 && memcmp(p, "{name}", 6) == 0) {
+				/* the rest of the path: tensor names may hold '/' */
+				sn = strlen(s);
+				if (sn == 0 || sn >= paramsize) {
+					ok = false;
+					break;
+				}
+				memcpy(param, s, sn + 1);
+				break;
+			} else if (!match_segment(p, pn, s, sn, id, param, paramsize)) {
 				ok = false;
 				break;
 			}
@@ -212,6 +289,7 @@ int oxs_route_match(const char *path, char *id, char *param, size_t paramsize)
 			return i;
 		id[0] = '\0';
 		param[0] = '\0';
+		fpath[0] = '\0';
 	}
 	return -1;
 }
@@ -320,7 +398,7 @@ static void h_index(oxs_req *r)
 
 static void h_asset(oxs_req *r)
 {
-	char path[OXS_PARAM_MAX + 2];
+	char path[OXS_TENSOR_KEY_MAX + 2];
 	snprintf(path, sizeof(path), "/%s", r->param);
 	serve_asset(r, path);
 }
@@ -421,10 +499,136 @@ bool oxs_query_options(const oxs_query_pair *pairs, size_t n, oxr_options *opt, 
 }
 
 /* ---------------------------------------------------------------------------------------
+ * --models-dir files: opened beneath the folder, never through a symbolic link
+ */
+static bool is_file_route(int route)
+{
+	return route >= R_FILE && route <= R_FILE_TENSOR;
+}
+
+/* Open rel beneath dirfd with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|
+ * RESOLVE_NO_MAGICLINKS); where the kernel has no openat2, component by component with
+ * O_NOFOLLOW (rel was checked by oxs_location_valid: no "..", not absolute).  -1 with
+ * errno (ELOOP for a symbolic link, EXDEV for an escape). */
+static int open_beneath(int dirfd, const char *rel, int flags)
+{
+	struct open_how how;
+	memset(&how, 0, sizeof(how));
+	how.flags = (uint64_t)(unsigned)(flags | O_CLOEXEC | O_NOFOLLOW);
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	long fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+		return (int)fd;
+	char part[OXS_LOCATION_MAX + 1];
+	snprintf(part, sizeof(part), "%s", rel);
+	int cur = dirfd;
+	char *save = NULL;
+	char *c = strtok_r(part, "/", &save);
+	while (c != NULL) {
+		char *next = strtok_r(NULL, "/", &save);
+		int f = openat(cur, c, (next ? O_PATH | O_DIRECTORY : flags) | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		if (cur != dirfd)
+			close(cur);
+		if (f < 0) {
+			errno = e;
+			return -1;
+		}
+		struct stat st;
+		if (next != NULL && (fstat(f, &st) != 0 || !S_ISDIR(st.st_mode))) {
+			close(f);
+			errno = ENOTDIR;
+			return -1;
+		}
+		cur = f;
+		c = next;
+	}
+	if (cur == dirfd) {
+		errno = ENOENT;
+		return -1;
+	}
+	return cur;
+}
+
+/* Open r->fpath under --models-dir: r->file_fd, r->dir_fd (its folder) and r->id, a
+ * name of this version of the file (SHA-256 of the path, device, inode, size and
+ * change times: a rewritten file gets a new one).  Replies and returns false when the
+ * path is refused or missing. */
+static bool open_file_route(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	if (srv->models_dirfd < 0) {
+		oxs_reply_error(r, 404, "not_found", "", "no --models-dir is configured");
+		return false;
+	}
+	const char *rule = NULL;
+	char extra[96];
+	if (!oxs_location_valid(r->fpath, &rule)) {
+		snprintf(extra, sizeof(extra), ",\"rule\":\"%s\"", rule);
+		oxs_reply_error(r, 400, "bad_path", extra, "path refused (%s)", rule);
+		return false;
+	}
+	int fd = open_beneath(srv->models_dirfd, r->fpath, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	int e = errno;
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) != 0) {
+		e = errno;
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		rule = e == ENOENT ? "not_found" : e == ELOOP ? "symlink" : e == EXDEV ? "escapes_directory"
+		       : e == ENOTDIR ? "not_regular_file" : "io";
+		snprintf(extra, sizeof(extra), ",\"rule\":\"%s\"", rule);
+		if (e == ENOENT)
+			oxs_reply_error(r, 404, "not_found", extra, "no such file under --models-dir");
+		else
+			oxs_reply_error(r, 403, "path_refused", extra, "path refused (%s)", rule);
+		return false;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		close(fd);
+		rule = S_ISREG(st.st_mode) ? "hard_link" : "not_regular_file";
+		snprintf(extra, sizeof(extra), ",\"rule\":\"%s\"", rule);
+		oxs_reply_error(r, 403, "path_refused", extra, "path refused (%s)", rule);
+		return false;
+	}
+	char dir[OXS_LOCATION_MAX + 1];
+	snprintf(dir, sizeof(dir), "%s", r->fpath);
+	char *slash = strrchr(dir, '/');
+	int dfd = slash ? (*slash = '\0', open_beneath(srv->models_dirfd, dir, O_PATH | O_DIRECTORY))
+	                : fcntl(srv->models_dirfd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0) {
+		close(fd);
+		oxs_reply_error(r, 404, "not_found", "", "the file's folder is gone");
+		return false;
+	}
+	char ver[OXS_LOCATION_MAX + 200];
+	snprintf(ver, sizeof(ver),
+	         "onnxviz-file/1|%s|%ju|%ju|%jd|%jd.%09ld|%jd.%09ld", r->fpath, (uintmax_t)st.st_dev,
+	         (uintmax_t)st.st_ino, (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec,
+	         st.st_mtim.tv_nsec, (intmax_t)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+	oxs_sha256_hex(ver, strlen(ver), r->id, 64);
+	r->file_fd = fd;
+	r->dir_fd = dfd;
+	return true;
+}
+
+/* Start r->art for the request's model (a stored one, or a --models-dir file). */
+static void art_for(oxs_req *r, oxs_art_kind kind, oxr_format fmt, const oxr_options *opt)
+{
+	oxs_art_init(&r->art, kind, r->id, fmt, opt);
+	if (r->file_fd >= 0)
+		oxs_art_file(&r->art, r->file_fd, r->dir_fd, r->fpath);
+}
+
+/* ---------------------------------------------------------------------------------------
  * Models
  */
 static bool need_model(oxs_req *r)
 {
+	if (is_file_route(r->route))
+		return open_file_route(r);
 	char path[PATH_MAX];
 	if (r->id[0] != '\0' &&
 	    r->srv->store->ops->model_path(r->srv->store, r->id, path, sizeof(path)) == OXS_OK)
@@ -490,7 +694,7 @@ static void h_model(oxs_req *r)
 {
 	if (!need_model(r))
 		return;
-	oxs_art_init(&r->art, OXS_ART_SUMMARY, r->id, OXR_FMT_SVG, NULL);
+	art_for(r, OXS_ART_SUMMARY, OXR_FMT_SVG, NULL);
 	oxs_art_request(r, &r->art, false);
 }
 
@@ -498,7 +702,7 @@ static void h_document(oxs_req *r)
 {
 	if (!need_model(r))
 		return;
-	oxs_art_init(&r->art, OXS_ART_DOCUMENT, r->id, OXR_FMT_SVG, NULL);
+	art_for(r, OXS_ART_DOCUMENT, OXR_FMT_SVG, NULL);
 	oxs_art_request(r, &r->art, false);
 }
 
@@ -516,10 +720,10 @@ static void h_graph(oxs_req *r)
 	}
 	if (!need_model(r))
 		return;
-	oxr_format fmt = r->route == R_GRAPH_SVG ? OXR_FMT_SVG
-	                 : r->route == R_GRAPH_DOT ? OXR_FMT_DOT
-	                                           : OXR_FMT_LAYOUT_JSON;
-	oxs_art_init(&r->art, OXS_ART_GRAPH, r->id, fmt, &opt);
+	oxr_format fmt = r->route == R_GRAPH_SVG || r->route == R_FILE_SVG ? OXR_FMT_SVG
+	                 : r->route == R_GRAPH_DOT || r->route == R_FILE_DOT ? OXR_FMT_DOT
+	                                                                     : OXR_FMT_LAYOUT_JSON;
+	art_for(r, OXS_ART_GRAPH, fmt, &opt);
 	oxs_art_request(r, &r->art, false);
 }
 
@@ -590,7 +794,7 @@ static void h_model_onnx(oxs_req *r)
  * Node and search: computed on a work thread from the parsed model, not cached (cheap),
  * but content-addressed: ETag from the bytes, immutable.
  */
-static void reply_computed(oxs_req *r, oxr_buf *b, const char *ext)
+static void reply_computed(oxs_req *r, oxr_buf *b)
 {
 	char etag[48];
 	oxs_etag_of(b->data ? b->data : "", b->len, etag);
@@ -606,7 +810,13 @@ static void reply_computed(oxs_req *r, oxr_buf *b, const char *ext)
 		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
 		return;
 	}
-	oxs_response_immutable(resp, etag, nm ? NULL : "application/json", r->id, ext);
+	if (r->file_fd >= 0) { /* a --models-dir file may change: revalidate */
+		oxs_response_common(resp, nm ? NULL : "application/json");
+		MHD_add_response_header(resp, "ETag", etag);
+		MHD_add_response_header(resp, "Cache-Control", "no-cache");
+	} else {
+		oxs_response_immutable(resp, etag, nm ? NULL : "application/json", r->id, "json");
+	}
 	oxs_reply(r, nm ? 304 : 200, resp, len);
 }
 
@@ -647,9 +857,15 @@ static void work_with_model(oxs_req *r,
 	oxs_mentry *me = NULL;
 	oxp_error perr;
 	memset(&perr, 0, sizeof(perr));
-	oxs_status st = oxs_models_get(r->srv->models, r->srv->store, r->id, &me, &perr);
+	oxs_status st = oxs_models_get(r->srv->models, r->srv->store, r->id, r->art.src, &me,
+	                               &perr);
 	if (st != OXS_OK) {
 		reply_load_error(r, st, &perr);
+	} else if (oxs_mentry_dag(me) == NULL) {
+		oxs_reply_error(r, 422, "tensor_upload", "",
+		                "this upload is a lone tensor (TensorProto), not a model: it has no "
+		                "nodes; see its /tensors/ preview");
+		oxs_models_release(r->srv->models, me);
 	} else {
 		oxr_buf b;
 		oxr_error e;
@@ -657,7 +873,7 @@ static void work_with_model(oxs_req *r,
 		oxr_buf_init(&b, 64 << 20);
 		oxr_code rc = fn(r, oxs_mentry_model(me), oxs_mentry_dag(me), &b, &e);
 		if (rc == OXR_OK)
-			reply_computed(r, &b, "json");
+			reply_computed(r, &b);
 		else
 			reply_render_error(r, rc, &e);
 		oxr_buf_free(&b);
@@ -699,6 +915,7 @@ static void h_node(oxs_req *r)
 		oxs_reply_error(r, 404, "not_found", "", "no such node");
 		return;
 	}
+	art_for(r, OXS_ART_DOCUMENT, OXR_FMT_SVG, NULL); /* only its source is used */
 	oxs_defer(r, r->srv->work, work_node);
 }
 
@@ -740,5 +957,28 @@ static void h_search(oxs_req *r)
 		return;
 	snprintf(r->param, sizeof(r->param), "%s", q);
 	r->limit = limit;
+	art_for(r, OXS_ART_DOCUMENT, OXR_FMT_SVG, NULL); /* only its source is used */
 	oxs_defer(r, r->srv->work, work_search);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Tensor previews (preview.c computes them on a work thread; cached like artifacts)
+ */
+static void h_tensor(oxs_req *r)
+{
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
+		return;
+	oxs_preview_opt o;
+	char err[300];
+	if (!oxs_preview_query(pairs, (size_t)n, &o, err, sizeof(err))) {
+		oxs_reply_error(r, 400, "bad_query", "", "%s", err);
+		return;
+	}
+	if (!need_model(r))
+		return;
+	art_for(r, OXS_ART_TENSOR, OXR_FMT_SVG, NULL);
+	oxs_art_tensor(&r->art, r->param, &o);
+	oxs_art_request(r, &r->art, false);
 }

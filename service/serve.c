@@ -98,6 +98,8 @@ static void server_free(oxs_server *srv)
 	oxs_ratelimit_free(srv->rl);
 	if (srv->store != NULL)
 		srv->store->ops->close(srv->store);
+	if (srv->models_dirfd >= 0)
+		close(srv->models_dirfd);
 	free(srv);
 }
 
@@ -163,6 +165,13 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	         st.models, st.renderings, st.removed_temporaries, st.quarantined);
 	oxs_log("info", "store opened", extra);
 
+	if (c->models_dir[0] != '\0') {
+		srv->models_dirfd = open(c->models_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (srv->models_dirfd < 0) {
+			snprintf(err, errsize, "--models-dir %s: %s", c->models_dir, strerror(errno));
+			return -1;
+		}
+	}
 	srv->cache = oxs_cache_new(c->memory_cache, 65536);
 	srv->models = oxs_models_new(c->model_cache, c->model_cache_bytes);
 	srv->flights = oxs_flights_new();
@@ -186,6 +195,7 @@ int oxs_server_open(oxs_server **out, const oxs_config *cfg, const char *exe, ch
 		snprintf(err, errsize, "out of memory");
 		return -1;
 	}
+	srv->models_dirfd = -1;
 	srv->cfg = *cfg;
 	snprintf(srv->exe, sizeof(srv->exe), "%s", exe);
 	if (server_start(srv, false, err, errsize) != 0) {
@@ -228,6 +238,7 @@ int oxs_serve_main(int argc, char **argv)
 	oxs_server *srv = calloc(1, sizeof(*srv));
 	if (srv == NULL)
 		return 1;
+	srv->models_dirfd = -1;
 	char err[600];
 	oxs_config_default(&srv->cfg);
 	if (oxs_config_parse(&srv->cfg, argc, argv, environ, err, sizeof(err)) != 0) {

@@ -5,6 +5,7 @@
  *   lock                      flock()ed while a server uses the store
  *   models/ab/<id>.onnx       the models, by content id (SHA-256), fanned out by prefix
  *   renderings/<id>/<name>    cached renderings and documents of a model
+ *   data/<id>/<location>      external data files of a model uploaded with them
  *   tmp/                      spool files of uploads and temporaries (emptied at open)
  *   quarantine/               files found misnamed or corrupt at open, kept for people
  *
@@ -60,6 +61,7 @@ struct model_ent {
 	lru_link lru; /* first member: the models LRU */
 	rend_ent *renderings;
 	uint64_t size;
+	uint64_t data; /* bytes of its external data files (data/<id>/) */
 	int64_t created;
 	char id[OXS_ID_LEN + 1];
 };
@@ -186,8 +188,8 @@ static bool name_valid(const char *name)
 	return true;
 }
 
-/* Remove a folder and the files in it (one level: renderings/<id>/ has no subfolders;
- * anything else found there is removed too, recursively but bounded by depth 4). */
+/* Remove a folder and the files in it (renderings/<id>/ has no subfolders, data/<id>/
+ * at most 8 levels; deeper ones are left), never following symbolic links. */
 static void remove_tree(int dirfd_parent, const char *name, int depth)
 {
 	int fd = openat(dirfd_parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -206,13 +208,28 @@ static void remove_tree(int dirfd_parent, const char *name, int depth)
 			continue;
 		if (unlinkat(fd, e->d_name, 0) == 0 || errno != EISDIR)
 			continue;
-		if (depth < 4)
+		if (depth < 12)
 			remove_tree(fd, e->d_name, depth + 1);
 		else
 			(void)unlinkat(fd, e->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
 	(void)unlinkat(dirfd_parent, name, AT_REMOVEDIR);
+}
+
+void oxs_remove_path(const char *path)
+{
+	char dir[PATH_BUF];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == NULL || slash[1] == '\0')
+		return;
+	*slash = '\0';
+	int fd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	remove_tree(fd, slash + 1, 0);
+	close(fd);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -252,7 +269,7 @@ static bool index_insert(local_store *s, model_ent *m)
 	s->ids[i] = m;
 	s->n++;
 	lru_push(&s->models_lru, &m->lru);
-	s->model_bytes += m->size;
+	s->model_bytes += m->size + m->data;
 	return true;
 }
 
@@ -273,7 +290,7 @@ static void index_remove(local_store *s, model_ent *m)
 		s->n--;
 	}
 	lru_unlink(&m->lru);
-	s->model_bytes -= m->size;
+	s->model_bytes -= m->size + m->data;
 	rend_ent *r = m->renderings;
 	while (r != NULL) {
 		rend_ent *next = r->next;
@@ -316,19 +333,26 @@ static void evict_rendering(local_store *s, rend_ent *r)
 	s->evicted_rend++;
 }
 
+/* Remove root/<sub>/<id> and everything in it. */
+static void remove_model_dir(const local_store *s, const char *sub, const char *id)
+{
+	char dir[PATH_BUF];
+	if (path_fmt(dir, sizeof(dir), "%s/%s", s->root, sub)) {
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			remove_tree(fd, id, 0);
+			close(fd);
+		}
+	}
+}
+
 static void evict_model(local_store *s, model_ent *m)
 {
 	char path[PATH_BUF];
 	model_file(s, m->id, path, sizeof(path));
 	(void)unlink(path);
-	char dir[PATH_BUF];
-	if (path_fmt(dir, sizeof(dir), "%s/renderings", s->root)) {
-		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0) {
-			remove_tree(fd, m->id, 0);
-			close(fd);
-		}
-	}
+	remove_model_dir(s, "renderings", m->id);
+	remove_model_dir(s, "data", m->id);
 	index_remove(s, m);
 	s->evicted_models++;
 }
@@ -354,6 +378,175 @@ static bool make_room(local_store *s, uint64_t need, bool may_evict_models)
 		}
 		return false;
 	}
+}
+
+/* ---------------------------------------------------------------------------------------
+ * External data folders (data/<id>/)
+ */
+#define DATA_MAX_FILES 4096
+#define DATA_MAX_DEPTH 8
+
+typedef struct data_walk {
+	oxs_bundle_file *files; /* with hash: each file, its size and SHA-256 (caller frees) */
+	size_t n, cap;
+	uint64_t bytes;
+	bool hash;              /* collect files[] and hash them; else only count */
+} data_walk;
+
+/* Walk folder fd (prefix: its location, "" at the top): regular files with one link and
+ * folders only, never through a symbolic link, at most DATA_MAX_DEPTH levels and
+ * DATA_MAX_FILES files.  False when anything else is found or a read fails. */
+static bool walk_data(int fd, const char *prefix, int depth, data_walk *w)
+{
+	DIR *d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return false;
+	}
+	bool ok = true;
+	struct dirent *e;
+	while (ok && (e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char loc[OXS_LOCATION_MAX + 1];
+		struct stat st;
+		if (!path_fmt(loc, sizeof(loc), "%s%s%s", prefix, prefix[0] ? "/" : "", e->d_name) ||
+		    fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			ok = false;
+		} else if (S_ISDIR(st.st_mode) && depth + 1 < DATA_MAX_DEPTH) {
+			int sub = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			ok = sub >= 0 && walk_data(sub, loc, depth + 1, w);
+		} else if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || w->n >= DATA_MAX_FILES) {
+			ok = false;
+		} else {
+			w->bytes += (uint64_t)st.st_size;
+			if (w->hash && w->n == w->cap) {
+				size_t cap = w->cap ? w->cap * 2 : 16;
+				void *p = realloc(w->files, cap * sizeof(*w->files));
+				ok = p != NULL;
+				if (ok) {
+					w->files = p;
+					w->cap = cap;
+				}
+			}
+			if (ok && w->hash) {
+				oxs_bundle_file *f = &w->files[w->n];
+				snprintf(f->location, sizeof(f->location), "%s", loc);
+				f->size = (uint64_t)st.st_size;
+				int ff = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+				ok = ff >= 0 && oxs_sha256_fd(ff, f->sha256);
+				if (ff >= 0)
+					close(ff);
+			}
+			w->n++;
+		}
+	}
+	closedir(d);
+	return ok;
+}
+
+/* Bytes of model id's data folder (0 when it has none) and, when w is given, its files
+ * (w->files is the caller's to free).  False when the folder holds something else than
+ * plain files and folders, or cannot be read. */
+static bool data_size(const local_store *s, const char *id, uint64_t *bytes, data_walk *w)
+{
+	data_walk local = {NULL, 0, 0, 0, false};
+	if (w == NULL)
+		w = &local;
+	char dir[PATH_BUF];
+	if (!path_fmt(dir, sizeof(dir), "%s/data/%s", s->root, id))
+		return false;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		*bytes = 0;
+		return errno == ENOENT;
+	}
+	if (!walk_data(fd, "", 0, w))
+		return false;
+	*bytes = w->bytes;
+	return true;
+}
+
+/* fsync every folder of a tree (the files were fsync'ed as they were written). */
+static bool fsync_tree(int fd, int depth)
+{
+	DIR *d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return false;
+	}
+	bool ok = fsync(dirfd(d)) == 0;
+	struct dirent *e;
+	while (ok && depth < DATA_MAX_DEPTH && (e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0)
+			ok = fsync_tree(sub, depth + 1);
+	}
+	closedir(d);
+	return ok;
+}
+
+static oxs_status op_spool_dir(oxs_store *base, char *path, size_t pathsize)
+{
+	local_store *s = (local_store *)base;
+	unsigned char rnd[8];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		memset(rnd, 0, sizeof(rnd));
+	char hex[17];
+	oxs_hex(hex, rnd, sizeof(rnd));
+	if (!path_fmt(path, pathsize, "%s/tmp/data-%ld-%" PRIu64 "-%s", s->root, (long)getpid(),
+	              (uint64_t)atomic_fetch_add(&tmp_counter, 1), hex))
+		return OXS_E_INVALID;
+	return mkdir(path, 0700) == 0 ? OXS_OK : errno_status(errno);
+}
+
+static oxs_status op_put_data(oxs_store *base, const char *id, const char *spool_dir)
+{
+	local_store *s = (local_store *)base;
+	char data[PATH_BUF], target[PATH_BUF];
+	if (!oxs_id_valid(id) || !path_fmt(data, sizeof(data), "%s/data", s->root) ||
+	    !path_fmt(target, sizeof(target), "%s/%s", data, id))
+		return OXS_E_INVALID;
+	int fd = open(spool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !fsync_tree(fd, 0))
+		return errno_status(errno);
+	if (renameat2(AT_FDCWD, spool_dir, AT_FDCWD, target, RENAME_NOREPLACE) != 0) {
+		bool there = errno == EEXIST || errno == ENOTEMPTY;
+		if (!there && (errno == EINVAL || errno == ENOSYS)) {
+			/* no RENAME_NOREPLACE: a plain rename onto an existing non-empty folder
+			 * fails too (ENOTEMPTY), onto a missing one it is what we want */
+			if (rename(spool_dir, target) == 0)
+				return fsync_dir(data) == 0 ? OXS_OK : errno_status(errno);
+			there = errno == EEXIST || errno == ENOTEMPTY;
+		}
+		if (!there)
+			return errno_status(errno);
+		/* the same bundle is stored already (same id, same bytes) */
+		int tfd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		char rel[PATH_BUF];
+		const char *base_name = strrchr(spool_dir, '/');
+		if (tfd >= 0 && base_name != NULL && path_fmt(rel, sizeof(rel), "tmp%s", base_name))
+			remove_tree(tfd, rel, 0);
+		if (tfd >= 0)
+			close(tfd);
+		return OXS_OK;
+	}
+	return fsync_dir(data) == 0 ? OXS_OK : errno_status(errno);
+}
+
+static oxs_status op_open_data(oxs_store *base, const char *id, int *dirfd)
+{
+	local_store *s = (local_store *)base;
+	char dir[PATH_BUF];
+	if (!oxs_id_valid(id) || !path_fmt(dir, sizeof(dir), "%s/data/%s", s->root, id))
+		return OXS_E_INVALID;
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno_status(errno);
+	*dirfd = fd;
+	return OXS_OK;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -397,7 +590,10 @@ static oxs_status op_put_model(oxs_store *base, const char *id, const char *spoo
 	struct stat st;
 	if (fsync(fd) != 0 || fstat(fd, &st) != 0)
 		return errno_status(errno);
-	uint64_t size = (uint64_t)st.st_size;
+	uint64_t data = 0;
+	if (!data_size(s, id, &data, NULL))
+		return OXS_E_IO;
+	uint64_t size = (uint64_t)st.st_size + data;
 
 	pthread_mutex_lock(&s->mu);
 	bool fits = make_room(s, size, true);
@@ -450,7 +646,8 @@ out:
 		model_ent *m = calloc(1, sizeof(*m));
 		if (m != NULL) {
 			memcpy(m->id, id, OXS_ID_LEN + 1);
-			m->size = size;
+			m->size = size - data;
+			m->data = data;
 			m->created = (int64_t)time(NULL);
 			lru_init(&m->lru);
 			if (!index_insert(s, m))
@@ -553,13 +750,8 @@ static oxs_status op_delete(oxs_store *base, const char *id)
 		return errno_status(errno);
 	if (path_fmt(dir, sizeof(dir), "%s/models/%.2s", s->root, id))
 		(void)fsync_dir(dir);
-	if (path_fmt(dir, sizeof(dir), "%s/renderings", s->root)) {
-		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0) {
-			remove_tree(fd, id, 0);
-			close(fd);
-		}
-	}
+	remove_model_dir(s, "renderings", id);
+	remove_model_dir(s, "data", id);
 	return OXS_OK;
 }
 
@@ -755,6 +947,9 @@ static const oxs_store_ops local_ops = {
     .stats = op_stats,
     .writable = op_writable,
     .close = op_close,
+    .spool_dir = op_spool_dir,
+    .put_data = op_put_data,
+    .open_data = op_open_data,
 };
 
 /* ---------------------------------------------------------------------------------------
@@ -849,16 +1044,24 @@ static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool v
 			quarantine(s, fd, e->d_name);
 			continue;
 		}
-		if (verify) {
+		/* a model uploaded with data files: its id covers them (oxs_bundle_id) */
+		data_walk w = {NULL, 0, 0, 0, verify};
+		uint64_t dbytes = 0;
+		bool match = data_size(s, id, &dbytes, &w);
+		if (match && verify) {
 			int f = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			char got[OXS_ID_LEN + 1];
-			bool match = f >= 0 && oxs_sha256_fd(f, got) && strcmp(got, id) == 0;
+			char got[OXS_ID_LEN + 1], bid[OXS_ID_LEN + 1];
+			match = f >= 0 && oxs_sha256_fd(f, got) &&
+			        oxs_bundle_id(got, (uint64_t)st.st_size, w.files, w.n, bid) &&
+			        strcmp(bid, id) == 0;
 			if (f >= 0)
 				close(f);
-			if (!match) {
-				quarantine(s, fd, e->d_name);
-				continue;
-			}
+		}
+		free(w.files);
+		if (!match) {
+			quarantine(s, fd, e->d_name);
+			remove_model_dir(s, "data", id);
+			continue;
 		}
 		model_ent *m = calloc(1, sizeof(*m));
 		if (m == NULL) {
@@ -867,6 +1070,7 @@ static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool v
 		}
 		memcpy(m->id, id, sizeof(id));
 		m->size = (uint64_t)st.st_size;
+		m->data = dbytes;
 		m->created = (int64_t)st.st_mtime;
 		lru_init(&m->lru);
 		if (!index_insert(s, m)) {
@@ -933,6 +1137,45 @@ static bool scan_renderings(local_store *s, int rendfd)
 	}
 	closedir(d);
 	return ok;
+}
+
+/* Remove data/<x> folders of models the store does not have (an upload interrupted
+ * between put_data and put_model, or a quarantined model). */
+static void remove_orphan_data(local_store *s)
+{
+	char dir[PATH_BUF];
+	if (!path_fmt(dir, sizeof(dir), "%s/data", s->root))
+		return;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	char (*names)[256] = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    (oxs_id_valid(e->d_name) && find_model(s, e->d_name) != NULL))
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			void *p = realloc(names, nc * sizeof(*names));
+			if (p == NULL)
+				break;
+			names = p;
+			cap = nc;
+		}
+		snprintf(names[n++], sizeof(names[0]), "%s", e->d_name);
+	}
+	for (size_t i = 0; i < n; i++) {
+		remove_tree(fd, names[i], 0);
+		s->removed_tmp++;
+	}
+	free(names);
+	closedir(d);
 }
 
 static int cmp_created(const void *a, const void *b)
@@ -1026,14 +1269,14 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 		s->evict_models = opt->evict_models;
 	}
 	oxs_status rc = OXS_OK;
-	static const char *const subdirs[] = {"models", "renderings", "tmp", "quarantine"};
+	static const char *const subdirs[] = {"models", "renderings", "tmp", "quarantine", "data"};
 	char path[PATH_BUF];
 	if (mkdir_once(root, NULL) != 0) {
 		rc = errno_status(errno);
 		seterr(err, errsize, "cannot create %s: %s", root, strerror(errno));
 		goto fail;
 	}
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
 		(void)path_fmt(path, sizeof(path), "%s/%s", root, subdirs[i]);
 		if (mkdir_once(path, NULL) != 0) {
 			rc = errno_status(errno);
@@ -1070,6 +1313,7 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 		seterr(err, errsize, "cannot read %s: %s", path, strerror(errno));
 		goto fail;
 	}
+	remove_orphan_data(s);
 	pthread_mutex_lock(&s->mu);
 	(void)make_room(s, 0, true); /* a budget lowered since the last run */
 	pthread_mutex_unlock(&s->mu);

@@ -12,23 +12,27 @@
 #include "service/internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* After a body went over the limit, bytes still read (and dropped) so that the client
  * gets its 413; beyond this the connection is cut. */
 #define DISCARD_MAX ((uint64_t)64 << 20)
-#define MAX_PARTS 16
+#define MAX_PARTS 80
+#define MAX_DATA_FILES 64
 #define MAX_FIELD_BYTES (64 << 10)
 
 struct oxs_upload {
 	int fd;
 	char path[PATH_MAX];
 	bool spooled;        /* the spool file exists and is ours to remove */
+	oxs_store *store;
 	EVP_MD_CTX *md;
 	struct MHD_PostProcessor *pp;
 	bool multipart;
@@ -38,6 +42,15 @@ struct oxs_upload {
 	unsigned nparts;
 	uint64_t field_bytes;
 	bool got_model;
+	/* data files: multipart parts other than "model" that carry a filename; the field
+	 * name is the file's location relative to the model (oxs_location_valid) */
+	char dir[PATH_MAX];  /* spool folder, made at the first data part */
+	bool has_dir;
+	int dirfd;
+	oxs_bundle_file *files;
+	size_t nfiles;
+	int dfd;             /* the data file being written, -1 between parts */
+	EVP_MD_CTX *dmd;
 	/* the first failure wins */
 	unsigned fail_status;
 	char fail_code[40];
@@ -55,14 +68,14 @@ static void fail(oxs_upload *u, unsigned status, const char *code, const char *m
 	snprintf(u->fail_msg, sizeof(u->fail_msg), "%s", msg);
 }
 
-/* Append model bytes to the spool file and the hash. */
-static void write_model(oxs_upload *u, const char *data, size_t size)
+/* Write data at offset `at` of fd and hash it; the failure (507 for a full disk) is
+ * recorded in u. */
+static void write_hashed(oxs_upload *u, int fd, EVP_MD_CTX *md, uint64_t at, const char *data,
+                         size_t size)
 {
-	if (u->fail_status != 0 || size == 0)
-		return;
 	size_t done = 0;
-	while (done < size) {
-		ssize_t w = pwrite(u->fd, data + done, size - done, (off_t)(u->model_bytes + done));
+	while (u->fail_status == 0 && done < size) {
+		ssize_t w = pwrite(fd, data + done, size - done, (off_t)(at + done));
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
@@ -73,9 +86,108 @@ static void write_model(oxs_upload *u, const char *data, size_t size)
 		}
 		done += (size_t)w;
 	}
-	if (EVP_DigestUpdate(u->md, data, size) != 1)
+	if (u->fail_status == 0 && EVP_DigestUpdate(md, data, size) != 1)
 		fail(u, 500, "internal", "hashing failed");
+}
+
+/* Append model bytes to the spool file and the hash. */
+static void write_model(oxs_upload *u, const char *data, size_t size)
+{
+	if (u->fail_status != 0 || size == 0)
+		return;
+	write_hashed(u, u->fd, u->md, u->model_bytes, data, size);
 	u->model_bytes += size;
+}
+
+/* Close the data file being written: fsync, its size and hash into files[]. */
+static void finish_data(oxs_upload *u)
+{
+	if (u->dfd < 0)
+		return;
+	oxs_bundle_file *f = &u->files[u->nfiles - 1];
+	unsigned char md[32];
+	unsigned int n = 0;
+	if (fsync(u->dfd) != 0)
+		fail(u, 500, "io_error", "cannot write a data file");
+	if (EVP_DigestFinal_ex(u->dmd, md, &n) != 1 || n != 32)
+		fail(u, 500, "internal", "hashing failed");
+	else
+		oxs_hex(f->sha256, md, 32);
+	close(u->dfd);
+	u->dfd = -1;
+}
+
+/* Start the data file at location loc in the spool folder (made now when needed). */
+static bool start_data(oxs_upload *u, oxs_store *st, const char *loc)
+{
+	const char *rule = NULL;
+	char msg[200];
+	if (!oxs_location_valid(loc, &rule)) {
+		snprintf(msg, sizeof(msg), "data part name refused as a location (%s)", rule);
+		fail(u, 400, "bad_location", msg);
+		return false;
+	}
+	if (u->nfiles >= MAX_DATA_FILES) {
+		fail(u, 400, "bad_multipart", "too many data files (at most 64)");
+		return false;
+	}
+	if (!u->has_dir) {
+		if (st->ops->spool_dir(st, u->dir, sizeof(u->dir)) != OXS_OK ||
+		    (u->dirfd = open(u->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			fail(u, 500, "store_error", "cannot start the data files");
+			return false;
+		}
+		u->has_dir = true;
+	}
+	if (u->files == NULL && (u->files = calloc(MAX_DATA_FILES, sizeof(*u->files))) == NULL) {
+		fail(u, 503, "out_of_memory", "out of memory");
+		return false;
+	}
+	/* folders of the location, then the file; nothing here exists but what we made */
+	char part[OXS_LOCATION_MAX + 1];
+	snprintf(part, sizeof(part), "%s", loc);
+	int cur = u->dirfd;
+	char *save = NULL, *c = strtok_r(part, "/", &save);
+	bool ok = true;
+	while (ok && c != NULL) {
+		char *next = strtok_r(NULL, "/", &save);
+		int f;
+		if (next != NULL) {
+			if (mkdirat(cur, c, 0700) != 0 && errno != EEXIST)
+				ok = false;
+			f = ok ? openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		} else {
+			f = openat(cur, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		}
+		if (cur != u->dirfd)
+			close(cur);
+		cur = f;
+		ok = f >= 0;
+		c = next;
+	}
+	if (!ok) {
+		fail(u, 400, "bad_location",
+		     "data part names collide (the same location twice, or a file used as a folder)");
+		return false;
+	}
+	u->dfd = cur;
+	oxs_bundle_file *bf = &u->files[u->nfiles++];
+	snprintf(bf->location, sizeof(bf->location), "%s", loc);
+	bf->size = 0;
+	if (u->dmd == NULL)
+		u->dmd = EVP_MD_CTX_new();
+	if (u->dmd == NULL || EVP_DigestInit_ex(u->dmd, EVP_sha256(), NULL) != 1) {
+		fail(u, 503, "out_of_memory", "out of memory");
+		return false;
+	}
+	return true;
+}
+
+static void write_data(oxs_upload *u, const char *data, size_t size)
+{
+	oxs_bundle_file *f = &u->files[u->nfiles - 1];
+	write_hashed(u, u->dfd, u->dmd, f->size, data, size);
+	f->size += size;
 }
 
 static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -84,7 +196,7 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
                                size_t size)
 {
 	oxs_upload *u = cls;
-	(void)kind, (void)filename, (void)content_type;
+	(void)kind, (void)content_type;
 	if (off == 0 && ++u->nparts > MAX_PARTS) {
 		fail(u, 400, "bad_multipart", "too many parts (at most 16)");
 		return MHD_NO;
@@ -94,7 +206,18 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
 		fail(u, 400, "bad_multipart", "part transfer encodings are not supported");
 		return MHD_NO;
 	}
-	if (key != NULL && strcmp(key, "model") == 0) {
+	bool is_model = key != NULL && strcmp(key, "model") == 0;
+	if (off == 0 && (is_model || filename != NULL)) {
+		/* a new part (an empty one may be reported twice at offset 0) */
+		bool same = u->dfd >= 0 && key != NULL &&
+		            strcmp(u->files[u->nfiles - 1].location, key) == 0 &&
+		            u->files[u->nfiles - 1].size == 0;
+		if (!same)
+			finish_data(u);
+		if (!is_model && !same && !start_data(u, u->store, key ? key : ""))
+			return MHD_NO;
+	}
+	if (is_model) {
 		if (off == 0 && u->got_model && u->model_bytes > 0) {
 			fail(u, 400, "bad_multipart", "more than one 'model' part");
 			return MHD_NO;
@@ -105,6 +228,12 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
 			return MHD_NO;
 		}
 		write_model(u, data, size);
+	} else if (filename != NULL) {
+		if (u->dfd < 0) {
+			fail(u, 400, "bad_multipart", "data part out of order");
+			return MHD_NO;
+		}
+		write_data(u, data, size);
 	} else {
 		u->field_bytes += size;
 		if (u->field_bytes > MAX_FIELD_BYTES) {
@@ -179,6 +308,9 @@ void oxs_upload_begin(oxs_req *r)
 		return;
 	}
 	u->fd = -1;
+	u->dfd = -1;
+	u->dirfd = -1;
+	u->store = srv->store;
 	r->up = u;
 	oxr_options_default(&u->opt);
 	if (strncmp(rt->pattern, "/graph.", 7) == 0) {
@@ -270,7 +402,7 @@ bool oxs_upload_data(oxs_req *r, const char *data, size_t size)
 	return true;
 }
 
-/* Remove the spool file (nothing of a rejected upload is kept). */
+/* Remove the spool file and folder (nothing of a rejected upload is kept). */
 static void drop_spool(oxs_upload *u)
 {
 	if (u->fd >= 0)
@@ -279,6 +411,15 @@ static void drop_spool(oxs_upload *u)
 	if (u->spooled)
 		(void)unlink(u->path);
 	u->spooled = false;
+	if (u->dfd >= 0)
+		close(u->dfd);
+	u->dfd = -1;
+	if (u->dirfd >= 0)
+		close(u->dirfd);
+	u->dirfd = -1;
+	if (u->has_dir)
+		oxs_remove_path(u->dir);
+	u->has_dir = false;
 }
 
 void oxs_upload_cleanup(oxs_req *r)
@@ -289,7 +430,9 @@ void oxs_upload_cleanup(oxs_req *r)
 	if (u->pp != NULL)
 		MHD_destroy_post_processor(u->pp);
 	EVP_MD_CTX_free(u->md);
+	EVP_MD_CTX_free(u->dmd);
 	drop_spool(u);
+	free(u->files);
 	free(u);
 	r->up = NULL;
 }
@@ -375,8 +518,8 @@ static void upload_finish(oxs_req *r)
 	oxs_server *srv = r->srv;
 	oxs_upload *u = r->up;
 	oxs_store *st = srv->store;
-	oxp_model *m = NULL;
-	oxp_dag *d = NULL;
+	oxs_loaded l;
+	memset(&l, 0, sizeof(l));
 	char path[PATH_MAX];
 	unsigned status = 500;
 	char err[600] = "";
@@ -387,20 +530,23 @@ static void upload_finish(oxs_req *r)
 	} else {
 		oxp_error pe;
 		memset(&pe, 0, sizeof(pe));
-		oxp_dag_options dopt = {.infer_shapes = true};
-		if (oxp_model_open(&m, u->path, NULL, &pe) != OXP_OK ||
-		    oxp_dag_build(&d, m, &dopt, &pe) != OXP_OK) {
-			oxp_model_free(m);
+		if (oxs_load(&l, u->path, &pe) != OXP_OK) {
 			drop_spool(u);
 			oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
 			reply_parse_error(r, &pe);
 			oxs_resume(r);
 			return;
 		}
-		oxs_status s = st->ops->put_model(st, r->id, u->path, u->fd, &created);
+		oxs_status s = OXS_OK;
+		if (u->has_dir) {
+			s = st->ops->put_data(st, r->id, u->dir);
+			if (s == OXS_OK)
+				u->has_dir = false; /* moved (or dropped: the same data was there) */
+		}
+		if (s == OXS_OK)
+			s = st->ops->put_model(st, r->id, u->path, u->fd, &created);
 		if (s != OXS_OK) {
-			oxp_dag_free(d);
-			oxp_model_free(m);
+			oxs_loaded_free(&l);
 			drop_spool(u);
 			oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
 			if (s == OXS_E_NOSPACE)
@@ -417,9 +563,9 @@ static void upload_finish(oxs_req *r)
 	}
 	oxs_metrics_upload(created ? OXS_UP_CREATED : OXS_UP_EXISTING, u->body_bytes);
 	r->existing = !created;
-	oxs_centry *e = oxs_art_summary_now(srv, r->id, m, d, &status, err, sizeof(err));
-	if (m != NULL)
-		oxs_models_add(srv->models, r->id, m, d); /* the mapping outlives the rename */
+	oxs_centry *e = oxs_art_summary_now(srv, r->id, l.model, l.dag, &status, err, sizeof(err));
+	if (l.model != NULL)
+		oxs_models_add(srv->models, r->id, &l); /* the mapping outlives the rename */
 
 	if (r->oneshot) {
 		oxs_cache_release(e);
@@ -455,6 +601,7 @@ void oxs_upload_end(oxs_req *r)
 			fail(u, 400, "bad_multipart", "incomplete multipart body");
 		u->pp = NULL;
 	}
+	finish_data(u);
 	if (u->fail_status == 0 && u->multipart && !u->got_model)
 		fail(u, 400, "bad_multipart", "no 'model' part in the form");
 	if (u->fail_status != 0) {
@@ -463,13 +610,15 @@ void oxs_upload_end(oxs_req *r)
 		oxs_reply_error(r, u->fail_status, u->fail_code, "", "%s", u->fail_msg);
 		return;
 	}
+	finish_data(u);
 	unsigned char md[32];
 	unsigned int n = 0;
-	if (EVP_DigestFinal_ex(u->md, md, &n) != 1 || n != 32) {
+	char sha[OXS_ID_LEN + 1];
+	if (EVP_DigestFinal_ex(u->md, md, &n) != 1 || n != 32 ||
+	    (oxs_hex(sha, md, 32), !oxs_bundle_id(sha, u->model_bytes, u->files, u->nfiles, r->id))) {
 		drop_spool(u);
 		oxs_reply_error(r, 500, "internal", "", "hashing failed");
 		return;
 	}
-	oxs_hex(r->id, md, 32);
 	oxs_defer(r, r->srv->work, upload_finish);
 }

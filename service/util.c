@@ -5,6 +5,10 @@
 #include "render/oxr.h"
 #include "service/oxs.h"
 
+#include <inttypes.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool oxs_id_valid(const char *s)
@@ -209,4 +213,79 @@ bool oxs_json_string(oxr_buf *b, const char *s, size_t n)
 	oxr_buf_append(b, s + run, n - run);
 	oxr_buf_append(b, "\"", 1);
 	return !b->failed;
+}
+
+bool oxs_location_valid(const char *s, const char **rule)
+{
+	const char *why = NULL;
+	size_t n = s ? strlen(s) : 0;
+	if (n == 0)
+		why = "empty_location";
+	else if (n > OXS_LOCATION_MAX)
+		why = "location_too_long";
+	else if (s[0] == '/')
+		why = "absolute_path";
+	else if (((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')) && s[1] == ':')
+		why = "drive_path";
+	size_t comp = 0, ncomp = 0;
+	for (size_t i = 0; why == NULL && i <= n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '/' || c == '\0') {
+			const char *start = s + i - comp;
+			if (comp == 0)
+				why = "empty_component";
+			else if (comp > 255)
+				why = "location_too_long";
+			else if ((comp == 1 && start[0] == '.') ||
+			         (comp == 2 && start[0] == '.' && start[1] == '.'))
+				why = comp == 1 ? "dot_component" : "dotdot";
+			else if (++ncomp > 8)
+				why = "too_deep";
+			comp = 0;
+		} else if (c == '\\') {
+			why = "backslash";
+		} else if (c < 0x20 || c == 0x7f) {
+			why = "control_character";
+		} else {
+			comp++;
+		}
+	}
+	if (rule != NULL)
+		*rule = why;
+	return why == NULL;
+}
+
+static int cmp_bundle_file(const void *a, const void *b)
+{
+	return strcmp(((const oxs_bundle_file *)a)->location,
+	              ((const oxs_bundle_file *)b)->location);
+}
+
+bool oxs_bundle_id(const char *model_sha, uint64_t model_size, oxs_bundle_file *files,
+                   size_t n, char out[OXS_ID_LEN + 1])
+{
+	if (n == 0) {
+		snprintf(out, OXS_ID_LEN + 1, "%s", model_sha);
+		return true;
+	}
+	qsort(files, n, sizeof(*files), cmp_bundle_file);
+	unsigned char md[32];
+	unsigned int mdlen = 0;
+	char line[OXS_LOCATION_MAX + 128];
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	bool ok = ctx != NULL && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
+	int len = snprintf(line, sizeof(line), "onnxviz-bundle/1\nmodel %s %" PRIu64 "\n",
+	                   model_sha, model_size);
+	ok = ok && EVP_DigestUpdate(ctx, line, (size_t)len) == 1;
+	for (size_t i = 0; ok && i < n; i++) {
+		len = snprintf(line, sizeof(line), "file %s %" PRIu64 " %s\n", files[i].sha256,
+		               files[i].size, files[i].location);
+		ok = len > 0 && (size_t)len < sizeof(line) &&
+		     EVP_DigestUpdate(ctx, line, (size_t)len) == 1;
+	}
+	ok = ok && EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32;
+	EVP_MD_CTX_free(ctx);
+	if (ok)
+		oxs_hex(out, md, 32);
+	return ok;
 }

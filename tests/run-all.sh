@@ -31,6 +31,7 @@ suite diff
 suite fuzz
 suite cli
 suite http
+suite preview
 suite hostile
 suite render
 suite docker

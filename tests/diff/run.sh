@@ -23,6 +23,8 @@ echo "== tests/diff/tensors.py"
 run tests/diff/tensors.py
 echo "== tests/diff/shapes.py"
 run tests/diff/shapes.py
+echo "== tests/diff/document.py"
+run tests/diff/document.py
 
 if [ -n "$failed" ]; then
   echo "diff: FAILED:$failed"

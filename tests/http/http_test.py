@@ -667,10 +667,13 @@ def t_openapi_live(s, mid, token_server):
     doc = curl(s.url("/openapi.json")).json()
     n = 0
     for path, item in doc["paths"].items():
+        if path.startswith("/files/"):
+            continue  # needs --models-dir: probed by the preview suite
         for method in item:
             if method not in ("get", "post", "delete"):
                 continue
-            url = path.replace("{id}", mid).replace("{node_id}", "n0").replace("{file}", "index.html")
+            url = path.replace("{id}", mid).replace("{node_id}", "n0").replace("{file}", "index.html") \
+                .replace("{name}", "@i0")
             if path.endswith("/search"):
                 url += "?q=a"
             if method == "get":
@@ -683,7 +686,8 @@ def t_openapi_live(s, mid, token_server):
                          headers=["Authorization: Bearer t"])
             n += 1
             check(r.status not in (0, 404, 405), "documented %s %s answers %r" % (method.upper(), path, r))
-        r = curl(s.url(path.replace("{id}", mid).replace("{node_id}", "n0").replace("{file}", "index.html")),
+        r = curl(s.url(path.replace("{id}", mid).replace("{node_id}", "n0").replace("{file}", "index.html")
+                       .replace("{name}", "@i0")),
                  method="PUT")
         check(r.status == 405, "undocumented PUT %s: 405 (%r)" % (path, r))
     check(n >= 18, "documented operations probed: %d" % n)

@@ -9,6 +9,7 @@ make -s SANITIZE=address,undefined BUILD=$SAN all >/dev/null || exit 1
 make -s SANITIZE=address,undefined BUILD=$SAN \
   $(ls tests/unit/test_*.c 2>/dev/null | sed "s#tests/unit/\(.*\)\.c#$SAN/tests/\1#") \
   $(ls tests/tools/*.c 2>/dev/null | sed "s#tests/tools/\(.*\)\.c#$SAN/tools/\1#") >/dev/null || exit 1
+make -s SANITIZE=address,undefined BUILD=$SAN fuzz-replay >/dev/null || exit 1
 supp=$(pwd)/tests/sanitize/lsan.supp
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:exitcode=86:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=87"
@@ -21,7 +22,7 @@ run() {
 }
 echo "== sanitized: unit"
 sh tests/run-unit.sh $(ls $SAN/tests/test_* 2>/dev/null | grep -v '\.d$') || failed="$failed unit"
-for s in diff fuzz cli http hostile render; do
+for s in diff fuzz cli http preview hostile render; do
   [ -f "tests/$s/run.sh" ] && run "$s" "tests/$s/run.sh"
 done
 if [ -n "$failed" ]; then

@@ -804,10 +804,10 @@ static void test_error_groups_and_wire_types(void **state)
 		assert_int_equal(e.offset, 2);
 		pb_free(&m);
 	}
-	/* a known field as a group: the wire type is wrong for it (docs/decisions.md #4) */
+	/* a known field as a group: groups are refused wherever they appear (decisions #3) */
 	pb_uint(&m, 1, 8);
 	pb_tag(&m, 7, 3);
-	e = pb_parse_err(&m, NULL, OXP_E_WIRETYPE);
+	e = pb_parse_err(&m, NULL, OXP_E_GROUP);
 	assert_string_equal(e.path, "graph");
 	pb_free(&m);
 	/* a known scalar as fixed64 and a message as varint */
@@ -919,6 +919,109 @@ static void test_open_errors(void **state)
 	close(fd);
 	unlink(path);
 	oxp_model_free(NULL); /* a no-op */
+}
+
+/* Write b to a fresh temporary file; returns its path (static storage). */
+static const char *temp_file(const pb *b)
+{
+	static char path[64];
+	snprintf(path, sizeof(path), "/tmp/test_decode_big_XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	size_t done = 0;
+	while (done < b->n) {
+		ssize_t w = write(fd, b->p + done, b->n - done);
+		assert_true(w > 0);
+		done += (size_t)w;
+	}
+	close(fd);
+	return path;
+}
+
+/* oxp_model_open of b from a file must see exactly what oxp_model_parse sees in memory:
+ * big files (16 MB and more) are mapped with their structure pages copied (model.c,
+ * split_structure), and the copy must be byte for byte the file. */
+static void check_open_same_as_parse(const pb *b)
+{
+	const char *path = temp_file(b);
+	oxp_model *mf = NULL, *mb = NULL;
+	oxp_error e;
+	oxp_code rf = oxp_model_open(&mf, path, NULL, &e);
+	oxp_code rb = oxp_model_parse(&mb, b->p, b->n, NULL, &e);
+	unlink(path);
+	assert_int_equal(rf, rb);
+	if (rb != OXP_OK)
+		return;
+	assert_int_equal(oxp_model_size(mf), b->n);
+	assert_memory_equal(oxp_model_data(mf), b->p, b->n); /* every byte, copied or mapped */
+	const oxp_model_proto *pf = oxp_model_proto_get(mf), *pm = oxp_model_proto_get(mb);
+	assert_int_equal(pf->ir_version, pm->ir_version);
+	assert_int_equal(oxp_model_arena_bytes(mf), oxp_model_arena_bytes(mb));
+	if (pm->graph != NULL) {
+		const oxp_graph *gf = pf->graph, *gm = pm->graph;
+		assert_int_equal(gf->nnodes, gm->nnodes);
+		assert_int_equal(gf->ninitializers, gm->ninitializers);
+		for (size_t i = 0; i < gm->ninitializers; i++) {
+			const oxp_tensor *tf = &gf->initializers[i], *tm = &gm->initializers[i];
+			assert_int_equal(tf->name.len, tm->name.len);
+			assert_memory_equal(tf->name.p, tm->name.p, tm->name.len);
+			assert_int_equal(tf->raw_data.len, tm->raw_data.len);
+			assert_int_equal(oxp_model_offset(mf, tf->raw_data.p),
+			                 oxp_model_offset(mb, tm->raw_data.p));
+		}
+	}
+	oxp_model_free(mf);
+	oxp_model_free(mb);
+}
+
+static void test_open_big_files(void **state)
+{
+	(void)state;
+	size_t big = (size_t)6 << 20;
+	uint8_t *payload = malloc(big);
+	assert_non_null(payload);
+	for (size_t i = 0; i < big; i++)
+		payload[i] = (uint8_t)(i * 131 + 7);
+	/* three 6 MB initializers (odd offsets, so holes start and end mid-page), nodes
+	 * between and after them */
+	pb g = {0}, m = {0};
+	for (int i = 0; i < 3; i++) {
+		pb t = {0};
+		char name[16];
+		snprintf(name, sizeof(name), "w%d", i);
+		pb_str(&t, 8, name);
+		pb_uint(&t, 2, OXP_DT_UINT8);
+		pb_uint(&t, 1, big - (size_t)i);
+		pb_bytes(&t, 9, payload + i, big - (size_t)i, NULL);
+		pb_str(&t, 12, "doc after the payload");
+		pb_msg(&g, 5, &t, NULL);
+		pb_raw(&g, "\x0a\x04\x22\x02Op", 6);
+		pb_free(&t);
+	}
+	pb_str(&g, 2, "big");
+	size_t gpay;
+	model_with_graph(&m, &g, &gpay);
+	assert_true(m.n > ((size_t)16 << 20));
+	check_open_same_as_parse(&m);
+	/* the payload in an unknown field, and ir_version after it at the very end */
+	pb_free(&m);
+	pb_bytes(&m, 999, payload, big, NULL);
+	pb_bytes(&m, 998, payload, big, NULL);
+	pb_bytes(&m, 997, payload, big, NULL);
+	pb_uint(&m, 1, 9);
+	check_open_same_as_parse(&m);
+	/* structure that the scan cannot follow after the first hole (a bad tag): the
+	 * parser's verdict must not change */
+	m.n -= 2;
+	pb_raw(&m, "\x00\x00", 2);
+	check_open_same_as_parse(&m);
+	/* a length that runs past the end after big payloads */
+	m.n -= 2;
+	pb_tag(&m, 7, 2);
+	pb_varint(&m, 1000);
+	check_open_same_as_parse(&m);
+	pb_free(&g), pb_free(&m);
+	free(payload);
 }
 
 static void test_lone_tensor(void **state)
@@ -1318,6 +1421,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_error_packed, teardown),
 	    cmocka_unit_test_teardown(test_error_not_a_model, teardown),
 	    cmocka_unit_test_teardown(test_open_errors, teardown),
+	    cmocka_unit_test_teardown(test_open_big_files, teardown),
 	    cmocka_unit_test_teardown(test_lone_tensor, teardown),
 	    cmocka_unit_test_teardown(test_limit_depth, teardown),
 	    cmocka_unit_test_teardown(test_limit_graph_depth, teardown),

@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""corpus.py — every corpus model rendered in every format, and checked (checks.py).
+
+For each model under $ONNXVIZ_CORPUS/models and each of the repository's constructed
+models (tests/data/models, tests/data/shape):
+  - `inspect --json` gives the node ids of the document;
+  - SVG, DOT and layout JSON with default options: the SVG is safe, well-formed XML whose
+    op boxes are document nodes, `dot -Tcanon` reads the DOT and it has one node per SVG
+    box, the layout JSON has the SVG's boxes; no "javascript:" anywhere;
+  - SVG (and layout JSON where marked) with option variants: group=none,
+    subgraphs=expand, initializers=nodes, rankdir=LR, and the combinations that draw
+    every node (group=none + initializers=nodes: exactly the main graph's nodes are
+    boxes; + subgraphs=expand: the subgraphs' nodes too).
+A model without a main graph must be refused with bad_model.
+Two renders run at a time.  Prints counts and time; exits 1 on any problem.
+"""
+import concurrent.futures
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.join(ROOT, os.environ.get("BUILD", "build"), "onnxviz")
+CORPUS = os.environ.get("ONNXVIZ_CORPUS", os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
+TIMEOUT = 60
+
+# (name, options, formats, what the drawn op boxes must be: None, "main" or "drawable")
+VARIANTS = [
+    ("default", [], ("svg", "dot", "json"), None),
+    ("group=none", ["--group=none"], ("svg",), None),
+    ("subgraphs=expand", ["--subgraphs=expand"], ("svg", "json"), None),
+    ("initializers=nodes", ["--initializers=nodes"], ("svg",), None),
+    ("rankdir=LR", ["--rankdir=LR"], ("svg", "json"), None),
+    ("all main nodes", ["--group=none", "--initializers=nodes"], ("svg",), "main"),
+    ("all nodes", ["--group=none", "--initializers=nodes", "--subgraphs=expand"], ("svg",),
+     "drawable"),
+]
+
+
+# Under the sanitize suite (ONNXVIZ_SANITIZED=1, an ASan build ~5x slower) the variants
+# that only move boxes around are left out: the default formats and the one drawing every
+# node cover the code paths.
+if os.environ.get("ONNXVIZ_SANITIZED") == "1":
+    VARIANTS = [v for v in VARIANTS if v[0] in ("default", "all nodes")]
+
+
+def render(model, opts, out):
+    r = subprocess.run([BIN, "render", model, "-o", out] + opts, capture_output=True,
+                       timeout=TIMEOUT)
+    if r.returncode != 0:
+        return "render %s exited %d: %s" % (" ".join(opts), r.returncode,
+                                           r.stderr.decode("utf-8", "replace")[:300])
+    return None
+
+
+def check_model(model, tmp):
+    """Problems of one model (list of strings) and the number of renders done."""
+    r = subprocess.run([BIN, "inspect", "--json", model], capture_output=True, timeout=TIMEOUT)
+    if r.returncode != 0:
+        return ["inspect --json exited %d" % r.returncode], 0
+    doc = json.loads(r.stdout.decode("utf-8"))
+    if not any(s["kind"] == "main" for s in doc["scopes"]):
+        r = subprocess.run([BIN, "render", model, "-o", os.path.join(tmp, "none.svg")],
+                           capture_output=True, timeout=TIMEOUT)
+        ok = r.returncode == 1 and b"bad_model" in r.stderr
+        return ([] if ok else ["no main graph: render exited %d: %s" %
+                               (r.returncode, r.stderr[:200])]), 1
+    ids = {n["id"] for n in doc["nodes"]}
+    scope_kind = {s["id"]: s["kind"] for s in doc["scopes"]}
+    main_nodes = sorted(n["id"] for n in doc["nodes"] if n["scope"] == "")
+    drawable = sorted(n["id"] for n in doc["nodes"]
+                      if scope_kind[n["scope"]] in ("main", "subgraph"))
+    problems, renders = [], 0
+    base = os.path.join(tmp, os.path.basename(os.path.dirname(model)) + "_" +
+                        os.path.basename(model))
+    for name, opts, formats, expect in VARIANTS:
+        svg_info = None
+        for fmt in formats:
+            out = "%s.%s.%s" % (base, name.replace(" ", "_"), fmt)
+            err = render(model, opts, out)
+            renders += 1
+            if err:
+                problems.append("%s: %s" % (name, err))
+                continue
+            with open(out, "rb") as f:
+                data = f.read()
+            if fmt == "svg":
+                found, svg_info = checks.check_svg(data, ids)
+                if b"javascript:" in data.lower():
+                    found.append("javascript: in the SVG")
+                if expect is not None:
+                    want = main_nodes if expect == "main" else drawable
+                    if sorted(svg_info["data_nodes"]) != want:
+                        found.append("op boxes %d, expected the %d %s nodes" %
+                                     (len(svg_info["data_nodes"]), len(want), expect))
+            elif fmt == "dot":
+                found = checks.check_dot(out, len(svg_info["boxes"]) if svg_info else None)
+            else:
+                found, lay = checks.check_layout(data, svg_info)
+                if lay is not None and lay.get("rankdir") != ("LR" if "--rankdir=LR" in opts
+                                                              else "TB"):
+                    found.append("layout JSON rankdir %r" % lay.get("rankdir"))
+            problems += ["%s %s: %s" % (name, fmt, p) for p in found]
+            os.unlink(out)
+    return problems, renders
+
+
+def main():
+    start = time.time()
+    models = sorted(glob.glob(os.path.join(CORPUS, "models", "**", "*.onnx"), recursive=True))
+    if not models:
+        print("render corpus: no models under %s/models" % CORPUS)
+        return 1
+    ncorpus = len(models)
+    for sub in ("models", "shape"):
+        models += sorted(glob.glob(os.path.join(ROOT, "tests", "data", sub, "*.onnx")))
+    failed, renders = [], 0
+    with tempfile.TemporaryDirectory(prefix="onnxviz-render-") as tmp, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        jobs = {pool.submit(check_model, m, tmp): m for m in models}
+        for job in concurrent.futures.as_completed(jobs):
+            rel = os.path.relpath(jobs[job], CORPUS if jobs[job].startswith(CORPUS) else ROOT)
+            try:
+                problems, n = job.result()
+            except subprocess.TimeoutExpired as e:
+                problems, n = ["timed out: %s" % e], 0
+            renders += n
+            if problems:
+                failed.append((rel, problems))
+    for rel, problems in sorted(failed):
+        print("FAIL %s: %d problem(s)" % (rel, len(problems)))
+        for p in problems[:8]:
+            print("   ", p)
+    print("render corpus: %d models (%d constructed), %d renders (%d variants), %d failed, "
+          "%.1f s" % (len(models), len(models) - ncorpus, renders, len(VARIANTS), len(failed),
+                      time.time() - start))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
