@@ -33,9 +33,14 @@ static void check_dag(const oxp_dag *d, const oxp_model *m)
 		FZ_CHECK((uint64_t)s->first_value + s->nvalues <= v->nvalues);
 		FZ_CHECK(s->parent == OXP_NONE || s->parent < v->nscopes);
 		FZ_CHECK(s->owner == OXP_NONE || s->owner < v->nnodes);
-		FZ_CHECK((s->parent == OXP_NONE) == (s->kind != OXP_SCOPE_SUBGRAPH));
-		if (s->parent != OXP_NONE)
-			FZ_CHECK(s->depth == v->scopes[s->parent].depth + 1);
+		/* subgraphs have an enclosing scope, the main graph and functions none; training
+		 * graphs see the main graph's names (their parent is the main scope, depth 0) */
+		if (s->kind == OXP_SCOPE_SUBGRAPH)
+			FZ_CHECK(s->parent != OXP_NONE && s->depth == v->scopes[s->parent].depth + 1);
+		else if (s->kind == OXP_SCOPE_TRAINING)
+			FZ_CHECK(s->parent == OXP_NONE || (s->parent == 0 && s->depth == 0));
+		else
+			FZ_CHECK(s->parent == OXP_NONE);
 		FZ_CHECK(s->ninputs == 0 || s->inputs != NULL);
 		FZ_CHECK(s->noutputs == 0 || s->outputs != NULL);
 		for (uint32_t k = 0; k < s->ninputs; k++)
