@@ -88,6 +88,11 @@ void oxs_response_immutable(struct MHD_Response *resp, const char *etag, const c
 	MHD_add_response_header(resp, "Content-Security-Policy", svg ? SVG_CSP : API_CSP);
 	MHD_add_response_header(resp, "ETag", etag);
 	MHD_add_response_header(resp, "Cache-Control", "public, max-age=31536000, immutable");
+	oxs_response_disposition(resp, id, ext);
+}
+
+void oxs_response_disposition(struct MHD_Response *resp, const char *id, const char *ext)
+{
 	if (id != NULL && id[0] != '\0' && strcmp(ext, "json") != 0) {
 		/* built from the id only, never from model data */
 		char cd[128];

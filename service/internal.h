@@ -378,6 +378,9 @@ void oxs_response_common(struct MHD_Response *resp, const char *type);
  * SVG, its CSP and Content-Disposition. */
 void oxs_response_immutable(struct MHD_Response *resp, const char *etag, const char *type,
                             const char *id, const char *ext);
+/* Content-Disposition from an id (64 hex digits) and an extension only, never from model
+ * data: attachment for .onnx and .npy, inline for renderings, none for JSON. */
+void oxs_response_disposition(struct MHD_Response *resp, const char *id, const char *ext);
 
 /* Run fn(r) on pool p while the connection waits; replies 503 when the queue is full. */
 void oxs_defer(oxs_req *r, oxs_pool *p, void (*fn)(oxs_req *r));
