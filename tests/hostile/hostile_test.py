@@ -257,6 +257,20 @@ def t_big_graphs(s):
         figure("70,000-node graph: %d %s in %.1f s (box cap, no Graphviz)" % (g.status, g.error_code(), took))
         d = curl(s.url("/models/%s/document.json" % mid))
         check(d.status in (200, 413, 422), "document of 70,000 nodes: %r" % d)
+    # a node whose 1,000 inputs name one value: its JSON must stay linear (bug R1 of
+    # docs/security-tests.md: it listed the value's 1,000 consumers per input)
+    r = curl(s.url("/models"), data=M.wide_node(1000))
+    check(r.status == 201, "1,000 inputs of one value: %r" % r)
+    if r.status == 201:
+        hwm0 = H.vm_kib(s.proc.pid, "VmHWM")
+        t0 = time.time()
+        n = curl(s.url("/models/%s/nodes/n0" % r.json()["id"]))
+        took, grew = time.time() - t0, (H.vm_kib(s.proc.pid, "VmHWM") - hwm0) // 1024
+        check(n.status == 200 and len(n.body) < 1 << 20 and grew < 64,
+              "node JSON of 1,000 inputs from a 3 KB upload: %d, %d bytes, %.1f s, server peak RSS +%d MiB"
+              % (n.status, len(n.body), took, grew))
+        figure("node of 1,000 inputs of one value (3 KB upload): nodes/n0 %d bytes in %.1f s, peak RSS +%d MiB"
+               % (len(n.body), took, grew))
     check(healthy(s), "serving after the big graphs")
 
 
