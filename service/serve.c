@@ -236,8 +236,10 @@ void oxs_server_close(oxs_server *srv)
 int oxs_serve_main(int argc, char **argv)
 {
 	oxs_server *srv = calloc(1, sizeof(*srv));
-	if (srv == NULL)
+	if (srv == NULL) {
+		fprintf(stderr, "onnxviz serve: out of memory\n");
 		return 1;
+	}
 	srv->models_dirfd = -1;
 	char err[600];
 	oxs_config_default(&srv->cfg);

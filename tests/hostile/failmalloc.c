@@ -4,7 +4,7 @@
  * or aligned_alloc of the process fails (NULL, errno ENOMEM); every other call goes to
  * glibc.  With FAILMALLOC_AT=0 nothing fails and, when the process exits, the number of
  * calls made is written to the file FAILMALLOC_COUNT names (so the test knows how many
- * runs cover every call).  FAILMALLOC_SKIP="libcgraph,libgvc" leaves out (neither counts
+ * runs cover every call); SIGUSR2 writes it at any moment.  FAILMALLOC_SKIP="libcgraph,libgvc" leaves out (neither counts
  * nor fails) calls made from shared objects whose path contains one of those words
  * (directly or through a libc helper such as strdup: the first frames are looked at): Graphviz does not check its allocations (it crashes or exits, which is why the
  * service lays out in a worker process), and the test is about onnxviz's own handling.
@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,17 +117,44 @@ void *aligned_alloc(size_t align, size_t n)
 	return fail_now() ? NULL : __libc_memalign(align, n);
 }
 
-__attribute__((destructor)) static void report(void)
+static const char *count_path;
+
+/* Write the number of calls so far to FAILMALLOC_COUNT (async-signal-safe). */
+static void report_now(void)
 {
-	const char *path = getenv("FAILMALLOC_COUNT");
-	if (path == NULL || fail_at != 0)
+	if (count_path == NULL)
 		return;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = open(count_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
-	char buf[32];
-	int len = snprintf(buf, sizeof(buf), "%ld\n", __atomic_load_n(&calls, __ATOMIC_RELAXED));
-	if (len > 0)
-		(void)!write(fd, buf, (size_t)len);
+	char buf[24];
+	long v = __atomic_load_n(&calls, __ATOMIC_RELAXED);
+	size_t n = sizeof(buf);
+	buf[--n] = '\n';
+	do {
+		buf[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0 && n > 0);
+	(void)!write(fd, buf + n, sizeof(buf) - n);
 	close(fd);
+}
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	report_now();
+}
+
+/* SIGUSR2 writes the count at any moment (a server between phases). */
+__attribute__((constructor)) static void setup(void)
+{
+	count_path = getenv("FAILMALLOC_COUNT");
+	if (count_path != NULL)
+		signal(SIGUSR2, on_usr2);
+}
+
+__attribute__((destructor)) static void report(void)
+{
+	if (fail_at == 0)
+		report_now();
 }

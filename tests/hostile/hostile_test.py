@@ -1107,6 +1107,63 @@ def t_out_of_memory():
                 ", ".join("%d: %d" % kv for kv in sorted(rcs.items())), len(wrong)))
 
 
+def t_server_out_of_memory():
+    """The same for the server: the Nth allocation of `onnxviz serve` fails, for N spread
+    over the requests of an upload, its summary, document, node, search and health (the
+    shim counts them between two SIGUSR2; not during the start: a start that runs out of
+    memory may crash inside OpenSSL's lazy initialisation, which is not ours).  The server must answer each request (a JSON 503 at worst, or a
+    closed connection), stay up and exit cleanly on SIGTERM."""
+    so = os.environ.get("FAILMALLOC_SO")
+    if H.SANITIZED or not so or not os.path.exists(so):
+        print("  server out of memory: SKIPPED", flush=True)
+        return
+    points = int(os.environ.get("HOSTILE_OOM_POINTS", "12"))
+    model = M.small()
+    mid = hashlib.sha256(model).hexdigest()
+    count_file = os.path.join(H.TMP, "server-malloc-count")
+    env = {"LD_PRELOAD": so, "FAILMALLOC_COUNT": count_file,
+           "FAILMALLOC_SKIP": "libcgraph,libgvc,libcdt,libpathplan,libgvplugin,libxdot"}
+    seq = [("POST", "/models", model), ("GET", "/models/" + mid, None),
+           ("GET", "/models/%s/document.json" % mid, None), ("GET", "/models/%s/nodes/n0" % mid, None),
+           ("GET", "/models/%s/search?q=r" % mid, None), ("GET", "/healthz", None)]
+
+    def run(n):
+        s = Server(env=dict(env, FAILMALLOC_AT=str(n)))
+        got = []
+        for method, path, body in seq:
+            got.append(curl(s.url(path), method="POST" if body else None, data=body, record=False,
+                            timeout=20))
+        alive = s.proc.poll() is None
+        return s, alive, got
+
+    def count_now(s):
+        if os.path.exists(count_file):
+            os.unlink(count_file)
+        s.proc.send_signal(signal.SIGUSR2)  # the shim writes its count
+        wait_until(lambda: os.path.exists(count_file) and open(count_file).read().endswith("\n"), 5)
+        with open(count_file) as f:
+            return int(f.read())
+
+    s = Server(env=dict(env, FAILMALLOC_AT="0"))
+    first = count_now(s) + 1  # the start is done
+    for method, path, body in seq:
+        curl(s.url(path), method="POST" if body else None, data=body, record=False)
+    total = count_now(s)  # the requests are done
+    s.stop()
+    wrong = []
+    t0 = time.time()
+    ns = sorted({first + (total - first) * k // points for k in range(points)})
+    for n in ns:
+        s, alive, got = run(n)
+        rc = s.stop(timeout=20)
+        bad = [r for r in got if r.status >= 500 and not (r.status == 503 and r.error_code())]
+        if not alive or rc != 0 or bad:
+            wrong.append((n, alive, rc, [r.status for r in got]))
+    check(not wrong, "server with allocation N failing: %d of %d wrong, first %r" % (len(wrong), len(ns), wrong[:3]))
+    figure("out of memory, onnxviz serve: %d allocations between %d and %d failed in turn (one per run) in %.0f s; "
+           "%d wrong" % (len(ns), first, total, time.time() - t0, len(wrong)))
+
+
 def main():
     t0 = time.time()
     only = set(filter(None, os.environ.get("HOSTILE_ONLY", "").split(",")))
@@ -1120,7 +1177,7 @@ def main():
              ("layout isolation", t_layout_isolation, False),
              ("slowloris", t_slowloris, False), ("full disk", t_full_disk, False),
              ("crash loop", t_crash_loop, False), ("load", t_load, False),
-             ("out of memory", t_out_of_memory, False)]
+             ("out of memory", t_out_of_memory, False), ("server out of memory", t_server_out_of_memory, False)]
     steps = []
     for name, fn, shared in tests:
         if not shared and s is not None:
