@@ -140,6 +140,8 @@ DEPS_BUILD := gcc make pkg-config libc6-dev libmicrohttpd-dev libgraphviz-dev li
 DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 python3-onnx \
               python3-numpy python3-jsonschema libxml2-utils strace librsvg2-bin wrk graphviz \
               nodejs chromium debootstrap time
+# the docker suite: ip (loopback in its network namespace), python3-yaml (compose.yaml)
+DEPS_TEST  += iproute2 python3-yaml
 define install_missing
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	    | grep -q 'install ok installed' || echo $$p; done); \
@@ -175,7 +177,7 @@ test: deps
 check: test
 
 clang-check:
-	$(MAKE) CC=clang BUILD=build-clang all $(patsubst $(BUILD)/%,build-clang/%,$(UNIT_BIN))
+	$(MAKE) CC=clang BUILD=build-clang all $(patsubst $(BUILD)/%,build-clang/%,$(UNIT_BIN) $(TOOLS_BIN))
 
 bench: all
 	BUILD=$(BUILD) sh tests/bench/run.sh
@@ -202,3 +204,13 @@ fuzz:
 
 clean:
 	rm -rf build build-san build-clang build-fuzz build-cov
+
+# The container image without a Docker engine (tests/docker/image-check.sh, as root):
+# debootstrap Debian 12 (cached), replay docker/Dockerfile's build stage (compiles this
+# tree as the build context) and its runtime stage with the binary built there, run the
+# service in it as the image's user: /healthz, upload/render round trips, with and without
+# Graphviz's plugin configuration.  `make test` runs the runtime part with $(BUILD)'s
+# binary (docker suite); .ci/run calls this target after `make test`.
+docker-check: all
+	$(call install_missing,debootstrap curl graphviz python3 python3-yaml iproute2)
+	BUILD=$(BUILD) bash tests/docker/image-check.sh --build-stage

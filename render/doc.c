@@ -9,6 +9,7 @@
  *   "<node id>@a<k>"   the tensor of attribute k of a node ("<node id>@a<k>.<j>" in lists)
  * which the service accepts in /models/{id}/tensors/{ref} (as well as plain names).
  */
+#include "render/internal.h"
 #include "render/jsonx.h"
 
 #include <ctype.h>
@@ -161,7 +162,26 @@ static json_t *node_json(const oxp_dag *d, uint32_t ni)
 	return o;
 }
 
-static json_t *value_json(const oxp_dag *d, uint32_t vi)
+/* A node reference for node JSON: id, and the name and op type people read. */
+static json_t *node_ref(const oxp_dag_view *v, uint32_t ni, const char *port, uint32_t index,
+                        bool named)
+{
+	json_t *o = json_object();
+	jx_set(o, "node", jx_cstr(v->nodes[ni].id));
+	jx_set(o, port, json_integer(index));
+	if (named) {
+		jx_set_str(o, "name", v->nodes[ni].proto->name);
+		jx_set_str(o, "op_type", v->nodes[ni].proto->op_type);
+	}
+	return o;
+}
+
+/* Consumers listed in one node's JSON: a value feeding thousands of nodes must not make
+ * each of them as big (the document lists every consumer once, per value). */
+#define NODE_JSON_CONSUMERS 32
+
+/* A value.  in_node: for oxr_node_json (references carry names, consumers are capped). */
+static json_t *value_json_ex(const oxp_dag *d, uint32_t vi, bool in_node)
 {
 	const oxp_dag_view *v = oxp_dag_get(d);
 	const oxp_value *val = &v->values[vi];
@@ -175,21 +195,18 @@ static json_t *value_json(const oxp_dag *d, uint32_t vi)
 		jx_set(o, "graph_input", json_true());
 	if (val->graph_output)
 		jx_set(o, "graph_output", json_true());
-	if (val->producer != OXP_NONE) {
-		json_t *p = json_object();
-		jx_set(p, "node", jx_cstr(v->nodes[val->producer].id));
-		jx_set(p, "output", json_integer(val->producer_output));
-		jx_set(o, "producer", p);
-	}
+	if (val->producer != OXP_NONE)
+		jx_set(o, "producer", node_ref(v, val->producer, "output", val->producer_output, in_node));
 	json_t *cons = json_array();
-	for (uint32_t c = 0; cons != NULL && c < val->nconsumers; c++) {
+	uint32_t shown = in_node && val->nconsumers > NODE_JSON_CONSUMERS ? NODE_JSON_CONSUMERS
+	                                                                   : val->nconsumers;
+	for (uint32_t c = 0; cons != NULL && c < shown; c++) {
 		const oxp_edge *e = &v->edges[val->consumers[c]];
-		json_t *co = json_object();
-		jx_set(co, "node", jx_cstr(v->nodes[e->dst].id));
-		jx_set(co, "input", json_integer(e->dst_input));
-		json_array_append_new(cons, co);
+		json_array_append_new(cons, node_ref(v, e->dst, "input", e->dst_input, in_node));
 	}
 	jx_set(o, "consumers", cons);
+	if (in_node)
+		jx_set(o, "consumers_total", json_integer(val->nconsumers));
 	jx_set(o, "type", jx_value_type(oxp_value_best_type(val)));
 	if (val->declared.source != OXP_SHAPE_NONE && val->inferred.source != OXP_SHAPE_NONE)
 		jx_set(o, "inferred", jx_value_type(&val->inferred));
@@ -210,6 +227,11 @@ static json_t *value_json(const oxp_dag *d, uint32_t vi)
 		jx_set(o, "tensor", jx_cstr(ref));
 	}
 	return o;
+}
+
+static json_t *value_json(const oxp_dag *d, uint32_t vi)
+{
+	return value_json_ex(d, vi, false);
 }
 
 static json_t *scope_json(const oxp_dag *d, uint32_t si)
@@ -617,7 +639,7 @@ static json_t *port_json(const oxp_dag *d, uint32_t vi, oxp_str name)
 		jx_set(o, "value", json_null());
 		return o;
 	}
-	json_t *o = value_json(d, vi);
+	json_t *o = value_json_ex(d, vi, true);
 	jx_set(o, "value", json_integer(vi));
 	const oxp_value *val = &v->values[vi];
 	if (val->kind == OXP_VALUE_INITIALIZER) {
@@ -770,6 +792,7 @@ oxr_code oxr_search_json(const oxp_model *m, const oxp_dag *d, const char *query
 	}
 	size_t total = 0;
 	char what[32];
+	oxp_arena *scratch = oxp_arena_new((size_t)64 << 20);
 	for (uint32_t ni = 0; ql > 0 && ni < v->nnodes; ni++) {
 		const oxp_node *n = v->nodes[ni].proto;
 		const char *field = NULL;
@@ -809,8 +832,14 @@ oxr_code oxr_search_json(const oxp_model *m, const oxp_dag *d, const char *query
 		jx_set_str(h, "op_type", n->op_type);
 		jx_set(h, "match", json_string(field));
 		jx_set_str(h, "text", text);
+		/* the name scope it is filed under in grouped views (expand= takes it) */
+		oxp_str comps[OXR_MAX_GROUP_DEPTH];
+		size_t nc = oxr__name_scope(n->name, comps, OXR_MAX_GROUP_DEPTH);
+		if (nc > 0 && scratch != NULL)
+			jx_set(h, "group", jx_cstr(oxr__scope_path(scratch, comps, nc)));
 		json_array_append_new(hits, h);
 	}
+	oxp_arena_free(scratch);
 	jx_set(res, "query", jx_cstr(query));
 	jx_set(res, "total", json_integer((json_int_t)total));
 	jx_set(res, "hits", hits);

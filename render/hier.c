@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_GROUP_DEPTH 16
+#define MAX_GROUP_DEPTH OXR_MAX_GROUP_DEPTH
 #define AUTO_FLAT 320   /* up to this many op boxes: no grouping */
 #define AUTO_MAX 160    /* an automatic overview aims at most at this many boxes */
 
@@ -77,12 +77,10 @@ static uint32_t child(hier *h, uint32_t parent, oxp_str key, bool *oom)
 	return gi;
 }
 
-/* The group of a node name: components split at '/', the last one dropped. */
-static uint32_t file_node(hier *h, oxp_str name, bool *oom)
+size_t oxr__name_scope(oxp_str name, oxp_str *c, size_t max)
 {
-	uint32_t g = 0;
-	size_t i = 0, depth = 0;
-	while (i < name.len && depth < MAX_GROUP_DEPTH) {
+	size_t i = 0, n = 0;
+	while (i < name.len && n < max) {
 		while (i < name.len && name.p[i] == '/')
 			i++;
 		size_t j = i;
@@ -90,11 +88,38 @@ static uint32_t file_node(hier *h, oxp_str name, bool *oom)
 			j++;
 		if (j >= name.len)
 			break; /* the last component is the node's own name */
-		oxp_str comp = {name.p + i, j - i};
-		g = child(h, g, comp, oom);
-		depth++;
+		c[n].p = name.p + i;
+		c[n].len = j - i;
+		n++;
 		i = j;
 	}
+	return n;
+}
+
+const char *oxr__scope_path(oxp_arena *a, const oxp_str *c, size_t n)
+{
+	char buf[1024];
+	size_t o = 0;
+	buf[0] = '\0';
+	for (size_t k = 0; k < n; k++) {
+		const char *t = oxr__text(a, c[k], 60);
+		int w = snprintf(buf + o, sizeof(buf) - o, "/%s", t);
+		if (w < 0 || (size_t)w >= sizeof(buf) - o)
+			break;
+		o += (size_t)w;
+	}
+	const char *p = oxp_arena_strndup(a, buf, o);
+	return p ? p : "";
+}
+
+/* The group of a node name: its name-scope components. */
+static uint32_t file_node(hier *h, oxp_str name, bool *oom)
+{
+	oxp_str c[MAX_GROUP_DEPTH];
+	size_t n = oxr__name_scope(name, c, MAX_GROUP_DEPTH);
+	uint32_t g = 0;
+	for (size_t k = 0; k < n; k++)
+		g = child(h, g, c[k], oom);
 	return g;
 }
 
@@ -107,18 +132,11 @@ static const char *group_path(view *v, hier *h, uint32_t gi)
 	uint32_t n = 0;
 	for (uint32_t x = gi; x != 0 && n <= MAX_GROUP_DEPTH; x = h->g[x].parent)
 		chain[n++] = x;
-	char buf[1024];
-	size_t o = 0;
-	buf[0] = '\0';
-	for (uint32_t k = n; k-- > 0;) {
-		const char *t = oxr__text(v->arena, h->g[chain[k]].key, 60);
-		int w = snprintf(buf + o, sizeof(buf) - o, "/%s", t);
-		if (w < 0 || (size_t)w >= sizeof(buf) - o)
-			break;
-		o += (size_t)w;
-	}
-	h->g[gi].path = oxp_arena_strndup(v->arena, buf, o);
-	return h->g[gi].path ? h->g[gi].path : "";
+	oxp_str c[MAX_GROUP_DEPTH + 1];
+	for (uint32_t k = 0; k < n; k++)
+		c[k] = h->g[chain[n - 1 - k]].key;
+	h->g[gi].path = oxr__scope_path(v->arena, c, n);
+	return h->g[gi].path;
 }
 
 /* Does the expand list name group gi (or a group below it)?  Entries are paths like

@@ -114,6 +114,7 @@ typedef struct view {
 	double width, height;
 	int group_depth;     /* the grouping depth used (0 = none) */
 	uint32_t max_boxes;  /* cap */
+	uint64_t virtual_nodes; /* ranks crossed by edges (as-late-as-possible ranks) */
 	char settings[160];  /* dot attributes chosen, for the record */
 } view;
 
@@ -125,6 +126,13 @@ uint32_t oxr__view_add_box(view *v, bx_kind kind, oxr_error *err);
 uint32_t oxr__view_add_cluster(view *v, uint32_t parent, oxr_error *err);
 
 /* hier.c: name-scope grouping of the main graph; fills node_box for grouped nodes */
+#define OXR_MAX_GROUP_DEPTH 16
+/* The name-scope components of a node name: every '/'-separated part but the last, empty
+ * ones skipped, at most max; returns how many. */
+size_t oxr__name_scope(oxp_str name, oxp_str *c, size_t max);
+/* "/c0/c1/..." with each component as display text: what the SVG's data-group holds and
+ * the expand option takes. */
+const char *oxr__scope_path(oxp_arena *a, const oxp_str *c, size_t n);
 oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err);
 
 /* style.c */

@@ -60,23 +60,26 @@ static GVC_t *context(void)
 	return gvc;
 }
 
-/* Layout settings by size: see the header comment and docs/render.md. */
+/* Layout settings by the work dot will do: boxes plus the virtual nodes of edges that
+ * cross ranks (a view of 100 boxes with long skips can be 2,500 nodes for dot).  Small:
+ * the full optimiser; middling: network simplex for x capped at one pass per node;
+ * large: no x optimisation (newrank + nslimit=0: seconds, not minutes; chains may lean). */
 static void settings(const view *v, const char **nslimit, const char **splines,
                      const char **mclimit)
 {
-	uint32_t n = v->nboxes;
+	uint64_t n = v->nboxes + v->virtual_nodes;
 	*mclimit = NULL;
+	*splines = "spline";
 	if (n <= 600) {
-		*nslimit = NULL; /* full optimiser */
-		*splines = "spline";
-	} else if (n <= 1500) {
-		*nslimit = "0.5";
-		*splines = "spline";
+		*nslimit = NULL;
+	} else if (n <= 3000) {
+		*nslimit = "1";
 		*mclimit = "0.5";
 	} else {
 		*nslimit = "0";
-		*splines = n <= 6000 ? "spline" : "line";
 		*mclimit = "0.3";
+		if (v->nboxes > 12000)
+			*splines = "polyline";
 	}
 }
 

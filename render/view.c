@@ -530,6 +530,71 @@ static oxr_code compute_ranks(view *v)
 	return OXR_OK;
 }
 
+/* Union-find over boxes. */
+static uint32_t uf_find(uint32_t *up, uint32_t x)
+{
+	while (up[x] != x) {
+		up[x] = up[up[x]];
+		x = up[x];
+	}
+	return x;
+}
+
+typedef struct span_edge {
+	uint32_t edge, span;
+} span_edge;
+
+static int by_span(const void *a, const void *b)
+{
+	const span_edge *x = a, *y = b;
+	if (x->span != y->span)
+		return x->span < y->span ? -1 : 1;
+	return (x->edge > y->edge) - (x->edge < y->edge);
+}
+
+/* Which data edges to cut: those spanning more than LONG_SPAN ranks, except where cutting
+ * would leave a part of the drawing hanging on nothing but stubs: such a part (a chain
+ * from a side output to a graph output, say) has no edge left to place it, and dot would
+ * put it at the top.  The long edges are considered shortest first; one that joins two
+ * parts otherwise apart is kept.  false when out of memory. */
+static bool choose_cuts(const view *v, bool *cut_it)
+{
+	uint32_t *up = malloc((size_t)v->nboxes * sizeof(uint32_t));
+	span_edge *cand = malloc((size_t)v->nedges * sizeof(span_edge));
+	if (up == NULL || cand == NULL) {
+		free(up);
+		free(cand);
+		return false;
+	}
+	for (uint32_t b = 0; b < v->nboxes; b++)
+		up[b] = b;
+	uint32_t nc = 0;
+	for (uint32_t e = 0; e < v->nedges; e++) {
+		const vedge *ed = &v->edges[e];
+		uint32_t rf = v->boxes[ed->from].rank, rt = v->boxes[ed->to].rank;
+		bool data = ed->style == ED_DATA || ed->style == ED_OUTER;
+		if (data && rt > rf && rt - rf > LONG_SPAN) {
+			cand[nc].edge = e;
+			cand[nc].span = rt - rf;
+			nc++;
+		} else {
+			up[uf_find(up, ed->from)] = uf_find(up, ed->to);
+		}
+	}
+	qsort(cand, nc, sizeof(*cand), by_span);
+	for (uint32_t k = 0; k < nc; k++) {
+		const vedge *ed = &v->edges[cand[k].edge];
+		uint32_t a = uf_find(up, ed->from), b = uf_find(up, ed->to);
+		if (a != b)
+			up[a] = b; /* the only link between two parts: keep it */
+		else
+			cut_it[cand[k].edge] = true;
+	}
+	free(up);
+	free(cand);
+	return true;
+}
+
 static oxr_code cut_long_edges(view *v, vstate *st, oxr_error *err)
 {
 	if (v->nboxes < LONG_SPAN_MIN_BOXES || v->nedges == 0)
@@ -549,14 +614,18 @@ static oxr_code cut_long_edges(view *v, vstate *st, oxr_error *err)
 		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
 	}
 	memset(skey, 0xff, (size_t)scap * sizeof(uint32_t));
+	bool *cut_it = calloc(nedges, sizeof(bool));
+	if (cut_it == NULL || !choose_cuts(v, cut_it)) {
+		free(stub_of);
+		free(skey);
+		free(cut_it);
+		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	}
 	uint32_t cut = 0;
 	for (uint32_t e = 0; e < nedges; e++) {
 		stub_of[e] = OXP_NONE;
 		vedge *ed = &v->edges[e];
-		if (ed->style != ED_DATA && ed->style != ED_OUTER)
-			continue;
-		uint32_t rf = v->boxes[ed->from].rank, rt = v->boxes[ed->to].rank;
-		if (rt <= rf || rt - rf <= LONG_SPAN)
+		if (!cut_it[e])
 			continue;
 		/* shared stub: an earlier cut edge from the same box with the same value */
 		uint32_t so = OXP_NONE;
@@ -609,11 +678,13 @@ static oxr_code cut_long_edges(view *v, vstate *st, oxr_error *err)
 	}
 	free(stub_of);
 	free(skey);
+	free(cut_it);
 	(void)cut;
 	return OXR_OK;
 fail:
 	free(stub_of);
 	free(skey);
+	free(cut_it);
 	return err ? err->code : OXR_E_NOMEM;
 }
 
@@ -779,6 +850,18 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 	rc = cut_long_edges(v, &st, err);
 	if (rc != OXR_OK)
 		goto out;
+	/* what dot will work on: boxes plus a virtual node per rank an edge crosses */
+	if (compute_ranks(v) != OXR_OK) {
+		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+		goto out;
+	}
+	v->virtual_nodes = 0;
+	for (uint32_t e = 0; e < v->nedges; e++) {
+		uint32_t rf = v->boxes[v->edges[e].from].rank, rt = v->boxes[v->edges[e].to].rank;
+		uint32_t span = rt > rf ? rt - rf : rf - rt;
+		if (span > 1)
+			v->virtual_nodes += span - 1;
+	}
 	for (uint32_t bi = 0; bi < v->nboxes; bi++)
 		oxr__box_size(&v->boxes[bi]);
 out:

@@ -30,6 +30,7 @@ run unit sh tests/run-unit.sh $(ls "$BUILD"/tests/test_* 2>/dev/null | grep -v '
 suite diff
 suite fuzz
 suite cli
+suite clang
 suite http
 suite preview
 suite hostile

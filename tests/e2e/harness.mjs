@@ -1,0 +1,93 @@
+// harness.mjs — what the browser tests and the page benchmark share: the real server on a
+// free port, and the system's Chromium in a fresh profile (playwright-core, no download).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+// Start `BUILD/onnxviz serve --port 0` on a new store under `work`.  Answers {base, log(),
+// stop()}: stop() sends SIGTERM and answers the exit code (or 'timeout' after 40 s, then
+// the process is killed).
+export async function startServer(build, work) {
+  const store = path.join(work, 'store');
+  fs.mkdirSync(store, { recursive: true });
+  const proc = spawn(path.join(build, 'onnxviz'),
+    ['serve', '--port', '0', '--store', store, '--log-requests=off', '--grace', '3'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((res) => proc.on('exit', (code, sig) => res(code ?? sig)));
+  let log = '';
+  const base = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${log}`)), 15000);
+    const onData = (d) => {
+      log += d;
+      if (log.length > 4e6) log = log.slice(-2e6);
+      const m = /listening on (http:\/\/[^\s]+)/.exec(log);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    };
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
+    exited.then((code) => { clearTimeout(timer); reject(new Error(`server exited (${code}): ${log}`)); });
+  });
+  return {
+    base,
+    log: () => log,
+    async stop() {
+      proc.kill('SIGTERM');
+      const code = await Promise.race([exited, new Promise((res) => setTimeout(() => res('timeout'), 40000))]);
+      if (code === 'timeout') proc.kill('SIGKILL');
+      return code;
+    },
+  };
+}
+
+// Chromium headless in a new empty profile under `work`; every request that does not go to
+// `base` is refused (the page must work with no other network).
+export async function launchBrowser(work, base) {
+  const profile = fs.mkdtempSync(path.join(work, 'profile-'));
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.ONNXVIZ_CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1440, height: 900 },
+    acceptDownloads: true,
+  });
+  await ctx.route('**/*', (route) => (route.request().url().startsWith(base) ? route.continue() : route.abort()));
+  return ctx;
+}
+
+// POST /models of a file; answers the model id.
+export async function uploadRaw(base, file) {
+  const res = await fetch(`${base}/models`, { method: 'POST', body: fs.readFileSync(file), headers: { 'Content-Type': 'application/octet-stream' } });
+  if (res.status !== 200 && res.status !== 201) throw new Error(`upload of ${file}: HTTP ${res.status}`);
+  return (await res.json()).id;
+}
+
+// In the page: dispatch `n` wheel events one frame apart (zooming in and out around a point
+// of the graph) and answer the frame times in ms, sorted.
+export async function wheelFrames(page, n = 40, delta = 50) {
+  return page.evaluate(async ([count, d]) => {
+    const vp = document.getElementById('viewport');
+    const r = vp.getBoundingClientRect();
+    const times = [];
+    let last = performance.now();
+    for (let i = 0; i < count; i++) {
+      vp.dispatchEvent(new WheelEvent('wheel', { deltaY: i % 2 ? d : -d, clientX: r.left + 300, clientY: r.top + 300, bubbles: true, cancelable: true }));
+      await new Promise((res) => requestAnimationFrame(res));
+      const now = performance.now();
+      times.push(now - last);
+      last = now;
+    }
+    return times.sort((a, b) => a - b);
+  }, [n, delta]);
+}
+
+// The drawing for the given render-option key (and model id) is shown, no layout pending.
+export async function graphShown(page, key, id, timeout = 60000) {
+  await page.waitForFunction(([k, m]) => {
+    const st = document.getElementById('graph-state');
+    const c = document.getElementById('canvas');
+    return c.querySelector('svg g.node') && st.hidden && (k === null || c.dataset.key === k) &&
+      (m === null || c.dataset.model === m);
+  }, [key ?? null, id ?? null], { timeout });
+}

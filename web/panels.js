@@ -1,0 +1,383 @@
+// panels.js — the model panel, the node panel and the tensor preview, built from the
+// service's JSON (docs/api.md) with DOM calls only.
+
+import { h, s, clear, fmtInt, fmtBytes, fmtNum, fmtShape, dtypeShort, isSpecial } from './util.js';
+
+const domainName = (d) => (d === '' || d === undefined || d === null ? 'ai.onnx' : d);
+
+function kv(pairs) {
+  return h('dl', { class: 'kv' }, pairs.filter((p) => p && p[1] !== undefined && p[1] !== null && p[1] !== '')
+    .map(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]));
+}
+
+// Bar list (op histogram), the first `shown` rows and a "show all" button.
+function bars(rows, shown = 12) {
+  const max = Math.max(1, ...rows.map((r) => r.count));
+  const list = h('ul', { class: 'bars' });
+  const item = (r) => {
+    const fill = h('div', { class: 'bar-fill' });
+    fill.style.width = `${(100 * r.count) / max}%`; // CSSOM: allowed under the page's CSP
+    return h('li', { title: `${r.label}: ${fmtInt(r.count)}` },
+      h('span', { class: 'bar-label', text: r.label }),
+      h('span', { class: 'bar-track', 'aria-hidden': 'true' }, fill),
+      h('span', { class: 'bar-count', text: fmtInt(r.count) }));
+  };
+  rows.slice(0, shown).forEach((r) => list.append(item(r)));
+  if (rows.length <= shown) return list;
+  const more = h('button', {
+    type: 'button', class: 'btn btn-plain btn-small more-btn', text: `Show all ${rows.length}`,
+    onclick: () => { rows.slice(shown).forEach((r) => list.append(item(r))); more.remove(); },
+  });
+  return h('div', null, list, more);
+}
+
+// GET /models/{id}: {id, size, summary: {model, summary, warnings}, links}.
+export function modelPanel(doc, { fileName } = {}) {
+  const m = (doc.summary && doc.summary.model) || {};
+  const sm = (doc.summary && doc.summary.summary) || {};
+  const warnings = (doc.summary && doc.summary.warnings) || [];
+  const frag = document.createDocumentFragment();
+
+  frag.append(h('h3', { text: 'Model' }), kv([
+    ['File', fileName],
+    ['Graph', m.graph_name],
+    ['Producer', [m.producer_name, m.producer_version].filter(Boolean).join(' ') || '—'],
+    ['IR version', m.ir_version !== undefined ? String(m.ir_version) : undefined],
+    ['Model version', m.model_version ? String(m.model_version) : undefined],
+    ['Domain', m.domain],
+    ['Size', fmtBytes(doc.size)],
+    ['Id', h('span', { class: 'mono', title: doc.id, text: `${doc.id.slice(0, 16)}…` })],
+  ]));
+  if (m.doc_string) frag.append(h('p', { class: 'node-name', text: m.doc_string }));
+
+  const opsets = m.opset_import || [];
+  frag.append(h('h3', { text: 'Opsets' }),
+    h('div', null, opsets.length ? opsets.map((o) => h('span', { class: 'pill', text: `${domainName(o.domain)} ${o.version}` })) : h('span', { class: 'empty', text: 'none declared' })));
+
+  frag.append(h('h3', { text: 'Graph' }), kv([
+    ['Nodes', fmtInt(sm.nodes) + (sm.main_graph_nodes !== undefined && sm.main_graph_nodes !== sm.nodes ? ` (${fmtInt(sm.main_graph_nodes)} in the main graph)` : '')],
+    ['Edges', fmtInt(sm.edges)],
+    ['Values', fmtInt(sm.values)],
+    ['Initializers', fmtInt(sm.initializers)],
+    ['Subgraphs', sm.subgraphs ? `${fmtInt(sm.subgraphs)} (depth ${sm.max_depth})` : undefined],
+    ['Functions', sm.functions ? fmtInt(sm.functions) : undefined],
+  ]));
+
+  const params = sm.parameters;
+  if (params && params.count) {
+    frag.append(h('h3', { text: 'Parameters' }), kv([
+      ['Total', `${fmtInt(params.count)} · ${fmtBytes(params.bytes)}`],
+      ...(params.by_dtype || []).map((p) => [p.short || dtypeShort(p.dtype), `${fmtInt(p.count)} · ${fmtBytes(p.bytes)}`]),
+    ]));
+  }
+
+  const ops = sm.op_types || [];
+  if (ops.length) {
+    frag.append(h('h3', { text: `Operators (${ops.length} types)` }),
+      bars(ops.map((o) => ({ label: o.domain ? `${o.domain}.${o.op_type}` : o.op_type, count: o.count }))));
+  }
+
+  const meta = m.metadata_props || [];
+  if (meta.length) {
+    frag.append(h('h3', { text: 'Metadata' }), kv(meta.map((e) => [e.key, e.value])));
+  }
+
+  frag.append(h('h3', { text: `Warnings (${warnings.length})` }));
+  if (!warnings.length) frag.append(h('p', { class: 'empty', text: 'None.' }));
+  for (const w of warnings.slice(0, 100)) {
+    frag.append(h('div', { class: 'notice warn' },
+      h('strong', { text: w.kind ? `${w.kind}: ` : '' }), w.message || '',
+      w.nodes && w.nodes.length ? h('span', { class: 'err-where', text: `nodes: ${w.nodes.slice(0, 8).join(', ')}${w.nodes.length > 8 ? ' …' : ''}` }) : null));
+  }
+  if (warnings.length > 100) frag.append(h('p', { class: 'empty', text: `… and ${warnings.length - 100} more (see the model JSON)` }));
+  return frag;
+}
+
+// GET /models/{id} of a tensor upload: {id, size, kind: "tensor", tensor: {name, dtype, dims, count, storage}}.
+export function tensorUploadPanel(doc, { fileName } = {}) {
+  const t = doc.tensor || {};
+  const frag = document.createDocumentFragment();
+  frag.append(h('h3', { text: 'Tensor file' }), kv([
+    ['File', fileName],
+    ['Name', t.name || '(unnamed)'],
+    ['Type', t.dtype],
+    ['Dims', `[${(t.dims || []).join(', ')}]`],
+    ['Elements', t.count !== undefined ? fmtInt(t.count) : undefined],
+    ['Storage', t.storage],
+    ['Size', fmtBytes(doc.size)],
+    ['Id', h('span', { class: 'mono', title: doc.id, text: `${doc.id.slice(0, 16)}…` })],
+  ]), h('p', { class: 'empty', text: 'A lone TensorProto (.pb), not a model: it has values, no graph.' }));
+  return frag;
+}
+
+// ------------------------------------------------------------------------- attributes
+const LIST_MAX = 64;
+
+function listText(vals, fmt = (v) => fmtNum(v)) {
+  const head = vals.slice(0, LIST_MAX).map(fmt).join(', ');
+  return `[${head}${vals.length > LIST_MAX ? `, … ${fmtInt(vals.length - LIST_MAX)} more` : ''}]`;
+}
+
+function tensorSummary(t) {
+  return `${dtypeShort(t.dtype)} ⟨${fmtShape(t.dims)}⟩ · ${fmtInt(t.count)} value${t.count === 1 ? '' : 's'}`;
+}
+
+function attrValue(a, ctx) {
+  const v = a.value;
+  if (a.ref_attr_name) return h('span', null, 'refers to the function attribute ', h('code', { text: a.ref_attr_name }));
+  switch (a.type) {
+    case 'INT': return h('span', { class: 'aval', text: String(v) });
+    case 'FLOAT': return h('span', { class: 'aval', text: fmtNum(v, 7) });
+    case 'INTS': return h('span', { class: 'aval', text: listText(v || [], String) });
+    case 'FLOATS': return h('span', { class: 'aval', text: listText(v || []) });
+    case 'STRING': return h('span', { class: 'aval' }, h('span', { class: 'str', text: JSON.stringify(v ?? '') }));
+    case 'STRINGS': return h('span', { class: 'aval' }, h('span', { class: 'str', text: listText(v || [], (x) => JSON.stringify(x)) }));
+    case 'TENSOR':
+      if (!v) return h('span', { class: 'empty', text: 'empty' });
+      return h('span', { class: 'aval' }, `${tensorSummary(v)} `,
+        v.ref ? h('button', { type: 'button', class: 'link-btn', text: 'preview', onclick: () => ctx.onTensor(v.ref, `${a.name} of ${ctx.nodeLabel}`) }) : null);
+    case 'TENSORS':
+      return h('span', { class: 'aval' }, (v || []).map((t, i) => h('span', { class: 'io-links' },
+        `#${i} ${tensorSummary(t)} `,
+        t.ref ? h('button', { type: 'button', class: 'link-btn', text: 'preview', onclick: () => ctx.onTensor(t.ref, `${a.name}[${i}] of ${ctx.nodeLabel}`) }) : null)));
+    case 'GRAPH':
+    case 'GRAPHS': {
+      const gs = a.type === 'GRAPH' ? [v] : (v || []);
+      return h('span', { class: 'aval' }, gs.filter(Boolean).map((g) => h('span', { class: 'io-links' },
+        `subgraph ${g.scope} · ${fmtInt(g.nodes)} nodes `,
+        h('button', { type: 'button', class: 'link-btn', text: 'show', onclick: () => ctx.onScope(g.scope) }))));
+    }
+    default:
+      return h('span', { class: 'aval', text: v === undefined ? '' : JSON.stringify(v) });
+  }
+}
+
+function typeText(t) {
+  if (!t) return 'type unknown';
+  if (t.kind && t.kind !== 'tensor' && t.kind !== 'sparse_tensor') return t.kind;
+  const et = t.elem_type ? dtypeShort(t.elem_type) : '?';
+  const shape = t.shape === null || t.shape === undefined ? 'rank unknown' : fmtShape(t.shape);
+  return `${et} ⟨${shape}⟩${t.source && t.source !== 'declared' && t.source !== 'initializer' ? ` (${t.source})` : ''}`;
+}
+
+// A list of node ids as buttons with the node's name where known.
+function nodeLinks(label, refs, ctx) {
+  if (!refs || !refs.length) return null;
+  const max = 12;
+  return h('div', { class: 'io-links' }, h('span', { text: label }),
+    refs.slice(0, max).map((r) => h('button', {
+      type: 'button', class: 'link-btn', text: ctx.nameOf(r.node) || r.node,
+      title: `Go to node ${r.node}`, onclick: () => ctx.onNode(r.node),
+    })),
+    refs.length > max ? h('span', { text: `… ${refs.length - max} more` }) : null);
+}
+
+function valueItem(v, i, dir, ctx) {
+  if (!v) return h('li', null, h('span', { class: 'io-idx', text: String(i) }), h('div', { class: 'io-head' }, h('span', { class: 'empty', text: '(optional, not given)' })));
+  const kind = v.kind || '';
+  const init = v.initializer;
+  const li = h('li', null,
+    h('span', { class: 'io-idx', text: i === null ? '' : String(i) }),
+    h('div', { class: 'io-head' },
+      h('span', { class: 'io-name', text: v.name || '(unnamed)' }),
+      kind && kind !== 'node_output' ? h('span', { class: `kind ${kind === 'initializer' ? 'initializer' : kind === 'input' ? 'input' : ''}`, text: kind.replace('_', ' ') }) : null),
+    h('div', { class: 'io-type', text: typeText(v.type) }));
+  if (dir === 'in' && v.producer) li.append(nodeLinks('from', [v.producer], ctx));
+  if (dir === 'out') li.append(nodeLinks('to', v.consumers, ctx) || h('div', { class: 'io-links', text: v.graph_output ? 'graph output' : 'not used' }));
+  const ref = (init && init.ref) || v.tensor;
+  if (init) {
+    li.append(h('div', { class: 'init-box' },
+      h('div', null, h('strong', { text: 'Initializer ' }), h('span', { class: 'mono', text: init.ref })),
+      h('div', { text: `${dtypeShort(init.dtype)} ⟨${fmtShape(init.dims)}⟩ · ${fmtInt(init.count)} values · ${fmtBytes(init.bytes)} · ${init.storage}` }),
+      h('button', {
+        type: 'button', class: 'btn btn-plain btn-small', dataset: { ref: init.ref },
+        text: 'Preview values', onclick: () => ctx.onTensor(init.ref, init.name || v.name),
+      })));
+  } else if (ref) {
+    li.append(h('div', { class: 'init-box' }, h('button', {
+      type: 'button', class: 'btn btn-plain btn-small', dataset: { ref }, text: 'Preview values',
+      onclick: () => ctx.onTensor(ref, v.name),
+    })));
+  }
+  return li;
+}
+
+// A value of document.json (a graph input or output, an initializer drawn as a node):
+// its type, producer, consumers and tensor preview.
+export function valuePanel(v, ctx) {
+  const frag = document.createDocumentFragment();
+  frag.append(
+    h('div', { class: 'node-title' }, h('span', { class: 'op-badge', text: v.graph_input ? 'graph input' : v.graph_output ? 'graph output' : (v.kind || 'value').replace('_', ' ') })),
+    h('div', { class: 'node-name', text: v.name || '(unnamed value)' }),
+    kv([['Scope', v.scope ? h('span', { class: 'mono', text: v.scope }) : 'main graph']]));
+  if (v.doc_string) frag.append(h('p', { class: 'empty', text: v.doc_string }));
+  frag.append(h('h3', { text: 'Type and uses' }), h('ul', { class: 'io-list' }, valueItem(v, null, 'out', ctx)));
+  if (v.producer) frag.append(h('h3', { text: 'Produced by' }), nodeLinks('', [v.producer], ctx));
+  return frag;
+}
+
+// GET /models/{id}/nodes/{node_id}.  ctx: {nameOf(id), onNode(id), onTensor(ref, label),
+// onScope(scope), drawn: bool (is the node in the current drawing)}.
+export function nodePanel(n, ctx) {
+  ctx = { ...ctx, nodeLabel: n.name || n.id };
+  const frag = document.createDocumentFragment();
+  frag.append(
+    h('div', { class: 'node-title' },
+      h('span', { class: 'op-badge', text: n.op_type || '?' }),
+      h('span', { class: 'node-domain', text: `${domainName(n.domain)}${n.overload ? ` · overload ${n.overload}` : ''}` })),
+    h('div', { class: 'node-name', text: n.name || '(unnamed node)' }),
+    kv([
+      ['Id', h('span', { class: 'mono', text: n.id })],
+      ['Scope', n.scope ? h('span', { class: 'mono', text: n.scope }) : 'main graph'],
+      ['Function', n.function],
+    ]));
+  if (!ctx.drawn) frag.append(h('div', { class: 'notice info', text: 'This node is not drawn in the current view (it is inside a collapsed group or folded away).' }));
+  if (n.doc_string) frag.append(h('p', { class: 'empty', text: n.doc_string }));
+
+  const attrs = n.attributes || [];
+  frag.append(h('h3', { text: `Attributes (${attrs.length})` }));
+  if (!attrs.length) frag.append(h('p', { class: 'empty', text: 'None.' }));
+  else {
+    frag.append(h('table', { class: 'attrs' }, h('tbody', null, attrs.map((a) => h('tr', null,
+      h('th', { scope: 'row' }, a.name, h('span', { class: 'atype', text: a.type.toLowerCase() })),
+      h('td', null, attrValue(a, ctx)))))));
+  }
+
+  frag.append(h('h3', { text: `Inputs (${(n.inputs || []).length})` }),
+    h('ul', { class: 'io-list', 'aria-label': 'Inputs' }, (n.inputs || []).map((v, i) => valueItem(v, i, 'in', ctx))));
+  frag.append(h('h3', { text: `Outputs (${(n.outputs || []).length})` }),
+    h('ul', { class: 'io-list', 'aria-label': 'Outputs' }, (n.outputs || []).map((v, i) => valueItem(v, i, 'out', ctx))));
+  if (n.subgraphs && n.subgraphs.length) {
+    frag.append(h('h3', { text: 'Subgraphs' }), h('div', null, n.subgraphs.map((sc) => h('div', { class: 'io-links' },
+      h('span', { class: 'mono', text: sc }),
+      h('button', { type: 'button', class: 'link-btn', text: 'show', onclick: () => ctx.onScope(sc) })))));
+  }
+  return frag;
+}
+
+// ------------------------------------------------------------------------- tensors
+// The preview answer, GET /models/{id}/tensors/{ref}?values=N&bins=B (docs/api.md):
+// {name, dtype, dtype_short, dims, ggml_ne, count, storage, bytes, external?,
+//  values: {offset, count, data}, stats: {count, finite, nan, pos_inf, neg_inf, zeros,
+//  min, max, mean, std, histogram: {bins, lo, hi, counts}}}.  NaN and ±Inf are the strings
+// "NaN", "Infinity", "-Infinity".
+function histogramSvg(hist, dtype) {
+  const counts = (hist && hist.counts) || [];
+  if (!counts.length) return null;
+  const lo = hist.lo, hi = hist.hi;
+  const W = 340, H = 120, padL = 4, padB = 18, top = 6;
+  const max = Math.max(1, ...counts);
+  const bw = (W - padL * 2) / counts.length;
+  const ranged = typeof lo === 'number' && typeof hi === 'number';
+  const svg = s('svg', {
+    class: 'histogram', viewBox: `0 0 ${W} ${H}`, role: 'img',
+    'aria-label': `Histogram of ${counts.length} bins from ${fmtNum(lo)} to ${fmtNum(hi)}`,
+  });
+  counts.forEach((c, i) => {
+    const bh = c === 0 ? 0 : Math.max(1, ((H - padB - top) * c) / max);
+    const x0 = ranged ? lo + ((hi - lo) * i) / counts.length : null;
+    const x1 = ranged ? lo + ((hi - lo) * (i + 1)) / counts.length : null;
+    svg.append(s('rect', {
+      class: 'hbar', x: (padL + i * bw + 0.5).toFixed(2), y: (H - padB - bh).toFixed(2),
+      width: Math.max(0.5, bw - 1).toFixed(2), height: bh.toFixed(2),
+    }, s('title', null, `${ranged ? `[${fmtNum(x0, 4)}, ${fmtNum(x1, 4)}${i === counts.length - 1 ? ']' : ')'}: ` : ''}${fmtInt(c)}`)));
+  });
+  svg.append(s('line', { class: 'axis', x1: padL, x2: W - padL, y1: H - padB + 0.5, y2: H - padB + 0.5 }));
+  svg.append(s('text', { x: padL, y: H - 4 }, fmtNum(lo, 4)));
+  svg.append(s('text', { x: W - padL, y: H - 4, 'text-anchor': 'end' }, fmtNum(hi, 4)));
+  svg.append(s('text', { x: W / 2, y: H - 4, 'text-anchor': 'middle' }, `${dtypeShort(dtype)} values, ${counts.length} bins`));
+  return svg;
+}
+
+// opts: {label, onMore(offset) -> Promise<preview> (next page of values), npyUrl}
+export function tensorPanel(t, { label, onMore, npyUrl } = {}) {
+  const frag = document.createDocumentFragment();
+  const dims = t.dims || [];
+  const ext = t.external;
+  frag.append(
+    h('div', { class: 'node-title' },
+      h('span', { class: 'op-badge', text: t.dtype_short || dtypeShort(t.dtype) }),
+      h('span', { class: 'node-domain', text: `⟨${fmtShape(dims)}⟩` })),
+    h('div', { class: 'node-name', text: t.name || label || '' }),
+    kv([
+      ['Ref', t.tensor && t.tensor !== '_' ? h('span', { class: 'mono', text: t.tensor }) : undefined],
+      ['Type', t.dtype],
+      ['Dims', `[${dims.join(', ')}]`],
+      ['ggml ne', t.ggml_ne ? `[${t.ggml_ne.join(', ')}]` : undefined],
+      ['Elements', t.count !== undefined ? fmtInt(t.count) : undefined],
+      ['Bytes', t.bytes !== undefined ? fmtBytes(t.bytes) : undefined],
+      ['Storage', t.storage],
+      ['External', ext ? `${ext.location} @ ${fmtInt(ext.offset || 0)} (+${fmtBytes(ext.length)})` : undefined],
+    ]));
+  if (npyUrl) frag.append(h('div', { class: 'panel-actions' }, h('button', { type: 'button', class: 'btn btn-plain btn-small', text: 'Download .npy', onclick: npyUrl })));
+
+  const st = t.stats;
+  if (st) {
+    const cells = [
+      ['min', st.min], ['max', st.max], ['mean', st.mean], ['std', st.std],
+      ['zeros', st.zeros], ['finite', st.finite], ['NaN', st.nan], ['+Inf', st.pos_inf], ['−Inf', st.neg_inf],
+    ].filter(([, v]) => v !== undefined);
+    const counted = new Set(['zeros', 'finite', 'NaN', '+Inf', '−Inf']);
+    frag.append(h('h3', { text: 'Statistics' }), h('div', { class: 'stats' }, cells.map(([k, v]) => h('div', { class: 'stat', dataset: { stat: k } },
+      h('div', { class: 'k', text: k }),
+      h('div', { class: `v${isSpecial(v) || (counted.has(k) && k !== 'zeros' && k !== 'finite' && v > 0) ? ' special' : ''}`, text: v === null ? '—' : counted.has(k) ? fmtInt(v) : fmtNum(v, 7) })))));
+    const hs = histogramSvg(st.histogram, t.dtype);
+    if (hs) frag.append(h('h3', { text: 'Histogram' }), hs);
+  } else if (t.class === 'string') {
+    frag.append(h('p', { class: 'empty', text: 'Strings have no statistics.' }));
+  }
+
+  const page = t.values || { offset: 0, count: 0, data: [] };
+  const vals = [...(page.data || [])];
+  const heading = h('h3');
+  const body = h('div');
+  const more = h('button', { type: 'button', class: 'btn btn-plain btn-small more-btn' });
+  const render = () => {
+    const total = typeof t.count === 'number' ? t.count : vals.length;
+    heading.textContent = vals.length < total ? `First ${fmtInt(vals.length)} of ${fmtInt(total)} values` : `Values (${fmtInt(vals.length)})`;
+    clear(body).append(vals.length ? valuesView(vals, dims) : h('p', { class: 'empty', text: 'No values.' }));
+    more.hidden = !onMore || vals.length >= total;
+    more.textContent = `Show ${fmtInt(Math.min(1024, total - vals.length))} more`;
+  };
+  more.addEventListener('click', async () => {
+    more.disabled = true;
+    try {
+      const next = await onMore(vals.length);
+      vals.push(...((next.values && next.values.data) || []));
+      render();
+    } catch (e) {
+      more.replaceWith(h('div', { class: 'notice error', text: e.message }));
+    } finally { more.disabled = false; }
+  });
+  render();
+  frag.append(heading, body, more);
+  return frag;
+}
+
+const valueText = (v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : fmtNum(v, 9));
+
+function valueCell(v) {
+  return h('td', { class: isSpecial(v) ? 'special' : '', text: valueText(v) });
+}
+
+// Values in rows of the last dimension (row labels are the leading indices) when that is
+// narrow, else as a flat numbered list.
+function valuesView(vals, dims) {
+  const last = dims.length >= 2 ? dims[dims.length - 1] : 0;
+  if (last >= 1 && last <= 8) {
+    const lead = dims.slice(0, -1);
+    const label = (r) => {
+      const idx = [];
+      for (let k = lead.length - 1, q = r; k >= 0; k--) { idx.unshift(q % lead[k]); q = Math.floor(q / lead[k]); }
+      return `[${idx.join(',')},:]`;
+    };
+    const rows = [];
+    for (let r = 0; r * last < vals.length; r++) {
+      rows.push(h('tr', null, h('th', { scope: 'row', text: label(r) }), vals.slice(r * last, (r + 1) * last).map(valueCell)));
+    }
+    return h('div', { class: 'values-wrap' }, h('table', { class: 'values-table', 'aria-label': 'Values' }, h('tbody', null, rows)));
+  }
+  return h('ol', { class: 'values', 'aria-label': 'Values' }, vals.map((v, i) => h('li', null,
+    h('span', { class: 'vi', text: String(i) }),
+    h('span', { class: isSpecial(v) ? 'special' : '', text: valueText(v) }))));
+}

@@ -1,0 +1,115 @@
+// util.js — DOM building without markup strings, and number/size formatting.
+// Text from the server (model names, attribute strings) only ever becomes text nodes.
+
+// h('div', {class: 'x', onclick: fn, 'aria-label': 'y'}, child, 'text', [more]) -> Element.
+// Attributes starting with "on" become event listeners; `dataset` is an object; `text`
+// sets textContent; false/null/undefined attributes and children are skipped.
+export function h(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  if (attrs) {
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === false || v === null || v === undefined) continue;
+      if (k.startsWith('on') && typeof v === 'function') e.addEventListener(k.slice(2), v);
+      else if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k === 'dataset') Object.assign(e.dataset, v);
+      else e.setAttribute(k, v === true ? '' : String(v));
+    }
+  }
+  append(e, children);
+  return e;
+}
+
+export function append(parent, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    parent.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return parent;
+}
+
+const SVGNS = 'http://www.w3.org/2000/svg';
+// Same as h() for SVG elements (no listeners: our charts are passive).
+export function s(tag, attrs, ...children) {
+  const e = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v !== null && v !== undefined) e.setAttribute(k, String(v));
+  }
+  append(e, children);
+  return e;
+}
+
+export function clear(e) {
+  while (e.firstChild) e.firstChild.remove();
+  return e;
+}
+
+const nf = new Intl.NumberFormat('en-US');
+export const fmtInt = (n) => (typeof n === 'number' ? nf.format(n) : String(n));
+
+export function fmtBytes(n) {
+  if (typeof n !== 'number' || !isFinite(n)) return String(n);
+  if (n < 1024) return `${n} B`;
+  const u = ['KB', 'MB', 'GB', 'TB'];
+  let i = -1;
+  do { n /= 1024; i++; } while (n >= 1024 && i < u.length - 1);
+  return `${n.toFixed(n < 10 ? 2 : n < 100 ? 1 : 0)} ${u[i]}`;
+}
+
+// A JSON number or the strings "NaN", "Inf", "-Inf" (JSON has no NaN), shown compactly.
+export function fmtNum(v, digits = 6) {
+  if (typeof v === 'string') return v;
+  if (typeof v !== 'number') return String(v);
+  if (Number.isInteger(v) && Math.abs(v) < 1e15) return String(v);
+  if (v === 0) return '0';
+  const a = Math.abs(v);
+  if (a >= 1e-4 && a < 1e7) return String(Number(v.toPrecision(digits)));
+  return v.toExponential(Math.max(0, digits - 2)).replace(/\.?0+e/, 'e');
+}
+
+export const isSpecial = (v) => typeof v === 'string' && /^(-?inf(inity)?|\+?inf(inity)?|nan)$/i.test(v);
+
+// A shape as "1×3×224×224"; symbolic dims stay names; unknown dims "?"; scalar "scalar".
+export function fmtShape(dims) {
+  if (!Array.isArray(dims)) return '?';
+  if (dims.length === 0) return 'scalar';
+  return dims.map((d) => (d === null || d === undefined || d === '' ? '?' : typeof d === 'object' ? (d.param || d.name || '?') : d)).join('×');
+}
+
+const SHORT = {
+  FLOAT: 'f32', FLOAT16: 'f16', BFLOAT16: 'bf16', DOUBLE: 'f64', INT8: 'i8', INT16: 'i16',
+  INT32: 'i32', INT64: 'i64', UINT8: 'u8', UINT16: 'u16', UINT32: 'u32', UINT64: 'u64',
+  BOOL: 'bool', STRING: 'str', COMPLEX64: 'c64', COMPLEX128: 'c128', INT4: 'i4', UINT4: 'u4',
+  FLOAT8E4M3FN: 'f8e4m3fn', FLOAT8E4M3FNUZ: 'f8e4m3fnuz', FLOAT8E5M2: 'f8e5m2',
+  FLOAT8E5M2FNUZ: 'f8e5m2fnuz', FLOAT8E8M0: 'f8e8m0', FLOAT4E2M1: 'f4e2m1',
+};
+export const dtypeShort = (t) => SHORT[t] || (t ? String(t).toLowerCase() : '?');
+
+export function fmtDate(unixSeconds) {
+  if (typeof unixSeconds !== 'number') return '';
+  const d = new Date(unixSeconds * 1000);
+  const ago = (Date.now() - d.getTime()) / 1000;
+  if (ago < 60) return 'just now';
+  if (ago < 3600) return `${Math.floor(ago / 60)} min ago`;
+  if (ago < 86400) return `${Math.floor(ago / 3600)} h ago`;
+  return d.toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
+}
+
+// Shortest useful form of a 64-hex id.
+export const shortId = (id) => (id ? id.slice(0, 12) : '');
+
+export function debounce(fn, ms) {
+  let t = 0;
+  const d = (...a) => { clearTimeout(t); t = setTimeout(() => fn(...a), ms); };
+  d.cancel = () => clearTimeout(t);
+  return d;
+}
+
+export function downloadBlob(blob, filename) {
+  const url = URL.createObjectURL(blob);
+  const a = h('a', { href: url, download: filename });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
