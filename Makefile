@@ -196,17 +196,19 @@ bench: all
 # (build-fuzz/work/<name>/, where new inputs go); crashers land in build-fuzz/crashes/<name>/
 # (copy them to tests/fuzz/regressions/<name>/).  tests/fuzz/fuzz.sh prints runs/s and
 # coverage per target.
+# FUZZ_TARGETS picks some targets (e.g. FUZZ_TARGETS="graph tensor"); default: all.
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
+FUZZ_TARGETS ?= $(FUZZ_NAMES)
 fuzz:
 	$(MAKE) CC=$(FUZZ_CC) BUILD=build-fuzz SANITIZE=address,undefined \
 	    CFLAGS="$(CFLAGS) -fsanitize=fuzzer-no-link" build-fuzz/libonnxviz.a \
-	    $(patsubst %,build-fuzz/obj/tests/fuzz/fuzz_%.o,$(FUZZ_NAMES))
-	@for t in $(FUZZ_NAMES); do \
+	    $(patsubst %,build-fuzz/obj/tests/fuzz/fuzz_%.o,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
 	  $(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o build-fuzz/fuzz_$$t \
 	      build-fuzz/obj/tests/fuzz/fuzz_$$t.o build-fuzz/libonnxviz.a $(LIBS) || exit 1; \
 	done
-	sh tests/fuzz/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_NAMES)
+	sh tests/fuzz/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 clean:
 	rm -rf build build-san build-clang build-fuzz build-cov

@@ -136,6 +136,8 @@ static void art_headers(struct MHD_Response *resp, const oxs_art *a, const char 
 		oxs_response_common(resp, type);
 		MHD_add_response_header(resp, "ETag", etag);
 		MHD_add_response_header(resp, "Cache-Control", "no-cache");
+		/* named after the file's version id, as stored models' renderings after theirs */
+		oxs_response_disposition(resp, a->id, art_ext(a));
 	}
 }
 

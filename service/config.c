@@ -72,7 +72,8 @@ static const opt opts[] = {
     {"max-per-ip", "ONNXVIZ_MAX_PER_IP", T_UINT, F(max_per_ip), 0, 100000, "N",
      "open connections from one address (default 64; 0 = no limit)"},
     {"timeout", "ONNXVIZ_TIMEOUT", T_UINT, F(timeout), 1, 86400, "SEC",
-     "idle seconds before a connection is dropped (default 30)"},
+     "idle seconds before a connection is dropped; also the time a request's "
+     "headers may take in total (default 30)"},
     {"conn-memory", "ONNXVIZ_CONN_MEMORY", T_SIZE, F(conn_memory), 0, 0, "SIZE",
      "buffer memory per connection (default 128K)"},
     {"upload-rate", "ONNXVIZ_UPLOAD_RATE", T_UINT, F(upload_rate), 0, 1000000, "N",

@@ -88,6 +88,11 @@ void oxs_response_immutable(struct MHD_Response *resp, const char *etag, const c
 	MHD_add_response_header(resp, "Content-Security-Policy", svg ? SVG_CSP : API_CSP);
 	MHD_add_response_header(resp, "ETag", etag);
 	MHD_add_response_header(resp, "Cache-Control", "public, max-age=31536000, immutable");
+	oxs_response_disposition(resp, id, ext);
+}
+
+void oxs_response_disposition(struct MHD_Response *resp, const char *id, const char *ext)
+{
 	if (id != NULL && id[0] != '\0' && strcmp(ext, "json") != 0) {
 		/* built from the id only, never from model data */
 		char cd[128];
@@ -345,7 +350,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	oxs_server *srv = cls;
 	oxs_req *r = *con_cls;
-	(void)conn;
+	/* keep-alive: the next request's headers have --timeout seconds from now */
+	oxs_deadlines_request_done(srv->deadlines, conn);
 	if (r == NULL)
 		return;
 	*con_cls = NULL;
@@ -397,9 +403,15 @@ static unsigned method_bit(const char *m)
 	return OXS_M_OTHER;
 }
 
+/* Bytes of request headers accepted in total (names and values).  libmicrohttpd's own
+ * bound is the connection's memory (--conn-memory, 128 KiB by default, sized for upload
+ * buffers); headers get much less, as in common servers (8-32 KiB). */
+#define MAX_HEADER_BYTES (32u << 10)
+
 typedef struct length_headers {
 	unsigned content_length, transfer_encoding;
 	bool chunked;
+	size_t bytes; /* all headers, names and values */
 } length_headers;
 
 static enum MHD_Result count_lengths(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -407,6 +419,7 @@ static enum MHD_Result count_lengths(void *cls, enum MHD_ValueKind kind, const c
 {
 	length_headers *lh = cls;
 	(void)kind;
+	lh->bytes += strlen(key) + (value != NULL ? strlen(value) : 0) + 4;
 	if (strcasecmp(key, "Content-Length") == 0)
 		lh->content_length++;
 	else if (strcasecmp(key, "Transfer-Encoding") == 0) {
@@ -476,7 +489,7 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 	r->started = true;
 	r->method = method_bit(method);
 	r->method_name = r->method == OXS_M_OTHER ? "OTHER" : method;
-	length_headers lh = {0, 0, false};
+	length_headers lh = {0, 0, false, 0};
 	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_lengths, &lh);
 	const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
 	r->has_body = lh.transfer_encoding > 0 || (cl != NULL && strcmp(cl, "0") != 0);
@@ -486,6 +499,13 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 	r->route = oxs_route_match(url, r->id, r->param, sizeof(r->param), r->fpath,
 	                           sizeof(r->fpath));
 
+	if (lh.bytes > MAX_HEADER_BYTES) {
+		oxs_reply_error(r, 431, "headers_too_large", "",
+		                "the request headers exceed %u bytes", MAX_HEADER_BYTES);
+		if (r->reply != NULL)
+			MHD_add_response_header(r->reply, "Connection", "close");
+		return;
+	}
 	/* request smuggling: libmicrohttpd 0.9.75 takes the first of several Content-Length
 	 * headers; refuse anything ambiguous and close the connection */
 	if (lh.content_length > 1 || lh.transfer_encoding > 1 ||
@@ -556,6 +576,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 	if (r == NULL)
 		return MHD_NO; /* no memory for the request object */
 	if (!r->started) {
+		oxs_deadlines_headers_done(r->srv->deadlines, conn);
 		first_call(r, url, method);
 		if (has_reply(r))
 			return send_reply(r); /* early: libmicrohttpd skips the body and closes */
@@ -582,6 +603,13 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 	return send_reply(r);
 }
 
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+	oxs_server *srv = cls;
+	oxs_deadlines_notify(srv->deadlines, conn, socket_context, toe);
+}
+
 /* libmicrohttpd's messages: its own format strings, hence the pragma. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -600,13 +628,34 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 /* ---------------------------------------------------------------------------------------
  * Daemon
  */
-int oxs_http_start(oxs_server *srv, char *err, size_t errsize)
+int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 {
 	const oxs_config *c = &srv->cfg;
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof(ss));
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
 	                 MHD_USE_ERROR_LOG;
+	srv->deadlines = oxs_deadlines_new(c->timeout);
+	if (srv->deadlines == NULL) {
+		snprintf(err, errsize, "cannot start the header-deadline thread");
+		return -1;
+	}
+	if (!listen) {
+		/* connections come from oxs_server_add_connection (tests, fuzzing) */
+		flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
+		srv->daemon = MHD_start_daemon(
+		    flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
+		    MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->max_connections,
+		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout,
+		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)c->conn_memory,
+		    MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+		    srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_END);
+		if (srv->daemon == NULL) {
+			snprintf(err, errsize, "cannot start the HTTP daemon");
+			return -1;
+		}
+		return 0;
+	}
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
 	if (inet_pton(AF_INET, c->bind, &in4->sin_addr) == 1) {
@@ -628,7 +677,8 @@ int oxs_http_start(oxs_server *srv, char *err, size_t errsize)
 	    (unsigned)c->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)c->conn_memory,
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
-	    srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+	    srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, srv, MHD_OPTION_END);
 	if (srv->daemon == NULL) {
 		snprintf(err, errsize, "cannot listen on %s port %u: %s", c->bind, c->port,
 		         strerror(errno));
@@ -655,7 +705,10 @@ void oxs_http_quiesce(oxs_server *srv)
 
 void oxs_http_stop(oxs_server *srv)
 {
+	oxs_deadlines_stop(srv->deadlines);
 	if (srv->daemon != NULL)
 		MHD_stop_daemon(srv->daemon);
 	srv->daemon = NULL;
+	oxs_deadlines_free(srv->deadlines);
+	srv->deadlines = NULL;
 }

@@ -270,6 +270,27 @@ bool oxs_preview_summary(oxr_buf *out, const oxs_art *a, const oxp_model *m,
 void oxs_flights_free(oxs_flights *f);
 
 /* ---------------------------------------------------------------------------------------
+ * The request-header deadline (deadline.c): a request's headers must arrive within a
+ * time in total, however slowly they trickle in (libmicrohttpd's timeout counts idle
+ * time only).  A watcher thread shuts down the sockets of connections past it.
+ */
+typedef struct oxs_deadlines oxs_deadlines;
+/* Start the watcher; NULL when out of memory or threads. */
+oxs_deadlines *oxs_deadlines_new(unsigned seconds);
+/* Stop the watcher (before the daemon stops); then free (after it stopped). */
+void oxs_deadlines_stop(oxs_deadlines *d);
+void oxs_deadlines_free(oxs_deadlines *d);
+/* libmicrohttpd's NOTIFY_CONNECTION callback: a record per connection (socket context). */
+void oxs_deadlines_notify(oxs_deadlines *d, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe);
+/* The headers of the connection's request are in / the request ended (keep-alive: the
+ * next request's headers are waited for from now). */
+void oxs_deadlines_headers_done(oxs_deadlines *d, struct MHD_Connection *conn);
+void oxs_deadlines_request_done(oxs_deadlines *d, struct MHD_Connection *conn);
+/* Connections shut down for being too slow. */
+uint64_t oxs_deadlines_dropped(oxs_deadlines *d);
+
+/* ---------------------------------------------------------------------------------------
  * The server and a request (http.c)
  */
 struct oxs_server {
@@ -281,6 +302,7 @@ struct oxs_server {
 	oxs_models *models;
 	oxs_flights *flights;
 	oxs_ratelimit *rl;
+	oxs_deadlines *deadlines;
 	oxr_worker_limits wlim;
 	char exe[PATH_MAX];
 	unsigned char token_md[32], read_md[32]; /* SHA-256 of the tokens */
@@ -356,6 +378,9 @@ void oxs_response_common(struct MHD_Response *resp, const char *type);
  * SVG, its CSP and Content-Disposition. */
 void oxs_response_immutable(struct MHD_Response *resp, const char *etag, const char *type,
                             const char *id, const char *ext);
+/* Content-Disposition from an id (64 hex digits) and an extension only, never from model
+ * data: attachment for .onnx and .npy, inline for renderings, none for JSON. */
+void oxs_response_disposition(struct MHD_Response *resp, const char *id, const char *ext);
 
 /* Run fn(r) on pool p while the connection waits; replies 503 when the queue is full. */
 void oxs_defer(oxs_req *r, oxs_pool *p, void (*fn)(oxs_req *r));
@@ -372,8 +397,9 @@ bool oxs_upload_data(oxs_req *r, const char *data, size_t size);
 void oxs_upload_end(oxs_req *r);
 void oxs_upload_cleanup(oxs_req *r);
 
-/* Daemon lifetime (http.c). */
-int oxs_http_start(oxs_server *srv, char *err, size_t errsize);
+/* Daemon lifetime (http.c).  listen: on cfg.bind/port; else without a listening socket,
+ * fed by oxs_server_add_connection. */
+int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize);
 unsigned oxs_http_port(oxs_server *srv);
 /* Stop accepting; returns at once. */
 void oxs_http_quiesce(oxs_server *srv);

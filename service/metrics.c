@@ -149,6 +149,11 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 	       "Renderings and documents that had to be computed.");
 	oxr_buf_printf(o, "onnxviz_cache_misses_total %" PRIu64 "\n", get(&cache_events[OXS_MISS]));
 
+	header(o, "onnxviz_slow_clients_dropped_total", "counter",
+	       "Connections cut for not sending a request's headers within --timeout seconds.");
+	oxr_buf_printf(o, "onnxviz_slow_clients_dropped_total %" PRIu64 "\n",
+	               oxs_deadlines_dropped(srv->deadlines));
+
 	unsigned lrun = 0, lq = 0, wrun = 0, wq = 0;
 	if (srv->layout != NULL)
 		oxs_pool_counts(srv->layout, &lrun, &lq);

@@ -55,7 +55,8 @@ typedef struct oxs_config {
 	bool verify_store;       /* --verify-store: hash every stored model at start */
 	unsigned max_connections;/* --max-connections */
 	unsigned max_per_ip;     /* --max-per-ip: connections from one address */
-	unsigned timeout;        /* --timeout: idle seconds before a connection is dropped */
+	unsigned timeout;        /* --timeout: idle seconds before a connection is dropped, and
+	                            the most a request's headers may take in total */
 	uint64_t conn_memory;    /* --conn-memory: bytes of buffer per connection */
 	unsigned upload_rate;    /* --upload-rate: uploads per minute per address; 0 = off */
 	unsigned model_cache;    /* --model-cache: parsed models kept in memory */
@@ -178,6 +179,24 @@ typedef struct oxs_store_local_options {
 oxs_status oxs_store_local_open(oxs_store **out, const char *root,
                                 const oxs_store_local_options *opt, char *err,
                                 size_t errsize);
+
+/* ---------------------------------------------------------------------------------------
+ * The server in process, without a listening socket (serve.c): the request handling of
+ * `serve`, fed connections one by one.  For the HTTP fuzz target and tests.
+ */
+typedef struct oxs_server oxs_server;
+
+/* Start a server with configuration cfg (bind and port are not used) whose layout workers
+ * run exe (`exe __render ...`).  Returns 0 with *out set, or -1 with a message in err. */
+int oxs_server_open(oxs_server **out, const oxs_config *cfg, const char *exe, char *err,
+                    size_t errsize);
+/* Hand a connected stream socket to the server (it owns fd from now on, also on failure,
+ * when it is closed).  Returns 0, or -1 when the daemon refused it. */
+int oxs_server_add_connection(oxs_server *srv, int fd);
+/* Requests begun and not yet completed. */
+int oxs_server_inflight(oxs_server *srv);
+/* Stop the daemon and the pools, close the store, free.  NULL is a no-op. */
+void oxs_server_close(oxs_server *srv);
 
 /* ---------------------------------------------------------------------------------------
  * Helpers of the HTTP layer, pure and exposed for the unit tests (util.c, routes.c).

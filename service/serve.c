@@ -7,9 +7,11 @@
  */
 #include "service/internal.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
-#include <openssl/evp.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -115,39 +117,13 @@ static void drain(oxs_server *srv, int64_t deadline_ms)
 	}
 }
 
-int oxs_serve_main(int argc, char **argv)
+/* Everything but the configuration, the signals and exe: the store, caches, pools,
+ * routes and the daemon (listening, or waiting for oxs_server_add_connection).  Returns 0,
+ * or -1 with a message in err (the caller then frees srv with server_free). */
+static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 {
-	oxs_server *srv = calloc(1, sizeof(*srv));
-	if (srv == NULL)
-		return 1;
-	srv->models_dirfd = -1;
-	char err[600];
-	oxs_config_default(&srv->cfg);
-	if (oxs_config_parse(&srv->cfg, argc, argv, environ, err, sizeof(err)) != 0) {
-		fprintf(stderr, "onnxviz serve: %s\n", err);
-		free(srv);
-		return 2;
-	}
 	oxs_config *c = &srv->cfg;
-	if (c->help) {
-		oxs_config_usage(stdout);
-		free(srv);
-		return 0;
-	}
-	if (install_signals() != 0) {
-		fprintf(stderr, "onnxviz serve: cannot install signal handlers\n");
-		free(srv);
-		return 1;
-	}
-	raise_nofile();
 	srv->started_ms = oxs_now_ms();
-	ssize_t n = readlink("/proc/self/exe", srv->exe, sizeof(srv->exe) - 1);
-	if (n <= 0) {
-		fprintf(stderr, "onnxviz serve: cannot find its own binary (/proc/self/exe)\n");
-		free(srv);
-		return 1;
-	}
-	srv->exe[n] = '\0';
 	srv->has_token = c->token[0] != '\0';
 	srv->has_read_token = c->read_token[0] != '\0';
 	if (srv->has_token)
@@ -178,11 +154,8 @@ int oxs_serve_main(int argc, char **argv)
 
 	oxs_store_local_options so = {
 	    .budget = c->store_budget, .evict_models = c->evict_models, .verify = c->verify_store};
-	if (oxs_store_local_open(&srv->store, c->store, &so, err, sizeof(err)) != OXS_OK) {
-		fprintf(stderr, "onnxviz serve: %s\n", err);
-		free(srv);
-		return 1;
-	}
+	if (oxs_store_local_open(&srv->store, c->store, &so, err, errsize) != OXS_OK)
+		return -1;
 	oxs_store_stats st;
 	srv->store->ops->stats(srv->store, &st);
 	char extra[300];
@@ -195,11 +168,8 @@ int oxs_serve_main(int argc, char **argv)
 	if (c->models_dir[0] != '\0') {
 		srv->models_dirfd = open(c->models_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (srv->models_dirfd < 0) {
-			fprintf(stderr, "onnxviz serve: --models-dir %s: %s\n", c->models_dir,
-			        strerror(errno));
-			srv->store->ops->close(srv->store);
-			free(srv);
-			return 1;
+			snprintf(err, errsize, "--models-dir %s: %s", c->models_dir, strerror(errno));
+			return -1;
 		}
 	}
 	srv->cache = oxs_cache_new(c->memory_cache, 65536);
@@ -211,11 +181,93 @@ int oxs_serve_main(int argc, char **argv)
 	if (srv->cache == NULL || srv->models == NULL || srv->flights == NULL ||
 	    (c->upload_rate != 0 && srv->rl == NULL) || srv->work == NULL || srv->layout == NULL ||
 	    !oxs_routes_init()) {
-		fprintf(stderr, "onnxviz serve: out of memory or threads at start\n");
+		snprintf(err, errsize, "out of memory or threads at start");
+		return -1;
+	}
+	return oxs_http_start(srv, listen, err, errsize);
+}
+
+int oxs_server_open(oxs_server **out, const oxs_config *cfg, const char *exe, char *err,
+                    size_t errsize)
+{
+	oxs_server *srv = calloc(1, sizeof(*srv));
+	if (srv == NULL) {
+		snprintf(err, errsize, "out of memory");
+		return -1;
+	}
+	srv->models_dirfd = -1;
+	srv->cfg = *cfg;
+	snprintf(srv->exe, sizeof(srv->exe), "%s", exe);
+	if (server_start(srv, false, err, errsize) != 0) {
 		server_free(srv);
+		return -1;
+	}
+	*out = srv;
+	return 0;
+}
+
+int oxs_server_add_connection(oxs_server *srv, int fd)
+{
+	/* a made-up peer: the per-address limits and logs need one */
+	struct sockaddr_in peer;
+	memset(&peer, 0, sizeof(peer));
+	peer.sin_family = AF_INET;
+	peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	peer.sin_port = htons(1);
+	if (MHD_add_connection(srv->daemon, fd, (const struct sockaddr *)&peer, sizeof(peer)) !=
+	    MHD_YES) {
+		close(fd);
+		return -1;
+	}
+	return 0;
+}
+
+int oxs_server_inflight(oxs_server *srv)
+{
+	return atomic_load(&srv->inflight);
+}
+
+void oxs_server_close(oxs_server *srv)
+{
+	if (srv != NULL)
+		server_free(srv);
+}
+
+int oxs_serve_main(int argc, char **argv)
+{
+	oxs_server *srv = calloc(1, sizeof(*srv));
+	if (srv == NULL) {
+		fprintf(stderr, "onnxviz serve: out of memory\n");
 		return 1;
 	}
-	if (oxs_http_start(srv, err, sizeof(err)) != 0) {
+	srv->models_dirfd = -1;
+	char err[600];
+	oxs_config_default(&srv->cfg);
+	if (oxs_config_parse(&srv->cfg, argc, argv, environ, err, sizeof(err)) != 0) {
+		fprintf(stderr, "onnxviz serve: %s\n", err);
+		free(srv);
+		return 2;
+	}
+	oxs_config *c = &srv->cfg;
+	if (c->help) {
+		oxs_config_usage(stdout);
+		free(srv);
+		return 0;
+	}
+	if (install_signals() != 0) {
+		fprintf(stderr, "onnxviz serve: cannot install signal handlers\n");
+		free(srv);
+		return 1;
+	}
+	raise_nofile();
+	ssize_t n = readlink("/proc/self/exe", srv->exe, sizeof(srv->exe) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "onnxviz serve: cannot find its own binary (/proc/self/exe)\n");
+		free(srv);
+		return 1;
+	}
+	srv->exe[n] = '\0';
+	if (server_start(srv, true, err, sizeof(err)) != 0) {
 		fprintf(stderr, "onnxviz serve: %s\n", err);
 		server_free(srv);
 		return 1;
@@ -242,6 +294,7 @@ int oxs_serve_main(int argc, char **argv)
 		if (pr < 0 && errno != EINTR)
 			break;
 	}
+	char extra[300];
 	snprintf(extra, sizeof(extra), ",\"signal\":%d,\"in_flight\":%d,\"grace_s\":%u", sig,
 	         atomic_load(&srv->inflight), c->grace);
 	oxs_log("info", "stopping", extra);

@@ -3,7 +3,10 @@
 # (called by `make fuzz`, which builds them).  Inputs: the committed corpus
 # tests/fuzz/corpus/NAME/ and the saved crashers tests/fuzz/regressions/NAME/ (read only);
 # new inputs go to the work folder build-fuzz/work/NAME/ (outside git), crashers to
-# build-fuzz/crashes/NAME/.  A dictionary tests/fuzz/NAME.dict is used when present.
+# build-fuzz/crashes/NAME/.  A dictionary tests/fuzz/NAME.dict is used when present;
+# tests/fuzz/NAME.seeds lists more seed folders (one a line, e.g. another target's corpus)
+# and tests/fuzz/NAME.options more libFuzzer flags (e.g. -max_len, a shorter -timeout).
+# Leaks inside Graphviz are suppressed as in the sanitizer suite (tests/sanitize/lsan.supp).
 # Prints, per target, the executions, runs/s, coverage (cov = edges, ft = features) and the
 # outcome; exits non-zero when a target found a crash.
 set -u
@@ -18,12 +21,18 @@ for name in "$@"; do
   mkdir -p "$work" "$crashes" "tests/fuzz/corpus/$name" "tests/fuzz/regressions/$name"
   dict=
   [ -f "tests/fuzz/$name.dict" ] && dict="-dict=tests/fuzz/$name.dict"
+  seeds=$(sh tests/fuzz/seeds.sh "$name")
+  opts=
+  [ -f "tests/fuzz/$name.options" ] && opts=$(grep -v '^#' "tests/fuzz/$name.options")
   echo "fuzz: $name for $secs s (log: $log)"
   t0=$(date +%s)
-  # -timeout / -rss_limit_mb: OSS-Fuzz's per-input limits (25 s, 2560 MB)
-  "$bin" "$work" "tests/fuzz/corpus/$name" "tests/fuzz/regressions/$name" $dict \
+  # -timeout / -rss_limit_mb: OSS-Fuzz's per-input limits (25 s, 2560 MB); options given
+  # later win, so NAME.options may lower them
+  # shellcheck disable=SC2086
+  LSAN_OPTIONS="suppressions=$(pwd)/tests/sanitize/lsan.supp:print_suppressions=0" \
+  "$bin" "$work" $seeds $dict \
       -max_total_time="$secs" -timeout=25 -rss_limit_mb=2560 -print_final_stats=1 \
-      -artifact_prefix="$crashes/" >"$log" 2>&1
+      -artifact_prefix="$crashes/" $opts >"$log" 2>&1
   rc=$?
   took=$(( $(date +%s) - t0 ))
   last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)

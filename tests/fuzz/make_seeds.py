@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""make_seeds.py — regenerates the hand-made seeds of the fuzz targets graph, tensor,
+render and http (tests/fuzz/corpus/<name>/), from the generators of tests/hostile/models.py.
+
+Run by hand (/usr/bin/python3 tests/fuzz/make_seeds.py); the files are committed (each
+under 64 KB) so replays need no python.  The targets also read the parse target's corpus
+(tests/fuzz/<name>.seeds).
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "hostile"))
+
+import models as M  # noqa: E402
+
+MAX_SEED = 64 * 1024
+
+
+def graph_seeds():
+    s = {
+        "hostile_names": M.names_model(M.HOSTILE_NAMES, M.INVALID_UTF8),
+        "recursive_functions": M.recursive_functions(),
+        "if_nested_30": M.nested_if(30),
+        "if_nested_33": M.nested_if(33),
+        "chain_60": M.chain(60),
+        "wide_node_300": M.wide_node(300),
+        "many_nodes_500": M.many_nodes(500),
+        "dims_overflow": M.dims_model([2**62, 4]),
+        "dims_negative": M.dims_model([-1]),
+        "dims_zero": M.dims_model([0]),
+        "rank_64": M.shape_dims_model(64),
+        "external": M.external_model([("location", "w.bin"), ("length", "16")]),
+        "small": M.small(),
+    }
+    return s
+
+
+def render_seeds():
+    return {
+        "hostile_names": M.names_model(M.HOSTILE_NAMES, M.INVALID_UTF8),
+        "chain_40": M.chain(40),
+        "if_nested_4": M.nested_if(4),
+        "recursive_functions": M.recursive_functions(),
+        "long_names": M.chain(8, name_len=3000),
+        "small": M.small(),
+    }
+
+
+def req(method, path, body=None, headers=(), chunked=False):
+    """One HTTP/1.1 request as bytes."""
+    h = [b"%s %s HTTP/1.1" % (method, path), b"Host: fuzz"] + list(headers)
+    if body is not None and chunked:
+        h.append(b"Transfer-Encoding: chunked")
+        half = len(body) // 2
+        body = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in (body[:half], body[half:]) if c) + b"0\r\n\r\n"
+    elif body is not None:
+        h.append(b"Content-Length: %d" % len(body))
+    return b"\r\n".join(h) + b"\r\n\r\n" + (body or b"")
+
+
+def http_seeds():
+    """Request streams for fuzz_http: every route, uploads raw, chunked and multipart, the
+    one-shot renderings, and the hostile cases of the hostile suite in small."""
+    import hashlib
+    model = M.small()
+    mid = hashlib.sha256(model).hexdigest().encode()
+    tok = [b"Authorization: Bearer t"]  # the fuzz server's token
+    raw = [b"Content-Type: application/octet-stream"] + tok
+    mp = [b"Content-Type: multipart/form-data; boundary=xYzZy"] + tok
+    base = b"/models/" + mid
+    s = {
+        "gets": b"".join(req(b"GET", p) for p in (b"/healthz", b"/readyz", b"/metrics", b"/openapi.json",
+                                                  b"/", b"/index.html", b"/models?limit=2")),
+        "head": req(b"HEAD", b"/healthz") + req(b"HEAD", b"/openapi.json"),
+        "upload_then_read": req(b"POST", b"/models", model, raw) + b"".join(
+            req(b"GET", base + p) for p in (b"", b"/document.json", b"/nodes/n0", b"/nodes/n1",
+                                            b"/search?q=r&limit=5", b"/model.onnx", b"/graph.svg")),
+        "upload_etag": req(b"POST", b"/models", model, raw) +
+                       req(b"GET", base, headers=[b'If-None-Match: "x", W/"' + mid[:32] + b'"']),
+        "upload_chunked": req(b"POST", b"/models", model, raw, chunked=True),
+        "upload_multipart": req(b"POST", b"/models", M.multipart([(b"model", model)]), mp),
+        "multipart_two_parts": req(b"POST", b"/models", M.multipart([(b"note", b"hi"), (b"model", model)]), mp),
+        "multipart_twenty_parts": req(b"POST", b"/models",
+                                      M.multipart([(b"f%d" % i, b"x") for i in range(20)]), mp),
+        "multipart_nul_boundary": req(b"POST", b"/models", M.multipart([(b"model", model)], b"a\x00b"),
+                                      [b"Content-Type: multipart/form-data; boundary=a\x00b"] + tok),
+        "multipart_long_boundary": req(b"POST", b"/models", M.multipart([(b"model", model)], b"b" * 200),
+                                       [b"Content-Type: multipart/form-data; boundary=" + b"b" * 200] + tok),
+        "oneshot_svg": req(b"POST", b"/graph.svg?rankdir=LR&group=none", model, raw),
+        "oneshot_json_multipart": req(b"POST", b"/graph.json", M.multipart([(b"model", model)]), mp),
+        "delete": req(b"POST", b"/models", model, raw) + req(b"DELETE", base, headers=tok) +
+                  req(b"DELETE", base, headers=[b"Authorization: Bearer nope"]),
+        "bad_model": req(b"POST", b"/models", M.varint_11(), raw) +
+                     req(b"POST", b"/models", M.length_prefix(2**63), raw),
+        "smuggle_two_lengths": b"POST /models HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                               b"Content-Length: 40\r\n\r\nhelloGET /healthz HTTP/1.1\r\n\r\n",
+        "te_and_length": b"POST /models HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                         b"Content-Length: 5\r\n\r\n0\r\n\r\n",
+        "length_lies_short": b"POST /models HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+                             b"Authorization: Bearer t\r\nContent-Length: 999\r\n\r\n" + model,
+        "length_lies_long": b"POST /models HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+                            b"Authorization: Bearer t\r\nContent-Length: 3\r\n\r\n" + model,
+        "bad_options": req(b"GET", base + b"/graph.svg?rankdir=XY&depth=1&depth=2") +
+                       req(b"GET", b"/models?after=zz&limit=0"),
+        "long_header": req(b"GET", b"/healthz", headers=[b"X-Long: " + b"a" * 3000]),
+        "methods": req(b"PUT", b"/models") + req(b"OPTIONS", b"/") + req(b"GET", b"/models", b"x"),
+        "bad_request_line": b"GET\r\n\r\n" + b"G\x00T / HTTP/1.1\r\n\r\n",
+        "percent_paths": req(b"GET", b"/models/%2e%2e/%00") + req(b"GET", b"/%2e%2e%2fetc%2fpasswd"),
+        "http10": b"GET /healthz HTTP/1.0\r\n\r\n",
+        "expect_continue": req(b"POST", b"/models", model, raw + [b"Expect: 100-continue"]),
+        "unsupported_type": req(b"POST", b"/models", b"abc", [b"Content-Type: text/plain"] + tok),
+    }
+    return s
+
+
+def main():
+    sets = {"graph": graph_seeds(), "tensor": M.tensor_seeds(), "render": render_seeds(),
+            "http": http_seeds()}
+    for target, seeds in sets.items():
+        out = os.path.join(HERE, "corpus", target)
+        os.makedirs(out, exist_ok=True)
+        for name, data in seeds.items():
+            assert len(data) <= MAX_SEED, "%s/%s: %d bytes" % (target, name, len(data))
+            with open(os.path.join(out, "seed_" + name), "wb") as f:
+                f.write(data)
+        print("%-7s %3d seeds" % (target, len(seeds)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1222 @@
+#!/usr/bin/python3
+"""hostile suite: bad input, resource bounds, faults and load against the real server.
+
+Every case of shared/notes/security.md section 6 that the http suite does not already
+prove (docs/security-tests.md maps each one to its test): malformed protobuf of every kind
+over HTTP, pathological graphs, hostile names in every rendering, external-data paths,
+multipart and header abuse, slow clients, cut uploads, a full disk, SIGKILL during uploads,
+and 64 concurrent 10 MB uploads.  After each bad request the server must answer the next
+one; rejected uploads leave nothing behind.
+
+Reuses the http suite's harness (tests/http/http_test.py: Server, curl, check, the header
+audit).  Models are generated at run time (tests/hostile/models.py).  Prints the figures it
+measures; exits 1 on any failure.  HOSTILE_ONLY=name,name runs some tests only.
+"""
+import concurrent.futures
+import hashlib
+import http.client
+import json
+import os
+import random
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "http"))
+sys.path.insert(0, HERE)
+
+import http_test as H  # noqa: E402
+import models as M  # noqa: E402
+
+check, curl, Server, wait_until = H.check, H.curl, H.Server, H.wait_until
+SLOW = H.SLOW
+FIGURES = []
+
+
+def figure(text):
+    FIGURES.append(text)
+    print("  " + text, flush=True)
+
+
+# ---------------------------------------------------------------------------------------
+# A keep-alive client for many small requests (curl costs a process per request)
+class Client:
+    def __init__(self, s, timeout=30, source=None):
+        self.s, self.timeout, self.source = s, timeout * SLOW, source
+        self.c = None
+
+    def request(self, method, path, body=None, headers=None):
+        """(status, headers dict lower-case, body); reconnects when the server closed."""
+        for attempt in (0, 1):
+            if self.c is None:
+                self.c = http.client.HTTPConnection("127.0.0.1", self.s.port, timeout=self.timeout,
+                                                    source_address=(self.source, 0) if self.source else None)
+            try:
+                h = {"Host": "x"}
+                if body is not None:
+                    h["Content-Type"] = "application/octet-stream"
+                h.update(headers or {})
+                self.c.request(method, path, body=body, headers=h)
+                r = self.c.getresponse()
+                data = r.read()
+                hd = {k.lower(): v for k, v in r.getheaders()}
+                if hd.get("connection", "").lower() == "close":
+                    self.close()
+                return r.status, hd, data
+            except (ConnectionError, http.client.HTTPException, socket.timeout):
+                self.close()
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self):
+        if self.c is not None:
+            self.c.close()
+        self.c = None
+
+
+def jerr(body):
+    """The error object of a JSON error body, or {}."""
+    try:
+        j = json.loads(body)
+    except ValueError:
+        return {}
+    return j.get("error", {}) if isinstance(j, dict) else {}
+
+
+def is_json_4xx(status, hd, body, codes=None):
+    e = jerr(body)
+    ok = (400 <= status < 500 and hd.get("content-type", "").startswith("application/json") and
+          e.get("status") == status and e.get("code") and e.get("message"))
+    return bool(ok) and (codes is None or e.get("code") in codes)
+
+
+def reset_peak_rss(pid):
+    """Reset the process's peak RSS to its current RSS (Linux: clear_refs 5); returns it."""
+    try:
+        with open("/proc/%d/clear_refs" % pid, "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+    return H.vm_kib(pid, "VmHWM")
+
+
+def healthy(s):
+    return curl(s.url("/healthz"), record=False).status == 200
+
+
+def metric(s, name):
+    return s.metrics().get(name, 0)
+
+
+def post_model(c, data, path="/models"):
+    return c.request("POST", path, body=data)
+
+
+# ---------------------------------------------------------------------------------------
+# Bad protobuf over HTTP
+def t_prefixes(s):
+    """Every prefix of a valid model: a 4xx JSON error (or 2xx exactly when onnx.load
+    accepts the prefix too), and the server answers the next request."""
+    import onnx
+    src = os.path.join(os.path.dirname(HERE), "data", "models", "attributes.onnx")
+    with open(src, "rb") as f:
+        data = f.read()
+    c = Client(s)
+    before = len(s.model_files())
+    bad, stored, codes = [], set(), {}
+    t0 = time.time()
+    for i in range(len(data) + 1):
+        p = data[:i]
+        st, hd, body = post_model(c, p)
+        try:
+            onnx.load_from_string(p)
+            oracle = True
+        except Exception:  # noqa: BLE001 - the oracle's verdict is all we need
+            oracle = False
+        code = jerr(body).get("code")
+        codes[code] = codes.get(code, 0) + 1
+        if st in (200, 201):
+            stored.add(hashlib.sha256(p).hexdigest())
+            if not oracle:
+                bad.append((i, st, "accepted, onnx refuses"))
+        elif is_json_4xx(st, hd, body):
+            # onnx accepts some prefixes onnxviz refuses on purpose: no graph/ir_version
+            # (not_a_model, docs/decisions.md #8)
+            if oracle and code != "not_a_model":
+                bad.append((i, st, "refused (%s), onnx accepts" % code))
+        else:
+            bad.append((i, st, body[:80]))
+    took = time.time() - t0
+    c.close()
+    check(not bad, "every prefix of %d bytes: %d wrong answers, first %r" % (len(data), len(bad), bad[:3]))
+    check(len(s.model_files()) - before == len(stored), "stored exactly the accepted prefixes")
+    check(healthy(s), "serving after every prefix")
+    check(wait_until(lambda: not s.tmp_entries(), 3), "no temporaries after the prefixes")
+    figure("prefixes: %d uploads in %.1f s, codes %s" % (len(data) + 1, took,
+                                                         ", ".join("%s %d" % kv for kv in sorted(codes.items(), key=str))))
+
+
+def t_lengths(s):
+    """Length prefixes of 2^31, 2^32, 2^63, 2^64-1 and remaining+1, at several depths:
+    400 bad_length, and the server's peak RSS does not move."""
+    c = Client(s)
+    post_model(c, M.small())  # warm up the job threads and caches
+    hwm0 = reset_peak_rss(s.proc.pid)
+    tagged = lambda num, n, rest=b"": M.tag(num, 2) + M.varint(n) + rest  # noqa: E731
+    node = lambda inner: M._model(M.f_bytes(1, inner))  # noqa: E731
+    cases = {}
+    for n in (2**31, 2**32, 2**63, 2**64 - 1):
+        cases["graph %d" % n] = M.length_prefix(n)
+        cases["node name %d" % n] = node(tagged(3, n, b"ab"))
+        cases["raw_data %d" % n] = M._model(M.f_bytes(5, M.f_varint(1, 4) + M.f_varint(2, 1) + tagged(9, n, b"\0" * 4)))
+    cases["remaining+1 top"] = M.f_varint(1, 8) + M.tag(7, 2) + M.varint(3) + b"\x0a\x00"
+    cases["remaining+1 in node"] = node(M.tag(3, 2) + M.varint(3) + b"ab")
+    wrong = []
+    for name, data in cases.items():
+        st, hd, body = post_model(c, data)
+        if not (st == 400 and is_json_4xx(st, hd, body, ("bad_length", "truncated"))):
+            wrong.append((name, st, body[:100]))
+    c.close()
+    grew = H.vm_kib(s.proc.pid, "VmHWM") - hwm0
+    check(not wrong, "length prefixes: %r" % wrong)
+    check(grew < 1024, "peak RSS rose %d KiB over %d huge length prefixes (< 1 MiB)" % (grew, len(cases)))
+    figure("length prefixes (%d cases): peak RSS +%d KiB" % (len(cases), grew))
+
+
+def t_wire(s):
+    """11-byte varints anywhere, wrong wire types, groups, field 0: 400 with the code."""
+    c = Client(s)
+    v11 = b"\xff" * 10 + b"\x01"
+    cases = {
+        "varint_11 top": (M.varint_11(), "bad_varint"),
+        "varint_11 in an attribute": (M._model(M.f_bytes(1, M.f_bytes(5, M.f_bytes(1, b"a") + M.tag(3, 0) + v11))),
+                                      "bad_varint"),
+        "varint_11 in dims": (M._model(M.f_bytes(5, M.tag(1, 0) + v11)), "bad_varint"),
+        "varint_11 packed": (M._model(M.f_bytes(5, M.f_bytes(1, v11))), ("bad_varint", "bad_packed")),
+        "varint_11 length": (M.f_varint(1, 8) + M.tag(7, 2) + v11, "bad_varint"),
+        "varint 10th byte 2": (b"\x08" + b"\xff" * 9 + b"\x02", "bad_varint"),
+    }
+    expect = {"ir_version_as_bytes": "bad_wire_type", "graph_as_varint": "bad_wire_type",
+              "node_name_as_fixed32": "bad_wire_type", "graph_as_fixed64": "bad_wire_type",
+              "group": ("group_not_supported", "bad_wire_type"), "unknown_group": "group_not_supported",
+              "wire_type_6": "bad_wire_type", "field_zero": "bad_tag"}
+    for name, data in M.wrong_wire_types().items():
+        cases[name] = (data, expect[name])
+    wrong = []
+    for name, (data, codes) in cases.items():
+        codes = (codes,) if isinstance(codes, str) else codes
+        st, hd, body = post_model(c, data)
+        if not (st == 400 and is_json_4xx(st, hd, body, codes)):
+            wrong.append((name, st, body[:120]))
+    c.close()
+    check(not wrong, "varints and wire types: %r" % wrong)
+    check(healthy(s), "serving after wire-format attacks")
+
+
+def t_nesting(s):
+    """Messages nested 10^5 deep (types: too_deep) and subgraphs nested 3x10^4 deep
+    (subgraphs_too_deep): 422, quickly, and the server lives (its stack is bounded)."""
+    for name, data, code in (("types 10^5", M.nested_types(100000), "too_deep"),
+                             ("graph/node/attribute 10^5", M.nested(100000), "subgraphs_too_deep")):
+        t0 = time.time()
+        r = curl(s.url("/models"), data=data)
+        took = time.time() - t0
+        check(r.status == 422 and r.error_code() == code, "nesting %s: %r" % (name, r))
+        check(took < 5 * SLOW, "nesting %s answered in %.2f s" % (name, took))
+        figure("nesting %s deep (%d KB): %d %s in %.2f s" % (name, len(data) // 1024, r.status,
+                                                           r.error_code(), took))
+    check(healthy(s), "serving after nesting 10^5")
+
+
+def t_big_graphs(s):
+    """A node with 10^6 inputs and 10^6 nodes: 422 limit_exceeded before any layout;
+    a graph just under the limits but too big to draw: 4xx without Graphviz."""
+    layouts = lambda: sum(metric(s, 'onnxviz_layouts_total{result="%s"}' % k)  # noqa: E731
+                          for k in ("ok", "failed", "killed"))
+    l0 = layouts()
+    for name, data in (("10^6 inputs on one node", M.wide_node(10**6)),
+                       ("10^6 nodes", M.many_nodes(10**6))):
+        t0 = time.time()
+        r = curl(s.url("/models"), data=data)
+        took = time.time() - t0
+        j = (r.json() or {}).get("error", {})
+        check(r.status == 422 and j.get("code") == "limit_exceeded", "%s: %r" % (name, r))
+        figure("%s (%.1f MB): %d %s in %.2f s" % (name, len(data) / 1e6, r.status, j.get("code"), took))
+        r = curl(s.url("/graph.svg"), data=data)
+        check(r.status == 422 and r.h("x-model-id") is None, "one-shot %s: %r" % (name, r))
+    check(layouts() == l0, "no layout started for them")
+    # 70,000 nodes parse (under 500,000) but exceed the renderer's 60,000 boxes
+    data = M.many_nodes(70000)
+    r = curl(s.url("/models"), data=data)
+    check(r.status == 201, "70,000 nodes are stored: %r" % r)
+    if r.status == 201:
+        mid = r.json()["id"]
+        t0 = time.time()
+        g = curl(s.url("/models/%s/graph.svg?group=none" % mid))
+        took = time.time() - t0
+        check(g.status in (413, 422) and g.error_code() == "too_big", "70,000 boxes: %r" % g)
+        check(took < 20 * SLOW, "70,000 boxes refused in %.1f s" % took)
+        figure("70,000-node graph: %d %s in %.1f s (box cap, no Graphviz)" % (g.status, g.error_code(), took))
+        d = curl(s.url("/models/%s/document.json" % mid))
+        check(d.status in (200, 413, 422), "document of 70,000 nodes: %r" % d)
+    # nodes whose inputs all name one value: their JSON must grow linearly (bug R1 of
+    # docs/security-tests.md: it listed all the value's consumers for each input), and
+    # the memory one request takes must stay bounded (R1b: 48 KB of upload, 591 MiB)
+    sizes = {}
+    for k in (1000, 4000, 16000):
+        r = curl(s.url("/models"), data=M.wide_node(k))
+        check(r.status == 201, "%d inputs of one value: %r" % (k, r))
+        if r.status != 201:
+            return
+        hwm0 = reset_peak_rss(s.proc.pid)
+        t0 = time.time()
+        n = curl(s.url("/models/%s/nodes/n0" % r.json()["id"]))
+        took, grew = time.time() - t0, (H.vm_kib(s.proc.pid, "VmHWM") - hwm0) // 1024
+        sizes[k] = len(n.body)
+        check(n.status == 200 and grew < 128, "node JSON of %d inputs: %d, %d bytes, %.1f s, peak RSS +%d MiB"
+              % (k, n.status, len(n.body), took, grew))
+        figure("node of %d inputs of one value (%d KB upload): nodes/n0 %d bytes in %.2f s, peak RSS +%d MiB"
+               % (k, 3 * k // 1000, len(n.body), took, grew))
+    check(sizes[4000] <= 4 * sizes[1000] + 65536, "node JSON grows linearly: %r" % sizes)
+    check(healthy(s), "serving after the big graphs")
+
+
+def t_dims(s):
+    """Overflowing and negative dims: 422 bad_dims; empty and rank-64 shapes are fine."""
+    cases = [("dims [2^62, 4]", M.dims_model([2**62, 4]), "bad_dims"),
+             ("dims [-1]", M.dims_model([-1]), "bad_dims"),
+             ("dims [0]", M.dims_model([0]), None),
+             ("rank 64 initializer", M.dims_model([1] * 64), None),  # no values: refused only when read
+             ("rank 64 input", M.shape_dims_model(64), None)]
+    for name, data, code in cases:
+        r = curl(s.url("/models"), data=data)
+        if code:
+            check(r.status == 422 and r.error_code() == code, "%s: %r" % (name, r))
+            continue
+        check(r.status in (200, 201), "%s: %r" % (name, r))
+        if r.status in (200, 201):
+            mid = r.json()["id"]
+            for path in ("/graph.svg", "/document.json", "/nodes/n0"):
+                g = curl(s.url("/models/%s%s" % (mid, path)))
+                check(g.status == 200, "%s %s: %r" % (name, path, g))
+
+
+def t_functions(s):
+    r = curl(s.url("/models"), data=M.recursive_functions())
+    check(r.status == 422 and r.error_code() == "recursive_function", "recursive functions: %r" % r)
+    for levels, want in ((32, 201), (33, 422), (40, 422)):
+        r = curl(s.url("/models"), data=M.nested_if(levels))
+        if want == 201:
+            check(r.status in (200, 201), "If nested %d: %r" % (levels, r))
+            if r.status in (200, 201):
+                mid = r.json()["id"]
+                g = curl(s.url("/models/%s/graph.svg?subgraphs=expand&expand=*" % mid))
+                check(g.status == 200, "If nested %d, expanded: %r" % (levels, g))
+        else:
+            check(r.status == 422 and r.error_code() == "subgraphs_too_deep", "If nested %d: %r" % (levels, r))
+
+
+# ---------------------------------------------------------------------------------------
+# Hostile names in every rendering
+FORBIDDEN_ELEMENTS = {"script", "foreignobject", "iframe", "object", "embed", "animate", "set",
+                      "handler", "use", "image", "a", "animatemotion", "animatetransform"}
+DANGEROUS_DOT_KEYS = {"image", "imagepath", "shapefile", "fontpath", "url", "href", "labelurl",
+                      "labelhref", "headurl", "headhref", "tailurl", "tailhref", "edgeurl",
+                      "edgehref", "stylesheet", "target", "id", "class"}
+
+
+def svg_problems(body):
+    """Why an SVG is not safe to serve, or [] (well-formed XML, no active content)."""
+    try:
+        root = ET.fromstring(body)
+    except ET.ParseError as e:
+        return ["not well-formed XML: %s" % e]
+    if re.search(rb"<!DOCTYPE|<!ENTITY|<\?xml-stylesheet", body):
+        return ["DTD, entity or stylesheet instruction"]
+    bad = []
+    for el in root.iter():
+        local = el.tag.rsplit("}", 1)[-1].lower()
+        if local in FORBIDDEN_ELEMENTS:
+            bad.append("element <%s>" % local)
+        for k, v in el.attrib.items():
+            lk = k.rsplit("}", 1)[-1].lower()
+            if lk.startswith("on") or lk in ("href", "src", "style"):
+                bad.append("attribute %s" % k)
+            flat = re.sub(r"[\s\x00-\x1f]", "", v).lower()
+            if "javascript:" in flat or "url(" in flat or "@import" in flat:
+                bad.append("attribute %s=%r" % (k, v[:60]))
+        if local == "style" and el.text and re.search(r"url\(|@import|expression", el.text, re.I):
+            bad.append("style with url/@import")
+    return bad
+
+
+def dot_keys(body):
+    """Attribute keys of a DOT text (quoted strings skipped), lower-case."""
+    text = re.sub(rb'"(?:[^"\\]|\\.)*"', b'""', body)
+    return {k.decode().lower() for k in re.findall(rb"([A-Za-z_][A-Za-z0-9_]*)\s*=", text)}
+
+
+def t_names(s):
+    """Node, value, op, graph and attribute names with markup, quotes, NUL and invalid
+    UTF-8: every rendering stays inert and well-formed, and shows the names as text."""
+    data = M.names_model(M.HOSTILE_NAMES, M.INVALID_UTF8)
+    r = curl(s.url("/models"), data=data)
+    check(r.status == 201, "hostile names stored: %r" % r)
+    if r.status != 201:
+        return
+    mid = r.json()["id"]
+    base = s.url("/models/" + mid)
+    svgs = []
+    for q in ("", "?rankdir=LR&attrs=all", "?group=none&initializers=nodes&shapes=off",
+              "?subgraphs=expand&expand=*&attrs=all"):
+        g = curl(base + "/graph.svg" + q)
+        check(g.status == 200 and (g.h("content-type") or "").startswith("image/svg+xml"), "graph.svg%s: %r" % (q, g))
+        svgs.append(("graph.svg" + q, g.body))
+    one = curl(s.url("/graph.svg?attrs=all"), data=data)
+    check(one.status == 200, "one-shot svg of hostile names: %r" % one)
+    svgs.append(("one-shot", one.body))
+    for name, body in svgs:
+        probs = svg_problems(body)
+        check(not probs, "%s: %s" % (name, probs[:5]))
+    # the names are there as text (escaped by the XML writer, not dropped)
+    text = "".join(ET.fromstring(svgs[1][1]).itertext())
+    for n in ("</text><script>alert(1)</script>", '"><svg onload=alert(1)>', "]]><x>"):
+        check(n in text, "name %r shown as text in the SVG" % n)
+    dot = curl(base + "/graph.dot")
+    check(dot.status == 200, "graph.dot: %r" % dot)
+    bad = dot_keys(dot.body) & DANGEROUS_DOT_KEYS
+    check(not bad, "DOT keys a name must not create: %r" % bad)
+    # Graphviz's own parser as the oracle: the DOT reads back with one node per box and
+    # no file-reading or link attribute anywhere
+    p = subprocess.run(["dot", "-Tcanon"], input=dot.body, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60)
+    check(p.returncode == 0, "dot -Tcanon reads the served DOT: %r" % p.stderr[:200])
+    canon_keys = dot_keys(p.stdout)
+    check(not canon_keys & DANGEROUS_DOT_KEYS, "no dangerous key after Graphviz reads it: %r" %
+          (canon_keys & DANGEROUS_DOT_KEYS))
+    lj = curl(base + "/graph.json")
+    check(lj.status == 200 and lj.json() is not None, "graph.json of hostile names parses")
+    doc = curl(base + "/document.json")
+    j = doc.json() or {}
+    names = {n.get("name") for n in j.get("nodes", [])}
+    check(doc.status == 200 and all(n in names for n in M.HOSTILE_NAMES if "\x00" not in n),
+          "document.json carries the hostile names exactly")
+    check(any("\ufffd" in (n or "") for n in names), "invalid UTF-8 shown as U+FFFD in the document")
+    n_nodes = len(j.get("nodes", []))
+    for k in range(n_nodes):
+        nj = curl(base + "/nodes/n%d" % k)
+        check(nj.status == 200 and nj.json() is not None, "node n%d JSON: %r" % (k, nj))
+    for q in ("script", "%3C%2Ftext%3E", "%00", "%FF"):
+        sr = curl(base + "/search?q=" + q)
+        check(sr.status in (200, 400) and sr.json() is not None, "search %s: %r" % (q, sr))
+    figure("hostile names: %d SVGs well-formed and inert, DOT re-read by Graphviz, %d node documents"
+           % (len(svgs), n_nodes))
+
+
+# ---------------------------------------------------------------------------------------
+# External data paths
+def strace_start(pid, out):
+    """strace every thread of pid (and children): opens and reads, fds shown with paths."""
+    if subprocess.run(["sh", "-c", "command -v strace"], stdout=subprocess.PIPE).returncode != 0:
+        return None
+    tids = []
+    for t in os.listdir("/proc/%d/task" % pid):
+        tids += ["-p", t]
+    p = subprocess.Popen(["strace", "-f", "-qq", "-y", "-e",
+                          "trace=open,openat,openat2,read,pread64,readv,preadv,mmap,sendfile", "-o", out] + tids,
+                         stderr=subprocess.DEVNULL)
+    time.sleep(0.5 * SLOW)
+    return p
+
+
+def t_external():
+    """External data that points outside its folder, over HTTP: locations with .., absolute
+    and drive paths, backslashes, unknown keys, huge or negative lengths (uploaded models);
+    a symlink as the last or a parent component and a hard link (a --models-dir folder).
+    Every tensor route answers 4xx; strace shows that no file outside is opened and that the
+    links' target is never read; the canary's bytes never come back.  (tests/preview checks
+    each refusal's rule; this adds the system-call view.)"""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    root = os.path.join(H.TMP, "ext")
+    outside, mdir = os.path.join(root, "outside"), os.path.join(root, "models")
+    trick = os.path.join(mdir, "trick")
+    os.makedirs(outside, exist_ok=True)
+    os.makedirs(trick, exist_ok=True)
+    token = b"CANARY-%08x" % random.getrandbits(32)
+    arr = np.zeros(8, np.float16)
+    canary = os.path.join(outside, "canary.bin")
+    with open(canary, "wb") as f:
+        f.write((token * 2)[:arr.nbytes])
+    os.symlink(canary, os.path.join(trick, "last.bin"))
+    os.symlink(outside, os.path.join(trick, "parent"))
+    os.link(canary, os.path.join(trick, "hard.bin"))
+
+    def model(entries):
+        t = numpy_helper.from_array(arr, "w")
+        t.ClearField("raw_data")
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in entries:
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        g = helper.make_graph([helper.make_node("Identity", ["w"], ["y"])], "ext", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [8])], [t])
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+    locs = ["../outside/canary.bin", "../../outside/canary.bin", "a/../../outside/canary.bin", canary,
+            "C:\\x", "C:x", "..\\outside\\canary.bin", "last.bin", "parent/canary.bin", "hard.bin"]
+    entries = [[("location", loc)] for loc in locs]
+    entries += [[("location", "w.bin"), ("offset", "-1")], [("location", "w.bin"), ("length", "1125899906842624")],
+                [("location", "w.bin"), ("__class__", "x")], [("location", "w.bin"), ("length", "abc")],
+                [("location", "w.bin"), ("offset", "99999999999999999999")]]
+    for i, e in enumerate(entries):
+        with open(os.path.join(trick, "t%d.onnx" % i), "wb") as f:
+            f.write(model(e))
+    # LeakSanitizer stops the world with ptrace, which fails in a traced process: no leak
+    # check in the (sanitized) server and its layout workers while strace watches
+    env = {"ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"} if H.SANITIZED else None
+    s = Server("--models-dir", mdir, env=env)
+    trace = os.path.join(H.TMP, "strace.out")
+    tracer = strace_start(s.proc.pid, trace)
+    seen, statuses = [], {}
+    for i, e in enumerate(entries):
+        r = curl(s.url("/models"), data=model(e))  # uploaded alone: no data folder at all
+        mid = r.json()["id"] if r.status in (200, 201) else None
+        urls = ["/files/trick/t%d.onnx/tensors/w%s" % (i, q) for q in ("", "?format=npy", "?stats=1&values=8")]
+        urls += ["/files/trick/t%d.onnx/document.json" % i, "/files/trick/t%d.onnx/graph.svg" % i]
+        if mid:
+            urls += ["/models/%s/tensors/w%s" % (mid, q) for q in ("", "?format=npy")]
+            urls += ["/models/%s/document.json" % mid, "/models/%s/nodes/n0" % mid]
+        for u in urls:
+            g = curl(s.url(u))
+            seen.append(g)
+            statuses[g.status] = statuses.get(g.status, 0) + 1
+            if "/tensors/" in u:
+                check(400 <= g.status < 500, "external %r: %s: %r" % (e, u, g))
+            else:
+                check(g.status == 200, "external %r: %s renders without the data: %r" % (e, u, g))
+    # a bundle whose data part is named like a path out of the data folder
+    for loc in ("../canary.bin", "/etc/passwd", "a/../../x", "..\\x"):
+        r = curl(s.url("/models"), form=[("model", "@" + H.write_tmp(model([("location", "w.bin")]))),
+                                         (loc, "@" + canary)])
+        check(r.status == 400 and r.error_code() == "bad_location", "data part named %r: %r" % (loc, r))
+    check(not any(token in r.body for r in seen), "the canary's bytes never come back")
+    figure("external data: %d hostile entries x (uploaded, --models-dir): statuses %s" %
+           (len(entries), ", ".join("%d: %d" % kv for kv in sorted(statuses.items()))))
+    if tracer is None:
+        print("  external data: strace missing, the system-call check is SKIPPED", flush=True)
+    else:
+        tracer.send_signal(signal.SIGINT)
+        tracer.wait(10)
+        with open(trace, errors="replace") as f:
+            lines = f.read().splitlines()
+        # opens that reached the canary (by a path out of the folder, or through a link)
+        opened = [l for l in lines if re.search(r"open(at2?)?\(", l) and not re.search(r"= -1 ", l) and
+                  re.search(r'"[^"]*(canary|outside|passwd|last\.bin|parent/)[^"]*"', l)]
+        # reads of any descriptor whose file is the canary (strace -y names it; a hard link
+        # may be opened before its link count is seen, never read)
+        reads = [l for l in lines if re.match(r"\d+\s+(read|pread64|readv|preadv|mmap|sendfile)\(", l) and
+                 re.search(r"<[^>]*(canary|outside|hard\.bin|last\.bin)[^>]*>", l)]
+        # the control: strace did see the service look at the link names
+        check(any("hard.bin" in l for l in lines) and any("last.bin" in l for l in lines),
+              "strace saw the tries on hard.bin and last.bin")
+        check(not opened, "no open() reached the canary: %r" % opened[:3])
+        check(not reads, "the canary is never read: %r" % reads[:3])
+        figure("external data under strace: %d system calls seen, 0 opens outside the folder, "
+               "0 reads of the link targets" % len(lines))
+    check(s.stop() == 0, "server exit (external)")
+
+
+# ---------------------------------------------------------------------------------------
+# Multipart and header abuse (raw sockets: curl will not send these)
+def raw(s, payload, wait=5.0):
+    t0 = time.time()
+    out = H.raw_exchange(s, payload, wait=wait)
+    return out, time.time() - t0
+
+
+def status_of(out):
+    m = re.match(rb"HTTP/1\.[01] (\d{3})", out)
+    return int(m.group(1)) if m else 0
+
+
+def body_of(out):
+    return out.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in out else b""
+
+
+def mp_request(boundary_header, body, close=True):
+    return (b"POST /models HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=" +
+            boundary_header + b"\r\nContent-Length: %d\r\n%s\r\n" % (len(body), b"Connection: close\r\n" if close else b"") + body)
+
+
+def t_multipart(s):
+    model = M.small()
+    cases = [
+        ("NUL in the boundary", mp_request(b"ab\x00cd", M.multipart([(b"model", model)], b"ab\x00cd"))),
+        ("NUL in a quoted boundary", mp_request(b'"ab\x00cd"', M.multipart([(b"model", model)], b"ab\x00cd"))),
+        ("4,096-byte boundary", mp_request(b"b" * 4096, M.multipart([(b"model", model)], b"b" * 4096))),
+        ("71-byte boundary", mp_request(b"b" * 71, M.multipart([(b"model", model)], b"b" * 71))),
+        ("10,000 parts", mp_request(b"xYzZy", M.multipart([(b"f%d" % i, b"x") for i in range(10000)] +
+                                                          [(b"model", model)]))),
+        ("two model parts", mp_request(b"xYzZy", M.multipart([(b"model", model), (b"model", model)]))),
+        ("boundary never closed", mp_request(b"xYzZy", M.multipart([(b"model", model)])[:-12])),
+        ("base64 part", mp_request(b"xYzZy", b"--xYzZy\r\nContent-Disposition: form-data; name=\"model\"\r\n"
+                                   b"Content-Transfer-Encoding: base64\r\n\r\nAAAA\r\n--xYzZy--\r\n")),
+    ]
+    worst = 0.0
+    for name, payload in cases:
+        out, took = raw(s, payload)
+        st = status_of(out)
+        e = jerr(body_of(out))
+        check(st == 400 and e.get("code") == "bad_multipart", "%s: %r" % (name, out[:200]))
+        check(took < 1.0 * SLOW, "%s answered in %.2f s (< 1 s)" % (name, took))
+        worst = max(worst, took)
+    out, _ = raw(s, mp_request(b"b" * 70, M.multipart([(b"model", model)], b"b" * 70)))
+    check(status_of(out) in (200, 201), "a 70-byte boundary is fine: %r" % out[:200])
+    check(healthy(s) and wait_until(lambda: not s.tmp_entries(), 3), "serving, no temporaries after multipart abuse")
+    figure("multipart abuse: %d cases, 400 bad_multipart, slowest %.3f s" % (len(cases), worst))
+
+
+def t_headers(s):
+    big = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n"
+    out, took = raw(s, big)
+    st = status_of(out)
+    check(st == 431 and jerr(body_of(out)).get("code") == "headers_too_large", "100 KB header: %r" % out[:300])
+    # beyond the connection's memory (128 KiB) libmicrohttpd answers itself (HTML)
+    huge, _ = raw(s, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 300000 + b"\r\n\r\n")
+    check(status_of(huge) in (400, 413, 431), "300 KB header: %r" % huge[:120])
+    many = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(20000)) + b"\r\n"
+    out2, _ = raw(s, many)
+    check(status_of(out2) in (400, 413, 431), "20,000 headers: %r" % out2[:120])
+    figure("100 KB header: %d headers_too_large (JSON) in %.2f s; 300 KB header: %d from libmicrohttpd (%s)" %
+           (st, took, status_of(huge), "JSON" if body_of(huge).startswith(b"{") else "HTML"))
+    model = M.small()
+    pre = b"POST /models HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+    # Content-Length shorter than the body: the rest is read as the next request
+    out, _ = raw(s, pre + b"Content-Length: 10\r\n\r\n" + model + b"\r\n\r\n")
+    codes = [int(c) for c in re.findall(rb"HTTP/1\.1 (\d{3}) ", out)]
+    check(codes and all(400 <= c < 500 for c in codes), "Content-Length shorter than the body: %r" % out[:300])
+    # longer than the body, then the client goes away: no answer owed, nothing left
+    c = socket.create_connection(("127.0.0.1", s.port))
+    c.sendall(pre + b"Content-Length: %d\r\n\r\n" % (len(model) + 1000) + model)
+    time.sleep(0.2)
+    c.close()
+    check(wait_until(lambda: not s.tmp_entries(), 3), "a body shorter than Content-Length leaves no temporary")
+    for cl in (b"abc", b"-1", b"18446744073709551616", b"1e3", b"0x10", b" 12"):
+        out, _ = raw(s, pre + b"Content-Length: " + cl + b"\r\nConnection: close\r\n\r\n" + model)
+        check(status_of(out) in (400, 411, 413), "Content-Length %r: %r" % (cl, out[:120]))
+    # over the limit: 413 before any byte of the body is sent
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=5 * SLOW)
+    c.sendall(pre + b"Content-Length: %d\r\n\r\n" % (10 << 30))
+    t0 = time.time()
+    got = c.recv(4096)
+    c.close()
+    check(status_of(got) == 413 and jerr(body_of(got)).get("code") == "payload_too_large",
+          "10 GiB Content-Length: 413 before the body: %r" % got[:120])
+    figure("413 for a 10 GiB Content-Length before any body byte: %.3f s" % (time.time() - t0))
+    check(healthy(s), "serving after header abuse")
+
+
+# ---------------------------------------------------------------------------------------
+# Resource bounds
+def t_layout_isolation():
+    """A layout over its limit is killed and reported while other requests go on."""
+    s = Server("--layout-timeout", "2", "--layout-workers", "2")
+    big = curl(s.url("/models"), data=M.chain(12000)).json()["id"]
+    small = curl(s.url("/models"), data=M.small()).json()["id"]
+    res = {}
+
+    def slow():
+        t0 = time.time()
+        res["r"] = curl(s.url("/models/%s/graph.svg?group=none" % big))
+        res["t"] = time.time() - t0
+
+    th = threading.Thread(target=slow)
+    th.start()
+    time.sleep(0.3)
+    lat, statuses = [], []
+    c = Client(s)
+    end = time.time() + 1.5
+    paths = ["/healthz", "/models/%s" % small, "/models/%s/document.json" % small,
+             "/models/%s/graph.svg" % small, "/models/%s/nodes/n0" % small]
+    i = 0
+    while time.time() < end or i < 50:
+        t0 = time.time()
+        st, _, _ = c.request("GET", paths[i % len(paths)])
+        lat.append(time.time() - t0)
+        statuses.append(st)
+        i += 1
+    c.close()
+    th.join(60 * SLOW)
+    r = res.get("r")
+    check(r is not None and r.status == 422 and r.error_code() == "layout_timeout",
+          "the big layout is killed and reported: %r" % r)
+    check(all(st == 200 for st in statuses), "other requests meanwhile: %r" % sorted(set(statuses)))
+    lat.sort()
+    p99 = lat[int(0.99 * (len(lat) - 1))]
+    check(p99 < 1.0 * SLOW, "their p99 %.3f s while the layout runs" % p99)
+    check(metric(s, 'onnxviz_layouts_total{result="killed"}') == 1, "one layout killed")
+    figure("killed layout: 422 after %.1f s; %d other requests meanwhile, p99 %.1f ms" %
+           (res.get("t", 0), len(lat), p99 * 1000))
+    check(s.stop() == 0, "server exit (layout isolation)")
+
+    if H.SANITIZED:
+        print("  layout memory limit: SKIPPED under ASan (workers run without RLIMIT_AS)", flush=True)
+        return
+    s = Server("--layout-memory", "48M", "--layout-timeout", "20")
+    mid = curl(s.url("/models"), data=M.chain(4000)).json()["id"]
+    r = curl(s.url("/models/%s/graph.svg?group=none" % mid))
+    check(r.status in (422, 503) and r.error_code() in ("layout_worker_failed", "out_of_memory", "layout_failed"),
+          "layout over RLIMIT_AS: %r" % r)
+    check(healthy(s), "the server lives after a worker hit its memory limit")
+    sm = curl(s.url("/models"), data=M.small()).json()["id"]
+    check(curl(s.url("/models/%s/graph.svg" % sm)).status == 200, "small layouts fit the same limit")
+    figure("layout under a 48 MB RLIMIT_AS: %d %s" % (r.status, r.error_code()))
+    check(s.stop() == 0, "server exit (layout memory)")
+
+
+def t_slowloris():
+    """1,000 clients sending a byte every 10 s and 1,000 sending one every second: all are
+    dropped at the timeout (the second kind never goes idle: the header deadline drops it),
+    and normal requests meanwhile keep their latency."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+    timeout = 4
+    s = Server("--timeout", str(timeout), "--max-connections", "2200", "--max-per-ip", "64")
+    n_each = 1000
+    socks = []
+    t_start = time.time()
+    for i in range(2 * n_each):
+        c = socket.socket()
+        c.bind(("127.0.%d.%d" % (1 + i // 50 // 250, 2 + (i // 50) % 250), 0))  # 50 per address
+        c.setblocking(True)
+        c.connect(("127.0.0.1", s.port))
+        c.setblocking(False)
+        interval = 10.0 if i < n_each else 1.0
+        socks.append([c, interval, time.time(), None])
+    opened = time.time() - t_start
+    req = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 1000
+    lat, fails = [], 0
+    c = Client(s)
+    deadline = time.time() + timeout * 2.5 * SLOW
+    pos = {id(x): 0 for x in socks}
+    while time.time() < deadline and any(x[3] is None for x in socks):
+        now = time.time()
+        for x in socks:
+            if x[3] is not None:
+                continue
+            try:
+                if x[0].recv(1) == b"":
+                    x[3] = now
+                    continue
+            except BlockingIOError:
+                pass
+            except OSError:
+                x[3] = now
+                continue
+            if now >= x[2]:
+                try:
+                    k = pos[id(x)]
+                    x[0].send(req[k:k + 1])
+                    pos[id(x)] = k + 1
+                except OSError:
+                    x[3] = now
+                x[2] = now + x[1]
+        t0 = time.time()
+        try:
+            st, _, _ = c.request("GET", "/healthz")
+        except OSError:
+            st = 0
+        lat.append(time.time() - t0)
+        fails += st != 200
+        time.sleep(0.02)
+    c.close()
+    drops = {10.0: [], 1.0: []}
+    for x in socks:
+        drops[x[1]].append((x[3] or time.time()) - t_start)
+        x[0].close()
+    lat.sort()
+    p99 = lat[int(0.99 * (len(lat) - 1))] if lat else 0
+    for interval, ds in drops.items():
+        alive = sum(1 for x in socks if x[1] == interval and x[3] is None)
+        check(alive == 0, "slow clients (a byte every %g s) still connected after %.1f s: %d" %
+              (interval, timeout * 2.5, alive))
+        check(max(ds) <= timeout + 2.5 * SLOW + opened, "slow clients (a byte every %g s) dropped by %.1f s" %
+              (interval, max(ds)))
+        figure("1,000 slow clients, a byte every %g s, --timeout %d: dropped after %.1f-%.1f s (median %.1f)" %
+               (interval, timeout, min(ds), max(ds), statistics.median(ds)))
+    check(fails == 0, "normal requests during the slow clients: %d failed" % fails)
+    check(p99 < 0.5 * SLOW, "normal requests p99 %.1f ms during the slow clients" % (p99 * 1000))
+    figure("normal requests meanwhile: %d, 0 failed, p99 %.1f ms" % (len(lat), p99 * 1000))
+    check(metric(s, "onnxviz_slow_clients_dropped_total") >= n_each, "slow clients counted")
+    check(s.stop() == 0, "server exit (slowloris)")
+
+
+def t_cut_uploads(s):
+    """Uploads cut at every 10% (FIN and RST, raw, chunked and multipart): no temporary
+    stays, nothing is stored."""
+    data = M.padded(300000, producer="cut")
+    before = set(s.model_files())
+    kinds = {
+        "raw": (b"Content-Type: application/octet-stream\r\nContent-Length: %d\r\n" % len(data), data),
+        "multipart": (b"Content-Type: multipart/form-data; boundary=xYzZy\r\nContent-Length: %d\r\n" %
+                      len(M.multipart([(b"model", data)])), M.multipart([(b"model", data)])),
+        "chunked": (b"Content-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n",
+                    b"".join(b"%x\r\n%s\r\n" % (len(data[i:i + 65536]), data[i:i + 65536])
+                             for i in range(0, len(data), 65536)) + b"0\r\n\r\n"),
+    }
+    n = 0
+    for kind, (hdr, body) in kinds.items():
+        for pct in range(10, 100, 10):
+            for rst in (False, True):
+                c = socket.create_connection(("127.0.0.1", s.port))
+                c.sendall(b"POST /models HTTP/1.1\r\nHost: x\r\n" + hdr + b"\r\n" + body[:len(body) * pct // 100])
+                time.sleep(0.02)
+                if rst:
+                    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                c.close()
+                n += 1
+    check(wait_until(lambda: not s.tmp_entries(), 5), "cut uploads: no temporary left (%r)" % s.tmp_entries())
+    check(set(s.model_files()) == before, "cut uploads: nothing stored")
+    check(healthy(s), "serving after cut uploads")
+    figure("cut uploads: %d (raw, multipart, chunked; 10%%..90%%; FIN and RST), 0 temporaries left" % n)
+
+
+def t_full_disk():
+    """A small tmpfs as the store: uploads that do not fit answer 507 (while streaming and
+    when storing), renderings that do not fit are still served, nothing partial stays."""
+    mnt = os.path.join(H.TMP, "tmpfs-store")
+    os.makedirs(mnt, exist_ok=True)
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", mnt], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        print("  full disk: SKIPPED, cannot mount a tmpfs here (%s)" % p.stderr.decode().strip(), flush=True)
+        return
+    try:
+        s = Server(store=mnt)
+        a = M.padded(2500000, producer="a")
+        r = curl(s.url("/models"), data=a)
+        check(r.status == 201, "2.5 MB fits on the 6 MB disk: %r" % r)
+        for kind in ("raw", "multipart", "chunked"):
+            b = M.padded(4200000, producer="b-" + kind)
+            if kind == "multipart":
+                r = curl(s.url("/models"), form=[("model", "@" + H.write_tmp(b))])
+            else:
+                r = curl(s.url("/models"), data=b, chunked=kind == "chunked")
+            check(r.status == 507 and r.error_code() == "insufficient_storage", "disk full (%s): %r" % (kind, r))
+            check(wait_until(lambda: not s.tmp_entries(), 3), "nothing partial after 507 (%s)" % kind)
+        # a model with big renderings, then the disk filled to the brim by another one: its
+        # renderings cannot be stored (store writes fail) but are still served
+        c = M.chain(300)
+        r = curl(s.url("/models"), data=c)
+        check(r.status == 201, "a 300-node model: %r" % r)
+        st = os.statvfs(mnt)
+        free = st.f_bavail * st.f_frsize
+        fill = M.padded(max(4096, free - 40000), producer="fill")
+        r = curl(s.url("/models"), data=fill)
+        check(r.status == 201, "filling the disk: %r" % r)
+        st = os.statvfs(mnt)
+        left = st.f_bavail * st.f_frsize
+        mid = hashlib.sha256(c).hexdigest()
+        r0 = metric(s, 'onnxviz_store_objects{kind="renderings"}')
+        sizes = 0
+        for path in ("/graph.svg", "/graph.dot", "/document.json", "/graph.json"):
+            g = curl(s.url("/models/%s%s" % (mid, path)))
+            check(g.status == 200, "a rendering on a full disk is still served: %s %r" % (path, g))
+            sizes += len(g.body)
+        kept = metric(s, 'onnxviz_store_objects{kind="renderings"}') - r0
+        check(sizes > left and kept < 4, "the disk was too full for them (%d bytes free, %d needed, %d kept)" %
+              (left, sizes, kept))
+        for f in s.model_files():
+            check(os.path.basename(f)[:-5] == H.sha256_file(f), "stored model complete: %s" % f)
+        partial = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(mnt, "renderings"))
+                   for f in fs if f.startswith(".tmp")]
+        check(not partial and not s.tmp_entries(), "no partial file on the full disk: %r" % partial)
+        check(curl(s.url("/models"), data=M.small()).status in (201, 507), "small upload on a full disk answers")
+        check(healthy(s), "serving on a full disk")
+        figure("full disk (6 MB tmpfs): 507 for raw, multipart and chunked uploads; renderings served uncached")
+        check(s.stop() == 0, "server exit (full disk)")
+    finally:
+        subprocess.run(["umount", mnt])
+
+
+def rendering_complete(path):
+    with open(path, "rb") as f:
+        b = f.read()
+    name = os.path.basename(path)
+    if name.endswith(".svg"):
+        return not svg_problems(b)
+    if name.endswith(".json"):
+        try:
+            json.loads(b)
+            return True
+        except ValueError:
+            return False
+    if name.endswith(".dot"):
+        return b.rstrip().endswith(b"}")
+    return True
+
+
+def t_crash_loop():
+    """SIGKILL the server at random moments while clients upload and delete models (and
+    read renderings), restart it, and check: every stored model is complete (its SHA-256
+    is its name), every rendering whole, every model whose last acknowledged operation was
+    an upload is there and every one whose last was a delete is gone.  A pool of 48
+    models keeps the store small, so uploads keep writing.  HOSTILE_KILLS sets the count
+    (200; 50 in the sanitizer pass)."""
+    # the sanitizer pass repeats the suite for memory errors: fewer kills there
+    rounds = int(os.environ.get("HOSTILE_KILLS", "50" if H.SANITIZED else "200"))
+    budget = float(os.environ.get("HOSTILE_KILL_SECONDS", "300")) * SLOW
+    store = os.path.join(H.TMP, "crash-store")
+    rnd = random.Random(7)
+    nclients = 3
+    pool = [M.padded(rnd.choice((20000, 120000, 400000)), producer="crash%02d" % i) for i in range(48)]
+    ids = [hashlib.sha256(m).hexdigest() for m in pool]
+    expect = {}  # id -> True (last acknowledged: stored) / False (deleted); absent: unknown
+    t0 = time.time()
+    kills = writes_acked = corrupt = 0
+    verified = {}  # path -> size already checked
+
+    def on_disk():
+        nonlocal corrupt
+        found = set()
+        mdir = os.path.join(store, "models")
+        for d in os.listdir(mdir):
+            for x in os.listdir(os.path.join(mdir, d)):
+                f = os.path.join(mdir, d, x)
+                size = os.path.getsize(f)
+                name = x[:-5]
+                if verified.get(f) != size:
+                    if not x.endswith(".onnx") or name not in ids or H.sha256_file(f) != name:
+                        corrupt += 1
+                        print("  corrupt after kill %d: %s" % (kills, f), flush=True)
+                        continue
+                    verified[f] = size
+                found.add(name)
+        for d, _, fs in os.walk(os.path.join(store, "renderings")):
+            for x in fs:
+                if not x.startswith(".tmp") and not rendering_complete(os.path.join(d, x)):
+                    corrupt += 1
+                    print("  broken rendering after kill %d: %s" % (kills, x), flush=True)
+        return found
+
+    wrong = []
+    present = set()
+    for i in range(rounds):
+        if time.time() - t0 > budget:
+            break
+        s = Server("--token", "k", store=store)
+        stop = threading.Event()
+        unsure = set()  # ids whose request was sent and not answered (in flight at the kill)
+
+        def client(k):
+            # client k alone works on ids k, k + nclients, ...: per id, operations are in order
+            c = Client(s, timeout=10)
+            mine = list(range(k, len(pool), nclients))
+            n = 0
+            while not stop.is_set():
+                j = rnd.choice(mine)
+                if ids[j] in unsure:
+                    continue  # its last request got no answer: the disk decides (next round)
+                try:
+                    if rnd.random() < 0.3:
+                        st, _, _ = c.request("GET", "/models/%s/graph.svg" % ids[j])
+                    elif expect.get(ids[j]) and rnd.random() < 0.5:
+                        unsure.add(ids[j])
+                        st, _, _ = c.request("DELETE", "/models/" + ids[j], headers={"Authorization": "Bearer k"})
+                        unsure.discard(ids[j])
+                        if st == 204:
+                            expect[ids[j]] = False
+                            n += 1
+                    else:
+                        unsure.add(ids[j])
+                        st, _, _ = c.request("POST", "/models", body=pool[j], headers={"Authorization": "Bearer k"})
+                        unsure.discard(ids[j])
+                        if st in (200, 201):
+                            expect[ids[j]] = True
+                            n += 1
+                except (OSError, http.client.HTTPException):
+                    break
+            c.close()
+            return n
+
+        with concurrent.futures.ThreadPoolExecutor(nclients) as ex:
+            futs = [ex.submit(client, k) for k in range(nclients)]
+            time.sleep(rnd.uniform(0.02, 0.3) * SLOW)
+            s.proc.kill()
+            s.proc.wait()
+            stop.set()
+            writes_acked += sum(f.result() for f in futs)
+        s.thread.join(5)
+        kills += 1
+        present = on_disk()
+        for mid, want in expect.items():
+            if mid not in unsure and want != (mid in present):
+                wrong.append((kills, mid[:12], "acknowledged %s, but %s" % ("stored" if want else "deleted",
+                                                                           "missing" if want else "still there")))
+        # what the next round starts from: the disk (operations in flight at the kill count
+        # as either; their outcome is what is on disk now)
+        expect = {mid: mid in present for mid in ids}
+    took = time.time() - t0
+    check(kills >= rounds, "SIGKILLs done: %d of %d in %.0f s" % (kills, rounds, took))
+    check(corrupt == 0, "0 corrupt artifacts after %d SIGKILLs (found %d)" % (kills, corrupt))
+    check(not wrong, "acknowledged uploads and deletes survive the kills: %r" % wrong[:5])
+    s = Server(store=store)
+    r = curl(s.url("/models?limit=1000"), record=False)
+    listed = {m["id"] for m in (r.json() or {}).get("models", [])}
+    check(listed == present, "after the last restart the server lists exactly the complete models "
+          "(%d listed, %d on disk)" % (len(listed), len(present)))
+    check(not s.tmp_entries(), "temporaries of killed uploads removed at start")
+    for mid in sorted(listed)[:5]:
+        g = curl(s.url("/models/%s/model.onnx" % mid), record=False)
+        check(hashlib.sha256(g.body).hexdigest() == mid, "model.onnx after the kills matches its id")
+    check(s.stop() == 0, "server exit (crash loop)")
+    figure("crash loop: %d SIGKILLs in %.0f s, %d uploads/deletes acknowledged before the kills, "
+           "%d models at the end; %d corrupt, %d acknowledged writes lost" %
+           (kills, took, writes_acked, len(present), corrupt, len(wrong)))
+
+
+def t_load():
+    """64 concurrent uploads of 10 MB models mixed with reads: no unplanned 5xx, RSS
+    bounded, p99 of the small reads reported."""
+    n_up = int(os.environ.get("HOSTILE_LOAD_UPLOADS", "64"))
+    s = Server("--work-queue", "256")
+    small = curl(s.url("/models"), data=M.small()).json()["id"]
+    curl(s.url("/models/%s/graph.svg" % small))
+    base = M.padded(10 * 1000 * 1000, producer="load-000")
+    bodies = [base.replace(b"load-000", b"load-%03d" % i, 1) for i in range(n_up)]
+    rss0 = H.vm_kib(s.proc.pid, "VmRSS")
+    samples, stop = [], threading.Event()
+
+    def sampler():
+        while not stop.is_set():
+            samples.append(H.vm_kib(s.proc.pid, "VmRSS"))
+            time.sleep(0.02)
+
+    up_status, up_lat, rd_status, rd_lat = [], [], [], []
+
+    def uploader(i):
+        c = Client(s, timeout=120, source="127.0.1.%d" % (2 + i))  # one client address each
+        t0 = time.time()
+        st, _, _ = c.request("POST", "/models", body=bodies[i])
+        up_lat.append(time.time() - t0)
+        up_status.append(st)
+        c.close()
+
+    def reader(k):
+        c = Client(s, source="127.0.2.%d" % (2 + k))
+        paths = ["/healthz", "/models/%s" % small, "/models/%s/graph.svg" % small,
+                 "/models/%s/document.json" % small, "/models?limit=5"]
+        j = 0
+        while not stop.is_set():
+            t0 = time.time()
+            st, _, _ = c.request("GET", paths[(j + k) % len(paths)])
+            rd_lat.append(time.time() - t0)
+            rd_status.append(st)
+            j += 1
+        c.close()
+
+    th = threading.Thread(target=sampler)
+    th.start()
+    readers = [threading.Thread(target=reader, args=(k,)) for k in range(4)]
+    for r in readers:
+        r.start()
+    t0 = time.time()
+    with concurrent.futures.ThreadPoolExecutor(n_up) as ex:
+        list(ex.map(uploader, range(n_up)))
+    took = time.time() - t0
+    stop.set()
+    for r in readers:
+        r.join()
+    th.join()
+    rss_max = max(samples) if samples else 0
+    bad_up = [st for st in up_status if st not in (201, 200)]
+    bad_rd = [st for st in rd_status if st != 200]
+    check(not bad_up, "64 uploads: statuses %r" % sorted(set(up_status)))
+    check(not bad_rd, "reads during the uploads: %d not 200 (%r)" % (len(bad_rd), sorted(set(bad_rd))))
+    in_flight = n_up * len(base) / 1024  # KiB
+    # bodies stream to disk, so in-flight bytes cost no memory: the bound is a fixed 64 MiB
+    # plus two connection buffers (--conn-memory, 128 KiB) per connection, far below
+    # security.md's 64 MiB + 2 x in flight
+    bound = 64 * 1024 + 2 * 128 * (n_up + 4)
+    if H.SANITIZED:
+        print("  load: RSS bound not checked under ASan (its allocator keeps a quarantine)", flush=True)
+    else:
+        check(rss_max <= bound, "server RSS max %.0f MiB <= 64 MiB + 2 x 128 KiB x %d connections (%.0f MiB)" %
+              (rss_max / 1024, n_up + 4, bound / 1024))
+    rd_lat.sort()
+    up_lat.sort()
+    p99 = rd_lat[int(0.99 * (len(rd_lat) - 1))] if rd_lat else 0
+    check(p99 < 2.0 * SLOW, "small reads p99 %.3f s under load (target 2 s)" % p99)
+    figure("load: %d x 10 MB uploads in %.1f s (%.0f MB/s), upload p50 %.2f s p99 %.2f s; %d small reads p50 %.1f ms "
+           "p99 %.1f ms; server RSS %.0f -> max %.0f MiB with %.0f MiB in flight (bound %.0f MiB); no 5xx" %
+           (n_up, took, n_up * len(base) / 1e6 / took, up_lat[len(up_lat) // 2], up_lat[int(0.99 * (len(up_lat) - 1))],
+            len(rd_lat), rd_lat[len(rd_lat) // 2] * 1000 if rd_lat else 0, p99 * 1000, rss0 / 1024,
+            rss_max / 1024, in_flight / 1024, bound / 1024))
+    check(s.stop() == 0, "server exit (load)")
+
+
+def t_out_of_memory():
+    """curl's torture test for the command line: the Nth allocation fails, for every N of
+    the command's own (after the program's start; Graphviz's own allocations excepted),
+    for inspect, inspect --json, render to SVG and DOT: the program either prints exactly
+    the normal output or exits 1 with a message, never crashes, never prints a document
+    with parts missing."""
+    so = os.environ.get("FAILMALLOC_SO")
+    if H.SANITIZED or not so or not os.path.exists(so):
+        print("  out of memory: SKIPPED (%s)" % ("AddressSanitizer owns the allocator" if H.SANITIZED
+                                               else "no failmalloc.so (tests/hostile/run.sh builds it)"),
+              flush=True)
+        return
+    src = os.path.join(os.path.dirname(HERE), "data", "models", "attributes.onnx")
+    out_svg = os.path.join(H.TMP, "oom.svg")
+    count_file = os.path.join(H.TMP, "malloc-count")
+    for args in (["inspect", "--json", src], ["render", src, "-o", out_svg],
+                 ["render", src, "--format=dot"], ["inspect", src]):
+        # Graphviz's own allocations are left alone: it does not check them (it crashes or
+        # exits, hence the service's worker processes); onnxviz's are what is tested
+        env = dict(os.environ, LD_PRELOAD=so, FAILMALLOC_AT="0", FAILMALLOC_COUNT=count_file,
+                   FAILMALLOC_SKIP="libcgraph,libgvc,libcdt,libpathplan,libgvplugin,libxdot")
+        # the allocations of the program's start (loader, libc, OpenSSL: the same for
+        # every command) come first; N starts a little before the command's own
+        subprocess.run([H.BIN, "--version"], env=env, stdout=subprocess.DEVNULL)
+        with open(count_file) as f:
+            first = max(1, int(f.read()) - 10)
+        ref = subprocess.run([H.BIN] + args, env=env, stdout=subprocess.PIPE).stdout
+        if "-o" in args:
+            with open(out_svg, "rb") as f:
+                ref = f.read()
+        with open(count_file) as f:
+            total = int(f.read())
+        wrong, rcs = [], {}
+        t0 = time.time()
+        for n in range(first, total + 1):
+            env["FAILMALLOC_AT"] = str(n)
+            if os.path.exists(out_svg):
+                os.unlink(out_svg)
+            p = subprocess.run([H.BIN] + args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            rcs[p.returncode] = rcs.get(p.returncode, 0) + 1
+            out = p.stdout
+            if "-o" in args and p.returncode == 0:
+                out = open(out_svg, "rb").read() if os.path.exists(out_svg) else b""
+            if p.returncode == 0 and out != ref:
+                wrong.append((n, "exit 0 with a different output (%d bytes, normal %d)" % (len(out), len(ref))))
+            elif p.returncode == 1 and not p.stderr.strip():
+                wrong.append((n, "exit 1 without a message"))
+            elif p.returncode not in (0, 1):
+                wrong.append((n, "exit %d: %r" % (p.returncode, p.stderr[-200:])))
+        what = " ".join(a for a in args if a != src and a != out_svg)
+        check(not wrong, "onnxviz %s with allocation N failing: %d wrong of %d, first %r" %
+              (what, len(wrong), total + 1 - first, wrong[:3]))
+        figure("out of memory, onnxviz %s: allocations %d..%d failed in turn in %.0f s, exits %s, %d wrong" %
+               (what, first, total, time.time() - t0,
+                ", ".join("%d: %d" % kv for kv in sorted(rcs.items())), len(wrong)))
+
+
+def t_server_out_of_memory():
+    """The same for the server: the Nth allocation of `onnxviz serve` fails, for N spread
+    over the requests of an upload, its summary, document, node, search and health (the
+    shim counts them between two SIGUSR2; not during the start: a start that runs out of
+    memory may crash inside OpenSSL's lazy initialisation, which is not ours).  The server must answer each request (a JSON 503 at worst, or a
+    closed connection), stay up and exit cleanly on SIGTERM."""
+    so = os.environ.get("FAILMALLOC_SO")
+    if H.SANITIZED or not so or not os.path.exists(so):
+        print("  server out of memory: SKIPPED", flush=True)
+        return
+    points = int(os.environ.get("HOSTILE_OOM_POINTS", "12"))
+    model = M.small()
+    mid = hashlib.sha256(model).hexdigest()
+    count_file = os.path.join(H.TMP, "server-malloc-count")
+    env = {"LD_PRELOAD": so, "FAILMALLOC_COUNT": count_file,
+           "FAILMALLOC_SKIP": "libcgraph,libgvc,libcdt,libpathplan,libgvplugin,libxdot"}
+    seq = [("POST", "/models", model), ("GET", "/models/" + mid, None),
+           ("GET", "/models/%s/document.json" % mid, None), ("GET", "/models/%s/nodes/n0" % mid, None),
+           ("GET", "/models/%s/search?q=r" % mid, None), ("GET", "/healthz", None)]
+
+    def run(n):
+        s = Server(env=dict(env, FAILMALLOC_AT=str(n)))
+        got = []
+        for method, path, body in seq:
+            got.append(curl(s.url(path), method="POST" if body else None, data=body, record=False,
+                            timeout=20))
+        alive = s.proc.poll() is None
+        return s, alive, got
+
+    def count_now(s):
+        if os.path.exists(count_file):
+            os.unlink(count_file)
+        s.proc.send_signal(signal.SIGUSR2)  # the shim writes its count
+        wait_until(lambda: os.path.exists(count_file) and open(count_file).read().endswith("\n"), 5)
+        with open(count_file) as f:
+            return int(f.read())
+
+    s = Server(env=dict(env, FAILMALLOC_AT="0"))
+    first = count_now(s) + 1  # the start is done
+    for method, path, body in seq:
+        curl(s.url(path), method="POST" if body else None, data=body, record=False)
+    total = count_now(s)  # the requests are done
+    s.stop()
+    wrong = []
+    t0 = time.time()
+    ns = sorted({first + (total - first) * k // points for k in range(points)})
+    for n in ns:
+        s, alive, got = run(n)
+        rc = s.stop(timeout=20)
+        bad = [r for r in got if r.status >= 500 and not (r.status == 503 and r.error_code())]
+        if not alive or rc != 0 or bad:
+            wrong.append((n, alive, rc, [r.status for r in got]))
+    check(not wrong, "server with allocation N failing: %d of %d wrong, first %r" % (len(wrong), len(ns), wrong[:3]))
+    figure("out of memory, onnxviz serve: %d allocations between %d and %d failed in turn (one per run) in %.0f s; "
+           "%d wrong" % (len(ns), first, total, time.time() - t0, len(wrong)))
+
+
+def main():
+    t0 = time.time()
+    only = set(filter(None, os.environ.get("HOSTILE_ONLY", "").split(",")))
+    s = Server()
+    # (name, test, uses the shared server); the shared server stops before the others
+    tests = [("prefixes", t_prefixes, True), ("lengths", t_lengths, True), ("wire", t_wire, True),
+             ("nesting", t_nesting, True), ("big graphs", t_big_graphs, True), ("dims", t_dims, True),
+             ("functions", t_functions, True), ("names", t_names, True),
+             ("multipart", t_multipart, True), ("headers", t_headers, True),
+             ("cut uploads", t_cut_uploads, True), ("external", t_external, False),
+             ("layout isolation", t_layout_isolation, False),
+             ("slowloris", t_slowloris, False), ("full disk", t_full_disk, False),
+             ("crash loop", t_crash_loop, False), ("load", t_load, False),
+             ("out of memory", t_out_of_memory, False), ("server out of memory", t_server_out_of_memory, False)]
+    steps = []
+    for name, fn, shared in tests:
+        if not shared and s is not None:
+            check(s.stop() == 0, "shared server exit")
+            s = None
+        if only and name not in only:
+            continue
+        t = time.time()
+        try:
+            fn(s) if shared else fn()
+        except Exception as e:  # noqa: BLE001 - a crash of a test is a failure, not a stop
+            import traceback
+            traceback.print_exc()
+            check(False, "%s raised %r" % (name, e))
+        steps.append("%s %.1fs" % (name, time.time() - t))
+    if s is not None:
+        s.stop()
+    n = H.audit_headers()
+    print("  header audit: %d responses" % n)
+    print("  steps: " + ", ".join(steps))
+    print("hostile: %d checks passed, %d failed (%.0f s)" % (H.passed, len(H.failures), time.time() - t0))
+    subprocess.run(["rm", "-rf", H.TMP])
+    return 1 if H.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
