@@ -263,7 +263,7 @@ static void forbid_dot_key(const char *k, size_t n)
 	static const char *const bad[] = {"image", "imagepath", "shapefile", "fontpath", "URL",
 	                                  "href", "labelURL", "labelhref", "headURL", "headhref",
 	                                  "tailURL", "tailhref", "edgeURL", "edgehref", "stylesheet",
-	                                  "target", "id", "class", "xlabel", "comment"};
+	                                  "target", "id", "class", "comment"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (strlen(bad[i]) == n && strncasecmp(k, bad[i], n) == 0) {
 			fprintf(stderr, "fuzz_render: DOT attribute %.*s\n", (int)n, k);
