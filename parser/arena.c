@@ -23,6 +23,7 @@ struct oxp_arena {
 	size_t used;    /* bytes handed out so far (incl. alignment) */
 	size_t next_chunk;
 	bool malloc_failed; /* the last failure was malloc's, not the budget's */
+	bool any_failed;    /* some allocation has failed (sticky) */
 };
 
 /* Header rounded up so the first allocation is aligned. */
@@ -65,11 +66,14 @@ void *oxp__arena_alloc(oxp_arena *a, size_t size)
 {
 	if (size == 0)
 		size = 1;
-	if (size > SIZE_MAX - ARENA_ALIGN)
+	if (size > SIZE_MAX - ARENA_ALIGN) {
+		a->any_failed = true;
 		return NULL;
+	}
 	size_t need = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
 	if (need > a->budget - a->used || a->used > a->budget) {
 		a->malloc_failed = false;
+		a->any_failed = true;
 		return NULL;
 	}
 #ifdef OXP_ARENA_MALLOC
@@ -77,6 +81,7 @@ void *oxp__arena_alloc(oxp_arena *a, size_t size)
 	chunk *c = malloc(CHUNK_HDR + need);
 	if (c == NULL) {
 		a->malloc_failed = true;
+		a->any_failed = true;
 		return NULL;
 	}
 	c->next = a->head;
@@ -98,6 +103,7 @@ void *oxp__arena_alloc(oxp_arena *a, size_t size)
 		c = calloc(1, CHUNK_HDR + csize);
 		if (c == NULL) {
 			a->malloc_failed = true;
+			a->any_failed = true;
 			return NULL;
 		}
 		c->size = csize;
@@ -124,8 +130,10 @@ void *oxp__arena_alloc(oxp_arena *a, size_t size)
 
 void *oxp__arena_array(oxp_arena *a, size_t n, size_t size)
 {
-	if (size != 0 && n > SIZE_MAX / size)
+	if (size != 0 && n > SIZE_MAX / size) {
+		a->any_failed = true;
 		return NULL;
+	}
 	return oxp__arena_alloc(a, n * size);
 }
 
@@ -172,6 +180,11 @@ char *oxp_arena_strndup(oxp_arena *a, const char *s, size_t len)
 size_t oxp_arena_used(const oxp_arena *a)
 {
 	return oxp__arena_used(a);
+}
+
+bool oxp_arena_failed(const oxp_arena *a)
+{
+	return a->any_failed;
 }
 
 char *oxp_arena_printf(oxp_arena *a, const char *fmt, ...)

@@ -937,6 +937,9 @@ void *oxp_arena_array(oxp_arena *a, size_t n, size_t size); /* overflow-checked 
 char *oxp_arena_strndup(oxp_arena *a, const char *s, size_t len);
 char *oxp_arena_printf(oxp_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 size_t oxp_arena_used(const oxp_arena *a);
+/* True once any allocation from this arena has failed: a user that lets a NULL through
+ * (an optional label, say) checks this before calling its result complete. */
+bool oxp_arena_failed(const oxp_arena *a);
 
 /* Find a tensor by preview key: an initializer name (main graph first, then other
  * scopes), the name of a value produced by a Constant node, or a document "ref"

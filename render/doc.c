@@ -265,6 +265,8 @@ static json_t *scope_json(const oxp_dag *d, uint32_t si)
 	if (s->graph != NULL) {
 		tmp_in = calloc(s->ninputs + 1, sizeof(oxp_str));
 		tmp_out = calloc(s->noutputs + 1, sizeof(oxp_str));
+		if (tmp_in == NULL || tmp_out == NULL)
+			jx_oom();
 		for (uint32_t i = 0; tmp_in && i < s->ninputs; i++)
 			tmp_in[i] = s->graph->inputs[i].name;
 		for (uint32_t i = 0; tmp_out && i < s->noutputs; i++)
@@ -412,8 +414,10 @@ static json_t *op_histogram(const oxp_dag_view *v)
 	while (cap < v->nnodes * 2u + 2u && cap < (1u << 30))
 		cap <<= 1;
 	opc *t = calloc(cap, sizeof(opc));
-	if (t == NULL)
+	if (t == NULL) {
+		jx_oom();
 		return NULL;
+	}
 	size_t used = 0;
 	for (uint32_t i = 0; i < v->nnodes; i++) {
 		const oxp_node *n = v->nodes[i].proto;
@@ -591,6 +595,7 @@ static json_t *edges_json(const oxp_dag_view *v)
 oxr_code oxr_doc_json(const oxp_model *m, const oxp_dag *d, oxr_doc_kind kind, oxr_buf *out,
                       oxr_error *err)
 {
+	jx_oom_reset();
 	const oxp_dag_view *v = oxp_dag_get(d);
 	const oxp_model_proto *p = oxp_model_proto_get(m);
 	/* the document is built as a tree before it is written: bound it (about 2 KB of
@@ -683,6 +688,7 @@ static json_t *port_json(const oxp_dag *d, uint32_t vi, oxp_str name)
 oxr_code oxr_node_json(const oxp_model *m, const oxp_dag *d, const char *node_id,
                        oxr_buf *out, oxr_error *err)
 {
+	jx_oom_reset();
 	(void)m;
 	const oxp_dag_view *v = oxp_dag_get(d);
 	uint32_t ni = oxp_dag_find_node(d, node_id);
@@ -803,6 +809,7 @@ static bool attr_matches(const oxp_attr *a, const char *q, size_t ql, char *what
 oxr_code oxr_search_json(const oxp_model *m, const oxp_dag *d, const char *query,
                          size_t limit, oxr_buf *out, oxr_error *err)
 {
+	jx_oom_reset();
 	(void)m;
 	const oxp_dag_view *v = oxp_dag_get(d);
 	size_t ql = strlen(query);

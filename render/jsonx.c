@@ -29,19 +29,36 @@ typedef struct jx_chunk {
 
 static _Thread_local jx_chunk *tl_chunks;
 static _Thread_local bool tl_active;
+/* Set by any failed allocation while a JSON answer is built: the builders drop what they
+ * could not make (jx_set ignores NULL), and jx_dump() then refuses to write the rest. */
+static _Thread_local bool tl_nomem;
+
+void jx_oom(void)
+{
+	tl_nomem = true;
+}
+
+void jx_oom_reset(void)
+{
+	tl_nomem = false;
+}
 
 static void *jx_malloc(size_t n)
 {
-	if (n > SIZE_MAX - 2 * JX_HDR)
+	if (n > SIZE_MAX - 2 * JX_HDR) {
+		tl_nomem = true;
 		return NULL;
+	}
 	size_t need = (n + JX_HDR + 15u) & ~(size_t)15u;
 	uint64_t *h;
 	if (tl_active && need <= JX_CHUNK / 4) {
 		jx_chunk *c = tl_chunks;
 		if (c == NULL || c->size - c->used < need) {
 			c = malloc(JX_CHUNK);
-			if (c == NULL)
+			if (c == NULL) {
+				tl_nomem = true;
 				return NULL;
+			}
 			c->next = tl_chunks;
 			c->used = (sizeof(jx_chunk) + 15u) & ~(size_t)15u;
 			c->size = JX_CHUNK;
@@ -52,8 +69,10 @@ static void *jx_malloc(size_t n)
 		h[0] = JX_MAGIC_ARENA;
 	} else {
 		h = malloc(need);
-		if (h == NULL)
+		if (h == NULL) {
+			tl_nomem = true;
 			return NULL;
+		}
 		h[0] = JX_MAGIC_HEAP;
 	}
 	return (char *)h + JX_HDR;
@@ -151,8 +170,10 @@ json_t *jx_str(oxp_str s)
 	if (s.len > SIZE_MAX / 3)
 		return NULL;
 	char *tmp = malloc(s.len * 3);
-	if (tmp == NULL)
+	if (tmp == NULL) {
+		tl_nomem = true;
 		return NULL;
+	}
 	size_t o = 0;
 	const unsigned char *u = (const unsigned char *)s.p;
 	for (size_t i = 0; i < s.len;) {
@@ -190,8 +211,10 @@ static json_t *hex_of(oxp_str s)
 	if (s.len > SIZE_MAX / 2)
 		return NULL;
 	char *tmp = malloc(s.len * 2 + 1);
-	if (tmp == NULL)
+	if (tmp == NULL) {
+		tl_nomem = true;
 		return NULL;
+	}
 	for (size_t i = 0; i < s.len; i++) {
 		unsigned char c = (unsigned char)s.p[i];
 		tmp[2 * i] = digits[c >> 4];
@@ -361,6 +384,8 @@ json_t *jx_type(const oxp_type *t)
 						den[i] = t->shape->dims[i].denotation;
 					jx_set_str_array(o, "dim_denotations", den, t->shape->ndims);
 					free(den);
+				} else {
+					tl_nomem = true;
 				}
 			}
 		}
@@ -605,8 +630,10 @@ oxr_code jx_nomem(oxr_error *err)
 
 oxr_code jx_dump(const json_t *j, oxr_buf *out, oxr_error *err)
 {
-	if (j == NULL)
+	if (j == NULL || tl_nomem) {
+		tl_nomem = false;
 		return jx_nomem(err);
+	}
 	dumpctx c = {out};
 	if (json_dump_callback(j, dump_cb, &c, JSON_COMPACT | JSON_REAL_PRECISION(9)) != 0) {
 		if (err != NULL) {

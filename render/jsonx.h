@@ -53,7 +53,14 @@ json_t *jx_attr(const oxp_dag *d, uint32_t node, const oxp_attr *a, size_t index
 void jx_scratch_begin(void);
 void jx_scratch_end(void);
 
-/* Serialise compactly into out (appends).  Frees nothing. */
+/* A JSON answer is built with jx_oom_reset() first: any allocation that fails on the way
+ * (jansson's, or the builders' own, which call jx_oom()) marks this thread, and jx_dump()
+ * then answers out of memory instead of writing a document with parts missing. */
+void jx_oom(void);
+void jx_oom_reset(void);
+
+/* Serialise compactly into out (appends).  Frees nothing.  OXR_E_NOMEM when j is NULL or
+ * an allocation failed since jx_oom_reset(). */
 oxr_code jx_dump(const json_t *j, oxr_buf *out, oxr_error *err);
 oxr_code jx_nomem(oxr_error *err);
 

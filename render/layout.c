@@ -385,17 +385,21 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 		agxset(n, a_h, fmt_num(num, sizeof(num), b->h / 72.0));
 		if (want_dot) {
 			char *label = dot_label(b);
-			if (label != NULL) {
-				agxset(n, a_label, label);
-				free(label);
+			if (label == NULL) {
+				rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+				goto out;
 			}
+			agxset(n, a_label, label);
+			free(label);
 			agxset(n, a_fill, (char *)oxr__family_color(b->family));
 			if (b->title != NULL) {
 				char *t = dot_plain(b->title);
-				if (t != NULL) {
-					agxset(n, a_tooltip, t);
-					free(t);
+				if (t == NULL) {
+					rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+					goto out;
 				}
+				agxset(n, a_tooltip, t);
+				free(t);
 			}
 			if (b->kind == BX_INPUT || b->kind == BX_OUTPUT)
 				agxset(n, a_style, "rounded,filled,bold");
@@ -417,10 +421,12 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 			agxset(ge, e_weight, "3");
 		if (want_dot && e->label != NULL) {
 			char *l = dot_plain(e->label);
-			if (l != NULL) {
-				agxset(ge, e_label, l);
-				free(l);
+			if (l == NULL) {
+				rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+				goto out;
 			}
+			agxset(ge, e_label, l);
+			free(l);
 		}
 		e->gv = ge;
 	}

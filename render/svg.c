@@ -380,6 +380,7 @@ oxr_code oxr_render(const oxp_model *m, const oxp_dag *d, const oxr_options *o,
                     oxr_format fmt, oxr_buf *out, oxr_error *err)
 {
 	view v;
+	size_t start = out->len;
 	oxr_code rc = oxr__view_build(&v, m, d, o, err);
 	if (rc == OXR_OK)
 		rc = oxr__layout(&v, fmt, out, err);
@@ -387,6 +388,14 @@ oxr_code oxr_render(const oxp_model *m, const oxp_dag *d, const oxr_options *o,
 		rc = oxr__write_svg(&v, out, err);
 	else if (rc == OXR_OK && fmt == OXR_FMT_LAYOUT_JSON)
 		rc = oxr__write_layout_json(&v, out, err);
+	/* a label or id the view's arena could not hold was left out on the way: the
+	 * rendering is incomplete, so it is not given out */
+	if (rc == OXR_OK && v.arena != NULL && oxp_arena_failed(v.arena))
+		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	if (rc != OXR_OK && out->len > start) {
+		out->len = start;
+		out->data[start] = '\0';
+	}
 	oxr__view_free(&v);
 	return rc;
 }

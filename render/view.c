@@ -94,13 +94,14 @@ typedef struct edgemap {
 
 /* Add (edge, value) to the set; true when it was not there (a value newly aggregated).
  * false on out of memory too: then a value may be counted twice, never lost. */
-static bool pair_add(edgemap *m, uint32_t edge, uint32_t value)
+/* Adds (edge, value): 1 when new, 0 when there already, -1 when out of memory. */
+static int pair_add(edgemap *m, uint32_t edge, uint32_t value)
 {
 	if ((m->npairs + 1) * 2 > m->pcap) {
 		size_t ncap = m->pcap ? m->pcap * 2 : 1024;
 		uint64_t *np = malloc(ncap * sizeof(uint64_t));
 		if (np == NULL)
-			return false;
+			return -1;
 		memset(np, 0xff, ncap * sizeof(uint64_t));
 		for (size_t i = 0; i < m->pcap; i++) {
 			if (m->pairs[i] == PAIR_EMPTY)
@@ -118,12 +119,12 @@ static bool pair_add(edgemap *m, uint32_t edge, uint32_t value)
 	size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (m->pcap - 1);
 	while (m->pairs[j] != PAIR_EMPTY) {
 		if (m->pairs[j] == key)
-			return false;
+			return 0;
 		j = (j + 1) & (m->pcap - 1);
 	}
 	m->pairs[j] = key;
 	m->npairs++;
-	return true;
+	return 1;
 }
 
 static uint32_t pair_hash(uint32_t a, uint32_t b)
@@ -159,8 +160,12 @@ static oxr_code edge_add(view *v, edgemap *m, uint32_t from, uint32_t to, uint32
 		if (e->from == from && e->to == to) {
 			/* one more distinct value on this edge (a value used twice by one node, or
 			 * by several nodes inside one group, still counts once) */
-			if (value != OXP_NONE && value != e->value && pair_add(m, m->slots[i], value))
-				e->count++;
+			if (value != OXP_NONE && value != e->value) {
+				int added = pair_add(m, m->slots[i], value);
+				if (added < 0)
+					return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+				e->count += (uint32_t)added;
+			}
 			if (style == ED_DATA)
 				e->style = ED_DATA;
 			return OXR_OK;
@@ -183,8 +188,8 @@ static oxr_code edge_add(view *v, edgemap *m, uint32_t from, uint32_t to, uint32
 	e->count = 1;
 	e->style = style;
 	m->slots[i] = v->nedges++;
-	if (value != OXP_NONE)
-		(void)pair_add(m, m->slots[i], value);
+	if (value != OXP_NONE && pair_add(m, m->slots[i], value) < 0)
+		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
 	return OXR_OK;
 }
 
@@ -876,9 +881,17 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 		vedge *ed = &v->edges[e];
 		if (!v->o.shapes || ed->value == OXP_NONE)
 			continue;
-		if (ed->count > 1)
+		if (ed->count > 1) {
 			ed->label = oxp_arena_printf(v->arena, "%u tensors", ed->count);
-		else if (pair_add(&seen, ed->from, ed->value))
+			continue;
+		}
+		int added = pair_add(&seen, ed->from, ed->value);
+		if (added < 0) {
+			free(seen.pairs);
+			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+			goto out;
+		}
+		if (added)
 			ed->label = oxr__shape_text(v->arena, &v->dv->values[ed->value]);
 	}
 	free(seen.pairs);

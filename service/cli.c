@@ -65,7 +65,9 @@ static bool str_same(oxp_str a, oxp_str b)
 	return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
 }
 
-static void print_summary(const char *path, const oxp_model *m, const oxp_dag *d)
+/* Prints the summary; false (after a message) when memory ran out, the output then
+ * being incomplete. */
+static bool print_summary(const char *path, const oxp_model *m, const oxp_dag *d)
 {
 	const oxp_model_proto *p = oxp_model_proto_get(m);
 	const oxp_dag_view *v = oxp_dag_get(d);
@@ -105,7 +107,12 @@ static void print_summary(const char *path, const oxp_model *m, const oxp_dag *d
 	/* op histogram over every node of every scope */
 	op_count *ops = calloc(v->nnodes ? v->nnodes : 1, sizeof(*ops));
 	size_t nops = 0;
-	for (uint32_t i = 0; ops != NULL && i < v->nnodes; i++) {
+	if (ops == NULL) {
+		fflush(stdout);
+		fprintf(stderr, "onnxviz: %s: out of memory (the summary above is incomplete)\n", path);
+		return false;
+	}
+	for (uint32_t i = 0; i < v->nnodes; i++) {
 		const oxp_node *n = v->nodes[i].proto;
 		size_t j = 0;
 		while (j < nops && !(str_same(ops[j].op, n->op_type) && str_same(ops[j].domain, n->domain)))
@@ -117,25 +124,24 @@ static void print_summary(const char *path, const oxp_model *m, const oxp_dag *d
 		}
 		ops[j].n++;
 	}
-	if (ops != NULL) {
-		qsort(ops, nops, sizeof(*ops), cmp_ops);
-		printf("ops:          %zu types\n", nops);
-		for (size_t j = 0; j < nops; j++) {
-			printf("  %6" PRIu32 "  ", ops[j].n);
-			if (ops[j].domain.len) {
-				print_str(stdout, ops[j].domain);
-				putchar(':');
-			}
-			print_str(stdout, ops[j].op);
-			putchar('\n');
+	qsort(ops, nops, sizeof(*ops), cmp_ops);
+	printf("ops:          %zu types\n", nops);
+	for (size_t j = 0; j < nops; j++) {
+		printf("  %6" PRIu32 "  ", ops[j].n);
+		if (ops[j].domain.len) {
+			print_str(stdout, ops[j].domain);
+			putchar(':');
 		}
-		free(ops);
+		print_str(stdout, ops[j].op);
+		putchar('\n');
 	}
+	free(ops);
 	printf("warnings:     %" PRIu32 "\n", v->nwarnings);
 	for (uint32_t i = 0; i < v->nwarnings && i < 20; i++)
 		printf("  %s: %s\n", oxp_warning_kind_name(v->warnings[i].kind), v->warnings[i].message);
 	if (v->nwarnings > 20)
 		printf("  ... %" PRIu32 " more (see --json)\n", v->nwarnings - 20);
+	return true;
 }
 
 int oxs_cli_inspect(int argc, char **argv)
@@ -179,8 +185,8 @@ int oxs_cli_inspect(int argc, char **argv)
 			fputc('\n', stdout);
 		}
 		oxr_buf_free(&out);
-	} else {
-		print_summary(path, m, d);
+	} else if (!print_summary(path, m, d)) {
+		rc = 1;
 	}
 	oxp_dag_free(d);
 	oxp_model_free(m);
