@@ -2,7 +2,8 @@
 # run-all.sh — every test suite, in dependency order (called by `make test`).
 # Each suite is a script tests/<suite>/run.sh that exits non-zero on failure.
 # Environment: BUILD (build folder, default build), ONNXVIZ_SKIP_BROWSER=1 skips the
-# browser suite (the skip is printed), CI=true also runs the sanitizer pass.
+# browser suite (the skip is printed).  The last suite, sanitize, runs the others again
+# under AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer.
 set -u
 cd "$(dirname "$0")/.."
 : "${BUILD:=build}"

@@ -187,6 +187,9 @@ def t_lengths(s):
     c.close()
     grew = H.vm_kib(s.proc.pid, "VmHWM") - hwm0
     check(not wrong, "length prefixes: %r" % wrong)
+    if H.SANITIZED:  # ASan's quarantine keeps what each request freed: no bound there
+        figure("length prefixes (%d cases): peak RSS +%d KiB (not bounded under ASan)" % (len(cases), grew))
+        return
     check(grew < 1024, "peak RSS rose %d KiB over %d huge length prefixes (< 1 MiB)" % (grew, len(cases)))
     figure("length prefixes (%d cases): peak RSS +%d KiB" % (len(cases), grew))
 
