@@ -459,7 +459,8 @@ json_t *jx_tensor(const oxp_tensor *t, const char *ref)
 			size_t kl = t->external_data[i].key.len < 40 ? t->external_data[i].key.len : 40;
 			if (!jx_utf8_valid(t->external_data[i].key.p, kl))
 				continue;
-			memcpy(key, t->external_data[i].key.p, kl);
+			if (kl > 0) /* an empty key may have no bytes at all (p == NULL) */
+				memcpy(key, t->external_data[i].key.p, kl);
 			key[kl] = '\0';
 			if (strlen(key) != kl)
 				continue; /* keys with NUL bytes are reported by the preview, not here */
