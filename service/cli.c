@@ -8,10 +8,13 @@
 #include "render/oxr.h"
 #include "service/oxs.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int model_error(const char *path, const oxp_error *e)
 {
@@ -193,6 +196,52 @@ int oxs_cli_inspect(int argc, char **argv)
 	return rc;
 }
 
+/* Writes the rendering to path ("-" or NULL: standard output).  A file is written whole
+ * or not at all: into a temporary beside it, renamed over it once complete (a failed
+ * write leaves the old file, not half a new one).  Paths that exist and are not regular
+ * files (/dev/stdout, a pipe) are written in place.  0, or 1 after a message. */
+static int write_output(const char *path, const oxr_buf *out)
+{
+	if (path == NULL || strcmp(path, "-") == 0) {
+		if (fwrite(out->data, 1, out->len, stdout) != out->len || fflush(stdout) != 0) {
+			fprintf(stderr, "onnxviz: cannot write the output: %s\n", strerror(errno));
+			return 1;
+		}
+		return 0;
+	}
+	struct stat st;
+	bool in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+	char tmp[4096];
+	if (!in_place && snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid()) >=
+	                     (int)sizeof(tmp)) {
+		fprintf(stderr, "onnxviz: %s: path too long\n", path);
+		return 1;
+	}
+	const char *target = in_place ? path : tmp;
+	FILE *f = fopen(target, "wb");
+	if (f == NULL) {
+		fprintf(stderr, "onnxviz: cannot write %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	bool ok = fwrite(out->data, 1, out->len, f) == out->len;
+	int e = errno;
+	if (fclose(f) != 0 && ok) {
+		ok = false;
+		e = errno;
+	}
+	if (ok && !in_place && rename(tmp, path) != 0) {
+		ok = false;
+		e = errno;
+	}
+	if (!ok) {
+		if (!in_place)
+			unlink(tmp);
+		fprintf(stderr, "onnxviz: cannot write %s: %s\n", path, strerror(e));
+		return 1;
+	}
+	return 0;
+}
+
 static oxr_format format_of(const char *out, const char *fmt)
 {
 	const char *ext = fmt;
@@ -267,18 +316,7 @@ int oxs_cli_render(int argc, char **argv)
 		fprintf(stderr, "onnxviz: %s: %s: %s\n", path, oxr_code_name(err.code), err.message);
 		rc = 1;
 	} else {
-		FILE *f = out_path && strcmp(out_path, "-") ? fopen(out_path, "wb") : stdout;
-		if (f == NULL) {
-			perror(out_path);
-			rc = 1;
-		} else {
-			if (fwrite(out.data, 1, out.len, f) != out.len)
-				rc = 1;
-			if (f != stdout && fclose(f) != 0)
-				rc = 1;
-			if (rc)
-				fprintf(stderr, "onnxviz: cannot write %s\n", out_path);
-		}
+		rc = write_output(out_path, &out);
 	}
 	oxr_buf_free(&out);
 	oxp_dag_free(d);

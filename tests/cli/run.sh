@@ -66,6 +66,19 @@ grep -q 'bad_length' "$tmp/err" && ok || { bad "length beyond the end"; cat "$tm
 expect_rc 1 "$BIN" inspect "$tmp/does-not-exist.onnx"
 expect_rc 1 "$BIN" inspect "$tmp"
 expect_rc 1 "$BIN" render "$tmp/cut.onnx" -o "$tmp/x.svg"
+# output that cannot be written: exit 1 with a message, an existing file left as it was
+expect_rc 1 "$BIN" render "$M/real/squeezenet1_1.onnx" -o /dev/full
+grep -q 'cannot write /dev/full' "$tmp/err" && ok || bad "render -o /dev/full: message"
+"$BIN" render "$M/real/squeezenet1_1.onnx" --format=dot > /dev/full 2>"$tmp/err"
+[ $? = 1 ] && grep -q 'cannot write' "$tmp/err" && ok || bad "render to a full stdout"
+expect_rc 1 "$BIN" render "$M/real/squeezenet1_1.onnx" -o "$tmp/no/such/dir/x.svg"
+grep -q "cannot write $tmp/no/such/dir/x.svg" "$tmp/err" && ok || bad "render -o into a missing folder: message"
+echo old > "$tmp/keep.svg"
+expect_rc 1 "$BIN" render "$tmp/cut.onnx" -o "$tmp/keep.svg"
+[ "$(cat "$tmp/keep.svg")" = old ] && ok || bad "a failed render replaced the output file"
+expect_rc 0 "$BIN" render "$M/real/squeezenet1_1.onnx" -o "$tmp/keep.svg"
+head -c 200 "$tmp/keep.svg" | grep -q '<svg' && ok || bad "render -o over an existing file"
+ls "$tmp" | grep -q '\.tmp-' && bad "a temporary output file was left" || ok
 # every prefix of a small model fails cleanly or parses (never a crash: exit 0 or 1)
 f=$M/onnx-testdata/simple/test_single_relu_model/model.onnx
 n=$(wc -c < "$f")
