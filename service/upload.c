@@ -149,16 +149,21 @@ static bool start_data(oxs_upload *u, oxs_store *st, const char *loc)
 	int cur = u->dirfd;
 	char *save = NULL, *c = strtok_r(part, "/", &save);
 	bool ok = true;
+	int e = 0;
 	while (ok && c != NULL) {
 		char *next = strtok_r(NULL, "/", &save);
 		int f;
 		if (next != NULL) {
-			if (mkdirat(cur, c, 0700) != 0 && errno != EEXIST)
+			if (mkdirat(cur, c, 0700) != 0 && errno != EEXIST) {
 				ok = false;
+				e = errno;
+			}
 			f = ok ? openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
 		} else {
 			f = openat(cur, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		}
+		if (f < 0 && ok)
+			e = errno;
 		if (cur != u->dirfd)
 			close(cur);
 		cur = f;
@@ -166,8 +171,14 @@ static bool start_data(oxs_upload *u, oxs_store *st, const char *loc)
 		c = next;
 	}
 	if (!ok) {
-		fail(u, 400, "bad_location",
-		     "data part names collide (the same location twice, or a file used as a folder)");
+		/* only these say the names collide; anything else is the disk's fault */
+		if (e == EEXIST || e == ENOTDIR || e == ELOOP || e == EISDIR)
+			fail(u, 400, "bad_location",
+			     "data part names collide (the same location twice, or a file used as a folder)");
+		else if (e == ENOSPC || e == EDQUOT)
+			fail(u, 507, "insufficient_storage", "no space left for the upload");
+		else
+			fail(u, 500, "io_error", "cannot write the upload");
 		return false;
 	}
 	u->dfd = cur;

@@ -10,6 +10,13 @@
  * service lays out in a worker process), and the test is about onnxviz's own handling.
  * Test code only; built by tests/hostile/run.sh (plain builds: under AddressSanitizer the
  * allocator is ASan's own).
+ *
+ * The same for file I/O: FAILIO_AT=N makes the Nth call to open/openat, write/pwrite or
+ * fsync/fdatasync on a file or folder, rename/renameat/renameat2 or mkdir/mkdirat of the
+ * process fail with
+ * FAILIO_ERRNO (EIO, or ENOSPC); FAILIO_COUNT names the file the count goes to (at exit
+ * with FAILIO_AT=0, and on SIGUSR2).  Only direct calls are seen: stdio's own writes
+ * inside glibc are not (the service writes its store with these calls).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -19,7 +26,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 extern void *__libc_malloc(size_t n);
@@ -117,26 +127,136 @@ void *aligned_alloc(size_t align, size_t n)
 	return fail_now() ? NULL : __libc_memalign(align, n);
 }
 
-static const char *count_path;
+/* --- file I/O (raw system calls: syscall() sets errno and returns -1 on failure) --- */
+static long io_fail_at = -1, io_calls;
+static int io_errno = EIO;
 
-/* Write the number of calls so far to FAILMALLOC_COUNT (async-signal-safe). */
-static void report_now(void)
+static int io_fail_now(void)
 {
-	if (count_path == NULL)
+	if (io_fail_at < 0) {
+		const char *e = getenv("FAILIO_AT"), *en = getenv("FAILIO_ERRNO");
+		io_errno = en != NULL && strcmp(en, "ENOSPC") == 0 ? ENOSPC : EIO;
+		io_fail_at = e != NULL ? atol(e) : 0;
+	}
+	long n = __atomic_add_fetch(&io_calls, 1, __ATOMIC_RELAXED);
+	if (io_fail_at > 0 && n == io_fail_at) {
+		errno = io_errno;
+		return 1;
+	}
+	return 0;
+}
+
+int open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	return io_fail_now() ? -1 : (int)(syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+}
+
+int open64(const char *path, int flags, ...) __attribute__((alias("open")));
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	return io_fail_now() ? -1 : (int)(syscall(SYS_openat, dirfd, path, flags, mode));
+}
+
+int openat64(int dirfd, const char *path, int flags, ...) __attribute__((alias("openat")));
+
+/* Writes and syncs count (and fail) on files and folders only: the pipes, eventfds and
+ * sockets of the server's threads cannot fail with EIO or ENOSPC. */
+static int on_file(int fd)
+{
+	struct stat st;
+	return syscall(SYS_fstat, fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
+}
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	return on_file(fd) && io_fail_now() ? -1 : (ssize_t)(syscall(SYS_write, fd, buf, n));
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	return on_file(fd) && io_fail_now() ? -1 : (ssize_t)(syscall(SYS_pwrite64, fd, buf, n, off));
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) __attribute__((alias("pwrite")));
+
+int fsync(int fd)
+{
+	return on_file(fd) && io_fail_now() ? -1 : (int)(syscall(SYS_fsync, fd));
+}
+
+int fdatasync(int fd)
+{
+	return on_file(fd) && io_fail_now() ? -1 : (int)(syscall(SYS_fdatasync, fd));
+}
+
+int rename(const char *a, const char *b)
+{
+	return io_fail_now() ? -1 : (int)(syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 0));
+}
+
+int renameat(int da, const char *a, int db, const char *b)
+{
+	return io_fail_now() ? -1 : (int)(syscall(SYS_renameat2, da, a, db, b, 0));
+}
+
+int renameat2(int da, const char *a, int db, const char *b, unsigned flags)
+{
+	return io_fail_now() ? -1 : (int)(syscall(SYS_renameat2, da, a, db, b, flags));
+}
+
+int mkdir(const char *path, mode_t mode)
+{
+	return io_fail_now() ? -1 : (int)(syscall(SYS_mkdirat, AT_FDCWD, path, mode));
+}
+
+int mkdirat(int dirfd, const char *path, mode_t mode)
+{
+	return io_fail_now() ? -1 : (int)(syscall(SYS_mkdirat, dirfd, path, mode));
+}
+
+/* --- counts --- */
+static const char *count_path, *io_count_path;
+
+/* Write v to path (async-signal-safe; raw system calls: open and write are ours above). */
+static void put_count(const char *path, long v)
+{
+	if (path == NULL)
 		return;
-	int fd = open(count_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	                      0600);
 	if (fd < 0)
 		return;
 	char buf[24];
-	long v = __atomic_load_n(&calls, __ATOMIC_RELAXED);
 	size_t n = sizeof(buf);
 	buf[--n] = '\n';
 	do {
 		buf[--n] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v > 0 && n > 0);
-	(void)!write(fd, buf + n, sizeof(buf) - n);
+	(void)!syscall(SYS_write, fd, buf + n, sizeof(buf) - n);
 	close(fd);
+}
+
+/* Write the numbers of calls so far to FAILMALLOC_COUNT and FAILIO_COUNT. */
+static void report_now(void)
+{
+	put_count(count_path, __atomic_load_n(&calls, __ATOMIC_RELAXED));
+	put_count(io_count_path, __atomic_load_n(&io_calls, __ATOMIC_RELAXED));
 }
 
 static void on_usr2(int sig)
@@ -145,16 +265,17 @@ static void on_usr2(int sig)
 	report_now();
 }
 
-/* SIGUSR2 writes the count at any moment (a server between phases). */
+/* SIGUSR2 writes the counts at any moment (a server between phases). */
 __attribute__((constructor)) static void setup(void)
 {
 	count_path = getenv("FAILMALLOC_COUNT");
-	if (count_path != NULL)
+	io_count_path = getenv("FAILIO_COUNT");
+	if (count_path != NULL || io_count_path != NULL)
 		signal(SIGUSR2, on_usr2);
 }
 
 __attribute__((destructor)) static void report(void)
 {
-	if (fail_at == 0)
+	if (fail_at <= 0 && io_fail_at <= 0)
 		report_now();
 }

@@ -1182,6 +1182,116 @@ def t_server_out_of_memory():
            "%d wrong" % (len(ns), first, total, time.time() - t0, len(wrong)))
 
 
+def t_io_failures():
+    """Fail each file-system call of `onnxviz serve` in turn (open, write, fsync, rename,
+    mkdir: tests/hostile/failmalloc.c's FAILIO_AT), for every call made by a raw upload,
+    a multipart upload with an external-data file, the summary, graph.svg, graph.dot and a
+    tensor of the external data, with EIO and with ENOSPC.  Each request gets an answer (a JSON 5xx at worst), the server
+    stays up and exits cleanly; then a server without the shim opens the same store: every
+    acknowledged upload is there whole (its bytes hash to its id, its data file too), every
+    stored file is complete, no temporary is left."""
+    so = os.environ.get("FAILMALLOC_SO")
+    if H.SANITIZED or not so or not os.path.exists(so):
+        print("  file-system failures: SKIPPED", flush=True)
+        return
+    a = M.small(producer="io-a")
+    ext = M.external_model([("location", "w.bin")])
+    wbin = struct_f32(4)
+    ext_path, w_path = H.write_tmp(ext), H.write_tmp(wbin)
+    ida = hashlib.sha256(a).hexdigest()
+    idx = None  # a model with data files is named by a hash over the model and its files
+    count_file = os.path.join(H.TMP, "io-count")
+    base_env = {"LD_PRELOAD": so, "FAILIO_COUNT": count_file}
+
+    def sequence(s):
+        got = [("upload", ida, curl(s.url("/models"), data=a, record=False, timeout=20)),
+               ("upload", idx, curl(s.url("/models"), form=[("model", "@" + ext_path),
+                                                             ("w.bin", "@" + w_path)],
+                                    record=False, timeout=20))]
+        for path in ("/models/%s" % ida, "/models/%s/graph.svg" % ida, "/models/%s/graph.dot" % ida,
+                     "/models/%s/tensors/w?values=4" % idx):
+            got.append(("read", None, curl(s.url(path), record=False, timeout=20)))
+        return got
+
+    sent = {ida: a}
+
+    def count_now(s):
+        if os.path.exists(count_file):
+            os.unlink(count_file)
+        s.proc.send_signal(signal.SIGUSR2)
+        wait_until(lambda: os.path.exists(count_file) and open(count_file).read().endswith("\n"), 5)
+        with open(count_file) as f:
+            return int(f.read())
+
+    s = Server()  # learns the id of the model with a data file
+    idx = json.loads(sequence(s)[1][2].body)["id"]
+    sent[idx] = ext
+    s.stop()
+    s = Server(env=dict(base_env, FAILIO_AT="0"))
+    first = count_now(s) + 1
+    ref = sequence(s)
+    total = count_now(s)
+    s.stop()
+    check([r.status for _, _, r in ref] == [201, 201, 200, 200, 200, 200],
+          "file-system failures: the reference run answers %r" % [r.status for _, _, r in ref])
+    wrong, statuses, t0, runs = [], {}, time.time(), 0
+    # EIO and ENOSPC (which the store answers with 507) at every call
+    for err, step in (("EIO", 1), ("ENOSPC", 1)):
+        for n in range(first, total + 1, step):
+            runs += 1
+            store = os.path.join(H.TMP, "io-store-%s-%d" % (err, n))
+            s = Server(store=store, env=dict(base_env, FAILIO_AT=str(n), FAILIO_ERRNO=err))
+            got = sequence(s)
+            alive = s.proc.poll() is None
+            rc = s.stop(timeout=20)
+            why = []
+            for kind, mid, r in got:
+                statuses[r.status] = statuses.get(r.status, 0) + 1
+                if 400 <= r.status < 500 and r.status != 404:  # the client did nothing wrong
+                    why.append("%s %s: %d %r" % (kind, r.url[-30:], r.status, r.body[:120]))
+                if r.status == 0 or (r.status >= 500 and not r.error_code()):
+                    why.append("%s %s: %d without a JSON error" % (kind, r.url[-30:], r.status))
+            if not alive or rc != 0:
+                why.append("server alive %s, exit %s" % (alive, rc))
+            # a server without the shim on the same store
+            s2 = Server(store=store)
+            for kind, mid, r in got:
+                if kind != "upload" or r.status not in (200, 201):
+                    continue
+                body = curl(s2.url("/models/%s/model.onnx" % mid), record=False).body
+                if body != sent[mid]:
+                    why.append("acknowledged upload %s lost or broken" % mid[:8])
+                if mid == idx:
+                    t = curl(s2.url("/models/%s/tensors/w?values=4" % idx), record=False)
+                    if t.status != 200:
+                        why.append("acknowledged external data: %d" % t.status)
+            check(s2.stop() == 0, "server after file-system failure %d exits cleanly" % n)
+            for d, _, fs in os.walk(store):
+                for x in fs:
+                    f = os.path.join(d, x)
+                    rel = f[len(store):]
+                    if ".tmp" in x or rel.startswith(os.sep + "tmp" + os.sep):
+                        why.append("temporary left: %s" % rel)
+                    elif rel.startswith(os.sep + "models" + os.sep) and x.endswith(".onnx") \
+                            and open(f, "rb").read() != sent.get(x[:-5]):
+                        why.append("stored model broken: %s" % rel)
+                    elif rel.startswith(os.sep + "renderings" + os.sep) and not rendering_complete(f):
+                        why.append("rendering broken: %s" % rel)
+            if why:
+                wrong.append((err, n, why[:3]))
+            subprocess.run(["rm", "-rf", store])
+    check(not wrong, "file-system call N failing: %d of %d runs wrong, first %r" % (len(wrong), runs, wrong[:3]))
+    figure("file-system failures, onnxviz serve: calls %d..%d failed in turn with EIO and ENOSPC (%d runs) "
+           "in %.0f s; statuses %s; %d wrong" % (first, total, runs, time.time() - t0,
+                                               ", ".join("%d: %d" % kv for kv in sorted(statuses.items())),
+                                               len(wrong)))
+
+
+def struct_f32(n):
+    import struct
+    return struct.pack("<%df" % n, *[float(i) for i in range(n)])
+
+
 def main():
     t0 = time.time()
     only = set(filter(None, os.environ.get("HOSTILE_ONLY", "").split(",")))
@@ -1195,7 +1305,8 @@ def main():
              ("layout isolation", t_layout_isolation, False),
              ("slowloris", t_slowloris, False), ("full disk", t_full_disk, False),
              ("crash loop", t_crash_loop, False), ("load", t_load, False),
-             ("out of memory", t_out_of_memory, False), ("server out of memory", t_server_out_of_memory, False)]
+             ("out of memory", t_out_of_memory, False), ("server out of memory", t_server_out_of_memory, False),
+             ("file-system failures", t_io_failures, False)]
     steps = []
     for name, fn, shared in tests:
         if not shared and s is not None:
