@@ -146,30 +146,31 @@ static int io_fail_now(void)
 	return 0;
 }
 
+/* The mode argument exists only with O_CREAT or O_TMPFILE. */
+static int vopenat(int dirfd, const char *path, int flags, va_list ap)
+{
+	mode_t mode = flags & (O_CREAT | O_TMPFILE) ? va_arg(ap, mode_t) : 0;
+	return io_fail_now() ? -1 : (int)(syscall(SYS_openat, dirfd, path, flags, mode));
+}
+
 int open(const char *path, int flags, ...)
 {
-	mode_t mode = 0;
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	return io_fail_now() ? -1 : (int)(syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+	va_list ap;
+	va_start(ap, flags);
+	int r = vopenat(AT_FDCWD, path, flags, ap);
+	va_end(ap);
+	return r;
 }
 
 int open64(const char *path, int flags, ...) __attribute__((alias("open")));
 
 int openat(int dirfd, const char *path, int flags, ...)
 {
-	mode_t mode = 0;
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	return io_fail_now() ? -1 : (int)(syscall(SYS_openat, dirfd, path, flags, mode));
+	va_list ap;
+	va_start(ap, flags);
+	int r = vopenat(dirfd, path, flags, ap);
+	va_end(ap);
+	return r;
 }
 
 int openat64(int dirfd, const char *path, int flags, ...) __attribute__((alias("openat")));
