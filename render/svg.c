@@ -25,6 +25,33 @@
 #define PAD_X 8.0
 #define PAD_Y 4.0
 
+/* A scope path as the value of data-group / data-scope: model text, so the characters
+ * that CSS and URL syntax give meaning to (':' of "javascript:", '(' of "url(", '@' of
+ * "@import") and '%' itself are percent-encoded (%3A, %28, %29, %40, %25) before XML
+ * escaping: no attribute of the SVG ever carries such a word, whatever the names are.  The
+ * page decodes them (web/util.js: groupOf). */
+static void xml(oxr_buf *o, const char *s);
+
+static void xml_path(oxr_buf *o, const char *s)
+{
+	char tmp[256];
+	size_t n = 0;
+	for (; *s; s++) {
+		if (n + 4 >= sizeof(tmp)) {
+			tmp[n] = '\0';
+			xml(o, tmp);
+			n = 0;
+		}
+		if (*s == '%' || *s == ':' || *s == '(' || *s == ')' || *s == '@') {
+			n += (size_t)snprintf(tmp + n, sizeof(tmp) - n, "%%%02X", (unsigned char)*s);
+		} else {
+			tmp[n++] = *s;
+		}
+	}
+	tmp[n] = '\0';
+	xml(o, tmp);
+}
+
 static void xml(oxr_buf *o, const char *s)
 {
 	const char *start = s;
@@ -76,7 +103,7 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 		oxr_buf_printf(o, " data-peer=\"%s\"", v->boxes[b->peer].id);
 	if (b->kind == BX_GROUP && b->title != NULL) {
 		oxr_buf_append(o, " data-group=\"", 13);
-		xml(o, b->title);
+		xml_path(o, b->title);
 		oxr_buf_append(o, "\"", 1);
 	}
 	oxr_buf_append(o, ">", 1);
@@ -218,7 +245,7 @@ static void cluster_svg(const view *v, uint32_t i, oxr_buf *o)
 	oxr_buf_printf(o, "<g id=\"%s\" class=\"cluster %s\"", c->id, sub ? "subgraph" : "scope");
 	if (c->title != NULL) {
 		oxr_buf_append(o, sub ? " data-scope=\"" : " data-group=\"", 13);
-		xml(o, c->title);
+		xml_path(o, c->title);
 		oxr_buf_append(o, "\"", 1);
 	}
 	oxr_buf_append(o, ">", 1);

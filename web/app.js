@@ -5,7 +5,7 @@
 import { ApiError, dataLocation, getJSON, getBlob, listModels, modelUrl, upload, setToken } from './api.js';
 import { fetchSvg, PanZoom, stubPeers } from './graph.js';
 import { modelPanel, nodePanel, tensorPanel, tensorUploadPanel, valuePanel } from './panels.js';
-import { h, clear, fmtInt, fmtBytes, fmtDate, shortId, debounce, downloadBlob } from './util.js';
+import { h, clear, fmtInt, fmtBytes, fmtDate, shortId, debounce, downloadBlob, groupAttr, groupOf } from './util.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -328,7 +328,7 @@ function graphError(e, r) {
 // Expanded scopes (clusters listed in the route) can be collapsed from their label.
 function markCollapsible() {
   for (const c of cur.svg.querySelectorAll('g.cluster.scope[data-group]')) {
-    if (collapseTarget(c.getAttribute('data-group'))) c.classList.add('collapsible');
+    if (collapseTarget(groupOf(c))) c.classList.add('collapsible');
   }
 }
 
@@ -340,7 +340,7 @@ const normPath = (p) => (p.startsWith('/') ? p : `/${p}`);
 
 function revealGroup(f) {
   if (!cur.svg) return;
-  const sel = f.cluster ? `g.cluster[data-group="${CSS.escape(f.cluster)}"]` : `g.node.group[data-group="${CSS.escape(f.group)}"]`;
+  const sel = f.cluster ? `g.cluster[data-group="${CSS.escape(groupAttr(f.cluster))}"]` : `g.node.group[data-group="${CSS.escape(groupAttr(f.group))}"]`;
   const el = cur.svg.querySelector(sel);
   if (!el) return;
   pz.reveal(el, { minK: 0.6, animate: false });
@@ -546,7 +546,7 @@ async function showTensor(r, seq) {
 function showScope(scope) {
   focusAfterLoad = null;
   const go = () => {
-    const c = cur.svg && cur.svg.querySelector(`g.cluster[data-scope="${CSS.escape(scope)}"]`);
+    const c = cur.svg && cur.svg.querySelector(`g.cluster[data-scope="${CSS.escape(groupAttr(scope))}"]`);
     if (c) { pz.reveal(c, { minK: 0.5 }); flash(c); }
   };
   if (route.opts.subgraphs !== 'expand') navigate({ opts: { subgraphs: 'expand' } }).then(go);
@@ -567,7 +567,7 @@ async function goToNode(hit) {
       hit = { ...hit, name, scope: n ? n.scope : '' };
     }
     const chain = groupChain(name || '');
-    const drawn = chain.findIndex((p) => cur.svg.querySelector(`g.node.group[data-group="${CSS.escape(p)}"]`));
+    const drawn = chain.findIndex((p) => cur.svg.querySelector(`g.node.group[data-group="${CSS.escape(groupAttr(p))}"]`));
     if (drawn >= 0) {
       const add = chain.slice(drawn).filter((p) => !route.expand.includes(p));
       announce(`Expanding ${chain[drawn]} to show the node…`);
@@ -602,14 +602,14 @@ viewport.addEventListener('click', (e) => {
   const g = t.closest && t.closest('g.node, g.cluster');
   if (!g) return;
   if (g.classList.contains('cluster')) {
-    const path = g.getAttribute('data-group');
+    const path = groupOf(g);
     const target = path && collapseTarget(path);
     // the label (or the frame) of an expanded scope collapses it
     if (target && (t.localName === 'text' || t.localName === 'rect')) collapseGroup(target);
     return;
   }
   const kind = g.getAttribute('data-kind');
-  if (kind === 'group') { expandGroup(g.getAttribute('data-group')); return; }
+  if (kind === 'group') { expandGroup(groupOf(g)); return; }
   if (kind === 'stub-in' || kind === 'stub-out') { jumpFromStub(g); return; }
   const node = g.getAttribute('data-node');
   if (node) { navigate({ node, value: null, tensor: null }); return; }
@@ -655,7 +655,7 @@ viewport.addEventListener('mouseover', (e) => {
   if (!g) {
     const c = t.closest && t.closest('g.cluster.collapsible');
     if (c && (t.localName === 'text' || t.localName === 'rect')) {
-      showTip(e, `Click to collapse ${c.getAttribute('data-group')}`);
+      showTip(e, `Click to collapse ${groupOf(c)}`);
       hoverStub = null;
       clearHighlights('peer');
       return;

@@ -128,6 +128,17 @@ async function openSearchHit(query, pick) {
   await page.keyboard.press('Enter');
 }
 
+// Scope paths are model text: the SVG percent-encodes % : ( ) @ in data-group (render/svg.c)
+// and the page decodes them (web/util.js); both ends must agree on every such path.
+test('scope paths round-trip through the SVG\'s data-group encoding', async () => {
+  const { groupAttr, groupOf } = await import('../../web/util.js');
+  for (const p of ['/a:b/(c)@d%25e', '/plain/x', '/\u00fc:(%)', '/javascript:alert(1)', '/url(x)/@import']) {
+    const enc = groupAttr(p);
+    assert.doesNotMatch(enc, /[:()@]|javascript:|url\(/);
+    assert.equal(groupOf({ getAttribute: () => enc }), p);
+  }
+});
+
 describe('web page in Chromium', () => {
   before(async () => {
     fs.mkdirSync(OUT, { recursive: true });
