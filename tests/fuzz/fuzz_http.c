@@ -238,6 +238,10 @@ static void check_reply(const uint8_t *req, size_t reqn, const char *r, size_t n
 		}
 	}
 	/* the first response's JSON body parses */
+	/* a HEAD answer has a Content-Length and no body; servers skip empty lines before a
+	 * request line (RFC 9112 2.2), so the method is after them */
+	while (reqn > 0 && (*req == '\r' || *req == '\n'))
+		req++, reqn--;
 	const char *end = strstr(r, "\r\n\r\n");
 	if (end == NULL || (reqn >= 4 && memcmp(req, "HEAD", 4) == 0))
 		return;
