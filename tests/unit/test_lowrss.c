@@ -1,0 +1,184 @@
+/*
+ * test_lowrss.c — oxp_model_open_ex(OXP_OPEN_LOW_RSS): for files of 16 MB and more the
+ * structure pages are copied and the large payloads stay mapped from the file (found by
+ * oxp__scan_holes).  Whatever the layout, the buffer must be the file byte for byte and the
+ * decoded model the same as a plain open's.  Models are written here: big raw_data
+ * initializers between nodes, at odd offsets, a small one, and one payload crossing the
+ * 16 MB mark.
+ */
+#include "parser/oxp.h"
+#include "tests/unit/support_pbw.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* One TensorProto initializer of n floats named name, values from seed. */
+static void initializer(pbw *g, const char *name, size_t n, uint32_t seed)
+{
+	pbw t = {0};
+	int64_t dims[1] = {(int64_t)n};
+	pbw_tensor_head(&t, dims, 1, 1 /* FLOAT */);
+	pbw_str(&t, 8, name);
+	uint8_t *raw = malloc(n * 4);
+	assert_non_null(raw);
+	for (size_t i = 0; i < n * 4; i++)
+		raw[i] = (uint8_t)(seed * 131u + i * 7u + (i >> 12));
+	pbw_bytes(&t, 9, raw, n * 4);
+	free(raw);
+	pbw_bytes(g, 5, t.p, t.len);
+	pbw_free(&t);
+}
+
+static void node(pbw *g, const char *in0, const char *in1, const char *out, const char *op)
+{
+	pbw n = {0};
+	pbw_str(&n, 1, in0);
+	pbw_str(&n, 1, in1);
+	pbw_str(&n, 2, out);
+	pbw_str(&n, 4, op);
+	pbw_bytes(g, 1, n.p, n.len);
+	pbw_free(&n);
+}
+
+/* Writes the model to a temporary file; returns its path (static buffer) and size. */
+static const char *write_model(size_t pad, size_t *size)
+{
+	pbw g = {0}, m = {0};
+	pbw_str(&g, 2, "lowrss");
+	node(&g, "x", "w0", "y0", "Add");
+	initializer(&g, "w0", (6u << 20) / 4 + pad, 1);
+	node(&g, "y0", "small", "y1", "Mul");
+	initializer(&g, "small", 3, 2);
+	initializer(&g, "w1", (7u << 20) / 4 + 3 * pad, 3);
+	node(&g, "y1", "w1", "y2", "Sub");
+	initializer(&g, "w2", (5u << 20) / 4 + 17, 4); /* crosses 16 MB */
+	node(&g, "y2", "w2", "z", "Div");
+	pbw_int(&m, 1, 8);
+	pbw_str(&m, 2, "test_lowrss");
+	pbw_bytes(&m, 7, g.p, g.len);
+	static char path[64];
+	snprintf(path, sizeof(path), "/tmp/onnxviz-lowrss-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, m.p, m.len), (ssize_t)m.len);
+	close(fd);
+	*size = m.len;
+	pbw_free(&g);
+	pbw_free(&m);
+	return path;
+}
+
+static void same_model(const oxp_model *a, const oxp_model *b)
+{
+	const oxp_graph *ga = oxp_model_proto_get(a)->graph, *gb = oxp_model_proto_get(b)->graph;
+	assert_non_null(ga);
+	assert_non_null(gb);
+	assert_int_equal(ga->nnodes, 4);
+	assert_int_equal(ga->nnodes, gb->nnodes);
+	assert_int_equal(ga->ninitializers, 4);
+	assert_int_equal(ga->ninitializers, gb->ninitializers);
+	for (size_t i = 0; i < ga->nnodes; i++) {
+		assert_int_equal(ga->nodes[i].op_type.len, gb->nodes[i].op_type.len);
+		assert_memory_equal(ga->nodes[i].op_type.p, gb->nodes[i].op_type.p,
+		                    ga->nodes[i].op_type.len);
+	}
+	for (size_t i = 0; i < ga->ninitializers; i++) {
+		const oxp_tensor *ta = &ga->initializers[i], *tb = &gb->initializers[i];
+		assert_int_equal(ta->name.len, tb->name.len);
+		assert_memory_equal(ta->name.p, tb->name.p, ta->name.len);
+		assert_int_equal(ta->raw_data.len, tb->raw_data.len);
+		assert_memory_equal(ta->raw_data.p, tb->raw_data.p, ta->raw_data.len);
+		assert_int_equal(oxp_model_offset(a, ta->raw_data.p),
+		                 oxp_model_offset(b, tb->raw_data.p));
+	}
+}
+
+/* Mappings of path in this process (/proc/self/maps lines naming it). */
+static int mappings_of(const char *path)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	assert_non_null(f);
+	char line[512];
+	int n = 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		n += strstr(line, path) != NULL;
+	fclose(f);
+	return n;
+}
+
+static void check_layout(size_t pad)
+{
+	size_t size;
+	const char *path = write_model(pad, &size);
+	assert_true(size >= ((size_t)16 << 20));
+	oxp_model *plain = NULL, *low = NULL;
+	oxp_error err;
+	assert_int_equal(oxp_model_open(&plain, path, NULL, &err), OXP_OK);
+	assert_int_equal(mappings_of(path), 1);
+	assert_int_equal(oxp_model_open_ex(&low, path, NULL, OXP_OPEN_LOW_RSS, &err), OXP_OK);
+	/* it did split: the three big payloads are mappings of the file of their own */
+	assert_int_equal(mappings_of(path), 1 + 3);
+	assert_int_equal(oxp_model_size(low), size);
+	/* the buffer is the file, byte for byte */
+	assert_memory_equal(oxp_model_data(low), oxp_model_data(plain), size);
+	same_model(plain, low);
+	oxp_model_free(low);
+	oxp_model_free(plain);
+	unlink(path);
+}
+
+static void test_layouts(void **state)
+{
+	(void)state;
+	/* payloads at page-aligned, odd and unaligned offsets */
+	static const size_t pads[] = {0, 1, 1021, 4096, 4099};
+	for (size_t i = 0; i < sizeof(pads) / sizeof(pads[0]); i++)
+		check_layout(pads[i]);
+}
+
+/* A file of 16 MB whose structure is broken past the first payload: both opens give the
+ * same error (the low-RSS one may not make up bytes). */
+static void test_broken_tail(void **state)
+{
+	(void)state;
+	size_t size;
+	const char *path = write_model(5, &size);
+	FILE *f = fopen(path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)size - 9, SEEK_SET), 0);
+	assert_int_equal(fputc(0xff, f), 0xff); /* a varint that never ends, or a bad tag */
+	assert_int_equal(fputc(0xff, f), 0xff);
+	fclose(f);
+	oxp_model *plain = NULL, *low = NULL;
+	oxp_error e1, e2;
+	oxp_code r1 = oxp_model_open(&plain, path, NULL, &e1);
+	oxp_code r2 = oxp_model_open_ex(&low, path, NULL, OXP_OPEN_LOW_RSS, &e2);
+	assert_int_equal(r1, r2);
+	if (r1 != OXP_OK) {
+		assert_int_equal(e1.offset, e2.offset);
+		assert_string_equal(e1.path, e2.path);
+	} else {
+		assert_memory_equal(oxp_model_data(low), oxp_model_data(plain), size);
+		same_model(plain, low);
+	}
+	oxp_model_free(low);
+	oxp_model_free(plain);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_layouts),
+	    cmocka_unit_test(test_broken_tail),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
