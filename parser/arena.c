@@ -62,28 +62,29 @@ bool oxp__arena_malloc_failed(const oxp_arena *a)
 	return a->malloc_failed;
 }
 
+/* An allocation that cannot be made: remembered (any_failed is sticky), and whether it
+ * was malloc's fault or the budget's. */
+static void *alloc_failed(oxp_arena *a, bool by_malloc)
+{
+	a->malloc_failed = by_malloc;
+	a->any_failed = true;
+	return NULL;
+}
+
 void *oxp__arena_alloc(oxp_arena *a, size_t size)
 {
 	if (size == 0)
 		size = 1;
-	if (size > SIZE_MAX - ARENA_ALIGN) {
-		a->any_failed = true;
-		return NULL;
-	}
+	if (size > SIZE_MAX - ARENA_ALIGN)
+		return alloc_failed(a, false);
 	size_t need = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
-	if (need > a->budget - a->used || a->used > a->budget) {
-		a->malloc_failed = false;
-		a->any_failed = true;
-		return NULL;
-	}
+	if (need > a->budget - a->used || a->used > a->budget)
+		return alloc_failed(a, false);
 #ifdef OXP_ARENA_MALLOC
 	/* Debug mode: every allocation is a malloc of its own, linked for the final free. */
 	chunk *c = malloc(CHUNK_HDR + need);
-	if (c == NULL) {
-		a->malloc_failed = true;
-		a->any_failed = true;
-		return NULL;
-	}
+	if (c == NULL)
+		return alloc_failed(a, true);
 	c->next = a->head;
 	c->size = need;
 	c->used = need;
@@ -101,11 +102,8 @@ void *oxp__arena_alloc(oxp_arena *a, size_t size)
 		/* calloc: chunks are zero from the start (big ones arrive as fresh zero pages, so
 		 * nothing is written twice) and an arena never reuses memory */
 		c = calloc(1, CHUNK_HDR + csize);
-		if (c == NULL) {
-			a->malloc_failed = true;
-			a->any_failed = true;
-			return NULL;
-		}
+		if (c == NULL)
+			return alloc_failed(a, true);
 		c->size = csize;
 		c->used = 0;
 		/* Keep the current chunk at the head only if this new one is a one-off for a big
@@ -130,10 +128,8 @@ void *oxp__arena_alloc(oxp_arena *a, size_t size)
 
 void *oxp__arena_array(oxp_arena *a, size_t n, size_t size)
 {
-	if (size != 0 && n > SIZE_MAX / size) {
-		a->any_failed = true;
-		return NULL;
-	}
+	if (size != 0 && n > SIZE_MAX / size)
+		return alloc_failed(a, false);
 	return oxp__arena_alloc(a, n * size);
 }
 

@@ -56,8 +56,8 @@ typedef struct fdesc {
 #define NONEOF 4
 
 typedef struct mstate {
-	uint64_t present;          /* bit i: field index i seen */
-	uint64_t present_num;      /* bit n: field number n seen (numbers below 64) */
+	uint64_t present;          /* bit n: known field number n seen (every onnx.proto field
+	                            * number is below 64: the tables go up to 26) */
 	int8_t oneof_last[NONEOF]; /* index of the last member seen of each oneof group */
 	const oxp_segment *segs;
 	size_t nsegs;
@@ -474,9 +474,8 @@ static oxp_code pass2(dctx *c, const mdesc *md, const oxp_segment *segs, size_t 
 				continue;
 			}
 			const fdesc *f = &md->f[fi];
-			st->present |= (uint64_t)1 << fi;
 			if (num < 64)
-				st->present_num |= (uint64_t)1 << num;
+				st->present |= (uint64_t)1 << num;
 			if (f->oneof) {
 				int prev = st->oneof_last[f->oneof];
 				if (prev >= 0 && prev != fi)
@@ -669,12 +668,9 @@ out:
 /* ---------------------------------------------------------------------------------------
  * Post-processing: derived fields and checks that need the whole message.
  */
-static bool has(const mdesc *md, const mstate *st, uint32_t num)
+static bool has(const mstate *st, uint32_t num)
 {
-	if (num < 64)
-		return (st->present_num >> num) & 1;
-	int fi = find_field(md, num);
-	return fi >= 0 && (st->present >> fi) & 1;
+	return num < 64 && ((st->present >> num) & 1);
 }
 
 static uint32_t last_oneof(const mdesc *md, const mstate *st, int group)
@@ -685,11 +681,12 @@ static uint32_t last_oneof(const mdesc *md, const mstate *st, int group)
 
 static oxp_code post_tensor(dctx *c, const mdesc *md, void *msg, const mstate *st)
 {
+	(void)md;
 	oxp_tensor *t = msg;
 	if (t->data_location != 0 && t->data_location != 1)
 		t->data_location = 0; /* unknown enum value: protobuf keeps it as an unknown field */
-	t->has_segment = has(md, st, 3);
-	t->has_raw_data = has(md, st, 9);
+	t->has_segment = has(st, 3);
+	t->has_raw_data = has(st, 9);
 	for (size_t i = 0; i < t->ndims; i++) {
 		if (t->dims[i] < 0)
 			return fail(c, OXP_E_DIMS, st->segs[0].p, "dims", (int64_t)i,
@@ -775,12 +772,13 @@ static oxp_code post_type(dctx *c, const mdesc *md, void *msg, const mstate *st)
 static oxp_code post_attr(dctx *c, const mdesc *md, void *msg, const mstate *st)
 {
 	(void)c;
+	(void)md;
 	oxp_attr *a = msg;
 	/* An enum value outside AttributeType is, for protobuf, an unknown field: as if the
 	 * type were not given at all. */
 	if (a->type < OXP_ATTR_UNDEFINED || a->type > OXP_ATTR_TYPE_PROTOS)
 		a->type = OXP_ATTR_UNDEFINED;
-	if (has(md, st, 20) && a->type != OXP_ATTR_UNDEFINED)
+	if (has(st, 20) && a->type != OXP_ATTR_UNDEFINED)
 		return OXP_OK;
 	/* IR version 1: no type field; infer it from the value present (a repeated field is
 	 * present when it has elements, as protobuf sees it). */
@@ -805,7 +803,7 @@ static oxp_code post_attr(dctx *c, const mdesc *md, void *msg, const mstate *st)
 	    {15, OXP_ATTR_TYPE_PROTOS, a->ntype_protos},
 	};
 	for (size_t i = 0; i < sizeof(by_field) / sizeof(by_field[0]); i++) {
-		bool present = by_field[i].count == SIZE_MAX ? has(md, st, by_field[i].num)
+		bool present = by_field[i].count == SIZE_MAX ? has(st, by_field[i].num)
 		                                              : by_field[i].count > 0;
 		if (present) {
 			a->type = by_field[i].type;

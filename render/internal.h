@@ -144,6 +144,9 @@ enum {
 uint8_t oxr__op_family(oxp_str domain, oxp_str op);
 const char *oxr__family_name(uint8_t fam);
 const char *oxr__family_color(uint8_t fam);
+/* The UTF-8 sequence at s[i] (of n bytes): its length and code point in *cp, or 0 when it
+ * is not valid UTF-8 (overlong, surrogate, cut, beyond U+10FFFF). */
+size_t oxr__utf8_at(const unsigned char *s, size_t n, size_t i, uint32_t *cp);
 /* Model bytes as display text: valid UTF-8, no control characters, at most max_chars
  * characters (an ellipsis marks a cut). */
 const char *oxr__text(oxp_arena *a, oxp_str s, size_t max_chars);

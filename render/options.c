@@ -1,6 +1,7 @@
 /*
  * options.c — render options: defaults, parsing from text, and the canonical cache key.
  */
+#include "render/internal.h"
 #include "render/oxr.h"
 
 #include <stdio.h>
@@ -64,25 +65,10 @@ static bool valid_expand(const char *v)
 		return false;
 	const unsigned char *u = (const unsigned char *)v;
 	for (size_t i = 0; i < n;) {
-		unsigned char ch = u[i];
-		if (ch < 0x80) {
-			if (ch < 0x20 || ch == 0x7f || ch == '&' || ch == '=')
-				return false;
-			i++;
-			continue;
-		}
-		size_t len = ch >= 0xc2 && ch <= 0xdf ? 2 : ch >= 0xe0 && ch <= 0xef ? 3
-		             : ch >= 0xf0 && ch <= 0xf4 ? 4 : 0;
-		if (len == 0 || n - i < len)
-			return false;
-		uint32_t cp = ch & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
-		for (size_t k = 1; k < len; k++) {
-			if ((u[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (u[i + k] & 0x3f);
-		}
-		if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp < 0xa0))
+		uint32_t cp;
+		size_t len = oxr__utf8_at(u, n, i, &cp);
+		if (len == 0 || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == '&' ||
+		    cp == '=')
 			return false;
 		i += len;
 	}

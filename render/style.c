@@ -117,7 +117,7 @@ const char *oxr__family_color(uint8_t fam)
 /* ---------------------------------------------------------------------------------------
  * Text
  */
-static size_t utf8_len_at(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
+size_t oxr__utf8_at(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
 {
 	unsigned char c = s[i];
 	if (c < 0x80) {
@@ -165,7 +165,7 @@ const char *oxr__text(oxp_arena *a, oxp_str s, size_t max_chars)
 			break;
 		}
 		uint32_t cp;
-		size_t k = utf8_len_at(u, s.len, i, &cp);
+		size_t k = oxr__utf8_at(u, s.len, i, &cp);
 		if (k == 0) {
 			memcpy(out + o, "\xef\xbf\xbd", 3);
 			o += 3;
@@ -220,7 +220,7 @@ double oxr__text_width(const char *s, double size, bool bold)
 	double w = 0;
 	for (size_t i = 0; i < n;) {
 		uint32_t cp;
-		size_t k = utf8_len_at(u, n, i, &cp);
+		size_t k = oxr__utf8_at(u, n, i, &cp);
 		if (k == 0) {
 			k = 1;
 			cp = 0xfffd;

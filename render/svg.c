@@ -25,34 +25,12 @@
 #define PAD_X 8.0
 #define PAD_Y 4.0
 
-/* A scope path as the value of data-group / data-scope: model text, so the characters
- * that CSS and URL syntax give meaning to (':' of "javascript:", '(' of "url(", '@' of
- * "@import") and '%' itself are percent-encoded (%3A, %28, %29, %40, %25) before XML
- * escaping: no attribute of the SVG ever carries such a word, whatever the names are.  The
- * page decodes them (web/util.js: groupOf). */
-static void xml(oxr_buf *o, const char *s);
-
-static void xml_path(oxr_buf *o, const char *s)
-{
-	char tmp[256];
-	size_t n = 0;
-	for (; *s; s++) {
-		if (n + 4 >= sizeof(tmp)) {
-			tmp[n] = '\0';
-			xml(o, tmp);
-			n = 0;
-		}
-		if (*s == '%' || *s == ':' || *s == '(' || *s == ')' || *s == '@') {
-			n += (size_t)snprintf(tmp + n, sizeof(tmp) - n, "%%%02X", (unsigned char)*s);
-		} else {
-			tmp[n++] = *s;
-		}
-	}
-	tmp[n] = '\0';
-	xml(o, tmp);
-}
-
-static void xml(oxr_buf *o, const char *s)
+/* Text escaped for XML.  path: a scope path as the value of data-group / data-scope, model
+ * text, where the characters that CSS and URL syntax give meaning to (':' of
+ * "javascript:", '(' of "url(", '@' of "@import") and '%' itself are also percent-encoded
+ * (%3A, %28, %29, %40, %25): no attribute of the SVG ever carries such a word, whatever
+ * the names are.  The page decodes them (web/util.js: groupOf). */
+static void xml_text(oxr_buf *o, const char *s, bool path)
 {
 	const char *start = s;
 	for (; *s; s++) {
@@ -73,14 +51,41 @@ static void xml(oxr_buf *o, const char *s)
 		case '\'':
 			rep = "&#39;";
 			break;
+		case '%':
+			rep = path ? "%25" : NULL;
+			break;
+		case ':':
+			rep = path ? "%3A" : NULL;
+			break;
+		case '(':
+			rep = path ? "%28" : NULL;
+			break;
+		case ')':
+			rep = path ? "%29" : NULL;
+			break;
+		case '@':
+			rep = path ? "%40" : NULL;
+			break;
 		default:
-			continue;
+			break;
 		}
+		if (rep == NULL)
+			continue;
 		oxr_buf_append(o, start, (size_t)(s - start));
 		oxr_buf_append(o, rep, strlen(rep));
 		start = s + 1;
 	}
 	oxr_buf_append(o, start, (size_t)(s - start));
+}
+
+static void xml(oxr_buf *o, const char *s)
+{
+	xml_text(o, s, false);
+}
+
+static void xml_path(oxr_buf *o, const char *s)
+{
+	xml_text(o, s, true);
 }
 
 static const char *kind_name(bx_kind k)

@@ -92,9 +92,8 @@ typedef struct edgemap {
 
 #define PAIR_EMPTY UINT64_MAX
 
-/* Add (edge, value) to the set; true when it was not there (a value newly aggregated).
- * false on out of memory too: then a value may be counted twice, never lost. */
-/* Adds (edge, value): 1 when new, 0 when there already, -1 when out of memory. */
+/* Adds (edge, value) to the set: 1 when new, 0 when there already, -1 when out of
+ * memory. */
 static int pair_add(edgemap *m, uint32_t edge, uint32_t value)
 {
 	if ((m->npairs + 1) * 2 > m->pcap) {

@@ -640,16 +640,22 @@ int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 		snprintf(err, errsize, "cannot start the header-deadline thread");
 		return -1;
 	}
+	/* options of both kinds of daemon; callbacks give their closure as ptr_value */
+	struct MHD_OptionItem common[] = {
+	    {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, srv},
+	    {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)c->max_connections, NULL},
+	    {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)c->timeout, NULL},
+	    {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)c->conn_memory, NULL},
+	    {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_uri, srv},
+	    {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv},
+	    {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, srv},
+	    {MHD_OPTION_END, 0, NULL},
+	};
 	if (!listen) {
 		/* connections come from oxs_server_add_connection (tests, fuzzing) */
 		flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
-		srv->daemon = MHD_start_daemon(
-		    flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
-		    MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->max_connections,
-		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout,
-		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)c->conn_memory,
-		    MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-		    srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_END);
+		srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_ARRAY,
+		                               common, MHD_OPTION_END);
 		if (srv->daemon == NULL) {
 			snprintf(err, errsize, "cannot start the HTTP daemon");
 			return -1;
@@ -670,15 +676,10 @@ int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 		return -1;
 	}
 	srv->daemon = MHD_start_daemon(
-	    flags, (uint16_t)c->port, NULL, NULL, on_access, srv, MHD_OPTION_EXTERNAL_LOGGER,
-	    on_mhd_log, srv, MHD_OPTION_SOCK_ADDR, &ss,
-	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)c->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-	    (unsigned)c->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->timeout,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)c->conn_memory,
-	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
-	    srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
-	    on_connection, srv, MHD_OPTION_END);
+	    flags, (uint16_t)c->port, NULL, NULL, on_access, srv, MHD_OPTION_ARRAY, common,
+	    MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)c->max_per_ip,
+	    MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024, MHD_OPTION_END);
 	if (srv->daemon == NULL) {
 		snprintf(err, errsize, "cannot listen on %s port %u: %s", c->bind, c->port,
 		         strerror(errno));

@@ -68,6 +68,15 @@ static void fail(oxs_upload *u, unsigned status, const char *code, const char *m
 	snprintf(u->fail_msg, sizeof(u->fail_msg), "%s", msg);
 }
 
+/* A write to the spool that failed with errno e (0: no error given): 507 for a full disk
+ * or a file size limit, 500 otherwise. */
+static void fail_io(oxs_upload *u, int e)
+{
+	bool full = e == ENOSPC || e == EFBIG || e == EDQUOT;
+	fail(u, full ? 507 : 500, full ? "insufficient_storage" : "io_error",
+	     full ? "no space left for the upload" : "cannot write the upload");
+}
+
 /* Write data at offset `at` of fd and hash it; the failure (507 for a full disk) is
  * recorded in u. */
 static void write_hashed(oxs_upload *u, int fd, EVP_MD_CTX *md, uint64_t at, const char *data,
@@ -79,9 +88,7 @@ static void write_hashed(oxs_upload *u, int fd, EVP_MD_CTX *md, uint64_t at, con
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			bool full = w < 0 && (errno == ENOSPC || errno == EFBIG || errno == EDQUOT);
-			fail(u, full ? 507 : 500, full ? "insufficient_storage" : "io_error",
-			     full ? "no space left for the upload" : "cannot write the upload");
+			fail_io(u, w < 0 ? errno : 0);
 			return;
 		}
 		done += (size_t)w;
@@ -175,10 +182,8 @@ static bool start_data(oxs_upload *u, oxs_store *st, const char *loc)
 		if (e == EEXIST || e == ENOTDIR || e == ELOOP || e == EISDIR)
 			fail(u, 400, "bad_location",
 			     "data part names collide (the same location twice, or a file used as a folder)");
-		else if (e == ENOSPC || e == EDQUOT)
-			fail(u, 507, "insufficient_storage", "no space left for the upload");
 		else
-			fail(u, 500, "io_error", "cannot write the upload");
+			fail_io(u, e);
 		return false;
 	}
 	u->dfd = cur;

@@ -22,6 +22,7 @@ import re
 import signal
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import threading
@@ -1196,7 +1197,7 @@ def t_io_failures():
         return
     a = M.small(producer="io-a")
     ext = M.external_model([("location", "w.bin")])
-    wbin = struct_f32(4)
+    wbin = struct.pack("<4f", 0.0, 1.0, 2.0, 3.0)
     ext_path, w_path = H.write_tmp(ext), H.write_tmp(wbin)
     ida = hashlib.sha256(a).hexdigest()
     idx = None  # a model with data files is named by a hash over the model and its files
@@ -1285,11 +1286,6 @@ def t_io_failures():
            "in %.0f s; statuses %s; %d wrong" % (first, total, runs, time.time() - t0,
                                                ", ".join("%d: %d" % kv for kv in sorted(statuses.items())),
                                                len(wrong)))
-
-
-def struct_f32(n):
-    import struct
-    return struct.pack("<%df" % n, *[float(i) for i in range(n)])
 
 
 def main():
