@@ -35,6 +35,7 @@ static void xml_text(oxr_buf *o, const char *s, bool path)
 	const char *start = s;
 	for (; *s; s++) {
 		const char *rep = NULL;
+		char pct[4];
 		switch (*s) {
 		case '&':
 			rep = "&amp;";
@@ -51,22 +52,11 @@ static void xml_text(oxr_buf *o, const char *s, bool path)
 		case '\'':
 			rep = "&#39;";
 			break;
-		case '%':
-			rep = path ? "%25" : NULL;
-			break;
-		case ':':
-			rep = path ? "%3A" : NULL;
-			break;
-		case '(':
-			rep = path ? "%28" : NULL;
-			break;
-		case ')':
-			rep = path ? "%29" : NULL;
-			break;
-		case '@':
-			rep = path ? "%40" : NULL;
-			break;
 		default:
+			if (path && strchr("%:()@", *s) != NULL) {
+				snprintf(pct, sizeof(pct), "%%%02X", (unsigned char)*s);
+				rep = pct;
+			}
 			break;
 		}
 		if (rep == NULL)

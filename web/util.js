@@ -95,16 +95,16 @@ export function fmtDate(unixSeconds) {
   return d.toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
 }
 
-// Shortest useful form of a 64-hex id.
 // A scope path in the SVG's data-group / data-scope attributes: '%', ':', '(', ')' and '@'
 // are percent-encoded there (render/svg.c), so that no attribute carries "javascript:",
 // "url(" or "@import" whatever the model's names are.
 export const groupAttr = (p) => p.replace(/[%:()@]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-export const groupOf = (el, attr = 'data-group') => {
-  const v = el.getAttribute(attr);
+export const groupOf = (el) => {
+  const v = el.getAttribute('data-group');
   return v == null ? v : v.replace(/%(25|3A|28|29|40)/g, (_, x) => String.fromCharCode(parseInt(x, 16)));
 };
 
+// Shortest useful form of a 64-hex id.
 export const shortId = (id) => (id ? id.slice(0, 12) : '');
 
 export function debounce(fn, ms) {
