@@ -948,6 +948,171 @@ bool oxp_arena_failed(const oxp_arena *a);
 const oxp_tensor *oxp_dag_find_tensor(const oxp_dag *dag, const char *key);
 
 /* ---------------------------------------------------------------------------------------
+ * Quantization (parser/quant.c; the formats and rules: docs/quant.md).
+ *
+ * oxp_quant_analyze() reads a linked graph and says, per node, whether it is a quantized
+ * op (and which float op it stands for, with its precision), quantization plumbing
+ * (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, the Cast/Mul/Add of a dynamic
+ * chain) and which box it joins, or a DequantizeLinear of a constant (a weight that folds
+ * into its consumers); plus the model's quantization summary.  oxp_dequant_find() pairs a
+ * quantized tensor with the scale and zero point the graph applies to it, and the
+ * oxp_dequant_* functions turn its integers into the float32 values a runtime uses.
+ * Everything is bounded by the graph's size; nothing recurses.
+ */
+typedef enum oxp_qformat {
+	OXP_QF_QDQ = 1,         /* QuantizeLinear / DequantizeLinear around float ops */
+	OXP_QF_QOPERATOR = 2,   /* QLinearConv, QLinearMatMul, ConvInteger, com.microsoft QLinear* */
+	OXP_QF_DYNAMIC = 4,     /* DynamicQuantizeLinear chains, DynamicQuantizeMatMul, ... */
+	OXP_QF_WEIGHT_ONLY = 8  /* MatMulNBits, GatherBlockQuantized, DequantizeLinear of weights
+	                           feeding an op with float activations */
+} oxp_qformat;
+
+const char *oxp_qformat_name(unsigned f); /* one bit: "qdq", "qoperator", ... */
+
+typedef enum oxp_qrole {
+	OXP_QR_NONE = 0,   /* not quantization (a float op, a Constant, ...) */
+	OXP_QR_OP,         /* a quantized op: drawn as the float op it stands for */
+	OXP_QR_PART,       /* plumbing that joins the box of `rep` (or is drawn: rep OXP_NONE) */
+	OXP_QR_WEIGHT      /* DequantizeLinear of a constant: a row of each consumer */
+} oxp_qrole;
+
+typedef enum oxp_qgran {
+	OXP_QG_NONE = 0, OXP_QG_TENSOR, OXP_QG_AXIS, OXP_QG_BLOCK
+} oxp_qgran;
+
+typedef enum oxp_qslot { OXP_QS_INPUT = 0, OXP_QS_WEIGHT, OXP_QS_BIAS, OXP_QS_OUTPUT } oxp_qslot;
+
+typedef struct oxp_qtensor {  /* one quantized tensor of a quantized op */
+	uint8_t slot;             /* oxp_qslot */
+	uint8_t gran;             /* oxp_qgran (of the scale) */
+	bool dynamic;             /* scale computed at run time (DynamicQuantizeLinear) */
+	uint8_t bits;             /* packed formats (MatMulNBits): bits per value, else 0 */
+	int32_t qtype;            /* element type of the quantized values, 0 when unknown */
+	int64_t block;            /* OXP_QG_BLOCK: values per block */
+	uint32_t data;            /* the quantized value (dag), OXP_NONE when not named */
+	uint32_t scale, zero_point; /* dag values, OXP_NONE when absent */
+	uint32_t node;            /* node that pairs them (DequantizeLinear, QLinearConv, ...) */
+	uint64_t count;           /* constant data: its logical elements (4-bit values, K x N of
+	                             MatMulNBits), else 0 */
+} oxp_qtensor;
+
+typedef struct oxp_qop {      /* a quantized op */
+	uint32_t node;            /* the node drawn */
+	const char *float_op;     /* the float op it stands for: "Conv", "MatMul", ... */
+	uint8_t format;           /* one oxp_qformat */
+	int32_t wtype;            /* the weights' element type (0: no quantized weight) */
+	const char *wname;        /* precision name when no data type says it ("NF4"), or NULL */
+	int32_t atype;            /* the activations' element type (0: float activations) */
+	bool dynamic;             /* activations quantized at run time */
+	uint8_t gran;             /* of the weights */
+	int64_t block;
+	uint32_t nqt;
+	const oxp_qtensor *qt;    /* inputs, weights, bias, outputs */
+} oxp_qop;
+
+typedef struct oxp_qnode {
+	uint8_t role;             /* oxp_qrole */
+	uint32_t rep;             /* OXP_QR_PART: the node whose box it joins, or OXP_NONE */
+	uint32_t op;              /* OXP_QR_OP: index into oxp_quant.ops */
+} oxp_qnode;
+
+typedef struct oxp_qcount {   /* one precision of the summary */
+	int32_t dtype;            /* element type, or 0 with `name` */
+	const char *name;         /* "INT8", "NF4", ... */
+	uint64_t ops;             /* quantized ops of this precision */
+	uint64_t tensors;         /* distinct quantized constant tensors of it */
+	uint64_t parameters;      /* their elements (logical: 4-bit values, not bytes) */
+} oxp_qcount;
+
+typedef struct oxp_quant {
+	uint32_t nnodes;
+	const oxp_qnode *nodes;   /* per dag node */
+	uint32_t nops;
+	const oxp_qop *ops;
+	unsigned formats;         /* OR of the oxp_qformat seen */
+	uint64_t plumbing;        /* nodes with role PART or WEIGHT */
+	uint64_t float_ops;       /* nodes with role NONE, Constant nodes left out */
+	uint64_t quant_params;    /* elements of constant scales and zero points */
+	uint64_t float_params;    /* floating initializer elements not used as scale/zero point */
+	uint32_t nweights, nacts;
+	const oxp_qcount *weights; /* by weight precision, most parameters first */
+	const oxp_qcount *acts;    /* by activation precision (ops only), most ops first */
+	uint64_t dynamic_ops;     /* quantized ops whose activations are quantized at run time */
+} oxp_quant;
+
+/* Analyse d into memory of arena a (freed with it).  OXP_E_NOMEM when the arena is out. */
+oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out,
+                           oxp_error *err);
+
+/* How one quantized tensor dequantizes: y = (q - zero_point) * scale in float32, with the
+ * scale (and zero point) of its element's tensor, axis index or block. */
+typedef enum oxp_dq_layout {
+	OXP_DQL_PLAIN = 0,   /* the tensor's own elements (INT4/UINT4 unpacked by the readers) */
+	OXP_DQL_NBITS,       /* MatMulNBits B: uint8 [N, k_blocks, blob], bits per value */
+	OXP_DQL_PACKED       /* uint8 holding 8/bits values, low bits first (GatherBlockQuantized) */
+} oxp_dq_layout;
+
+#define OXP_DQ_MAX_DIMS 16
+
+typedef struct oxp_dequant {
+	uint32_t node;            /* the node pairing them; OXP_NONE when nothing does */
+	uint32_t input;           /* position of the data on that node */
+	const oxp_tensor *data, *scale, *zero_point; /* zero_point NULL: zp_default */
+	uint32_t data_value, scale_value, zp_value;  /* dag values (zp OXP_NONE when absent) */
+	int32_t qtype;            /* element type of the logical values (UINT4 for 4-bit NBits) */
+	unsigned bits;
+	bool qfloat;              /* FLOAT8 / FLOAT4 data: y = float(x) * scale */
+	int64_t qmin, qmax;       /* the integer range */
+	uint8_t layout;           /* oxp_dq_layout */
+	uint8_t gran;             /* oxp_qgran */
+	int64_t axis, block;      /* normalised axis (AXIS, BLOCK) and block size (BLOCK) */
+	size_t ndims;
+	int64_t dims[OXP_DQ_MAX_DIMS]; /* logical dims ([N, K] for MatMulNBits) */
+	uint64_t count;           /* logical elements */
+	uint64_t nscales;         /* elements the scale (and zero point) must have */
+	int64_t zp_default;
+	bool zp_float;            /* zero point of a floating type (MatMulNBits) */
+	bool zp_packed;           /* uint8 zero points packed bits-wise (NBits, PACKED) */
+	uint64_t zp_stored;       /* elements the zero point tensor must have */
+	/* index arithmetic */
+	uint64_t dim, inner, nblocks;   /* axis length, elements after it, blocks along it */
+	uint64_t row_bytes;       /* NBITS: bytes of one row of B */
+	uint64_t zp_row_len, zp_row_bytes; /* packed zero points: values and bytes per row */
+} oxp_dequant;
+
+/* Pair tensor t (an initializer or a Constant's value of d) with what dequantizes it: the
+ * first consumer (through Identity nodes) that gives it a scale — DequantizeLinear,
+ * QLinearConv, QLinearMatMul, QGemm, QAttention, DynamicQuantizeMatMul,
+ * MatMulIntegerToFloat, MatMulNBits, GatherBlockQuantized, a dynamic ConvInteger /
+ * MatMulInteger chain.  OXP_OK with out->node == OXP_NONE when nothing does; an error
+ * (OXP_E_DTYPE, OXP_E_RANGE, OXP_E_STORAGE) with a message when the pairing is invalid
+ * (a scale that does not fit, a bad axis, a computed scale). */
+oxp_code oxp_dequant_find(const oxp_dag *d, const oxp_tensor *t, oxp_dequant *out,
+                          oxp_error *err);
+/* The stored elements of dq->data holding logical elements [i, i+n) (n > 0). */
+void oxp_dequant_span(const oxp_dequant *dq, uint64_t i, uint64_t n, uint64_t *first,
+                      uint64_t *count);
+/* Logical integers q[0..n) of elements [i, i+n) from raw[] = stored elements [first, ...)
+ * read with oxp_tensor_read_i64 (as oxp_dequant_span gave them). */
+void oxp_dequant_unpack(const oxp_dequant *dq, uint64_t i, size_t n, const int64_t *raw,
+                        uint64_t first, int64_t *q);
+/* The zero point per scale element: zp[nscales] from the zero point's stored elements
+ * raw[zp_stored] (integers; packed ones unpacked), or zp_default for all when there is
+ * none. */
+void oxp_dequant_zero_points(const oxp_dequant *dq, const int64_t *raw, int32_t *zp);
+/* y[k] = (float)(q[k] - zp[s]) * scale[s] (zpf: (float)q - zpf[s], for floating zero
+ * points; zp and zpf NULL: no zero point), s the scale element of logical element i + k.
+ * Float32 arithmetic throughout, as numpy's float32 computes it. */
+void oxp_dequant_apply(const oxp_dequant *dq, uint64_t i, size_t n, const int64_t *q,
+                       const float *scale, const int32_t *zp, const float *zpf, float *y);
+/* The same for FLOAT8 / FLOAT4 data: y[k] = (float)x[k] * scale[s]. */
+void oxp_dequant_apply_float(const oxp_dequant *dq, uint64_t i, size_t n, const double *x,
+                             const float *scale, float *y);
+/* The scale element of logical element i. */
+uint64_t oxp_dequant_scale_index(const oxp_dequant *dq, uint64_t i);
+const char *oxp_qgran_name(unsigned g); /* "per-tensor", "per-axis", "blocked", "" */
+
+/* ---------------------------------------------------------------------------------------
  * Small helpers
  */
 bool oxp_str_eq(oxp_str a, const char *s);

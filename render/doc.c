@@ -449,6 +449,59 @@ static json_t *op_histogram(const oxp_dag_view *v)
 	return a;
 }
 
+static json_t *qcounts_json(const oxp_qcount *e, uint32_t n, bool params)
+{
+	json_t *a = json_array();
+	for (uint32_t i = 0; a != NULL && i < n; i++) {
+		json_t *o = json_object();
+		jx_set(o, "dtype", json_string(e[i].name));
+		jx_set(o, "ops", json_integer((json_int_t)e[i].ops));
+		if (params) {
+			jx_set(o, "tensors", json_integer((json_int_t)e[i].tensors));
+			jx_set(o, "parameters", json_integer((json_int_t)e[i].parameters));
+		}
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/* The quantization summary (parser/quant.c, docs/quant.md): formats, quantized ops and
+ * parameters per precision, what stays float. */
+static json_t *quant_json(const oxp_dag *d)
+{
+	oxp_arena *a = oxp_arena_new((size_t)256 << 20);
+	const oxp_quant *q = NULL;
+	if (a == NULL || oxp_quant_analyze(d, a, &q, NULL) != OXP_OK) {
+		oxp_arena_free(a);
+		jx_oom();
+		return NULL;
+	}
+	json_t *o = json_object();
+	json_t *f = json_array();
+	for (unsigned b = 1; b <= OXP_QF_WEIGHT_ONLY; b <<= 1)
+		if (q->formats & b)
+			json_array_append_new(f, json_string(oxp_qformat_name(b)));
+	jx_set(o, "formats", f);
+	json_t *ops = json_object();
+	jx_set(ops, "quantized", json_integer(q->nops));
+	jx_set(ops, "dynamic", json_integer((json_int_t)q->dynamic_ops));
+	jx_set(ops, "float", json_integer((json_int_t)q->float_ops));
+	jx_set(ops, "plumbing", json_integer((json_int_t)q->plumbing));
+	jx_set(o, "ops", ops);
+	jx_set(o, "weights", qcounts_json(q->weights, q->nweights, true));
+	jx_set(o, "activations", qcounts_json(q->acts, q->nacts, false));
+	uint64_t qp = 0;
+	for (uint32_t i = 0; i < q->nweights; i++)
+		qp += q->weights[i].parameters;
+	json_t *par = json_object();
+	jx_set(par, "quantized", json_integer((json_int_t)qp));
+	jx_set(par, "scales", json_integer((json_int_t)q->quant_params));
+	jx_set(par, "float", json_integer((json_int_t)q->float_params));
+	jx_set(o, "parameters", par);
+	oxp_arena_free(a);
+	return o;
+}
+
 static json_t *summary_json(const oxp_model *m, const oxp_dag *d)
 {
 	const oxp_dag_view *v = oxp_dag_get(d);
@@ -487,6 +540,7 @@ static json_t *summary_json(const oxp_model *m, const oxp_dag *d)
 	}
 	jx_set(par, "by_dtype", by);
 	jx_set(o, "parameters", par);
+	jx_set(o, "quantization", quant_json(d));
 	return o;
 }
 

@@ -283,7 +283,7 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 	uint32_t nn = 0;
 	for (uint32_t k = 0; k < s->nnodes; k++) {
 		uint32_t ni = s->first_node + k;
-		if (!v->node_hidden[ni])
+		if (!v->node_hidden[ni] && !oxr__quant_joined(v, ni))
 			nodes[nn++] = ni;
 	}
 	h.cap = nn * MAX_GROUP_DEPTH + 1;

@@ -37,7 +37,8 @@ typedef enum {
 	ROW_ATTR,       /* key = value */
 	ROW_TENSOR,     /* folded initializer / constant: "W ⟨64×3×7×7⟩ f16" */
 	ROW_SUB,        /* subgraph summary / group contents */
-	ROW_PLAIN       /* terminal and stub text */
+	ROW_PLAIN,      /* terminal and stub text */
+	ROW_BADGE       /* a quantized op's precision: "int8 w · u8 act · per-channel" */
 } row_style;
 
 typedef struct vrow {
@@ -111,6 +112,7 @@ typedef struct view {
 	uint32_t *node_box;  /* per dag node: its box, or the collapsed group box; OXP_NONE */
 	uint32_t *node_cluster; /* per dag node: cluster its box goes in (set by hier.c) */
 	bool *node_hidden;   /* per dag node: folded into its consumers (constants) */
+	const oxp_quant *quant; /* quantization facts (quant=fold), else NULL (quant.c) */
 	double width, height;
 	int group_depth;     /* the grouping depth used (0 = none) */
 	uint32_t max_boxes;  /* cap */
@@ -166,6 +168,15 @@ bool oxr__add_row(view *v, vbox *b, row_style style, const char *text);
 const char *oxr__input_label(oxp_str op, size_t k);
 /* Box size from its rows. */
 void oxr__box_size(vbox *b);
+
+/* quant.c: quantized ops as one box of the float op they stand for (quant=fold) */
+oxr_code oxr__quant_mark(view *v, oxr_error *err);     /* after the constants are marked */
+bool oxr__quant_joined(const view *v, uint32_t node);  /* plumbing drawn in another's box */
+void oxr__quant_link(view *v);                         /* after the op boxes exist */
+bool oxr__quant_skip_edge(const view *v, const oxp_edge *e);
+uint32_t oxr__quant_edge_value(const view *v, const oxp_edge *e); /* the value to show */
+bool oxr__quant_covers(const view *v, uint32_t node, size_t input); /* a row says it */
+void oxr__quant_rows(view *v, uint32_t box);           /* header, badge, scale rows */
 
 /* layout.c + graphviz.c */
 oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err);

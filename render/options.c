@@ -10,7 +10,7 @@
 
 const char *const oxr_option_names[] = {"rankdir", "initializers", "subgraphs", "group",
                                         "expand",  "depth",        "shapes",    "attrs",
-                                        NULL};
+                                        "quant",   NULL};
 
 void oxr_options_default(oxr_options *o)
 {
@@ -130,12 +130,19 @@ oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr
 			o->attrs = 2;
 		else if (!parse_int(value, 0, 2, &o->attrs))
 			return bad(err, key, "none, key, all");
+	} else if (!strcmp(key, "quant")) {
+		if (!strcmp(value, "fold"))
+			o->quant_nodes = false;
+		else if (!strcmp(value, "nodes"))
+			o->quant_nodes = true;
+		else
+			return bad(err, key, "fold, nodes");
 	} else {
 		if (err != NULL) {
 			err->code = OXR_E_OPTION;
 			snprintf(err->message, sizeof(err->message),
 			         "unknown option '%.64s' (known: rankdir, initializers, subgraphs, group, "
-			         "expand, depth, shapes, attrs)",
+			         "expand, depth, shapes, attrs, quant)",
 			         key);
 		}
 		return OXR_E_OPTION;
@@ -156,8 +163,9 @@ void oxr_options_key(const oxr_options *o, char *buf, size_t size)
 		snprintf(group, sizeof(group), "%d", o->group);
 	snprintf(buf, size,
 	         "rankdir=%s&initializers=%s&subgraphs=%s&group=%s&expand=%s&depth=%d&shapes=%s"
-	         "&attrs=%s",
+	         "&attrs=%s&quant=%s",
 	         o->rankdir_lr ? "LR" : "TB", init[o->initializers % 3],
 	         o->subgraphs_expand ? "expand" : "collapse", group, o->expand, o->expand_depth,
-	         o->shapes ? "on" : "off", attrs[(unsigned)o->attrs % 3]);
+	         o->shapes ? "on" : "off", attrs[(unsigned)o->attrs % 3],
+	         o->quant_nodes ? "nodes" : "fold");
 }

@@ -82,6 +82,7 @@ typedef struct oxr_options {
 	int expand_depth;       /* depth: expand all scopes down to this depth (0 = none) */
 	bool shapes;            /* shapes: on (default) | off */
 	int attrs;              /* attrs: 0 none | 1 key (default) | 2 all */
+	bool quant_nodes;       /* quant: fold (default: one box per quantized op) | nodes */
 } oxr_options;
 
 void oxr_options_default(oxr_options *o);

@@ -101,6 +101,13 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 		xml_path(o, b->title);
 		oxr_buf_append(o, "\"", 1);
 	}
+	for (uint32_t i = 0; i < b->nrows; i++)
+		if (b->rows[i].style == ROW_BADGE) { /* a quantized op's precision */
+			oxr_buf_append(o, " data-quant=\"", 13);
+			xml(o, b->rows[i].text);
+			oxr_buf_append(o, "\"", 1);
+			break;
+		}
 	oxr_buf_append(o, ">", 1);
 	if (b->title != NULL) {
 		oxr_buf_append(o, "<title>", 7);
@@ -159,7 +166,15 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			const char *color = r->style == ROW_NAME      ? "#6b7280"
 			                    : r->style == ROW_TENSOR  ? "#7a5c12"
 			                    : r->style == ROW_SUB     ? "#1f4e8c"
+			                    : r->style == ROW_BADGE   ? "#8a3b12"
 			                                              : "#1f2933";
+			if (r->style == ROW_BADGE) /* a pill behind the precision */
+				oxr_buf_printf(o,
+				               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				               "rx=\"5\" fill=\"#fdebd8\" stroke=\"#e8a86f\" "
+				               "stroke-width=\"0.6\"/>",
+				               x0 + PAD_X - 3, y + 0.5, oxr__text_width(r->text, ROW_SIZE, false) + 6,
+				               ROW_H - 1);
 			bool center = b->kind != BX_OP && b->kind != BX_GROUP;
 			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\"%s>",
 			               center ? b->x : x0 + PAD_X, y + 9, ROW_SIZE, color,
@@ -317,7 +332,8 @@ static void jstr(oxr_buf *o, const char *s)
 
 oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 {
-	static const char *const rowstyle[] = {"header", "name", "attr", "tensor", "sub", "plain"};
+	static const char *const rowstyle[] = {"header", "name",  "attr", "tensor",
+	                                       "sub",    "plain", "badge"};
 	static const char *const edgestyle[] = {"data", "outer", "sub", "stub"};
 	oxr_buf_printf(o,
 	               "{\"format\":\"onnxviz.layout/1\",\"width\":%.1f,\"height\":%.1f,"
@@ -345,7 +361,7 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 		               b->w, b->h);
 		for (uint32_t r = 0; r < b->nrows; r++) {
 			oxr_buf_printf(o, "%s{\"style\":\"%s\",\"text\":", r ? "," : "",
-			               rowstyle[b->rows[r].style % 6]);
+			               rowstyle[b->rows[r].style % 7]);
 			jstr(o, b->rows[r].text);
 			oxr_buf_append(o, "}", 1);
 		}

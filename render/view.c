@@ -365,7 +365,7 @@ static oxr_code scope_boxes(view *v, uint32_t si, uint32_t c, oxr_error *err)
 	const oxp_scope *s = &v->dv->scopes[si];
 	for (uint32_t k = 0; k < s->nnodes; k++) {
 		uint32_t ni = s->first_node + k;
-		if (v->node_hidden[ni])
+		if (v->node_hidden[ni] || oxr__quant_joined(v, ni))
 			continue;
 		if (op_box(v, ni, c, err) == OXP_NONE)
 			return err ? err->code : OXR_E_NOMEM;
@@ -447,6 +447,7 @@ static oxr_code op_box_rows(view *v, uint32_t bi, oxr_error *err)
 	oxr_code rc = oxr__op_rows(v, bi, err);
 	if (rc != OXR_OK)
 		return rc;
+	oxr__quant_rows(v, bi);
 	vbox *b = &v->boxes[bi];
 	const oxp_dnode *dn = &v->dv->nodes[b->node];
 	const oxp_node *n = dn->proto;
@@ -455,7 +456,7 @@ static oxr_code op_box_rows(view *v, uint32_t bi, oxr_error *err)
 		uint32_t rows = 0;
 		for (size_t k = 0; k < n->ninputs; k++) {
 			uint32_t vi = dn->inputs[k];
-			if (vi == OXP_NONE)
+			if (vi == OXP_NONE || oxr__quant_covers(v, b->node, k))
 				continue;
 			const oxp_value *val = &v->dv->values[vi];
 			const char *label = oxr__input_label(n->op_type, k);
@@ -771,6 +772,9 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 		goto out;
 	}
 	mark_constants(v, constlike);
+	rc = oxr__quant_mark(v, err);
+	if (rc != OXR_OK)
+		goto out;
 
 	/* main graph: groups first (they decide which nodes are boxes) */
 	rc = oxr__hier_apply(v, 0, err);
@@ -779,7 +783,7 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 	const oxp_scope *main = &v->dv->scopes[0];
 	for (uint32_t k = 0; k < main->nnodes; k++) {
 		uint32_t ni = main->first_node + k;
-		if (v->node_hidden[ni] || v->node_box[ni] != OXP_NONE)
+		if (v->node_hidden[ni] || v->node_box[ni] != OXP_NONE || oxr__quant_joined(v, ni))
 			continue;
 		if (op_box(v, ni, v->node_cluster[ni], err) == OXP_NONE) {
 			rc = err ? err->code : OXR_E_NOMEM;
@@ -804,6 +808,7 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 		if (rc != OXR_OK)
 			goto out;
 	}
+	oxr__quant_link(v); /* quantization plumbing stands behind the box it joins */
 	/* nodes of subgraphs not drawn stand behind the box of their owner (or its group), so
 	 * values they take from outside still arrive at the If/Loop that holds them */
 	for (uint32_t ni = 0; ni < v->dv->nnodes; ni++) {
@@ -818,7 +823,7 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 	for (uint32_t e = 0; e < v->dv->nedges; e++) {
 		const oxp_edge *ed = &v->dv->edges[e];
 		uint32_t to = v->node_box[ed->dst];
-		if (to == OXP_NONE || v->node_hidden[ed->dst])
+		if (to == OXP_NONE || v->node_hidden[ed->dst] || oxr__quant_skip_edge(v, ed))
 			continue;
 		bool failed = false;
 		uint32_t from = source_box(v, &st, ed->value, v->boxes[to].cluster, err, &failed);
@@ -828,7 +833,8 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 		}
 		if (from == OXP_NONE)
 			continue;
-		rc = edge_add(v, &st.em, from, to, ed->value, ed->outer ? ED_OUTER : ED_DATA, err);
+		rc = edge_add(v, &st.em, from, to, oxr__quant_edge_value(v, ed),
+		              ed->outer ? ED_OUTER : ED_DATA, err);
 		if (rc != OXR_OK)
 			goto out;
 	}

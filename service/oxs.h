@@ -269,13 +269,14 @@ typedef struct oxs_preview_opt {
 	bool stats;
 	uint32_t bins;
 	bool npy;
+	bool dequantize;  /* the float32 values (q - zero_point) * scale (docs/quant.md) */
 } oxs_preview_opt;
 
 /* Fill *o from query pairs (defaults first).  False with a message when a key is
  * unknown or repeated or a value is malformed or out of range. */
 bool oxs_preview_query(const oxs_query_pair *pairs, size_t n, oxs_preview_opt *o, char *err,
                        size_t errsize);
-/* The canonical text of *o ("v=100&o=0&s=1&b=32&f=json"), for cache keys. */
+/* The canonical text of *o ("v=100&o=0&s=1&b=32&f=json&q=0"), for cache keys. */
 void oxs_preview_key(const oxs_preview_opt *o, char *out, size_t size);
 
 /* The route table, as the server answers it: pattern ("/models/{id}") and methods

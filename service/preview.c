@@ -96,6 +96,12 @@ bool oxs_preview_query(const oxs_query_pair *pairs, size_t n, oxs_preview_opt *o
 			}
 			o->stats = v[0] == '1';
 			stats_given = true;
+		} else if (strcmp(k, "dequantize") == 0) {
+			if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+				snprintf(err, errsize, "dequantize: 0 or 1");
+				return false;
+			}
+			o->dequantize = v[0] == '1';
 		} else if (strcmp(k, "format") == 0) {
 			if (strcmp(v, "json") != 0 && strcmp(v, "npy") != 0) {
 				snprintf(err, errsize, "format: json or npy");
@@ -104,7 +110,8 @@ bool oxs_preview_query(const oxs_query_pair *pairs, size_t n, oxs_preview_opt *o
 			o->npy = v[0] == 'n';
 		} else {
 			snprintf(err, errsize,
-			         "unknown parameter '%.32s' (values, offset, stats, bins, format)", k);
+			         "unknown parameter '%.32s' (values, offset, stats, bins, format, dequantize)",
+			         k);
 			return false;
 		}
 	}
@@ -126,9 +133,9 @@ bool oxs_preview_query(const oxs_query_pair *pairs, size_t n, oxs_preview_opt *o
 
 void oxs_preview_key(const oxs_preview_opt *o, char *out, size_t size)
 {
-	snprintf(out, size, "v=%s%" PRIu32 "&o=%" PRIu64 "&s=%d&b=%" PRIu32 "&f=%s",
+	snprintf(out, size, "v=%s%" PRIu32 "&o=%" PRIu64 "&s=%d&b=%" PRIu32 "&f=%s&q=%d",
 	         o->values_given ? "" : "d", o->values, o->offset, o->stats ? 1 : 0, o->bins,
-	         o->npy ? "npy" : "json");
+	         o->npy ? "npy" : "json", o->dequantize ? 1 : 0);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -215,7 +222,7 @@ static bool ext_window(tsrc *s, uint64_t off, uint64_t n, oxp_tensor *w, int64_t
 	return true;
 }
 
-enum { RD_SCALAR, RD_BITS, RD_I64, RD_U64 };
+enum { RD_SCALAR, RD_BITS, RD_I64, RD_U64, RD_F64 };
 
 /* Decode elements [off, off+n) (n <= PAGE_ELEMS) in the given form. */
 static bool src_read(tsrc *s, int how, uint64_t off, size_t n, void *out, oxs_preview_out *o)
@@ -239,6 +246,7 @@ static bool src_read(tsrc *s, int how, uint64_t off, size_t n, void *out, oxs_pr
 	case RD_BITS: rc = oxp_tensor_read_bits(t, bytes, nbytes, at, n, out, &e); break;
 	case RD_I64: rc = oxp_tensor_read_i64(t, bytes, nbytes, at, n, out, &e); break;
 	case RD_U64: rc = oxp_tensor_read_u64(t, bytes, nbytes, at, n, out, &e); break;
+	case RD_F64: rc = oxp_tensor_read_f64(t, bytes, nbytes, at, n, out, &e); break;
 	default: rc = oxp_tensor_read(t, bytes, nbytes, at, n, out, &e); break;
 	}
 	if (rc != OXP_OK) {
@@ -288,6 +296,94 @@ static void merge_stats(merged *a, const oxp_tensor_stats *c)
 	s->mean += delta * (nb / n);
 	a->m2 += m2b + delta * delta * (na * (nb / n));
 	s->finite += c->finite;
+}
+
+/* One piece of a tensor for two_pass_stats: elements [off, off+n) as the window *w over
+ * *bytes (pass 0 computes the figures, pass 1 the histogram). */
+typedef bool (*piece_fn)(void *ctx, uint64_t off, uint64_t n, int pass, oxp_tensor *w,
+                         int64_t *dim, const uint8_t **bytes, size_t *nbytes, oxs_preview_out *o);
+
+/* Statistics over a tensor too big to hold, in pieces of `per` elements: figures merged
+ * piece by piece (Chan), then the histogram over the global [min, max]. */
+static bool two_pass_stats(void *ctx, piece_fn piece, uint64_t count, uint64_t per,
+                           uint32_t nbins, uint64_t *bins, oxp_tensor_stats *out,
+                           oxs_preview_out *o)
+{
+	oxp_error e;
+	memset(&e, 0, sizeof(e));
+	oxp_stats_options so = {0, NULL, false, 0, 0};
+	merged m;
+	memset(&m, 0, sizeof(m));
+	oxp_tensor_stats c;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			if (nbins == 0 || !m.any)
+				break;
+			so.has_range = true;
+			so.lo = m.st.min;
+			so.hi = m.st.max;
+			if (!(so.hi > so.lo)) { /* all finite values equal: numpy's range */
+				so.lo -= 0.5;
+				so.hi += 0.5;
+			}
+			memset(bins, 0, nbins * sizeof(*bins));
+		}
+		uint64_t *cb = pass == 1 ? calloc(nbins, sizeof(*cb)) : NULL;
+		if (pass == 1 && cb == NULL) {
+			fail(o, 503, "out_of_memory", NULL, "out of memory");
+			return false;
+		}
+		oxp_stats_options po = so;
+		po.nbins = pass == 1 ? nbins : 0;
+		po.bins = cb;
+		for (uint64_t off = 0; off < count; off += per) {
+			uint64_t n = count - off < per ? count - off : per;
+			oxp_tensor w;
+			int64_t dim;
+			const uint8_t *bytes;
+			size_t nbytes;
+			if (!piece(ctx, off, n, pass, &w, &dim, &bytes, &nbytes, o)) {
+				free(cb);
+				return false;
+			}
+			if (oxp_tensor_stats_get(&w, bytes, nbytes, &po, &c, &e) != OXP_OK) {
+				free(cb);
+				fail_parser(o, &e);
+				return false;
+			}
+			if (pass == 0)
+				merge_stats(&m, &c);
+			for (uint32_t b = 0; pass == 1 && b < nbins; b++)
+				bins[b] += cb[b];
+		}
+		free(cb);
+	}
+	*out = m.st;
+	if (m.any) {
+		out->std = sqrt(m.m2 / (double)m.st.finite);
+	} else {
+		out->min = out->max = out->mean = out->std = NAN;
+		so.lo = so.hi = NAN;
+		if (nbins > 0)
+			memset(bins, 0, nbins * sizeof(*bins));
+	}
+	out->lo = so.lo;
+	out->hi = so.hi;
+	out->below = out->above = 0;
+	if (nbins == 0)
+		out->lo = out->hi = NAN;
+	return true;
+}
+
+/* A window of external data for two_pass_stats. */
+static bool ext_piece(void *ctx, uint64_t off, uint64_t n, int pass, oxp_tensor *w,
+                      int64_t *dim, const uint8_t **bytes, size_t *nbytes, oxs_preview_out *o)
+{
+	tsrc *s = ctx;
+	uint64_t sub;
+	(void)pass;
+	*bytes = s->buf;
+	return ext_window(s, off, n, w, dim, &sub, nbytes, o);
 }
 
 /* Statistics of the whole tensor: one call for inline data and small regions; else one
@@ -350,67 +446,7 @@ static bool src_stats(tsrc *s, uint32_t nbins, uint64_t *bins, oxp_tensor_stats 
 		free(cnt);
 		return ok;
 	}
-	merged m;
-	memset(&m, 0, sizeof(m));
-	oxp_tensor_stats c;
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1) {
-			if (nbins == 0 || !m.any)
-				break;
-			so.has_range = true;
-			so.lo = m.st.min;
-			so.hi = m.st.max;
-			if (!(so.hi > so.lo)) { /* all finite values equal: numpy's range */
-				so.lo -= 0.5;
-				so.hi += 0.5;
-			}
-			memset(bins, 0, nbins * sizeof(*bins));
-		}
-		uint64_t *cb = pass == 1 ? calloc(nbins, sizeof(*cb)) : NULL;
-		if (pass == 1 && cb == NULL) {
-			fail(o, 503, "out_of_memory", NULL, "out of memory");
-			return false;
-		}
-		oxp_stats_options po = so;
-		po.nbins = pass == 1 ? nbins : 0;
-		po.bins = cb;
-		for (uint64_t off = 0; off < s->count; off += per) {
-			uint64_t n = s->count - off < per ? s->count - off : per;
-			oxp_tensor w;
-			int64_t dim;
-			uint64_t sub;
-			size_t nbytes;
-			if (!ext_window(s, off, n, &w, &dim, &sub, &nbytes, o)) {
-				free(cb);
-				return false;
-			}
-			if (oxp_tensor_stats_get(&w, s->buf, nbytes, &po, &c, &e) != OXP_OK) {
-				free(cb);
-				fail_parser(o, &e);
-				return false;
-			}
-			if (pass == 0)
-				merge_stats(&m, &c);
-			for (uint32_t b = 0; pass == 1 && b < nbins; b++)
-				bins[b] += cb[b];
-		}
-		free(cb);
-	}
-	*out = m.st;
-	if (m.any) {
-		out->std = sqrt(m.m2 / (double)m.st.finite);
-	} else {
-		out->min = out->max = out->mean = out->std = NAN;
-		so.lo = so.hi = NAN;
-		if (nbins > 0)
-			memset(bins, 0, nbins * sizeof(*bins));
-	}
-	out->lo = so.lo;
-	out->hi = so.hi;
-	out->below = out->above = 0;
-	if (nbins == 0)
-		out->lo = out->hi = NAN;
-	return true;
+	return two_pass_stats(s, ext_piece, s->count, per, nbins, bins, out, o);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -489,7 +525,7 @@ static void put_scalar(oxr_buf *b, const oxp_scalar *v, unsigned digits)
 
 /* The statistics object (without the histogram's counts when nbins is 0). */
 static void put_stats(oxr_buf *b, const oxp_tensor_stats *st, int32_t dt, uint32_t nbins,
-                      const uint64_t *bins)
+                      const uint64_t *bins, const char *extra)
 {
 	unsigned digits = oxp_dtype_digits(dt);
 	oxr_buf_printf(b,
@@ -522,7 +558,253 @@ static void put_stats(oxr_buf *b, const oxp_tensor_stats *st, int32_t dt, uint32
 			oxr_buf_printf(b, "%s%" PRIu64, i ? "," : "", bins[i]);
 		oxr_buf_printf(b, "]}");
 	}
+	if (extra != NULL)
+		oxr_buf_append(b, extra, strlen(extra));
 	oxr_buf_printf(b, "}");
+}
+
+static bool open_external(oxs_server *srv, const oxs_art *a, tsrc *s, oxs_preview_out *o);
+
+/* ---------------------------------------------------------------------------------------
+ * Dequantization (docs/quant.md): the graph pairs the tensor with a scale and a zero point
+ * (oxp_dequant_find); the scales and zero points are read whole (bounded), the data in
+ * pages as for any preview, and (q - zero_point) * scale is computed in float32.
+ */
+#define DQ_MAX_SCALES ((uint64_t)1 << 26) /* scale elements read into memory at most */
+#define DQ_RAW (2 * PAGE_ELEMS)           /* stored elements read at once */
+#define DQ_CHUNK ((size_t)1 << 16)        /* dequantized values per statistics chunk */
+
+typedef struct dqsrc {
+	oxp_dequant dq;
+	tsrc *s;           /* the quantized data */
+	float *scale;      /* nscales */
+	int32_t *zp;       /* nscales integer zero points (defaults filled in), or NULL */
+	float *zpf;        /* nscales floating zero points, or NULL */
+	int64_t *raw, *q;  /* DQ_RAW stored, PAGE_ELEMS logical */
+	double *x;         /* PAGE_ELEMS, FLOAT8 / FLOAT4 data */
+	float *y;          /* DQ_CHUNK dequantized values (statistics) */
+	/* what pass one of the statistics saw of the integers */
+	uint64_t sat_lo, sat_hi;
+	uint8_t *seen;     /* one byte per level qmin..qmax (16 bits at most), or NULL */
+	uint64_t nlevels;
+} dqsrc;
+
+static void dq_free(dqsrc *d)
+{
+	free(d->scale);
+	free(d->zp);
+	free(d->zpf);
+	free(d->raw);
+	free(d->q);
+	free(d->x);
+	free(d->y);
+	free(d->seen);
+}
+
+/* n elements of constant tensor t (a scale or zero point) as double or int64, read whole
+ * (external data beneath the model's folder as the data's). */
+static bool read_const(oxs_server *srv, const oxs_art *a, const oxp_tensor *t, int how,
+                       uint64_t n, void *out, oxs_preview_out *o)
+{
+	tsrc c;
+	memset(&c, 0, sizeof(c));
+	c.f.fd = -1;
+	c.t = t;
+	c.dt = t->data_type;
+	c.bits = oxp_dtype_bits(c.dt);
+	c.external = t->data_location == 1;
+	c.count = n;
+	bool ok = !c.external || open_external(srv, a, &c, o);
+	if (ok && c.external) {
+		c.bufsize = CHUNK;
+		c.buf = malloc(c.bufsize);
+		if (c.buf == NULL) {
+			fail(o, 503, "out_of_memory", NULL, "out of memory");
+			ok = false;
+		}
+	}
+	for (uint64_t i = 0; ok && i < n; i += PAGE_ELEMS) {
+		size_t k = n - i < PAGE_ELEMS ? (size_t)(n - i) : PAGE_ELEMS;
+		void *at = how == RD_F64 ? (void *)((double *)out + i) : (void *)((int64_t *)out + i);
+		ok = src_read(&c, how, i, k, at, o);
+	}
+	oxp_external_close(&c.f);
+	free(c.buf);
+	return ok;
+}
+
+/* Pair the tensor with its scale and zero point and load them.  Answers 422 when nothing
+ * pairs it or the pairing does not fit. */
+static bool dq_open(oxs_server *srv, const oxs_art *a, const oxp_dag *dag, tsrc *s, dqsrc *d,
+                    oxs_preview_out *o)
+{
+	memset(d, 0, sizeof(*d));
+	d->s = s;
+	oxp_error e;
+	memset(&e, 0, sizeof(e));
+	if (dag == NULL) {
+		fail(o, 422, "not_quantized", NULL, "a lone tensor has no graph to pair it with a scale");
+		return false;
+	}
+	if (oxp_dequant_find(dag, s->t, &d->dq, &e) != OXP_OK) {
+		fail(o, 422, "bad_quantization", NULL, "cannot dequantize this tensor: %s", e.message);
+		return false;
+	}
+	oxp_dequant *dq = &d->dq;
+	if (dq->node == OXP_NONE) {
+		fail(o, 422, "not_quantized", NULL,
+		     "nothing in the graph pairs this tensor with a scale (DequantizeLinear, "
+		     "QLinearConv, MatMulNBits, ...): its values are not quantized");
+		return false;
+	}
+	if (dq->nscales > DQ_MAX_SCALES || dq->zp_stored > DQ_MAX_SCALES) {
+		fail(o, 422, "too_big", NULL, "the scale has more than %" PRIu64 " elements",
+		     DQ_MAX_SCALES);
+		return false;
+	}
+	size_t ns = (size_t)(dq->nscales ? dq->nscales : 1);
+	double *sd = malloc(ns * sizeof(double));
+	d->scale = malloc(ns * sizeof(float));
+	d->raw = malloc(DQ_RAW * sizeof(int64_t));
+	d->q = malloc(PAGE_ELEMS * sizeof(int64_t));
+	d->x = malloc(PAGE_ELEMS * sizeof(double));
+	if (sd == NULL || d->scale == NULL || d->raw == NULL || d->q == NULL || d->x == NULL) {
+		free(sd);
+		fail(o, 503, "out_of_memory", NULL, "out of memory");
+		return false;
+	}
+	bool ok = read_const(srv, a, dq->scale, RD_F64, dq->nscales, sd, o);
+	for (uint64_t i = 0; ok && i < dq->nscales; i++)
+		d->scale[i] = (float)sd[i]; /* FLOAT, FLOAT16, BFLOAT16, E8M0: exact */
+	if (ok && dq->zero_point != NULL && dq->zp_float) {
+		d->zpf = malloc(ns * sizeof(float));
+		ok = d->zpf != NULL && read_const(srv, a, dq->zero_point, RD_F64, dq->nscales, sd, o);
+		for (uint64_t i = 0; ok && i < dq->nscales; i++)
+			d->zpf[i] = (float)sd[i];
+	} else if (ok && !dq->qfloat) {
+		d->zp = malloc(ns * sizeof(int32_t));
+		int64_t *raw = NULL;
+		if (d->zp != NULL && dq->zero_point != NULL) {
+			uint64_t nz = dq->zp_stored ? dq->zp_stored : dq->nscales;
+			raw = malloc((size_t)(nz ? nz : 1) * sizeof(int64_t));
+			ok = raw != NULL && read_const(srv, a, dq->zero_point, RD_I64, nz, raw, o);
+		}
+		ok = ok && d->zp != NULL;
+		if (ok)
+			oxp_dequant_zero_points(dq, raw, d->zp);
+		free(raw);
+	}
+	free(sd);
+	if (!ok && o->status == 0)
+		fail(o, 503, "out_of_memory", NULL, "out of memory");
+	return ok;
+}
+
+/* How many of the logical elements from i (at most n) can be read at once. */
+static size_t dq_fit(const oxp_dequant *dq, uint64_t i, size_t n)
+{
+	while (n > 1) {
+		uint64_t first, count;
+		oxp_dequant_span(dq, i, n, &first, &count);
+		if (count <= DQ_RAW)
+			break;
+		n /= 2;
+	}
+	return n;
+}
+
+/* Dequantize logical elements [i, i+n) into y (any n); with `count`, tally the integers'
+ * saturation and levels. */
+static bool dq_values(dqsrc *d, uint64_t i, size_t n, float *y, bool count, oxs_preview_out *o)
+{
+	const oxp_dequant *dq = &d->dq;
+	while (n > 0) {
+		size_t k = dq_fit(dq, i, n < PAGE_ELEMS ? n : PAGE_ELEMS);
+		if (dq->qfloat) {
+			if (!src_read(d->s, RD_F64, i, k, d->x, o))
+				return false;
+			oxp_dequant_apply_float(dq, i, k, d->x, d->scale, y);
+		} else {
+			uint64_t first, cnt;
+			oxp_dequant_span(dq, i, k, &first, &cnt);
+			if (!src_read(d->s, RD_I64, first, (size_t)cnt, d->raw, o))
+				return false;
+			oxp_dequant_unpack(dq, i, k, d->raw, first, d->q);
+			oxp_dequant_apply(dq, i, k, d->q, d->scale, d->zp, d->zpf, y);
+			for (size_t j = 0; count && j < k; j++) {
+				int64_t q = d->q[j];
+				d->sat_lo += q <= dq->qmin;
+				d->sat_hi += q >= dq->qmax;
+				if (d->seen != NULL && q >= dq->qmin && q <= dq->qmax && !d->seen[q - dq->qmin]) {
+					d->seen[q - dq->qmin] = 1;
+					d->nlevels++;
+				}
+			}
+		}
+		i += k;
+		n -= k;
+		y += k;
+	}
+	return true;
+}
+
+/* A piece of dequantized values for two_pass_stats (a float32 window over d->y); the
+ * first pass also tallies the integers' saturation and levels. */
+static bool dq_piece(void *ctx, uint64_t off, uint64_t n, int pass, oxp_tensor *w,
+                     int64_t *dim, const uint8_t **bytes, size_t *nbytes, oxs_preview_out *o)
+{
+	dqsrc *d = ctx;
+	if (!dq_values(d, off, (size_t)n, d->y, pass == 0, o))
+		return false;
+	*dim = (int64_t)n;
+	memset(w, 0, sizeof(*w));
+	w->data_type = OXP_DT_FLOAT;
+	w->ndims = 1;
+	w->dims = dim;
+	w->data_location = 1;
+	w->storage = OXP_STORE_EXTERNAL;
+	*bytes = (const uint8_t *)d->y; /* float32 as the readers take it: little-endian */
+	*nbytes = (size_t)n * sizeof(float);
+	return true;
+}
+
+/* Statistics of the dequantized values, in float32 pieces. */
+static bool dq_stats(dqsrc *d, uint32_t nbins, uint64_t *bins, oxp_tensor_stats *out,
+                     oxs_preview_out *o)
+{
+	const oxp_dequant *dq = &d->dq;
+	uint64_t range = (uint64_t)(dq->qmax - dq->qmin) + 1;
+	d->y = malloc(DQ_CHUNK * sizeof(float));
+	if (!dq->qfloat && range <= 65536)
+		d->seen = calloc((size_t)range, 1);
+	if (d->y == NULL || (!dq->qfloat && range <= 65536 && d->seen == NULL)) {
+		fail(o, 503, "out_of_memory", NULL, "out of memory");
+		return false;
+	}
+	if (!two_pass_stats(d, dq_piece, dq->count, DQ_CHUNK, nbins, bins, out, o))
+		return false;
+	out->is_int = false;
+	return true;
+}
+
+/* The integers' figures as members of the statistics object. */
+static void put_quant_figures(oxr_buf *b, const dqsrc *d)
+{
+	const oxp_dequant *dq = &d->dq;
+	if (dq->qfloat) {
+		oxr_buf_printf(b, ",\"quant\":null");
+		return;
+	}
+	oxr_buf_printf(b,
+	               ",\"quant\":{\"qmin\":%" PRId64 ",\"qmax\":%" PRId64
+	               ",\"saturated_low\":%" PRIu64 ",\"saturated_high\":%" PRIu64 ",\"levels\":",
+	               dq->qmin, dq->qmax, d->sat_lo, d->sat_hi);
+	if (d->seen != NULL)
+		oxr_buf_printf(b, "%" PRIu64, d->nlevels);
+	else
+		oxr_buf_printf(b, "null");
+	oxr_buf_printf(b, ",\"levels_possible\":%" PRIu64 "}",
+	               (uint64_t)(dq->qmax - dq->qmin) + 1);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -531,15 +813,15 @@ static void put_stats(oxr_buf *b, const oxp_tensor_stats *st, int32_t dt, uint32
 static void stats_name(const oxs_art *a, char out[112])
 {
 	char salted[OXS_TENSOR_KEY_MAX + 64], h[65];
-	snprintf(salted, sizeof(salted), "%s|%" PRIu32 "|%s", PREVIEW_VERSION, a->popt.bins,
-	         a->tensor);
+	snprintf(salted, sizeof(salted), "%s|%" PRIu32 "|%s%s", PREVIEW_VERSION, a->popt.bins,
+	         a->popt.dequantize ? "dq|" : "", a->tensor);
 	oxs_sha256_hex(salted, strlen(salted), h, 32);
 	snprintf(out, 112, "stats-%s.json", h);
 }
 
 /* The statistics JSON of the tensor into b: from the store when computed before, else
  * computed (and stored, best effort). */
-static bool stats_json(oxs_server *srv, const oxs_art *a, tsrc *s, oxr_buf *b,
+static bool stats_json(oxs_server *srv, const oxs_art *a, tsrc *s, dqsrc *d, oxr_buf *b,
                        oxs_preview_out *o)
 {
 	oxs_store *st = srv->store;
@@ -563,11 +845,17 @@ static bool stats_json(oxs_server *srv, const oxs_art *a, tsrc *s, oxr_buf *b,
 		return false;
 	}
 	oxp_tensor_stats ts;
-	bool ok = src_stats(s, a->popt.bins, bins, &ts, o);
+	bool ok = d != NULL ? dq_stats(d, a->popt.bins, bins, &ts, o)
+	                    : src_stats(s, a->popt.bins, bins, &ts, o);
 	if (ok) {
-		oxr_buf sb;
+		oxr_buf sb, qb;
 		oxr_buf_init(&sb, 1 << 20);
-		put_stats(&sb, &ts, s->dt, a->popt.bins, bins);
+		oxr_buf_init(&qb, 1 << 12);
+		if (d != NULL)
+			put_quant_figures(&qb, d);
+		put_stats(&sb, &ts, d != NULL ? OXP_DT_FLOAT : s->dt, a->popt.bins, bins,
+		          d != NULL ? qb.data : NULL);
+		oxr_buf_free(&qb);
 		ok = !sb.failed;
 		if (ok && a->src[0] == '\0')
 			(void)st->ops->put_rendering(st, a->id, name, sb.data, sb.len);
@@ -784,24 +1072,80 @@ static bool open_external(oxs_server *srv, const oxs_art *a, tsrc *s, oxs_previe
 	return false;
 }
 
-/* The JSON answer: description, values page, statistics. */
-static void preview_json(oxs_server *srv, const oxs_art *a, tsrc *s, uint64_t off,
-                         uint64_t n, const oxp_tensor_size *sz, oxs_preview_out *o)
+/* A tensor of the graph (a scale, a zero point) by name and ref. */
+static void put_param(oxr_buf *b, const oxp_dag *dag, uint32_t vi, const oxp_tensor *t)
+{
+	if (t == NULL) {
+		oxr_buf_printf(b, "null");
+		return;
+	}
+	oxr_buf_printf(b, "{\"name\":");
+	put_str(b, vi != OXP_NONE ? oxp_dag_get(dag)->values[vi].name : t->name);
+	oxr_buf_printf(b, ",\"dtype\":\"%s\",\"dims\":", oxp_dtype_name(t->data_type));
+	put_dims(b, t->dims, t->ndims);
+	oxr_buf_printf(b, "}");
+}
+
+/* What pairs the tensor with its scale: "dequantized" (a dequantized answer) or
+ * "quantized_by" (a raw one, telling that dequantize=1 applies). */
+static void put_pairing(oxr_buf *b, const oxp_dag *dag, const oxp_dequant *dq, bool full)
+{
+	const oxp_dag_view *v = oxp_dag_get(dag);
+	const oxp_dnode *dn = &v->nodes[dq->node];
+	oxr_buf_printf(b, ",\"%s\":{\"node\":\"%s\",\"op_type\":", full ? "dequantized" : "quantized_by",
+	               dn->id);
+	put_str(b, dn->proto->op_type);
+	oxr_buf_printf(b, ",\"input\":%" PRIu32 ",\"qtype\":\"%s\",\"granularity\":\"%s\"", dq->input,
+	               oxp_dtype_name(dq->qtype), oxp_qgran_name(dq->gran));
+	if (!full) {
+		oxr_buf_printf(b, "}");
+		return;
+	}
+	if (dq->gran != OXP_QG_TENSOR)
+		oxr_buf_printf(b, ",\"axis\":%" PRId64, dq->axis);
+	if (dq->gran == OXP_QG_BLOCK)
+		oxr_buf_printf(b, ",\"block_size\":%" PRId64, dq->block);
+	if (dq->layout != OXP_DQL_PLAIN)
+		oxr_buf_printf(b, ",\"bits\":%u,\"packing\":\"%s\"", dq->bits,
+		               dq->layout == OXP_DQL_NBITS ? "MatMulNBits" : "low bits first");
+	oxr_buf_printf(b, ",\"from\":{\"dtype\":\"%s\",\"dims\":", oxp_dtype_name(dq->data->data_type));
+	put_dims(b, dq->data->dims, dq->data->ndims);
+	oxr_buf_printf(b, "},\"scale\":");
+	put_param(b, dag, dq->scale_value, dq->scale);
+	oxr_buf_printf(b, ",\"zero_point\":");
+	put_param(b, dag, dq->zp_value, dq->zero_point);
+	if (dq->zero_point == NULL && !dq->qfloat)
+		oxr_buf_printf(b, ",\"zero_point_default\":%" PRId64, dq->zp_default);
+	oxr_buf_printf(b, ",\"formula\":\"%s\"}",
+	               dq->qfloat ? "float32(x) * scale"
+	               : dq->zp_float ? "(float32(q) - zero_point) * scale"
+	                               : "float32(q - zero_point) * scale");
+}
+
+/* The JSON answer: description, values page, statistics; with d, of the dequantized
+ * values. */
+static void preview_json(oxs_server *srv, const oxs_art *a, tsrc *s, dqsrc *d,
+                         const oxp_dag *dag, uint64_t off, uint64_t n, const oxp_tensor_size *sz,
+                         oxs_preview_out *o)
 {
 	const oxp_tensor *t = s->t;
 	oxr_buf *b = &o->body;
+	int32_t dt = d != NULL ? OXP_DT_FLOAT : s->dt;
+	const int64_t *dims = d != NULL ? d->dq.dims : t->dims;
+	size_t ndims = d != NULL ? d->dq.ndims : t->ndims;
+	uint64_t count = d != NULL ? d->dq.count : s->count;
 	oxr_buf_printf(b, "{\"model\":\"%s\",\"tensor\":", a->id);
 	oxs_json_string(b, a->tensor, strlen(a->tensor));
 	oxr_buf_printf(b, ",\"name\":");
 	put_str(b, t->name);
 	oxr_buf_printf(b, ",\"dtype\":\"%s\",\"dtype_short\":\"%s\",\"class\":\"%s\",\"dims\":",
-	               oxp_dtype_name(s->dt), oxp_dtype_short(s->dt),
-	               oxp_value_class_name(oxp_dtype_class(s->dt)));
-	put_dims(b, t->dims, t->ndims);
+	               oxp_dtype_name(dt), oxp_dtype_short(dt),
+	               oxp_value_class_name(oxp_dtype_class(dt)));
+	put_dims(b, dims, ndims);
 	oxr_buf_printf(b, ",\"ggml_ne\":");
-	put_ggml_ne(b, t->dims, t->ndims);
+	put_ggml_ne(b, dims, ndims);
 	oxr_buf_printf(b, ",\"count\":%" PRIu64 ",\"storage\":\"%s\",\"bytes\":%" PRIu64,
-	               s->count, oxp_storage_name(t->storage), sz->stored_bytes);
+	               count, oxp_storage_name(t->storage), sz->stored_bytes);
 	if (s->external) {
 		oxp_external ext;
 		if (oxp_external_parse(t, &ext, NULL, NULL) == OXP_OK) {
@@ -811,31 +1155,44 @@ static void preview_json(oxs_server *srv, const oxs_art *a, tsrc *s, uint64_t of
 			               ext.length);
 		}
 	}
+	if (d != NULL) {
+		put_pairing(b, dag, &d->dq, true);
+	} else if (dag != NULL && t->data_type != OXP_DT_STRING) {
+		oxp_dequant dq;
+		if (oxp_dequant_find(dag, t, &dq, NULL) == OXP_OK && dq.node != OXP_NONE)
+			put_pairing(b, dag, &dq, false);
+	}
 	if (n > 0 || a->popt.values_given) {
 		oxr_buf_printf(b, ",\"values\":{\"offset\":%" PRIu64 ",\"count\":%" PRIu64 ",\"data\":[",
 		               off, n);
-		unsigned digits = oxp_dtype_digits(s->dt);
-		oxp_scalar *v = malloc(PAGE_ELEMS * sizeof(*v));
-		bool ok = v != NULL;
+		unsigned digits = oxp_dtype_digits(dt);
+		oxp_scalar *v = d == NULL ? malloc(PAGE_ELEMS * sizeof(*v)) : NULL;
+		float *y = d != NULL ? malloc(PAGE_ELEMS * sizeof(*y)) : NULL;
+		bool ok = v != NULL || y != NULL;
 		if (!ok)
 			fail(o, 503, "out_of_memory", NULL, "out of memory");
 		for (uint64_t i = 0; ok && i < n; i += PAGE_ELEMS) {
 			size_t k = n - i < PAGE_ELEMS ? (size_t)(n - i) : PAGE_ELEMS;
-			ok = src_read(s, RD_SCALAR, off + i, k, v, o);
+			ok = d != NULL ? dq_values(d, off + i, k, y, false, o)
+			               : src_read(s, RD_SCALAR, off + i, k, v, o);
 			for (size_t j = 0; ok && j < k; j++) {
 				if (i + j > 0)
 					oxr_buf_printf(b, ",");
-				put_scalar(b, &v[j], digits);
+				if (d != NULL)
+					put_num(b, (double)y[j], digits);
+				else
+					put_scalar(b, &v[j], digits);
 			}
 		}
 		free(v);
+		free(y);
 		if (!ok)
 			return;
 		oxr_buf_printf(b, "]}");
 	}
-	if (a->popt.stats && s->dt != OXP_DT_STRING) {
+	if (a->popt.stats && dt != OXP_DT_STRING) {
 		oxr_buf_printf(b, ",\"stats\":");
-		if (!stats_json(srv, a, s, b, o))
+		if (!stats_json(srv, a, s, d, b, o))
 			return;
 	} else if (a->popt.stats) {
 		oxr_buf_printf(b, ",\"stats\":null");
@@ -844,6 +1201,38 @@ static void preview_json(oxs_server *srv, const oxs_art *a, tsrc *s, uint64_t of
 	if (b->failed)
 		fail(o, 422, "too_big", NULL, "the answer is over %zu bytes; ask for fewer values",
 		     JSON_BODY_MAX);
+}
+
+/* The dequantized slice as a float32 .npy. */
+static bool write_npy_dq(dqsrc *d, uint64_t off, uint64_t n, oxs_preview_out *o)
+{
+	oxr_buf *b = &o->body;
+	bool whole = off == 0 && n == d->dq.count;
+	int64_t flat = (int64_t)n;
+	snprintf(o->npy_descr, sizeof(o->npy_descr), "<f4");
+	npy_header(b, "<f4", whole ? d->dq.dims : &flat, whole ? d->dq.ndims : 1);
+	float *y = malloc(PAGE_ELEMS * sizeof(*y));
+	uint8_t *row = malloc(PAGE_ELEMS * 4);
+	bool ok = y != NULL && row != NULL;
+	if (!ok)
+		fail(o, 503, "out_of_memory", NULL, "out of memory");
+	for (uint64_t i = 0; ok && i < n; i += PAGE_ELEMS) {
+		size_t k = n - i < PAGE_ELEMS ? (size_t)(n - i) : PAGE_ELEMS;
+		ok = dq_values(d, off + i, k, y, false, o);
+		for (size_t j = 0; ok && j < k; j++) {
+			uint32_t bits;
+			memcpy(&bits, &y[j], 4);
+			put_le(row + 4 * j, bits, 4);
+		}
+		if (ok && !oxr_buf_append(b, row, 4 * k))
+			ok = false;
+	}
+	free(y);
+	free(row);
+	if (b->failed)
+		fail(o, 422, "too_big", NULL, "the answer is over %zu bytes; ask for fewer values",
+		     JSON_BODY_MAX);
+	return ok && !b->failed;
 }
 
 void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
@@ -867,6 +1256,9 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 	tsrc s;
 	memset(&s, 0, sizeof(s));
 	s.f.fd = -1;
+	dqsrc dqs, *d = NULL;
+	memset(&dqs, 0, sizeof(dqs));
+	const oxp_dag *dag = oxs_mentry_dag(me);
 	s.t = oxs_mentry_tensor(me);
 	if (s.t == NULL)
 		s.t = oxp_dag_find_tensor(oxs_mentry_dag(me), a->tensor);
@@ -897,14 +1289,19 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 			goto done;
 		}
 	}
-	uint64_t off = a->popt.offset;
-	if (off > s.count) {
+	if (a->popt.dequantize) {
+		if (!dq_open(srv, a, dag, &s, &dqs, o))
+			goto done;
+		d = &dqs;
+	}
+	uint64_t off = a->popt.offset, count = d != NULL ? d->dq.count : s.count;
+	if (off > count) {
 		fail(o, 400, "bad_query", NULL,
 		     "offset %" PRIu64 " is past the end of the tensor (%" PRIu64 " elements)", off,
-		     s.count);
+		     count);
 		goto done;
 	}
-	uint64_t n = s.count - off;
+	uint64_t n = count - off;
 	if (a->popt.values_given || !a->popt.npy)
 		n = n < a->popt.values ? n : a->popt.values;
 	else if (n > OXS_PREVIEW_NPY_MAX) {
@@ -914,11 +1311,14 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 		     n, OXS_PREVIEW_NPY_MAX);
 		goto done;
 	}
-	if (a->popt.npy)
+	if (a->popt.npy && d != NULL)
+		(void)write_npy_dq(d, off, n, o);
+	else if (a->popt.npy)
 		(void)write_npy(&s, off, n, o);
 	else
-		preview_json(srv, a, &s, off, n, &sz, o);
+		preview_json(srv, a, &s, d, dag, off, n, &sz, o);
 done:
+	dq_free(&dqs);
 	oxp_external_close(&s.f);
 	free(s.buf);
 	oxs_models_release(srv->models, me);

@@ -272,7 +272,7 @@ static void assert_ints(json_t *arr, const int64_t *want, size_t n)
  * Options
  */
 static const char DEFAULT_KEY[] = "rankdir=TB&initializers=fold&subgraphs=collapse&group=auto&"
-                                  "expand=&depth=0&shapes=on&attrs=key";
+                                  "expand=&depth=0&shapes=on&attrs=key&quant=fold";
 
 static void key_of(const oxr_options *o, char *buf, size_t size)
 {
@@ -317,6 +317,7 @@ static const accepted accepts[] = {
     {"shapes", "false", "shapes=off&"}, {"shapes", "0", "shapes=off&"}, {"shapes", "no", "shapes=off&"},
     {"attrs", "none", "attrs=none"}, {"attrs", "key", "attrs=key"}, {"attrs", "all", "attrs=all"},
     {"attrs", "0", "attrs=none"}, {"attrs", "1", "attrs=key"}, {"attrs", "2", "attrs=all"},
+    {"quant", "nodes", "&quant=nodes"},
 };
 
 static void test_options_accepted(void **state)
@@ -377,6 +378,7 @@ static const rejected rejects[] = {
     {"expand", "a&b"}, {"expand", "a=b"}, {"expand", "tab\there"}, {"expand", "\x7f"},
     {"expand", "\xc3"}, {"expand", "\xff"}, {"expand", "\xed\xa0\x80"}, {"expand", "\xc2\x85"},
     {"expand", "nl\n"}, {"depth", ""}, {"depth", "-1"}, {"depth", "65"},
+    {"quant", ""}, {"quant", "Fold"}, {"quant", "on"}, {"quant", "fold "},
     {"depth", "1.5"}, {"depth", "x"}, {"depth", "1000"}, {"shapes", ""}, {"shapes", "ON"},
     {"shapes", "maybe"}, {"shapes", "2"}, {"attrs", ""}, {"attrs", "3"}, {"attrs", "some"},
     {"attrs", "-1"}, {"attrs", "ALL"},
@@ -438,13 +440,14 @@ static void test_options_key_roundtrip(void **state)
 	    {"rankdir", "TB", "LR", NULL}, {"initializers", "fold", "nodes", "hide", NULL},
 	    {"subgraphs", "collapse", "expand", NULL}, {"group", "auto", "none", "3", "16"},
 	    {"expand", "", "*", "/a/b,c d", NULL}, {"depth", "0", "1", "64", NULL},
-	    {"shapes", "on", "off", NULL}, {"attrs", "none", "key", "all", NULL}};
+	    {"shapes", "on", "off", NULL}, {"attrs", "none", "key", "all", NULL},
+	    {"quant", "fold", "nodes", NULL}};
 	unsigned combos = 0;
 	for (unsigned seed = 0; seed < 2000; seed++) {
 		oxr_options o;
 		oxr_options_default(&o);
 		unsigned x = seed;
-		for (size_t k = 0; k < 8; k++) {
+		for (size_t k = 0; k < 9; k++) {
 			size_t n = 1;
 			while (n < 5 && vals[k][n] != NULL)
 				n++;
@@ -466,6 +469,7 @@ static void test_options_key_roundtrip(void **state)
 		assert_int_equal(back.expand_depth, o.expand_depth);
 		assert_int_equal(back.shapes, o.shapes);
 		assert_int_equal(back.attrs, o.attrs);
+		assert_int_equal(back.quant_nodes, o.quant_nodes);
 		combos++;
 	}
 	assert_int_equal(combos, 2000);
@@ -475,11 +479,12 @@ static void test_option_names(void **state)
 {
 	(void)state;
 	static const char *const want[] = {"rankdir", "initializers", "subgraphs", "group",
-	                                   "expand",  "depth",        "shapes",    "attrs"};
+	                                   "expand",  "depth",        "shapes",    "attrs",
+	                                   "quant"};
 	size_t n = 0;
 	while (oxr_option_names[n] != NULL)
 		n++;
-	assert_int_equal(n, 8);
+	assert_int_equal(n, 9);
 	char key[2048];
 	oxr_options o;
 	oxr_options_default(&o);
