@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""preview suite: tensor previews, tensor uploads, external data and its confinement.
+"""preview suite: tensor previews, tensor uploads, external data and its confinement,
+dequantized previews and negative zeros (quant.py).
 
 Uses the http suite's helpers (Server, curl, check).  Models are made here with onnx and
 numpy; every decoded value is compared with numpy (numpy_helper.to_array).
@@ -431,6 +432,8 @@ def main():
     step("confinement", t_confinement, s, models_dir)
     step("isnet", t_isnet, s)
     step("100M f16", t_big, s, models_dir)
+    import quant  # noqa: E402  (tests/preview/quant.py: dequantized previews, -0)
+    step("quantized", quant.run, H, s, TMP)
     check(s.stop() == 0, "server exit")
     print("  steps: " + ", ".join(steps))
     print("preview: %d checks passed, %d failed (%.0f s)" % (H.passed, len(H.failures), time.time() - t0))
