@@ -20,7 +20,8 @@ onnxruntime.quantization is not available here, so the transforms are written be
 INT4/UINT4 tensors (data_type 22/21, which onnx 1.12 does not know) are written with the
 bytes packed by hand: two values per byte, the first in the low nibble.
 
-As a program: quant_models.py OUTDIR writes every model there and prints a JSON index.
+As a program: quant_models.py OUTDIR writes every model there and prints a JSON index;
+quant_models.py --small DIR writes the small ones committed under tests/data/quant.
 """
 import json
 import os
@@ -335,11 +336,12 @@ def qdq(m):
     for a in acts:
         rename[a] = a + "_dq"
     def q_pair(a):
-        return [helper.make_node("QuantizeLinear", [a, "act_scale", "act_zp"], [a + "_q"],
+        # a graph output keeps its name on the last DequantizeLinear, as onnxruntime does
+        src = a + "_prequant" if a in outs else a
+        return [helper.make_node("QuantizeLinear", [src, "act_scale", "act_zp"], [a + "_q"],
                                  name=a + "_QuantizeLinear"),
                 helper.make_node("DequantizeLinear", [a + "_q", "act_scale", "act_zp"],
-                                 [rename[a] if a not in outs else a + "_dqo"],
-                                 name=a + "_DequantizeLinear")]
+                                 [a if a in outs else rename[a]], name=a + "_DequantizeLinear")]
     for i in g.input:
         if i.name in rename:
             new_nodes += q_pair(i.name)
@@ -380,15 +382,13 @@ def qdq(m):
                 nn.input.append(i + "_DequantizeLinear_Output")
             else:
                 nn.input.append(rename.get(i, i))
+        for k, o in enumerate(n.output):
+            if o in outs:
+                nn.output[k] = o + "_prequant"
         new_nodes.append(nn)
         for o in n.output:
             if o in rename:
                 new_nodes += q_pair(o)
-    # graph outputs: the last DQ gives the output its name back
-    for o in g.output:
-        if o.name in rename:
-            new_nodes.append(helper.make_node("Identity", [o.name + "_dqo"], [o.name + "_out"],
-                                              name=o.name + "_out"))
     used = {i for n in new_nodes for i in n.input}
     new_inits = [t for t in new_inits if t.name in used]
     out = onnx.ModelProto()
@@ -397,9 +397,6 @@ def qdq(m):
     out.graph.node.extend(new_nodes)
     del out.graph.initializer[:]
     out.graph.initializer.extend(new_inits)
-    for o in out.graph.output:
-        if o.name in rename:
-            o.name = o.name + "_out"
     del out.graph.value_info[:]
     return out
 
@@ -492,6 +489,60 @@ def qoperator():
     return model(nodes, inits, [vi("x", shape=[1, 3, 8, 8])], [vi("y")], ms=True)
 
 
+def small_float():
+    """A small float convnet (Conv, Relu, Add, MaxPool, GlobalAveragePool, Flatten, Gemm)
+    named by module path like an export, for the QDQ and dynamic transforms."""
+    rng = np.random.default_rng(1)
+    w = lambda *s: numpy_helper.from_array(f32(rng.standard_normal(s) * 0.1), "w%d" % len(inits))  # noqa: E731
+    inits, nodes = [], []
+
+    def conv(x, cin, cout, name, k=3):
+        inits.append(w(cout, cin, k, k))
+        wn = inits[-1].name
+        inits.append(numpy_helper.from_array(f32(rng.standard_normal(cout) * 0.1), wn + "_b"))
+        nodes.append(helper.make_node("Conv", [x, wn, wn + "_b"], [name + "_out"], name=name + "/Conv",
+                                      pads=[k // 2] * 4, kernel_shape=[k, k]))
+        return name + "_out"
+
+    def relu(x, name):
+        nodes.append(helper.make_node("Relu", [x], [name + "_out"], name=name + "/Relu"))
+        return name + "_out"
+
+    x = relu(conv("input", 3, 8, "/stem/conv"), "/stem/relu")
+    nodes.append(helper.make_node("MaxPool", [x], ["pool_out"], name="/stem/MaxPool", kernel_shape=[2, 2],
+                                  strides=[2, 2]))
+    x = "pool_out"
+    for b in range(2):
+        y = relu(conv(x, 8, 8, "/block%d/conv1" % b), "/block%d/relu1" % b)
+        y = conv(y, 8, 8, "/block%d/conv2" % b)
+        nodes.append(helper.make_node("Add", [y, x], ["/block%d/add_out" % b], name="/block%d/Add" % b))
+        x = relu("/block%d/add_out" % b, "/block%d/relu2" % b)
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap_out"], name="/head/GlobalAveragePool"))
+    nodes.append(helper.make_node("Flatten", ["gap_out"], ["flat_out"], name="/head/Flatten"))
+    inits.append(numpy_helper.from_array(f32(rng.standard_normal((10, 8)) * 0.1), "fc.weight"))
+    inits.append(numpy_helper.from_array(f32(rng.standard_normal(10) * 0.1), "fc.bias"))
+    nodes.append(helper.make_node("Gemm", ["flat_out", "fc.weight", "fc.bias"], ["output"], name="/head/fc/Gemm",
+                                  transB=1))
+    return model(nodes, inits, [vi("input", shape=[1, 3, 16, 16])], [vi("output", shape=[1, 10])], opset=13)
+
+
+SMALL = ("qoperator", "small_float", "small_qdq", "small_dynamic", "dq_block_int4", "nbits4_zp",
+         "nbits4_nozp", "gbq_uint8_packed", "dq_axis0_int8")
+
+
+def write_small(outdir):
+    """The small quantized models committed under tests/data/quant (render corpus, fuzz
+    seeds): regenerated by `quant_models.py --small tests/data/quant`."""
+    os.makedirs(outdir, exist_ok=True)
+    sf = small_float()
+    ms = {"qoperator": qoperator(), "small_float": sf, "small_qdq": qdq(sf), "small_dynamic": dynamic(sf)}
+    for name, m, _, _ in dequant_cases():
+        ms[name] = m
+    for name in SMALL:
+        ms[name].producer_name = "quant_models.py"
+        onnx.save(ms[name], os.path.join(outdir, name + ".onnx"))
+
+
 def write_all(outdir, torchvision=True):
     os.makedirs(outdir, exist_ok=True)
     index = {"dequant": [], "drawings": {}}
@@ -523,4 +574,7 @@ def write_all(outdir, torchvision=True):
 
 
 if __name__ == "__main__":
-    print(json.dumps(write_all(sys.argv[1], torchvision="--no-torch" not in sys.argv)))
+    if sys.argv[1] == "--small":
+        write_small(sys.argv[2])
+    else:
+        print(json.dumps(write_all(sys.argv[1], torchvision="--no-torch" not in sys.argv)))

@@ -25,6 +25,8 @@ echo "== tests/diff/shapes.py"
 run tests/diff/shapes.py
 echo "== tests/diff/document.py"
 run tests/diff/document.py
+echo "== tests/diff/quant.py"
+run tests/diff/quant.py
 
 if [ -n "$failed" ]; then
   echo "diff: FAILED:$failed"

@@ -2,15 +2,15 @@
 """corpus.py — every corpus model rendered in every format, and checked (checks.py).
 
 For each model under $ONNXVIZ_CORPUS/models and each of the repository's constructed
-models (tests/data/models, tests/data/shape):
+models (tests/data/models, tests/data/shape, tests/data/quant):
   - `inspect --json` gives the node ids of the document;
   - SVG, DOT and layout JSON with default options: the SVG is safe, well-formed XML whose
     op boxes are document nodes, `dot -Tcanon` reads the DOT and it has one node per SVG
     box, the layout JSON has the SVG's boxes; no "javascript:" anywhere;
   - SVG (and layout JSON where marked) with option variants: group=none,
     subgraphs=expand, initializers=nodes, rankdir=LR, and the combinations that draw
-    every node (group=none + initializers=nodes: exactly the main graph's nodes are
-    boxes; + subgraphs=expand: the subgraphs' nodes too).
+    every node (group=none + initializers=nodes + quant=nodes: exactly the main graph's
+    nodes are boxes; + subgraphs=expand: the subgraphs' nodes too).
 A model without a main graph must be refused with bad_model.
 Two renders run at a time.  Prints counts and time; exits 1 on any problem.
 """
@@ -39,9 +39,9 @@ VARIANTS = [
     ("subgraphs=expand", ["--subgraphs=expand"], ("svg", "json"), None),
     ("initializers=nodes", ["--initializers=nodes"], ("svg",), None),
     ("rankdir=LR", ["--rankdir=LR"], ("svg", "json"), None),
-    ("all main nodes", ["--group=none", "--initializers=nodes"], ("svg",), "main"),
-    ("all nodes", ["--group=none", "--initializers=nodes", "--subgraphs=expand"], ("svg",),
-     "drawable"),
+    ("all main nodes", ["--group=none", "--initializers=nodes", "--quant=nodes"], ("svg",), "main"),
+    ("all nodes", ["--group=none", "--initializers=nodes", "--subgraphs=expand", "--quant=nodes"],
+     ("svg",), "drawable"),
 ]
 
 
@@ -120,7 +120,7 @@ def main():
         print("render corpus: no models under %s/models" % CORPUS)
         return 1
     ncorpus = len(models)
-    for sub in ("models", "shape"):
+    for sub in ("models", "shape", "quant"):
         models += sorted(glob.glob(os.path.join(ROOT, "tests", "data", sub, "*.onnx")))
     failed, renders = [], 0
     with tempfile.TemporaryDirectory(prefix="onnxviz-render-") as tmp, \
