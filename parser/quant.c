@@ -1122,7 +1122,13 @@ static bool dq_use(const oxp_dag_view *v, uint32_t ni, uint32_t k, const oxp_ten
 		dq->block = bs;
 		dq->zp_default = INT64_C(1) << (bits - 1);
 		uint64_t kb = ((uint64_t)K + (uint64_t)bs - 1) / (uint64_t)bs;
-		dq->row_bytes = kb * (uint64_t)(bs * bits / 8);
+		dq->row_bytes = kb * (uint64_t)(bs * bits / 8); /* K, bs bounded above: no overflow */
+		if ((uint64_t)N > (uint64_t)INT64_MAX / dq->row_bytes ||
+		    (uint64_t)N > (uint64_t)INT64_MAX / (uint64_t)K) {
+			*rc = dq_fail(err, OXP_E_RANGE, "MatMulNBits with K=%lld N=%lld is too large",
+			              (long long)K, (long long)N);
+			return true;
+		}
 		if (tensor_count(t) != (uint64_t)N * dq->row_bytes) {
 			*rc = dq_fail(err, OXP_E_STORAGE,
 			              "MatMulNBits B holds %llu bytes; N x k_blocks x blob_size is %llu",
@@ -1158,6 +1164,10 @@ static bool dq_use(const oxp_dag_view *v, uint32_t ni, uint32_t k, const oxp_ten
 			if (*rc != OXP_OK || dq->ndims == 0)
 				return *rc == OXP_OK ? (*rc = dq_fail(err, OXP_E_RANGE, "a scalar is not a "
 				                                      "packed tensor"), true) : true;
+			if (dq->count > (uint64_t)INT64_MAX / 4) {
+				*rc = dq_fail(err, OXP_E_RANGE, "the packed tensor is too large");
+				return true;
+			}
 			dq->layout = OXP_DQL_PACKED;
 			dq->bits = (unsigned)bits;
 			dq->dims[dq->ndims - 1] *= 8 / bits;

@@ -68,6 +68,39 @@ static bool str_same(oxp_str a, oxp_str b)
 	return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
 }
 
+/* The quantization summary (docs/quant.md), when the model is quantized. */
+static bool print_quant(const oxp_dag *d)
+{
+	oxp_arena *a = oxp_arena_new((size_t)256 << 20);
+	const oxp_quant *q = NULL;
+	if (a == NULL || oxp_quant_analyze(d, a, &q, NULL) != OXP_OK) {
+		oxp_arena_free(a);
+		return false;
+	}
+	if (q->nops > 0 || q->plumbing > 0) {
+		printf("quantized:    %" PRIu32 " ops (", q->nops);
+		const char *sep = "";
+		for (unsigned b = 1; b <= OXP_QF_WEIGHT_ONLY; b <<= 1)
+			if (q->formats & b) {
+				printf("%s%s", sep, oxp_qformat_name(b));
+				sep = ", ";
+			}
+		printf("), %" PRIu64 " plumbing nodes, %" PRIu64 " float ops\n", q->plumbing,
+		       q->float_ops);
+		for (uint32_t i = 0; i < q->nweights; i++)
+			printf("  %-10s weights: %" PRIu64 " ops, %" PRIu64 " tensors, %" PRIu64
+			       " parameters\n",
+			       q->weights[i].name, q->weights[i].ops, q->weights[i].tensors,
+			       q->weights[i].parameters);
+		for (uint32_t i = 0; i < q->nacts; i++)
+			printf("  %-10s activations: %" PRIu64 " ops\n", q->acts[i].name, q->acts[i].ops);
+		printf("  float parameters: %" PRIu64 ", scales and zero points: %" PRIu64 "\n",
+		       q->float_params, q->quant_params);
+	}
+	oxp_arena_free(a);
+	return true;
+}
+
 /* Prints the summary; false (after a message) when memory ran out, the output then
  * being incomplete. */
 static bool print_summary(const char *path, const oxp_model *m, const oxp_dag *d)
@@ -139,6 +172,11 @@ static bool print_summary(const char *path, const oxp_model *m, const oxp_dag *d
 		putchar('\n');
 	}
 	free(ops);
+	if (!print_quant(d)) {
+		fflush(stdout);
+		fprintf(stderr, "onnxviz: %s: out of memory (the summary above is incomplete)\n", path);
+		return false;
+	}
 	printf("warnings:     %" PRIu32 "\n", v->nwarnings);
 	for (uint32_t i = 0; i < v->nwarnings && i < 20; i++)
 		printf("  %s: %s\n", oxp_warning_kind_name(v->warnings[i].kind), v->warnings[i].message);

@@ -265,6 +265,94 @@ def t_refusals(s, outdir):
     check(r.status == 422 and r.error_code() == "not_quantized", "tensor upload: 422 %r" % r)
 
 
+def t_hostile(s, outdir):
+    """Pairings that do not fit: every one is a 422 naming the problem, the drawing still
+    draws, and the server answers the next request."""
+    u8 = lambda a, n: numpy_helper.from_array(np.asarray(a, np.uint8), n)  # noqa: E731
+    f = lambda a, n: numpy_helper.from_array(np.asarray(a, np.float32), n)  # noqa: E731
+    i8 = lambda a, n: numpy_helper.from_array(np.asarray(a, np.int8), n)  # noqa: E731
+
+    def nbits(name, B, scales, zp=None, **attrs):
+        ins = ["A", "B", "scales"] + (["zp"] if zp is not None else [])
+        inits = [B, scales] + ([zp] if zp is not None else [])
+        return name, "B", QM.model([helper.make_node("MatMulNBits", ins, ["y"], domain=QM.MS, **attrs)],
+                                   inits, [QM.vi("A")], [QM.vi("y")], ms=True)
+
+    def dq(name, x, scale, zp=None, **attrs):
+        ins = ["x", "s"] + (["z"] if zp is not None else [])
+        inits = [x, scale] + ([zp] if zp is not None else [])
+        return name, "x", QM.model([helper.make_node("DequantizeLinear", ins, ["y"], **attrs)],
+                                   inits, [], [QM.vi("y")], opset=21, ir=10)
+
+    def gbq(name, data, scales, zp=None, **attrs):
+        ins = ["data", "idx", "scales"] + (["zp"] if zp is not None else [])
+        inits = [data, scales] + ([zp] if zp is not None else [])
+        return name, "data", QM.model([helper.make_node("GatherBlockQuantized", ins, ["y"], domain=QM.MS, **attrs)],
+                                      inits, [QM.vi("idx", TensorProto.INT64, [1])], [QM.vi("y")], ms=True)
+
+    B = u8(np.zeros((2, 1, 8)), "B")
+    cases = [
+        nbits("nbits_huge_k", B, f(np.ones(2), "scales"), K=1 << 40, N=2, bits=4, block_size=16),
+        nbits("nbits_huge_kn", B, f(np.ones(2), "scales"), K=1 << 39, N=1 << 39, bits=4, block_size=16),
+        nbits("nbits_bits3", B, f(np.ones(2), "scales"), K=16, N=2, bits=3, block_size=16),
+        nbits("nbits_block0", B, f(np.ones(2), "scales"), K=16, N=2, bits=4, block_size=0),
+        nbits("nbits_block_neg", B, f(np.ones(2), "scales"), K=16, N=2, bits=4, block_size=-16),
+        nbits("nbits_short_b", u8(np.zeros(5), "B"), f(np.ones(2), "scales"), K=16, N=2, bits=4, block_size=16),
+        nbits("nbits_scales", B, f(np.ones(3), "scales"), K=16, N=2, bits=4, block_size=16),
+        nbits("nbits_zp_short", B, f(np.ones(2), "scales"), u8(np.zeros(1), "zp"), K=16, N=2, bits=4, block_size=16),
+        nbits("nbits_int_scales", B, i8(np.ones(2), "scales"), K=16, N=2, bits=4, block_size=16),
+        dq("dq_axis_far", i8(np.zeros((2, 3)), "x"), f(np.ones(3), "s"), axis=7),
+        dq("dq_axis_neg_far", i8(np.zeros((2, 3)), "x"), f(np.ones(3), "s"), axis=-3),
+        dq("dq_block_shape", i8(np.zeros((2, 8)), "x"), f(np.ones((2, 3)), "s"), axis=1, block_size=4),
+        dq("dq_block_neg", i8(np.zeros((2, 8)), "x"), f(np.ones((2, 2)), "s"), axis=1, block_size=-4),
+        dq("dq_scale_int", i8(np.zeros(4), "x"), i8(1, "s")),
+        dq("dq_data_int64", numpy_helper.from_array(np.zeros(4, np.int64), "x"), f(1, "s")),
+        dq("dq_zp_count", i8(np.zeros((2, 3)), "x"), f(np.ones(3), "s"), i8(np.zeros(2), "z"), axis=1),
+        dq("dq_scalar_axis", i8(5, "x"), f(np.ones(3), "s"), axis=0),
+        dq("dq_empty_scale", i8(np.zeros(4), "x"), f(np.ones(0), "s")),
+        gbq("gbq_axis_far", u8(np.zeros((4, 16)), "data"), f(np.ones((4, 2)), "scales"), quantize_axis=5,
+            block_size=16, bits=4),
+        gbq("gbq_zp_size", u8(np.zeros((4, 16)), "data"), f(np.ones((4, 2)), "scales"), u8(np.zeros(3), "zp"),
+            quantize_axis=1, block_size=16, bits=4),
+        gbq("gbq_block0", u8(np.zeros((4, 16)), "data"), f(np.ones((4, 2)), "scales"), quantize_axis=1,
+            block_size=0, bits=4),
+    ]
+    # plumbing in a cycle (a model that is not a DAG): the drawing must still end
+    cyc = QM.model([helper.make_node("QuantizeLinear", ["d2", "s", "z"], ["q1"]),
+                    helper.make_node("DequantizeLinear", ["q1", "s", "z"], ["d1"]),
+                    helper.make_node("QuantizeLinear", ["d1", "s", "z"], ["q2"]),
+                    helper.make_node("DequantizeLinear", ["q2", "s", "z"], ["d2"])],
+                   [f(0.1, "s"), u8(128, "z")], [], [QM.vi("d2")])
+    dqdq = QM.model([helper.make_node("DequantizeLinear", ["x", "s"], ["d"]),
+                     helper.make_node("DequantizeLinear", ["d", "s"], ["y"])],
+                    [i8(np.ones(4), "x"), f(0.5, "s")], [], [QM.vi("y")])
+    cases += [("cycle", "s", cyc), ("dq_of_dq", "x", dqdq)]
+    refused = 0
+    for name, tensor, m in cases:
+        path = os.path.join(outdir, "hostile_%s.onnx" % name)
+        onnx.save(m, path)
+        r = upload(s, path)
+        if not check(r.status in (200, 201), "hostile %s upload: %r" % (name, r)):
+            continue
+        mid = r.json()["id"]
+        r = H.curl(s.url("/models/%s/tensors/%s?dequantize=1" % (mid, tensor)))
+        if name in ("cycle",):
+            ok = r.status == 422 and r.error_code() == "not_quantized"
+        elif name == "dq_of_dq":
+            ok = r.status == 200
+        else:
+            ok = r.status == 422 and r.error_code() == "bad_quantization" and bool(r.json()["error"]["message"])
+            refused += ok
+        check(ok, "hostile %s: dequantize answers %r" % (name, r))
+        for q in ("", "?group=none&attrs=all", "?quant=nodes&initializers=nodes"):
+            r = H.curl(s.url("/models/%s/graph.svg%s" % (mid, q)))
+            check(r.status == 200, "hostile %s: drawn (%s): %r" % (name, q, r))
+        r = H.curl(s.url("/models/%s" % mid))
+        check(r.status == 200 and "quantization" in r.json()["summary"]["summary"],
+              "hostile %s: summary %r" % (name, r))
+    print("  %d pairings that do not fit refused with bad_quantization; plumbing cycles drawn" % refused)
+
+
 def has_negative_zero(body):
     """Whether the JSON text holds a number -0 (and it reads back as -0.0)."""
     found = []
@@ -343,4 +431,5 @@ def run(h, s, tmp):
     t_big_external(s, outdir)
     t_models(s, outdir)
     t_refusals(s, outdir)
+    t_hostile(s, outdir)
     t_negative_zero(s, outdir)
