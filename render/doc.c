@@ -735,6 +735,18 @@ static json_t *port_json(const oxp_dag *d, uint32_t vi, oxp_str name)
 					jx_set(o, "constant", jx_tensor(pn->attrs[a].t, ref));
 					break;
 				}
+		/* a weight behind a DequantizeLinear (folded into this node when drawn): its
+		 * stored integers, which a dequantized preview turns into these values */
+		const oxp_dnode *pd = &v->nodes[val->producer];
+		uint32_t x = pn->ninputs > 0 ? pd->inputs[0] : OXP_NONE;
+		if (oxp_str_eq(pn->op_type, "DequantizeLinear") && x != OXP_NONE &&
+		    v->values[x].kind == OXP_VALUE_INITIALIZER) {
+			char ref[JX_REF_MAX];
+			init_ref(v, &v->values[x], ref, sizeof(ref));
+			json_t *t = jx_tensor(v->values[x].initializer, ref);
+			jx_set(t, "node", jx_cstr(pd->id));
+			jx_set(o, "dequantized_from", t);
+		}
 	}
 	return o;
 }

@@ -11,15 +11,16 @@ const $ = (id) => document.getElementById(id);
 
 // ------------------------------------------------------------------------- route
 // #/models/{id}?rankdir=LR&initializers=nodes&group=none&subgraphs=expand&shapes=off
-//   &attrs=all&expand=/a,/b&node=n12&value=34&tensor=@i3
-const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key' };
+//   &attrs=all&quant=nodes&expand=/a,/b&node=n12&value=34&tensor=@i3&dequantize=1
+const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', quant: 'fold' };
 const OPTION_VALUES = {
   rankdir: ['TB', 'LR'], initializers: ['fold', 'nodes', 'hide'], subgraphs: ['collapse', 'expand'],
   group: ['auto', 'none', ...Array.from({ length: 16 }, (_, i) => String(i + 1))], shapes: ['on', 'off'], attrs: ['none', 'key', 'all'],
+  quant: ['fold', 'nodes'],
 };
 
 function parseHash(hash) {
-  const r = { id: null, opts: { ...DEFAULTS }, expand: [], node: null, value: null, tensor: null };
+  const r = { id: null, opts: { ...DEFAULTS }, expand: [], node: null, value: null, tensor: null, dequantize: false };
   const m = /^#\/models\/([0-9a-f]{64})(?:\?(.*))?$/.exec(hash);
   if (!m) return r;
   r.id = m[1];
@@ -36,6 +37,7 @@ function parseHash(hash) {
     else if (k === 'node') r.node = v || null;
     else if (k === 'value') r.value = /^\d+$/.test(v) ? v : null;
     else if (k === 'tensor') r.tensor = v || null;
+    else if (k === 'dequantize') r.dequantize = v === '1';
   }
   return r;
 }
@@ -56,6 +58,7 @@ function buildHash(r) {
   if (r.node) q.push(`node=${enc(r.node)}`);
   if (r.value) q.push(`value=${enc(r.value)}`);
   if (r.tensor) q.push(`tensor=${enc(r.tensor)}`);
+  if (r.tensor && r.dequantize) q.push('dequantize=1');
   const qs = q.filter(Boolean).join('&');
   return `#/models/${r.id}${qs ? `?${qs}` : ''}`;
 }
@@ -410,7 +413,7 @@ function inView(el) {
 }
 
 async function syncSelection(r, seq) {
-  const key = `${r.id}|${r.node}|${r.value}|${r.tensor}`;
+  const key = `${r.id}|${r.node}|${r.value}|${r.tensor}|${r.dequantize}`;
   const el = r.node ? nodeEl(r.node) : r.value ? valueEl(r.value) : null;
   highlightNode(el);
   if (el && !inView(el)) pz.reveal(el);
@@ -469,7 +472,7 @@ function closeSide() {
 const panelCtx = () => ({
   nameOf,
   onNode: (id) => goToNode({ node: id }),
-  onTensor: (ref) => navigate({ tensor: ref }),
+  onTensor: (ref, _label, { dequantize = false } = {}) => navigate({ tensor: ref, dequantize }),
   onScope: (scope) => showScope(scope),
 });
 
@@ -507,21 +510,24 @@ async function showValue(r, seq) {
 const tensorUrl = (id, ref, q) => `${modelUrl(id)}/tensors/${encodeURIComponent(ref)}?${q}`;
 
 // The tensor preview of `ref` of model `id` into `box` (the side panel, or the main area
-// for a tensor upload).
-async function renderTensor(box, id, ref, isCurrent) {
+// for a tensor upload); with `dq`, its dequantized values (docs/quant.md).
+async function renderTensor(box, id, ref, isCurrent, dq = false) {
   clear(box).append(h('p', { class: 'empty', text: 'Reading the values…' }));
   announce('Reading the tensor values…');
+  const d = dq ? '&dequantize=1' : '';
   try {
-    const t = await getJSON(tensorUrl(id, ref, 'values=256&bins=48'));
+    const t = await getJSON(tensorUrl(id, ref, `values=256&bins=48${d}`));
     if (!isCurrent()) return null;
-    const safe = (t.name || 'tensor').replace(/[^\w.-]+/g, '_').slice(0, 80);
+    const safe = (t.name || 'tensor').replace(/[^\w.-]+/g, '_').slice(0, 80) + (dq ? '_dequantized' : '');
     clear(box).append(tensorPanel(t, {
       label: ref,
-      onMore: (offset) => getJSON(tensorUrl(id, ref, `values=1024&offset=${offset}&stats=0`)),
+      onMore: (offset) => getJSON(tensorUrl(id, ref, `values=1024&offset=${offset}&stats=0${d}`)),
       npyUrl: async () => {
         announce(`Downloading ${safe}.npy…`);
-        try { downloadBlob(await getBlob(tensorUrl(id, ref, 'format=npy')), `${safe}.npy`); announce(`Downloaded ${safe}.npy.`); } catch (e) { announce(`The download failed: ${e.message}`); }
+        try { downloadBlob(await getBlob(tensorUrl(id, ref, `format=npy${d}`)), `${safe}.npy`); announce(`Downloaded ${safe}.npy.`); } catch (e) { announce(`The download failed: ${e.message}`); }
       },
+      onDequantize: id === route.id && ref === route.tensor ? (on) => navigate({ dequantize: on }) : null,
+      onNode: (n) => goToNode({ node: n }),
     }));
     announce(`Tensor ${t.name || ref}: ${t.dtype}, ${fmtInt(t.count)} values.`);
     return t;
@@ -538,7 +544,7 @@ async function renderTensor(box, id, ref, isCurrent) {
 
 async function showTensor(r, seq) {
   openSide('Tensor', { back: !!(r.node || r.value) });
-  const t = await renderTensor(sideBody, r.id, r.tensor, () => seq === applySeq);
+  const t = await renderTensor(sideBody, r.id, r.tensor, () => seq === applySeq, r.dequantize);
   if (t && seq === applySeq) $('side-title').textContent = `Tensor ${t.name || r.tensor}`;
 }
 
@@ -724,7 +730,7 @@ $('side-back').addEventListener('click', () => navigate({ tensor: null }));
 const optForm = $('options');
 
 function syncOptionsForm() {
-  for (const k of ['rankdir', 'initializers', 'subgraphs']) {
+  for (const k of ['rankdir', 'initializers', 'subgraphs', 'quant']) {
     for (const inp of optForm.querySelectorAll(`input[name="${k}"]`)) inp.checked = inp.value === route.opts[k];
   }
   for (const inp of optForm.querySelectorAll('input[name="group"]')) inp.checked = inp.value === (route.opts.group === 'none' ? 'none' : 'auto');

@@ -71,6 +71,9 @@ export function modelPanel(doc, { fileName } = {}) {
     ]));
   }
 
+  const qz = sm.quantization;
+  if (qz && qz.formats && qz.formats.length) frag.append(quantSection(qz));
+
   const ops = sm.op_types || [];
   if (ops.length) {
     frag.append(h('h3', { text: `Operators (${ops.length} types)` }),
@@ -91,6 +94,36 @@ export function modelPanel(doc, { fileName } = {}) {
   }
   if (warnings.length > 100) frag.append(h('p', { class: 'empty', text: `… and ${warnings.length - 100} more (see the model JSON)` }));
   return frag;
+}
+
+// summary.quantization (docs/quant.md): formats, quantized ops per precision, what stays
+// float.
+const FORMAT_NAMES = { qdq: 'QDQ', qoperator: 'QOperator', dynamic: 'dynamic', weight_only: 'weight-only' };
+
+function quantSection(q) {
+  const box = h('section', { class: 'quant-summary', 'aria-label': 'Quantization' });
+  const ops = q.ops || {};
+  const par = q.parameters || {};
+  const total = (par.quantized || 0) + (par.float || 0);
+  box.append(h('h3', { text: 'Quantization' }), kv([
+    ['Formats', h('span', null, q.formats.map((f) => h('span', { class: 'pill quant-pill', text: FORMAT_NAMES[f] || f })))],
+    ['Quantized ops', `${fmtInt(ops.quantized)}${ops.dynamic ? ` (${fmtInt(ops.dynamic)} dynamic)` : ''} · drawn as their float op`],
+    ['Float ops', fmtInt(ops.float)],
+    ['Q/DQ plumbing', `${fmtInt(ops.plumbing)} node${ops.plumbing === 1 ? '' : 's'}, folded into the ops`],
+    ['Parameters', `${fmtInt(par.quantized)} quantized${total ? ` (${((100 * (par.quantized || 0)) / total).toFixed(1)}%)` : ''} · ${fmtInt(par.float)} float · ${fmtInt(par.scales)} scales and zero points`],
+  ]));
+  const rows = (q.weights || []).map((w) => ({ label: `${w.dtype.toLowerCase()} weights`, count: w.parameters, title: `${fmtInt(w.ops)} ops, ${fmtInt(w.tensors)} tensors` }));
+  if (rows.length) {
+    box.append(h('table', { class: 'quant-table', 'aria-label': 'Quantized weights by precision' },
+      h('thead', null, h('tr', null, ['precision', 'ops', 'tensors', 'parameters'].map((t) => h('th', { scope: 'col', text: t })))),
+      h('tbody', null, (q.weights || []).map((w) => h('tr', null,
+        h('th', { scope: 'row', text: w.dtype.toLowerCase() }), h('td', { text: fmtInt(w.ops) }),
+        h('td', { text: fmtInt(w.tensors) }), h('td', { text: fmtInt(w.parameters) }))))));
+  }
+  if ((q.activations || []).length) {
+    box.append(h('p', { class: 'quant-acts', text: `Activations: ${(q.activations || []).map((a) => `${a.dtype.toLowerCase()} in ${fmtInt(a.ops)} ops`).join(', ')}` }));
+  }
+  return box;
 }
 
 // GET /models/{id} of a tensor upload: {id, size, kind: "tensor", tensor: {name, dtype, dims, count, storage}}.
@@ -199,6 +232,16 @@ function valueItem(v, i, dir, ctx) {
       onclick: () => ctx.onTensor(ref, v.name),
     })));
   }
+  const dq = v.dequantized_from; // a quantized weight behind a DequantizeLinear
+  if (dq && dq.ref) {
+    li.append(h('div', { class: 'init-box quant-box' },
+      h('div', null, h('strong', { text: 'Quantized weight ' }), h('span', { class: 'mono', text: dq.name || dq.ref })),
+      h('div', { text: `${dtypeShort(dq.dtype)} ⟨${fmtShape(dq.dims)}⟩ · ${fmtInt(dq.count)} values, dequantized by ${dq.node}` }),
+      h('button', {
+        type: 'button', class: 'btn btn-plain btn-small', dataset: { ref: dq.ref, dequantize: '1' },
+        text: 'Preview dequantized values', onclick: () => ctx.onTensor(dq.ref, dq.name, { dequantize: true }),
+      })));
+  }
   return li;
 }
 
@@ -285,18 +328,49 @@ function histogramSvg(hist, dtype) {
   svg.append(s('line', { class: 'axis', x1: padL, x2: W - padL, y1: H - padB + 0.5, y2: H - padB + 0.5 }));
   svg.append(s('text', { x: padL, y: H - 4 }, fmtNum(lo, 4)));
   svg.append(s('text', { x: W - padL, y: H - 4, 'text-anchor': 'end' }, fmtNum(hi, 4)));
-  svg.append(s('text', { x: W / 2, y: H - 4, 'text-anchor': 'middle' }, `${dtypeShort(dtype)} values, ${counts.length} bins`));
+  svg.append(s('text', { x: W / 2, y: H - 4, 'text-anchor': 'middle' }, `${dtype === 'dequantized' ? 'dequantized' : dtypeShort(dtype)} values, ${counts.length} bins`));
   return svg;
 }
 
-// opts: {label, onMore(offset) -> Promise<preview> (next page of values), npyUrl}
-export function tensorPanel(t, { label, onMore, npyUrl } = {}) {
+// What dequantized it (t.dequantized) or that it can be (t.quantized_by): docs/quant.md.
+function quantBox(t, { onDequantize, onNode }) {
+  const dq = t.dequantized;
+  const qb = t.quantized_by;
+  if (!dq && !qb) return null;
+  const by = (x) => h('span', null, `${x.op_type} `, onNode ? h('button', {
+    type: 'button', class: 'link-btn', text: x.node, title: `Go to node ${x.node}`, onclick: () => onNode(x.node),
+  }) : h('span', { class: 'mono', text: x.node }));
+  const toggle = onDequantize ? h('button', {
+    type: 'button', class: 'btn btn-plain btn-small', dataset: { action: dq ? 'raw' : 'dequantize' },
+    text: dq ? 'Show the stored integers' : 'Show dequantized values', onclick: () => onDequantize(!dq),
+  }) : null;
+  if (!dq) {
+    return h('div', { class: 'init-box quant-box' },
+      h('div', null, h('strong', { text: 'Quantized ' }), `${qb.qtype.toLowerCase()}, ${qb.granularity}, by `, by(qb)), toggle);
+  }
+  const gran = dq.granularity === 'per-axis' ? `per-axis (axis ${dq.axis})`
+    : dq.granularity === 'blocked' ? `blocks of ${dq.block_size} along axis ${dq.axis}` : dq.granularity;
+  const param = (p) => (p ? `${p.name} · ${dtypeShort(p.dtype)} ⟨${fmtShape(p.dims)}⟩` : undefined);
+  return h('div', { class: 'init-box quant-box' },
+    h('div', null, h('strong', { text: 'Dequantized values ' }), h('span', { class: 'mono', text: dq.formula })),
+    kv([
+      ['Stored', `${dq.from.dtype}${dq.bits ? ` (${dq.bits}-bit ${dq.qtype.toLowerCase()}, ${dq.packing})` : ''} ⟨${fmtShape(dq.from.dims)}⟩`],
+      ['By', by(dq)],
+      ['Granularity', gran],
+      ['Scale', param(dq.scale)],
+      ['Zero point', dq.zero_point ? param(dq.zero_point) : dq.zero_point_default !== undefined ? `none (${dq.zero_point_default})` : 'none'],
+    ]), toggle);
+}
+
+// opts: {label, onMore(offset) -> Promise<preview> (next page of values), npyUrl,
+// onDequantize(on), onNode(id)}
+export function tensorPanel(t, { label, onMore, npyUrl, onDequantize, onNode } = {}) {
   const frag = document.createDocumentFragment();
   const dims = t.dims || [];
   const ext = t.external;
   frag.append(
     h('div', { class: 'node-title' },
-      h('span', { class: 'op-badge', text: t.dtype_short || dtypeShort(t.dtype) }),
+      h('span', { class: 'op-badge', text: t.dequantized ? 'f32 dequantized' : t.dtype_short || dtypeShort(t.dtype) }),
       h('span', { class: 'node-domain', text: `⟨${fmtShape(dims)}⟩` })),
     h('div', { class: 'node-name', text: t.name || label || '' }),
     kv([
@@ -309,19 +383,24 @@ export function tensorPanel(t, { label, onMore, npyUrl } = {}) {
       ['Storage', t.storage],
       ['External', ext ? `${ext.location} @ ${fmtInt(ext.offset || 0)} (+${fmtBytes(ext.length)})` : undefined],
     ]));
+  const qbox = quantBox(t, { onDequantize, onNode });
+  if (qbox) frag.append(qbox);
   if (npyUrl) frag.append(h('div', { class: 'panel-actions' }, h('button', { type: 'button', class: 'btn btn-plain btn-small', text: 'Download .npy', onclick: npyUrl })));
 
   const st = t.stats;
   if (st) {
+    const q = st.quant;
     const cells = [
       ['min', st.min], ['max', st.max], ['mean', st.mean], ['std', st.std],
       ['zeros', st.zeros], ['finite', st.finite], ['NaN', st.nan], ['+Inf', st.pos_inf], ['−Inf', st.neg_inf],
+      ...(q ? [[`at ${q.qmin}`, q.saturated_low], [`at ${q.qmax}`, q.saturated_high],
+        ['levels', q.levels === null ? null : `${fmtInt(q.levels)} of ${fmtInt(q.levels_possible)}`]] : []),
     ].filter(([, v]) => v !== undefined);
-    const counted = new Set(['zeros', 'finite', 'NaN', '+Inf', '−Inf']);
+    const counted = new Set(['zeros', 'finite', 'NaN', '+Inf', '−Inf', ...(q ? [`at ${q.qmin}`, `at ${q.qmax}`] : [])]);
     frag.append(h('h3', { text: 'Statistics' }), h('div', { class: 'stats' }, cells.map(([k, v]) => h('div', { class: 'stat', dataset: { stat: k } },
       h('div', { class: 'k', text: k }),
       h('div', { class: `v${isSpecial(v) || (counted.has(k) && k !== 'zeros' && k !== 'finite' && v > 0) ? ' special' : ''}`, text: v === null ? '—' : counted.has(k) ? fmtInt(v) : fmtNum(v, 7) })))));
-    const hs = histogramSvg(st.histogram, t.dtype);
+    const hs = histogramSvg(st.histogram, t.dequantized ? 'dequantized' : t.dtype);
     if (hs) frag.append(h('h3', { text: 'Histogram' }), hs);
   } else if (t.class === 'string') {
     frag.append(h('p', { class: 'empty', text: 'Strings have no statistics.' }));

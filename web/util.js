@@ -60,6 +60,7 @@ export function fmtBytes(n) {
 export function fmtNum(v, digits = 6) {
   if (typeof v === 'string') return v;
   if (typeof v !== 'number') return String(v);
+  if (Object.is(v, -0)) return '-0'; // String(-0) is "0": keep the sign JSON gave
   if (Number.isInteger(v) && Math.abs(v) < 1e15) return String(v);
   if (v === 0) return '0';
   const a = Math.abs(v);

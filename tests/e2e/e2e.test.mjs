@@ -644,6 +644,64 @@ describe('web page in Chromium', () => {
     await shot('12-isnet-tensor');
   });
 
+  test('a QDQ model: one box per quantized op with its badge, the quantization summary, a dequantized histogram', async () => {
+    const id = await idOf(MODELS.quant.qdq);
+    const api = await (await fetch(`${base}/models/${id}`)).json();
+    const q = api.summary.summary.quantization;
+    await page.goto(`${base}/#/models/${id}`);
+    await graphShown('', id);
+    const badges = await page.$$eval('#canvas svg g.node[data-quant]', (g) => g.map((e) => e.getAttribute('data-quant')));
+    assert.equal(badges.length, q.ops.quantized, `one badge per quantized op (${badges.length} of ${q.ops.quantized})`);
+    assert.ok(badges.includes('int8 w · u8 act · per-channel'), `badges: ${[...new Set(badges)]}`);
+    const convText = await page.$eval('#canvas svg g.node[data-quant*="per-channel"]', (g) => g.textContent);
+    assert.match(convText, /Conv[\s\S]*int8 w · u8 act · per-channel[\s\S]*W ⟨8×\d+×3×3⟩ i8 · s⟨8⟩ · zp⟨8⟩/);
+    assert.doesNotMatch(await page.$eval('#canvas svg', (s) => s.textContent), /QuantizeLinear|DequantizeLinear/);
+    // the model panel's quantization summary says what the API says
+    const qs = await page.textContent('#model-body .quant-summary');
+    assert.match(qs, /Quantization[\s\S]*QDQ/);
+    assert.ok(qs.includes(`${q.ops.quantized} · drawn as their float op`), qs);
+    assert.ok(qs.includes(`${q.ops.plumbing} nodes, folded into the ops`), qs);
+    await shot('13-quantized-model');
+    for (const w of q.weights) assert.ok(qs.includes(w.dtype.toLowerCase()) && qs.includes(w.parameters.toLocaleString('en-US')), `${w.dtype} in ${qs}`);
+    // a Conv: its weight behind the folded DequantizeLinear, dequantized
+    await clickInGraph('#canvas svg g.node[data-quant*="per-channel"]');
+    await page.waitForSelector('#side-body button[data-dequantize="1"]');
+    await page.click('#side-body button[data-dequantize="1"]');
+    await page.waitForURL(/dequantize=1/);
+    await page.waitForSelector('#side-body .quant-box .kv');
+    await page.waitForSelector('#side-body svg.histogram');
+    const side = await page.textContent('#side-body');
+    assert.match(side, /f32 dequantized[\s\S]*Dequantized values[\s\S]*float32\(q - zero_point\) \* scale[\s\S]*per-axis \(axis 0\)/);
+    assert.match(side, /levels[\s\S]*of 256/);
+    assert.match(await page.$eval('#side-body svg.histogram', (s) => s.textContent), /dequantized values, 48 bins/);
+    const ref = new URL(page.url().replace('#/', '')).searchParams;
+    const t = await (await fetch(`${base}/models/${id}/tensors/${encodeURIComponent(ref.get('tensor'))}?dequantize=1&values=8`)).json();
+    const shown = await page.$$eval('#side-body .values li span:last-child, #side-body .values-table td', (c) => c.slice(0, 8).map((x) => Number(x.textContent)));
+    t.values.data.forEach((v, i) => assert.ok(Math.abs(shown[i] - v) <= Math.abs(v) * 1e-6, `value ${i}: ${shown[i]} vs ${v}`));
+    await page.$eval('#side-body svg.histogram', (e) => e.scrollIntoView({ block: 'center' }));
+    await shot('14-dequantized-histogram');
+    // back to the stored integers
+    await page.click('#side-body button[data-action="raw"]');
+    await page.waitForFunction(() => !/dequantize=1/.test(location.hash));
+    await page.waitForFunction(() => /INT8/.test(document.getElementById('side-body').textContent) && document.querySelector('#side-body button[data-action="dequantize"]'));
+    // the file as it is: every Q/DQ node a box again
+    await page.goto(`${base}/#/models/${id}?quant=nodes`);
+    await graphShown('quant=nodes', id);
+    const nodes = await page.$$eval('#canvas svg g.node.op', (g) => g.length);
+    assert.ok(nodes >= q.ops.quantized + q.ops.plumbing - 12, `quant=nodes draws the plumbing (${nodes} boxes)`);
+    assert.equal(await page.$$eval('#canvas svg g.node[data-quant]', (g) => g.length), 0);
+  });
+
+  test('negative zero keeps its sign on the page', async () => {
+    const id = await idOf(MODELS.quant.negzero);
+    await page.goto(`${base}/#/models/${id}?tensor=${MODELS.quant.negzero_tensor}&dequantize=1`);
+    await page.waitForSelector('#side-body .values-table td, #side-body .values li');
+    const cells = await page.$$eval('#side-body .values-table td, #side-body .values li span:last-child', (c) => c.map((x) => x.textContent));
+    assert.equal(cells.filter((c) => c === '-0').length, MODELS.quant.negzero_count, `-0 cells: ${cells.join(' ')}`);
+    await page.$eval('#side-body .values-table, #side-body .values', (e) => e.scrollIntoView({ block: 'center' }));
+    await shot('15-negative-zero');
+  });
+
   test('no script error and no CSP violation on any page', async () => {
     assert.deepEqual(cspViolations, []);
     // 404s the tests provoke on purpose are not page errors

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """make_models.py OUTDIR — small models for the browser tests (Debian's python3-onnx).
 
+small_qdq.onnx, dq_axis0_int8.onnx: quantized models (quantization test).
 fp16.onnx: a scoped float16 graph whose weight W holds known values, NaN and +-Inf, so
 that the page's tensor preview can be checked value by value; nodes carry attributes of
 several types (INT, INTS, FLOAT, STRING, TENSOR).  Prints what it wrote as JSON: the
@@ -136,13 +137,29 @@ def tensor_file(folder):
     return {'file': path, 'name': 'input_0', 'values': [float(v) for v in t.ravel()]}
 
 
+def quant_models(folder):
+    """A small QDQ convnet (tests/data/quant_models.py) and a per-channel int8 weight whose
+    dequantized values hold -0 (a negative scale where q equals its zero point)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data'))
+    import quant_models as QM
+    qdq = os.path.join(folder, 'small_qdq.onnx')
+    onnx.save(QM.qdq(QM.small_float()), qdq)
+    name, m, refs, _ = [c for c in QM.dequant_cases() if c[0] == 'dq_axis0_int8'][0]
+    negz = os.path.join(folder, name + '.onnx')
+    onnx.save(m, negz)
+    ref = refs['q'].ravel()
+    return {'qdq': qdq, 'negzero': negz, 'negzero_tensor': 'q',
+            'negzero_count': int(sum(1 for v in ref if v == 0 and np.signbit(v)))}
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     info = {'fp16': fp16_model(os.path.join(out, 'fp16.onnx')),
             'big': big_model(os.path.join(out, 'big10k.onnx')),
             'ext': external_model(out),
-            'tensor': tensor_file(out)}
+            'tensor': tensor_file(out),
+            'quant': quant_models(out)}
     json.dump(info, sys.stdout)
 
 
