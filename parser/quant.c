@@ -1013,7 +1013,8 @@ static oxp_code dq_plain(oxp_dequant *dq, const oxp_tensor *t, oxp_error *err)
 	if (t->ndims > OXP_DQ_MAX_DIMS)
 		return dq_fail(err, OXP_E_RANGE, "rank %zu is above %d", t->ndims, OXP_DQ_MAX_DIMS);
 	dq->ndims = t->ndims;
-	memcpy(dq->dims, t->dims, t->ndims * sizeof(int64_t));
+	if (t->ndims > 0) /* a scalar may have no dims array at all */
+		memcpy(dq->dims, t->dims, t->ndims * sizeof(int64_t));
 	dq->count = tensor_count(t);
 	dq->qtype = t->data_type;
 	dq->qfloat = dq_float_type(t->data_type);
