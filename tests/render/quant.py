@@ -86,6 +86,9 @@ def main():
               "qoperator": QM.qoperator(), "small_float": QM.small_float()}
     models["small_qdq"] = QM.qdq(models["small_float"])
     models["small_dynamic"] = QM.dynamic(models["small_float"])
+    models["mlp_float"] = QM.small_mlp()
+    models["mlp_qdq"] = QM.qdq(models["mlp_float"])
+    models["mlp_dynamic"] = QM.dynamic(models["mlp_float"])
     paths = {}
     for k, m in models.items():
         paths[k] = os.path.join(tmp, k + ".onnx")
@@ -125,7 +128,7 @@ def main():
                      ("--group=none", "--rankdir=LR", "--attrs=all")):
             render(p, os.path.join(tmp, k + "_v.svg"), *opts)
 
-    for base in ("resnet18", "small"):
+    for base in ("resnet18", "small", "mlp"):
         f = boxes.get(base + "_float")
         for kind in ("qdq", "dynamic"):
             b = boxes.get("%s_%s" % (base, kind))
@@ -155,6 +158,10 @@ def main():
           (rows(convs[0], "badge") if convs else None))
     check(all(any(t.startswith("B \u27e8") for t in rows(b, "tensor")) for b in convs),
           "resnet18 dynamic: the bias of the chain's Add is a row of the Conv")
+    lay = json.load(open(os.path.join(tmp, "mlp_dynamic.json")))
+    mms = [b for b in lay["nodes"] if rows(b, "header") == ["MatMul"]]
+    check(len(mms) == 2 and all(rows(b, "badge") == ["int8 w \u00b7 dyn u8 act \u00b7 per-tensor"] for b in mms),
+          "mlp dynamic: MatMulInteger chains are MatMul boxes %r" % [rows(b, "badge") for b in mms])
     lay = json.load(open(os.path.join(tmp, "qoperator.json")))
     heads = sorted(rows(b, "header")[0] for b in lay["nodes"] if rows(b, "badge"))
     check(heads == ["Add", "Conv", "GlobalAveragePool", "MatMul"], "qoperator: float ops %r" % heads)
