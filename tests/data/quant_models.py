@@ -32,6 +32,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 INT4, UINT4 = 22, 21
+INT2, UINT2 = 26, 25
 MS = "com.microsoft"
 
 
@@ -59,6 +60,12 @@ def pack_bits(vals, bits):
 def int4_tensor(name, vals, signed=True):
     t = TensorProto(name=name, data_type=INT4 if signed else UINT4, dims=list(np.shape(vals)))
     t.raw_data = pack_nibbles(vals).tobytes()
+    return t
+
+
+def int2_tensor(name, vals, signed=True):
+    t = TensorProto(name=name, data_type=INT2 if signed else UINT2, dims=list(np.shape(vals)))
+    t.raw_data = pack_bits(vals, 2).tobytes()
     return t
 
 
@@ -108,7 +115,8 @@ def dequant_cases(seed=11):
     cases = []
 
     def dq_case(name, dtype, shape, axis=None, block=0, zp=True):
-        lo, hi = {"int8": (-128, 127), "uint8": (0, 255), "int4": (-8, 7), "uint4": (0, 15)}[dtype]
+        lo, hi = {"int8": (-128, 127), "uint8": (0, 255), "int4": (-8, 7), "uint4": (0, 15),
+                  "int2": (-2, 1), "uint2": (0, 3)}[dtype]
         q = rng.integers(lo, hi + 1, size=shape)
         q.flat[0], q.flat[1] = lo, hi  # saturated ends
         if axis is None:
@@ -146,6 +154,10 @@ def dequant_cases(seed=11):
             inits.append(int4_tensor("q", q, dtype == "int4"))
             if z is not None:
                 inits.append(int4_tensor("zp", np.asarray(z), dtype == "int4"))
+        elif dtype in ("int2", "uint2"):
+            inits.append(int2_tensor("q", q, dtype == "int2"))
+            if z is not None:
+                inits.append(int2_tensor("zp", np.asarray(z), dtype == "int2"))
         else:
             npt = np.int8 if dtype == "int8" else np.uint8
             inits.append(numpy_helper.from_array(q.astype(npt), "q"))
@@ -161,9 +173,9 @@ def dequant_cases(seed=11):
         nodes = [helper.make_node("DequantizeLinear", ins, ["w"], **attrs),
                  helper.make_node("MatMul", ["x", "w"], ["y"]) if len(shape) == 2 else
                  helper.make_node("Add", ["x", "w"], ["y"])]
-        opset = 21 if (block or dtype in ("int4", "uint4")) else 17
+        opset = 25 if dtype in ("int2", "uint2") else 21 if (block or dtype in ("int4", "uint4")) else 17
         m = model(nodes, inits, [vi("x", shape=[1, shape[0]] if len(shape) == 2 else list(shape))],
-                  [vi("y")], opset=opset, ir=10 if opset == 21 else 8)
+                  [vi("y")], opset=opset, ir=11 if opset == 25 else 10 if opset == 21 else 8)
         ref = ref_dequant(q, scale, z, axis if axis is not None else 0, block)
         cases.append((name, m, {"q": ref}, {"q": {"qmin": lo, "qmax": hi, "raw": q,
                                                   "op": "DequantizeLinear"}}))
@@ -181,6 +193,8 @@ def dequant_cases(seed=11):
     dq_case("dq_block_int4", "int4", [6, 33], axis=1, block=16)
     dq_case("dq_block_uint4", "uint4", [3, 20, 5], axis=1, block=8)
     dq_case("dq_block_uint4_nozp", "uint4", [20, 6], axis=0, block=16, zp=False)
+    dq_case("dq_axis1_int2", "int2", [5, 7], axis=1)
+    dq_case("dq_block_uint2", "uint2", [3, 18], axis=1, block=8)
 
     def nbits_case(name, N, K, bs, bits, zp="packed", dt=np.float32):
         kb = -(-K // bs)

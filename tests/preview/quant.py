@@ -128,7 +128,7 @@ def t_cases(s, outdir):
                        info[t]["op"])
     n_bits_exact = sum(len(c[2]) for c in cases)
     print("  %d quantized tensors dequantized (DequantizeLinear per-tensor/per-axis/blocked "
-          "int8/uint8/int4/uint4, MatMulNBits 2/4/8 bits, GatherBlockQuantized)" % n_bits_exact)
+          "int8/uint8/int4/uint4/int2/uint2, MatMulNBits 2/4/8 bits, GatherBlockQuantized)" % n_bits_exact)
 
 
 def t_big_external(s, outdir):
