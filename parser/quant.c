@@ -286,6 +286,7 @@ typedef struct actx {
 	oxp_qnode *nodes;
 	uint8_t *kind;
 	const qopdef **def;
+	uint32_t *wscale, *bias; /* per node: what its dynamic chain gave (OXP_NONE) */
 } actx;
 
 /* Element type a QuantizeLinear produces: its zero point's, else output_dtype, else the
@@ -526,8 +527,7 @@ static void qop_tensors(actx *c, uint32_t ni, qtlist *l, uint8_t *format)
 		*format = OXP_QF_DYNAMIC;
 	}
 	if (def->chain) {
-		uint32_t wscale, bias;
-		dynamic_chain(c, ni, &wscale, &bias);
+		uint32_t wscale = c->wscale[ni], bias = c->bias[ni];
 		for (uint32_t i = 0; i < l->n; i++)
 			if (l->t[i].slot == OXP_QS_WEIGHT && l->t[i].scale == OXP_NONE && wscale != OXP_NONE) {
 				l->t[i].scale = wscale;
@@ -655,18 +655,21 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 	const oxp_dag_view *v = oxp_dag_get(d);
 	uint32_t nn = v->nnodes, nv = v->nvalues;
 	oxp_quant *q = oxp_arena_alloc(a, sizeof(*q));
-	actx c = {v, a, NULL, NULL, NULL};
+	actx c = {v, a, NULL, NULL, NULL, NULL, NULL};
 	c.nodes = oxp_arena_array(a, nn ? nn : 1, sizeof(oxp_qnode));
 	c.kind = oxp_arena_array(a, nn ? nn : 1, 1);
 	c.def = oxp_arena_array(a, nn ? nn : 1, sizeof(*c.def));
+	c.wscale = oxp_arena_array(a, nn ? nn : 1, sizeof(uint32_t));
+	c.bias = oxp_arena_array(a, nn ? nn : 1, sizeof(uint32_t));
 	uint8_t *vmark = oxp_arena_array(a, nv ? nv : 1, 1); /* 1 quantized data, 2 scale/zp */
 	oxp_qop *ops = oxp_arena_array(a, nn ? nn : 1, sizeof(oxp_qop));
 	if (q == NULL || c.nodes == NULL || c.kind == NULL || c.def == NULL || vmark == NULL ||
-	    ops == NULL)
+	    ops == NULL || c.wscale == NULL || c.bias == NULL)
 		goto nomem;
 	for (uint32_t ni = 0; ni < nn; ni++) {
 		c.nodes[ni].role = OXP_QR_NONE;
 		c.nodes[ni].rep = c.nodes[ni].op = OXP_NONE;
+		c.wscale[ni] = c.bias[ni] = OXP_NONE;
 		c.kind[ni] = kind_of(v->nodes[ni].proto, &c.def[ni]);
 	}
 	/* roles: plumbing and quantized ops first, then dynamic chains (which claim Cast/Mul/
@@ -692,10 +695,13 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 		}
 	}
 	for (uint32_t ni = 0; ni < nn; ni++)
+		if (c.kind[ni] == K_QOP && c.def[ni]->chain)
+			dynamic_chain(&c, ni, &c.wscale[ni], &c.bias[ni]);
+	for (uint32_t ni = 0; ni < nn; ni++)
 		if (c.kind[ni] == K_OTHER || c.kind[ni] == K_IDENTITY)
 			if (c.nodes[ni].role == OXP_QR_NONE && qdq_neighbour(&c, ni))
 				c.nodes[ni].role = OXP_QR_OP;
-	/* the quantized ops and their tensors (dynamic chains are claimed here) */
+	/* the quantized ops and their tensors */
 	uint32_t nops = 0;
 	for (uint32_t ni = 0; ni < nn; ni++) {
 		if (c.nodes[ni].role != OXP_QR_OP)

@@ -273,9 +273,13 @@ void oxr__quant_rows(view *v, uint32_t bi)
 	if (op == NULL || b->nrows == 0)
 		return;
 	const oxp_node *n = v->dv->nodes[b->node].proto;
-	/* the float op on the header; what the file holds stays in the tooltip */
-	b->rows[0].text = op->float_op;
-	b->family = oxr__op_family((oxp_str){"", 0}, (oxp_str){op->float_op, strlen(op->float_op)});
+	/* the float op on the header (a name of parser/quant.c's table: plain ASCII); a float
+	 * op between Q and DQ keeps its own, already display text; what the file holds stays
+	 * in the tooltip */
+	if (!oxp_str_eq(n->op_type, op->float_op)) {
+		b->rows[0].text = op->float_op;
+		b->family = oxr__op_family((oxp_str){"", 0}, (oxp_str){op->float_op, strlen(op->float_op)});
+	}
 	const char *badge = badge_text(v, op);
 	b->title = oxp_arena_printf(v->arena, "%s%s%s (%s)", oxr__text(v->arena, n->op_type, 40),
 	                            n->name.len ? ": " : "", b->title ? b->title : "", badge);
