@@ -1330,27 +1330,76 @@ void oxp_dequant_span(const oxp_dequant *dq, uint64_t i, uint64_t n, uint64_t *f
 	}
 }
 
+/* Where a logical element sits, moved one element at a time without dividing: the index
+ * before the axis, along it (and its block and place in the block), and after it. */
+typedef struct dqpos {
+	uint64_t outer, a, ab, ar, in;
+} dqpos;
+
+static void pos_at(const oxp_dequant *dq, uint64_t i, dqpos *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (dq->gran == OXP_QG_TENSOR || dq->dim == 0 || dq->inner == 0)
+		return;
+	p->in = i % dq->inner;
+	p->a = (i / dq->inner) % dq->dim;
+	p->outer = i / dq->inner / dq->dim;
+	if (dq->gran == OXP_QG_BLOCK) {
+		p->ab = p->a / (uint64_t)dq->block;
+		p->ar = p->a % (uint64_t)dq->block;
+	}
+}
+
+static inline void pos_next(const oxp_dequant *dq, dqpos *p)
+{
+	if (dq->gran == OXP_QG_TENSOR || ++p->in < dq->inner)
+		return;
+	p->in = 0;
+	if (++p->ar == (uint64_t)dq->block) {
+		p->ar = 0;
+		p->ab++;
+	}
+	if (++p->a == dq->dim) {
+		p->a = p->ab = p->ar = 0;
+		p->outer++;
+	}
+}
+
+static inline uint64_t pos_scale(const oxp_dequant *dq, const dqpos *p)
+{
+	switch (dq->gran) {
+	case OXP_QG_AXIS:
+		return p->a;
+	case OXP_QG_BLOCK:
+		return (p->outer * dq->nblocks + p->ab) * dq->inner + p->in;
+	default:
+		return 0;
+	}
+}
+
 void oxp_dequant_unpack(const oxp_dequant *dq, uint64_t i, size_t n, const int64_t *raw,
                         uint64_t first, int64_t *q)
 {
 	uint64_t mask = (UINT64_C(1) << dq->bits) - 1;
 	switch (dq->layout) {
 	case OXP_DQL_NBITS: {
-		uint64_t K = (uint64_t)dq->dims[1], bs = (uint64_t)dq->block;
-		uint64_t blob = bs * dq->bits / 8;
-		for (size_t k = 0; k < n; k++) {
-			uint64_t e = i + k, row = e / K, col = e % K, in = col % bs;
-			uint64_t bit = in * dq->bits;
-			uint64_t byte = row * dq->row_bytes + col / bs * blob + bit / 8;
+		/* [N, K] blocked along K: outer is the row, ab the block, ar the place in it */
+		uint64_t blob = (uint64_t)dq->block * dq->bits / 8;
+		dqpos p;
+		pos_at(dq, i, &p);
+		for (size_t k = 0; k < n; k++, pos_next(dq, &p)) {
+			uint64_t bit = p.ar * dq->bits;
+			uint64_t byte = p.outer * dq->row_bytes + p.ab * blob + bit / 8;
 			q[k] = (int64_t)(((uint64_t)raw[byte - first] >> (bit % 8)) & mask);
 		}
 		return;
 	}
 	case OXP_DQL_PACKED: {
+		unsigned lg = dq->bits == 4 ? 1 : 2; /* 2 or 4 values a byte */
 		uint64_t per = 8 / dq->bits;
 		for (size_t k = 0; k < n; k++) {
 			uint64_t e = i + k;
-			q[k] = (int64_t)(((uint64_t)raw[e / per - first] >> (e % per * dq->bits)) & mask);
+			q[k] = (int64_t)(((uint64_t)raw[(e >> lg) - first] >> ((e & (per - 1)) * dq->bits)) & mask);
 		}
 		return;
 	}
@@ -1401,8 +1450,10 @@ uint64_t oxp_dequant_scale_index(const oxp_dequant *dq, uint64_t i)
 void oxp_dequant_apply(const oxp_dequant *dq, uint64_t i, size_t n, const int64_t *q,
                        const float *scale, const int32_t *zp, const float *zpf, float *y)
 {
-	for (size_t k = 0; k < n; k++) {
-		uint64_t s = oxp_dequant_scale_index(dq, i + k);
+	dqpos p;
+	pos_at(dq, i, &p);
+	for (size_t k = 0; k < n; k++, pos_next(dq, &p)) {
+		uint64_t s = pos_scale(dq, &p);
 		float d;
 		if (zpf != NULL)
 			d = (float)q[k] - zpf[s];
@@ -1415,6 +1466,8 @@ void oxp_dequant_apply(const oxp_dequant *dq, uint64_t i, size_t n, const int64_
 void oxp_dequant_apply_float(const oxp_dequant *dq, uint64_t i, size_t n, const double *x,
                              const float *scale, float *y)
 {
-	for (size_t k = 0; k < n; k++)
-		y[k] = (float)x[k] * scale[oxp_dequant_scale_index(dq, i + k)];
+	dqpos p;
+	pos_at(dq, i, &p);
+	for (size_t k = 0; k < n; k++, pos_next(dq, &p))
+		y[k] = (float)x[k] * scale[pos_scale(dq, &p)];
 }

@@ -175,6 +175,24 @@ static void test_scale_index(void **state)
 			for (uint64_t k = 0; k < 2; k++)
 				assert_int_equal(oxp_dequant_scale_index(&dq, (i * 10 + j) * 2 + k),
 				                 (i * 3 + j / 4) * 2 + k);
+	/* apply walks the same scales element by element, from any start: scale s = s + 1 */
+	float scale[18], y[60];
+	int64_t one[60];
+	for (int s = 0; s < 18; s++)
+		scale[s] = (float)(s + 1);
+	for (int e = 0; e < 60; e++)
+		one[e] = 1;
+	for (uint64_t i = 0; i < 60; i++) {
+		oxp_dequant_apply(&dq, i, (size_t)(60 - i), one, scale, NULL, NULL, y);
+		for (uint64_t e = i; e < 60; e++)
+			assert_true(y[e - i] == (float)(oxp_dequant_scale_index(&dq, e) + 1));
+	}
+	dq.gran = OXP_QG_AXIS;
+	for (uint64_t i = 0; i < 60; i++) {
+		oxp_dequant_apply(&dq, i, (size_t)(60 - i), one, scale, NULL, NULL, y);
+		for (uint64_t e = i; e < 60; e++)
+			assert_true(y[e - i] == (float)((e / 2) % 10 + 1));
+	}
 }
 
 /* MatMulNBits, 4 bits, N=2, K=5, block 4: rows of 2 blocks of 2 bytes; the second block
