@@ -272,7 +272,7 @@ static void assert_ints(json_t *arr, const int64_t *want, size_t n)
  * Options
  */
 static const char DEFAULT_KEY[] = "rankdir=TB&initializers=fold&subgraphs=collapse&group=auto&"
-                                  "expand=&depth=0&shapes=on&attrs=key";
+                                  "expand=&depth=0&shapes=on&attrs=key&arith=fold&unfold=";
 
 static void key_of(const oxr_options *o, char *buf, size_t size)
 {
@@ -317,6 +317,9 @@ static const accepted accepts[] = {
     {"shapes", "false", "shapes=off&"}, {"shapes", "0", "shapes=off&"}, {"shapes", "no", "shapes=off&"},
     {"attrs", "none", "attrs=none"}, {"attrs", "key", "attrs=key"}, {"attrs", "all", "attrs=all"},
     {"attrs", "0", "attrs=none"}, {"attrs", "1", "attrs=key"}, {"attrs", "2", "attrs=all"},
+    {"arith", "fold", "arith=fold&"}, {"arith", "nodes", "arith=nodes&"},
+    {"unfold", "", "unfold="}, {"unfold", "n12", "unfold=n12"},
+    {"unfold", "n12,n3.then_branch.n0,f2.n5,n7.a1.0.n2", "unfold=n12,n3.then_branch.n0,f2.n5,n7.a1.0.n2"},
 };
 
 static void test_options_accepted(void **state)
@@ -379,7 +382,9 @@ static const rejected rejects[] = {
     {"expand", "nl\n"}, {"depth", ""}, {"depth", "-1"}, {"depth", "65"},
     {"depth", "1.5"}, {"depth", "x"}, {"depth", "1000"}, {"shapes", ""}, {"shapes", "ON"},
     {"shapes", "maybe"}, {"shapes", "2"}, {"attrs", ""}, {"attrs", "3"}, {"attrs", "some"},
-    {"attrs", "-1"}, {"attrs", "ALL"},
+    {"attrs", "-1"}, {"attrs", "ALL"}, {"arith", ""}, {"arith", "Fold"}, {"arith", "boxes"},
+    {"arith", "nodes "}, {"unfold", "n1&x"}, {"unfold", "n1=2"}, {"unfold", "n1 n2"},
+    {"unfold", "/scope/n1"}, {"unfold", "n%31"}, {"unfold", "caf\xc3\xa9"}, {"unfold", "n1\n"},
 };
 
 static void test_options_rejected(void **state)
@@ -406,6 +411,12 @@ static void test_options_rejected(void **state)
 	oxr_options o;
 	oxr_options_default(&o);
 	assert_int_equal(oxr_options_set(&o, "expand", too_long, NULL), OXR_E_OPTION);
+	char too_many[OXR_UNFOLD_MAX + 1];
+	memset(too_many, 'n', sizeof(too_many) - 1);
+	too_many[sizeof(too_many) - 1] = '\0';
+	assert_int_equal(oxr_options_set(&o, "unfold", too_many, NULL), OXR_E_OPTION);
+	too_many[sizeof(too_many) - 2] = '\0'; /* the longest that fits */
+	assert_int_equal(oxr_options_set(&o, "unfold", too_many, NULL), OXR_OK);
 	static const char *const unknown[] = {"color", "", "RANKDIR", "rankdir ", "depth=", "format"};
 	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
 		oxr_error err = {0};
@@ -438,13 +449,14 @@ static void test_options_key_roundtrip(void **state)
 	    {"rankdir", "TB", "LR", NULL}, {"initializers", "fold", "nodes", "hide", NULL},
 	    {"subgraphs", "collapse", "expand", NULL}, {"group", "auto", "none", "3", "16"},
 	    {"expand", "", "*", "/a/b,c d", NULL}, {"depth", "0", "1", "64", NULL},
-	    {"shapes", "on", "off", NULL}, {"attrs", "none", "key", "all", NULL}};
+	    {"shapes", "on", "off", NULL}, {"attrs", "none", "key", "all", NULL},
+	    {"arith", "fold", "nodes", NULL}, {"unfold", "", "n1", "n2,n3.body.n0", NULL}};
 	unsigned combos = 0;
 	for (unsigned seed = 0; seed < 2000; seed++) {
 		oxr_options o;
 		oxr_options_default(&o);
 		unsigned x = seed;
-		for (size_t k = 0; k < 8; k++) {
+		for (size_t k = 0; k < 10; k++) {
 			size_t n = 1;
 			while (n < 5 && vals[k][n] != NULL)
 				n++;
@@ -466,6 +478,8 @@ static void test_options_key_roundtrip(void **state)
 		assert_int_equal(back.expand_depth, o.expand_depth);
 		assert_int_equal(back.shapes, o.shapes);
 		assert_int_equal(back.attrs, o.attrs);
+		assert_int_equal(back.arith_nodes, o.arith_nodes);
+		assert_string_equal(back.unfold, o.unfold);
 		combos++;
 	}
 	assert_int_equal(combos, 2000);
@@ -475,11 +489,12 @@ static void test_option_names(void **state)
 {
 	(void)state;
 	static const char *const want[] = {"rankdir", "initializers", "subgraphs", "group",
-	                                   "expand",  "depth",        "shapes",    "attrs"};
+	                                   "expand",  "depth",        "shapes",    "attrs",
+	                                   "arith",   "unfold"};
 	size_t n = 0;
 	while (oxr_option_names[n] != NULL)
 		n++;
-	assert_int_equal(n, 8);
+	assert_int_equal(n, 10);
 	char key[2048];
 	oxr_options o;
 	oxr_options_default(&o);
