@@ -466,8 +466,13 @@ void oxr__fold_rows(view *v, uint32_t bi)
 			row = oxr__tensor_row(v->arena, label, val->sparse_initializer->values);
 		} else if (val->producer != OXP_NONE && v->node_hidden[val->producer]) {
 			const oxp_tensor *t = folded_tensor(v, vi);
+			line l = {.n = 0, .full = false};
+			l.b[0] = '\0';
 			if (t != NULL) {
 				row = oxr__tensor_row(v->arena, label, t);
+			} else if (put_known(v, &l, label, vi) && !l.full) {
+				/* value_int(s) Constants, ConstantOfShape of known shape */
+				row = oxp_arena_strndup(v->arena, l.b, l.n);
 			} else {
 				const char *sh = oxr__shape_text(v->arena, val);
 				row = oxp_arena_printf(v->arena, "%s \xe2\x9f\xa8%s\xe2\x9f\xa9 fill", label,
