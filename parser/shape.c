@@ -187,6 +187,18 @@ static int32_t clean_elem(int32_t e)
 	return e > 0 && e < OXP_DT__COUNT ? e : 0;
 }
 
+/* A declared dim with what inference found: an unknown declared dim takes the inferred
+ * one, and so does a declared symbol inference knows as an integer.  A symbol only names a
+ * size; value_info written by onnx.shape_inference (or an exporter running it) names every
+ * dim it could not compute "unk__12", and letting those win would lose every size behind
+ * them (swin_t saved after onnx inference: all of its pads). */
+static oxp_dim declared_refined(oxp_dim de, oxp_dim in)
+{
+	if (de.kind == OXP_DIM_PARAM && in.kind == OXP_DIM_VALUE)
+		return in;
+	return oxp__sh_dim_merge(de, in);
+}
+
 void oxp__sh_value_type(const oxp_dag *dag, uint32_t vi, sh_type *out)
 {
 	oxp__sh_type_unknown(out);
@@ -208,7 +220,7 @@ void oxp__sh_value_type(const oxp_dag *dag, uint32_t vi, sh_type *out)
 			out->d[k] = clean_dim(de->dims[k]);
 		if (in_ok && in->rank == de->rank)
 			for (int32_t k = 0; k < de->rank; k++)
-				out->d[k] = oxp__sh_dim_merge(out->d[k], clean_dim(in->dims[k]));
+				out->d[k] = declared_refined(out->d[k], clean_dim(in->dims[k]));
 	} else if (in_ok) {
 		out->rank = in->rank;
 		for (int32_t k = 0; k < in->rank; k++)

@@ -12,7 +12,7 @@
  *
  * A consumer shows one row per folded input: a literal tensor as "W ⟨64×3×7×7⟩ f16"; a
  * computed value with the values the data propagation knows, "shape = [N, 3136, 96] · 14
- * ops", else with its type, "Where_output_0 ⟨N×49×49⟩ i64 · 40 ops"; the count is the
+ * ops", else with its type, "Where_3 ⟨N×49×49⟩ i64 · 40 ops"; the count is the
  * folded nodes behind it.  A chain that reads a drawn value (Shape's input, ...) which
  * does not otherwise reach the consumer gets a thin dotted edge from it (view.c draws
  * it): no dependency disappears silently.
@@ -382,16 +382,23 @@ static bool put_known(view *v, line *l, const char *label, uint32_t vi)
 	return true;
 }
 
-/* "name ⟨N×49×49⟩ i64"; PyTorch's "<op>_output_0" names lose their suffix */
-static void put_typed(view *v, line *l, uint32_t vi)
+/* "starts ⟨1⟩ i64", "Unsqueeze_43 ⟨1×64×1×49×49⟩ f32": the input's schema name, except on
+ * elementwise math, whose A/B/X/Y say nothing: there the value's name (PyTorch's
+ * "<op>_output_0" without its suffix). */
+static void put_typed(view *v, line *l, const char *label, const oxp_node *consumer,
+                      uint32_t vi)
 {
 	const oxp_value *val = &v->dv->values[vi];
-	oxp_str name = val->name;
-	static const char suffix[] = "_output_0";
-	size_t sn = sizeof(suffix) - 1;
-	if (name.len > sn && memcmp(name.p + name.len - sn, suffix, sn) == 0)
-		name.len -= sn;
-	put(l, short_name(v, name));
+	if (label != NULL && oxr__op_family(consumer->domain, consumer->op_type) != FAM_MATH) {
+		put(l, label);
+	} else {
+		oxp_str name = val->name;
+		static const char suffix[] = "_output_0";
+		size_t sn = sizeof(suffix) - 1;
+		if (name.len > sn && memcmp(name.p + name.len - sn, suffix, sn) == 0)
+			name.len -= sn;
+		put(l, short_name(v, name));
+	}
 	const oxp_value_type *t = oxp_value_best_type(val);
 	/* the dims alone: the shape text of the same type without its element type */
 	oxp_value dims_only = {0};
@@ -409,16 +416,17 @@ static void put_typed(view *v, line *l, uint32_t vi)
 	}
 }
 
-/* The row of a value computed by a folded chain. */
-static const char *chain_row(view *v, const char *label, uint32_t vi)
+/* The row of a value computed by a folded chain, input k of consumer n. */
+static const char *chain_row(view *v, const oxp_node *n, size_t k, uint32_t vi)
 {
 	line l = {.n = 0, .full = false};
 	l.b[0] = '\0';
-	if (!put_known(v, &l, label, vi)) {
+	const char *label = oxr__input_label(n->op_type, k);
+	if (!put_known(v, &l, label ? label : short_name(v, v->dv->values[vi].name), vi)) {
 		l.n = 0;
 		l.b[0] = '\0';
 		l.full = false;
-		put_typed(v, &l, vi);
+		put_typed(v, &l, label, n, vi);
 	}
 	char count[40];
 	snprintf(count, sizeof(count), " \xc2\xb7 %u op%s", v->fold[vi].ops,
@@ -459,7 +467,7 @@ void oxr__fold_rows(view *v, uint32_t bi)
 			label = short_name(v, val->name);
 		const char *row = NULL;
 		if (chain) {
-			row = chain_row(v, label, vi);
+			row = chain_row(v, n, k, vi);
 		} else if (val->kind == OXP_VALUE_INITIALIZER) {
 			row = oxr__tensor_row(v->arena, label, val->initializer);
 		} else if (val->kind == OXP_VALUE_SPARSE_INITIALIZER && val->sparse_initializer->values) {

@@ -495,6 +495,10 @@ static void test_known_data(void **state)
 	expect_data(f, "tgt_y", 1, "4,-1");
 	expect_data(f, "r", 0, "-"); /* a float tensor */
 	/* PyTorch's pads: a 2x2 matrix reversed by rows and transposed, then flattened */
+	/* pflat is declared [unk__9] (as onnx.shape_inference writes it), inferred [4]: its
+	 * consumer reads 4, else the matrix [-1, 2] and all below would be unknown */
+	assert_int_equal(value_in(f, "", "pflat")->declared.dims[0].kind, OXP_DIM_PARAM);
+	expect(f, "pflat", "7:4");
 	expect_data(f, "pads", 1, "2,0,3,1");
 	expect(f, "padded", "1:10,7");
 	expect_data(f, "pcol_flat", 1, "1,3"); /* a column sliced out of the matrix */

@@ -492,7 +492,9 @@ def bookkeeping():
            vi('eye_e', F, None), vi('if_data', F, None), vi('pcol_flat', I64, None)],
           14, initializers=[numpy_helper.from_array(np.ones((3, 8), np.float32), 'W')],
           functions=[fn], extra_opsets=[helper.make_opsetid('local', 1),
-                                        helper.make_opsetid('com.example', 1)])
+                                        helper.make_opsetid('com.example', 1)],
+          # as onnx.shape_inference writes it: a made-up symbol for a dim it cannot compute
+          value_info=[vi('pflat', I64, ['unk__9'])])
 
 
 if __name__ == '__main__':
