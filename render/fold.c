@@ -18,7 +18,7 @@
  * it): no dependency disappears silently.
  *
  * Following the chains costs their sizes summed over the values they feed, which a
- * hostile graph can make quadratic: past a budget (FOLD_BUDGET, linear in the graph)
+ * hostile graph can make quadratic: past a budget (FOLD_BUDGET_*, linear in the graph)
  * folding falls back to constants only.  Nothing here recurses.
  */
 #include "render/internal.h"
@@ -106,7 +106,7 @@ static oxr_code unfold(view *v, oxr_error *err)
 	if (v->o.unfold[0] == '\0')
 		return OXR_OK;
 	const oxp_dag_view *dv = v->dv;
-	uint32_t *stack = malloc((size_t)dv->nnodes * sizeof(uint32_t));
+	uint32_t *stack = malloc((size_t)(dv->nnodes ? dv->nnodes : 1) * sizeof(uint32_t));
 	if (stack == NULL)
 		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
 	const char *p = v->o.unfold;
@@ -272,7 +272,6 @@ oxr_code oxr__fold_mark(view *v, oxr_error *err)
 		/* a graph built so that chains share too much: draw bookkeeping as boxes */
 		free(v->fold);
 		v->fold = NULL;
-		v->fold_gave_up = true;
 		mark_hidden(v, false);
 	}
 	return OXR_OK;

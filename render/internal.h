@@ -123,8 +123,8 @@ typedef struct view {
 	bool *node_hidden;   /* per dag node: folded into its consumers (fold.c) */
 	bool *node_const;    /* per dag node: a constant (Constant, ConstantOfShape/Identity
 	                        of constants) */
-	vfold *fold;         /* per dag value (fold.c), NULL when no chain folds */
-	bool fold_gave_up;   /* chains too big to follow: only constants were folded */
+	vfold *fold;         /* per dag value (fold.c), NULL when no chain folds (arith=nodes,
+	                        or chains too big to follow: only constants fold) */
 	double width, height;
 	int group_depth;     /* the grouping depth used (0 = none) */
 	uint32_t max_boxes;  /* cap */
