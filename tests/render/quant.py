@@ -6,7 +6,7 @@ hand (tests/data/quant_models.py) into static QDQ and dynamic (ConvInteger) mode
 QOperator model and a small convnet join them.  Checked, on full-detail drawings
 (group=none, layout JSON and SVG):
   - the QDQ and the dynamic drawing have at most 10% more boxes than the float one;
-    quant=nodes draws every node again (the file as it is);
+    quant=nodes (with arith=nodes) draws every node again (the file as it is);
   - every quantized op is one box of its float op ("Conv" for QLinearConv and ConvInteger)
     with a precision badge (row style "badge", SVG data-quant) and scale/zero-point rows;
     as many badges as the summary has quantized ops;
@@ -117,12 +117,18 @@ def main():
             check(not header.startswith(("QLinear", "Quantize", "Dequantize", "Dynamic", "ConvInteger",
                                         "MatMulInteger")),
                   "%s: box %s shows the float op, not %s" % (k, b["id"], header))
-        lay_nodes = render(p, os.path.join(tmp, k + "_nodes.json"), "--group=none", "--quant=nodes")
+        # quant=nodes with arith=nodes: every node a box (with arith=fold, the default, the
+        # weights' DequantizeLinear fold as bookkeeping rows)
+        lay_nodes = render(p, os.path.join(tmp, k + "_nodes.json"), "--group=none", "--quant=nodes",
+                           "--arith=nodes")
         if lay_nodes is not None:
             ops = [b for b in lay_nodes["nodes"] if b["kind"] == "op"]
             consts = sum(1 for n in models[k].graph.node if n.op_type == "Constant")
             check(len(ops) == nodes - consts and not any(rows(b, "badge") for b in lay_nodes["nodes"]),
-                  "%s quant=nodes: every node a box (%d of %d), no badge" % (k, len(ops), nodes))
+                  "%s quant=nodes arith=nodes: every node a box (%d of %d), no badge" % (k, len(ops), nodes))
+            boxes[k + " quant=nodes arith=nodes"] = len(lay_nodes["nodes"])
+        lay_nodes = render(p, os.path.join(tmp, k + "_nodes.json"), "--group=none", "--quant=nodes")
+        if lay_nodes is not None:
             boxes[k + " quant=nodes"] = len(lay_nodes["nodes"])
         for opts in (("--group=auto",), ("--group=none", "--initializers=nodes"),
                      ("--group=none", "--rankdir=LR", "--attrs=all")):
