@@ -359,6 +359,16 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 			oxr_buf_append(o, ",\"title\":", 9);
 			jstr(o, b->title);
 		}
+		if (b->gpath != NULL) {
+			oxr_buf_append(o, ",\"group\":", 9);
+			jstr(o, b->gpath);
+		}
+		if (b->members > 0)
+			oxr_buf_printf(o, ",\"members\":%u", b->members);
+		if (b->open_all != NULL) {
+			oxr_buf_append(o, ",\"open_all\":", 12);
+			jstr(o, b->open_all);
+		}
 		oxr_buf_printf(o, ",\"x\":%.1f,\"y\":%.1f,\"w\":%.1f,\"h\":%.1f,\"rows\":[", b->x, b->y,
 		               b->w, b->h);
 		for (uint32_t r = 0; r < b->nrows; r++) {
