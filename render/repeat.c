@@ -507,6 +507,8 @@ oxr_code oxr__hier_repeats(const view *v, hier *h, const uint32_t *node_group,
 	s.scap = 16;
 	while (s.scap < ninputs * 2 && s.scap < (1u << 30))
 		s.scap <<= 1;
+	if (s.scap < ninputs * 2)
+		return OXR_OK; /* beyond any model the parser's budgets let through: no runs */
 	size_t ng = h->n, nd = dv->nnodes ? dv->nnodes : 1, nv = dv->nvalues ? dv->nvalues : 1;
 	s.anc = malloc(ng * sizeof(uint32_t));
 	s.want = malloc(ng * sizeof(bool));

@@ -505,6 +505,30 @@ describe('web page in Chromium', () => {
     await shot('09-full-detail');
   });
 
+  // 500 blocks, every 10th different (its long skip): too many boxes for one level, so the
+  // overview shows ranges of them, each opening like a group
+  test('ranges: a range opens like a group and collapses with what was opened in it', async () => {
+    const id = await idOf(MODELS.big.file);
+    await page.goto(`${base}/#/models/${id}`);
+    await graphShown('', id);
+    const ranges = await page.$$eval('#canvas svg g.node.group[data-members]:not([data-open-all])', (g) => g.map((e) => e.getAttribute('data-group')));
+    assert.ok(ranges.length >= 5 && ranges.length <= 16 && ranges.includes('/blocks.0..49'), `ranges: ${ranges.join(' ')}`);
+    await clickInGraph('#canvas svg g.node.group[data-group="/blocks.0..49"]');
+    await page.waitForURL(/expand=\/blocks\.0\.\.49(&|$)/);
+    await graphShown('expand=/blocks.0..49', id);
+    await page.waitForSelector('#canvas svg g.cluster.collapsible[data-group="/blocks.0..49"]');
+    // its members: blocks and runs of alike blocks
+    const inside = await page.$$eval('#canvas svg g.node.group', (g) => g.map((e) => e.getAttribute('data-group')).filter((p) => !p.includes('..')));
+    assert.ok(inside.includes('/blocks.0') && inside.length < 50, `members of the range: ${inside.join(' ')}`);
+    assert.ok(await page.$('#canvas svg g.node.group[data-open-all]'), 'runs of alike blocks inside the range');
+    // open one member, then collapse the range: both go
+    await clickInGraph('#canvas svg g.node.group[data-group="/blocks.0"]');
+    await graphShown('expand=/blocks.0..49,/blocks.0', id);
+    await clickInGraph('#canvas svg g.cluster.collapsible[data-group="/blocks.0..49"] > text');
+    await page.waitForSelector('#canvas svg g.node.group[data-group="/blocks.0..49"]');
+    assert.doesNotMatch(page.url(), /expand=/);
+  });
+
   test('10,000 nodes: a grouped overview first; full detail loads and zooms at frame rate', async () => {
     const id = await idOf(MODELS.big.file);
     let t0 = Date.now();

@@ -4,7 +4,8 @@
  * field, subgraphs 4 deep, 16 MB arena) so that Graphviz stays well inside OSS-Fuzz's 25 s
  * per input and never runs out of memory (it would exit()); linked with shape inference,
  * then rendered as SVG, DOT and layout JSON with options taken from the input's last byte
- * (rankdir, initializers, subgraphs, group, shapes, attrs), into buffers capped at 4 MB.
+ * (rankdir, initializers, subgraphs, group, shapes, attrs) and the one before (expand
+ * entries, when its top bit is set), into buffers capped at 4 MB.
  *
  * Checks:
  *  - a render fails only with too_big, layout or out_of_memory (or bad_model for a model
@@ -321,9 +322,14 @@ static void check_dot(const char *s, size_t n)
 /* ---------------------------------------------------------------------------------------
  * The target
  */
-static void options_from(uint8_t k, oxr_options *o)
+static void options_from(uint8_t k, uint8_t x, oxr_options *o)
 {
 	oxr_error e;
+	/* expand entries of every form the hierarchy parses (render/hier.c): paths, spans of
+	 * numbered scopes with and without "/" "*", a child wildcard, broken spans */
+	static const char *const expands[] = {
+	    "/a/b", "/a/*", "/a/b.0..3/*", "a/b.0..9", "l.1..0/*,/..,/a.b..c", "*", "/*,/x/0..0",
+	    "/a/b.999999999..9999999999/*"};
 	static const char *const inits[] = {"fold", "nodes", "hide", "fold"};
 	static const char *const groups[] = {"auto", "none", "1", "2"};
 	static const char *const attrs[] = {"key", "none", "all", "key"};
@@ -334,6 +340,8 @@ static void options_from(uint8_t k, oxr_options *o)
 	FZ_CHECK(oxr_options_set(o, "group", groups[(k >> 4) & 3], &e) == OXR_OK);
 	FZ_CHECK(oxr_options_set(o, "shapes", k & 64 ? "off" : "on", &e) == OXR_OK);
 	FZ_CHECK(oxr_options_set(o, "attrs", attrs[(k >> 6) & 3], &e) == OXR_OK);
+	if (x & 0x80)
+		FZ_CHECK(oxr_options_set(o, "expand", expands[x & 7], &e) == OXR_OK);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -351,7 +359,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	oxr_options o;
-	options_from(size > 0 ? data[size - 1] : 0, &o);
+	options_from(size > 0 ? data[size - 1] : 0, size > 1 ? data[size - 2] : 0, &o);
 	static const oxr_format fmts[] = {OXR_FMT_SVG, OXR_FMT_DOT, OXR_FMT_LAYOUT_JSON};
 	for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
 		oxr_buf b;
