@@ -133,11 +133,15 @@ typedef struct words {
 	bool oom;
 } words;
 
+/* The forms of one depth are kept (each is compared with up to two neighbours): at most
+ * this many words (256 MB); a model whose forms are bigger gets no runs. */
+#define MAX_WORDS ((size_t)32 << 20)
+
 static void put(words *b, uint64_t x)
 {
 	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		uint64_t *nw = b->oom ? NULL : realloc(b->w, cap * sizeof(uint64_t));
+		size_t cap = b->cap ? b->cap * 2 : 4096;
+		uint64_t *nw = b->oom || cap > MAX_WORDS ? NULL : realloc(b->w, cap * sizeof(uint64_t));
 		if (nw == NULL) {
 			b->oom = true;
 			b->n = 0; /* keep going; the caller checks oom */
@@ -275,6 +279,8 @@ typedef struct sigpass {
 	uint64_t *hash;
 	uint32_t *ord;      /* per group: ordinal in its ancestor at d, 0 = none yet */
 	uint32_t *pos;      /* per dag node: position in its ancestor at d */
+	size_t *off;        /* per dag node: where its form starts in the pass's words */
+	uint32_t *flen;     /* per dag node: its form's length */
 	uint32_t *next;     /* per dag node: next node of the same ancestor */
 	uint8_t *exported;  /* per value: used outside the group at d */
 	uint64_t *skey;     /* outer value numbering: (group << 32 | value) -> slot */
@@ -398,9 +404,9 @@ static void node_form(sigpass *s, words *b, uint32_t ni, uint32_t a)
 	}
 }
 
-static uint64_t fold(uint64_t h, const words *b)
+static uint64_t fold(uint64_t h, const words *b, size_t from)
 {
-	for (size_t i = 0; i < b->n; i++) {
+	for (size_t i = from; i < b->n; i++) {
 		h ^= b->w[i] * 0x9e3779b97f4a7c15ull;
 		h = (h << 27 | h >> 37) * 0x94d049bb133111ebull;
 	}
@@ -446,29 +452,30 @@ static void mark_exported(sigpass *s, const uint32_t *nodes, uint32_t nn)
 	}
 }
 
-static bool same_forms(sigpass *s, uint32_t a, uint32_t b, words *wa, words *wb)
+static bool same_forms(const sigpass *s, uint32_t a, uint32_t b, const words *w)
 {
 	if (s->cnt[a] != s->cnt[b] || s->hash[a] != s->hash[b] || s->nsub[a] != s->nsub[b] ||
 	    s->nslot[a] != s->nslot[b])
 		return false;
-	/* next to each other: no other drawn node between them (then one box for both cannot
-	 * make a cycle through something outside, as norm1 -> linear1 -> norm2 would) */
-	uint32_t lo = s->firstk[a] < s->firstk[b] ? s->firstk[a] : s->firstk[b];
-	uint32_t hi = s->lastk[a] > s->lastk[b] ? s->lastk[a] : s->lastk[b];
-	if ((uint64_t)hi - lo + 1 != (uint64_t)s->cnt[a] + s->cnt[b])
-		return false;
 	for (uint32_t x = s->head[a], y = s->head[b]; x != OXP_NONE || y != OXP_NONE;
 	     x = s->next[x], y = s->next[y]) {
-		if (x == OXP_NONE || y == OXP_NONE)
-			return false;
-		wa->n = wb->n = 0;
-		node_form(s, wa, x, a);
-		node_form(s, wb, y, b);
-		if (wa->oom || wb->oom || wa->n != wb->n ||
-		    memcmp(wa->w, wb->w, wa->n * sizeof(uint64_t)) != 0)
+		if (x == OXP_NONE || y == OXP_NONE || s->flen[x] != s->flen[y] ||
+		    memcmp(w->w + s->off[x], w->w + s->off[y], s->flen[x] * sizeof(uint64_t)) != 0)
 			return false;
 	}
 	return true;
+}
+
+/* Next to each other: no other drawn node between them in the graph's order (then one box
+ * for both cannot make a cycle through something outside, as norm1 -> linear -> norm2
+ * would). */
+static bool adjacent(const sigpass *s, uint32_t a, uint32_t b)
+{
+	if (s->cnt[a] == 0 || s->cnt[b] == 0)
+		return false;
+	uint32_t lo = s->firstk[a] < s->firstk[b] ? s->firstk[a] : s->firstk[b];
+	uint32_t hi = s->lastk[a] > s->lastk[b] ? s->lastk[a] : s->lastk[b];
+	return (uint64_t)hi - lo + 1 == (uint64_t)s->cnt[a] + s->cnt[b];
 }
 
 /* Could the next sibling of g repeat it?  Same family, the next number, as many nodes. */
@@ -522,15 +529,17 @@ oxr_code oxr__hier_repeats(const view *v, hier *h, const uint32_t *node_group,
 	s.hash = malloc(ng * sizeof(uint64_t));
 	s.ord = malloc(ng * sizeof(uint32_t));
 	s.pos = malloc(nd * sizeof(uint32_t));
+	s.off = malloc(nd * sizeof(size_t));
+	s.flen = malloc(nd * sizeof(uint32_t));
 	s.next = malloc(nd * sizeof(uint32_t));
 	s.exported = calloc(nv, 1);
 	s.skey = malloc((size_t)s.scap * sizeof(uint64_t));
 	s.sval = malloc((size_t)s.scap * sizeof(uint32_t));
-	words wa = {0}, wb = {0};
+	words w = {0};
 	oxr_code rc = OXR_OK;
 	if (!s.anc || !s.want || !s.cnt || !s.nsub || !s.nslot || !s.head || !s.tail || !s.hash ||
-	    !s.firstk || !s.lastk ||
-	    !s.ord || !s.pos || !s.next || !s.exported || !s.skey || !s.sval) {
+	    !s.firstk || !s.lastk || !s.ord || !s.pos || !s.off || !s.flen || !s.next ||
+	    !s.exported || !s.skey || !s.sval) {
 		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -538,7 +547,7 @@ oxr_code oxr__hier_repeats(const view *v, hier *h, const uint32_t *node_group,
 		if (!need[d])
 			continue;
 		s.d = d;
-		/* ancestors at depth d (parents come before children) and who is wanted */
+		/* ancestors at depth d (parents come before children) and the candidates */
 		for (uint32_t gi = 0; gi < h->n; gi++) {
 			const hgroup *g = &h->g[gi];
 			s.anc[gi] = g->depth == d ? gi : g->depth > d ? s.anc[g->parent] : OXP_NONE;
@@ -548,14 +557,12 @@ oxr_code oxr__hier_repeats(const view *v, hier *h, const uint32_t *node_group,
 			s.hash[gi] = 0x243f6a8885a308d3ull;
 		}
 		for (uint32_t gi = 1; gi < h->n; gi++) {
-			if (h->g[gi].depth != d)
-				continue;
-			uint32_t si = candidate(h, gi);
+			uint32_t si = h->g[gi].depth == d ? candidate(h, gi) : OXP_NONE;
 			if (si != OXP_NONE)
 				s.want[gi] = s.want[si] = true;
 		}
-		memset(s.skey, 0xff, (size_t)s.scap * sizeof(uint64_t));
-		mark_exported(&s, nodes, nn);
+		/* every candidate's nodes in order, with their positions (before any form: an
+		 * input may come from a later node in a graph that is not sorted) */
 		for (uint32_t k = 0; k < nn; k++) {
 			uint32_t ni = nodes[k];
 			uint32_t a = s.anc[node_group[ni]];
@@ -571,24 +578,36 @@ oxr_code oxr__hier_repeats(const view *v, hier *h, const uint32_t *node_group,
 			else
 				s.next[s.tail[a]] = ni;
 			s.tail[a] = ni;
-			wa.n = 0;
-			node_form(&s, &wa, ni, a);
-			if (wa.oom) {
-				rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
-				goto out;
-			}
-			s.hash[a] = fold(s.hash[a], &wa);
+		}
+		/* forms only for groups next to a candidate neighbour */
+		for (uint32_t gi = 1; gi < h->n; gi++)
+			if (h->g[gi].depth == d)
+				s.want[gi] = false;
+		for (uint32_t gi = 1; gi < h->n; gi++) {
+			uint32_t si = h->g[gi].depth == d ? candidate(h, gi) : OXP_NONE;
+			if (si != OXP_NONE && adjacent(&s, gi, si))
+				s.want[gi] = s.want[si] = true;
+		}
+		memset(s.skey, 0xff, (size_t)s.scap * sizeof(uint64_t));
+		mark_exported(&s, nodes, nn);
+		w.n = 0;
+		for (uint32_t k = 0; k < nn; k++) {
+			uint32_t ni = nodes[k];
+			uint32_t a = s.anc[node_group[ni]];
+			if (a == OXP_NONE || !s.want[a])
+				continue;
+			size_t start = w.n;
+			node_form(&s, &w, ni, a);
+			if (w.oom)
+				goto out; /* forms too big to keep: no runs here or deeper */
+			s.off[ni] = start;
+			s.flen[ni] = (uint32_t)(w.n - start);
+			s.hash[a] = fold(s.hash[a], &w, start);
 		}
 		for (uint32_t gi = 1; gi < h->n; gi++) {
-			if (h->g[gi].depth != d)
-				continue;
-			uint32_t si = candidate(h, gi);
-			if (si != OXP_NONE)
-				h->g[gi].same_next = same_forms(&s, gi, si, &wa, &wb);
-			if (wa.oom || wb.oom) {
-				rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
-				goto out;
-			}
+			uint32_t si = h->g[gi].depth == d ? candidate(h, gi) : OXP_NONE;
+			if (si != OXP_NONE && s.want[gi] && adjacent(&s, gi, si))
+				h->g[gi].same_next = same_forms(&s, gi, si, &w);
 		}
 	}
 out:
@@ -604,11 +623,12 @@ out:
 	free(s.hash);
 	free(s.ord);
 	free(s.pos);
+	free(s.off);
+	free(s.flen);
 	free(s.next);
 	free(s.exported);
 	free(s.skey);
 	free(s.sval);
-	free(wa.w);
-	free(wb.w);
+	free(w.w);
 	return rc;
 }
