@@ -486,12 +486,6 @@ static bool decide(hstate *st)
 {
 	hier *h = &st->h;
 	view *v = st->v;
-	/* ranges among the children that are collapsed by default, of groups open by default */
-	for (uint32_t gi = 0; gi < h->n; gi++) {
-		hgroup *g = &h->g[gi];
-		if (((int)g->depth + 1 == st->N || g->auto_open) && !make_ranges(st, gi))
-			return false;
-	}
 	for (uint32_t gi = 1; gi < h->n; gi++) {
 		hgroup *g = &h->g[gi];
 		bool dflt = (int)g->depth < st->N || g->auto_open;
@@ -517,9 +511,18 @@ static bool decide(hstate *st)
 			}
 		}
 		g->open = dflt || g->full || g->below;
-		if (g->range != OXP_NONE && (g->full || g->below))
-			st->ranges[g->range].open = true;
 	}
+	/* ranges among the children that are collapsed unless named, of every open group not
+	 * opened in full (they depend on the family alone, not on what is open) */
+	for (uint32_t gi = 0; gi < h->n; gi++) {
+		hgroup *g = &h->g[gi];
+		if (((int)g->depth + 1 >= st->N || g->auto_open) && g->open && !g->full &&
+		    !make_ranges(st, gi))
+			return false;
+	}
+	for (uint32_t gi = 1; gi < h->n; gi++)
+		if (h->g[gi].range != OXP_NONE && (h->g[gi].full || h->g[gi].below))
+			st->ranges[h->g[gi].range].open = true;
 	for (uint32_t r = 0; r < st->nranges; r++) {
 		hrange *rg = &st->ranges[r];
 		const char *Q = group_path(v, h, rg->parent);

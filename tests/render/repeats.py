@@ -11,7 +11,8 @@ render/repeat.c), on models built here with python3-onnx and drawn by `onnxviz r
   - opening a run's first member leaves the rest a run; "open all" (/p/layers.0..11/*)
     opens every member;
   - a family with many different members is drawn as ranges "layers.0–9" that open like
-    groups (expand=/model/layers.0..9) and open by themselves when a member is named;
+    groups (expand=/model/layers.0..9) and open by themselves when a member is named (also
+    below a group opened only because something inside it is named);
   - the 1,000-layer model of tests/bench/render_models.py, smaller: the overview has
     between 5 and 160 boxes, alike or not;
   - a group of one node is drawn as that node; a group's summary gives its nodes, its
@@ -280,6 +281,13 @@ def test_ranges(tmp):
           "a member named opens its range")
     check(d.group("/model/layers.10..19") is None and d.group("/model/layers.0..9"),
           "the other ranges stay closed")
+    # the same under a group opened only because something below it is named (group=1:
+    # /model is collapsed by default)
+    d = draw(tmp, m, "--group=1", "--expand=/model/layers.15/attn")
+    check(d.cluster("/model/layers.10..19") is not None and d.cluster("/model/layers.15/attn"),
+          "group=1: the named member's range opens")
+    check(len([b for b in d.groups() if b["group"] and ".." in b["group"]]) == 11,
+          "group=1: the other 11 ranges stay closed: %s" % sorted(b["group"] for b in d.groups()))
 
 
 def test_big_stack(tmp):
