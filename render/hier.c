@@ -272,10 +272,8 @@ static uint64_t level_runs(hier *h, uint32_t depth, int what)
  * one that mostly repeats what a run at the level above already says (every member of a
  * run opened: 48 copies of one layer).  Fewer than AUTO_MIN boxes: the first member of
  * every run opens one level. */
-static int auto_depth(hier *h, const uint32_t *ndepth, uint32_t nn)
+static int auto_depth(hier *h, const uint32_t *ndepth)
 {
-	if (nn <= AUTO_FLAT)
-		return 0;
 	uint32_t maxd = 0;
 	for (uint32_t gi = 0; gi < h->n; gi++)
 		if (h->g[gi].depth > maxd)
@@ -875,13 +873,14 @@ static void item_rows(hstate *st, uint32_t bi, uint32_t *stamp)
 				other++;
 				continue;
 			}
-			ops[nops] = (opcount){.op = op, .first = nops, .rank = 4};
+			/* the family once per op type (a search through every known op) */
+			ops[nops] = (opcount){.op = op, .first = nops,
+			                      .rank = op_rank(oxr__op_family(dn->proto->domain, op), false)};
 			nops++;
 		}
 		ops[k].n++;
-		uint8_t r = op_rank(oxr__op_family(dn->proto->domain, op), weighted);
-		if (r < ops[k].rank)
-			ops[k].rank = r;
+		if (weighted && ops[k].rank == 4)
+			ops[k].rank = 3;
 	}
 	qsort(ops, nops, sizeof(*ops), by_rank);
 	char n1[32], n2[32], line[160];
@@ -942,6 +941,9 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 		if (!v->node_hidden[ni])
 			nodes[nn++] = ni;
 	}
+	bool automatic = v->o.group <= 0 && v->o.expand_depth <= 0;
+	if (automatic && nn <= AUTO_FLAT)
+		goto out; /* small enough to draw flat: no scope tree needed */
 	h->cap = nn * MAX_GROUP_DEPTH + 1;
 	h->g = malloc((size_t)h->cap * sizeof(hgroup));
 	h->tcap = 16;
@@ -984,10 +986,10 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 		goto out;
 	if (v->o.group > 0)
 		st.N = v->o.group;
-	else if (v->o.expand_depth > 0)
+	else if (!automatic)
 		st.N = v->o.expand_depth + 1;
 	else
-		st.N = auto_depth(h, ndepth, nn);
+		st.N = auto_depth(h, ndepth);
 	if (st.N <= 0)
 		goto out; /* flat */
 	v->group_depth = st.N;
