@@ -145,10 +145,10 @@ static const char *group_path(view *v, hier *h, uint32_t gi)
 /* ---------------------------------------------------------------------------------------
  * Runs and ranges as the default view sees them (every child collapsed)
  */
-/* Is x the start of a box among its family (not a repeat of the sibling before it)? */
-static bool starts_box(const hier *h, uint32_t prev, uint32_t x)
+/* Does a sibling whose predecessor in its family is prev start a box of its own (it is no
+ * repeat of prev)? */
+static bool starts_box(const hier *h, uint32_t prev)
 {
-	(void)x;
 	return prev == OXP_NONE || !h->g[prev].same_next;
 }
 
@@ -189,7 +189,7 @@ static uint32_t family_items(const hier *h, uint32_t x, uint32_t *end)
 {
 	uint32_t fam = h->g[x].fam, items = 0, prev = OXP_NONE;
 	for (; x != OXP_NONE && h->g[x].fam == fam; prev = x, x = h->g[x].next_sibling)
-		items += starts_box(h, prev, x);
+		items += starts_box(h, prev);
 	*end = x;
 	return items;
 }
@@ -243,7 +243,7 @@ static uint64_t run_members(hier *h, uint32_t p, int what)
 		if (family_items(h, c, &end) <= RANGE_MAX) {
 			uint32_t prev = OXP_NONE;
 			for (uint32_t x = c; x != end; prev = x, x = h->g[x].next_sibling) {
-				bool first = starts_box(h, prev, x);
+				bool first = starts_box(h, prev);
 				if (what == RUNS_REST) {
 					if (!first)
 						boxes += items_of(h, x);
