@@ -53,11 +53,14 @@ typedef struct vbox {
 	bool missing;       /* BX_INPUT for an undefined value */
 	uint32_t node;      /* dag node (BX_OP), else OXP_NONE */
 	uint32_t value;     /* dag value (terminals, tensors, stubs), else OXP_NONE */
-	uint32_t group;     /* hierarchy group (BX_GROUP), else OXP_NONE */
+	uint32_t group;     /* hierarchy item (BX_GROUP, hier.c), else OXP_NONE */
 	uint32_t cluster;   /* innermost enclosing cluster, else OXP_NONE */
 	uint32_t peer;      /* stubs: the box at the other end of the cut edge */
 	const char *id;     /* element id: ASCII [A-Za-z0-9._:-], starts with a letter */
 	const char *title;  /* tooltip */
+	const char *gpath;  /* BX_GROUP: the expand entry that opens it (data-group) */
+	const char *open_all; /* BX_GROUP of a run: the expand entry opening every member */
+	uint32_t members;   /* BX_GROUP of a run or range: scopes it stands for */
 	uint32_t nrows;
 	vrow *rows;
 	double w, h;        /* points */

@@ -96,9 +96,16 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 		oxr_buf_printf(o, " data-value=\"%u\"", b->value);
 	if (b->peer != OXP_NONE)
 		oxr_buf_printf(o, " data-peer=\"%s\"", v->boxes[b->peer].id);
-	if (b->kind == BX_GROUP && b->title != NULL) {
+	if (b->kind == BX_GROUP && b->gpath != NULL) {
 		oxr_buf_append(o, " data-group=\"", 13);
-		xml_path(o, b->title);
+		xml_path(o, b->gpath);
+		oxr_buf_append(o, "\"", 1);
+	}
+	if (b->members > 0)
+		oxr_buf_printf(o, " data-members=\"%u\"", b->members);
+	if (b->open_all != NULL) {
+		oxr_buf_append(o, " data-open-all=\"", 16);
+		xml_path(o, b->open_all);
 		oxr_buf_append(o, "\"", 1);
 	}
 	oxr_buf_append(o, ">", 1);
@@ -134,6 +141,17 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 		break;
 	default:
 		break;
+	}
+	/* a run of repeated blocks is drawn as a stack (in a group of its own: the box's own
+	 * rect stays its first) */
+	if (b->open_all != NULL) {
+		oxr_buf_append(o, "<g class=\"stack\">", 17);
+		for (int k = 2; k > 0; k--)
+			oxr_buf_printf(o,
+			               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			               "rx=\"%.1f\" fill=\"%s\" stroke=\"%s\"/>",
+			               x0 + 3.0 * k, y0 + 3.0 * k, b->w, b->h, rx, fill, stroke);
+		oxr_buf_append(o, "</g>", 4);
 	}
 	oxr_buf_printf(o,
 	               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"%.1f\" "
@@ -351,6 +369,16 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 		if (b->title != NULL) {
 			oxr_buf_append(o, ",\"title\":", 9);
 			jstr(o, b->title);
+		}
+		if (b->gpath != NULL) {
+			oxr_buf_append(o, ",\"group\":", 9);
+			jstr(o, b->gpath);
+		}
+		if (b->members > 0)
+			oxr_buf_printf(o, ",\"members\":%u", b->members);
+		if (b->open_all != NULL) {
+			oxr_buf_append(o, ",\"open_all\":", 12);
+			jstr(o, b->open_all);
 		}
 		oxr_buf_printf(o, ",\"x\":%.1f,\"y\":%.1f,\"w\":%.1f,\"h\":%.1f,\"rows\":[", b->x, b->y,
 		               b->w, b->h);

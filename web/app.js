@@ -5,7 +5,7 @@
 import { ApiError, dataLocation, getJSON, getBlob, listModels, modelUrl, upload, setToken } from './api.js';
 import { fetchSvg, PanZoom, stubPeers } from './graph.js';
 import { modelPanel, nodePanel, tensorPanel, tensorUploadPanel, valuePanel } from './panels.js';
-import { h, clear, fmtInt, fmtBytes, fmtDate, shortId, debounce, downloadBlob, groupAttr, groupOf } from './util.js';
+import { h, clear, fmtInt, fmtBytes, fmtDate, shortId, debounce, downloadBlob, groupAttr, groupOf, pathAttr, spanOf, inSpan } from './util.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -92,6 +92,7 @@ const cur = {
   loadCtl: null,    // AbortController of the drawing being fetched
   selected: null,   // id of the selected node
   panelKey: null,
+  opening: null,    // openModel() of the model shown (settled once its summary is in)
 };
 let focusAfterLoad = null; // {group: path} | {cluster: path}
 let applySeq = 0;
@@ -121,7 +122,10 @@ async function apply(r) {
   route = r;
   if (!r.id) { showHome(); return; }
   showWorkspace();
-  if (cur.id !== r.id) await openModel(r.id);
+  // the model's summary, once (a route of the same model applied while it is still loading,
+  // e.g. after quick steps back in history, waits for it too)
+  if (cur.id !== r.id) cur.opening = openModel(r.id);
+  await cur.opening;
   if (seq !== applySeq || !cur.summary) return; // no summary: openModel says why
   const isTensor = !!(cur.summary && cur.summary.kind === 'tensor');
   showGraphParts(!isTensor);
@@ -299,6 +303,7 @@ async function loadGraph(r, key, seq) {
   const hgt = parseFloat(svg.getAttribute('height')) || (vb && vb.height) || 100;
   pz.setContent(w, hgt);
   markCollapsible();
+  addRunButtons();
   const boxes = svg.getAttribute('data-boxes');
   const nodes = svg.querySelectorAll('g.node').length;
   $('graph-info').textContent = `${fmtInt(boxes ? +boxes : nodes)} boxes${svg.getAttribute('data-group-depth') && svg.getAttribute('data-group-depth') !== '0' ? ` · grouped by scope (depth ${svg.getAttribute('data-group-depth')})` : ''}`;
@@ -334,6 +339,36 @@ function markCollapsible() {
   for (const c of cur.svg.querySelectorAll('g.cluster.scope[data-group]')) {
     if (collapseTarget(groupOf(c))) c.classList.add('collapsible');
   }
+}
+
+// A run of repeated blocks (g.node.group[data-open-all], "layers.1–47 ×47") opens its first
+// member on a click, like a group; its "open all" button (beside the box, moving with the
+// drawing) or a Shift+click opens every member in one click: expand=/p/layers.1..47/*.
+function addRunButtons() {
+  for (const g of cur.svg.querySelectorAll('g.node.group[data-open-all]')) {
+    const rect = g.querySelector(':scope > rect');
+    if (!rect) continue;
+    const n = g.getAttribute('data-members') || '';
+    const what = (g.querySelector('title') || {}).textContent || groupOf(g);
+    const b = h('button', {
+      type: 'button', class: 'run-open-all', text: `open all ${n}`,
+      title: `Open every one of the ${n} alike (${what})`, 'aria-label': `Open all ${n} of ${what}`,
+      dataset: { for: g.id },
+      onclick: (e) => { e.stopPropagation(); openAll(g); },
+    });
+    // past the stack drawn behind the box (6 units)
+    b.style.left = `${+rect.getAttribute('x') + +rect.getAttribute('width') + 10}px`;
+    b.style.top = `${+rect.getAttribute('y') + 1}px`;
+    canvas.append(b);
+  }
+}
+
+function openAll(g) {
+  const entry = pathAttr(g, 'data-open-all');
+  if (!entry || route.expand.includes(entry)) return Promise.resolve();
+  focusAfterLoad = { cluster: groupOf(g) };
+  announce(`Opening all of ${entry}…`);
+  return navigate({ expand: [...route.expand, entry], node: null, value: null, tensor: null });
 }
 
 // The expand entry that a click on cluster `path` collapses, or null (an automatic cluster).
@@ -390,9 +425,11 @@ function expandGroup(path) {
 
 function collapseGroup(path) {
   const p = normPath(path);
+  // a range ("/m/layers.0..99") also closes what was opened among its members
+  const span = spanOf(p);
   focusAfterLoad = { group: p };
   announce(`Collapsing ${p}…`);
-  return navigate({ expand: route.expand.filter((x) => normPath(x) !== p && !normPath(x).startsWith(`${p}/`)) });
+  return navigate({ expand: route.expand.filter((x) => normPath(x) !== p && !normPath(x).startsWith(`${p}/`) && !(span && inSpan(span, normPath(x)))) });
 }
 
 function renderExpandedChips() {
@@ -616,7 +653,10 @@ async function goToNode(hit) {
       hit = { ...hit, name, scope: n ? n.scope : '' };
     }
     const chain = groupChain(name || '');
-    const drawn = chain.findIndex((p) => cur.svg.querySelector(`g.node.group[data-group="${CSS.escape(groupAttr(p))}"]`));
+    let drawn = chain.findIndex((p) => cur.svg.querySelector(`g.node.group[data-group="${CSS.escape(groupAttr(p))}"]`));
+    // in a run of repeats or a range, the box is named after another scope: open from the
+    // first scope of the chain that is not an open cluster
+    if (drawn < 0 && !nodeEl(hit.node)) drawn = chain.findIndex((p) => !cur.svg.querySelector(`g.cluster[data-group="${CSS.escape(groupAttr(p))}"]`));
     if (drawn >= 0) {
       const add = chain.slice(drawn).filter((p) => !route.expand.includes(p));
       announce(`Expanding ${chain[drawn]} to show the node…`);
@@ -668,6 +708,7 @@ viewport.addEventListener('click', (e) => {
     return;
   }
   const kind = g.getAttribute('data-kind');
+  if (kind === 'group' && e.shiftKey && g.hasAttribute('data-open-all')) { openAll(g); return; }
   if (kind === 'group') { expandGroup(groupOf(g)); return; }
   if (kind === 'stub-in' || kind === 'stub-out') { jumpFromStub(g); return; }
   const node = g.getAttribute('data-node');
