@@ -29,6 +29,7 @@ typedef struct hgroup {
 	uint32_t cluster;   /* cluster when expanded (not root) */
 	uint32_t first_node;/* list of nodes mapped to this collapsed box (via next[]) */
 	bool expanded;
+	bool keep;          /* holds a node an overlay keeps open */
 	const char *path;   /* "/encoder/layers.3" (display text), built when needed */
 } hgroup;
 
@@ -311,6 +312,9 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 			if (x == 0)
 				break;
 		}
+		if (v->ov != NULL && oxr__overlay_keeps(v, ni))
+			for (uint32_t x = g; x != 0 && !h.g[x].keep; x = h.g[x].parent)
+				h.g[x].keep = true;
 	}
 	if (oom) {
 		rc = oxr__fail(err, OXR_E_NOMEM, "too many groups");
@@ -330,7 +334,7 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 	/* expanded or collapsed, then who stands for whom (parents come before children) */
 	for (uint32_t gi = 1; gi < h.n; gi++) {
 		hgroup *g = &h.g[gi];
-		g->expanded = (int)g->depth < N || listed(v, &h, gi);
+		g->expanded = (int)g->depth < N || listed(v, &h, gi) || g->keep;
 		hgroup *p = &h.g[g->parent];
 		if (p->rep != OXP_NONE)
 			g->rep = p->rep;
