@@ -60,6 +60,8 @@ static uint8_t folded_mark(const view *v, uint32_t vi)
 
 bool oxr__overlay_keeps(const view *v, uint32_t n)
 {
+	if (v->ov->nodes == NULL)
+		return false;
 	const oxr_overlay_node *x = &v->ov->nodes[n];
 	if (x->flags & OXR_OV_KEEP)
 		return true;

@@ -368,6 +368,47 @@ def t_text_and_options(pairs):
     check(b'data-mark="changed"' in big, "--group=1: the changed node stays visible (its scope open)")
 
 
+def t_corpus():
+    """Odd structures (subgraphs, functions, training graphs, sparse and string tensors,
+    external data, IR 1 attributes, ...): each model against itself is the same (exit 0,
+    external data read and compared), against its neighbour in the list different; every
+    document valid, every drawing of a model with a main graph well-formed."""
+    data = os.path.join(ROOT, "tests", "data", "models")
+    corpus = os.environ.get("ONNXVIZ_CORPUS", os.path.join(ROOT, "..", "shared", "corpus"))
+    files = sorted(os.path.join(data, f) for f in os.listdir(data) if f.endswith(".onnx"))
+    files += [os.path.join(corpus, "models", "real", f) for f in ("squeezenet1_1.onnx", "silero_vad_v5.onnx")]
+    files = [f for f in files if os.path.exists(f)]
+    out = os.path.join(TMP, "c.json")
+    for i, f in enumerate(files):
+        g = files[(i + 1) % len(files)]
+        for other, want in ((f, 0), (g, 1)):
+            rc, _, err = run("diff", f, other, "-o", out)
+            ok = check(rc == want, "corpus: diff %s %s: exit %d, want %d %s" %
+                       (os.path.basename(f), os.path.basename(other), rc, want, err[:200]))
+            if not ok:
+                continue
+            doc = json.load(open(out))
+            errors = list(VALIDATOR.iter_errors(doc))
+            check(not errors, "corpus: %s %s: schema: %s" % (f, other, errors[0].message if errors else ""))
+            if want == 0:
+                nc = [t for t in doc["tensors"]] + [t for t in doc["nodes"] if t["status"] != "unchanged"]
+                check(not nc, "corpus: %s against itself: %s" % (f, nc[:2]))
+        rc, svg, err = run("diff", g, f, "--format=svg")
+        if "main graph" in err:
+            continue
+        check(rc in (0, 1) and svg.startswith(b"<?xml"), "corpus: svg of %s vs %s: %d %s" % (g, f, rc, err[:200]))
+        if rc in (0, 1):
+            try:
+                ET.fromstring(svg)
+            except ET.ParseError as e:
+                check(False, "corpus: svg of %s parses: %s" % (f, e))
+    ext = os.path.join(data, "external.onnx")
+    if os.path.exists(ext):
+        rc, _, _ = run("diff", ext, ext, "-o", out)
+        doc = json.load(open(out))
+        check(rc == 0 and doc["same"], "external data against itself: the same")
+
+
 def t_exit_statuses():
     rc, _, _ = run("diff", P("base.onnx"), P("base.onnx"))
     check(rc == 0, "same model: exit 0 (%d)" % rc)
@@ -582,6 +623,7 @@ def main():
     try:
         docs = t_pairs(pairs)
         t_text_and_options(pairs)
+        t_corpus()
         t_exit_statuses()
         if os.environ.get("MODELDIFF_NO_HTTP") != "1":
             t_http(pairs, docs)
