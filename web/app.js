@@ -185,6 +185,7 @@ async function showDiff(r) {
   if (cur.id !== null || cur.tensorShown) { cur.id = null; cur.summary = null; cur.svg = null; cur.svgKey = null; closeSide(); }
   cur.tensorShown = null;
   $('model-panel-title').textContent = 'Changes';
+  $('toggle-model').textContent = 'Changes';
   syncOptionsForm();
   clear($('expanded'));
   await diffView.show(r);
@@ -210,6 +211,7 @@ async function openModel(id) {
     document.title = `${title} — onnxviz`;
     $('crumb-name').textContent = title;
     $('model-panel-title').textContent = s.kind === 'tensor' ? 'Tensor' : 'Model';
+    $('toggle-model').textContent = 'Model';
     if (s.kind === 'tensor') {
       const t = s.tensor || {};
       $('crumb-meta').textContent = `tensor · ${t.dtype} ⟨${(t.dims || []).join('×') || 'scalar'}⟩ · ${fmtBytes(s.size)}`;

@@ -409,6 +409,49 @@ def t_corpus():
         check(rc == 0 and doc["same"], "external data against itself: the same")
 
 
+def t_nested():
+    """Subgraphs and functions: a change inside an If's branch marks the branch's node and
+    the If ("subgraph"); a change inside a model-local function marks the function."""
+    from onnx import TensorProto as TP
+
+    def model(alpha, fn_op):
+        then_g = helper.make_graph([helper.make_node("LeakyRelu", ["x"], ["t"], name="then_act", alpha=alpha)],
+                                   "then", [], [helper.make_tensor_value_info("t", TP.FLOAT, [2])])
+        else_g = helper.make_graph([helper.make_node("Relu", ["x"], ["e"], name="else_act")],
+                                   "else", [], [helper.make_tensor_value_info("e", TP.FLOAT, [2])])
+        fn = helper.make_function("local", "Act", ["u"], ["v"],
+                                  [helper.make_node(fn_op, ["u"], ["v"], name="fn_node")],
+                                  [helper.make_opsetid("", 13)])
+        nodes = [helper.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g, else_branch=else_g),
+                 helper.make_node("Act", ["y"], ["z"], name="call", domain="local")]
+        g = helper.make_graph(nodes, "nested", [helper.make_tensor_value_info("c", TP.BOOL, []),
+                                                helper.make_tensor_value_info("x", TP.FLOAT, [2])],
+                              [helper.make_tensor_value_info("z", TP.FLOAT, [2])])
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("local", 1)],
+                                 functions=[fn])
+    pa, pb = os.path.join(TMP, "nested_a.onnx"), os.path.join(TMP, "nested_b.onnx")
+    onnx.save(model(0.1, "Relu"), pa)
+    onnx.save(model(0.3, "Sigmoid"), pb)
+    out = os.path.join(TMP, "n.json")
+    rc, _, err = run("diff", pa, pb, "-o", out)
+    doc = json.load(open(out))
+    check(rc == 1 and not list(VALIDATOR.iter_errors(doc)), "nested: exit 1, valid: %s" % err)
+    by = {n["name"]: n for n in doc["nodes"]}
+    then_act, branch, fn_node = by.get("then_act"), by.get("branch"), by.get("fn_node")
+    check(then_act and then_act["status"] == "changed" and then_act["b"].startswith("n0.then_branch") and
+          [c["kind"] for c in then_act["changes"]] == ["attribute"], "nested: the branch's node changed: %s" % then_act)
+    check(branch and branch["status"] == "changed" and [c["kind"] for c in branch["changes"]] == ["subgraph"],
+          "nested: the If has a subgraph change: %s" % branch)
+    check(fn_node and fn_node["status"] == "changed" and fn_node["changes"][0]["kind"] == "op_type",
+          "nested: the function's node changed op: %s" % fn_node)
+    check([f["status"] for f in doc["functions"]] == ["changed"] and doc["summary"]["functions"]["changed"] == 1,
+          "nested: the function changed: %s" % doc["functions"])
+    check(by.get("else_act", {}).get("status") == "unchanged" and by.get("call", {}).get("status") == "unchanged",
+          "nested: the rest unchanged")
+    rc, svg, _ = run("diff", pa, pb, "--format=svg", "--subgraphs=expand")
+    check(rc == 1 and svg.count(b'data-mark="changed"') >= 2, "nested: expanded subgraphs drawn with their marks")
+
+
 def t_exit_statuses():
     rc, _, _ = run("diff", P("base.onnx"), P("base.onnx"))
     check(rc == 0, "same model: exit 0 (%d)" % rc)
@@ -624,6 +667,7 @@ def main():
         docs = t_pairs(pairs)
         t_text_and_options(pairs)
         t_corpus()
+        t_nested()
         t_exit_statuses()
         if os.environ.get("MODELDIFF_NO_HTTP") != "1":
             t_http(pairs, docs)
