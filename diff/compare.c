@@ -8,7 +8,8 @@
  * initializers are not a pair, or graph inputs of other names); each output present on
  * one side only; each output whose element type or shape differs where both are known
  * (declared or inferred: "unknown" on one side is not a difference); each input whose
- * initializer pair differs in content; and "subgraph" when a node below it differs.
+ * initializer pair differs in content; and "subgraph" when a node below it (in its
+ * subgraphs, or in the model-local function it calls) differs.
  * Doc strings are not compared (exporters put stack traces there).
  */
 #include "diff/internal.h"
@@ -297,6 +298,42 @@ static oxd_node *rec(oxd_diff *d, uint32_t i)
 	return &((oxd_node *)d->nodes.p)[i];
 }
 
+/* Nodes of B that call a model-local function with a differing node (in B's function or
+ * in its pair in A) get a "subgraph" change: what they run changed. */
+static void mark_callers(cmp *c, bool *flagged)
+{
+	oxd_diff *d = c->d;
+	const oxp_model_proto *pb = oxp_model_proto_get(d->mb);
+	bool *changed_fn = calloc(pb->nfunctions ? pb->nfunctions : 1, sizeof(bool));
+	if (changed_fn == NULL) {
+		c->oom = true;
+		return;
+	}
+	bool any = false;
+	for (uint32_t s = 0; s < d->vb->nscopes; s++) {
+		const oxp_scope *sc = &d->vb->scopes[s];
+		if (sc->kind != OXP_SCOPE_FUNCTION || sc->function == NULL)
+			continue;
+		bool ch = false;
+		for (uint32_t k = 0; k < sc->nnodes && !ch; k++)
+			ch = rec(d, d->of_b[sc->first_node + k])->status != OXD_SAME;
+		uint32_t sa = d->sb[s];
+		for (uint32_t k = 0; sa != OXP_NONE && k < d->va->scopes[sa].nnodes && !ch; k++)
+			ch = d->pa[d->va->scopes[sa].first_node + k] == OXP_NONE;
+		changed_fn[sc->function - pb->functions] = ch;
+		any |= ch;
+	}
+	for (uint32_t n = 0; any && n < d->vb->nnodes; n++) {
+		uint32_t f = d->vb->nodes[n].function, r = d->of_b[n];
+		if (f == OXP_NONE || f >= pb->nfunctions || !changed_fn[f] || flagged[r] ||
+		    rec(d, r)->status == OXD_ADDED)
+			continue;
+		flagged[r] = true;
+		add(c, r, OXD_CH_SUBGRAPH, 0, OXP_NONE, NULL, NULL);
+	}
+	free(changed_fn);
+}
+
 /* Owners of subgraphs holding a differing node get a "subgraph" change, up the chain. */
 static void mark_owners(cmp *c, bool *flagged)
 {
@@ -319,6 +356,7 @@ static void mark_owners(cmp *c, bool *flagged)
 			if (o->status == OXD_ADDED || o->status == OXD_REMOVED || flagged[orec])
 				break;
 			flagged[orec] = true;
+			o->status = OXD_CHANGED; /* before the callers of functions are looked at */
 			add(c, orec, OXD_CH_SUBGRAPH, 0, OXP_NONE, NULL, NULL);
 			scope = v->nodes[owner].scope;
 		}
@@ -369,6 +407,8 @@ static bool build_records(cmp *c)
 	if (flagged == NULL)
 		return false;
 	mark_owners(c, flagged);
+	if (!c->oom)
+		mark_callers(c, flagged);
 	free(flagged);
 	if (c->oom)
 		return false;

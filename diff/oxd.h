@@ -76,7 +76,8 @@ typedef enum oxd_change_kind {
 	OXD_CH_OUTPUT,    /* pos: an output present on one side only */
 	OXD_CH_TYPE,      /* pos: an output whose element type or shape differs (both known) */
 	OXD_CH_TENSOR,    /* pos: an input whose initializer differs; tensor: its record */
-	OXD_CH_SUBGRAPH,  /* a node of its subgraphs differs */
+	OXD_CH_SUBGRAPH,  /* a node of its subgraphs, or of the model-local function it calls,
+	                     differs */
 	OXD_CH__COUNT
 } oxd_change_kind;
 

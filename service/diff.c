@@ -217,7 +217,7 @@ static void node_marks(ovbuild *o, uint32_t n)
 			notes[nn++] = line(o, "out %u: %s \xe2\x86\x92 %s", c->pos, v1, v2);
 			break;
 		case OXD_CH_SUBGRAPH:
-			notes[nn++] = "a subgraph changed";
+			notes[nn++] = xb->function != OXP_NONE ? "its function changed" : "a subgraph changed";
 			break;
 		default:
 			break;
