@@ -488,7 +488,7 @@ static bool decide(hstate *st)
 		hgroup *g = &h->g[gi];
 		bool dflt = (int)g->depth < st->N || g->auto_open;
 		g->full = h->g[g->parent].full;
-		g->below = false;
+		g->below = g->keep; /* an overlay keeps it open, as if something below were named */
 		if (st->nx > 0) {
 			const char *P = group_path(v, h, gi);
 			const char *Q = group_path(v, h, g->parent);
@@ -972,6 +972,9 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 			if (x == 0)
 				break;
 		}
+		if (v->ov != NULL && oxr__overlay_keeps(v, ni))
+			for (uint32_t x = g; x != 0 && !h->g[x].keep; x = h->g[x].parent)
+				h->g[x].keep = true;
 	}
 	if (oom) {
 		rc = oxr__fail(err, OXR_E_NOMEM, "too many groups");

@@ -30,6 +30,7 @@ typedef struct hgroup {
 	bool open;          /* drawn open: a cluster (or nothing, for one node) */
 	bool full;          /* the expand list opens it and everything below */
 	bool below;         /* the expand list names something below it */
+	bool keep;          /* holds a node an overlay keeps open (a diff's change) */
 	uint32_t range;     /* the range it belongs to, else OXP_NONE */
 	uint32_t run;       /* the run it belongs to, else OXP_NONE */
 	uint32_t box;       /* box standing for it (its own, a run's, a range's, an

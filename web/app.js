@@ -6,12 +6,14 @@ import { ApiError, dataLocation, getJSON, getBlob, listModels, modelUrl, upload,
 import { fetchSvg, PanZoom, stubPeers } from './graph.js';
 import { modelPanel, nodePanel, tensorPanel, tensorUploadPanel, valuePanel } from './panels.js';
 import { h, clear, fmtInt, fmtBytes, fmtDate, shortId, debounce, downloadBlob, groupAttr, groupOf, pathAttr, spanOf, inSpan } from './util.js';
+import { DiffView, compareSection } from './diff.js';
 
 const $ = (id) => document.getElementById(id);
 
 // ------------------------------------------------------------------------- route
 // #/models/{id}?rankdir=LR&initializers=nodes&group=none&subgraphs=expand&shapes=off
 //   &attrs=all&arith=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
+// #/diff/{a}/{b}?{the same options}&change=N — the diff view (diff.js)
 const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold' };
 const OPTION_VALUES = {
   rankdir: ['TB', 'LR'], initializers: ['fold', 'nodes', 'hide'], subgraphs: ['collapse', 'expand'],
@@ -21,11 +23,12 @@ const OPTION_VALUES = {
 const NODE_ID = /^[A-Za-z0-9_.]{1,200}$/;
 
 function parseHash(hash) {
-  const r = { id: null, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null };
-  const m = /^#\/models\/([0-9a-f]{64})(?:\?(.*))?$/.exec(hash);
+  const r = { id: null, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null, diff: null, change: null };
+  const m = /^#\/(?:models\/([0-9a-f]{64})|diff\/([0-9a-f]{64})\/([0-9a-f]{64}))(?:\?(.*))?$/.exec(hash);
   if (!m) return r;
-  r.id = m[1];
-  for (const part of (m[2] || '').split('&')) {
+  if (m[1]) r.id = m[1];
+  else r.diff = { a: m[2], b: m[3] };
+  for (const part of (m[4] || '').split('&')) {
     if (!part) continue;
     const eq = part.indexOf('=');
     let k, v;
@@ -39,6 +42,7 @@ function parseHash(hash) {
     else if (k === 'node') r.node = v || null;
     else if (k === 'value') r.value = /^\d+$/.test(v) ? v : null;
     else if (k === 'tensor') r.tensor = v || null;
+    else if (k === 'change' && r.diff) r.change = /^\d+$/.test(v) ? +v : null;
   }
   return r;
 }
@@ -55,6 +59,10 @@ function renderQuery(r) {
 }
 
 function buildHash(r) {
+  if (r.diff) {
+    const q = [renderQuery(r), r.change !== null && r.change !== undefined ? `change=${r.change}` : ''].filter(Boolean).join('&');
+    return `#/diff/${r.diff.a}/${r.diff.b}${q ? `?${q}` : ''}`;
+  }
   if (!r.id) return '#/';
   const q = [renderQuery(r)];
   if (r.node) q.push(`node=${enc(r.node)}`);
@@ -120,6 +128,9 @@ function modelTitle(id, summary) {
 async function apply(r) {
   const seq = ++applySeq;
   route = r;
+  document.body.classList.toggle('diff-mode', !!r.diff);
+  if (r.diff) { await showDiff(r); return; }
+  if (diffView.key) { diffView.key = null; delete canvas.dataset.diff; clear(canvas); } // left the diff view
   if (!r.id) { showHome(); return; }
   showWorkspace();
   // the model's summary, once (a route of the same model applied while it is still loading,
@@ -174,6 +185,20 @@ function showWorkspace() {
   for (const id of ['search-box', 'options-wrap', 'download-wrap']) $(id).hidden = false;
 }
 
+// The diff view: the workspace with the list of changes in the left panel (diff.js).
+async function showDiff(r) {
+  showWorkspace();
+  showGraphParts(true);
+  for (const id of ['search-box', 'download-wrap']) $(id).hidden = true;
+  if (cur.id !== null || cur.tensorShown) { cur.id = null; cur.summary = null; cur.svg = null; cur.svgKey = null; closeSide(); }
+  cur.tensorShown = null;
+  $('model-panel-title').textContent = 'Changes';
+  $('toggle-model').textContent = 'Changes';
+  syncOptionsForm();
+  clear($('expanded'));
+  await diffView.show(r);
+}
+
 async function openModel(id) {
   cur.id = id; cur.summary = null; cur.svgKey = null; cur.svg = null; cur.doc = null; cur.docPromise = null;
   cur.selected = null; cur.panelKey = null; cur.tensorShown = null;
@@ -194,6 +219,7 @@ async function openModel(id) {
     document.title = `${title} — onnxviz`;
     $('crumb-name').textContent = title;
     $('model-panel-title').textContent = s.kind === 'tensor' ? 'Tensor' : 'Model';
+    $('toggle-model').textContent = 'Model';
     if (s.kind === 'tensor') {
       const t = s.tensor || {};
       $('crumb-meta').textContent = `tensor · ${t.dtype} ⟨${(t.dims || []).join('×') || 'scalar'}⟩ · ${fmtBytes(s.size)}`;
@@ -694,6 +720,11 @@ function groupChain(name) {
 
 // ------------------------------------------------------------------------- graph events
 viewport.addEventListener('click', (e) => {
+  if (route.diff && !pz.dragged) { /* the diff view: a box selects its change */
+    const dg = e.target.closest && e.target.closest('g.node');
+    if (dg) diffView.onBoxClick(dg);
+    return;
+  }
   if (pz.dragged || !cur.svg) return;
   const t = e.target;
   const fold = t.closest && t.closest('text[data-unfold]');
@@ -1061,6 +1092,7 @@ window.addEventListener('drop', (e) => {
   dragDepth = 0;
   $('drop-overlay').hidden = true;
   $('dropzone').classList.remove('over');
+  if (e.target.closest && e.target.closest('#compare-drop')) { compare.files(e.dataTransfer.files); return; }
   uploadFiles([...e.dataTransfer.files]);
 });
 
@@ -1189,10 +1221,13 @@ async function refreshModels() {
     for (const m of shown) {
       const name = h('span', { class: 'ml-name', text: known[m.id] || `model ${shortId(m.id)}` });
       const meta = h('span', { class: 'ml-meta' }, h('span', { class: 'mono', text: shortId(m.id) }), ` · ${fmtBytes(m.size)}`);
-      list.append(h('li', null, h('a', { href: `#/models/${m.id}` }, name, h('span', { class: 'ml-when', text: fmtDate(m.created) }), meta)));
+      list.append(h('li', { class: 'ml-item' },
+        h('input', { type: 'checkbox', class: 'compare-pick', value: m.id, 'aria-label': `Compare ${known[m.id] || shortId(m.id)}`, onchange: () => compare.toggle(m.id) }),
+        h('a', { href: `#/models/${m.id}` }, name, h('span', { class: 'ml-when', text: fmtDate(m.created) }), meta)));
       m.nameEl = name; m.metaEl = meta;
     }
     if (models.length > shown.length) list.append(h('li', { class: 'empty', text: `… and ${fmtInt(models.length - shown.length)} older models` }));
+    compare.refresh();
     // names and sizes from each summary (cached by the browser: immutable answers)
     let next = 0;
     const worker = async () => {
@@ -1223,9 +1258,32 @@ async function refreshModels() {
 }
 $('btn-refresh-models').addEventListener('click', refreshModels);
 
+// ------------------------------------------------------------------------- diff
+const diffView = new DiffView({
+  pz, canvas, viewport, announce, showGraphState, hideGraphState, flash, openSide, closeSide, names,
+  listBody: $('model-body'),
+  info: $('graph-info'),
+  setTitle: (a, b) => {
+    const t = (id) => names.get()[id] || shortId(id);
+    $('crumb').hidden = false;
+    $('crumb-name').textContent = `${t(a)} → ${t(b)}`;
+    $('crumb-meta').textContent = 'what changed from A to B';
+    document.title = `${t(a)} → ${t(b)} — onnxviz`;
+  },
+  navigateChange: (i) => navigate({ change: i }),
+  renderQuery: (r) => renderQuery(r),
+  retry: () => apply(route),
+});
+const compare = compareSection({
+  names, announce,
+  onCompare: (a, b) => navigate({ id: null, diff: { a, b }, change: null, opts: { ...DEFAULTS }, expand: [], node: null, value: null, tensor: null }),
+  onError: (e) => announce(`The upload failed: ${e.message}`),
+});
+$('recent').before(compare.section);
+
 // ------------------------------------------------------------------------- start
 function onLocation() {
-  if (location.hash === buildHash(route) && (route.id ? cur.id === route.id : true) && document.body.dataset.ready) return;
+  if (location.hash === buildHash(route) && (route.id ? cur.id === route.id : true) && !route.diff && document.body.dataset.ready) return;
   apply(parseHash(location.hash));
 }
 window.addEventListener('popstate', onLocation);
