@@ -340,9 +340,21 @@ def t_pairs(pairs):
             check(sorted(n["name"] for n in changed) == sorted(p["changed_nodes"]) and
                   all({c["kind"] for c in n["changes"]} == {"input"} for n in changed),
                   "quant: Conv and Gemm rewired, nothing else changed")
-            check(all(ghosts.get(x) is None for x in ghosts) and
-                  sum(1 for g in boxes.values() if g.get("data-mark") == "added") == len(p["added"]),
-                  "quant: every Q/DQ box drawn as added")
+            # folded by default: a weight's DequantizeLinear is bookkeeping (it reads an
+            # initializer only) and becomes a row of its Conv/Gemm, which is marked changed;
+            # the activations' Q/DQ pairs are boxes drawn as added
+            drawn = sum(1 for g in boxes.values() if g.get("data-mark") == "added")
+            check(not ghosts and 0 < drawn < len(p["added"]) and
+                  all(boxes[n["b"]].get("data-mark") == "changed" for n in changed
+                      if n["b"] in boxes),
+                  "quant: Q/DQ of activations drawn as added, weights' DQ folded into changed "
+                  "boxes: %d of %d added drawn" % (drawn, len(p["added"])))
+            # arith=nodes draws every one of them
+            nboxes, nghosts = check_drawing(label + "-nodes", doc,
+                                            svg_of(p["a"], p["b"], "--arith=nodes"))
+            check(not nghosts and
+                  sum(1 for g in nboxes.values() if g.get("data-mark") == "added") == len(p["added"]),
+                  "quant: with arith=nodes every Q/DQ box drawn as added")
         if label == "opset":
             fields = {(f["field"], f.get("key")): (f["a"], f["b"]) for f in doc["model"]}
             check(fields.get(("opset_import", "ai.onnx")) == ("11", "14"), "opset: the opset change: %s" % fields)
