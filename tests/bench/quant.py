@@ -26,7 +26,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "data"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "http"))
 import numpy as np  # noqa: E402
-from onnx import helper, numpy_helper  # noqa: E402
 import http_test as H  # noqa: E402
 import quant_models as QM  # noqa: E402
 
@@ -83,19 +82,8 @@ def timed(s, url):
 
 
 def dequantized(tmp):
-    rng = np.random.default_rng(5)
     N = K = 4096
-    bs, bits = 32, 4
-    kb = K // bs
-    q = rng.integers(0, 16, size=(N, K))
-    B = QM.pack_bits(q.ravel(), bits).reshape(N, kb, bs * bits // 8)
-    scales = rng.uniform(0.001, 0.02, size=(N * kb,)).astype(np.float32)
-    zp = np.stack([QM.pack_bits(z, bits) for z in rng.integers(0, 16, size=(N, kb))])
-    m = QM.model([helper.make_node("MatMulNBits", ["A", "B", "scales", "zp"], ["y"], domain=QM.MS,
-                                   K=K, N=N, bits=bits, block_size=bs)],
-                 [numpy_helper.from_array(B, "B"), numpy_helper.from_array(scales, "scales"),
-                  numpy_helper.from_array(zp, "zp")],
-                 [QM.vi("A", shape=[1, K])], [QM.vi("y")], ms=True)
+    m, _, _, _, B = QM.big_nbits(np.random.default_rng(5), N, K, 32, 4)
     p = os.path.join(tmp, "nbits.onnx")
     QM.onnx.save(m, p)
     s = H.Server()

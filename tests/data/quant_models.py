@@ -273,6 +273,24 @@ def dequant_cases(seed=11):
     return cases
 
 
+def big_nbits(rng, N, K, bs=32, bits=4):
+    """A large MatMulNBits weight with random bits-wide values and packed zero points (K a
+    multiple of bs), built with whole-array packing: (model, q [N, K], z [N, K/bs],
+    scales [N, K/bs] float32, B the packed bytes)."""
+    kb = K // bs
+    q = rng.integers(0, 1 << bits, size=(N, K))
+    B = pack_bits(q.ravel(), bits).reshape(N, kb, bs * bits // 8)
+    scales = rng.uniform(0.001, 0.02, size=(N, kb)).astype(np.float32)
+    z = rng.integers(0, 1 << bits, size=(N, kb))
+    zb = np.stack([pack_bits(z[n], bits) for n in range(N)])
+    m = model([helper.make_node("MatMulNBits", ["A", "B", "scales", "zp"], ["y"], domain=MS,
+                                K=K, N=N, bits=bits, block_size=bs)],
+              [numpy_helper.from_array(B, "B"), numpy_helper.from_array(scales, "scales"),
+               numpy_helper.from_array(zb, "zp")],
+              [vi("A", shape=[1, K])], [vi("y")], ms=True)
+    return m, q, z, scales, B
+
+
 # ------------------------------------------------------------------------------ torchvision
 def torchvision_float(name, path, opset=13):
     """Export torchvision `name` (random weights) to path, once (cached)."""

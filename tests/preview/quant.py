@@ -134,19 +134,8 @@ def t_cases(s, outdir):
 def t_big_external(s, outdir):
     """A 2M-value MatMulNBits weight whose data, scales and zero points are external: the
     statistics stream in pieces, the parameters come from the data file."""
-    rng = np.random.default_rng(3)
-    N, K, bs, bits = 512, 4096, 32, 4
-    kb = K // bs
-    q = rng.integers(0, 16, size=(N, K))
-    B = QM.pack_bits(q.ravel(), 4).reshape(N, kb, bs * bits // 8)
-    scales = rng.uniform(0.001, 0.02, size=(N, kb)).astype(np.float32)
-    z = rng.integers(0, 16, size=(N, kb))
-    zb = np.stack([QM.pack_bits(z[n], 4) for n in range(N)])
-    m = QM.model([helper.make_node("MatMulNBits", ["A", "B", "scales", "zp"], ["y"], domain=QM.MS,
-                                   K=K, N=N, bits=bits, block_size=bs)],
-                 [numpy_helper.from_array(B, "B"), numpy_helper.from_array(scales, "scales"),
-                  numpy_helper.from_array(zb, "zp")],
-                 [QM.vi("A", shape=[1, K])], [QM.vi("y")], ms=True)
+    N, K, bs = 512, 4096, 32
+    m, q, z, scales, _ = QM.big_nbits(np.random.default_rng(3), N, K, bs, 4)
     d = os.path.join(outdir, "big")
     os.makedirs(d, exist_ok=True)
     onnx.save(m, os.path.join(d, "nbits.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
