@@ -146,6 +146,8 @@ DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 
               nodejs chromium debootstrap time
 # the docker suite: ip (loopback in its network namespace), python3-yaml (compose.yaml)
 DEPS_TEST  += iproute2 python3-yaml
+# the render suite measures text with the real DejaVu Sans (tests/render/textfit.py)
+DEPS_TEST  += python3-pil fonts-dejavu-core
 define install_missing
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	    | grep -q 'install ok installed' || echo $$p; done); \
