@@ -259,9 +259,11 @@ static void cluster_svg(const view *v, uint32_t i, oxr_buf *o)
 
 oxr_code oxr__write_svg(const view *v, oxr_buf *o, oxr_error *err)
 {
+	/* width and height exactly the viewBox's: one unit of the drawing is one CSS pixel, so
+	 * the page knows the size text is drawn at (web/graph.js, READABLE) */
 	oxr_buf_printf(o,
 	               "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-	               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+	               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.1f\" height=\"%.1f\" "
 	               "viewBox=\"0 0 %.1f %.1f\" class=\"onnxviz\" "
 	               "font-family=\"Helvetica, Arial, sans-serif\" data-format=\"onnxviz.svg/1\" "
 	               "data-boxes=\"%u\" data-group-depth=\"%d\">\n",
