@@ -43,8 +43,15 @@ static size_t next_char(const char *s, size_t n, size_t i, uint32_t *cp)
 
 static uint64_t text_units(const char *s, size_t n, bool bold)
 {
+	const uint16_t *w = bold ? fw_bold : fw_regular;
 	uint64_t u = 0;
 	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c < 0x7f) { /* most text: one table look-up */
+			u += w[c - 0x20];
+			i++;
+			continue;
+		}
 		uint32_t cp;
 		i += next_char(s, n, i, &cp);
 		u += char_units(cp, bold);

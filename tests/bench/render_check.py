@@ -165,8 +165,13 @@ def check(doc, width=None):
     for e in edges:
         if not e.get("label") or len(e["points"]) < 4:
             continue
-        # where the SVG starts the text, on its baseline (layout.c places it)
-        lx, ly = e["label_at"]
+        # where the SVG starts the text, on its baseline (layout.c places it); layouts of
+        # builds before label_at: just past the producer, where the edge leaves it
+        if "label_at" in e:
+            lx, ly = e["label_at"]
+        else:
+            lr = doc.get("rankdir") == "LR"
+            lx, ly = e["points"][0][0] + (3 if lr else 4), e["points"][0][1] + (-3 if lr else 9)
         tw = width(e["label"], 8, False) if width else 4.5 * len(e["label"])
         r = (lx, ly - 7, lx + tw, ly + 2)
         label_rects.append(r)
