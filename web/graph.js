@@ -61,31 +61,26 @@ const clamp = (v, lo, hi) => Math.max(lo, Math.min(hi, v));
 // unit of the drawing is one CSS pixel at scale 1: at READABLE it is 9 px on screen.
 export const READABLE = 1;
 
-// The boxes of a drawing read from their attributes (no layout is forced): content px,
-// the colour a small picture shows them in (a header's family colour, else the outline),
-// and their kind (op, input, output, group, ...).  Also the cluster frames.
-export function drawingBoxes(svg) {
-  const boxes = [];
-  const clusters = [];
+// The boxes nodes[from..to) of a drawing (its g.node elements) read from their attributes
+// (no layout is forced) into `out`: content px and the colour a small picture shows them
+// in (a header's family colour, else the outline).  Answers `to`.
+function readBoxes(nodes, from, to, out) {
   const num = (el, a) => +el.getAttribute(a) || 0;
-  for (const g of svg.querySelectorAll('g.node')) {
+  for (let i = from; i < to; i++) {
     // render/svg.c writes <title>, the frame <rect>, then (op and group boxes) the header's
-    let frame = g.firstElementChild;
+    let frame = nodes[i].firstElementChild;
     if (frame && frame.localName === 'title') frame = frame.nextElementSibling;
     if (!frame || frame.localName !== 'rect') continue;
     let header = frame.nextElementSibling;
     if (header && header.localName !== 'rect') header = null;
-    boxes.push({
+    out.push({
       x: num(frame, 'x'), y: num(frame, 'y'), w: num(frame, 'width'), h: num(frame, 'height'),
       colour: (header && header.getAttribute('fill')) || frame.getAttribute('stroke') || '#7b8794',
-      kind: g.getAttribute('data-kind') || '',
     });
   }
-  for (const c of svg.querySelectorAll('g.cluster > rect')) {
-    clusters.push({ x: num(c, 'x'), y: num(c, 'y'), w: num(c, 'width'), h: num(c, 'height') });
-  }
-  return { boxes, clusters };
+  return to;
 }
+
 const ease = (t) => 1 - Math.pow(1 - t, 3);
 const reducedMotion = () => window.matchMedia('(prefers-reduced-motion: reduce)').matches;
 
@@ -382,7 +377,8 @@ export class Minimap {
     this.canvas = el.querySelector('canvas');
     this.frame = el.querySelector('.minimap-view');
     this.sx = 0; this.sy = 0; // minimap px per content px
-    this.on = false;          // a drawing is set
+    this.on = false;          // a drawing is set and read
+    this.gen = 0;             // which set() is being read
     this.drag = null;
     el.addEventListener('pointerdown', (e) => {
       if (e.button !== 0 || !this.on) return;
@@ -403,19 +399,39 @@ export class Minimap {
     el.addEventListener('pointercancel', end);
   }
 
-  // The drawing (its <svg>, null: none) and its size in content px.  The time taken to
-  // read its boxes and to draw them goes into data-read-ms and data-draw-ms (the web
-  // benchmark prints them).
+  // The drawing (its <svg>, null: none) and its size in content px.  Its boxes are read
+  // 2,000 at a time, a task each, so that a big drawing does not hold up the page; the
+  // time taken to read them and to draw them goes into data-read-ms and data-draw-ms (the
+  // web benchmark prints them).
   set(svg, w, h) {
-    const t0 = performance.now();
-    this.data = svg ? drawingBoxes(svg) : null;
-    this.on = !!svg;
+    const gen = ++this.gen;
+    this.on = false;
+    this.data = null;
     this.cw = w; this.ch = h;
     this.drawn = false;
+    delete this.el.dataset.readMs;
     delete this.el.dataset.drawMs;
-    if (svg) this.el.dataset.readMs = (performance.now() - t0).toFixed(1);
-    else delete this.el.dataset.readMs;
     this.update();
+    if (!svg) return;
+    const nodes = svg.querySelectorAll('g.node');
+    const num = (el, a) => +el.getAttribute(a) || 0;
+    const data = { boxes: [], clusters: [] };
+    for (const c of svg.querySelectorAll('g.cluster > rect')) {
+      data.clusters.push({ x: num(c, 'x'), y: num(c, 'y'), w: num(c, 'width'), h: num(c, 'height') });
+    }
+    let next = 0, spent = 0;
+    const step = () => {
+      if (gen !== this.gen) return; // another drawing meanwhile
+      const t0 = performance.now();
+      next = readBoxes(nodes, next, Math.min(nodes.length, next + 2000), data.boxes);
+      spent += performance.now() - t0;
+      if (next < nodes.length) { setTimeout(step, 0); return; }
+      this.data = data;
+      this.on = true;
+      this.el.dataset.readMs = spent.toFixed(1);
+      this.update();
+    };
+    step();
   }
 
   draw() {
