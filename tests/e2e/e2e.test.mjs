@@ -526,7 +526,7 @@ describe('web page in Chromium', () => {
     const f0 = await frameCentre();
     assert.ok(f0.y < mm.y + mm.height * 0.2, `the frame shows the view at the top: ${JSON.stringify([f0, mm])}`);
     const t0 = await transform();
-    const at = { x: mm.x + mm.width / 2, y: mm.y + mm.height * 0.6 };
+    const at = { x: f0.x, y: mm.y + mm.height * 0.6 }; // straight down: drawn boxes there
     await page.mouse.click(at.x, at.y);
     await settled();
     const t1 = await transform();
