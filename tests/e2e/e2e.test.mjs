@@ -539,7 +539,19 @@ describe('web page in Chromium', () => {
     await graphShown('', id);
     let r = await readability();
     assert.ok(r.inputs && r.min >= 9 - 0.01, `the overview: ${JSON.stringify(r)}`);
-    // the overview is taller than the view: a minimap, gone when all of it is in view
+    // the overview (its repeated layers collapsed: 8 boxes) has a minimap exactly when the
+    // drawing at this zoom is larger than the view
+    await page.waitForFunction(() => {
+      const v = document.getElementById('viewport').getBoundingClientRect();
+      const d = document.querySelector('#canvas > svg').getBoundingClientRect();
+      const larger = d.width > v.width + 1 || d.height > v.height + 1;
+      return larger === !document.getElementById('minimap').hidden;
+    }, null, { timeout: 10000 });
+    // squeezenet at a readable zoom is taller than the view (a minimap); fitted with 0 all
+    // of it is in view (no minimap); Home goes back to the inputs, readable
+    const sq = await idOf(SQUEEZENET);
+    await page.goto(`${base}/#/models/${sq}`);
+    await graphShown('', sq);
     await page.waitForSelector('#minimap:not([hidden])', { timeout: 10000 });
     await page.focus('#viewport');
     await page.keyboard.press('0');
@@ -549,6 +561,8 @@ describe('web page in Chromium', () => {
     r = await readability();
     assert.ok(r.inputs && r.min >= 9 - 0.01, `Home goes back to the inputs: ${JSON.stringify(r)}`);
     assert.equal(await page.isVisible('#minimap'), true);
+    await page.goto(`${base}/#/models/${id}`);
+    await graphShown('', id);
     await page.click('#btn-options');
     await page.check('#options input[name="group"][value="none"]');
     await graphShown('group=none', id);
