@@ -11,7 +11,9 @@ QOperator model and a small convnet join them.  Checked, on full-detail drawings
     with a precision badge (row style "badge", SVG data-quant) and scale/zero-point rows;
     as many badges as the summary has quantized ops;
   - edges between quantized ops carry the quantized element type (u8);
-  - the overview (group=auto) and initializers=nodes draw too.
+  - the overview (group=auto) and initializers=nodes draw too;
+  - no text (badges, scale/zero-point rows) sticks out of its box in DejaVu Sans
+    (textfit.py), in every drawing above.
 The drawings are also written as PNG (rsvg-convert) under $BUILD/quant-png for a look.
 """
 import json
@@ -26,7 +28,12 @@ import time
 sys.dont_write_bytecode = True
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "data"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "render"))
 import quant_models as QM  # noqa: E402
+import textfit  # noqa: E402
+
+# the badges and scale/zero-point rows stay inside their boxes in DejaVu Sans (textfit.py)
+WIDTH = textfit.measurer("dejavu")
 
 BUILD = os.environ.get("BUILD", "build")
 BIN = os.path.join(ROOT, BUILD, "onnxviz")
@@ -102,6 +109,8 @@ def main():
         if lay is None or svg is None:
             continue
         png(svg_path, k)
+        over = textfit.svg_overflows(svg.encode("utf-8"), WIDTH) if WIDTH else ["no DejaVu Sans"]
+        check(not over, "%s: no text outside its box: %s" % (k, over[:3]))
         boxes[k] = len(lay["nodes"])
         nodes = len(models[k].graph.node)
         q = summary(p)
@@ -132,7 +141,9 @@ def main():
             boxes[k + " quant=nodes"] = len(lay_nodes["nodes"])
         for opts in (("--group=auto",), ("--group=none", "--initializers=nodes"),
                      ("--group=none", "--rankdir=LR", "--attrs=all")):
-            render(p, os.path.join(tmp, k + "_v.svg"), *opts)
+            v = render(p, os.path.join(tmp, k + "_v.svg"), *opts)
+            over = textfit.svg_overflows(v.encode("utf-8"), WIDTH) if WIDTH and v else []
+            check(not over, "%s %s: no text outside its box: %s" % (k, opts, over[:3]))
 
     for base in ("resnet18", "small", "mlp"):
         f = boxes.get(base + "_float")
