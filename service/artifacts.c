@@ -503,10 +503,14 @@ static void flight_layout(oxs_job *j)
 		/* a --models-dir file: the worker process opens our descriptor of it */
 		snprintf(path, sizeof(path), "/proc/%ld/fd/%s", (long)getpid(),
 		         strrchr(f->art.src, '/') + 1);
-	} else if (srv->store->ops->model_path(srv->store, f->art.id, path, sizeof(path)) !=
-	           OXS_OK) {
-		flight_fail(f, 404, "not_found", "no such model");
-		return;
+	} else {
+		oxs_status st = srv->store->ops->model_path(srv->store, f->art.id, path, sizeof(path));
+		if (st != OXS_OK) {
+			unsigned status = oxs_store_http_status(st);
+			flight_fail(f, status, status == 404 ? "not_found" : oxs_status_name(st),
+			            status == 404 ? "no such model" : "cannot read the model");
+			return;
+		}
 	}
 	oxr_buf out;
 	oxr_error err;

@@ -6,6 +6,7 @@
  *   models/ab/<id>.onnx       the models, by content id (SHA-256), fanned out by prefix
  *   renderings/<id>/<name>    cached renderings and documents of a model
  *   data/<id>/<location>      external data files of a model uploaded with them
+ *   meta/<id>.json            what was kept with a model at upload (its file's name, ...)
  *   tmp/                      spool files of uploads and temporaries (emptied at open)
  *   quarantine/               files found misnamed or corrupt at open, kept for people
  *
@@ -13,6 +14,10 @@
  * is either complete under its name or absent.  An in-memory index (sorted by id, plus
  * least-recently-used lists) answers lookups and listing and enforces the byte budget:
  * renderings are evicted first, models only when allowed.
+ *
+ * Verification (the files hash to their ids) happens at open, or, with
+ * verify_background, on a thread after open and before any model not yet checked is
+ * first read: start-up then does not grow with the bytes stored.
  */
 #include "service/internal.h"
 
@@ -29,6 +34,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,7 +45,8 @@
 const char *oxs_status_name(oxs_status s)
 {
 	static const char *const names[] = {"ok", "not_found", "no_space", "io_error",
-	                                    "invalid", "out_of_memory", "busy"};
+	                                    "invalid", "out_of_memory", "busy",
+	                                    "unavailable", "again"};
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
 }
 
@@ -63,6 +70,9 @@ struct model_ent {
 	uint64_t size;
 	uint64_t data; /* bytes of its external data files (data/<id>/) */
 	int64_t created;
+	bool verified;         /* hashed to its id (at open, after it, or written here) */
+	bool meta_read;        /* meta/<id>.json was looked for; meta is NULL when absent */
+	oxs_model_meta *meta;
 	char id[OXS_ID_LEN + 1];
 };
 
@@ -71,6 +81,7 @@ typedef struct local_store {
 	char root[PATH_BUF / 2];
 	int lock_fd;
 	bool locked; /* the flock is ours: tmp/ may be cleaned */
+	bool nosync; /* a cache: writes are not fsync'ed */
 	pthread_mutex_t mu;
 	model_ent **ids; /* sorted by id */
 	size_t n, cap;
@@ -79,6 +90,11 @@ typedef struct local_store {
 	uint64_t budget;
 	bool evict_models;
 	uint64_t evicted_models, evicted_rend, removed_tmp, quarantined;
+	/* verify_background: the thread and its progress (under mu) */
+	pthread_t verifier;
+	bool verifier_started, verifying;
+	atomic_bool verify_stop;
+	uint64_t verified, to_verify;
 } local_store;
 
 static atomic_uint_fast64_t tmp_counter;
@@ -159,6 +175,18 @@ static int fsync_dir(const char *path)
 	close(fd);
 	errno = e;
 	return rc;
+}
+
+/* fsync, unless the store is a cache (no_sync): a crash may then tear a file, which the
+ * verification after the next start finds and removes. */
+static int sync_fd(const local_store *s, int fd)
+{
+	return s->nosync ? 0 : fsync(fd);
+}
+
+static int sync_dir(const local_store *s, const char *path)
+{
+	return s->nosync ? 0 : fsync_dir(path);
 }
 
 /* mkdir that accepts an existing folder; *made tells whether it was created. */
@@ -297,6 +325,7 @@ static void index_remove(local_store *s, model_ent *m)
 		rend_forget(s, r);
 		r = next;
 	}
+	free(m->meta);
 	free(m);
 }
 
@@ -346,6 +375,13 @@ static void remove_model_dir(const local_store *s, const char *sub, const char *
 	}
 }
 
+static void remove_meta(const local_store *s, const char *id)
+{
+	char path[PATH_BUF];
+	if (path_fmt(path, sizeof(path), "%s/meta/%s.json", s->root, id))
+		(void)unlink(path);
+}
+
 static void evict_model(local_store *s, model_ent *m)
 {
 	char path[PATH_BUF];
@@ -353,6 +389,7 @@ static void evict_model(local_store *s, model_ent *m)
 	(void)unlink(path);
 	remove_model_dir(s, "renderings", m->id);
 	remove_model_dir(s, "data", m->id);
+	remove_meta(s, m->id);
 	index_remove(s, m);
 	s->evicted_models++;
 }
@@ -467,6 +504,56 @@ static bool data_size(const local_store *s, const char *id, uint64_t *bytes, dat
 	return true;
 }
 
+bool oxs_data_files(const char *dir, oxs_bundle_file **files, size_t *n, uint64_t *bytes)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	data_walk w = {NULL, 0, 0, 0, true};
+	if (!walk_data(fd, "", 0, &w)) {
+		free(w.files);
+		return false;
+	}
+	*files = w.files;
+	*n = w.n;
+	if (bytes != NULL)
+		*bytes = w.bytes;
+	return true;
+}
+
+int oxs_create_beneath(int dirfd, const char *loc, int *err)
+{
+	char part[OXS_LOCATION_MAX + 1];
+	snprintf(part, sizeof(part), "%s", loc);
+	int cur = dirfd, e = 0;
+	char *save = NULL, *c = strtok_r(part, "/", &save);
+	bool ok = c != NULL;
+	if (!ok)
+		e = EINVAL;
+	while (ok && c != NULL) {
+		char *next = strtok_r(NULL, "/", &save);
+		int f;
+		if (next != NULL) {
+			if (mkdirat(cur, c, 0700) != 0 && errno != EEXIST) {
+				ok = false;
+				e = errno;
+			}
+			f = ok ? openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		} else {
+			f = openat(cur, c, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		}
+		if (f < 0 && ok)
+			e = errno;
+		if (cur != dirfd)
+			close(cur);
+		cur = f;
+		ok = f >= 0;
+		c = next;
+	}
+	*err = e;
+	return ok ? cur : -1;
+}
+
 /* fsync every folder of a tree (the files were fsync'ed as they were written). */
 static bool fsync_tree(int fd, int depth)
 {
@@ -510,7 +597,7 @@ static oxs_status op_put_data(oxs_store *base, const char *id, const char *spool
 	    !path_fmt(target, sizeof(target), "%s/%s", data, id))
 		return OXS_E_INVALID;
 	int fd = open(spool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !fsync_tree(fd, 0))
+	if (fd < 0 || !(s->nosync ? close(fd) == 0 : fsync_tree(fd, 0)))
 		return errno_status(errno);
 	if (renameat2(AT_FDCWD, spool_dir, AT_FDCWD, target, RENAME_NOREPLACE) != 0) {
 		bool there = errno == EEXIST || errno == ENOTEMPTY;
@@ -518,7 +605,7 @@ static oxs_status op_put_data(oxs_store *base, const char *id, const char *spool
 			/* no RENAME_NOREPLACE: a plain rename onto an existing non-empty folder
 			 * fails too (ENOTEMPTY), onto a missing one it is what we want */
 			if (rename(spool_dir, target) == 0)
-				return fsync_dir(data) == 0 ? OXS_OK : errno_status(errno);
+				return sync_dir(s, data) == 0 ? OXS_OK : errno_status(errno);
 			there = errno == EEXIST || errno == ENOTEMPTY;
 		}
 		if (!there)
@@ -533,8 +620,10 @@ static oxs_status op_put_data(oxs_store *base, const char *id, const char *spool
 			close(tfd);
 		return OXS_OK;
 	}
-	return fsync_dir(data) == 0 ? OXS_OK : errno_status(errno);
+	return sync_dir(s, data) == 0 ? OXS_OK : errno_status(errno);
 }
+
+static oxs_status ensure_verified(local_store *s, const char *id);
 
 static oxs_status op_open_data(oxs_store *base, const char *id, int *dirfd)
 {
@@ -542,11 +631,194 @@ static oxs_status op_open_data(oxs_store *base, const char *id, int *dirfd)
 	char dir[PATH_BUF];
 	if (!oxs_id_valid(id) || !path_fmt(dir, sizeof(dir), "%s/data/%s", s->root, id))
 		return OXS_E_INVALID;
+	oxs_status rc = ensure_verified(s, id);
+	if (rc != OXS_OK)
+		return rc;
 	int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno_status(errno);
 	*dirfd = fd;
 	return OXS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Verification: a model's files hash to its id (oxs_bundle_id over the model and its data)
+ */
+static void quarantine(local_store *s, int dirfd, const char *name);
+static bool write_all(int fd, const void *data, size_t len);
+
+/* 1: model id's files hash to it; 0: they do not (or are missing); -1: a read failed. */
+static int check_model(const local_store *s, const char *id)
+{
+	char path[PATH_BUF];
+	model_file(s, id, path, sizeof(path));
+	int f = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (f < 0 || fstat(f, &st) != 0) {
+		int e = errno;
+		if (f >= 0)
+			close(f);
+		return e == ENOENT || e == ELOOP ? 0 : -1;
+	}
+	data_walk w = {NULL, 0, 0, 0, true};
+	uint64_t dbytes = 0;
+	int r = 0;
+	char got[OXS_ID_LEN + 1], bid[OXS_ID_LEN + 1];
+	if (!S_ISREG(st.st_mode) || !data_size(s, id, &dbytes, &w))
+		r = 0; /* a data folder holding anything but plain files does not match */
+	else if (!oxs_sha256_fd(f, got))
+		r = -1;
+	else
+		r = oxs_bundle_id(got, (uint64_t)st.st_size, w.files, w.n, bid) && strcmp(bid, id) == 0;
+	free(w.files);
+	close(f);
+	return r;
+}
+
+/* Move a model that did not match into quarantine/ and forget it (mu held). */
+static void quarantine_model(local_store *s, model_ent *m)
+{
+	char dir[PATH_BUF], name[OXS_ID_LEN + 8];
+	snprintf(name, sizeof(name), "%s.onnx", m->id);
+	if (path_fmt(dir, sizeof(dir), "%s/models/%.2s", s->root, m->id)) {
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			quarantine(s, fd, name);
+			close(fd);
+		}
+	}
+	remove_model_dir(s, "data", m->id);
+	remove_model_dir(s, "renderings", m->id);
+	remove_meta(s, m->id);
+	index_remove(s, m);
+}
+
+/* Record the outcome r of check_model for id: verified, quarantined (OXS_E_NOT_FOUND),
+ * or still unchecked after a read error (OXS_E_IO). */
+static oxs_status settle(local_store *s, const char *id, int r)
+{
+	oxs_status rc = OXS_OK;
+	bool bad = false;
+	pthread_mutex_lock(&s->mu);
+	model_ent *m = find_model(s, id);
+	if (m == NULL) {
+		rc = OXS_E_NOT_FOUND;
+	} else if (m->verified) {
+		rc = OXS_OK; /* settled meanwhile by another thread */
+	} else if (r > 0) {
+		m->verified = true;
+		s->verified++;
+	} else if (r == 0) {
+		quarantine_model(s, m);
+		s->verified++;
+		bad = true;
+		rc = OXS_E_NOT_FOUND;
+	} else {
+		rc = OXS_E_IO;
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (bad) {
+		char extra[OXS_ID_LEN + 16];
+		snprintf(extra, sizeof(extra), ",\"id\":\"%s\"", id);
+		oxs_log("warn", "stored model does not match its id: quarantined", extra);
+	}
+	return rc;
+}
+
+/* Before a model is read: OXS_OK once its files were found to match. */
+static oxs_status ensure_verified(local_store *s, const char *id)
+{
+	pthread_mutex_lock(&s->mu);
+	model_ent *m = oxs_id_valid(id) ? find_model(s, id) : NULL;
+	bool known = m != NULL, done = m != NULL && m->verified;
+	pthread_mutex_unlock(&s->mu);
+	if (!known)
+		return OXS_E_NOT_FOUND;
+	return done ? OXS_OK : settle(s, id, check_model(s, id));
+}
+
+/* verify_background: check every model not yet checked, in id order, at a lower
+ * priority than the requests. */
+static void *verifier_main(void *arg)
+{
+	local_store *s = arg;
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
+	int64_t t0 = oxs_now_ms();
+	char cursor[OXS_ID_LEN + 1] = "";
+	while (!atomic_load(&s->verify_stop)) {
+		char id[OXS_ID_LEN + 1];
+		bool found = false;
+		pthread_mutex_lock(&s->mu);
+		for (size_t i = lower_bound(s, cursor); i < s->n && !found; i++) {
+			if (!s->ids[i]->verified && strcmp(s->ids[i]->id, cursor) != 0) {
+				memcpy(id, s->ids[i]->id, sizeof(id));
+				found = true;
+			}
+		}
+		pthread_mutex_unlock(&s->mu);
+		if (!found)
+			break;
+		memcpy(cursor, id, sizeof(cursor));
+		(void)settle(s, id, check_model(s, id));
+	}
+	pthread_mutex_lock(&s->mu);
+	s->verifying = false;
+	char extra[200];
+	snprintf(extra, sizeof(extra),
+	         ",\"checked\":%" PRIu64 ",\"of\":%" PRIu64 ",\"quarantined\":%" PRIu64
+	         ",\"ms\":%" PRId64 "%s",
+	         s->verified, s->to_verify, s->quarantined, oxs_now_ms() - t0,
+	         atomic_load(&s->verify_stop) ? ",\"interrupted\":true" : "");
+	pthread_mutex_unlock(&s->mu);
+	oxs_log("info", "store verified", extra);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Meta (meta/<id>.json)
+ */
+static oxs_status op_put_meta(oxs_store *base, const char *id, const oxs_model_meta *meta)
+{
+	local_store *s = (local_store *)base;
+	char tmp[PATH_BUF], path[PATH_BUF], dir[PATH_BUF];
+	if (!oxs_id_valid(id) || !path_fmt(dir, sizeof(dir), "%s/meta", s->root) ||
+	    !path_fmt(path, sizeof(path), "%s/%s.json", dir, id) ||
+	    !path_fmt(tmp, sizeof(tmp), "%s/tmp/meta-%ld-%" PRIu64, s->root, (long)getpid(),
+	              (uint64_t)atomic_fetch_add(&tmp_counter, 1)))
+		return OXS_E_INVALID;
+	oxr_buf b;
+	oxr_buf_init(&b, 1 << 16);
+	if (!oxs_meta_json(&b, meta)) {
+		oxr_buf_free(&b);
+		return OXS_E_NOMEM;
+	}
+	oxs_status rc = OXS_OK;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || !write_all(fd, b.data, b.len) || sync_fd(s, fd) != 0)
+		rc = errno_status(errno);
+	else if (link(tmp, path) != 0 && errno != EEXIST) /* the first upload's meta stays */
+		rc = errno_status(errno);
+	else if (sync_dir(s, dir) != 0)
+		rc = errno_status(errno);
+	if (fd >= 0)
+		close(fd);
+	(void)unlink(tmp);
+	oxr_buf_free(&b);
+	return rc;
+}
+
+/* meta/<id>.json into *out; false when there is none (or it cannot be read). */
+static bool read_meta(const local_store *s, const char *id, oxs_model_meta *out)
+{
+	char path[PATH_BUF], buf[8192];
+	if (!path_fmt(path, sizeof(path), "%s/meta/%s.json", s->root, id))
+		return false;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n > 0 && (size_t)n < sizeof(buf) && oxs_meta_parse(buf, (size_t)n, out);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -588,7 +860,7 @@ static oxs_status op_put_model(oxs_store *base, const char *id, const char *spoo
 		return OXS_OK;
 	}
 	struct stat st;
-	if (fsync(fd) != 0 || fstat(fd, &st) != 0)
+	if (sync_fd(s, fd) != 0 || fstat(fd, &st) != 0)
 		return errno_status(errno);
 	uint64_t data = 0;
 	if (!data_size(s, id, &data, NULL))
@@ -612,7 +884,7 @@ static oxs_status op_put_model(oxs_store *base, const char *id, const char *spoo
 		goto out;
 	}
 	model_file(s, id, target, sizeof(target));
-	if (mkdir_once(dir, &made) != 0 || (made && fsync_dir(models) != 0)) {
+	if (mkdir_once(dir, &made) != 0 || (made && sync_dir(s, models) != 0)) {
 		rc = errno_status(errno);
 		goto out;
 	}
@@ -635,7 +907,7 @@ static oxs_status op_put_model(oxs_store *base, const char *id, const char *spoo
 	} else {
 		stored = true;
 	}
-	if (stored && fsync_dir(dir) != 0) {
+	if (stored && sync_dir(s, dir) != 0) {
 		rc = errno_status(errno);
 		goto out;
 	}
@@ -649,6 +921,7 @@ out:
 			m->size = size - data;
 			m->data = data;
 			m->created = (int64_t)time(NULL);
+			m->verified = true; /* hashed on its way in */
 			lru_init(&m->lru);
 			if (!index_insert(s, m))
 				free(m);
@@ -691,9 +964,37 @@ static oxs_status open_file(const char *path, int *fd, uint64_t *size)
 	return OXS_OK;
 }
 
+static oxs_status op_stat_model(oxs_store *base, const char *id, unsigned flags,
+                                uint64_t *size)
+{
+	local_store *s = (local_store *)base;
+	if (!oxs_id_valid(id))
+		return OXS_E_NOT_FOUND;
+	pthread_mutex_lock(&s->mu);
+	model_ent *m = find_model(s, id);
+	bool known = m != NULL, verified = m != NULL && m->verified;
+	uint64_t sz = m != NULL ? m->size : 0;
+	pthread_mutex_unlock(&s->mu);
+	if (!known)
+		return OXS_E_NOT_FOUND;
+	if (!verified) {
+		if (flags & OXS_STAT_NONBLOCK)
+			return OXS_E_AGAIN; /* hashing it is work for a job thread */
+		oxs_status rc = ensure_verified(s, id);
+		if (rc != OXS_OK)
+			return rc;
+	}
+	if (size != NULL)
+		*size = sz;
+	return OXS_OK;
+}
+
 static oxs_status op_open_model(oxs_store *base, const char *id, int *fd, uint64_t *size)
 {
 	local_store *s = (local_store *)base;
+	oxs_status rc = ensure_verified(s, id);
+	if (rc != OXS_OK)
+		return rc;
 	if (!touch_model(s, id, NULL))
 		return OXS_E_NOT_FOUND;
 	char path[PATH_BUF];
@@ -704,6 +1005,9 @@ static oxs_status op_open_model(oxs_store *base, const char *id, int *fd, uint64
 static oxs_status op_model_path(oxs_store *base, const char *id, char *path, size_t pathsize)
 {
 	local_store *s = (local_store *)base;
+	oxs_status rc = ensure_verified(s, id);
+	if (rc != OXS_OK)
+		return rc;
 	if (!touch_model(s, id, NULL))
 		return OXS_E_NOT_FOUND;
 	model_file(s, id, path, pathsize);
@@ -719,14 +1023,36 @@ static oxs_status op_list(oxs_store *base, const char *after, oxs_model_info *ou
 	if (after != NULL && i < s->n && strcmp(s->ids[i]->id, after) == 0)
 		i++;
 	size_t k = 0;
+	bool unread = false;
 	for (; i < s->n && k < max; i++, k++) {
-		memcpy(out[k].id, s->ids[i]->id, OXS_ID_LEN + 1);
-		out[k].size = s->ids[i]->size;
-		out[k].created = s->ids[i]->created;
+		const model_ent *m = s->ids[i];
+		memcpy(out[k].id, m->id, OXS_ID_LEN + 1);
+		out[k].size = m->size;
+		out[k].created = m->created;
+		out[k].has_meta = m->meta != NULL;
+		if (m->meta != NULL)
+			out[k].meta = *m->meta;
+		unread = unread || !m->meta_read;
 	}
 	*n = k;
 	if (total != NULL)
 		*total = s->n;
+	pthread_mutex_unlock(&s->mu);
+	if (!unread)
+		return OXS_OK;
+	/* meta files not read yet: read them without the lock, then keep what was found */
+	for (size_t j = 0; j < k; j++)
+		if (!out[j].has_meta)
+			out[j].has_meta = read_meta(s, out[j].id, &out[j].meta);
+	pthread_mutex_lock(&s->mu);
+	for (size_t j = 0; j < k; j++) {
+		model_ent *m = find_model(s, out[j].id);
+		if (m == NULL || m->meta_read)
+			continue;
+		m->meta_read = true;
+		if (out[j].has_meta && (m->meta = malloc(sizeof(*m->meta))) != NULL)
+			*m->meta = out[j].meta;
+	}
 	pthread_mutex_unlock(&s->mu);
 	return OXS_OK;
 }
@@ -749,9 +1075,10 @@ static oxs_status op_delete(oxs_store *base, const char *id)
 	if (unlink(path) != 0 && errno != ENOENT)
 		return errno_status(errno);
 	if (path_fmt(dir, sizeof(dir), "%s/models/%.2s", s->root, id))
-		(void)fsync_dir(dir);
+		(void)sync_dir(s, dir);
 	remove_model_dir(s, "renderings", id);
 	remove_model_dir(s, "data", id);
+	remove_meta(s, id);
 	return OXS_OK;
 }
 
@@ -825,7 +1152,7 @@ static oxs_status op_put_rendering(oxs_store *base, const char *id, const char *
 		goto out;
 	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || !write_all(fd, data, len) || fsync(fd) != 0 || rename(tmp, path) != 0) {
+	if (fd < 0 || !write_all(fd, data, len) || sync_fd(s, fd) != 0 || rename(tmp, path) != 0) {
 		rc = errno_status(errno);
 		(void)unlink(tmp);
 		goto out;
@@ -875,6 +1202,9 @@ static void op_stats(oxs_store *base, oxs_store_stats *out)
 	out->evicted_renderings = s->evicted_rend;
 	out->removed_temporaries = s->removed_tmp;
 	out->quarantined = s->quarantined;
+	out->verifying = s->verifying;
+	out->verified = s->verified;
+	out->to_verify = s->to_verify;
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -923,6 +1253,10 @@ static uint64_t clean_tmp(const local_store *s)
 static void op_close(oxs_store *base)
 {
 	local_store *s = (local_store *)base;
+	if (s->verifier_started) {
+		atomic_store(&s->verify_stop, true);
+		pthread_join(s->verifier, NULL);
+	}
 	if (s->locked)
 		(void)clean_tmp(s);
 	while (s->n > 0)
@@ -938,6 +1272,8 @@ static const oxs_store_ops local_ops = {
     .name = "local",
     .spool = op_spool,
     .put_model = op_put_model,
+    .stat_model = op_stat_model,
+    .put_meta = op_put_meta,
     .open_model = op_open_model,
     .model_path = op_model_path,
     .list_models = op_list,
@@ -1013,8 +1349,10 @@ static bool is_hex2(const char *n)
 	       ((n[1] >= '0' && n[1] <= '9') || (n[1] >= 'a' && n[1] <= 'f'));
 }
 
-/* Check and index models/ab/<id>.onnx files of one prefix folder. */
-static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool verify)
+/* Check and index models/ab/<id>.onnx files of one prefix folder (verify: hash them now;
+ * checked: they count as verified without it). */
+static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool verify,
+                        bool checked)
 {
 	int fd = openat(modelsfd, prefix, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -1072,6 +1410,7 @@ static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool v
 		m->size = (uint64_t)st.st_size;
 		m->data = dbytes;
 		m->created = (int64_t)st.st_mtime;
+		m->verified = verify || checked;
 		lru_init(&m->lru);
 		if (!index_insert(s, m)) {
 			free(m);
@@ -1139,12 +1478,24 @@ static bool scan_renderings(local_store *s, int rendfd)
 	return ok;
 }
 
-/* Remove data/<x> folders of models the store does not have (an upload interrupted
- * between put_data and put_model, or a quarantined model). */
-static void remove_orphan_data(local_store *s)
+/* Remove entries <id><suffix> of root/sub (data/<id>/ folders, meta/<id>.json files) of
+ * models the store does not have: an upload interrupted between put_data or put_meta and
+ * put_model, or a quarantined model. */
+static bool owned_by_model(const local_store *s, const char *name, const char *suffix)
+{
+	size_t n = strlen(name), sl = strlen(suffix);
+	char id[OXS_ID_LEN + 1];
+	if (n != OXS_ID_LEN + sl || strcmp(name + OXS_ID_LEN, suffix) != 0)
+		return false;
+	memcpy(id, name, OXS_ID_LEN);
+	id[OXS_ID_LEN] = '\0';
+	return oxs_id_valid(id) && find_model(s, id) != NULL;
+}
+
+static void remove_orphans(local_store *s, const char *sub, const char *suffix)
 {
 	char dir[PATH_BUF];
-	if (!path_fmt(dir, sizeof(dir), "%s/data", s->root))
+	if (!path_fmt(dir, sizeof(dir), "%s/%s", s->root, sub))
 		return;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -1158,7 +1509,7 @@ static void remove_orphan_data(local_store *s)
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    (oxs_id_valid(e->d_name) && find_model(s, e->d_name) != NULL))
+		    owned_by_model(s, e->d_name, suffix))
 			continue;
 		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 16;
@@ -1200,7 +1551,7 @@ static bool order_lru_by_age(local_store *s)
 	return true;
 }
 
-static bool scan_models(local_store *s, bool verify)
+static bool scan_models(local_store *s, bool verify, bool checked)
 {
 	char dir[PATH_BUF];
 	if (!path_fmt(dir, sizeof(dir), "%s/models", s->root))
@@ -1239,7 +1590,7 @@ static bool scan_models(local_store *s, bool verify)
 		    !S_ISDIR(st.st_mode))
 			quarantine(s, fd, names[i]);
 		else
-			ok = scan_prefix(s, fd, names[i], verify);
+			ok = scan_prefix(s, fd, names[i], verify, checked);
 	}
 	free(names);
 	closedir(d);
@@ -1267,9 +1618,11 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 	if (opt != NULL) {
 		s->budget = opt->budget;
 		s->evict_models = opt->evict_models;
+		s->nosync = opt->no_sync && opt->verify_background;
 	}
 	oxs_status rc = OXS_OK;
-	static const char *const subdirs[] = {"models", "renderings", "tmp", "quarantine", "data"};
+	static const char *const subdirs[] = {"models", "renderings", "tmp", "quarantine", "data",
+	                                      "meta"};
 	char path[PATH_BUF];
 	if (mkdir_once(root, NULL) != 0) {
 		rc = errno_status(errno);
@@ -1298,7 +1651,9 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 	}
 	s->locked = true;
 	s->removed_tmp = clean_tmp(s);
-	if (!scan_models(s, opt == NULL || opt->verify) || !order_lru_by_age(s)) {
+	bool verify = opt == NULL || opt->verify;
+	bool later = !verify && opt->verify_background;
+	if (!scan_models(s, verify, !later) || !order_lru_by_age(s)) {
 		rc = OXS_E_IO;
 		seterr(err, errsize, "cannot read %s/models: %s", root, strerror(errno));
 		goto fail;
@@ -1313,10 +1668,21 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 		seterr(err, errsize, "cannot read %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	remove_orphan_data(s);
+	remove_orphans(s, "data", "");
+	remove_orphans(s, "meta", ".json");
 	pthread_mutex_lock(&s->mu);
 	(void)make_room(s, 0, true); /* a budget lowered since the last run */
+	s->to_verify = later ? s->n : 0;
+	s->verifying = later && s->n > 0;
 	pthread_mutex_unlock(&s->mu);
+	if (s->verifying) {
+		if (pthread_create(&s->verifier, NULL, verifier_main, s) != 0) {
+			rc = OXS_E_NOMEM;
+			seterr(err, errsize, "cannot start the verification thread");
+			goto fail;
+		}
+		s->verifier_started = true;
+	}
 	*out = &s->base;
 	return OXS_OK;
 fail:
