@@ -710,6 +710,30 @@ def t_nodes_search_list(s, mid):
         check(r2.status == 200 and j2["models"][0]["id"] > j["models"][0]["id"], "list next page")
     for q in ("limit=0", "limit=1001", "after=zz"):
         check(curl(s.url("/models?" + q)).status == 400, "list %s: 400" % q)
+    # what was kept at upload: the file's name, graph, producer, kind, node count
+    r = curl(s.url("/models?limit=1000"))
+    items = {m["id"]: m for m in (r.json() or {}).get("models", [])}
+    sq = items.get(mid, {})
+    check(sq.get("name") is None and "name" in sq and sq.get("graph") == "torch_jit" and
+          sq.get("producer") == "pytorch" and sq.get("kind") == "model" and sq.get("nodes") == 83,
+          "listing: graph, producer, kind, nodes of a raw upload without a name: %r" % sq)
+    small = make_chain(3)
+    r = curl(s.url("/models?name=some%2Fdir%2Fmy%20chain.onnx"), data=small)
+    cid = (r.json() or {}).get("id")
+    chain = write_tmp(make_chain(4), suffix=".onnx")
+    r2 = curl(s.url("/models"), form=[("model", "@" + chain)])
+    mid2 = (r2.json() or {}).get("id")
+    items = {m["id"]: m for m in (curl(s.url("/models?limit=1000")).json() or {}).get("models", [])}
+    check(r.status == 201 and items.get(cid, {}).get("name") == "my chain.onnx" and
+          items.get(cid, {}).get("graph") == "chain" and items.get(cid, {}).get("nodes") == 3,
+          "?name= keeps the file name (its last component): %r" % items.get(cid))
+    check(r2.status == 201 and items.get(mid2, {}).get("name") == os.path.basename(chain) and
+          items.get(mid2, {}).get("nodes") == 4, "multipart keeps the part's filename: %r" % items.get(mid2))
+    # by reference needs --source-buckets
+    for body, status, code in (('{"source": "s3://bucket/m.onnx"}', 403, "source_not_allowed"),
+                               ('{"source": 1}', 400, "bad_source"), ('[', 400, "bad_source")):
+        r = curl(s.url("/models"), data=body.encode(), headers=["Content-Type: application/json"])
+        check(r.status == status and r.error_code() == code, "JSON body %s: %d %s (%r)" % (body, status, code, r))
 
 
 def t_oneshot(s):
