@@ -71,6 +71,7 @@ struct model_ent {
 	uint64_t data; /* bytes of its external data files (data/<id>/) */
 	int64_t created;
 	bool verified;         /* hashed to its id (at open, after it, or written here) */
+	bool rend_scanned;     /* its renderings/<id>/ folder is in the index */
 	bool meta_read;        /* meta/<id>.json was looked for; meta is NULL when absent */
 	oxs_model_meta *meta;
 	char id[OXS_ID_LEN + 1];
@@ -90,11 +91,16 @@ typedef struct local_store {
 	uint64_t budget;
 	bool evict_models;
 	uint64_t evicted_models, evicted_rend, removed_tmp, quarantined;
-	/* verify_background: the thread and its progress (under mu) */
+	/* opened without verify: a thread indexes renderings and removes leftovers after
+	 * open, then (verify_background) checks every model; its progress under mu */
 	pthread_t verifier;
-	bool verifier_started, verifying;
+	bool verifier_started, verifying, verify_bg;
 	atomic_bool verify_stop;
 	uint64_t verified, to_verify;
+	struct timespec opened;  /* leftovers are older (CLOCK_REALTIME_COARSE: the clock of
+	                            file times) */
+	char (*data_ids)[OXS_ID_LEN + 1]; /* at open: models with a data/<id>/ folder, sorted */
+	size_t ndata_ids;
 } local_store;
 
 static atomic_uint_fast64_t tmp_counter;
@@ -301,6 +307,34 @@ static bool index_insert(local_store *s, model_ent *m)
 	return true;
 }
 
+/* At open: add without keeping the order (index_sort afterwards). */
+static bool index_append(local_store *s, model_ent *m)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		model_ent **p = realloc(s->ids, cap * sizeof(*p));
+		if (p == NULL)
+			return false;
+		s->ids = p;
+		s->cap = cap;
+	}
+	s->ids[s->n++] = m;
+	lru_push(&s->models_lru, &m->lru);
+	s->model_bytes += m->size + m->data;
+	return true;
+}
+
+static int cmp_ent_id(const void *a, const void *b)
+{
+	return strcmp((*(model_ent *const *)a)->id, (*(model_ent *const *)b)->id);
+}
+
+static void index_sort(local_store *s)
+{
+	if (s->n > 1)
+		qsort(s->ids, s->n, sizeof(*s->ids), cmp_ent_id);
+}
+
 static void rend_forget(local_store *s, rend_ent *r)
 {
 	lru_unlink(&r->lru);
@@ -345,6 +379,24 @@ static void unlink_rend(model_ent *m, rend_ent *r)
 			return;
 		}
 	}
+}
+
+/* Index a rendering of m (mu held); false when out of memory. */
+static bool add_rend(local_store *s, model_ent *m, const char *name, uint64_t size)
+{
+	rend_ent *r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return false;
+	snprintf(r->name, sizeof(r->name), "%.96s", name);
+	r->model = m;
+	r->size = size;
+	r->next = m->renderings;
+	m->renderings = r;
+	lru_init(&r->lru);
+	lru_push(&s->rend_lru, &r->lru);
+	s->rend_bytes += size;
+	s->nrend++;
+	return true;
 }
 
 static void model_file(const local_store *s, const char *id, char *out, size_t size)
@@ -737,13 +789,40 @@ static oxs_status ensure_verified(local_store *s, const char *id)
 	return done ? OXS_OK : settle(s, id, check_model(s, id));
 }
 
-/* verify_background: check every model not yet checked, in id order, at a lower
- * priority than the requests. */
-static void *verifier_main(void *arg)
+static bool scan_renderings(local_store *s, int rendfd, const struct timespec *before);
+static void remove_orphans(local_store *s, const char *sub, const char *suffix,
+                           const struct timespec *before);
+
+/* After an open without verify, at a lower priority than the requests: index the
+ * renderings, remove what earlier runs left, meet a budget lowered since; then, with
+ * verify_background, check every model not checked yet, in id order.  Start-up only
+ * indexed the models. */
+static void *background_main(void *arg)
 {
 	local_store *s = arg;
 	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
 	int64_t t0 = oxs_now_ms();
+	char path[PATH_BUF];
+	int rfd = path_fmt(path, sizeof(path), "%s/renderings", s->root)
+	              ? open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+	              : -1;
+	if (rfd < 0 || !scan_renderings(s, rfd, &s->opened))
+		oxs_logf("warn", "cannot index the store's renderings: %s", strerror(errno));
+	if (rfd >= 0)
+		close(rfd);
+	remove_orphans(s, "data", "", &s->opened);
+	remove_orphans(s, "meta", ".json", &s->opened);
+	pthread_mutex_lock(&s->mu);
+	(void)make_room(s, 0, true); /* a budget lowered since the last run */
+	char extra[200];
+	snprintf(extra, sizeof(extra),
+	         ",\"renderings\":%" PRIu64 ",\"removed_temporaries\":%" PRIu64 ",\"ms\":%" PRId64,
+	         s->nrend, s->removed_tmp, oxs_now_ms() - t0);
+	pthread_mutex_unlock(&s->mu);
+	oxs_log("info", "store indexed", extra);
+	if (!s->verify_bg)
+		return NULL;
+	t0 = oxs_now_ms();
 	char cursor[OXS_ID_LEN + 1] = "";
 	while (!atomic_load(&s->verify_stop)) {
 		char id[OXS_ID_LEN + 1];
@@ -763,7 +842,6 @@ static void *verifier_main(void *arg)
 	}
 	pthread_mutex_lock(&s->mu);
 	s->verifying = false;
-	char extra[200];
 	snprintf(extra, sizeof(extra),
 	         ",\"checked\":%" PRIu64 ",\"of\":%" PRIu64 ",\"quarantined\":%" PRIu64
 	         ",\"ms\":%" PRId64 "%s",
@@ -922,6 +1000,7 @@ out:
 			m->data = data;
 			m->created = (int64_t)time(NULL);
 			m->verified = true; /* hashed on its way in */
+			m->rend_scanned = true;
 			lru_init(&m->lru);
 			if (!index_insert(s, m))
 				free(m);
@@ -1095,13 +1174,23 @@ static oxs_status op_get_rendering(oxs_store *base, const char *id, const char *
 		lru_touch(&s->rend_lru, &r->lru);
 		lru_touch(&s->models_lru, &m->lru);
 	}
+	/* renderings not indexed yet (just after open): the folder may have it */
+	bool unscanned = m != NULL && r == NULL && !m->rend_scanned;
 	pthread_mutex_unlock(&s->mu);
-	if (r == NULL)
+	if (r == NULL && !unscanned)
 		return OXS_E_NOT_FOUND;
 	char path[PATH_BUF];
 	if (!path_fmt(path, sizeof(path), "%s/renderings/%s/%s", s->root, id, name))
 		return OXS_E_INVALID;
-	return open_file(path, fd, size);
+	oxs_status rc = open_file(path, fd, size);
+	if (rc == OXS_OK && unscanned) {
+		pthread_mutex_lock(&s->mu);
+		m = find_model(s, id);
+		if (m != NULL && find_rend(m, name) == NULL)
+			(void)add_rend(s, m, name, *size);
+		pthread_mutex_unlock(&s->mu);
+	}
+	return rc;
 }
 
 /* Write all of data to fd; false with errno set on failure. */
@@ -1173,16 +1262,8 @@ out:
 			r->size = len;
 			s->rend_bytes += len;
 			lru_touch(&s->rend_lru, &r->lru);
-		} else if ((r = calloc(1, sizeof(*r))) != NULL) {
-			snprintf(r->name, sizeof(r->name), "%.96s", name);
-			r->model = m;
-			r->size = len;
-			r->next = m->renderings;
-			m->renderings = r;
-			lru_init(&r->lru);
-			lru_push(&s->rend_lru, &r->lru);
-			s->rend_bytes += len;
-			s->nrend++;
+		} else {
+			(void)add_rend(s, m, name, len);
 		}
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -1349,6 +1430,51 @@ static bool is_hex2(const char *n)
 	       ((n[1] >= '0' && n[1] <= '9') || (n[1] >= 'a' && n[1] <= 'f'));
 }
 
+/* True when data/<id>/ was there at open (s->data_ids, read once: a lookup per model
+ * would cost a system call each). */
+static int cmp_id(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+static bool has_data_dir(const local_store *s, const char *id)
+{
+	return s->ndata_ids > 0 &&
+	       bsearch(id, s->data_ids, s->ndata_ids, sizeof(*s->data_ids), cmp_id) != NULL;
+}
+
+/* The ids of the data/ folder into s->data_ids, sorted. */
+static bool read_data_ids(local_store *s)
+{
+	char dir[PATH_BUF];
+	if (!path_fmt(dir, sizeof(dir), "%s/data", s->root))
+		return false;
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return errno == ENOENT;
+	size_t cap = 0;
+	struct dirent *e;
+	bool ok = true;
+	while (ok && (e = readdir(d)) != NULL) {
+		if (!oxs_id_valid(e->d_name))
+			continue;
+		if (s->ndata_ids == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			void *p = realloc(s->data_ids, nc * sizeof(*s->data_ids));
+			ok = p != NULL;
+			if (!ok)
+				break;
+			s->data_ids = p;
+			cap = nc;
+		}
+		memcpy(s->data_ids[s->ndata_ids++], e->d_name, OXS_ID_LEN + 1);
+	}
+	closedir(d);
+	if (s->ndata_ids > 1)
+		qsort(s->data_ids, s->ndata_ids, sizeof(*s->data_ids), cmp_id);
+	return ok;
+}
+
 /* Check and index models/ab/<id>.onnx files of one prefix folder (verify: hash them now;
  * checked: they count as verified without it). */
 static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool verify,
@@ -1385,7 +1511,7 @@ static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool v
 		/* a model uploaded with data files: its id covers them (oxs_bundle_id) */
 		data_walk w = {NULL, 0, 0, 0, verify};
 		uint64_t dbytes = 0;
-		bool match = data_size(s, id, &dbytes, &w);
+		bool match = !has_data_dir(s, id) || data_size(s, id, &dbytes, &w);
 		if (match && verify) {
 			int f = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 			char got[OXS_ID_LEN + 1], bid[OXS_ID_LEN + 1];
@@ -1412,7 +1538,7 @@ static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool v
 		m->created = (int64_t)st.st_mtime;
 		m->verified = verify || checked;
 		lru_init(&m->lru);
-		if (!index_insert(s, m)) {
+		if (!index_append(s, m)) {
 			free(m);
 			ok = false;
 		}
@@ -1421,67 +1547,113 @@ static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool v
 	return ok;
 }
 
-/* Index renderings/<id>/<name>; remove temporaries, orphans and strays. */
-static bool scan_renderings(local_store *s, int rendfd)
+/* True when dirfd/name is a leftover of an earlier run (before: the store's open time;
+ * NULL: everything there is one) — what was made since may belong to a write in progress. */
+static bool leftover(int dirfd, const char *name, const struct timespec *before)
+{
+	struct stat st;
+	return before == NULL ||
+	       (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	        (st.st_mtim.tv_sec < before->tv_sec ||
+	         (st.st_mtim.tv_sec == before->tv_sec && st.st_mtim.tv_nsec < before->tv_nsec)));
+}
+
+typedef struct rend_file {
+	char name[NAME_MAX_LEN + 1];
+	uint64_t size;
+} rend_file;
+
+/* Index renderings/<id>/ (open as fd, closed here): its files, and remove temporaries
+ * and strays left by an earlier run (before: the open time; NULL: everything there is). */
+static bool scan_model_renderings(local_store *s, int fd, const char *id, const struct timespec *before)
+{
+	DIR *rd = fdopendir(fd);
+	if (rd == NULL) {
+		close(fd);
+		return true;
+	}
+	rend_file *files = NULL;
+	size_t n = 0, cap = 0;
+	bool ok = true;
+	struct dirent *f;
+	while (ok && (f = readdir(rd)) != NULL) {
+		if (!strcmp(f->d_name, ".") || !strcmp(f->d_name, ".."))
+			continue;
+		struct stat st;
+		if (!name_valid(f->d_name) ||
+		    fstatat(fd, f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+			if (!leftover(fd, f->d_name, before))
+				continue;
+			if (strncmp(f->d_name, ".tmp-", 5) == 0) {
+				pthread_mutex_lock(&s->mu);
+				s->removed_tmp++;
+				pthread_mutex_unlock(&s->mu);
+			}
+			if (unlinkat(fd, f->d_name, 0) != 0 && errno == EISDIR)
+				remove_tree(fd, f->d_name, 0);
+			continue;
+		}
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 8;
+			void *p = realloc(files, nc * sizeof(*files));
+			ok = p != NULL;
+			if (!ok)
+				break;
+			files = p;
+			cap = nc;
+		}
+		snprintf(files[n].name, sizeof(files[n].name), "%.96s", f->d_name);
+		files[n++].size = (uint64_t)st.st_size;
+	}
+	closedir(rd);
+	pthread_mutex_lock(&s->mu);
+	model_ent *m = find_model(s, id);
+	if (m != NULL && !m->rend_scanned) {
+		for (size_t i = 0; ok && i < n; i++)
+			if (find_rend(m, files[i].name) == NULL)
+				ok = add_rend(s, m, files[i].name, files[i].size);
+		m->rend_scanned = ok;
+	}
+	pthread_mutex_unlock(&s->mu);
+	free(files);
+	return ok;
+}
+
+/* Index renderings/<id>/<name> of every model; remove renderings of models the store does
+ * not have, temporaries and strays (all of them, or with before, those of earlier runs). */
+static bool scan_renderings(local_store *s, int rendfd, const struct timespec *before)
 {
 	DIR *d = fdopendir(dup(rendfd));
 	if (d == NULL)
 		return false;
 	struct dirent *e;
 	bool ok = true;
-	while (ok && (e = readdir(d)) != NULL) {
+	while (ok && (e = readdir(d)) != NULL && !atomic_load(&s->verify_stop)) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		model_ent *m = oxs_id_valid(e->d_name) ? find_model(s, e->d_name) : NULL;
-		int fd = m ? openat(rendfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-		           : -1;
-		if (fd < 0) {
+		pthread_mutex_lock(&s->mu);
+		bool known = oxs_id_valid(e->d_name) && find_model(s, e->d_name) != NULL;
+		pthread_mutex_unlock(&s->mu);
+		int fd = known ? openat(rendfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		               : -1;
+		if (fd >= 0)
+			ok = scan_model_renderings(s, fd, e->d_name, before);
+		else if (leftover(rendfd, e->d_name, before))
 			remove_tree(rendfd, e->d_name, 0); /* rendering of a model we do not have */
-			continue;
-		}
-		DIR *rd = fdopendir(fd);
-		if (rd == NULL) {
-			close(fd);
-			continue;
-		}
-		struct dirent *f;
-		while ((f = readdir(rd)) != NULL) {
-			if (!strcmp(f->d_name, ".") || !strcmp(f->d_name, ".."))
-				continue;
-			struct stat st;
-			if (!name_valid(f->d_name) ||
-			    fstatat(fd, f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
-				if (strncmp(f->d_name, ".tmp-", 5) == 0)
-					s->removed_tmp++;
-				if (unlinkat(fd, f->d_name, 0) != 0 && errno == EISDIR)
-					remove_tree(fd, f->d_name, 0);
-				continue;
-			}
-			rend_ent *r = calloc(1, sizeof(*r));
-			if (r == NULL) {
-				ok = false;
-				break;
-			}
-			snprintf(r->name, sizeof(r->name), "%.96s", f->d_name);
-			r->model = m;
-			r->size = (uint64_t)st.st_size;
-			r->next = m->renderings;
-			m->renderings = r;
-			lru_init(&r->lru);
-			lru_push(&s->rend_lru, &r->lru);
-			s->rend_bytes += r->size;
-			s->nrend++;
-		}
-		closedir(rd);
 	}
 	closedir(d);
+	/* the others have none (put_rendering indexes what comes from now on) */
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; ok && i < s->n; i++)
+		s->ids[i]->rend_scanned = true;
+	pthread_mutex_unlock(&s->mu);
 	return ok;
 }
 
 /* Remove entries <id><suffix> of root/sub (data/<id>/ folders, meta/<id>.json files) of
  * models the store does not have: an upload interrupted between put_data or put_meta and
  * put_model, or a quarantined model. */
-static bool owned_by_model(const local_store *s, const char *name, const char *suffix)
+static bool owned_by_model(local_store *s, const char *name, const char *suffix)
 {
 	size_t n = strlen(name), sl = strlen(suffix);
 	char id[OXS_ID_LEN + 1];
@@ -1489,10 +1661,15 @@ static bool owned_by_model(const local_store *s, const char *name, const char *s
 		return false;
 	memcpy(id, name, OXS_ID_LEN);
 	id[OXS_ID_LEN] = '\0';
-	return oxs_id_valid(id) && find_model(s, id) != NULL;
+	if (!oxs_id_valid(id))
+		return false;
+	pthread_mutex_lock(&s->mu);
+	bool owned = find_model(s, id) != NULL;
+	pthread_mutex_unlock(&s->mu);
+	return owned;
 }
 
-static void remove_orphans(local_store *s, const char *sub, const char *suffix)
+static void remove_orphans(local_store *s, const char *sub, const char *suffix, const struct timespec *before)
 {
 	char dir[PATH_BUF];
 	if (!path_fmt(dir, sizeof(dir), "%s/%s", s->root, sub))
@@ -1509,7 +1686,7 @@ static void remove_orphans(local_store *s, const char *sub, const char *suffix)
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    owned_by_model(s, e->d_name, suffix))
+		    owned_by_model(s, e->d_name, suffix) || !leftover(fd, e->d_name, before))
 			continue;
 		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 16;
@@ -1523,7 +1700,9 @@ static void remove_orphans(local_store *s, const char *sub, const char *suffix)
 	}
 	for (size_t i = 0; i < n; i++) {
 		remove_tree(fd, names[i], 0);
+		pthread_mutex_lock(&s->mu);
 		s->removed_tmp++;
+		pthread_mutex_unlock(&s->mu);
 	}
 	free(names);
 	closedir(d);
@@ -1651,34 +1830,45 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 	}
 	s->locked = true;
 	s->removed_tmp = clean_tmp(s);
+	clock_gettime(CLOCK_REALTIME_COARSE, &s->opened);
 	bool verify = opt == NULL || opt->verify;
-	bool later = !verify && opt->verify_background;
-	if (!scan_models(s, verify, !later) || !order_lru_by_age(s)) {
+	s->verify_bg = !verify && opt->verify_background;
+	bool scanned = read_data_ids(s) && scan_models(s, verify, !s->verify_bg);
+	free(s->data_ids);
+	s->data_ids = NULL;
+	s->ndata_ids = 0;
+	index_sort(s);
+	if (!scanned || !order_lru_by_age(s)) {
 		rc = OXS_E_IO;
 		seterr(err, errsize, "cannot read %s/models: %s", root, strerror(errno));
 		goto fail;
 	}
-	(void)path_fmt(path, sizeof(path), "%s/renderings", root);
-	int rfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	bool rok = rfd >= 0 && scan_renderings(s, rfd);
-	if (rfd >= 0)
-		close(rfd);
-	if (!rok) {
-		rc = OXS_E_IO;
-		seterr(err, errsize, "cannot read %s: %s", path, strerror(errno));
-		goto fail;
-	}
-	remove_orphans(s, "data", "");
-	remove_orphans(s, "meta", ".json");
-	pthread_mutex_lock(&s->mu);
-	(void)make_room(s, 0, true); /* a budget lowered since the last run */
-	s->to_verify = later ? s->n : 0;
-	s->verifying = later && s->n > 0;
-	pthread_mutex_unlock(&s->mu);
-	if (s->verifying) {
-		if (pthread_create(&s->verifier, NULL, verifier_main, s) != 0) {
+	if (verify) {
+		/* everything before returning (and everything there is a leftover) */
+		(void)path_fmt(path, sizeof(path), "%s/renderings", root);
+		int rfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		bool rok = rfd >= 0 && scan_renderings(s, rfd, NULL);
+		if (rfd >= 0)
+			close(rfd);
+		if (!rok) {
+			rc = OXS_E_IO;
+			seterr(err, errsize, "cannot read %s: %s", path, strerror(errno));
+			goto fail;
+		}
+		remove_orphans(s, "data", "", NULL);
+		remove_orphans(s, "meta", ".json", NULL);
+		pthread_mutex_lock(&s->mu);
+		(void)make_room(s, 0, true); /* a budget lowered since the last run */
+		pthread_mutex_unlock(&s->mu);
+	} else {
+		/* start-up does not grow with the store: the rest after listening */
+		pthread_mutex_lock(&s->mu);
+		s->to_verify = s->verify_bg ? s->n : 0;
+		s->verifying = s->verify_bg && s->n > 0;
+		pthread_mutex_unlock(&s->mu);
+		if (pthread_create(&s->verifier, NULL, background_main, s) != 0) {
 			rc = OXS_E_NOMEM;
-			seterr(err, errsize, "cannot start the verification thread");
+			seterr(err, errsize, "cannot start the store's background thread");
 			goto fail;
 		}
 		s->verifier_started = true;

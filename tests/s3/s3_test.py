@@ -213,18 +213,13 @@ class Replica:
         return out
 
 
-HAPROXY_503 = (b"HTTP/1.0 503 Service Unavailable\r\nCache-Control: no-store\r\nRetry-After: 5\r\n"
-               b"Content-Type: application/json\r\n\r\n"
-               b'{"error":{"code":"no_replica","message":"no replica is ready","status":503}}\n')
-
-
 class Haproxy:
+    """haproxy in front of the replicas, set up as docker/haproxy.cfg (the same checks, the
+    same error page when no replica is ready), on loopback ports."""
     def __init__(self, replicas):
         self.port = C.free_port()
         self.cfg = os.path.join(TMP, "haproxy.cfg")
-        err = os.path.join(TMP, "haproxy-503.http")
-        with open(err, "wb") as f:
-            f.write(HAPROXY_503)
+        err = os.path.abspath(os.path.join(HERE, "..", "..", "docker", "haproxy-503.http"))
         servers = "\n".join("    server %s 127.0.0.1:%d check inter 500 fall 2 rise 2" % (r.name, r.port)
                             for r in replicas)
         with open(self.cfg, "w") as f:
@@ -752,6 +747,8 @@ def main():
         for r in reps:
             check(r.stop() == 0, "%s exits 0 on SIGTERM" % r.name)
         logs = "".join(r.log_text() for r in reps)
+        san = [l for l in logs.splitlines() if "Sanitizer" in l or "runtime error:" in l]
+        check(not san, "no sanitizer report from the replicas: %r" % san[:3])
         check(ceph.secret not in logs and ceph.access not in logs and "Signature=" not in logs and
               "AWS4-HMAC" not in logs, "no credential or signature in the replicas' logs (%d bytes)" % len(logs))
         if not ONLY or "outage" in ONLY:
