@@ -184,6 +184,9 @@ typedef struct oxs_s3 oxs_s3;
 /* NULL when out of memory.  Calls curl_global_init the first time (before threads). */
 oxs_s3 *oxs_s3_new(const oxs_s3_config *c);
 void oxs_s3_free(oxs_s3 *c);
+/* From now on requests end at once (OXS_E_UNAVAILABLE), those running included: for a
+ * shutdown that must not wait out an object store that hangs. */
+void oxs_s3_cancel(oxs_s3 *c);
 
 /* What a request is, for metrics (onnxviz_store_requests_total{op}). */
 enum { OXS_S3OP_GET, OXS_S3OP_PUT, OXS_S3OP_HEAD, OXS_S3OP_DELETE, OXS_S3OP_LIST,

@@ -24,6 +24,7 @@
 #include <inttypes.h>
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -45,6 +46,7 @@ struct oxs_s3 {
 	size_t npool;
 	int64_t down_until_ms; /* under mu: fail at once until then */
 	int64_t up_at_ms;      /* under mu: when a request last succeeded */
+	atomic_bool cancelled; /* oxs_s3_cancel: requests end now, without retries */
 };
 
 /* ---------------------------------------------------------------------------------------
@@ -399,6 +401,21 @@ static size_t on_read(char *buf, size_t size, size_t nmemb, void *ud)
 	}
 }
 
+/* Progress: ends the transfer once the client is cancelled (shutdown). */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	oxs_s3 *c = ud;
+	return atomic_load(&c->cancelled) ? 1 : 0;
+}
+
+void oxs_s3_cancel(oxs_s3 *c)
+{
+	if (c != NULL)
+		atomic_store(&c->cancelled, true);
+}
+
 static int on_seek(void *ud, curl_off_t offset, int origin)
 {
 	xfer *x = ud;
@@ -629,7 +646,7 @@ oxs_status oxs_s3_do(oxs_s3 *c, oxs_s3_req *r)
 	char sha[65];
 	r->status = 0;
 	r->code[0] = '\0';
-	if (known_down(c)) {
+	if (atomic_load(&c->cancelled) || known_down(c)) {
 		oxs_metrics_store(r->op, 0, OXS_STORE_SHED);
 		return OXS_E_UNAVAILABLE;
 	}
@@ -715,6 +732,9 @@ oxs_status oxs_s3_do(oxs_s3 *c, oxs_s3_req *r)
 		curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
 		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 		curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
+		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
+		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 		if (strcmp(r->method, "HEAD") == 0) {
 			curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
 		} else if (has_body) {
@@ -752,8 +772,10 @@ oxs_status oxs_s3_do(oxs_s3 *c, oxs_s3_req *r)
 			/* a local failure (the spool file could not be read, a bad URL) */
 			oxs_metrics_store(r->op, ns, OXS_STORE_ERROR);
 			log_failure(r, curl_easy_strerror(rc), attempt, true);
-			st = rc == CURLE_READ_ERROR || rc == CURLE_ABORTED_BY_CALLBACK ? OXS_E_IO
-			                                                               : OXS_E_UNAVAILABLE;
+			st = rc == CURLE_READ_ERROR ||
+			             (rc == CURLE_ABORTED_BY_CALLBACK && !atomic_load(&c->cancelled))
+			         ? OXS_E_IO
+			         : OXS_E_UNAVAILABLE;
 			break;
 		}
 		if (!retry) {
@@ -769,7 +791,7 @@ oxs_status oxs_s3_do(oxs_s3 *c, oxs_s3_req *r)
 			break;
 		}
 		/* retry within the attempts and a bound on the whole operation */
-		bool last = attempt >= ATTEMPTS ||
+		bool last = attempt >= ATTEMPTS || atomic_load(&c->cancelled) ||
 		            oxs_now_ms() - started > (int64_t)(cap_ms + (uint64_t)c->cfg.timeout * 1000);
 		oxs_metrics_store(r->op, ns, last ? OXS_STORE_FAILED : OXS_STORE_RETRIED);
 		char what[200];

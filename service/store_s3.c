@@ -1113,6 +1113,7 @@ static void op_close(oxs_store *base)
 {
 	s3_store *s = (s3_store *)base;
 	if (s->prober_started) {
+		oxs_s3_cancel(s->s3); /* a probe waiting on a hung store ends now */
 		pthread_mutex_lock(&s->mu);
 		s->probe_stop = true;
 		pthread_cond_broadcast(&s->probe_cv);
