@@ -803,25 +803,42 @@ static oxs_status op_put_model(oxs_store *base, const char *id, const char *spoo
 	return OXS_OK;
 }
 
+/* A read of the cached copy of model id: `what` 0 opens the model, 1 gives its path, 2
+ * opens its data folder.  The model is brought into the cache first; when the cache let it
+ * go before the read (a budget too small for what is in use at once), again — a model
+ * that is in the bucket is never answered "not found". */
+static oxs_status cached_read(s3_store *s, const char *id, int what, int *fd, uint64_t *size,
+                              char *path, size_t pathsize)
+{
+	oxs_store *c = s->cache;
+	for (int attempt = 0; attempt < 3; attempt++) {
+		oxs_status st = ensure_local(s, id);
+		if (st != OXS_OK)
+			return st;
+		st = what == 0   ? c->ops->open_model(c, id, fd, size)
+		     : what == 1 ? c->ops->model_path(c, id, path, pathsize)
+		                 : c->ops->open_data(c, id, fd);
+		if (st != OXS_E_NOT_FOUND)
+			return st;
+		if (what == 2 && c->ops->stat_model(c, id, 0, NULL) == OXS_OK)
+			return st; /* the model is there: it has no data folder */
+	}
+	return OXS_E_NOSPACE;
+}
+
 static oxs_status op_open_model(oxs_store *base, const char *id, int *fd, uint64_t *size)
 {
-	s3_store *s = (s3_store *)base;
-	oxs_status st = ensure_local(s, id);
-	return st == OXS_OK ? s->cache->ops->open_model(s->cache, id, fd, size) : st;
+	return cached_read((s3_store *)base, id, 0, fd, size, NULL, 0);
 }
 
 static oxs_status op_model_path(oxs_store *base, const char *id, char *path, size_t pathsize)
 {
-	s3_store *s = (s3_store *)base;
-	oxs_status st = ensure_local(s, id);
-	return st == OXS_OK ? s->cache->ops->model_path(s->cache, id, path, pathsize) : st;
+	return cached_read((s3_store *)base, id, 1, NULL, NULL, path, pathsize);
 }
 
 static oxs_status op_open_data(oxs_store *base, const char *id, int *dirfd)
 {
-	s3_store *s = (s3_store *)base;
-	oxs_status st = ensure_local(s, id);
-	return st == OXS_OK ? s->cache->ops->open_data(s->cache, id, dirfd) : st;
+	return cached_read((s3_store *)base, id, 2, dirfd, NULL, NULL, 0);
 }
 
 /* Listing: the meta of the items that have none cached, fetched by a few threads. */

@@ -438,6 +438,34 @@ def t_replicas(ceph, reps, lb):
     check(st == 200, "the same model again through another replica: 200 (%d)" % st)
     figure("12 MiB model, 3 parts of 5 MiB, through one replica: %.2f s" % took)
 
+    # a model with external data (a location with a folder and a space): uploaded through
+    # one replica, its data files go up too and another replica reads the values from them
+    from onnx import TensorProto as TP
+    arr = (np.arange(4000, dtype=np.float32) / 7).astype(np.float16)
+    t = numpy_helper.from_array(arr, "w")
+    t.ClearField("raw_data")
+    t.data_location = TP.EXTERNAL
+    for k, v in (("location", "weights dir/w b.bin"), ("offset", "16"), ("length", str(arr.nbytes))):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    g = helper.make_graph([], "ext", [], [helper.make_tensor_value_info("w", TP.FLOAT16, None)], [t])
+    mpath = os.path.join(TMP, "ext.onnx")
+    dpath = os.path.join(TMP, "w b.bin")
+    with open(mpath, "wb") as f:
+        f.write(helper.make_model(g).SerializeToString())
+    with open(dpath, "wb") as f:
+        f.write(b"\7" * 16 + arr.tobytes())
+    p = subprocess.run(["curl", "-sS", "-F", "model=@" + mpath, "-F", "weights dir/w b.bin=@" + dpath,
+                        "http://127.0.0.1:%d/models" % reps[0].port], stdout=subprocess.PIPE)
+    eid = (as_json(p.stdout) or {}).get("id")
+    check(eid is not None and eid != sha(open(mpath, "rb").read()), "bundle upload: %r" % p.stdout[:200])
+    keys = [k for k, _ in ceph.s3.list(BUCKET, "shared/data/%s/" % eid)]
+    check(keys == ["shared/data/%s/weights dir/w b.bin" % eid], "the data file is in the bucket: %r" % keys)
+    st, _, b = reps[2].get("/models/%s/tensors/w?values=4000&stats=0" % eid)
+    vals = ((as_json(b) or {}).get("values") or {}).get("data", [])
+    check(st == 200 and len(vals) == 4000 and np.array_equal(np.array(vals, np.float64).astype(np.float16), arr),
+          "another replica reads the values from the data file: %d" % st)
+
     # listing with what was kept at upload
     st, _, b = request(lb.port, "GET", "/models?limit=1000")
     j = as_json(b) or {}
