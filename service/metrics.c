@@ -49,15 +49,21 @@ static size_t route_slot(int route)
 	return route >= 0 && route < MAX_ROUTES ? (size_t)route : MAX_ROUTES;
 }
 
-void oxs_metrics_request(int route, unsigned status, uint64_t ns)
+/* The histogram bucket of a duration (NBUCKETS: above the last bound). */
+static size_t bucket_of(uint64_t ns)
 {
-	size_t r = route_slot(route);
-	atomic_fetch_add_explicit(&requests[r][status_slot(status)], 1, memory_order_relaxed);
 	double s = (double)ns / 1e9;
 	size_t b = 0;
 	while (b < NBUCKETS && s > buckets[b])
 		b++;
-	atomic_fetch_add_explicit(&latency[r][b], 1, memory_order_relaxed);
+	return b;
+}
+
+void oxs_metrics_request(int route, unsigned status, uint64_t ns)
+{
+	size_t r = route_slot(route);
+	atomic_fetch_add_explicit(&requests[r][status_slot(status)], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&latency[r][bucket_of(ns)], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&latency_sum_ns[r], ns, memory_order_relaxed);
 }
 
@@ -85,11 +91,7 @@ void oxs_metrics_store(int op, uint64_t ns, int outcome)
 	if (op < 0 || op >= OXS_S3OP__COUNT || outcome < 0 || outcome >= OXS_STORE__COUNT)
 		return;
 	atomic_fetch_add_explicit(&store_requests[op][outcome], 1, memory_order_relaxed);
-	double s = (double)ns / 1e9;
-	size_t b = 0;
-	while (b < NBUCKETS && s > buckets[b])
-		b++;
-	atomic_fetch_add_explicit(&store_latency[op][b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&store_latency[op][bucket_of(ns)], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&store_latency_sum_ns[op], ns, memory_order_relaxed);
 }
 

@@ -288,16 +288,24 @@ static model_ent *find_model(const local_store *s, const char *id)
 	return i < s->n && strcmp(s->ids[i]->id, id) == 0 ? s->ids[i] : NULL;
 }
 
+/* Room for one more entry in the index. */
+static bool index_grow(local_store *s)
+{
+	if (s->n < s->cap)
+		return true;
+	size_t cap = s->cap ? s->cap * 2 : 64;
+	model_ent **p = realloc(s->ids, cap * sizeof(*p));
+	if (p == NULL)
+		return false;
+	s->ids = p;
+	s->cap = cap;
+	return true;
+}
+
 static bool index_insert(local_store *s, model_ent *m)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		model_ent **p = realloc(s->ids, cap * sizeof(*p));
-		if (p == NULL)
-			return false;
-		s->ids = p;
-		s->cap = cap;
-	}
+	if (!index_grow(s))
+		return false;
 	size_t i = lower_bound(s, m->id);
 	memmove(s->ids + i + 1, s->ids + i, (s->n - i) * sizeof(*s->ids));
 	s->ids[i] = m;
@@ -310,14 +318,8 @@ static bool index_insert(local_store *s, model_ent *m)
 /* At open: add without keeping the order (index_sort afterwards). */
 static bool index_append(local_store *s, model_ent *m)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		model_ent **p = realloc(s->ids, cap * sizeof(*p));
-		if (p == NULL)
-			return false;
-		s->ids = p;
-		s->cap = cap;
-	}
+	if (!index_grow(s))
+		return false;
 	s->ids[s->n++] = m;
 	lru_push(&s->models_lru, &m->lru);
 	s->model_bytes += m->size + m->data;
