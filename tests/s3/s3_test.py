@@ -293,19 +293,35 @@ def upload(port, data, name=None, timeout=120):
                    headers={"Content-Type": "application/octet-stream"}, timeout=timeout)
 
 
+def bundle_id(model, files):
+    """The id of a model with data files (docs/api.md): SHA-256 of the manifest of the
+    model's and each file's SHA-256, size and location, files in byte order."""
+    if not files:
+        return sha(model)
+    lines = "onnxviz-bundle/1\nmodel %s %d\n" % (sha(model), len(model))
+    for loc in sorted(files, key=lambda x: x.encode()):
+        lines += "file %s %d %s\n" % (sha(files[loc]), len(files[loc]), loc)
+    return sha(lines.encode())
+
+
 def bucket_consistent(ceph, prefix, what):
-    """Every model object hashes to its id and has its meta (written before it): no corrupt
-    or half-published model in the bucket."""
+    """Every model object (with its data files) hashes to its id and has its meta (written
+    before it): no corrupt or half-published model in the bucket."""
     keys = ceph.s3.list(BUCKET, prefix + "/models/")
     metas = {k for k, _ in ceph.s3.list(BUCKET, prefix + "/meta/")}
+    data = {}
+    for k, _ in ceph.s3.list(BUCKET, prefix + "/data/"):
+        mid, loc = k[len(prefix) + 6:].split("/", 1)
+        data.setdefault(mid, {})[loc] = ceph.s3.get(BUCKET, k)
     bad, nometa = [], []
     for k, _ in keys:
         mid = k.rsplit("/", 1)[1][:-5]
-        if sha(ceph.s3.get(BUCKET, k) or b"") != mid:
+        if bundle_id(ceph.s3.get(BUCKET, k) or b"", data.get(mid, {})) != mid:
             bad.append(k)
         if "%s/meta/%s.json" % (prefix, mid) not in metas:
             nometa.append(k)
-    check(not bad, "%s: every model object hashes to its id (%d bad of %d)" % (what, len(bad), len(keys)))
+    check(not bad, "%s: every model object hashes to its id (%d bad of %d; %d with data files)" %
+          (what, len(bad), len(keys), len(data)))
     check(not nometa, "%s: every model object has its meta (%d without)" % (what, len(nometa)))
     return len(keys)
 
