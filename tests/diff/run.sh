@@ -25,6 +25,8 @@ echo "== tests/diff/shapes.py"
 run tests/diff/shapes.py
 echo "== tests/diff/document.py"
 run tests/diff/document.py
+echo "== tests/diff/folded.py"
+run tests/diff/folded.py
 
 if [ -n "$failed" ]; then
   echo "diff: FAILED:$failed"
