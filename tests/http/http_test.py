@@ -24,6 +24,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -172,15 +173,24 @@ SERVERS = []  # every server started, stopped at exit whatever happened
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
+_stopping = threading.Event()
+
+
 def stop_all_servers():
+    if _stopping.is_set():
+        return
+    _stopping.set()
     for srv in SERVERS:
         if srv.proc.poll() is None:
             srv.proc.kill()
             srv.proc.wait()
+    shutil.rmtree(TMP, ignore_errors=True)  # stores, spooled bodies: nothing stays after a failed run
 
 
 def _on_signal(sig, frame):
-    sys.exit(128 + sig)  # runs atexit: the servers stop
+    # Stop them here and leave at once: sys.exit would first wait for the test's threads.
+    stop_all_servers()
+    os._exit(128 + sig)
 
 
 atexit.register(stop_all_servers)

@@ -94,7 +94,8 @@ class Ceph:
                                 mem_bytes=mem_bytes, rgw_port=self.rgw_port))
 
     def _run(self, *cmd, timeout=60):
-        p = subprocess.run(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        p = subprocess.run(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                           preexec_fn=die_with_parent)
         if p.returncode != 0:
             raise RuntimeError("%s: %s" % (" ".join(cmd[:3]), p.stderr.decode()[-600:]))
         return p.stdout.decode()

@@ -91,7 +91,13 @@ PROCS = []
 CLUSTER = []
 
 
+_stopping = threading.Event()
+
+
 def stop_everything():
+    if _stopping.is_set():
+        return
+    _stopping.set()
     for p in PROCS:
         if p.poll() is None:
             try:
@@ -112,7 +118,10 @@ def stop_everything():
 
 
 def _on_signal(sig, frame):
-    sys.exit(128 + sig)
+    # Stop here and leave at once: sys.exit would first wait for the test's threads (an
+    # executor's queued uploads, the outage's readers), which may take minutes.
+    stop_everything()
+    os._exit(128 + sig)
 
 
 atexit.register(stop_everything)
@@ -364,7 +373,7 @@ def t_http(ceph):
                                          "secret": ceph.secret, "bucket": BUCKET})
     t0 = time.time()
     p = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "..", "http", "http_test.py")], env=env,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=C.die_with_parent)
     out = p.stdout.decode("utf-8", "replace")
     last = [l for l in out.splitlines() if l.startswith("http:")]
     if p.returncode != 0:
