@@ -236,6 +236,12 @@ bool oxs_s3_encode(oxr_buf *b, const char *s, bool keep_slash);
 /* The canonical query string (pairs sorted by key, both encoded) of n key/value pairs
  * (kv[2i], kv[2i+1]; a NULL value is written as "key=") into out; false when too long. */
 bool oxs_s3_query(char *out, size_t size, const char *const *kv, size_t n);
+/* S3 takes at most 10,000 parts per multipart upload. */
+#define OXS_S3_MAX_PARTS 10000
+/* The part size for an object of size bytes: part_size, or the next MiB above
+ * size / OXS_S3_MAX_PARTS (rounded up) when that many parts of part_size would not
+ * hold it. */
+uint64_t oxs_s3_part_for(uint64_t size, uint64_t part_size);
 /* The text of the next <tag>...</tag> element at or after *p (before end), XML entities
  * decoded, into out; *p moves past it.  False when there is none or it does not fit. */
 bool oxs_xml_next(const char **p, const char *end, const char *tag, char *out, size_t size);

@@ -190,6 +190,15 @@ static int cmp_kv(const void *a, const void *b)
 	return strcmp(((const kv_pair *)a)->k, ((const kv_pair *)b)->k);
 }
 
+uint64_t oxs_s3_part_for(uint64_t size, uint64_t part_size)
+{
+	const uint64_t mib = (uint64_t)1 << 20;
+	uint64_t least = size / OXS_S3_MAX_PARTS + (size % OXS_S3_MAX_PARTS != 0);
+	if (part_size >= least)
+		return part_size;
+	return (least + mib - 1) / mib * mib;
+}
+
 bool oxs_s3_query(char *out, size_t size, const char *const *kv, size_t n)
 {
 	kv_pair pairs[16];

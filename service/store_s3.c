@@ -307,7 +307,8 @@ static oxs_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t siz
 	oxr_buf done;
 	oxr_buf_init(&done, 64 << 20);
 	oxr_buf_printf(&done, "<CompleteMultipartUpload>");
-	uint64_t nparts = (size + s->part_size - 1) / s->part_size;
+	uint64_t part = oxs_s3_part_for(size, s->part_size);
+	uint64_t nparts = (size + part - 1) / part;
 	for (uint64_t i = 0; st == OXS_OK && i < nparts; i++) {
 		char num[24];
 		snprintf(num, sizeof(num), "%" PRIu64, i + 1);
@@ -319,8 +320,8 @@ static oxs_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t siz
 		oxs_s3_req_init(&r, OXS_S3OP_MULTIPART, "PUT", s->bucket, key);
 		r.query = query;
 		r.body_fd = fd;
-		r.body_off = i * s->part_size;
-		r.body_size = size - r.body_off < s->part_size ? size - r.body_off : s->part_size;
+		r.body_off = i * part;
+		r.body_size = size - r.body_off < part ? size - r.body_off : part;
 		st = oxs_s3_do(s->s3, &r);
 		if (st == OXS_OK && (r.status != 200 || r.etag[0] == '\0'))
 			st = r.status == 400 && strcmp(r.code, "XAmzContentSHA256Mismatch") == 0

@@ -157,6 +157,22 @@ static void test_iso8601(void **state)
 	assert_int_equal(oxs_iso8601("2026-13-01T00:00:00Z"), -1);
 }
 
+static void test_part_for(void **state)
+{
+	(void)state;
+	const uint64_t MiB = (uint64_t)1 << 20;
+	assert_true(oxs_s3_part_for(100 * MiB, 16 * MiB) == 16 * MiB);
+	/* exactly 10,000 parts still fit; one byte more needs larger parts */
+	assert_true(oxs_s3_part_for(10000 * 5 * MiB, 5 * MiB) == 5 * MiB);
+	assert_true(oxs_s3_part_for(10000 * 5 * MiB + 1, 5 * MiB) == 6 * MiB);
+	uint64_t sizes[] = {10000 * 5 * MiB + 1, 123456789012ULL, (uint64_t)5 << 40};
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t part = oxs_s3_part_for(sizes[i], 5 * MiB);
+		assert_true(part % MiB == 0 && part >= 5 * MiB);
+		assert_true((sizes[i] + part - 1) / part <= OXS_S3_MAX_PARTS);
+	}
+}
+
 static void test_meta_json(void **state)
 {
 	(void)state;
@@ -202,6 +218,7 @@ int main(void)
 	    cmocka_unit_test(test_url_parse),  cmocka_unit_test(test_config_env),
 	    cmocka_unit_test(test_encode_query), cmocka_unit_test(test_xml),
 	    cmocka_unit_test(test_iso8601),    cmocka_unit_test(test_meta_json),
+	    cmocka_unit_test(test_part_for),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
