@@ -9,7 +9,7 @@
 #   make fuzz FUZZ_SECONDS=N               run each libFuzzer target N seconds
 #   make bench      the benchmark scripts under tests/bench/
 #
-# Every module folder (parser/, render/, service/) is compiled from its *.c files;
+# Every module folder (parser/, diff/, render/, service/) is compiled from its *.c files;
 # service/main.c is the program's entry point.  Unit tests are tests/unit/test_*.c,
 # one cmocka program each.
 
@@ -37,6 +37,7 @@ LIBS     = $(GVLIBS) -lmicrohttpd -ljansson -lcurl -lcrypto -lm -lpthread
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 PARSER_SRC  := $(wildcard parser/*.c)
+DIFF_SRC    := $(wildcard diff/*.c)
 RENDER_SRC  := $(wildcard render/*.c)
 SERVICE_SRC := $(filter-out service/main.c,$(wildcard service/*.c))
 WEB_FILES   := $(sort $(wildcard web/*.html web/*.css web/*.js web/*.svg))
@@ -47,11 +48,12 @@ PARSER_OBJ  := $(call obj,$(PARSER_SRC))
 # The parser's hot loops (wire reader, decoder, dtype conversion) gain ~7% at -O3
 # (tests/bench/parse.sh); OPT given on the command line still wins.
 $(PARSER_OBJ): OPT := -O3
+DIFF_OBJ    := $(call obj,$(DIFF_SRC))
 RENDER_OBJ  := $(call obj,$(RENDER_SRC))
 SERVICE_OBJ := $(call obj,$(SERVICE_SRC)) $(BUILD)/obj/gen/web_assets.o
 SERVICE_OBJ += $(BUILD)/obj/gen/openapi.o
 OPENAPI_GEN := $(BUILD)/gen/openapi.c
-ALL_OBJ     := $(PARSER_OBJ) $(RENDER_OBJ) $(SERVICE_OBJ)
+ALL_OBJ     := $(PARSER_OBJ) $(DIFF_OBJ) $(RENDER_OBJ) $(SERVICE_OBJ)
 
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
@@ -149,7 +151,8 @@ DEPS_TEST  += iproute2 python3-yaml
 # the s3 suite: a single-node Ceph cluster with its S3 gateway (RGW), and a load balancer
 DEPS_TEST  += ceph-mon ceph-osd radosgw ceph-common haproxy
 # real PyTorch exports for the differential tests (tests/diff/folded.py, the quantized
-# torchvision models): torch 1.13 and torchvision 0.14, random weights, nothing downloaded
+# torchvision models, the modeldiff suite's pairs at two opsets): torch 1.13 and
+# torchvision 0.14, random weights, nothing downloaded
 DEPS_TEST  += python3-torch python3-torchvision
 define install_missing
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
