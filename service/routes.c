@@ -1100,9 +1100,12 @@ static void h_diff(oxs_req *r)
 	}
 	if (!need_model(r))
 		return;
-	char path[PATH_MAX];
-	if (!oxs_id_valid(r->param) ||
-	    r->srv->store->ops->model_path(r->srv->store, r->param, path, sizeof(path)) != OXS_OK) {
+	/* without waiting, as need_model: B not known here yet is looked up by the layout */
+	oxs_store *st = r->srv->store;
+	oxs_status s = oxs_id_valid(r->param)
+	                   ? st->ops->stat_model(st, r->param, OXS_STAT_NONBLOCK, NULL)
+	                   : OXS_E_NOT_FOUND;
+	if (s != OXS_OK && s != OXS_E_AGAIN) {
 		oxs_reply_error(r, 404, "not_found", "", "no such model to compare with");
 		return;
 	}

@@ -491,6 +491,20 @@ def t_replicas(ceph, reps, lb):
     check(st == 200 and len(vals) == 4000 and np.array_equal(np.array(vals, np.float64).astype(np.float16), arr),
           "another replica reads the values from the data file: %d" % st)
 
+    # a diff of two models uploaded through two replicas, asked of the third, which knows
+    # neither: it reads both from the bucket (an unknown second model is a 404)
+    da, db = make_model(31337), make_model(31338)
+    st1, _, _ = upload(reps[0].port, da)
+    st2, _, _ = upload(reps[1].port, db)
+    st, _, b = reps[2].get("/models/%s/diff/%s.json" % (sha(da), sha(db)))
+    j = as_json(b) or {}
+    check(st1 == 201 and st2 == 201 and st == 200 and j.get("format") == "onnxviz.diff/1" and
+          (j.get("summary") or {}).get("tensors", {}).get("changed") == 1,
+          "a third replica diffs two models uploaded through the others: %d %r" % (st, b[:200]))
+    st, _, b = reps[2].get("/models/%s/diff/%s.json" % (sha(da), "0" * 64))
+    check(st == 404 and ((as_json(b) or {}).get("error") or {}).get("code") == "not_found",
+          "a diff with a model no replica has: 404 (%d)" % st)
+
     # listing with what was kept at upload
     st, _, b = request(lb.port, "GET", "/models?limit=1000")
     j = as_json(b) or {}
@@ -630,11 +644,14 @@ def t_outage(ceph, reps, lb):
                     acked[sha(data)] = data
             time.sleep(0.02)
 
-    def reader(kind):
+    def reader(kind, diff=False):
         while not stop.is_set():
             r = random.choice(reps)
-            # a model every replica has in memory, or one none has ever seen
+            # a model every replica has in memory, or one none has ever seen (alone, or as
+            # the second model of a diff)
             path = "/models/" + (kid if kind == "known" else os.urandom(32).hex())
+            if diff:
+                path = "/models/%s/diff/%s.json" % (kid, os.urandom(32).hex())
             ph = phase[0]
             st, h, b = r.get(path, timeout=60)
             code = ((as_json(b) or {}).get("error") or {}).get("code")
@@ -643,7 +660,7 @@ def t_outage(ceph, reps, lb):
             time.sleep(0.05)
 
     threads = ([threading.Thread(target=uploader) for _ in range(3)] +
-               [threading.Thread(target=reader, args=(k,)) for k in ("known", "unknown", "unknown")])
+               [threading.Thread(target=reader, args=k) for k in (("known",), ("unknown",), ("unknown", True))])
     for t in threads:
         t.start()
     time.sleep(2)
