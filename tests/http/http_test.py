@@ -46,6 +46,7 @@ TMP = tempfile.mkdtemp(prefix="oxs-http-")
 S3 = json.loads(os.environ["ONNXVIZ_TEST_S3"]) if os.environ.get("ONNXVIZ_TEST_S3") else None
 S3C = None
 if S3:
+    sys.dont_write_bytecode = True  # no __pycache__ in the tree
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "s3"))
     import s3lib  # noqa: E402
     S3C = s3lib.S3(S3["endpoint"], S3["access"], S3["secret"], S3.get("region", "default"))

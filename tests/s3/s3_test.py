@@ -48,6 +48,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, HERE)
 import ceph as C  # noqa: E402
 import s3lib  # noqa: E402
