@@ -33,7 +33,7 @@ GVPLUGDIR := $(shell pkg-config --variable=libdir libgvc 2>/dev/null)/graphviz
 # so layouts work without the plugin configuration file (docs/decisions.md).
 GVLIBS   = $(shell pkg-config --libs libgvc 2>/dev/null) -L$(GVPLUGDIR) -Wl,-rpath,$(GVPLUGDIR) \
            -l:libgvplugin_dot_layout.so.6 -l:libgvplugin_core.so.6
-LIBS     = $(GVLIBS) -lmicrohttpd -ljansson -lcrypto -lm -lpthread
+LIBS     = $(GVLIBS) -lmicrohttpd -ljansson -lcurl -lcrypto -lm -lpthread
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 PARSER_SRC  := $(wildcard parser/*.c)
@@ -142,12 +142,14 @@ fuzz-replay: $(REPLAY_BIN)
 # Dependencies (Debian packages).  Installed with apt-get (sudo when not root), skipping
 # what is present.  DEPS_BUILD is what `make run` needs; DEPS_TEST adds what the tests use.
 DEPS_BUILD := gcc make pkg-config libc6-dev libmicrohttpd-dev libgraphviz-dev libjansson-dev \
-              libssl-dev
+              libssl-dev libcurl4-openssl-dev
 DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 python3-onnx \
               python3-numpy python3-jsonschema libxml2-utils strace librsvg2-bin wrk graphviz \
               nodejs chromium debootstrap time
 # the docker suite: ip (loopback in its network namespace), python3-yaml (compose.yaml)
 DEPS_TEST  += iproute2 python3-yaml
+# the s3 suite: a single-node Ceph cluster with its S3 gateway (RGW), and a load balancer
+DEPS_TEST  += ceph-mon ceph-osd radosgw ceph-common haproxy
 # the render suite measures text with the real DejaVu Sans (tests/render/textfit.py)
 DEPS_TEST  += python3-pil fonts-dejavu-core
 # real PyTorch exports for the differential tests (tests/diff/folded.py, the quantized

@@ -514,18 +514,12 @@ oxs_centry *oxs_art_summary_now(oxs_server *srv, const char *id, const oxp_model
 	return e;
 }
 
-/* A diff in a worker process: B (art->other) drawn against A (art->id, at a_path), each
- * with its external data folder when it has one (open here; the worker reaches it
- * through /proc/<our pid>/fd/N). */
+/* A diff in a worker process: B (art->other, at b_path) drawn against A (art->id, at
+ * a_path), each with its external data folder when it has one (open here; the worker
+ * reaches it through /proc/<our pid>/fd/N). */
 static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a_path,
-                              oxr_buf *out, oxr_error *err)
+                              const char *b_path, oxr_buf *out, oxr_error *err)
 {
-	char b_path[PATH_MAX];
-	if (srv->store->ops->model_path(srv->store, art->other, b_path, sizeof(b_path)) != OXS_OK) {
-		err->code = OXR_E_NOT_FOUND;
-		snprintf(err->message, sizeof(err->message), "no such model to compare with");
-		return OXR_E_NOT_FOUND;
-	}
 	int fds[2] = {-1, -1};
 	char dirs[2][64] = {"", ""};
 	const char *ids[2] = {art->id, art->other};
@@ -553,10 +547,27 @@ static void flight_layout(oxs_job *j)
 		/* a --models-dir file: the worker process opens our descriptor of it */
 		snprintf(path, sizeof(path), "/proc/%ld/fd/%s", (long)getpid(),
 		         strrchr(f->art.src, '/') + 1);
-	} else if (srv->store->ops->model_path(srv->store, f->art.id, path, sizeof(path)) !=
-	           OXS_OK) {
-		flight_fail(f, 404, "not_found", "no such model");
-		return;
+	} else {
+		oxs_status st = srv->store->ops->model_path(srv->store, f->art.id, path, sizeof(path));
+		if (st != OXS_OK) {
+			unsigned status = oxs_store_http_status(st);
+			flight_fail(f, status, status == 404 ? "not_found" : oxs_status_name(st),
+			            status == 404 ? "no such model" : "cannot read the model");
+			return;
+		}
+	}
+	char b_path[PATH_MAX] = "";
+	if (f->art.kind == OXS_ART_DIFF) {
+		/* B may be in the object store only: an outage is a 503, not a 404 */
+		oxs_status st = srv->store->ops->model_path(srv->store, f->art.other, b_path,
+		                                            sizeof(b_path));
+		if (st != OXS_OK) {
+			unsigned status = oxs_store_http_status(st);
+			flight_fail(f, status, status == 404 ? "not_found" : oxs_status_name(st),
+			            status == 404 ? "no such model to compare with"
+			                          : "cannot read the model to compare with");
+			return;
+		}
 	}
 	oxr_buf out;
 	oxr_error err;
@@ -565,7 +576,7 @@ static void flight_layout(oxs_job *j)
 	oxs_metrics_cache(OXS_MISS);
 	oxr_code rc;
 	if (f->art.kind == OXS_ART_DIFF)
-		rc = diff_isolated(srv, &f->art, path, &out, &err);
+		rc = diff_isolated(srv, &f->art, path, b_path, &out, &err);
 	else
 		rc = oxr_render_isolated(srv->exe, path, &f->art.opt, f->art.fmt, &srv->wlim, &out,
 		                         &err);

@@ -34,8 +34,20 @@ static const opt opts[] = {
      "address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)"},
     {"port-file", "ONNXVIZ_PORT_FILE", T_STR, F(port_file), 0, 0, "PATH",
      "write the port number there once listening"},
-    {"store", "ONNXVIZ_STORE", T_STR, F(store), 0, 0, "DIR",
-     "folder of the model store (default ./data)"},
+    {"store", "ONNXVIZ_STORE", T_STR, F(store), 0, 0, "DIR|URL",
+     "folder of the model store (default ./data), or s3://BUCKET[/PREFIX] for an "
+     "S3-compatible object store shared by replicas (credentials and endpoint: AWS_*)"},
+    {"cache-dir", "ONNXVIZ_CACHE_DIR", T_STR, F(cache_dir), 0, 0, "DIR",
+     "with an S3 store: this replica's local cache folder (default ./cache)"},
+    {"s3-timeout", "ONNXVIZ_S3_TIMEOUT", T_UINT, F(s3_timeout), 1, 3600, "SEC",
+     "seconds an object store request may stall (connect, no progress) before it is "
+     "retried (default 10)"},
+    {"s3-part-size", "ONNXVIZ_S3_PART_SIZE", T_SIZE, F(s3_part_size), 0, 0, "SIZE",
+     "models larger than this go up to the object store as multipart uploads of parts "
+     "this size (default 16M; 5M..5G)"},
+    {"source-buckets", "ONNXVIZ_SOURCE_BUCKETS", T_STR, F(source_buckets), 0, 0, "LIST",
+     "comma-separated buckets that POST /models {\"source\": \"s3://...\"} may register "
+     "models from (default: none)"},
     {"models-dir", "ONNXVIZ_MODELS_DIR", T_STR, F(models_dir), 0, 0, "DIR",
      "serve the models of this folder read-only at /files/<path>/... (default: none)"},
     {"max-upload", "ONNXVIZ_MAX_UPLOAD", T_SIZE, F(max_upload), 0, 0, "SIZE",
@@ -62,11 +74,12 @@ static const opt opts[] = {
      "address space of one layout process (default 2G)"},
     {"store-budget", "ONNXVIZ_STORE_BUDGET", T_SIZE, F(store_budget), 0, 0, "SIZE",
      "bytes the store may use; least recently used renderings are evicted (default 0: "
-     "no limit)"},
+     "no limit); with an S3 store, the local cache's bytes (default 0: 4G)"},
     {"evict-models", "ONNXVIZ_EVICT_MODELS", T_BOOL, F(evict_models), 0, 0, NULL,
      "let the budget evict least recently used models too (default off)"},
     {"verify-store", "ONNXVIZ_VERIFY_STORE", T_BOOL, F(verify_store), 0, 0, NULL,
-     "hash every stored model at start, quarantining mismatches (default on)"},
+     "hash every stored model after start, in the background and before a model is first "
+     "read, quarantining mismatches (default on)"},
     {"max-connections", "ONNXVIZ_MAX_CONNECTIONS", T_UINT, F(max_connections), 1, 100000,
      "N", "open connections (default 512)"},
     {"max-per-ip", "ONNXVIZ_MAX_PER_IP", T_UINT, F(max_per_ip), 0, 100000, "N",
@@ -98,6 +111,9 @@ void oxs_config_default(oxs_config *c)
 	snprintf(c->bind, sizeof(c->bind), "127.0.0.1");
 	c->port = 8080;
 	snprintf(c->store, sizeof(c->store), "./data");
+	snprintf(c->cache_dir, sizeof(c->cache_dir), "./cache");
+	c->s3_timeout = 10;
+	c->s3_part_size = (uint64_t)16 << 20;
 	c->max_upload = (uint64_t)2 << 30;
 	c->threads = 4;
 	c->workers = 2;
@@ -288,6 +304,10 @@ int oxs_config_parse(oxs_config *c, int argc, char **argv, char *const *envp, ch
 	}
 	if (c->store[0] == '\0')
 		return fail(err, errsize, "--store: an empty path");
+	if (c->s3_part_size < ((uint64_t)5 << 20) || c->s3_part_size > ((uint64_t)5 << 30))
+		return fail(err, errsize, "--s3-part-size: must be within 5M..5G (S3's part limits)");
+	if (strncmp(c->store, "s3://", 5) == 0 && c->cache_dir[0] == '\0')
+		return fail(err, errsize, "--cache-dir: an empty path");
 	if (c->max_upload == 0)
 		return fail(err, errsize, "--max-upload: must be above 0");
 	if (c->conn_memory < 16384 || c->conn_memory > ((uint64_t)64 << 20))

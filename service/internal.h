@@ -138,12 +138,118 @@ void oxs_metrics_request(int route, unsigned status, uint64_t ns);
 void oxs_metrics_upload(int result, uint64_t bytes);
 void oxs_metrics_cache(int which);
 void oxs_metrics_layout(int result);
+/* One request to the object store: its op (OXS_S3OP_*), how long it took and its outcome
+ * (OXS_STORE_OK: answered as expected — 2xx, 304, 404, 412; OXS_STORE_ERROR: another
+ * answer; OXS_STORE_RETRIED: a connection error, timeout or 5xx that was retried;
+ * OXS_STORE_FAILED: the same on the last attempt; OXS_STORE_SHED: not sent, the store
+ * having just failed). */
+enum { OXS_STORE_OK, OXS_STORE_ERROR, OXS_STORE_RETRIED, OXS_STORE_FAILED, OXS_STORE_SHED,
+       OXS_STORE__COUNT };
+void oxs_metrics_store(int op, uint64_t ns, int outcome);
 void oxs_metrics_render(oxs_server *srv, oxr_buf *out);
 
 /* One JSON line on stderr: {"ts":..,"level":..,"msg":..} plus preformatted fields
  * (`extra` is either "" or starts with ',' and holds valid JSON members). */
 void oxs_log(const char *level, const char *msg, const char *extra);
 void oxs_logf(const char *level, const char *fmt, ...) OXS_PRINTF(2, 3);
+
+/* ---------------------------------------------------------------------------------------
+ * An S3 client (s3.c): path-style (custom endpoints) or virtual-hosted (AWS) requests
+ * signed by libcurl (CURLOPT_AWS_SIGV4) with the payload's SHA-256 in
+ * x-amz-content-sha256, so the object store refuses a body that changed on the way.
+ * Every request has a connect timeout, a no-progress timeout and a total cap, and is
+ * retried with exponential backoff and jitter on connection errors, timeouts and 5xx.
+ * Credentials never reach a log: errors name the operation, the key and the status only.
+ */
+typedef struct oxs_s3_config {
+	char endpoint[512];  /* scheme://host[:port] ("" = AWS, https://s3.REGION.amazonaws.com) */
+	char region[64];
+	char access[256], secret[256], token[4096];
+	bool path_style;     /* BUCKET in the path (custom endpoints) rather than the host */
+	unsigned timeout;    /* seconds a request may stall (connect, no progress) */
+} oxs_s3_config;
+
+/* The configuration from an environment (NULL-terminated "NAME=value" strings):
+ * AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION (else
+ * AWS_DEFAULT_REGION, else us-east-1), AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL (path-style
+ * addressing then).  False with a message when the credentials are missing or a value is
+ * malformed. */
+bool oxs_s3_config_env(oxs_s3_config *c, char *const *envp, unsigned timeout, char *err,
+                       size_t errsize);
+/* "s3://BUCKET[/PREFIX]" into bucket (3..63 characters of [a-z0-9.-]) and prefix (without
+ * leading or trailing '/'; "" when none).  False when malformed. */
+bool oxs_s3_url_parse(const char *url, char *bucket, size_t bsize, char *prefix, size_t psize);
+
+typedef struct oxs_s3 oxs_s3;
+/* NULL when out of memory.  Calls curl_global_init the first time (before threads). */
+oxs_s3 *oxs_s3_new(const oxs_s3_config *c);
+void oxs_s3_free(oxs_s3 *c);
+/* From now on requests end at once (OXS_E_UNAVAILABLE), those running included: for a
+ * shutdown that must not wait out an object store that hangs. */
+void oxs_s3_cancel(oxs_s3 *c);
+
+/* What a request is, for metrics (onnxviz_store_requests_total{op}). */
+enum { OXS_S3OP_GET, OXS_S3OP_PUT, OXS_S3OP_HEAD, OXS_S3OP_DELETE, OXS_S3OP_LIST,
+       OXS_S3OP_MULTIPART, OXS_S3OP__COUNT };
+
+typedef struct oxs_s3_req {
+	/* in */
+	int op;                   /* OXS_S3OP_* */
+	const char *method;       /* GET, HEAD, PUT, POST, DELETE */
+	const char *bucket;
+	const char *key;          /* "" for the bucket itself */
+	const char *query;        /* canonical query string (oxs_s3_query), NULL = none */
+	const char *if_none_match;/* "*" for a conditional write, NULL = none */
+	/* the request body: body[0..body_len), or body_size bytes of body_fd from body_off */
+	const void *body;
+	size_t body_len;
+	int body_fd;              /* -1 = body is in memory (or none) */
+	uint64_t body_off, body_size;
+	const char *body_sha256;  /* its SHA-256 in hex when known; NULL: hashed here */
+	/* the answer's body when 2xx: into out, or written to out_fd from offset 0 */
+	oxr_buf *out;
+	int out_fd;               /* -1 = not to a file */
+	uint64_t out_max;         /* most bytes taken (0 = no limit): more is OXS_E_NOSPACE */
+	bool out_sha;             /* hash what is received into sha256 */
+	/* out */
+	long status;              /* HTTP status of the last attempt, 0 when none answered */
+	char code[64];            /* S3 error code of a non-2xx answer ("NoSuchKey"), or "" */
+	char etag[96];            /* ETag of the answer, quotes included */
+	uint64_t length;          /* Content-Length of the answer */
+	int64_t last_modified;    /* Last-Modified (Unix seconds), 0 when absent */
+	uint64_t received;        /* body bytes received */
+	char sha256[65];          /* out_sha: hex SHA-256 of them */
+} oxs_s3_req;
+
+/* A request with its defaults (no body, answer discarded). */
+void oxs_s3_req_init(oxs_s3_req *r, int op, const char *method, const char *bucket,
+                     const char *key);
+/* Run the request, retrying as above.  OXS_OK when an answer came (whatever its status:
+ * see r->status and r->code); OXS_E_UNAVAILABLE when none came after the retries (or the
+ * store kept answering 5xx); OXS_E_NOSPACE when the answer was larger than out_max or the
+ * disk was full writing it; OXS_E_IO when writing it failed; OXS_E_NOMEM. */
+oxs_status oxs_s3_do(oxs_s3 *c, oxs_s3_req *r);
+
+/* Append s percent-encoded for an S3 URL path or query (every byte but A-Za-z0-9-._~,
+ * and '/' too unless keep_slash). */
+bool oxs_s3_encode(oxr_buf *b, const char *s, bool keep_slash);
+/* The canonical query string (pairs sorted by key, both encoded) of n key/value pairs
+ * (kv[2i], kv[2i+1]; a NULL value is written as "key=") into out; false when too long. */
+bool oxs_s3_query(char *out, size_t size, const char *const *kv, size_t n);
+/* S3 takes at most 10,000 parts per multipart upload. */
+#define OXS_S3_MAX_PARTS 10000
+/* The part size for an object of size bytes: part_size, or the next MiB above
+ * size / OXS_S3_MAX_PARTS (rounded up) when that many parts of part_size would not
+ * hold it. */
+uint64_t oxs_s3_part_for(uint64_t size, uint64_t part_size);
+/* The text of the next <tag>...</tag> element at or after *p (before end), XML entities
+ * decoded, into out; *p moves past it.  False when there is none or it does not fit. */
+bool oxs_xml_next(const char **p, const char *end, const char *tag, char *out, size_t size);
+/* The next <tag>...</tag> element's raw content [*begin, *stop); *p moves past it. */
+bool oxs_xml_element(const char **p, const char *end, const char *tag, const char **begin,
+                     const char **stop);
+/* An ISO 8601 UTC time "2026-12-01T17:11:17.131Z" as Unix seconds; -1 when malformed. */
+int64_t oxs_iso8601(const char *s);
 
 /* ---------------------------------------------------------------------------------------
  * Per-address upload rate limit (ratelimit.c): a token bucket per client address.
@@ -319,6 +425,7 @@ struct oxs_server {
 	atomic_bool stopping;  /* SIGTERM seen: not ready, no new jobs */
 	int64_t started_ms;
 	int models_dirfd;      /* --models-dir, O_PATH; -1 when not configured */
+	oxs_s3 *s3;            /* reads models registered by reference (--source-buckets) */
 };
 
 #define OXS_QUERY_MAX 4096
@@ -377,6 +484,11 @@ void oxs_reply_json(oxs_req *r, unsigned status, oxr_buf *b);
  * NULL when out of memory. */
 struct MHD_Response *oxs_error_response(unsigned status, const char *code, const char *msg,
                                         const char *extra, const char **body, size_t *len);
+/* The HTTP status of a store failure: 404 not found, 507 no space, 503 (with Retry-After)
+ * when the store does not answer or memory ran out, 500 for an I/O error. */
+unsigned oxs_store_http_status(oxs_status st);
+/* Answer a store failure with that status; what: "cannot store the model", ... */
+void oxs_reply_store_error(oxs_req *r, oxs_status st, const char *what);
 /* Answer from a cache entry: 304 when If-None-Match matches, else the entry. */
 void oxs_reply_entry(oxs_req *r, const oxs_centry *e);
 /* A response for JSON/text bodies with the common headers (nosniff, API CSP); data is
@@ -421,6 +533,15 @@ char *oxs_read_all(int fd, uint64_t size);
 
 /* Remove a file or a folder tree (never following symbolic links; store.c). */
 void oxs_remove_path(const char *path);
+/* The files of a data folder (regular files and folders only, at most 8 levels and 4096
+ * files) with their locations, sizes and SHA-256 into *files (the caller frees); false
+ * when it holds anything else or cannot be read (store.c). */
+bool oxs_data_files(const char *dir, oxs_bundle_file **files, size_t *n, uint64_t *bytes);
+/* Create the file at relative location loc (oxs_location_valid) beneath dirfd, making
+ * its folders, never following a symbolic link and never replacing anything: the new
+ * file open for reading and writing, or -1 with *err the errno (EEXIST, ENOTDIR, ELOOP,
+ * EISDIR: the name collides with what is there). */
+int oxs_create_beneath(int dirfd, const char *loc, int *err);
 
 /* SHA-256 of data as lowercase hex into out (65 bytes); the first `hexlen` characters
  * when hexlen < 64 (reply.c, as the two below and the clocks). */

@@ -32,6 +32,9 @@ static atomic_uint_fast64_t uploads[OXS_UP__COUNT];
 static atomic_uint_fast64_t upload_bytes;
 static atomic_uint_fast64_t cache_events[OXS_HIT__COUNT];
 static atomic_uint_fast64_t layouts[OXS_LAYOUT__COUNT];
+static atomic_uint_fast64_t store_requests[OXS_S3OP__COUNT][OXS_STORE__COUNT];
+static atomic_uint_fast64_t store_latency[OXS_S3OP__COUNT][NBUCKETS + 1];
+static atomic_uint_fast64_t store_latency_sum_ns[OXS_S3OP__COUNT];
 
 static size_t status_slot(unsigned status)
 {
@@ -46,15 +49,21 @@ static size_t route_slot(int route)
 	return route >= 0 && route < MAX_ROUTES ? (size_t)route : MAX_ROUTES;
 }
 
-void oxs_metrics_request(int route, unsigned status, uint64_t ns)
+/* The histogram bucket of a duration (NBUCKETS: above the last bound). */
+static size_t bucket_of(uint64_t ns)
 {
-	size_t r = route_slot(route);
-	atomic_fetch_add_explicit(&requests[r][status_slot(status)], 1, memory_order_relaxed);
 	double s = (double)ns / 1e9;
 	size_t b = 0;
 	while (b < NBUCKETS && s > buckets[b])
 		b++;
-	atomic_fetch_add_explicit(&latency[r][b], 1, memory_order_relaxed);
+	return b;
+}
+
+void oxs_metrics_request(int route, unsigned status, uint64_t ns)
+{
+	size_t r = route_slot(route);
+	atomic_fetch_add_explicit(&requests[r][status_slot(status)], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&latency[r][bucket_of(ns)], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&latency_sum_ns[r], ns, memory_order_relaxed);
 }
 
@@ -75,6 +84,15 @@ void oxs_metrics_layout(int result)
 {
 	if (result >= 0 && result < OXS_LAYOUT__COUNT)
 		atomic_fetch_add_explicit(&layouts[result], 1, memory_order_relaxed);
+}
+
+void oxs_metrics_store(int op, uint64_t ns, int outcome)
+{
+	if (op < 0 || op >= OXS_S3OP__COUNT || outcome < 0 || outcome >= OXS_STORE__COUNT)
+		return;
+	atomic_fetch_add_explicit(&store_requests[op][outcome], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&store_latency[op][bucket_of(ns)], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&store_latency_sum_ns[op], ns, memory_order_relaxed);
 }
 
 static uint64_t get(atomic_uint_fast64_t *a)
@@ -191,6 +209,44 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 	               st.evicted_models);
 	oxr_buf_printf(o, "onnxviz_store_evictions_total{kind=\"renderings\"} %" PRIu64 "\n",
 	               st.evicted_renderings);
+
+	header(o, "onnxviz_store_verifying", "gauge",
+	       "1 while the stored models are being verified after start.");
+	oxr_buf_printf(o, "onnxviz_store_verifying %d\n", st.verifying ? 1 : 0);
+	header(o, "onnxviz_store_quarantined_total", "counter",
+	       "Stored models found not to match their id.");
+	oxr_buf_printf(o, "onnxviz_store_quarantined_total %" PRIu64 "\n", st.quarantined);
+
+	/* requests to an object store (none with the local store) */
+	static const char *const ops[] = {"get", "put", "head", "delete", "list", "multipart"};
+	static const char *const outcomes[] = {"ok", "error", "retried", "failed", "shed"};
+	header(o, "onnxviz_object_store_requests_total", "counter",
+	       "Requests to the object store by operation and outcome (ok: answered as expected; "
+	       "error: another 4xx; retried: a connection error, timeout or 5xx retried; failed: "
+	       "the same on the last attempt; shed: failed at once, the store having just "
+	       "failed).");
+	for (int i = 0; i < OXS_S3OP__COUNT; i++)
+		for (int k = 0; k < OXS_STORE__COUNT; k++)
+			oxr_buf_printf(o, "onnxviz_object_store_requests_total{op=\"%s\",result=\"%s\"} %" PRIu64 "\n",
+			               ops[i], outcomes[k], get(&store_requests[i][k]));
+	header(o, "onnxviz_object_store_request_duration_seconds", "histogram",
+	       "Time of one attempt of a request to the object store, by operation.");
+	for (int i = 0; i < OXS_S3OP__COUNT; i++) {
+		uint64_t run = 0, cum = 0;
+		for (size_t b = 0; b <= NBUCKETS; b++)
+			cum += get(&store_latency[i][b]);
+		for (size_t b = 0; b < NBUCKETS; b++) {
+			run += get(&store_latency[i][b]);
+			oxr_buf_printf(o, "onnxviz_object_store_request_duration_seconds_bucket{op=\"%s\",le=\"%g\"} %" PRIu64 "\n",
+			               ops[i], buckets[b], run);
+		}
+		oxr_buf_printf(o, "onnxviz_object_store_request_duration_seconds_bucket{op=\"%s\",le=\"+Inf\"} %" PRIu64 "\n",
+		               ops[i], cum);
+		oxr_buf_printf(o, "onnxviz_object_store_request_duration_seconds_sum{op=\"%s\"} %.6f\n", ops[i],
+		               (double)get(&store_latency_sum_ns[i]) / 1e9);
+		oxr_buf_printf(o, "onnxviz_object_store_request_duration_seconds_count{op=\"%s\"} %" PRIu64 "\n",
+		               ops[i], cum);
+	}
 
 	uint64_t cb = 0, ce = 0, mn = 0, mb = 0;
 	oxs_cache_stats(srv->cache, &cb, &ce);

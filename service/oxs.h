@@ -49,7 +49,13 @@ typedef struct oxs_config {
 	char bind[64];           /* --bind, ONNXVIZ_BIND: numeric IPv4/IPv6 address */
 	unsigned port;           /* --port, ONNXVIZ_PORT: 0 = ephemeral */
 	char port_file[512];     /* --port-file, ONNXVIZ_PORT_FILE: "" = none */
-	char store[512];         /* --store, ONNXVIZ_STORE: folder of the local store */
+	char store[512];         /* --store, ONNXVIZ_STORE: folder of the local store, or
+	                            s3://BUCKET[/PREFIX] for an S3-compatible object store */
+	char cache_dir[512];     /* --cache-dir, ONNXVIZ_CACHE_DIR: an S3 store's local cache */
+	unsigned s3_timeout;     /* --s3-timeout: seconds an object store request may stall */
+	uint64_t s3_part_size;   /* --s3-part-size: multipart upload above this size */
+	char source_buckets[1024]; /* --source-buckets: buckets POST /models may register
+	                              models from by reference ("" = none) */
 	uint64_t max_upload;     /* --max-upload: bytes of one request body */
 	char token[256];         /* --token, ONNXVIZ_TOKEN: "" = no token */
 	char read_token[256];    /* --read-token, ONNXVIZ_READ_TOKEN */
@@ -106,17 +112,38 @@ typedef enum oxs_status {
 	OXS_E_IO,
 	OXS_E_INVALID, /* bad id or name */
 	OXS_E_NOMEM,
-	OXS_E_BUSY     /* the store is locked by another process */
+	OXS_E_BUSY,        /* the store is locked by another process */
+	OXS_E_UNAVAILABLE, /* the object store does not answer (after retries): 503 */
+	OXS_E_AGAIN        /* stat_model without blocking: only a slow lookup could tell */
 } oxs_status;
 
 const char *oxs_status_name(oxs_status s);
 
 #define OXS_ID_LEN 64
 
+/* What is kept with a model at upload (put_meta) and returned by listings: the
+ * uploaded file's name, the graph's name, the producer and the node count.  Strings are
+ * NUL-terminated ("" = unknown); nodes is -1 when unknown (models stored without it). */
+#define OXS_META_STR 256
+typedef struct oxs_model_meta {
+	char name[OXS_META_STR];     /* the uploaded file's name (no folders) */
+	char graph[OXS_META_STR];    /* the main graph's name */
+	char producer[OXS_META_STR]; /* producer_name */
+	char kind[8];                /* "model" or "tensor" ("" = unknown) */
+	int64_t nodes;               /* nodes of the linked graph, subgraphs included */
+} oxs_model_meta;
+
+/* meta as a JSON object into b ({"name":...,"graph":...,"producer":...,"kind":...,
+ * "nodes":...}; unknown values are null), and back (false when malformed). */
+bool oxs_meta_json(oxr_buf *b, const oxs_model_meta *m);
+bool oxs_meta_parse(const char *json, size_t len, oxs_model_meta *out);
+
 typedef struct oxs_model_info {
 	char id[OXS_ID_LEN + 1];
 	uint64_t size;
 	int64_t created; /* Unix seconds */
+	bool has_meta;   /* meta below was kept with the model */
+	oxs_model_meta meta;
 } oxs_model_info;
 
 typedef struct oxs_store_stats {
@@ -125,13 +152,19 @@ typedef struct oxs_store_stats {
 	uint64_t budget;              /* 0 = unlimited */
 	uint64_t evicted_models, evicted_renderings;
 	uint64_t removed_temporaries; /* at open: leftovers of interrupted writes */
-	uint64_t quarantined;         /* at open: files whose content did not match */
+	uint64_t quarantined;         /* files whose content did not match their id */
+	/* verification of the stored models after start (verify_background) */
+	bool verifying;               /* still running */
+	uint64_t verified, to_verify; /* checked so far, of this many */
 } oxs_store_stats;
 
 typedef struct oxs_store oxs_store;
 
 typedef struct oxs_store_ops {
 	const char *name;
+	/* Calls may wait on the network (an object store): HTTP threads hand them to a job
+	 * rather than making them.  stat_model with OXS_STAT_NONBLOCK never waits. */
+	bool remote;
 	/* A new empty spool file for an upload, open for writing: *fd and its path.  The
 	 * caller writes it, then hands it to put_model or removes it with unlink(). */
 	oxs_status (*spool)(oxs_store *s, int *fd, char *path, size_t pathsize);
@@ -141,11 +174,20 @@ typedef struct oxs_store_ops {
 	 * within the budget; OXS_E_NOSPACE when it cannot. */
 	oxs_status (*put_model)(oxs_store *s, const char *id, const char *spool_path, int fd,
 	                        bool *created);
+	/* Whether model id is stored, and its size.  flags: OXS_STAT_NONBLOCK answers from
+	 * what is known without waiting (OXS_E_AGAIN when only a slow lookup — the network,
+	 * hashing an unverified file — could tell; for HTTP threads); OXS_STAT_FRESH asks the
+	 * backing store itself rather than caches (before an upload). */
+	oxs_status (*stat_model)(oxs_store *s, const char *id, unsigned flags, uint64_t *size);
+	/* Keep meta with model id; call it before put_model.  The first upload's meta stays
+	 * (a later call for the same id does not replace it). */
+	oxs_status (*put_meta)(oxs_store *s, const char *id, const oxs_model_meta *meta);
 	/* Open the model read-only: *fd (caller closes) and its size. */
 	oxs_status (*open_model)(oxs_store *s, const char *id, int *fd, uint64_t *size);
 	/* A local file path holding the model (for mmap and the layout worker). */
 	oxs_status (*model_path)(oxs_store *s, const char *id, char *path, size_t pathsize);
-	/* Models in id order after `after` ("" = from the start): up to max into out. */
+	/* Models in id order after `after` ("" = from the start): up to max into out, with
+	 * their meta when kept.  *total (may be NULL) counts them all. */
 	oxs_status (*list_models)(oxs_store *s, const char *after, oxs_model_info *out,
 	                          size_t max, size_t *n, uint64_t *total);
 	/* Remove the model and its renderings. */
@@ -156,7 +198,8 @@ typedef struct oxs_store_ops {
 	oxs_status (*put_rendering)(oxs_store *s, const char *id, const char *name,
 	                            const void *data, size_t len);
 	void (*stats)(oxs_store *s, oxs_store_stats *out);
-	/* True when a write succeeds now (readiness). */
+	/* True when a write succeeds now (readiness).  Answers without waiting on the network
+	 * (a remote store answers from its last probe): HTTP threads call it. */
 	bool (*writable)(oxs_store *s);
 	/* Remove temporaries, release the lock, free. */
 	void (*close)(oxs_store *s);
@@ -174,6 +217,9 @@ typedef struct oxs_store_ops {
 	oxs_status (*open_data)(oxs_store *s, const char *id, int *dirfd);
 } oxs_store_ops;
 
+#define OXS_STAT_NONBLOCK 1u
+#define OXS_STAT_FRESH 2u
+
 struct oxs_store {
 	const oxs_store_ops *ops;
 };
@@ -182,6 +228,12 @@ typedef struct oxs_store_local_options {
 	uint64_t budget;   /* bytes; 0 = unlimited */
 	bool evict_models; /* the budget may evict least-recently-used models */
 	bool verify;       /* hash every model at open; mismatches go to quarantine/ */
+	/* instead: open at once, hash every model on a background thread, and any model not
+	 * yet checked when it is first read (stats() tells the progress) */
+	bool verify_background;
+	/* a cache of another store: no fsync (with verify_background only: after a crash
+	 * the verification finds torn files) */
+	bool no_sync;
 } oxs_store_local_options;
 
 /* Open (creating it when missing) the folder store at root: takes an exclusive lock,
@@ -190,6 +242,23 @@ typedef struct oxs_store_local_options {
 oxs_status oxs_store_local_open(oxs_store **out, const char *root,
                                 const oxs_store_local_options *opt, char *err,
                                 size_t errsize);
+
+/* The S3-compatible object store (store_s3.c): models and what belongs to them under
+ * s3://BUCKET/PREFIX, a bounded local cache folder in front (a local store under
+ * cache_dir), no lock: any number of replicas share the bucket.  The endpoint, region
+ * and credentials come from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+ * AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL). */
+typedef struct oxs_store_s3_options {
+	const char *url;        /* s3://BUCKET[/PREFIX] */
+	const char *cache_dir;  /* the local cache folder */
+	uint64_t cache_budget;  /* bytes of the local cache */
+	unsigned timeout;       /* seconds a request may stall (connect, no progress) */
+	uint64_t part_size;     /* multipart upload above this many bytes (>= 5 MiB) */
+	char *const *envp;      /* the environment to read AWS_* from */
+} oxs_store_s3_options;
+
+oxs_status oxs_store_s3_open(oxs_store **out, const oxs_store_s3_options *opt, char *err,
+                             size_t errsize);
 
 /* ---------------------------------------------------------------------------------------
  * The server in process, without a listening socket (serve.c): the request handling of

@@ -207,3 +207,32 @@ void oxs_reply_entry(oxs_req *r, const oxs_centry *e)
 	r->status = nm ? 304 : e->status;
 	r->reply_bytes = nm ? 0 : e->len;
 }
+
+unsigned oxs_store_http_status(oxs_status st)
+{
+	switch (st) {
+	case OXS_OK: return 200;
+	case OXS_E_NOT_FOUND:
+	case OXS_E_INVALID: return 404;
+	case OXS_E_NOSPACE: return 507;
+	case OXS_E_IO: return 500;
+	case OXS_E_NOMEM:
+	case OXS_E_BUSY:
+	case OXS_E_UNAVAILABLE:
+	case OXS_E_AGAIN: return 503;
+	}
+	return 500;
+}
+
+void oxs_reply_store_error(oxs_req *r, oxs_status st, const char *what)
+{
+	unsigned status = oxs_store_http_status(st);
+	const char *code = status == 404   ? "not_found"
+	                   : status == 507 ? "insufficient_storage"
+	                   : status == 503 ? "store_unavailable"
+	                                   : "store_error";
+	if (status == 404)
+		oxs_reply_error(r, 404, code, "", "no such model");
+	else
+		oxs_reply_error(r, status, code, "", "%s: %s", what, oxs_status_name(st));
+}

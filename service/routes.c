@@ -452,13 +452,33 @@ static void h_healthz(oxs_req *r)
 static void h_readyz(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
-	if (atomic_load(&srv->stopping))
+	oxs_store_stats st;
+	memset(&st, 0, sizeof(st));
+	srv->store->ops->stats(srv->store, &st);
+	if (atomic_load(&srv->stopping)) {
 		reply_text(r, 503, "application/json", "{\"status\":\"stopping\"}\n");
-	else if (!srv->store->ops->writable(srv->store))
+	} else if (!srv->store->ops->writable(srv->store)) {
 		reply_text(r, 503, "application/json", "{\"status\":\"store not writable\"}\n");
-	else
+	} else if (st.verifying) {
+		/* ready: a model not checked yet is checked before it is first read */
+		char text[160];
+		snprintf(text, sizeof(text),
+		         "{\"status\":\"ready\",\"verifying\":{\"checked\":%" PRIu64 ",\"of\":%" PRIu64
+		         "}}\n",
+		         st.verified, st.to_verify);
+		reply_text(r, 200, "application/json", text);
+	} else {
 		reply_text(r, 200, "application/json", "{\"status\":\"ready\"}\n");
+	}
 }
+
+/* A remote store's calls may wait on the network: off the HTTP threads. */
+static bool remote(const oxs_req *r)
+{
+	return r->srv->store->ops->remote;
+}
+
+
 
 static void h_metrics(oxs_req *r)
 {
@@ -651,15 +671,34 @@ static bool need_model(oxs_req *r)
 {
 	if (is_file_route(r->route))
 		return open_file_route(r);
-	char path[PATH_MAX];
-	if (r->id[0] != '\0' &&
-	    r->srv->store->ops->model_path(r->srv->store, r->id, path, sizeof(path)) == OXS_OK)
+	/* without waiting: a model not known here yet (stored through another replica, or
+	 * not verified yet) is looked up by the job that answers, which says 404 or 503 */
+	oxs_store *st = r->srv->store;
+	oxs_status s = r->id[0] != '\0' ? st->ops->stat_model(st, r->id, OXS_STAT_NONBLOCK, NULL)
+	                                : OXS_E_NOT_FOUND;
+	if (s == OXS_OK || s == OXS_E_AGAIN)
 		return true;
 	oxs_reply_error(r, 404, "not_found", "", "no such model");
 	return false;
 }
 
+static void list_models(oxs_req *r);
+
+static void work_list(oxs_req *r)
+{
+	list_models(r);
+	oxs_resume(r);
+}
+
 static void h_list(oxs_req *r)
+{
+	if (remote(r))
+		oxs_defer(r, r->srv->work, work_list);
+	else
+		list_models(r);
+}
+
+static void list_models(oxs_req *r)
 {
 	oxs_query_pair pairs[MAX_PAIRS];
 	int n = query_pairs(r, pairs);
@@ -689,19 +728,28 @@ static void h_list(oxs_req *r)
 	size_t got = 0;
 	uint64_t total = 0;
 	oxs_store *st = r->srv->store;
-	if (st->ops->list_models(st, after, items, limit, &got, &total) != OXS_OK) {
+	oxs_status ls = st->ops->list_models(st, after, items, limit, &got, &total);
+	if (ls != OXS_OK) {
 		free(items);
-		oxs_reply_error(r, 500, "store_error", "", "cannot list the store");
+		oxs_reply_store_error(r, ls, "cannot list the store");
 		return;
 	}
-	oxr_buf b;
+	static const oxs_model_meta none = {.nodes = -1};
+	oxr_buf b, m;
 	oxr_buf_init(&b, 0);
+	oxr_buf_init(&m, 1 << 16);
 	oxr_buf_printf(&b, "{\"total\":%" PRIu64 ",\"models\":[", total);
-	for (size_t i = 0; i < got; i++)
-		oxr_buf_printf(&b,
-		               "%s{\"id\":\"%s\",\"size\":%" PRIu64 ",\"created\":%" PRId64
-		               ",\"links\":{\"self\":\"/models/%s\"}}",
-		               i ? "," : "", items[i].id, items[i].size, items[i].created, items[i].id);
+	for (size_t i = 0; i < got; i++) {
+		/* the meta kept at upload, as members of the item (null when not kept) */
+		m.len = 0;
+		oxs_meta_json(&m, items[i].has_meta ? &items[i].meta : &none);
+		oxr_buf_printf(&b, "%s{\"id\":\"%s\",\"size\":%" PRIu64 ",\"created\":%" PRId64 ",",
+		               i ? "," : "", items[i].id, items[i].size, items[i].created);
+		if (!m.failed && m.len >= 2)
+			oxr_buf_append(&b, m.data + 1, m.len - 2); /* without its braces */
+		oxr_buf_printf(&b, ",\"links\":{\"self\":\"/models/%s\"}}", items[i].id);
+	}
+	oxr_buf_free(&m);
 	oxr_buf_printf(&b, "],\"next\":");
 	if (got == limit && got > 0)
 		oxr_buf_printf(&b, "\"/models?limit=%u&after=%s\"", limit, items[got - 1].id);
@@ -749,17 +797,29 @@ static void h_graph(oxs_req *r)
 	oxs_art_request(r, &r->art, false);
 }
 
+static void delete_model(oxs_req *r);
+
+static void work_delete(oxs_req *r)
+{
+	delete_model(r);
+	oxs_resume(r);
+}
+
 static void h_delete(oxs_req *r)
+{
+	if (remote(r) && r->id[0] != '\0')
+		oxs_defer(r, r->srv->work, work_delete);
+	else
+		delete_model(r);
+}
+
+static void delete_model(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
 	oxs_status st = r->id[0] ? srv->store->ops->delete_model(srv->store, r->id)
 	                         : OXS_E_NOT_FOUND;
-	if (st == OXS_E_NOT_FOUND) {
-		oxs_reply_error(r, 404, "not_found", "", "no such model");
-		return;
-	}
 	if (st != OXS_OK) {
-		oxs_reply_error(r, 500, "store_error", "", "cannot delete: %s", oxs_status_name(st));
+		oxs_reply_store_error(r, st, "cannot delete");
 		return;
 	}
 	char prefix[OXS_ID_LEN + 2];
@@ -776,12 +836,31 @@ static void h_delete(oxs_req *r)
 	oxs_reply(r, 204, resp, 0);
 }
 
+static void model_onnx(oxs_req *r);
+
+static void work_model_onnx(oxs_req *r)
+{
+	model_onnx(r);
+	oxs_resume(r);
+}
+
 static void h_model_onnx(oxs_req *r)
 {
-	if (r->id[0] == '\0') {
+	oxs_store *st = r->srv->store;
+	oxs_status s = r->id[0] != '\0' ? st->ops->stat_model(st, r->id, OXS_STAT_NONBLOCK, NULL)
+	                                : OXS_E_NOT_FOUND;
+	if (s == OXS_E_NOT_FOUND) {
 		oxs_reply_error(r, 404, "not_found", "", "no such model");
 		return;
 	}
+	if (s == OXS_E_AGAIN || remote(r)) /* to be fetched or verified first: a job's work */
+		oxs_defer(r, r->srv->work, work_model_onnx);
+	else
+		model_onnx(r);
+}
+
+static void model_onnx(oxs_req *r)
+{
 	char etag[OXS_ID_LEN + 3];
 	snprintf(etag, sizeof(etag), "\"%s\"", r->id);
 	bool nm = r->inm[0] != '\0' && oxs_etag_match(r->inm, etag);
@@ -790,9 +869,7 @@ static void h_model_onnx(oxs_req *r)
 	oxs_store *st = r->srv->store;
 	oxs_status s = st->ops->open_model(st, r->id, &fd, &size);
 	if (s != OXS_OK) {
-		oxs_reply_error(r, s == OXS_E_NOT_FOUND ? 404 : 500,
-		                s == OXS_E_NOT_FOUND ? "not_found" : "store_error", "", "%s",
-		                s == OXS_E_NOT_FOUND ? "no such model" : "cannot read the model");
+		oxs_reply_store_error(r, s, "cannot read the model");
 		return;
 	}
 	struct MHD_Response *resp;
@@ -1023,9 +1100,12 @@ static void h_diff(oxs_req *r)
 	}
 	if (!need_model(r))
 		return;
-	char path[PATH_MAX];
-	if (!oxs_id_valid(r->param) ||
-	    r->srv->store->ops->model_path(r->srv->store, r->param, path, sizeof(path)) != OXS_OK) {
+	/* without waiting, as need_model: B not known here yet is looked up by the layout */
+	oxs_store *st = r->srv->store;
+	oxs_status s = oxs_id_valid(r->param)
+	                   ? st->ops->stat_model(st, r->param, OXS_STAT_NONBLOCK, NULL)
+	                   : OXS_E_NOT_FOUND;
+	if (s != OXS_OK && s != OXS_E_AGAIN) {
 		oxs_reply_error(r, 404, "not_found", "", "no such model to compare with");
 		return;
 	}

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -96,6 +97,7 @@ static void server_free(oxs_server *srv)
 	oxs_models_free(srv->models);
 	oxs_flights_free(srv->flights);
 	oxs_ratelimit_free(srv->rl);
+	oxs_s3_free(srv->s3);
 	if (srv->store != NULL)
 		srv->store->ops->close(srv->store);
 	if (srv->models_dirfd >= 0)
@@ -152,23 +154,52 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	oxs_log("warn", "sanitizer build: layout workers run without a memory limit", "");
 #endif
 
-	oxs_store_local_options so = {
-	    .budget = c->store_budget, .evict_models = c->evict_models, .verify = c->verify_store};
-	if (oxs_store_local_open(&srv->store, c->store, &so, err, errsize) != OXS_OK)
-		return -1;
+	bool s3 = strncmp(c->store, "s3://", 5) == 0;
+	if (s3) {
+		/* a replica's cache: the budget bounds it (4 GiB unless given) */
+		oxs_store_s3_options o = {
+		    .url = c->store, .cache_dir = c->cache_dir,
+		    .cache_budget = c->store_budget ? c->store_budget : (uint64_t)4 << 30,
+		    .timeout = c->s3_timeout, .part_size = c->s3_part_size, .envp = environ};
+		if (oxs_store_s3_open(&srv->store, &o, err, errsize) != OXS_OK)
+			return -1;
+	} else {
+		/* models are verified after start (in the background, and before a model is
+		 * first read): start-up does not grow with the bytes stored */
+		oxs_store_local_options so = {.budget = c->store_budget,
+		                              .evict_models = c->evict_models,
+		                              .verify = false,
+		                              .verify_background = c->verify_store};
+		if (oxs_store_local_open(&srv->store, c->store, &so, err, errsize) != OXS_OK)
+			return -1;
+	}
 	oxs_store_stats st;
 	srv->store->ops->stats(srv->store, &st);
 	char extra[300];
 	snprintf(extra, sizeof(extra),
-	         ",\"models\":%" PRIu64 ",\"renderings\":%" PRIu64 ",\"removed_temporaries\":%" PRIu64
-	         ",\"quarantined\":%" PRIu64,
-	         st.models, st.renderings, st.removed_temporaries, st.quarantined);
+	         ",\"kind\":\"%s\",\"models\":%" PRIu64 ",\"renderings\":%" PRIu64
+	         ",\"removed_temporaries\":%" PRIu64 ",\"quarantined\":%" PRIu64
+	         ",\"verifying\":%s",
+	         srv->store->ops->name, st.models, st.renderings, st.removed_temporaries,
+	         st.quarantined, st.verifying ? "true" : "false");
 	oxs_log("info", "store opened", extra);
 
 	if (c->models_dir[0] != '\0') {
 		srv->models_dirfd = open(c->models_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (srv->models_dirfd < 0) {
 			snprintf(err, errsize, "--models-dir %s: %s", c->models_dir, strerror(errno));
+			return -1;
+		}
+	}
+	if (c->source_buckets[0] != '\0') {
+		/* models registered by reference are read with the AWS_* configuration */
+		oxs_s3_config sc;
+		if (!oxs_s3_config_env(&sc, environ, c->s3_timeout, err, errsize))
+			return -1;
+		srv->s3 = oxs_s3_new(&sc);
+		OPENSSL_cleanse(&sc, sizeof(sc));
+		if (srv->s3 == NULL) {
+			snprintf(err, errsize, "out of memory (S3 client)");
 			return -1;
 		}
 	}

@@ -6,6 +6,7 @@
  *   models/ab/<id>.onnx       the models, by content id (SHA-256), fanned out by prefix
  *   renderings/<id>/<name>    cached renderings and documents of a model
  *   data/<id>/<location>      external data files of a model uploaded with them
+ *   meta/<id>.json            what was kept with a model at upload (its file's name, ...)
  *   tmp/                      spool files of uploads and temporaries (emptied at open)
  *   quarantine/               files found misnamed or corrupt at open, kept for people
  *
@@ -13,6 +14,10 @@
  * is either complete under its name or absent.  An in-memory index (sorted by id, plus
  * least-recently-used lists) answers lookups and listing and enforces the byte budget:
  * renderings are evicted first, models only when allowed.
+ *
+ * Verification (the files hash to their ids) happens at open, or, with
+ * verify_background, on a thread after open and before any model not yet checked is
+ * first read: start-up then does not grow with the bytes stored.
  */
 #include "service/internal.h"
 
@@ -29,6 +34,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,7 +45,8 @@
 const char *oxs_status_name(oxs_status s)
 {
 	static const char *const names[] = {"ok", "not_found", "no_space", "io_error",
-	                                    "invalid", "out_of_memory", "busy"};
+	                                    "invalid", "out_of_memory", "busy",
+	                                    "unavailable", "again"};
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
 }
 
@@ -63,6 +70,10 @@ struct model_ent {
 	uint64_t size;
 	uint64_t data; /* bytes of its external data files (data/<id>/) */
 	int64_t created;
+	bool verified;         /* hashed to its id (at open, after it, or written here) */
+	bool rend_scanned;     /* its renderings/<id>/ folder is in the index */
+	bool meta_read;        /* meta/<id>.json was looked for; meta is NULL when absent */
+	oxs_model_meta *meta;
 	char id[OXS_ID_LEN + 1];
 };
 
@@ -71,6 +82,7 @@ typedef struct local_store {
 	char root[PATH_BUF / 2];
 	int lock_fd;
 	bool locked; /* the flock is ours: tmp/ may be cleaned */
+	bool nosync; /* a cache: writes are not fsync'ed */
 	pthread_mutex_t mu;
 	model_ent **ids; /* sorted by id */
 	size_t n, cap;
@@ -79,6 +91,16 @@ typedef struct local_store {
 	uint64_t budget;
 	bool evict_models;
 	uint64_t evicted_models, evicted_rend, removed_tmp, quarantined;
+	/* opened without verify: a thread indexes renderings and removes leftovers after
+	 * open, then (verify_background) checks every model; its progress under mu */
+	pthread_t verifier;
+	bool verifier_started, verifying, verify_bg;
+	atomic_bool verify_stop;
+	uint64_t verified, to_verify;
+	struct timespec opened;  /* leftovers are older (CLOCK_REALTIME_COARSE: the clock of
+	                            file times) */
+	char (*data_ids)[OXS_ID_LEN + 1]; /* at open: models with a data/<id>/ folder, sorted */
+	size_t ndata_ids;
 } local_store;
 
 static atomic_uint_fast64_t tmp_counter;
@@ -159,6 +181,18 @@ static int fsync_dir(const char *path)
 	close(fd);
 	errno = e;
 	return rc;
+}
+
+/* fsync, unless the store is a cache (no_sync): a crash may then tear a file, which the
+ * verification after the next start finds and removes. */
+static int sync_fd(const local_store *s, int fd)
+{
+	return s->nosync ? 0 : fsync(fd);
+}
+
+static int sync_dir(const local_store *s, const char *path)
+{
+	return s->nosync ? 0 : fsync_dir(path);
 }
 
 /* mkdir that accepts an existing folder; *made tells whether it was created. */
@@ -254,16 +288,24 @@ static model_ent *find_model(const local_store *s, const char *id)
 	return i < s->n && strcmp(s->ids[i]->id, id) == 0 ? s->ids[i] : NULL;
 }
 
+/* Room for one more entry in the index. */
+static bool index_grow(local_store *s)
+{
+	if (s->n < s->cap)
+		return true;
+	size_t cap = s->cap ? s->cap * 2 : 64;
+	model_ent **p = realloc(s->ids, cap * sizeof(*p));
+	if (p == NULL)
+		return false;
+	s->ids = p;
+	s->cap = cap;
+	return true;
+}
+
 static bool index_insert(local_store *s, model_ent *m)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		model_ent **p = realloc(s->ids, cap * sizeof(*p));
-		if (p == NULL)
-			return false;
-		s->ids = p;
-		s->cap = cap;
-	}
+	if (!index_grow(s))
+		return false;
 	size_t i = lower_bound(s, m->id);
 	memmove(s->ids + i + 1, s->ids + i, (s->n - i) * sizeof(*s->ids));
 	s->ids[i] = m;
@@ -271,6 +313,28 @@ static bool index_insert(local_store *s, model_ent *m)
 	lru_push(&s->models_lru, &m->lru);
 	s->model_bytes += m->size + m->data;
 	return true;
+}
+
+/* At open: add without keeping the order (index_sort afterwards). */
+static bool index_append(local_store *s, model_ent *m)
+{
+	if (!index_grow(s))
+		return false;
+	s->ids[s->n++] = m;
+	lru_push(&s->models_lru, &m->lru);
+	s->model_bytes += m->size + m->data;
+	return true;
+}
+
+static int cmp_ent_id(const void *a, const void *b)
+{
+	return strcmp((*(model_ent *const *)a)->id, (*(model_ent *const *)b)->id);
+}
+
+static void index_sort(local_store *s)
+{
+	if (s->n > 1)
+		qsort(s->ids, s->n, sizeof(*s->ids), cmp_ent_id);
 }
 
 static void rend_forget(local_store *s, rend_ent *r)
@@ -297,6 +361,7 @@ static void index_remove(local_store *s, model_ent *m)
 		rend_forget(s, r);
 		r = next;
 	}
+	free(m->meta);
 	free(m);
 }
 
@@ -316,6 +381,24 @@ static void unlink_rend(model_ent *m, rend_ent *r)
 			return;
 		}
 	}
+}
+
+/* Index a rendering of m (mu held); false when out of memory. */
+static bool add_rend(local_store *s, model_ent *m, const char *name, uint64_t size)
+{
+	rend_ent *r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return false;
+	snprintf(r->name, sizeof(r->name), "%.96s", name);
+	r->model = m;
+	r->size = size;
+	r->next = m->renderings;
+	m->renderings = r;
+	lru_init(&r->lru);
+	lru_push(&s->rend_lru, &r->lru);
+	s->rend_bytes += size;
+	s->nrend++;
+	return true;
 }
 
 static void model_file(const local_store *s, const char *id, char *out, size_t size)
@@ -346,6 +429,13 @@ static void remove_model_dir(const local_store *s, const char *sub, const char *
 	}
 }
 
+static void remove_meta(const local_store *s, const char *id)
+{
+	char path[PATH_BUF];
+	if (path_fmt(path, sizeof(path), "%s/meta/%s.json", s->root, id))
+		(void)unlink(path);
+}
+
 static void evict_model(local_store *s, model_ent *m)
 {
 	char path[PATH_BUF];
@@ -353,6 +443,7 @@ static void evict_model(local_store *s, model_ent *m)
 	(void)unlink(path);
 	remove_model_dir(s, "renderings", m->id);
 	remove_model_dir(s, "data", m->id);
+	remove_meta(s, m->id);
 	index_remove(s, m);
 	s->evicted_models++;
 }
@@ -467,6 +558,56 @@ static bool data_size(const local_store *s, const char *id, uint64_t *bytes, dat
 	return true;
 }
 
+bool oxs_data_files(const char *dir, oxs_bundle_file **files, size_t *n, uint64_t *bytes)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	data_walk w = {NULL, 0, 0, 0, true};
+	if (!walk_data(fd, "", 0, &w)) {
+		free(w.files);
+		return false;
+	}
+	*files = w.files;
+	*n = w.n;
+	if (bytes != NULL)
+		*bytes = w.bytes;
+	return true;
+}
+
+int oxs_create_beneath(int dirfd, const char *loc, int *err)
+{
+	char part[OXS_LOCATION_MAX + 1];
+	snprintf(part, sizeof(part), "%s", loc);
+	int cur = dirfd, e = 0;
+	char *save = NULL, *c = strtok_r(part, "/", &save);
+	bool ok = c != NULL;
+	if (!ok)
+		e = EINVAL;
+	while (ok && c != NULL) {
+		char *next = strtok_r(NULL, "/", &save);
+		int f;
+		if (next != NULL) {
+			if (mkdirat(cur, c, 0700) != 0 && errno != EEXIST) {
+				ok = false;
+				e = errno;
+			}
+			f = ok ? openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		} else {
+			f = openat(cur, c, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		}
+		if (f < 0 && ok)
+			e = errno;
+		if (cur != dirfd)
+			close(cur);
+		cur = f;
+		ok = f >= 0;
+		c = next;
+	}
+	*err = e;
+	return ok ? cur : -1;
+}
+
 /* fsync every folder of a tree (the files were fsync'ed as they were written). */
 static bool fsync_tree(int fd, int depth)
 {
@@ -510,7 +651,7 @@ static oxs_status op_put_data(oxs_store *base, const char *id, const char *spool
 	    !path_fmt(target, sizeof(target), "%s/%s", data, id))
 		return OXS_E_INVALID;
 	int fd = open(spool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !fsync_tree(fd, 0))
+	if (fd < 0 || !(s->nosync ? close(fd) == 0 : fsync_tree(fd, 0)))
 		return errno_status(errno);
 	if (renameat2(AT_FDCWD, spool_dir, AT_FDCWD, target, RENAME_NOREPLACE) != 0) {
 		bool there = errno == EEXIST || errno == ENOTEMPTY;
@@ -518,7 +659,7 @@ static oxs_status op_put_data(oxs_store *base, const char *id, const char *spool
 			/* no RENAME_NOREPLACE: a plain rename onto an existing non-empty folder
 			 * fails too (ENOTEMPTY), onto a missing one it is what we want */
 			if (rename(spool_dir, target) == 0)
-				return fsync_dir(data) == 0 ? OXS_OK : errno_status(errno);
+				return sync_dir(s, data) == 0 ? OXS_OK : errno_status(errno);
 			there = errno == EEXIST || errno == ENOTEMPTY;
 		}
 		if (!there)
@@ -533,8 +674,10 @@ static oxs_status op_put_data(oxs_store *base, const char *id, const char *spool
 			close(tfd);
 		return OXS_OK;
 	}
-	return fsync_dir(data) == 0 ? OXS_OK : errno_status(errno);
+	return sync_dir(s, data) == 0 ? OXS_OK : errno_status(errno);
 }
+
+static oxs_status ensure_verified(local_store *s, const char *id);
 
 static oxs_status op_open_data(oxs_store *base, const char *id, int *dirfd)
 {
@@ -542,11 +685,220 @@ static oxs_status op_open_data(oxs_store *base, const char *id, int *dirfd)
 	char dir[PATH_BUF];
 	if (!oxs_id_valid(id) || !path_fmt(dir, sizeof(dir), "%s/data/%s", s->root, id))
 		return OXS_E_INVALID;
+	oxs_status rc = ensure_verified(s, id);
+	if (rc != OXS_OK)
+		return rc;
 	int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno_status(errno);
 	*dirfd = fd;
 	return OXS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Verification: a model's files hash to its id (oxs_bundle_id over the model and its data)
+ */
+static void quarantine(local_store *s, int dirfd, const char *name);
+static bool write_all(int fd, const void *data, size_t len);
+
+/* 1: model id's files hash to it; 0: they do not (or are missing); -1: a read failed. */
+static int check_model(const local_store *s, const char *id)
+{
+	char path[PATH_BUF];
+	model_file(s, id, path, sizeof(path));
+	int f = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (f < 0 || fstat(f, &st) != 0) {
+		int e = errno;
+		if (f >= 0)
+			close(f);
+		return e == ENOENT || e == ELOOP ? 0 : -1;
+	}
+	data_walk w = {NULL, 0, 0, 0, true};
+	uint64_t dbytes = 0;
+	int r = 0;
+	char got[OXS_ID_LEN + 1], bid[OXS_ID_LEN + 1];
+	if (!S_ISREG(st.st_mode) || !data_size(s, id, &dbytes, &w))
+		r = 0; /* a data folder holding anything but plain files does not match */
+	else if (!oxs_sha256_fd(f, got))
+		r = -1;
+	else
+		r = oxs_bundle_id(got, (uint64_t)st.st_size, w.files, w.n, bid) && strcmp(bid, id) == 0;
+	free(w.files);
+	close(f);
+	return r;
+}
+
+/* Move a model that did not match into quarantine/ and forget it (mu held). */
+static void quarantine_model(local_store *s, model_ent *m)
+{
+	char dir[PATH_BUF], name[OXS_ID_LEN + 8];
+	snprintf(name, sizeof(name), "%s.onnx", m->id);
+	if (path_fmt(dir, sizeof(dir), "%s/models/%.2s", s->root, m->id)) {
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			quarantine(s, fd, name);
+			close(fd);
+		}
+	}
+	remove_model_dir(s, "data", m->id);
+	remove_model_dir(s, "renderings", m->id);
+	remove_meta(s, m->id);
+	index_remove(s, m);
+}
+
+/* Record the outcome r of check_model for id: verified, quarantined (OXS_E_NOT_FOUND),
+ * or still unchecked after a read error (OXS_E_IO). */
+static oxs_status settle(local_store *s, const char *id, int r)
+{
+	oxs_status rc = OXS_OK;
+	bool bad = false;
+	pthread_mutex_lock(&s->mu);
+	model_ent *m = find_model(s, id);
+	if (m == NULL) {
+		rc = OXS_E_NOT_FOUND;
+	} else if (m->verified) {
+		rc = OXS_OK; /* settled meanwhile by another thread */
+	} else if (r > 0) {
+		m->verified = true;
+		s->verified++;
+	} else if (r == 0) {
+		quarantine_model(s, m);
+		s->verified++;
+		bad = true;
+		rc = OXS_E_NOT_FOUND;
+	} else {
+		rc = OXS_E_IO;
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (bad) {
+		char extra[OXS_ID_LEN + 16];
+		snprintf(extra, sizeof(extra), ",\"id\":\"%s\"", id);
+		oxs_log("warn", "stored model does not match its id: quarantined", extra);
+	}
+	return rc;
+}
+
+/* Before a model is read: OXS_OK once its files were found to match. */
+static oxs_status ensure_verified(local_store *s, const char *id)
+{
+	pthread_mutex_lock(&s->mu);
+	model_ent *m = oxs_id_valid(id) ? find_model(s, id) : NULL;
+	bool known = m != NULL, done = m != NULL && m->verified;
+	pthread_mutex_unlock(&s->mu);
+	if (!known)
+		return OXS_E_NOT_FOUND;
+	return done ? OXS_OK : settle(s, id, check_model(s, id));
+}
+
+static bool scan_renderings(local_store *s, int rendfd, const struct timespec *before);
+static void remove_orphans(local_store *s, const char *sub, const char *suffix,
+                           const struct timespec *before);
+
+/* After an open without verify, at a lower priority than the requests: index the
+ * renderings, remove what earlier runs left, meet a budget lowered since; then, with
+ * verify_background, check every model not checked yet, in id order.  Start-up only
+ * indexed the models. */
+static void *background_main(void *arg)
+{
+	local_store *s = arg;
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
+	int64_t t0 = oxs_now_ms();
+	char path[PATH_BUF];
+	int rfd = path_fmt(path, sizeof(path), "%s/renderings", s->root)
+	              ? open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+	              : -1;
+	if (rfd < 0 || !scan_renderings(s, rfd, &s->opened))
+		oxs_logf("warn", "cannot index the store's renderings: %s", strerror(errno));
+	if (rfd >= 0)
+		close(rfd);
+	remove_orphans(s, "data", "", &s->opened);
+	remove_orphans(s, "meta", ".json", &s->opened);
+	pthread_mutex_lock(&s->mu);
+	(void)make_room(s, 0, true); /* a budget lowered since the last run */
+	char extra[200];
+	snprintf(extra, sizeof(extra),
+	         ",\"renderings\":%" PRIu64 ",\"removed_temporaries\":%" PRIu64 ",\"ms\":%" PRId64,
+	         s->nrend, s->removed_tmp, oxs_now_ms() - t0);
+	pthread_mutex_unlock(&s->mu);
+	oxs_log("info", "store indexed", extra);
+	if (!s->verify_bg)
+		return NULL;
+	t0 = oxs_now_ms();
+	char cursor[OXS_ID_LEN + 1] = "";
+	while (!atomic_load(&s->verify_stop)) {
+		char id[OXS_ID_LEN + 1];
+		bool found = false;
+		pthread_mutex_lock(&s->mu);
+		for (size_t i = lower_bound(s, cursor); i < s->n && !found; i++) {
+			if (!s->ids[i]->verified && strcmp(s->ids[i]->id, cursor) != 0) {
+				memcpy(id, s->ids[i]->id, sizeof(id));
+				found = true;
+			}
+		}
+		pthread_mutex_unlock(&s->mu);
+		if (!found)
+			break;
+		memcpy(cursor, id, sizeof(cursor));
+		(void)settle(s, id, check_model(s, id));
+	}
+	pthread_mutex_lock(&s->mu);
+	s->verifying = false;
+	snprintf(extra, sizeof(extra),
+	         ",\"checked\":%" PRIu64 ",\"of\":%" PRIu64 ",\"quarantined\":%" PRIu64
+	         ",\"ms\":%" PRId64 "%s",
+	         s->verified, s->to_verify, s->quarantined, oxs_now_ms() - t0,
+	         atomic_load(&s->verify_stop) ? ",\"interrupted\":true" : "");
+	pthread_mutex_unlock(&s->mu);
+	oxs_log("info", "store verified", extra);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Meta (meta/<id>.json)
+ */
+static oxs_status op_put_meta(oxs_store *base, const char *id, const oxs_model_meta *meta)
+{
+	local_store *s = (local_store *)base;
+	char tmp[PATH_BUF], path[PATH_BUF], dir[PATH_BUF];
+	if (!oxs_id_valid(id) || !path_fmt(dir, sizeof(dir), "%s/meta", s->root) ||
+	    !path_fmt(path, sizeof(path), "%s/%s.json", dir, id) ||
+	    !path_fmt(tmp, sizeof(tmp), "%s/tmp/meta-%ld-%" PRIu64, s->root, (long)getpid(),
+	              (uint64_t)atomic_fetch_add(&tmp_counter, 1)))
+		return OXS_E_INVALID;
+	oxr_buf b;
+	oxr_buf_init(&b, 1 << 16);
+	if (!oxs_meta_json(&b, meta)) {
+		oxr_buf_free(&b);
+		return OXS_E_NOMEM;
+	}
+	oxs_status rc = OXS_OK;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || !write_all(fd, b.data, b.len) || sync_fd(s, fd) != 0)
+		rc = errno_status(errno);
+	else if (link(tmp, path) != 0 && errno != EEXIST) /* the first upload's meta stays */
+		rc = errno_status(errno);
+	else if (sync_dir(s, dir) != 0)
+		rc = errno_status(errno);
+	if (fd >= 0)
+		close(fd);
+	(void)unlink(tmp);
+	oxr_buf_free(&b);
+	return rc;
+}
+
+/* meta/<id>.json into *out; false when there is none (or it cannot be read). */
+static bool read_meta(const local_store *s, const char *id, oxs_model_meta *out)
+{
+	char path[PATH_BUF], buf[8192];
+	if (!path_fmt(path, sizeof(path), "%s/meta/%s.json", s->root, id))
+		return false;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n > 0 && (size_t)n < sizeof(buf) && oxs_meta_parse(buf, (size_t)n, out);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -588,7 +940,7 @@ static oxs_status op_put_model(oxs_store *base, const char *id, const char *spoo
 		return OXS_OK;
 	}
 	struct stat st;
-	if (fsync(fd) != 0 || fstat(fd, &st) != 0)
+	if (sync_fd(s, fd) != 0 || fstat(fd, &st) != 0)
 		return errno_status(errno);
 	uint64_t data = 0;
 	if (!data_size(s, id, &data, NULL))
@@ -612,7 +964,7 @@ static oxs_status op_put_model(oxs_store *base, const char *id, const char *spoo
 		goto out;
 	}
 	model_file(s, id, target, sizeof(target));
-	if (mkdir_once(dir, &made) != 0 || (made && fsync_dir(models) != 0)) {
+	if (mkdir_once(dir, &made) != 0 || (made && sync_dir(s, models) != 0)) {
 		rc = errno_status(errno);
 		goto out;
 	}
@@ -635,7 +987,7 @@ static oxs_status op_put_model(oxs_store *base, const char *id, const char *spoo
 	} else {
 		stored = true;
 	}
-	if (stored && fsync_dir(dir) != 0) {
+	if (stored && sync_dir(s, dir) != 0) {
 		rc = errno_status(errno);
 		goto out;
 	}
@@ -649,6 +1001,8 @@ out:
 			m->size = size - data;
 			m->data = data;
 			m->created = (int64_t)time(NULL);
+			m->verified = true; /* hashed on its way in */
+			m->rend_scanned = true;
 			lru_init(&m->lru);
 			if (!index_insert(s, m))
 				free(m);
@@ -691,9 +1045,37 @@ static oxs_status open_file(const char *path, int *fd, uint64_t *size)
 	return OXS_OK;
 }
 
+static oxs_status op_stat_model(oxs_store *base, const char *id, unsigned flags,
+                                uint64_t *size)
+{
+	local_store *s = (local_store *)base;
+	if (!oxs_id_valid(id))
+		return OXS_E_NOT_FOUND;
+	pthread_mutex_lock(&s->mu);
+	model_ent *m = find_model(s, id);
+	bool known = m != NULL, verified = m != NULL && m->verified;
+	uint64_t sz = m != NULL ? m->size : 0;
+	pthread_mutex_unlock(&s->mu);
+	if (!known)
+		return OXS_E_NOT_FOUND;
+	if (!verified) {
+		if (flags & OXS_STAT_NONBLOCK)
+			return OXS_E_AGAIN; /* hashing it is work for a job thread */
+		oxs_status rc = ensure_verified(s, id);
+		if (rc != OXS_OK)
+			return rc;
+	}
+	if (size != NULL)
+		*size = sz;
+	return OXS_OK;
+}
+
 static oxs_status op_open_model(oxs_store *base, const char *id, int *fd, uint64_t *size)
 {
 	local_store *s = (local_store *)base;
+	oxs_status rc = ensure_verified(s, id);
+	if (rc != OXS_OK)
+		return rc;
 	if (!touch_model(s, id, NULL))
 		return OXS_E_NOT_FOUND;
 	char path[PATH_BUF];
@@ -704,6 +1086,9 @@ static oxs_status op_open_model(oxs_store *base, const char *id, int *fd, uint64
 static oxs_status op_model_path(oxs_store *base, const char *id, char *path, size_t pathsize)
 {
 	local_store *s = (local_store *)base;
+	oxs_status rc = ensure_verified(s, id);
+	if (rc != OXS_OK)
+		return rc;
 	if (!touch_model(s, id, NULL))
 		return OXS_E_NOT_FOUND;
 	model_file(s, id, path, pathsize);
@@ -719,14 +1104,36 @@ static oxs_status op_list(oxs_store *base, const char *after, oxs_model_info *ou
 	if (after != NULL && i < s->n && strcmp(s->ids[i]->id, after) == 0)
 		i++;
 	size_t k = 0;
+	bool unread = false;
 	for (; i < s->n && k < max; i++, k++) {
-		memcpy(out[k].id, s->ids[i]->id, OXS_ID_LEN + 1);
-		out[k].size = s->ids[i]->size;
-		out[k].created = s->ids[i]->created;
+		const model_ent *m = s->ids[i];
+		memcpy(out[k].id, m->id, OXS_ID_LEN + 1);
+		out[k].size = m->size;
+		out[k].created = m->created;
+		out[k].has_meta = m->meta != NULL;
+		if (m->meta != NULL)
+			out[k].meta = *m->meta;
+		unread = unread || !m->meta_read;
 	}
 	*n = k;
 	if (total != NULL)
 		*total = s->n;
+	pthread_mutex_unlock(&s->mu);
+	if (!unread)
+		return OXS_OK;
+	/* meta files not read yet: read them without the lock, then keep what was found */
+	for (size_t j = 0; j < k; j++)
+		if (!out[j].has_meta)
+			out[j].has_meta = read_meta(s, out[j].id, &out[j].meta);
+	pthread_mutex_lock(&s->mu);
+	for (size_t j = 0; j < k; j++) {
+		model_ent *m = find_model(s, out[j].id);
+		if (m == NULL || m->meta_read)
+			continue;
+		m->meta_read = true;
+		if (out[j].has_meta && (m->meta = malloc(sizeof(*m->meta))) != NULL)
+			*m->meta = out[j].meta;
+	}
 	pthread_mutex_unlock(&s->mu);
 	return OXS_OK;
 }
@@ -749,9 +1156,10 @@ static oxs_status op_delete(oxs_store *base, const char *id)
 	if (unlink(path) != 0 && errno != ENOENT)
 		return errno_status(errno);
 	if (path_fmt(dir, sizeof(dir), "%s/models/%.2s", s->root, id))
-		(void)fsync_dir(dir);
+		(void)sync_dir(s, dir);
 	remove_model_dir(s, "renderings", id);
 	remove_model_dir(s, "data", id);
+	remove_meta(s, id);
 	return OXS_OK;
 }
 
@@ -768,13 +1176,23 @@ static oxs_status op_get_rendering(oxs_store *base, const char *id, const char *
 		lru_touch(&s->rend_lru, &r->lru);
 		lru_touch(&s->models_lru, &m->lru);
 	}
+	/* renderings not indexed yet (just after open): the folder may have it */
+	bool unscanned = m != NULL && r == NULL && !m->rend_scanned;
 	pthread_mutex_unlock(&s->mu);
-	if (r == NULL)
+	if (r == NULL && !unscanned)
 		return OXS_E_NOT_FOUND;
 	char path[PATH_BUF];
 	if (!path_fmt(path, sizeof(path), "%s/renderings/%s/%s", s->root, id, name))
 		return OXS_E_INVALID;
-	return open_file(path, fd, size);
+	oxs_status rc = open_file(path, fd, size);
+	if (rc == OXS_OK && unscanned) {
+		pthread_mutex_lock(&s->mu);
+		m = find_model(s, id);
+		if (m != NULL && find_rend(m, name) == NULL)
+			(void)add_rend(s, m, name, *size);
+		pthread_mutex_unlock(&s->mu);
+	}
+	return rc;
 }
 
 /* Write all of data to fd; false with errno set on failure. */
@@ -825,7 +1243,7 @@ static oxs_status op_put_rendering(oxs_store *base, const char *id, const char *
 		goto out;
 	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || !write_all(fd, data, len) || fsync(fd) != 0 || rename(tmp, path) != 0) {
+	if (fd < 0 || !write_all(fd, data, len) || sync_fd(s, fd) != 0 || rename(tmp, path) != 0) {
 		rc = errno_status(errno);
 		(void)unlink(tmp);
 		goto out;
@@ -846,16 +1264,8 @@ out:
 			r->size = len;
 			s->rend_bytes += len;
 			lru_touch(&s->rend_lru, &r->lru);
-		} else if ((r = calloc(1, sizeof(*r))) != NULL) {
-			snprintf(r->name, sizeof(r->name), "%.96s", name);
-			r->model = m;
-			r->size = len;
-			r->next = m->renderings;
-			m->renderings = r;
-			lru_init(&r->lru);
-			lru_push(&s->rend_lru, &r->lru);
-			s->rend_bytes += len;
-			s->nrend++;
+		} else {
+			(void)add_rend(s, m, name, len);
 		}
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -875,6 +1285,9 @@ static void op_stats(oxs_store *base, oxs_store_stats *out)
 	out->evicted_renderings = s->evicted_rend;
 	out->removed_temporaries = s->removed_tmp;
 	out->quarantined = s->quarantined;
+	out->verifying = s->verifying;
+	out->verified = s->verified;
+	out->to_verify = s->to_verify;
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -923,6 +1336,10 @@ static uint64_t clean_tmp(const local_store *s)
 static void op_close(oxs_store *base)
 {
 	local_store *s = (local_store *)base;
+	if (s->verifier_started) {
+		atomic_store(&s->verify_stop, true);
+		pthread_join(s->verifier, NULL);
+	}
 	if (s->locked)
 		(void)clean_tmp(s);
 	while (s->n > 0)
@@ -938,6 +1355,8 @@ static const oxs_store_ops local_ops = {
     .name = "local",
     .spool = op_spool,
     .put_model = op_put_model,
+    .stat_model = op_stat_model,
+    .put_meta = op_put_meta,
     .open_model = op_open_model,
     .model_path = op_model_path,
     .list_models = op_list,
@@ -1013,8 +1432,55 @@ static bool is_hex2(const char *n)
 	       ((n[1] >= '0' && n[1] <= '9') || (n[1] >= 'a' && n[1] <= 'f'));
 }
 
-/* Check and index models/ab/<id>.onnx files of one prefix folder. */
-static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool verify)
+/* True when data/<id>/ was there at open (s->data_ids, read once: a lookup per model
+ * would cost a system call each). */
+static int cmp_id(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+static bool has_data_dir(const local_store *s, const char *id)
+{
+	return s->ndata_ids > 0 &&
+	       bsearch(id, s->data_ids, s->ndata_ids, sizeof(*s->data_ids), cmp_id) != NULL;
+}
+
+/* The ids of the data/ folder into s->data_ids, sorted. */
+static bool read_data_ids(local_store *s)
+{
+	char dir[PATH_BUF];
+	if (!path_fmt(dir, sizeof(dir), "%s/data", s->root))
+		return false;
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return errno == ENOENT;
+	size_t cap = 0;
+	struct dirent *e;
+	bool ok = true;
+	while (ok && (e = readdir(d)) != NULL) {
+		if (!oxs_id_valid(e->d_name))
+			continue;
+		if (s->ndata_ids == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			void *p = realloc(s->data_ids, nc * sizeof(*s->data_ids));
+			ok = p != NULL;
+			if (!ok)
+				break;
+			s->data_ids = p;
+			cap = nc;
+		}
+		memcpy(s->data_ids[s->ndata_ids++], e->d_name, OXS_ID_LEN + 1);
+	}
+	closedir(d);
+	if (s->ndata_ids > 1)
+		qsort(s->data_ids, s->ndata_ids, sizeof(*s->data_ids), cmp_id);
+	return ok;
+}
+
+/* Check and index models/ab/<id>.onnx files of one prefix folder (verify: hash them now;
+ * checked: they count as verified without it). */
+static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool verify,
+                        bool checked)
 {
 	int fd = openat(modelsfd, prefix, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -1047,7 +1513,7 @@ static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool v
 		/* a model uploaded with data files: its id covers them (oxs_bundle_id) */
 		data_walk w = {NULL, 0, 0, 0, verify};
 		uint64_t dbytes = 0;
-		bool match = data_size(s, id, &dbytes, &w);
+		bool match = !has_data_dir(s, id) || data_size(s, id, &dbytes, &w);
 		if (match && verify) {
 			int f = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 			char got[OXS_ID_LEN + 1], bid[OXS_ID_LEN + 1];
@@ -1072,8 +1538,9 @@ static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool v
 		m->size = (uint64_t)st.st_size;
 		m->data = dbytes;
 		m->created = (int64_t)st.st_mtime;
+		m->verified = verify || checked;
 		lru_init(&m->lru);
-		if (!index_insert(s, m)) {
+		if (!index_append(s, m)) {
 			free(m);
 			ok = false;
 		}
@@ -1082,69 +1549,132 @@ static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool v
 	return ok;
 }
 
-/* Index renderings/<id>/<name>; remove temporaries, orphans and strays. */
-static bool scan_renderings(local_store *s, int rendfd)
+/* True when dirfd/name is a leftover of an earlier run (before: the store's open time;
+ * NULL: everything there is one) — what was made since may belong to a write in progress. */
+static bool leftover(int dirfd, const char *name, const struct timespec *before)
+{
+	struct stat st;
+	return before == NULL ||
+	       (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	        (st.st_mtim.tv_sec < before->tv_sec ||
+	         (st.st_mtim.tv_sec == before->tv_sec && st.st_mtim.tv_nsec < before->tv_nsec)));
+}
+
+typedef struct rend_file {
+	char name[NAME_MAX_LEN + 1];
+	uint64_t size;
+} rend_file;
+
+/* Index renderings/<id>/ (open as fd, closed here): its files, and remove temporaries
+ * and strays left by an earlier run (before: the open time; NULL: everything there is). */
+static bool scan_model_renderings(local_store *s, int fd, const char *id, const struct timespec *before)
+{
+	DIR *rd = fdopendir(fd);
+	if (rd == NULL) {
+		close(fd);
+		return true;
+	}
+	rend_file *files = NULL;
+	size_t n = 0, cap = 0;
+	bool ok = true;
+	struct dirent *f;
+	while (ok && (f = readdir(rd)) != NULL) {
+		if (!strcmp(f->d_name, ".") || !strcmp(f->d_name, ".."))
+			continue;
+		struct stat st;
+		if (!name_valid(f->d_name) ||
+		    fstatat(fd, f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+			if (!leftover(fd, f->d_name, before))
+				continue;
+			if (strncmp(f->d_name, ".tmp-", 5) == 0) {
+				pthread_mutex_lock(&s->mu);
+				s->removed_tmp++;
+				pthread_mutex_unlock(&s->mu);
+			}
+			if (unlinkat(fd, f->d_name, 0) != 0 && errno == EISDIR)
+				remove_tree(fd, f->d_name, 0);
+			continue;
+		}
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 8;
+			void *p = realloc(files, nc * sizeof(*files));
+			ok = p != NULL;
+			if (!ok)
+				break;
+			files = p;
+			cap = nc;
+		}
+		snprintf(files[n].name, sizeof(files[n].name), "%.96s", f->d_name);
+		files[n++].size = (uint64_t)st.st_size;
+	}
+	closedir(rd);
+	pthread_mutex_lock(&s->mu);
+	model_ent *m = find_model(s, id);
+	if (m != NULL && !m->rend_scanned) {
+		for (size_t i = 0; ok && i < n; i++)
+			if (find_rend(m, files[i].name) == NULL)
+				ok = add_rend(s, m, files[i].name, files[i].size);
+		m->rend_scanned = ok;
+	}
+	pthread_mutex_unlock(&s->mu);
+	free(files);
+	return ok;
+}
+
+/* Index renderings/<id>/<name> of every model; remove renderings of models the store does
+ * not have, temporaries and strays (all of them, or with before, those of earlier runs). */
+static bool scan_renderings(local_store *s, int rendfd, const struct timespec *before)
 {
 	DIR *d = fdopendir(dup(rendfd));
 	if (d == NULL)
 		return false;
 	struct dirent *e;
 	bool ok = true;
-	while (ok && (e = readdir(d)) != NULL) {
+	while (ok && (e = readdir(d)) != NULL && !atomic_load(&s->verify_stop)) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		model_ent *m = oxs_id_valid(e->d_name) ? find_model(s, e->d_name) : NULL;
-		int fd = m ? openat(rendfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-		           : -1;
-		if (fd < 0) {
+		pthread_mutex_lock(&s->mu);
+		bool known = oxs_id_valid(e->d_name) && find_model(s, e->d_name) != NULL;
+		pthread_mutex_unlock(&s->mu);
+		int fd = known ? openat(rendfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		               : -1;
+		if (fd >= 0)
+			ok = scan_model_renderings(s, fd, e->d_name, before);
+		else if (leftover(rendfd, e->d_name, before))
 			remove_tree(rendfd, e->d_name, 0); /* rendering of a model we do not have */
-			continue;
-		}
-		DIR *rd = fdopendir(fd);
-		if (rd == NULL) {
-			close(fd);
-			continue;
-		}
-		struct dirent *f;
-		while ((f = readdir(rd)) != NULL) {
-			if (!strcmp(f->d_name, ".") || !strcmp(f->d_name, ".."))
-				continue;
-			struct stat st;
-			if (!name_valid(f->d_name) ||
-			    fstatat(fd, f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
-				if (strncmp(f->d_name, ".tmp-", 5) == 0)
-					s->removed_tmp++;
-				if (unlinkat(fd, f->d_name, 0) != 0 && errno == EISDIR)
-					remove_tree(fd, f->d_name, 0);
-				continue;
-			}
-			rend_ent *r = calloc(1, sizeof(*r));
-			if (r == NULL) {
-				ok = false;
-				break;
-			}
-			snprintf(r->name, sizeof(r->name), "%.96s", f->d_name);
-			r->model = m;
-			r->size = (uint64_t)st.st_size;
-			r->next = m->renderings;
-			m->renderings = r;
-			lru_init(&r->lru);
-			lru_push(&s->rend_lru, &r->lru);
-			s->rend_bytes += r->size;
-			s->nrend++;
-		}
-		closedir(rd);
 	}
 	closedir(d);
+	/* the others have none (put_rendering indexes what comes from now on) */
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; ok && i < s->n; i++)
+		s->ids[i]->rend_scanned = true;
+	pthread_mutex_unlock(&s->mu);
 	return ok;
 }
 
-/* Remove data/<x> folders of models the store does not have (an upload interrupted
- * between put_data and put_model, or a quarantined model). */
-static void remove_orphan_data(local_store *s)
+/* Remove entries <id><suffix> of root/sub (data/<id>/ folders, meta/<id>.json files) of
+ * models the store does not have: an upload interrupted between put_data or put_meta and
+ * put_model, or a quarantined model. */
+static bool owned_by_model(local_store *s, const char *name, const char *suffix)
+{
+	size_t n = strlen(name), sl = strlen(suffix);
+	char id[OXS_ID_LEN + 1];
+	if (n != OXS_ID_LEN + sl || strcmp(name + OXS_ID_LEN, suffix) != 0)
+		return false;
+	memcpy(id, name, OXS_ID_LEN);
+	id[OXS_ID_LEN] = '\0';
+	if (!oxs_id_valid(id))
+		return false;
+	pthread_mutex_lock(&s->mu);
+	bool owned = find_model(s, id) != NULL;
+	pthread_mutex_unlock(&s->mu);
+	return owned;
+}
+
+static void remove_orphans(local_store *s, const char *sub, const char *suffix, const struct timespec *before)
 {
 	char dir[PATH_BUF];
-	if (!path_fmt(dir, sizeof(dir), "%s/data", s->root))
+	if (!path_fmt(dir, sizeof(dir), "%s/%s", s->root, sub))
 		return;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -1158,7 +1688,7 @@ static void remove_orphan_data(local_store *s)
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    (oxs_id_valid(e->d_name) && find_model(s, e->d_name) != NULL))
+		    owned_by_model(s, e->d_name, suffix) || !leftover(fd, e->d_name, before))
 			continue;
 		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 16;
@@ -1172,7 +1702,9 @@ static void remove_orphan_data(local_store *s)
 	}
 	for (size_t i = 0; i < n; i++) {
 		remove_tree(fd, names[i], 0);
+		pthread_mutex_lock(&s->mu);
 		s->removed_tmp++;
+		pthread_mutex_unlock(&s->mu);
 	}
 	free(names);
 	closedir(d);
@@ -1200,7 +1732,7 @@ static bool order_lru_by_age(local_store *s)
 	return true;
 }
 
-static bool scan_models(local_store *s, bool verify)
+static bool scan_models(local_store *s, bool verify, bool checked)
 {
 	char dir[PATH_BUF];
 	if (!path_fmt(dir, sizeof(dir), "%s/models", s->root))
@@ -1239,7 +1771,7 @@ static bool scan_models(local_store *s, bool verify)
 		    !S_ISDIR(st.st_mode))
 			quarantine(s, fd, names[i]);
 		else
-			ok = scan_prefix(s, fd, names[i], verify);
+			ok = scan_prefix(s, fd, names[i], verify, checked);
 	}
 	free(names);
 	closedir(d);
@@ -1267,9 +1799,11 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 	if (opt != NULL) {
 		s->budget = opt->budget;
 		s->evict_models = opt->evict_models;
+		s->nosync = opt->no_sync && opt->verify_background;
 	}
 	oxs_status rc = OXS_OK;
-	static const char *const subdirs[] = {"models", "renderings", "tmp", "quarantine", "data"};
+	static const char *const subdirs[] = {"models", "renderings", "tmp", "quarantine", "data",
+	                                      "meta"};
 	char path[PATH_BUF];
 	if (mkdir_once(root, NULL) != 0) {
 		rc = errno_status(errno);
@@ -1298,25 +1832,49 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 	}
 	s->locked = true;
 	s->removed_tmp = clean_tmp(s);
-	if (!scan_models(s, opt == NULL || opt->verify) || !order_lru_by_age(s)) {
+	clock_gettime(CLOCK_REALTIME_COARSE, &s->opened);
+	bool verify = opt == NULL || opt->verify;
+	s->verify_bg = !verify && opt->verify_background;
+	bool scanned = read_data_ids(s) && scan_models(s, verify, !s->verify_bg);
+	free(s->data_ids);
+	s->data_ids = NULL;
+	s->ndata_ids = 0;
+	index_sort(s);
+	if (!scanned || !order_lru_by_age(s)) {
 		rc = OXS_E_IO;
 		seterr(err, errsize, "cannot read %s/models: %s", root, strerror(errno));
 		goto fail;
 	}
-	(void)path_fmt(path, sizeof(path), "%s/renderings", root);
-	int rfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	bool rok = rfd >= 0 && scan_renderings(s, rfd);
-	if (rfd >= 0)
-		close(rfd);
-	if (!rok) {
-		rc = OXS_E_IO;
-		seterr(err, errsize, "cannot read %s: %s", path, strerror(errno));
-		goto fail;
+	if (verify) {
+		/* everything before returning (and everything there is a leftover) */
+		(void)path_fmt(path, sizeof(path), "%s/renderings", root);
+		int rfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		bool rok = rfd >= 0 && scan_renderings(s, rfd, NULL);
+		if (rfd >= 0)
+			close(rfd);
+		if (!rok) {
+			rc = OXS_E_IO;
+			seterr(err, errsize, "cannot read %s: %s", path, strerror(errno));
+			goto fail;
+		}
+		remove_orphans(s, "data", "", NULL);
+		remove_orphans(s, "meta", ".json", NULL);
+		pthread_mutex_lock(&s->mu);
+		(void)make_room(s, 0, true); /* a budget lowered since the last run */
+		pthread_mutex_unlock(&s->mu);
+	} else {
+		/* start-up does not grow with the store: the rest after listening */
+		pthread_mutex_lock(&s->mu);
+		s->to_verify = s->verify_bg ? s->n : 0;
+		s->verifying = s->verify_bg && s->n > 0;
+		pthread_mutex_unlock(&s->mu);
+		if (pthread_create(&s->verifier, NULL, background_main, s) != 0) {
+			rc = OXS_E_NOMEM;
+			seterr(err, errsize, "cannot start the store's background thread");
+			goto fail;
+		}
+		s->verifier_started = true;
 	}
-	remove_orphan_data(s);
-	pthread_mutex_lock(&s->mu);
-	(void)make_room(s, 0, true); /* a budget lowered since the last run */
-	pthread_mutex_unlock(&s->mu);
 	*out = &s->base;
 	return OXS_OK;
 fail:

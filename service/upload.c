@@ -9,13 +9,19 @@
  * are checked before reading (Content-Length) and while streaming (chunked bodies).  At
  * the end a work thread parses and links the spool file; a model that does not parse is
  * answered 400/422 with the parser's code, offset and path and nothing is kept; a good
- * one is stored under its id (201, or 200 when those bytes were already stored).
+ * one is stored under its id (201, or 200 when those bytes were already stored), with
+ * what is listed about it (meta: the file's name, graph, producer, node count).
+ *
+ * A JSON body {"source": "s3://bucket/key.onnx"} registers a model already in an object
+ * store instead (from the buckets --source-buckets allows): a work thread downloads it
+ * into the spool file, hashing it, and it goes on as an upload.
  */
 #include "service/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +35,7 @@
 #define MAX_PARTS 80
 #define MAX_DATA_FILES 64
 #define MAX_FIELD_BYTES (64 << 10)
+#define MAX_JSON_BYTES 4096
 
 struct oxs_upload {
 	int fd;
@@ -59,11 +66,41 @@ struct oxs_upload {
 	char fail_msg[200];
 	oxr_format fmt;      /* one-shot: what to render */
 	oxr_options opt;
+	char name[OXS_META_STR]; /* the uploaded file's name, kept in its meta */
+	/* by reference: the JSON body, then the object it names */
+	bool json;
+	size_t jlen;
+	char jbuf[MAX_JSON_BYTES + 1];
+	char src_bucket[64], src_key[520];
 	/* POST /diff.*: this upload takes part `a`; part `b` goes to its own upload */
 	bool diff;
 	struct oxs_upload *b;
 	char b_id[OXS_ID_LEN + 1];
 };
+
+/* The file name kept for a model: its last path component (either slash), without
+ * control characters, at most OXS_META_STR - 1 bytes cut at a character boundary. */
+static void set_name(oxs_upload *u, const char *name, size_t n)
+{
+	for (size_t i = n; i > 0; i--) {
+		if (name[i - 1] == '/' || name[i - 1] == '\\') {
+			name += i;
+			n -= i;
+			break;
+		}
+	}
+	size_t o = 0;
+	for (size_t i = 0; i < n && o + 1 < sizeof(u->name); i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (c >= 0x20 && c != 0x7f)
+			u->name[o++] = (char)c;
+	}
+	while (o > 0 && o + 1 >= sizeof(u->name) && ((unsigned char)u->name[o - 1] & 0xc0) == 0x80)
+		o--; /* cut inside a UTF-8 sequence: drop its tail bytes ... */
+	if (o > 0 && o + 1 >= sizeof(u->name) && (unsigned char)u->name[o - 1] >= 0xc0)
+		o--; /* ... and its lead byte */
+	u->name[o] = '\0';
+}
 
 static void fail(oxs_upload *u, unsigned status, const char *code, const char *msg)
 {
@@ -157,33 +194,9 @@ static bool start_data(oxs_upload *u, oxs_store *st, const char *loc)
 		return false;
 	}
 	/* folders of the location, then the file; nothing here exists but what we made */
-	char part[OXS_LOCATION_MAX + 1];
-	snprintf(part, sizeof(part), "%s", loc);
-	int cur = u->dirfd;
-	char *save = NULL, *c = strtok_r(part, "/", &save);
-	bool ok = true;
 	int e = 0;
-	while (ok && c != NULL) {
-		char *next = strtok_r(NULL, "/", &save);
-		int f;
-		if (next != NULL) {
-			if (mkdirat(cur, c, 0700) != 0 && errno != EEXIST) {
-				ok = false;
-				e = errno;
-			}
-			f = ok ? openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-		} else {
-			f = openat(cur, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		}
-		if (f < 0 && ok)
-			e = errno;
-		if (cur != u->dirfd)
-			close(cur);
-		cur = f;
-		ok = f >= 0;
-		c = next;
-	}
-	if (!ok) {
+	int cur = oxs_create_beneath(u->dirfd, loc, &e);
+	if (cur < 0) {
 		/* only these say the names collide; anything else is the disk's fault */
 		if (e == EEXIST || e == ENOTDIR || e == ELOOP || e == EISDIR)
 			fail(u, 400, "bad_location",
@@ -236,6 +249,8 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
 		fail(u, 400, "bad_multipart", "a diff takes two parts, 'a' and 'b' (no data files)");
 		return MHD_NO;
 	}
+	if (is_model && off == 0 && filename != NULL && u->name[0] == '\0')
+		set_name(u, filename, strlen(filename));
 	if (off == 0 && (is_model || filename != NULL)) {
 		/* a new part (an empty one may be reported twice at offset 0) */
 		bool same = u->dfd >= 0 && key != NULL &&
@@ -280,12 +295,14 @@ static void take_failure(oxs_upload *u)
 		fail(u, u->b->fail_status, u->b->fail_code, u->b->fail_msg);
 }
 
-/* Content types taken as the raw model. */
+/* Content types taken as the raw model.  x-www-form-urlencoded is what `curl
+ * --data-binary @m.onnx` sends unless told otherwise: refusing it protected nothing that
+ * multipart/form-data does not already allow. */
 static bool raw_type(const char *ct)
 {
 	static const char *const ok[] = {"application/octet-stream", "application/x-protobuf",
 	                                 "application/protobuf", "application/onnx",
-	                                 "application/x-onnx"};
+	                                 "application/x-onnx", "application/x-www-form-urlencoded"};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		size_t n = strlen(ok[i]);
 		if (strncasecmp(ct, ok[i], n) == 0 && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' '))
@@ -376,13 +393,30 @@ void oxs_upload_begin(oxs_req *r)
 			return;
 		}
 		u->multipart = true;
-	} else if (u->diff || (ct != NULL && !raw_type(ct))) {
+	} else if (ct != NULL && !r->oneshot && strncasecmp(ct, "application/json", 16) == 0 &&
+	           (ct[16] == '\0' || ct[16] == ';' || ct[16] == ' ')) {
+		u->json = true; /* {"source": "s3://bucket/key"} */
+	} else if (u->diff) {
 		oxs_reply_error(r, 415, "unsupported_media_type", "",
-		                u->diff ? "send the two models as the parts 'a' and 'b' of "
-		                          "multipart/form-data"
-		                        : "send the model as application/octet-stream or as the "
-		                          "'model' part of multipart/form-data");
+		                "send the two models as the parts 'a' and 'b' of multipart/form-data");
 		return;
+	} else if (ct != NULL && !raw_type(ct)) {
+		oxs_reply_error(r, 415, "unsupported_media_type", "",
+		                "send the model as application/octet-stream or as the 'model' part "
+		                "of multipart/form-data%s",
+		                r->oneshot ? "" : ", or {\"source\": \"s3://bucket/key\"} as "
+		                                  "application/json");
+		return;
+	}
+	if (!r->oneshot && !u->multipart && !u->json) {
+		/* a raw body's file name, when given: POST /models?name=m.onnx */
+		char q[OXS_QUERY_MAX];
+		snprintf(q, sizeof(q), "%s", r->query);
+		oxs_query_pair pairs[32];
+		int n = oxs_query_split(q, pairs, 32);
+		for (int i = 0; i < n; i++)
+			if (strcmp(pairs[i].key, "name") == 0)
+				set_name(u, pairs[i].value, strlen(pairs[i].value));
 	}
 	const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
 	if (cl != NULL) {
@@ -444,7 +478,16 @@ bool oxs_upload_data(oxs_req *r, const char *data, size_t size)
 		u->discarded += size;
 		return u->discarded <= DISCARD_MAX;
 	}
-	if (!u->multipart) {
+	if (u->json) {
+		if (size > MAX_JSON_BYTES - u->jlen) {
+			fail(u, 413, "payload_too_large", "a JSON body is at most 4096 bytes");
+			u->discarded += size;
+			return true;
+		}
+		memcpy(u->jbuf + u->jlen, data, size);
+		u->jlen += size;
+		u->jbuf[u->jlen] = '\0';
+	} else if (!u->multipart) {
 		write_model(u, data, size);
 	} else if (MHD_post_process(u->pp, data, size) != MHD_YES) {
 		take_failure(u); /* b's own failure first, when it was b's part */
@@ -583,6 +626,40 @@ static void oneshot_on_art(oxs_req *r, oxs_centry *e)
 	oxs_reply(r, e->status, resp, e->len);
 }
 
+/* A string of the model (not NUL-terminated), cut to fit; "" for an empty one. */
+static void copy_str(char *out, size_t size, oxp_str v)
+{
+	size_t n = v.len < size - 1 ? v.len : size - 1;
+	if (n > 0)
+		memcpy(out, v.p, n);
+	out[n] = '\0';
+}
+
+/* What is kept with the model: the file's name, and from the parsed model its graph's
+ * name, producer and node count. */
+static void meta_of(oxs_model_meta *m, const oxs_upload *u, const oxs_loaded *l)
+{
+	memset(m, 0, sizeof(*m));
+	m->nodes = -1;
+	snprintf(m->name, sizeof(m->name), "%s", u->name);
+	if (l->model == NULL)
+		return;
+	if (l->dag == NULL) {
+		snprintf(m->kind, sizeof(m->kind), "tensor");
+		return;
+	}
+	snprintf(m->kind, sizeof(m->kind), "model");
+	const oxp_model_proto *p = oxp_model_proto_get(l->model);
+	if (p != NULL) {
+		copy_str(m->producer, sizeof(m->producer), p->producer_name);
+		if (p->graph != NULL)
+			copy_str(m->graph, sizeof(m->graph), p->graph->name);
+	}
+	const oxp_dag_view *v = oxp_dag_get(l->dag);
+	if (v != NULL)
+		m->nodes = (int64_t)v->nnodes;
+}
+
 /* Parse, link and store the model spooled by u under id: *l gets it parsed (nothing when
  * those bytes were stored already), *created whether it is new.  False after a reply
  * (the model did not parse, or the store refused it); part names a diff upload's part. */
@@ -590,12 +667,18 @@ static bool keep_model(oxs_req *r, oxs_upload *u, const char *id, const char *pa
                        oxs_loaded *l, bool *created)
 {
 	oxs_store *st = r->srv->store;
-	char path[PATH_MAX];
 	memset(l, 0, sizeof(*l));
 	*created = false;
-	if (st->ops->model_path(st, id, path, sizeof(path)) == OXS_OK) {
+	oxs_status have = st->ops->stat_model(st, id, OXS_STAT_FRESH, NULL);
+	if (have == OXS_OK) {
 		drop_spool(u); /* the same bytes are already stored */
 		return true;
+	}
+	if (have != OXS_E_NOT_FOUND) {
+		drop_spool(u);
+		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
+		oxs_reply_store_error(r, have, "cannot look the model up in the store");
+		return false;
 	}
 	oxp_error pe;
 	memset(&pe, 0, sizeof(pe));
@@ -605,12 +688,17 @@ static bool keep_model(oxs_req *r, oxs_upload *u, const char *id, const char *pa
 		reply_parse_error(r, &pe, part);
 		return false;
 	}
+	/* data files, then meta, then the model: a stored model has all it needs */
 	oxs_status s = OXS_OK;
 	if (u->has_dir) {
 		s = st->ops->put_data(st, id, u->dir);
 		if (s == OXS_OK)
 			u->has_dir = false; /* moved (or dropped: the same data was there) */
 	}
+	oxs_model_meta meta;
+	meta_of(&meta, u, l);
+	if (s == OXS_OK)
+		s = st->ops->put_meta(st, id, &meta);
 	if (s == OXS_OK)
 		s = st->ops->put_model(st, id, u->path, u->fd, created);
 	if (s != OXS_OK) {
@@ -621,8 +709,7 @@ static bool keep_model(oxs_req *r, oxs_upload *u, const char *id, const char *pa
 			oxs_reply_error(r, 507, "insufficient_storage", "",
 			                "the store has no room for this model");
 		else
-			oxs_reply_error(r, 500, "store_error", "", "cannot store the model: %s",
-			                oxs_status_name(s));
+			oxs_reply_store_error(r, s, "cannot store the model");
 		return false;
 	}
 	u->spooled = false; /* moved into the store (or removed when already there) */
@@ -700,6 +787,96 @@ static void upload_finish(oxs_req *r)
 	oxs_resume(r);
 }
 
+/* True when bucket is one of --source-buckets (comma-separated, spaces ignored). */
+static bool source_allowed(const char *list, const char *bucket)
+{
+	size_t bn = strlen(bucket);
+	for (const char *p = list; *p != '\0';) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		size_t n = strcspn(p, ", ");
+		if (n == bn && n > 0 && memcmp(p, bucket, n) == 0)
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* The JSON body {"source": "s3://bucket/key"[, "name": "..."]}: into u->src_*, or a
+ * failure recorded in u. */
+static void parse_source(oxs_server *srv, oxs_upload *u)
+{
+	json_error_t je;
+	json_t *o = json_loadb(u->jbuf, u->jlen, JSON_REJECT_DUPLICATES, &je);
+	const char *src = NULL, *key = NULL;
+	json_t *v;
+	bool ok = json_is_object(o);
+	json_object_foreach(ok ? o : NULL, key, v) {
+		if (strcmp(key, "source") == 0 && json_is_string(v))
+			src = json_string_value(v);
+		else if (strcmp(key, "name") == 0 && json_is_string(v))
+			set_name(u, json_string_value(v), json_string_length(v));
+		else
+			ok = false;
+	}
+	if (!ok || src == NULL) {
+		fail(u, 400, "bad_source",
+		     "expected {\"source\": \"s3://bucket/key\"} (and an optional \"name\")");
+	} else if (!oxs_s3_url_parse(src, u->src_bucket, sizeof(u->src_bucket), u->src_key,
+	                             sizeof(u->src_key)) ||
+	           u->src_key[0] == '\0') {
+		fail(u, 400, "bad_source", "source: expected s3://bucket/key");
+	} else if (srv->s3 == NULL || !source_allowed(srv->cfg.source_buckets, u->src_bucket)) {
+		fail(u, 403, "source_not_allowed",
+		     srv->s3 == NULL ? "registering models by reference is off (--source-buckets)"
+		                     : "this bucket is not among --source-buckets");
+	} else if (u->name[0] == '\0') {
+		set_name(u, u->src_key, strlen(u->src_key));
+	}
+	json_decref(o);
+}
+
+/* Work thread: download the source object into the spool file, hashing it; then on as
+ * an upload. */
+static void fetch_source(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	oxs_upload *u = r->up;
+	oxs_s3_req q;
+	oxs_s3_req_init(&q, OXS_S3OP_GET, "GET", u->src_bucket, u->src_key);
+	q.out_fd = u->fd;
+	q.out_sha = true;
+	q.out_max = srv->cfg.max_upload;
+	oxs_status st = oxs_s3_do(srv->s3, &q);
+	unsigned status = 0;
+	const char *code = "", *msg = "";
+	if (st == OXS_E_NOSPACE && q.length > srv->cfg.max_upload) {
+		status = 413, code = "payload_too_large", msg = "the source is larger than --max-upload";
+	} else if (st != OXS_OK) {
+		status = oxs_store_http_status(st);
+		code = status == 507 ? "insufficient_storage" : "source_unavailable";
+		msg = "cannot read the source from the object store";
+	} else if (q.status == 404 || q.status == 403) {
+		status = 422;
+		code = q.status == 404 ? "source_not_found" : "source_denied";
+		msg = q.status == 404 ? "the object store has no such object"
+		                      : "the object store refused to give this object";
+	} else if (q.status != 200) {
+		status = 503, code = "source_unavailable", msg = "the object store did not give the source";
+	}
+	if (status != 0) {
+		drop_spool(u);
+		oxs_metrics_upload(OXS_UP_REJECTED, u->jlen);
+		oxs_reply_error(r, status, code, "", "%s", msg);
+		oxs_resume(r);
+		return;
+	}
+	u->model_bytes = q.received;
+	u->body_bytes = q.received;
+	memcpy(r->id, q.sha256, sizeof(r->id));
+	upload_finish(r);
+}
+
 void oxs_upload_end(oxs_req *r)
 {
 	oxs_upload *u = r->up;
@@ -714,12 +891,18 @@ void oxs_upload_end(oxs_req *r)
 		fail(u, 400, "bad_multipart", "a diff needs both parts, 'a' and 'b'");
 	if (u->fail_status == 0 && u->multipart && !u->got_model)
 		fail(u, 400, "bad_multipart", "no 'model' part in the form");
+	if (u->fail_status == 0 && u->json)
+		parse_source(r->srv, u);
 	if (u->fail_status != 0) {
 		drop_spool(u);
 		if (u->b != NULL)
 			drop_spool(u->b);
 		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
 		oxs_reply_error(r, u->fail_status, u->fail_code, "", "%s", u->fail_msg);
+		return;
+	}
+	if (u->json) {
+		oxs_defer(r, r->srv->work, fetch_source);
 		return;
 	}
 	finish_data(u);

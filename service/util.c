@@ -1,11 +1,13 @@
 /*
- * util.c — small pure helpers of the service: ids, hex, query strings, ETag matching and
- * JSON strings.  No allocation except through the caller's oxr_buf.
+ * util.c — small pure helpers of the service: ids, hex, query strings, ETag matching,
+ * JSON strings and the JSON of model meta.  No allocation except through the caller's
+ * oxr_buf (and jansson's, reading meta).
  */
 #include "render/oxr.h"
 #include "service/oxs.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,5 +289,64 @@ bool oxs_bundle_id(const char *model_sha, uint64_t model_size, oxs_bundle_file *
 	EVP_MD_CTX_free(ctx);
 	if (ok)
 		oxs_hex(out, md, 32);
+	return ok;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Model meta (kept with a model at upload, returned by listings)
+ */
+static void meta_str(oxr_buf *b, const char *key, const char *v, bool comma)
+{
+	oxr_buf_printf(b, "%s\"%s\":", comma ? "," : "", key);
+	if (v[0] == '\0')
+		oxr_buf_printf(b, "null");
+	else
+		oxs_json_string(b, v, strlen(v));
+}
+
+bool oxs_meta_json(oxr_buf *b, const oxs_model_meta *m)
+{
+	oxr_buf_printf(b, "{");
+	meta_str(b, "name", m->name, false);
+	meta_str(b, "graph", m->graph, true);
+	meta_str(b, "producer", m->producer, true);
+	meta_str(b, "kind", m->kind, true);
+	if (m->nodes >= 0)
+		oxr_buf_printf(b, ",\"nodes\":%" PRId64 "}", m->nodes);
+	else
+		oxr_buf_printf(b, ",\"nodes\":null}");
+	return !b->failed;
+}
+
+/* A string member (null or absent: ""); false when of another type or too long. */
+static bool meta_get(json_t *o, const char *key, char *out, size_t size)
+{
+	json_t *v = json_object_get(o, key);
+	out[0] = '\0';
+	if (v == NULL || json_is_null(v))
+		return true;
+	if (!json_is_string(v) || json_string_length(v) >= size)
+		return false;
+	memcpy(out, json_string_value(v), json_string_length(v) + 1);
+	return strlen(out) == json_string_length(v); /* no NUL inside */
+}
+
+bool oxs_meta_parse(const char *json, size_t len, oxs_model_meta *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->nodes = -1;
+	if (len > 8192)
+		return false;
+	json_t *o = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
+	bool ok = json_is_object(o) && meta_get(o, "name", out->name, sizeof(out->name)) &&
+	          meta_get(o, "graph", out->graph, sizeof(out->graph)) &&
+	          meta_get(o, "producer", out->producer, sizeof(out->producer)) &&
+	          meta_get(o, "kind", out->kind, sizeof(out->kind));
+	json_t *n = ok ? json_object_get(o, "nodes") : NULL;
+	if (json_is_integer(n) && json_integer_value(n) >= 0)
+		out->nodes = (int64_t)json_integer_value(n);
+	else if (n != NULL && !json_is_null(n))
+		ok = false;
+	json_decref(o);
 	return ok;
 }

@@ -34,6 +34,7 @@ suite cli
 suite clang
 suite http
 suite preview
+suite s3
 suite hostile
 suite render
 suite modeldiff

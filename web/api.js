@@ -95,7 +95,8 @@ export function upload(file, { data = [], onProgress, onSent } = {}) {
     for (const d of data) body.append(dataLocation(d), d, d.name);
   }
   const promise = new Promise((resolve, reject) => {
-    xhr.open('POST', '/models');
+    // a raw body names its file in the query (multipart parts carry their filename)
+    xhr.open('POST', data.length ? '/models' : `/models?name=${encodeURIComponent(file.name || '')}`);
     if (!data.length) xhr.setRequestHeader('Content-Type', 'application/octet-stream');
     for (const [k, v] of Object.entries(authHeaders())) xhr.setRequestHeader(k, v);
     xhr.responseType = 'text';

@@ -1242,20 +1242,25 @@ async function refreshModels() {
     const known = names.get();
     const shown = models.slice(0, 40);
     for (const m of shown) {
-      const name = h('span', { class: 'ml-name', text: known[m.id] || `model ${shortId(m.id)}` });
+      const name = h('span', { class: 'ml-name', text: known[m.id] || m.name || `model ${shortId(m.id)}` });
       const meta = h('span', { class: 'ml-meta' }, h('span', { class: 'mono', text: shortId(m.id) }), ` · ${fmtBytes(m.size)}`);
       list.append(h('li', { class: 'ml-item' },
-        h('input', { type: 'checkbox', class: 'compare-pick', value: m.id, 'aria-label': `Compare ${known[m.id] || shortId(m.id)}`, onchange: () => compare.toggle(m.id) }),
+        h('input', { type: 'checkbox', class: 'compare-pick', value: m.id, 'aria-label': `Compare ${known[m.id] || m.name || shortId(m.id)}`, onchange: () => compare.toggle(m.id) }),
         h('a', { href: `#/models/${m.id}` }, name, h('span', { class: 'ml-when', text: fmtDate(m.created) }), meta)));
       m.nameEl = name; m.metaEl = meta;
     }
     if (models.length > shown.length) list.append(h('li', { class: 'empty', text: `… and ${fmtInt(models.length - shown.length)} older models` }));
     compare.refresh();
-    // names and sizes from each summary (cached by the browser: immutable answers)
+    // the listing says nodes and producer of models it kept them for; the others (and
+    // tensors, for dtype and dims) from each summary (cached: immutable answers)
     let next = 0;
     const worker = async () => {
       while (next < shown.length && seq === modelsSeq) {
         const m = shown[next++];
+        if (m.kind === 'model' && m.nodes != null) {
+          m.metaEl.append(` · ${fmtInt(m.nodes)} nodes · ${m.producer || 'unknown producer'}`);
+          continue;
+        }
         try {
           const s = await getJSON(modelUrl(m.id));
           if (s.kind === 'tensor') {
@@ -1266,7 +1271,7 @@ async function refreshModels() {
           }
           const mm = s.summary.model || {};
           const sm = s.summary.summary || {};
-          if (!known[m.id] && mm.graph_name) m.nameEl.textContent = mm.graph_name;
+          if (!known[m.id] && !m.name && mm.graph_name) m.nameEl.textContent = mm.graph_name;
           m.metaEl.append(` · ${fmtInt(sm.nodes)} nodes · ${[mm.producer_name, mm.producer_version].filter(Boolean).join(' ') || 'unknown producer'}`);
         } catch { /* keep the short form */ }
       }

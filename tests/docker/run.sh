@@ -13,6 +13,8 @@
 #   3. the ONNXVIZ_* variables the image and compose set are ones `onnxviz serve --help`
 #      knows, and docs/docker.md documents all of them;
 #   4. compose.yaml: named volume on /data, read-only models folder, port 8080;
+#      compose.s3.yaml: two replicas on one s3:// store, a cache volume each, an S3 server,
+#      haproxy (docker/haproxy.cfg, checked by haproxy -c) routing on /readyz;
 #   5. the healthcheck script answers 0 for a 200 and 1 otherwise (stub server), and
 #      against the real service.
 #   6. the image itself: tests/docker/image-check.sh builds its root filesystem with
@@ -54,7 +56,8 @@ if readelf -d "$BIN" | grep -Eq 'NEEDED.*lib(asan|ubsan|tsan|lsan)\.'; then
 	echo "SKIP libraries and image: $BIN is a sanitizer build (the image ships the plain one)"
 fi
 for f in "$DOCKERFILE" "$PKGLIST" docker/runtime-setup.sh docker/healthcheck.sh \
-         docker/compose.yaml docs/docker.md .dockerignore; do
+         docker/compose.yaml docker/compose.s3.yaml docker/haproxy.cfg docker/haproxy-503.http \
+         docs/docker.md .dockerignore; do
 	[ -f "$f" ] || { bad "$f exists"; }
 done
 
@@ -334,6 +337,87 @@ else
 		grep -q "$v" docs/docker.md && ok "docs/docker.md documents $v" ||
 			bad "docs/docker.md does not document $v (the image sets it)"
 	done
+fi
+# ------------------------------------------------------------------ compose.s3.yaml, haproxy
+# The replicas variant: two onnxviz services on one S3 bucket, each with a cache volume of
+# its own, an S3 server, and haproxy routing to the replicas on /readyz.
+if "$PY" -c 'import yaml' 2>/dev/null && [ -s "$tmp/known-vars" ]; then
+	if "$PY" - docker/compose.s3.yaml docker/haproxy.cfg "$tmp/known-vars" >"$tmp/s3.out" 2>&1 <<'EOF'
+import os, re, sys, yaml
+doc = yaml.safe_load(open(sys.argv[1]))
+known = set(open(sys.argv[3]).read().split())
+services = doc["services"]
+named = set((doc.get("volumes") or {}).keys())
+errs = []
+def interp(v):  # ${NAME:-default} with NAME unset; ${NAME:?message} as empty
+    return re.sub(r"\$\{\w+(?::?([-?])([^}]*))?\}", lambda m: m.group(2) if m.group(1) == "-" else "", str(v))
+def env(s):
+    e = s.get("environment") or {}
+    return {k: interp(v) for k, v in (e.items() if isinstance(e, dict) else (x.split("=", 1) for x in e))}
+def grace(s):
+    v = str(s.get("stop_grace_period", "10s"))
+    return sum(float(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in re.findall(r"(\d+)(h|m|s)", v))
+replicas = {n: s for n, s in services.items() if (s.get("build") or {}).get("dockerfile") == "docker/Dockerfile"}
+if len(replicas) < 2:
+    errs.append("fewer than two onnxviz replicas")
+stores, caches = set(), []
+for n, s in replicas.items():
+    e = env(s)
+    stores.add(e.get("ONNXVIZ_STORE"))
+    for k in e:
+        if k.startswith("ONNXVIZ_") and k not in known:
+            errs.append("%s sets %s, which serve --help does not know" % (n, k))
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL_S3"):
+        if k not in e:
+            errs.append("%s: no %s" % (n, k))
+    host = re.sub(r"^https?://", "", e.get("AWS_ENDPOINT_URL_S3", "")).split(":")[0]
+    if host not in services:
+        errs.append("%s: the endpoint %r is no service" % (n, host))
+    data = [str(v).split(":")[0] for v in s.get("volumes", []) if str(v).split(":")[1:2] == ["/data"]]
+    if len(data) != 1 or data[0] not in named:
+        errs.append("%s: no named volume of its own on /data" % n)
+    caches += data
+    if not e.get("ONNXVIZ_CACHE_DIR", "").startswith("/data/"):
+        errs.append("%s: the cache is not in its volume" % n)
+    if s.get("read_only") is True and "/tmp" not in [str(t) for t in s.get("tmpfs") or []]:
+        errs.append("%s: read_only needs a tmpfs on /tmp" % n)
+    if int(e.get("ONNXVIZ_GRACE", "8")) >= grace(s):
+        errs.append("%s: ONNXVIZ_GRACE outlasts stop_grace_period" % n)
+if len(stores) != 1 or not str(next(iter(stores), "")).startswith("s3://"):
+    errs.append("the replicas are not on one s3:// store: %r" % stores)
+if len(set(caches)) != len(caches):
+    errs.append("replicas share a cache volume")
+lb = [s for s in services.values() if str(s.get("image", "")).startswith("haproxy")]
+cfg_src = [str(v).split(":")[0] for s in lb for v in s.get("volumes", []) if "haproxy.cfg" in str(v)]
+here = os.path.dirname(sys.argv[1])
+if len(lb) != 1 or not cfg_src or os.path.normpath(os.path.join(here, cfg_src[0])) != os.path.normpath(sys.argv[2]):
+    errs.append("no haproxy service mounting docker/haproxy.cfg")
+elif not any(interp(p).split(":")[-1] == "8080" for p in lb[0].get("ports", [])):
+    errs.append("haproxy does not publish 8080")
+cfg = open(sys.argv[2]).read()
+servers = re.findall(r"^\s*server\s+\S+\s+([\w.-]+):(\d+)", cfg, re.M)
+if sorted(h for h, _ in servers) != sorted(replicas) or any(p != "8080" for _, p in servers):
+    errs.append("haproxy.cfg servers %r are not the replicas on 8080" % servers)
+if not re.search(r"option httpchk GET /readyz", cfg):
+    errs.append("haproxy.cfg does not check /readyz")
+print("\n".join(errs) if errs else "%d replicas on %s, caches %s, haproxy on %s" %
+      (len(replicas), stores.pop(), caches, [h for h, _ in servers]))
+sys.exit(1 if errs else 0)
+EOF
+	then ok "compose.s3.yaml: $(cat "$tmp/s3.out")"
+	else bad "compose.s3.yaml: $(cat "$tmp/s3.out" | tr '\n' ';')"
+	fi
+else
+	echo "SKIP compose.s3.yaml: needs python3-yaml and serve --help"
+fi
+if command -v haproxy >/dev/null; then
+	# its own check mode, with the error page where this checkout has it
+	sed "s|/usr/local/etc/haproxy/503.http|$(pwd)/docker/haproxy-503.http|" docker/haproxy.cfg >"$tmp/haproxy.cfg"
+	check "docker/haproxy.cfg passes haproxy -c" haproxy -c -q -f "$tmp/haproxy.cfg"
+	check "haproxy-503.http is a 503 with Retry-After" sh -c \
+		"head -1 docker/haproxy-503.http | grep -q '^HTTP/1.0 503' && grep -q '^Retry-After: ' docker/haproxy-503.http"
+else
+	echo "SKIP haproxy -c: haproxy missing (make deps)"
 fi
 for w in 'make docker-check' '/data' 'curl' 'graph.svg' 'docker compose' 'replica'; do
 	grep -q -- "$w" docs/docker.md && ok "docs/docker.md covers '$w'" ||

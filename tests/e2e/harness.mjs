@@ -15,6 +15,9 @@ export async function startServer(build, work) {
     ['serve', '--port', '0', '--store', store, '--log-requests=off', '--grace', '3'],
     { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise((res) => proc.on('exit', (code, sig) => res(code ?? sig)));
+  // the server never outlives the suite, however the suite ends (a failed hook, a signal)
+  process.on('exit', () => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL'); });
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.once(sig, () => process.exit(1));
   let log = '';
   const base = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${log}`)), 15000);

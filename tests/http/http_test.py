@@ -6,7 +6,17 @@ needs its own configuration, drives it with the curl binary (raw sockets for smu
 slow clients and connection limits), and checks statuses, bodies and headers.  Every
 response seen is kept and audited at the end for the security headers and JSON errors.
 Prints one line per failed check and a summary; exits 1 on any failure.
+
+Every server started is stopped when the suite ends, however it ends (a failed check, an
+exception, SIGTERM/SIGINT; SIGKILL of the suite kills them too: PR_SET_PDEATHSIG).
+
+With ONNXVIZ_TEST_S3 set (a JSON object: endpoint, access, secret, bucket; the s3 suite
+sets it) every server keeps its store in that bucket instead, under a prefix of its own
+(--store s3://BUCKET/<name> --cache-dir <its folder>): the same tests, against the S3
+store.
 """
+import atexit
+import ctypes
 import concurrent.futures
 import glob
 import hashlib
@@ -14,6 +24,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -32,6 +43,13 @@ SILERO = os.path.join(MODELS, "real", "silero_vad_v5.onnx")
 SANITIZED = os.environ.get("ONNXVIZ_SANITIZED") == "1"
 SLOW = 3 if SANITIZED else 1  # time factor under ASan
 TMP = tempfile.mkdtemp(prefix="oxs-http-")
+S3 = json.loads(os.environ["ONNXVIZ_TEST_S3"]) if os.environ.get("ONNXVIZ_TEST_S3") else None
+S3C = None
+if S3:
+    sys.dont_write_bytecode = True  # no __pycache__ in the tree
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "s3"))
+    import s3lib  # noqa: E402
+    S3C = s3lib.S3(S3["endpoint"], S3["access"], S3["secret"], S3.get("region", "default"))
 
 passed = 0
 failures = []
@@ -152,14 +170,57 @@ def curl(url, method=None, headers=(), data=None, data_file=None, form=None, hea
 
 # ---------------------------------------------------------------------------------------
 # The server
+SERVERS = []  # every server started, stopped at exit whatever happened
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+_stopping = threading.Event()
+
+
+def stop_all_servers():
+    if _stopping.is_set():
+        return
+    _stopping.set()
+    for srv in SERVERS:
+        if srv.proc.poll() is None:
+            srv.proc.kill()
+            srv.proc.wait()
+    shutil.rmtree(TMP, ignore_errors=True)  # stores, spooled bodies: nothing stays after a failed run
+
+
+def _on_signal(sig, frame):
+    # Stop them here and leave at once: sys.exit would first wait for the test's threads.
+    stop_all_servers()
+    os._exit(128 + sig)
+
+
+atexit.register(stop_all_servers)
+for _sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(_sig, _on_signal)
+
+
 class Server:
     def __init__(self, *args, store=None, preexec=None, env=None):
         self.store = store or tempfile.mkdtemp(dir=TMP, prefix="store-")
         e = {k: v for k, v in os.environ.items() if not k.startswith("ONNXVIZ_")}
+        if S3:
+            e.update({"AWS_ACCESS_KEY_ID": S3["access"], "AWS_SECRET_ACCESS_KEY": S3["secret"],
+                      "AWS_REGION": S3.get("region", "default"), "AWS_ENDPOINT_URL": S3["endpoint"]})
+            self.prefix = os.path.basename(self.store.rstrip("/"))
+            where = ["--store", "s3://%s/%s" % (S3["bucket"], self.prefix), "--cache-dir", self.store]
+        else:
+            where = ["--store", self.store]
         e.update(env or {})
-        cmd = [BIN, "serve", "--port", "0", "--store", self.store] + list(args)
+        cmd = [BIN, "serve", "--port", "0"] + where + list(args)
+
+        def pre():
+            _libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: dies with the suite
+            if preexec:
+                preexec()
+
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=e, preexec_fn=preexec)
+                                     stderr=subprocess.PIPE, env=e, preexec_fn=pre)
+        SERVERS.append(self)
         self.log = []
         self.port = None
         ready = threading.Event()
@@ -211,7 +272,16 @@ class Server:
         return os.listdir(os.path.join(self.store, "tmp"))
 
     def model_files(self):
+        if S3:
+            return [k for k, _ in S3C.list(S3["bucket"], self.prefix + "/models/")]
         return glob.glob(os.path.join(self.store, "models", "*", "*.onnx"))
+
+    def rendering_files(self):
+        local = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(self.store, "renderings"))
+                 for f in fs]
+        if S3:
+            local += [k for k, _ in S3C.list(S3["bucket"], self.prefix + "/renderings/")]
+        return local
 
 
 def upload(s, path, multipart=False, token=None, route="/models", query=""):
@@ -394,8 +464,16 @@ def t_limits():
     check(time.time() - t0 < 20 * SLOW, "413s are quick")
     r = curl(s.url("/models"), data=b"abc", headers=["Content-Type: text/plain"])
     check(r.status == 415 and r.error_code() == "unsupported_media_type", "415 text/plain: %r" % r)
+    # what `curl --data-binary @m.onnx` sends: the body is the raw model
     r = curl(s.url("/models"), data=b"a=b", headers=["Content-Type: application/x-www-form-urlencoded"])
-    check(r.status == 415, "415 urlencoded: %r" % r)
+    check(r.status == 400 and r.error_code() not in (None, "unsupported_media_type"),
+          "urlencoded a=b is read as a model (and does not parse): %r" % r)
+    small = make_model()
+    r = curl(s.url("/models"), data=small, headers=["Content-Type: application/x-www-form-urlencoded"])
+    check(r.status in (200, 201) and (r.json() or {}).get("id") == hashlib.sha256(small).hexdigest(),
+          "a model sent urlencoded is stored: %r" % r)
+    r = curl(s.url("/graph.svg"), data=small, headers=["Content-Type: application/x-www-form-urlencoded"])
+    check(r.status == 200 and b"<svg" in r.body[:400], "one-shot urlencoded: %r" % r)
     r = curl(s.url("/models"), data=b"--x\r\n", headers=["Content-Type: multipart/form-data"])
     check(r.status == 400 and r.error_code() == "bad_multipart", "multipart without boundary: %r" % r)
     r = curl(s.url("/models"), data=b"--x\r\n", headers=["Content-Type: multipart/form-data; boundary=" + "b" * 4096])
@@ -440,7 +518,7 @@ def t_auth():
         check(r.status == 404, "after delete %s: %r" % (path, r))
     r = curl(s.url("/models/" + mid), method="DELETE", headers=["Authorization: Bearer s3cret"])
     check(r.status == 404, "DELETE twice: %r" % r)
-    check(not s.model_files() and not os.listdir(os.path.join(s.store, "renderings")),
+    check(not s.model_files() and not s.rendering_files(),
           "delete removed the model and its renderings")
     check(s.stop() == 0, "server exit (token)")
 
@@ -643,6 +721,30 @@ def t_nodes_search_list(s, mid):
         check(r2.status == 200 and j2["models"][0]["id"] > j["models"][0]["id"], "list next page")
     for q in ("limit=0", "limit=1001", "after=zz"):
         check(curl(s.url("/models?" + q)).status == 400, "list %s: 400" % q)
+    # what was kept at upload: the file's name, graph, producer, kind, node count
+    r = curl(s.url("/models?limit=1000"))
+    items = {m["id"]: m for m in (r.json() or {}).get("models", [])}
+    sq = items.get(mid, {})
+    check(sq.get("name") is None and "name" in sq and sq.get("graph") == "torch_jit" and
+          sq.get("producer") == "pytorch" and sq.get("kind") == "model" and sq.get("nodes") == 83,
+          "listing: graph, producer, kind, nodes of a raw upload without a name: %r" % sq)
+    small = make_chain(3)
+    r = curl(s.url("/models?name=some%2Fdir%2Fmy%20chain.onnx"), data=small)
+    cid = (r.json() or {}).get("id")
+    chain = write_tmp(make_chain(4), suffix=".onnx")
+    r2 = curl(s.url("/models"), form=[("model", "@" + chain)])
+    mid2 = (r2.json() or {}).get("id")
+    items = {m["id"]: m for m in (curl(s.url("/models?limit=1000")).json() or {}).get("models", [])}
+    check(r.status == 201 and items.get(cid, {}).get("name") == "my chain.onnx" and
+          items.get(cid, {}).get("graph") == "chain" and items.get(cid, {}).get("nodes") == 3,
+          "?name= keeps the file name (its last component): %r" % items.get(cid))
+    check(r2.status == 201 and items.get(mid2, {}).get("name") == os.path.basename(chain) and
+          items.get(mid2, {}).get("nodes") == 4, "multipart keeps the part's filename: %r" % items.get(mid2))
+    # by reference needs --source-buckets
+    for body, status, code in (('{"source": "s3://bucket/m.onnx"}', 403, "source_not_allowed"),
+                               ('{"source": 1}', 400, "bad_source"), ('[', 400, "bad_source")):
+        r = curl(s.url("/models"), data=body.encode(), headers=["Content-Type: application/json"])
+        check(r.status == status and r.error_code() == code, "JSON body %s: %d %s (%r)" % (body, status, code, r))
 
 
 def t_oneshot(s):

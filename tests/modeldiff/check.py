@@ -18,6 +18,7 @@ make_pairs.py built.
     with parts a and b; a diff of two 10,000-node models within the layout limits, and a
     drawing over its time limit killed like any layout.
 """
+import ctypes
 import json
 import math
 import os
@@ -512,13 +513,20 @@ def t_exit_statuses():
 
 # ------------------------------------------------------------------------------------
 # HTTP
+def _die_with_suite():
+    """preexec_fn: the server gets SIGKILL when the suite dies, however it dies (a
+    finally: does not run on SIGTERM or SIGKILL)."""
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 class Server:
     def __init__(self, *args):
         self.store = tempfile.mkdtemp(prefix="modeldiff-store-", dir=TMP)
         pf = os.path.join(self.store, "port")
         self.p = subprocess.Popen([BIN, "serve", "--port", "0", "--store", self.store, "--port-file", pf,
                                    "--log-requests=off"] + list(args),
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  preexec_fn=_die_with_suite)
         for _ in range(int(200 * SLOW)):
             if (os.path.exists(pf) and open(pf).read().strip()) or self.p.poll() is not None:
                 break

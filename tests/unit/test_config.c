@@ -37,6 +37,10 @@ static void test_defaults(void **state)
 	assert_true(c.verify_store);
 	assert_true(c.log_requests);
 	assert_false(c.help);
+	assert_string_equal(c.cache_dir, "./cache");
+	assert_int_equal(c.s3_timeout, 10);
+	assert_int_equal(c.s3_part_size, (uint64_t)16 << 20);
+	assert_string_equal(c.source_buckets, "");
 }
 
 static void test_env_then_flags(void **state)
@@ -142,6 +146,12 @@ static void test_errors(void **state)
 	expect_error(e2, 1, a0, "ONNXVIZ_EVICT_MODELS");
 	char *a10[] = {"serve", "--no-port", NULL};
 	expect_error(NULL, 2, a10, "unknown option");
+	char *a11[] = {"serve", "--s3-part-size=4M", NULL};
+	expect_error(NULL, 2, a11, "--s3-part-size");
+	char *a12[] = {"serve", "--store=s3://b/p", "--cache-dir=", NULL};
+	expect_error(NULL, 3, a12, "--cache-dir");
+	char *a13[] = {"serve", "--s3-timeout=0", NULL};
+	expect_error(NULL, 2, a13, "--s3-timeout");
 }
 
 /* --help names every environment variable the issue lists. */
@@ -159,7 +169,9 @@ static void test_usage(void **state)
 	    "ONNXVIZ_MAX_UPLOAD",    "ONNXVIZ_TOKEN",         "ONNXVIZ_READ_TOKEN",
 	    "ONNXVIZ_AUTH_READS",    "ONNXVIZ_THREADS",       "ONNXVIZ_LAYOUT_WORKERS",
 	    "ONNXVIZ_LAYOUT_TIMEOUT", "ONNXVIZ_STORE_BUDGET", "ONNXVIZ_PORT_FILE",
-	    "--port-file",           "--bind",                "--help"};
+	    "--port-file",           "--bind",                "--help",
+	    "ONNXVIZ_CACHE_DIR",     "ONNXVIZ_S3_TIMEOUT",    "ONNXVIZ_S3_PART_SIZE",
+	    "ONNXVIZ_SOURCE_BUCKETS", "AWS_"};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		if (strstr(buf, vars[i]) == NULL)
 			fail_msg("--help does not mention %s", vars[i]);

@@ -1,9 +1,11 @@
 /*
  * test_store.c — the local folder store: durable put, idempotent ids, listing, renderings,
  * the byte budget, the lock, and recovery at open (temporaries removed, corrupt or
- * misnamed files quarantined, renderings without a model dropped).
+ * misnamed files quarantined, renderings without a model dropped); meta kept with models;
+ * verification after open (in the background, and before a model is first read); the
+ * data-folder helpers the S3 store shares.
  */
-#include "service/oxs.h"
+#include "service/internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -356,11 +358,162 @@ static void test_nospace(void **state)
 	s->ops->close(s);
 }
 
+static void put_meta_named(oxs_store *s, const char *id, const char *name)
+{
+	oxs_model_meta m;
+	memset(&m, 0, sizeof(m));
+	snprintf(m.name, sizeof(m.name), "%s", name);
+	snprintf(m.kind, sizeof(m.kind), "model");
+	m.nodes = 7;
+	assert_int_equal(s->ops->put_meta(s, id, &m), OXS_OK);
+}
+
+static void test_meta(void **state)
+{
+	(void)state;
+	oxs_store *s = open_store(NULL);
+	char a[65], b[65];
+	bool created;
+	sha256_hex("model a", 7, a);
+	put_meta_named(s, a, "a.onnx");
+	put_meta_named(s, a, "again.onnx"); /* the first upload's meta stays */
+	assert_int_equal(put_bytes(s, "model a", 7, a, &created), OXS_OK);
+	assert_int_equal(put_bytes(s, "model b", 7, b, &created), OXS_OK); /* none kept */
+	oxs_model_info page[4];
+	size_t n = 0;
+	uint64_t total = 0;
+	for (int round = 0; round < 2; round++) { /* read from the file, then from memory */
+		assert_int_equal(s->ops->list_models(s, "", page, 4, &n, &total), OXS_OK);
+		assert_int_equal(n, 2);
+		for (size_t i = 0; i < n; i++) {
+			bool is_a = strcmp(page[i].id, a) == 0;
+			assert_int_equal(page[i].has_meta, is_a);
+			if (is_a) {
+				assert_string_equal(page[i].meta.name, "a.onnx");
+				assert_string_equal(page[i].meta.kind, "model");
+				assert_int_equal(page[i].meta.nodes, 7);
+			}
+		}
+	}
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/meta/%s.json", root, a);
+	assert_int_equal(access(path, F_OK), 0);
+	assert_int_equal(s->ops->delete_model(s, a), OXS_OK);
+	assert_int_equal(access(path, F_OK), -1); /* deleted with its model */
+	/* meta of an upload cut before its model: gone at the next open */
+	char c[65];
+	sha256_hex("never stored", 12, c);
+	put_meta_named(s, c, "c.onnx");
+	s->ops->close(s);
+	snprintf(path, sizeof(path), "%s/meta/%s.json", root, c);
+	assert_int_equal(access(path, F_OK), 0);
+	s = open_store(NULL);
+	assert_int_equal(access(path, F_OK), -1);
+	s->ops->close(s);
+}
+
+static void test_verify_background(void **state)
+{
+	(void)state;
+	oxs_store *s = open_store(NULL);
+	enum { N = 40 };
+	char ids[N][65], liar[65];
+	bool created;
+	for (int i = 0; i < N; i++) {
+		char body[32];
+		snprintf(body, sizeof(body), "model number %d", i);
+		assert_int_equal(put_bytes(s, body, strlen(body), ids[i], &created), OXS_OK);
+	}
+	s->ops->close(s);
+	/* one file's bytes no longer match its name */
+	memcpy(liar, ids[N - 1], sizeof(liar));
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/models/%.2s/%s.onnx", root, liar, liar);
+	write_file(path, "rotten bytes", 12);
+
+	oxs_store_local_options opt = {.verify = false, .verify_background = true};
+	s = open_store(&opt);
+	oxs_store_stats st;
+	s->ops->stats(s, &st);
+	assert_int_equal(st.to_verify, N);
+	/* without waiting, an unchecked model is never said to be there: AGAIN until it is
+	 * checked, then OK (or NOT_FOUND for the liar) */
+	uint64_t size;
+	oxs_status rc = s->ops->stat_model(s, liar, OXS_STAT_NONBLOCK, &size);
+	assert_true(rc == OXS_E_AGAIN || rc == OXS_E_NOT_FOUND);
+	/* reading it checks it first: never served */
+	assert_int_equal(s->ops->model_path(s, liar, path, sizeof(path)), OXS_E_NOT_FOUND);
+	assert_int_equal(s->ops->model_path(s, ids[0], path, sizeof(path)), OXS_OK);
+	for (int i = 0; i < 500; i++) { /* the thread finishes the rest */
+		s->ops->stats(s, &st);
+		if (!st.verifying)
+			break;
+		usleep(10000);
+	}
+	assert_false(st.verifying);
+	assert_int_equal(st.verified, N);
+	assert_int_equal(st.quarantined, 1);
+	assert_int_equal(st.models, N - 1);
+	for (int i = 0; i < N - 1; i++)
+		assert_int_equal(s->ops->stat_model(s, ids[i], OXS_STAT_NONBLOCK, &size), OXS_OK);
+	assert_int_equal(s->ops->stat_model(s, liar, OXS_STAT_NONBLOCK, &size), OXS_E_NOT_FOUND);
+	char q[300];
+	snprintf(q, sizeof(q), "%s/quarantine", root);
+	assert_int_equal(count_entries(q), 1);
+	s->ops->close(s);
+}
+
+static void test_data_helpers(void **state)
+{
+	(void)state;
+	char dir[300];
+	snprintf(dir, sizeof(dir), "%s/spool", root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	int e = 0;
+	int f = oxs_create_beneath(dfd, "w/deep/a.bin", &e);
+	assert_true(f >= 0);
+	assert_int_equal(write(f, "abc", 3), 3);
+	close(f);
+	f = oxs_create_beneath(dfd, "top.bin", &e);
+	assert_true(f >= 0);
+	close(f);
+	/* never replaced, and a file is no folder */
+	assert_int_equal(oxs_create_beneath(dfd, "w/deep/a.bin", &e), -1);
+	assert_int_equal(e, EEXIST);
+	assert_int_equal(oxs_create_beneath(dfd, "top.bin/x", &e), -1);
+	assert_int_equal(e, ENOTDIR);
+	oxs_bundle_file *files = NULL;
+	size_t n = 0;
+	uint64_t bytes = 0;
+	assert_true(oxs_data_files(dir, &files, &n, &bytes));
+	assert_int_equal(n, 2);
+	assert_int_equal(bytes, 3);
+	char want[65];
+	sha256_hex("abc", 3, want);
+	bool seen = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(files[i].location, "w/deep/a.bin") == 0) {
+			assert_int_equal(files[i].size, 3);
+			assert_string_equal(files[i].sha256, want);
+			seen = true;
+		}
+	}
+	assert_true(seen);
+	free(files);
+	/* a symbolic link is not a data file */
+	assert_int_equal(symlinkat("/etc/passwd", dfd, "link"), 0);
+	assert_false(oxs_data_files(dir, &files, &n, &bytes));
+	close(dfd);
+}
+
 static void test_status_names(void **state)
 {
 	(void)state;
 	assert_string_equal(oxs_status_name(OXS_OK), "ok");
 	assert_string_equal(oxs_status_name(OXS_E_NOSPACE), "no_space");
+	assert_string_equal(oxs_status_name(OXS_E_UNAVAILABLE), "unavailable");
 	assert_string_equal(oxs_status_name((oxs_status)99), "unknown");
 }
 
@@ -374,6 +527,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_nospace, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_meta, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_verify_background, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_data_helpers, setup, teardown),
 	    cmocka_unit_test(test_status_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
