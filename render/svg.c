@@ -92,6 +92,11 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 	               kind_name(b->kind), oxr__family_name(b->family), kind_name(b->kind));
 	if (b->node != OXP_NONE)
 		oxr_buf_printf(o, " data-node=\"%s\"", v->dv->nodes[b->node].id);
+	if (b->node != OXP_NONE && b->kind == BX_OP && v->dv->nodes[b->node].schema != NULL) {
+		oxp_schema_info si;
+		oxp_schema_get_info(v->dv->nodes[b->node].schema, &si);
+		oxr_buf_printf(o, " data-op-version=\"%d\"", si.since_version);
+	}
 	if (b->value != OXP_NONE)
 		oxr_buf_printf(o, " data-value=\"%u\"", b->value);
 	if (b->peer != OXP_NONE)
@@ -159,11 +164,14 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			const char *color = r->style == ROW_NAME      ? "#6b7280"
 			                    : r->style == ROW_TENSOR  ? "#7a5c12"
 			                    : r->style == ROW_SUB     ? "#1f4e8c"
+			                    : r->style == ROW_DEFAULT ? "#8a94a3"
 			                                              : "#1f2933";
 			bool center = b->kind != BX_OP && b->kind != BX_GROUP;
-			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\"%s>",
+			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\"%s%s>",
 			               center ? b->x : x0 + PAD_X, y + 9, ROW_SIZE, color,
-			               center ? " text-anchor=\"middle\"" : "");
+			               center ? " text-anchor=\"middle\"" : "",
+			               r->style == ROW_DEFAULT ? " font-style=\"italic\" class=\"default\""
+			                                       : "");
 			y += ROW_H;
 		}
 		xml(o, r->text);

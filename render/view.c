@@ -458,7 +458,7 @@ static oxr_code op_box_rows(view *v, uint32_t bi, oxr_error *err)
 			if (vi == OXP_NONE)
 				continue;
 			const oxp_value *val = &v->dv->values[vi];
-			const char *label = oxr__input_label(n->op_type, k);
+			const char *label = oxr__input_label(v, b->node, k);
 			if (label == NULL)
 				label = short_name(v, val->name);
 			const char *row = NULL;

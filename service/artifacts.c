@@ -379,8 +379,9 @@ void oxs_links_json(oxr_buf *b, const oxs_art *a, bool tensor)
 		               "\"links\":{\"self\":\"%s\",\"graph.svg\":\"%s/graph.svg\","
 		               "\"graph.json\":\"%s/graph.json\",\"graph.dot\":\"%s/graph.dot\","
 		               "\"document\":\"%s/document.json\",\"search\":\"%s/search?q=\","
-		               "\"node\":\"%s/nodes/{node_id}\",\"tensor\":\"%s/tensors/{name}\"",
-		               p, p, p, p, p, p, p, p);
+		               "\"node\":\"%s/nodes/{node_id}\",\"tensor\":\"%s/tensors/{name}\","
+		               "\"check\":\"%s/check\"",
+		               p, p, p, p, p, p, p, p, p);
 	if (a->src[0] == '\0')
 		oxr_buf_printf(b, ",\"model\":\"%s/model.onnx\"", p);
 	oxr_buf_printf(b, "}");

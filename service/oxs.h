@@ -26,6 +26,9 @@ extern "C" {
 int oxs_cli_inspect(int argc, char **argv);
 /* `onnxviz render MODEL [-o out.svg|.dot|.json] [--key=value ...]` (cli.c). */
 int oxs_cli_render(int argc, char **argv);
+/* `onnxviz check MODEL [--json]`: the model's problems (docs/check.md).  Exit status 0
+ * without errors, 1 with errors, 2 when the model cannot be read or on usage errors. */
+int oxs_cli_check(int argc, char **argv);
 /* `onnxviz serve [options]`: the HTTP service (serve.c).  Returns the exit code: 0 after
  * a clean SIGTERM/SIGINT shutdown, 2 for a usage error, 1 when it cannot start. */
 int oxs_serve_main(int argc, char **argv);
