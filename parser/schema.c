@@ -370,8 +370,26 @@ int64_t oxp_dag_scope_opset(const oxp_dag *d, uint32_t scope, oxp_str domain)
 	return import_of(p->opset_import, p->nopset_import, domain);
 }
 
+/* Models repeat a few dozen op types thousands of times: a small direct-mapped cache of
+ * (domain, op type, opset) -> schema spares most binary searches. */
+#define RESOLVE_CACHE 256
+
+typedef struct resolve_slot {
+	oxp_str domain, op;
+	int64_t opset;
+	const oxp_schema *schema;
+	bool used;
+} resolve_slot;
+
+static bool same_bytes(oxp_str a, oxp_str b)
+{
+	return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
+}
+
 void oxp__dag_resolve_schemas(oxp_dag *d)
 {
+	resolve_slot cache[RESOLVE_CACHE];
+	memset(cache, 0, sizeof(cache));
 	for (uint32_t ni = 0; ni < d->v.nnodes; ni++) {
 		oxp_dnode *dn = &d->nodes[ni];
 		const oxp_node *n = dn->proto;
@@ -379,9 +397,21 @@ void oxp__dag_resolve_schemas(oxp_dag *d)
 		dn->schema = NULL;
 		if (dn->function != OXP_NONE || dn->opset <= 0)
 			continue; /* a call of a model-local function, or an unimported domain */
+		uint32_t h = 2166136261u ^ (uint32_t)dn->opset;
+		for (size_t i = 0; i < n->op_type.len; i++)
+			h = (h ^ (unsigned char)n->op_type.p[i]) * 16777619u;
+		for (size_t i = 0; i < n->domain.len; i++)
+			h = (h ^ (unsigned char)n->domain.p[i]) * 16777619u;
+		resolve_slot *slot = &cache[h % RESOLVE_CACHE];
+		if (slot->used && slot->opset == dn->opset && same_bytes(slot->op, n->op_type) &&
+		    same_bytes(slot->domain, n->domain)) {
+			dn->schema = slot->schema;
+			continue;
+		}
 		const oxp_schema *s;
 		if (oxp_schema_find(n->domain, n->op_type, dn->opset, &s) == OXP_SCHEMA_FOUND)
 			dn->schema = s;
+		*slot = (resolve_slot){n->domain, n->op_type, dn->opset, dn->schema, true};
 	}
 }
 

@@ -426,9 +426,16 @@ static bool is_key_attr(oxp_str name)
 	return false;
 }
 
-/* The attribute holds its schema default (then the key-attribute rows leave it out). */
+/* The attribute holds its default (then the key-attribute rows leave it out): the schema's,
+ * or for dilations all ones, the default the spec states in prose only. */
 static bool default_valued(const oxp_dnode *dn, const oxp_attr *a)
 {
+	if (a->type == OXP_ATTR_INTS && oxp_str_eq(a->name, "dilations")) {
+		for (size_t i = 0; i < a->nints; i++)
+			if (a->ints[i] != 1)
+				return false;
+		return true;
+	}
 	if (dn->schema == NULL)
 		return false;
 	int32_t i = oxp_schema_find_attribute(dn->schema, a->name);
