@@ -320,11 +320,11 @@ static built build(const pb *model)
 	return r;
 }
 
+/* (the model belongs to the support code: support_free_all() frees it) */
 static void unbuild(built *r)
 {
 	oxp_check_free(r->c);
 	oxp_dag_free(r->d);
-	oxp_model_free(r->m);
 }
 
 /* The problem of that code on that node id ("" for none), or NULL. */
