@@ -300,6 +300,29 @@ def parse_markdown(path, default_domain=None):
     return out
 
 
+def count_problems(schemas):
+    """Where a document's "Inputs (a - b)" header disagrees with the ports it lists (the
+    last required port fixes the minimum, a variadic last port lifts the maximum): a sign
+    of a misread or mistyped document."""
+    out = []
+    for s in schemas:
+        for kind, ports, lo, hi in (("inputs", s.inputs, s.min_in, s.max_in),
+                                    ("outputs", s.outputs, s.min_out, s.max_out)):
+            if not ports:
+                continue
+            variadic = ports[-1].flags & P_VARIADIC
+            want_hi = INF if variadic else len(ports)
+            required = [i for i, p in enumerate(ports) if not p.flags & (P_OPTIONAL | P_VARIADIC)]
+            want_lo = required[-1] + 1 if required else 0
+            if variadic:
+                want_lo = max(want_lo, len(ports))  # at least one value
+            if hi != want_hi or not want_lo - (1 if variadic else 0) <= lo <= want_lo:
+                out.append("%s %s-%d: %s (%d - %d) but lists %r" % (
+                    s.domain or "ai.onnx", s.name, s.since, kind, lo, hi,
+                    [p.name for p in ports]))
+    return out
+
+
 def newest_opsets(path):
     """{domain: newest opset version} from a changelog's '## Version N of ...' headers."""
     res = {}
@@ -414,6 +437,11 @@ def collect(args):
         if s.domain != "com.microsoft":
             raise SystemExit("contrib op outside com.microsoft: %s %s" % (s.domain, s.name))
 
+    inconsistent = count_problems(md + contrib)
+    for line in inconsistent:
+        print("counts disagree: " + line, file=sys.stderr)
+    if args.verify and inconsistent:
+        raise SystemExit("%d schemas whose counts disagree with their ports" % len(inconsistent))
     merged = dict(api)
     checked, bad, known = 0, 0, 0
     for s in md:
