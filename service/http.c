@@ -1,6 +1,6 @@
 /*
- * http.c — the libmicrohttpd glue: daemon options, the life of a request, replies with
- * their security headers, authorization, and handing work to job threads.
+ * http.c — the libmicrohttpd glue: daemon options, the life of a request, authorization,
+ * and handing work to job threads (the replies themselves are built by reply.c).
  *
  * A request object is made in the URI-log callback (first thing libmicrohttpd reports),
  * routed on the handler's first call, and answered on its final call (after the body),
@@ -23,208 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
-
-static const char API_CSP[] =
-    "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-static const char SVG_CSP[] =
-    "default-src 'none'; style-src 'unsafe-inline'; script-src 'none'; object-src 'none'; "
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox";
-
-int64_t oxs_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-uint64_t oxs_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void oxs_sha256_hex(const void *data, size_t len, char *out, size_t hexlen)
-{
-	unsigned char md[32];
-	unsigned int n = 0;
-	if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32)
-		memset(md, 0, sizeof(md));
-	oxs_hex(out, md, 32);
-	if (hexlen < 64)
-		out[hexlen] = '\0';
-}
-
-void oxs_etag_of(const void *data, size_t len, char out[48])
-{
-	char h[65];
-	oxs_sha256_hex(data, len, h, 32);
-	snprintf(out, 48, "\"%.32s\"", h);
-}
-
-/* ---------------------------------------------------------------------------------------
- * Responses
- */
-void oxs_response_common(struct MHD_Response *resp, const char *type)
-{
-	if (type != NULL)
-		MHD_add_response_header(resp, "Content-Type", type);
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-	bool svg = type != NULL && strncmp(type, "image/svg+xml", 13) == 0;
-	MHD_add_response_header(resp, "Content-Security-Policy", svg ? SVG_CSP : API_CSP);
-}
-
-void oxs_response_immutable(struct MHD_Response *resp, const char *etag, const char *type,
-                            const char *id, const char *ext)
-{
-	bool svg = strcmp(ext, "svg") == 0;
-	if (type != NULL)
-		MHD_add_response_header(resp, "Content-Type", type);
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-	MHD_add_response_header(resp, "Content-Security-Policy", svg ? SVG_CSP : API_CSP);
-	MHD_add_response_header(resp, "ETag", etag);
-	MHD_add_response_header(resp, "Cache-Control", "public, max-age=31536000, immutable");
-	oxs_response_disposition(resp, id, ext);
-}
-
-void oxs_response_disposition(struct MHD_Response *resp, const char *id, const char *ext)
-{
-	if (id != NULL && id[0] != '\0' && strcmp(ext, "json") != 0) {
-		/* built from the id only, never from model data */
-		char cd[128];
-		snprintf(cd, sizeof(cd), "%s; filename=\"%.64s.%.8s\"",
-		         strcmp(ext, "onnx") == 0 || strcmp(ext, "npy") == 0 ? "attachment" : "inline",
-		         id, ext);
-		MHD_add_response_header(resp, "Content-Disposition", cd);
-	}
-}
-
-struct MHD_Response *oxs_response_copy(const void *data, size_t len, const char *type)
-{
-	struct MHD_Response *resp =
-	    MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
-	if (resp != NULL)
-		oxs_response_common(resp, type);
-	return resp;
-}
-
-/* Drop a reply that was set but not queued. */
-static void reply_clear(oxs_req *r)
-{
-	if (r->reply != NULL)
-		MHD_destroy_response(r->reply);
-	if (r->reply_entry != NULL)
-		oxs_cache_release(r->reply_entry);
-	r->reply = NULL;
-	r->reply_entry = NULL;
-	r->shared = NULL;
-}
 
 static bool has_reply(const oxs_req *r)
 {
 	return r->reply != NULL || r->shared != NULL;
-}
-
-void oxs_reply(oxs_req *r, unsigned status, struct MHD_Response *resp, uint64_t bytes)
-{
-	reply_clear(r);
-	r->status = status;
-	r->reply = resp;
-	r->reply_bytes = bytes;
-}
-
-struct MHD_Response *oxs_error_response(unsigned status, const char *code, const char *msg,
-                                        const char *extra, const char **body, size_t *len)
-{
-	oxr_buf b;
-	oxr_buf_init(&b, 1 << 16);
-	oxr_buf_printf(&b, "{\"error\":{\"code\":");
-	oxs_json_string(&b, code, strlen(code));
-	oxr_buf_printf(&b, ",\"message\":");
-	oxs_json_string(&b, msg, strlen(msg));
-	oxr_buf_printf(&b, ",\"status\":%u%s}}\n", status, extra ? extra : "");
-	size_t n = 0;
-	char *data = b.failed ? NULL : oxr_buf_steal(&b, &n);
-	oxr_buf_free(&b);
-	struct MHD_Response *resp =
-	    data ? MHD_create_response_from_buffer_with_free_callback(n, data, free) : NULL;
-	if (resp == NULL) {
-		free(data);
-		return NULL;
-	}
-	oxs_response_common(resp, "application/json");
-	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	if (status == 401)
-		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"onnxviz\"");
-	if (status == 503)
-		MHD_add_response_header(resp, "Retry-After", "5");
-	if (body != NULL)
-		*body = data;
-	*len = n;
-	return resp;
-}
-
-void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *extra,
-                     const char *fmt, ...)
-{
-	char msg[768];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	size_t len = 0;
-	struct MHD_Response *resp = oxs_error_response(status, code, msg, extra, NULL, &len);
-	if (resp == NULL) {
-		/* no memory for an error body: an empty 503 is still an answer */
-		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-		status = 503;
-		len = 0;
-		if (resp == NULL) {
-			reply_clear(r);
-			return;
-		}
-	}
-	oxs_reply(r, status, resp, len);
-}
-
-void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type)
-{
-	size_t len = 0;
-	char *data = b->failed ? NULL : oxr_buf_steal(b, &len);
-	struct MHD_Response *resp =
-	    data ? MHD_create_response_from_buffer_with_free_callback(len, data, free) : NULL;
-	if (resp == NULL) {
-		free(data);
-		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
-		return;
-	}
-	oxs_response_common(resp, type);
-	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	oxs_reply(r, status, resp, len);
-}
-
-void oxs_reply_json(oxs_req *r, unsigned status, oxr_buf *b)
-{
-	oxs_reply_text(r, status, b, "application/json");
-}
-
-void oxs_reply_entry(oxs_req *r, const oxs_centry *e)
-{
-	reply_clear(r);
-	bool nm = e->status == 200 && e->nm != NULL && r->inm[0] != '\0' &&
-	          oxs_etag_match(r->inm, e->etag);
-	/* libmicrohttpd has no public "add a reference" call: the entry stays referenced
-	 * until the response is queued (then libmicrohttpd holds its own reference) */
-	oxs_centry *me = (oxs_centry *)e;
-	atomic_fetch_add(&me->refs, 1);
-	r->reply_entry = me;
-	r->shared = nm ? e->nm : e->resp;
-	r->status = nm ? 304 : e->status;
-	r->reply_bytes = nm ? 0 : e->len;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -367,7 +170,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		close(r->file_fd);
 	if (r->dir_fd >= 0)
 		close(r->dir_fd);
-	reply_clear(r);
+	oxs_reply_clear(r);
 	free(r);
 	atomic_fetch_sub(&srv->inflight, 1);
 }

@@ -5,7 +5,8 @@
  * job pools (jobs.c), the in-memory response cache (cache.c), the parsed-model cache
  * (models.c), artifacts = cached renderings and documents (artifacts.c), uploads
  * (upload.c), route handlers (routes.c), metrics and logs (metrics.c), per-address
- * upload rate limits (ratelimit.c) and the libmicrohttpd glue (http.c).
+ * upload rate limits (ratelimit.c), replies and their headers (reply.c) and the
+ * libmicrohttpd glue (http.c).
  */
 #ifndef OXS_INTERNAL_H
 #define OXS_INTERNAL_H
@@ -291,7 +292,7 @@ void oxs_deadlines_request_done(oxs_deadlines *d, struct MHD_Connection *conn);
 uint64_t oxs_deadlines_dropped(oxs_deadlines *d);
 
 /* ---------------------------------------------------------------------------------------
- * The server and a request (http.c)
+ * The server and a request (http.c; replies: reply.c)
  */
 struct oxs_server {
 	oxs_config cfg;
@@ -354,8 +355,10 @@ struct oxs_req {
 	oxs_upload *up;
 };
 
-/* Response helpers.  Each sets r->reply (taking ownership of resp). */
+/* Response helpers (reply.c).  Each sets r->reply (taking ownership of resp). */
 void oxs_reply(oxs_req *r, unsigned status, struct MHD_Response *resp, uint64_t bytes);
+/* Drop a reply that was set but not queued. */
+void oxs_reply_clear(oxs_req *r);
 /* JSON error {"error":{"code","message","status"[,extra]}}; extra: "" or ",\"k\":v...". */
 void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *extra,
                      const char *fmt, ...) OXS_PRINTF(5, 6);
@@ -413,7 +416,7 @@ char *oxs_read_all(int fd, uint64_t size);
 void oxs_remove_path(const char *path);
 
 /* SHA-256 of data as lowercase hex into out (65 bytes); the first `hexlen` characters
- * when hexlen < 64. */
+ * when hexlen < 64 (reply.c, as the two below and the clocks). */
 void oxs_sha256_hex(const void *data, size_t len, char *out, size_t hexlen);
 /* A strong ETag for bytes: "\"" + 32 hex digits of their SHA-256 + "\"" (48 bytes). */
 void oxs_etag_of(const void *data, size_t len, char out[48]);
