@@ -147,6 +147,9 @@ DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 
               nodejs chromium debootstrap time
 # the docker suite: ip (loopback in its network namespace), python3-yaml (compose.yaml)
 DEPS_TEST  += iproute2 python3-yaml
+# real PyTorch exports for the differential tests (tests/diff/folded.py, the quantized
+# torchvision models): torch 1.13 and torchvision 0.14, random weights, nothing downloaded
+DEPS_TEST  += python3-torch python3-torchvision
 define install_missing
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	    | grep -q 'install ok installed' || echo $$p; done); \
@@ -166,7 +169,7 @@ deps-build:
 
 # The benchmarks (not part of `make test`): tests/bench/render.sh exports torchvision models
 # and compares with onnx's net_drawer (pydot); its drawing checks measure text with PIL.
-DEPS_BENCH := $(DEPS_TEST) python3-torch python3-torchvision python3-pydot python3-pil time \
+DEPS_BENCH := $(DEPS_TEST) python3-pydot python3-pil time \
               fonts-liberation2
 bench-deps:
 	$(call install_missing,$(DEPS_BENCH))

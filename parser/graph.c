@@ -13,7 +13,7 @@
  *      attach value_info types;
  *   4. consumers per value, topological checks, unused initializers, function calls and
  *      recursion between functions, ids, summary;
- *   5. shape inference (shape.c).
+ *   5. which nodes are bookkeeping (bookkeeping.c), shape inference (shape.c).
  * Problems of the model are warnings; only resource limits and recursive functions fail.
  */
 #include "parser/internal.h"
@@ -1303,6 +1303,8 @@ oxp_code oxp_dag_build(oxp_dag **out, const oxp_model *model, const oxp_dag_opti
 	d->v.values = d->values;
 	d->v.edges = d->edges;
 	d->v.warnings = d->warnings;
+	if ((rc = oxp__dag_mark_bookkeeping(d, err)) != OXP_OK)
+		goto fail;
 	if (o.infer_shapes && (rc = oxp__dag_infer_shapes(d, err)) != OXP_OK)
 		goto fail;
 

@@ -145,11 +145,16 @@ struct oxp_dag {
 	uint32_t warnings_dropped;
 	uint32_t *id_table;      /* open addressing: node index per slot, OXP_NONE = empty */
 	uint32_t id_cap;
+	struct sh_data **sh_data; /* per value: its known small-integer values (shape.c), or
+	                             NULL (the array too, when inference did not run) */
 };
 
 /* Fill values[].inferred for every scope (shape.c).  Never fails on odd graphs: what it
  * cannot decide stays unknown.  OXP_E_NOMEM only. */
 OXP_CHECK oxp_code oxp__dag_infer_shapes(oxp_dag *dag, oxp_error *err);
+
+/* Set oxp_dnode.bookkeeping for every node (bookkeeping.c).  OXP_E_NOMEM only. */
+OXP_CHECK oxp_code oxp__dag_mark_bookkeeping(oxp_dag *dag, oxp_error *err);
 
 /* A byte range of a file that only holds payload (see oxp__scan_holes, decode.c). */
 typedef struct oxp__hole {

@@ -865,6 +865,13 @@ typedef struct oxp_dnode {
 	int64_t opset;         /* version of its domain its scope imports, 0 when none */
 	const struct oxp_schema *schema; /* operator schema in effect at that opset (see
 	                                    "Operator schemas"), NULL when none applies */
+	/* Computable without any input data: from initializers, constants and the shapes of
+	 * other tensors (Shape, Size and EyeLike read only their input's shape, CastLike only
+	 * its target's type), whatever its rank or element type; outer values count as their
+	 * producer does, a subgraph's own inputs as data.  Never for random ops, nodes holding
+	 * subgraphs, calls of model-local functions, ops of other domains, nodes on or behind
+	 * a cycle (parser/bookkeeping.c; docs/render.md folds them). */
+	bool bookkeeping;
 } oxp_dnode;
 
 typedef enum oxp_warning_kind {
@@ -925,6 +932,21 @@ uint32_t oxp_dag_find_node(const oxp_dag *dag, const char *id);
 uint32_t oxp_dag_find_value(const oxp_dag *dag, uint32_t scope, oxp_str name);
 /* The best known type: declared when present, else inferred (source tells which). */
 const oxp_value_type *oxp_value_best_type(const oxp_value *v);
+
+/* The values shape inference knows for a small integer (or bool, as 0/1) tensor of rank
+ * 0 or 1 with at most 64 elements: the data propagation of parser/shape.c (docs/shapes.md).
+ * Each element is a known integer (OXP_DIM_VALUE, any sign), a symbol (OXP_DIM_PARAM: the
+ * run-time size of the named dim) or unknown (OXP_DIM_UNKNOWN).  elems points into the
+ * dag and lives as long as it. */
+typedef struct oxp_known_data {
+	int32_t rank;          /* 0: a scalar (count 1), 1: a vector */
+	uint32_t count;
+	const oxp_dim *elems;  /* count entries */
+} oxp_known_data;
+
+/* Fills *out and returns true when the values of `value` are known (even partly); false
+ * when nothing is (or inference did not run). */
+bool oxp_dag_value_data(const oxp_dag *dag, uint32_t value, oxp_known_data *out);
 
 /* ---------------------------------------------------------------------------------------
  * Operator schemas (parser/schema.c): every version of every operator of the default

@@ -187,6 +187,18 @@ static int32_t clean_elem(int32_t e)
 	return e > 0 && e < OXP_DT__COUNT ? e : 0;
 }
 
+/* A declared dim with what inference found: an unknown declared dim takes the inferred
+ * one, and so does a declared symbol inference knows as an integer.  A symbol only names a
+ * size; value_info written by onnx.shape_inference (or an exporter running it) names every
+ * dim it could not compute "unk__12", and letting those win would lose every size behind
+ * them (swin_t saved after onnx inference: all of its pads). */
+static oxp_dim declared_refined(oxp_dim de, oxp_dim in)
+{
+	if (de.kind == OXP_DIM_PARAM && in.kind == OXP_DIM_VALUE)
+		return in;
+	return oxp__sh_dim_merge(de, in);
+}
+
 void oxp__sh_value_type(const oxp_dag *dag, uint32_t vi, sh_type *out)
 {
 	oxp__sh_type_unknown(out);
@@ -208,7 +220,7 @@ void oxp__sh_value_type(const oxp_dag *dag, uint32_t vi, sh_type *out)
 			out->d[k] = clean_dim(de->dims[k]);
 		if (in_ok && in->rank == de->rank)
 			for (int32_t k = 0; k < de->rank; k++)
-				out->d[k] = oxp__sh_dim_merge(out->d[k], clean_dim(in->dims[k]));
+				out->d[k] = declared_refined(out->d[k], clean_dim(in->dims[k]));
 	} else if (in_ok) {
 		out->rank = in->rank;
 		for (int32_t k = 0; k < in->rank; k++)
@@ -320,14 +332,15 @@ oxp_code oxp__sh_out(sh_ctx *c, size_t i, const sh_type *t)
 }
 
 struct sh_data {
-	int32_t rank;
+	int32_t rank;  /* 0, 1, or 2 (a matrix of n / cols rows) */
 	uint32_t n;
+	uint32_t cols; /* rank 2 only */
 	oxp_dim v[];
 };
 
 static bool load_vals(const sh_data *d, sh_vals *out)
 {
-	if (d == NULL)
+	if (d == NULL || d->rank > 1)
 		return false;
 	out->rank = d->rank;
 	out->n = d->n;
@@ -381,6 +394,35 @@ oxp_code oxp__sh_out_vals(sh_ctx *c, size_t i, const sh_vals *v)
 	if (i >= c->node->noutputs)
 		return OXP_OK;
 	return store_vals(c, c->dn->outputs[i], v);
+}
+
+bool oxp__sh_in_matrix(sh_ctx *c, size_t i, sh_vals *out, uint32_t *cols)
+{
+	if (!oxp__sh_has_in(c, i))
+		return false;
+	const sh_data *d = c->data[c->dn->inputs[i]];
+	if (d == NULL || d->rank != 2)
+		return false;
+	out->rank = 2;
+	out->n = d->n;
+	memcpy(out->v, d->v, (size_t)d->n * sizeof(oxp_dim));
+	*cols = d->cols;
+	return true;
+}
+
+oxp_code oxp__sh_out_matrix(sh_ctx *c, size_t i, const sh_vals *v, uint32_t cols)
+{
+	if (i >= c->node->noutputs || cols == 0 || v->n > SH_MAX_DATA || v->n % cols != 0)
+		return OXP_OK;
+	uint32_t vi = c->dn->outputs[i];
+	sh_vals flat = *v;
+	flat.rank = 1;
+	oxp_code rc = store_vals(c, vi, &flat);
+	if (rc == OXP_OK && vi != OXP_NONE && c->data[vi] != NULL) {
+		c->data[vi]->rank = 2;
+		c->data[vi]->cols = cols;
+	}
+	return rc;
 }
 
 struct sh_seq {
@@ -850,6 +892,7 @@ oxp_code oxp__dag_infer_shapes(oxp_dag *dag, oxp_error *err)
 	oxp_code rc = setup(c);
 	if (rc != OXP_OK)
 		return rc;
+	dag->sh_data = c->data; /* kept: oxp_dag_value_data() reads them */
 	uint32_t cap = dag->v.nscopes;
 	frame *stack = oxp__arena_array(dag->arena, cap, sizeof(frame));
 	if (stack == NULL)
@@ -865,4 +908,18 @@ oxp_code oxp__dag_infer_shapes(oxp_dag *dag, oxp_error *err)
 				return rc;
 		}
 	return OXP_OK;
+}
+
+bool oxp_dag_value_data(const oxp_dag *dag, uint32_t value, oxp_known_data *out)
+{
+	if (dag == NULL || dag->sh_data == NULL || value >= dag->v.nvalues ||
+	    dag->sh_data[value] == NULL)
+		return false;
+	const sh_data *d = dag->sh_data[value];
+	if (d->rank > 1)
+		return false; /* matrices are kept for inference only */
+	out->rank = d->rank;
+	out->count = d->n;
+	out->elems = d->v;
+	return true;
 }

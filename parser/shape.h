@@ -151,6 +151,12 @@ bool oxp__sh_in_vals(sh_ctx *c, size_t i, sh_vals *out);
 bool oxp__sh_in_ints(sh_ctx *c, size_t i, int64_t *out, size_t cap, size_t *n);
 /* Record output i's values. */
 OXP_CHECK oxp_code oxp__sh_out_vals(sh_ctx *c, size_t i, const sh_vals *v);
+/* Small integer matrices (rank 2, rows * cols <= SH_MAX_DATA, row-major in v->v; v->rank is
+ * 2): only Reshape, Slice and Transpose carry them, for PyTorch's pads (Concat -> Reshape
+ * [-1, 2] -> Slice reversed -> Transpose -> Reshape [-1] -> Pad).  oxp__sh_in_vals never
+ * returns one. */
+bool oxp__sh_in_matrix(sh_ctx *c, size_t i, sh_vals *out, uint32_t *cols);
+OXP_CHECK oxp_code oxp__sh_out_matrix(sh_ctx *c, size_t i, const sh_vals *v, uint32_t cols);
 /* Sequences (kept here only: oxp_value_type describes tensors).  The element type of
  * sequence input i (declared first); *empty tells a sequence known to hold nothing. */
 bool oxp__sh_in_seq(const sh_ctx *c, size_t i, sh_type *elem, bool *empty);

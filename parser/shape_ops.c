@@ -779,12 +779,20 @@ static oxp_code r_reshape(sh_ctx *c)
 		for (int32_t k = 0; k < t.rank; k++)
 			t.d[k] = sh_dim_unk();
 	SH_TRY(out0(c, &t));
-	/* a small vector reshaped to rank <= 1 keeps its values */
+	/* small data keeps its values: a vector or a matrix reshaped to rank <= 1, or to a
+	 * matrix of known dims */
 	sh_vals xv;
-	if (t.rank <= 1 && oxp__sh_in_vals(c, 0, &xv) &&
-	    (t.rank == 0 ? xv.n == 1 : sh_is(t.d[0], (int64_t)xv.n))) {
+	uint32_t cols;
+	if (!oxp__sh_in_vals(c, 0, &xv) && !oxp__sh_in_matrix(c, 0, &xv, &cols))
+		return OXP_OK;
+	if (t.rank <= 1 && (t.rank == 0 ? xv.n == 1 : sh_is(t.d[0], (int64_t)xv.n))) {
 		xv.rank = t.rank;
 		SH_TRY(oxp__sh_out_vals(c, 0, &xv));
+	} else if (t.rank == 2 && sh_known(t.d[0]) && sh_known(t.d[1]) && t.d[1].value > 0 &&
+	           t.d[1].value <= SH_MAX_DATA && t.d[0].value <= SH_MAX_DATA &&
+	           t.d[0].value * t.d[1].value == (int64_t)xv.n) {
+		xv.rank = 2;
+		SH_TRY(oxp__sh_out_matrix(c, 0, &xv, (uint32_t)t.d[1].value));
 	}
 	return OXP_OK;
 }
@@ -914,7 +922,19 @@ static oxp_code r_transpose(sh_ctx *c)
 		t.d[k] = x.d[p];
 	}
 	t.rank = x.rank;
-	return out0(c, &t);
+	SH_TRY(out0(c, &t));
+	/* a small matrix, transposed */
+	sh_vals m, o;
+	uint32_t cols;
+	if (x.rank != 2 || !oxp__sh_in_matrix(c, 0, &m, &cols) || (st == SH_OK && perm[0] != 1))
+		return OXP_OK;
+	uint32_t rows = m.n / cols;
+	o.rank = 2;
+	o.n = m.n;
+	for (uint32_t i = 0; i < rows; i++)
+		for (uint32_t j = 0; j < cols; j++)
+			o.v[j * rows + i] = m.v[i * cols + j];
+	return oxp__sh_out_matrix(c, 0, &o, rows);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1110,20 +1130,45 @@ static oxp_code r_slice(sh_ctx *c)
 	for (size_t k = 0; k < na; k++)
 		t.d[ax[k]] = args ? slice_dim(x.d[ax[k]], starts[k], ends[k], steps[k]) : sh_dim_unk();
 	SH_TRY(out0(c, &t));
-	/* values of a small vector */
+	/* values of a small vector, or of a small matrix */
 	sh_vals v, o;
-	if (!args || na != 1 || ax[0] != 0 || !oxp__sh_in_vals(c, 0, &v) || v.rank != 1)
+	uint32_t cols = 0;
+	if (!args)
 		return OXP_OK;
-	oxp_dim len = slice_dim(sh_dim_val(v.n), starts[0], ends[0], steps[0]);
-	if (!sh_known(len))
+	if (oxp__sh_in_vals(c, 0, &v)) {
+		if (v.rank != 1 || x.rank != 1)
+			return OXP_OK;
+		cols = v.n; /* one row */
+	} else if (!oxp__sh_in_matrix(c, 0, &v, &cols) || x.rank != 2) {
 		return OXP_OK;
-	int64_t n = v.n, st = starts[0] < 0 ? starts[0] + n : starts[0];
-	st = steps[0] > 0 ? clamp64(st, 0, n) : clamp64(st, 0, n - 1);
-	o.rank = 1;
-	o.n = (uint32_t)len.value;
-	for (int64_t k = 0; k < len.value; k++)
-		o.v[k] = v.v[st + k * steps[0]];
-	return oxp__sh_out_vals(c, 0, &o);
+	}
+	int32_t vrank = v.rank == 2 ? 2 : 1;
+	int64_t size[2] = {vrank == 2 ? (int64_t)(v.n / cols) : (int64_t)v.n, (int64_t)cols};
+	int64_t first[2] = {0, 0}, len[2] = {size[0], size[1]}, step[2] = {1, 1};
+	for (size_t k = 0; k < na; k++) {
+		int32_t a = ax[k];
+		oxp_dim l = slice_dim(sh_dim_val(size[a]), starts[k], ends[k], steps[k]);
+		if (!sh_known(l))
+			return OXP_OK;
+		int64_t n = size[a], st = starts[k] < 0 ? starts[k] + n : starts[k];
+		first[a] = steps[k] > 0 ? clamp64(st, 0, n) : clamp64(st, 0, n - 1);
+		len[a] = l.value;
+		step[a] = steps[k];
+	}
+	if (vrank == 1) { /* the axis is 0 */
+		o.rank = 1;
+		o.n = (uint32_t)len[0];
+		for (int64_t k = 0; k < len[0]; k++)
+			o.v[k] = v.v[first[0] + k * step[0]];
+		return oxp__sh_out_vals(c, 0, &o);
+	}
+	o.rank = 2;
+	o.n = (uint32_t)(len[0] * len[1]);
+	for (int64_t i = 0; i < len[0]; i++)
+		for (int64_t j = 0; j < len[1]; j++)
+			o.v[i * len[1] + j] =
+			    v.v[(first[0] + i * step[0]) * (int64_t)cols + first[1] + j * step[1]];
+	return o.n > 0 ? oxp__sh_out_matrix(c, 0, &o, (uint32_t)len[1]) : OXP_OK;
 }
 
 static oxp_code r_gather(sh_ctx *c)

@@ -118,6 +118,8 @@ static json_t *node_json(const oxp_dag *d, uint32_t ni)
 		snprintf(fid, sizeof(fid), "f%u", dn->function);
 		jx_set(o, "function", jx_cstr(fid));
 	}
+	if (dn->bookkeeping)
+		jx_set(o, "bookkeeping", json_true());
 	if (n->nmetadata_props > 0)
 		jx_set(o, "metadata_props", jx_entries(n->metadata_props, n->nmetadata_props));
 	if (n->ndevice_configurations > 0) {

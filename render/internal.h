@@ -44,6 +44,8 @@ typedef enum {
 typedef struct vrow {
 	const char *text;
 	row_style style;
+	uint32_t value;     /* a folded row: the dag value it shows, else OXP_NONE */
+	bool chain;         /* ... computed by folded bookkeeping nodes (unfold= opens them) */
 } vrow;
 
 typedef struct vbox {
@@ -65,7 +67,9 @@ typedef struct vbox {
 	void *gv;           /* Agnode_t * while laying out */
 } vbox;
 
-enum { ED_DATA = 0, ED_OUTER, ED_SUB, ED_STUB };
+/* ED_READS: a folded chain reads a drawn value that does not otherwise reach the box the
+ * chain folds into (fold.c): thin, dotted, constrains ranks like data */
+enum { ED_DATA = 0, ED_OUTER, ED_SUB, ED_STUB, ED_READS, ED__COUNT };
 
 typedef struct vedge {
 	uint32_t from, to;  /* box indices */
@@ -97,6 +101,12 @@ typedef struct vcluster {
 	void *gv;           /* Agraph_t * while laying out */
 } vcluster;
 
+typedef struct vfold {  /* a value computed by folded bookkeeping nodes (fold.c) */
+	uint32_t ops;           /* folded nodes behind it; 0: not such a value */
+	uint32_t nreads;
+	uint32_t *reads;        /* drawn values its chain reads (Shape's input, ...) */
+} vfold;
+
 typedef struct view {
 	oxp_arena *arena;
 	const oxp_model *m;
@@ -111,7 +121,11 @@ typedef struct view {
 	uint32_t nclusters, capclusters;
 	uint32_t *node_box;  /* per dag node: its box, or the collapsed group box; OXP_NONE */
 	uint32_t *node_cluster; /* per dag node: cluster its box goes in (set by hier.c) */
-	bool *node_hidden;   /* per dag node: folded into its consumers (constants) */
+	bool *node_hidden;   /* per dag node: folded into its consumers (fold.c) */
+	bool *node_const;    /* per dag node: a constant (Constant, ConstantOfShape/Identity
+	                        of constants) */
+	vfold *fold;         /* per dag value (fold.c), NULL when no chain folds (arith=nodes,
+	                        or chains too big to follow: only constants fold) */
 	double width, height;
 	int group_depth;     /* the grouping depth used (0 = none) */
 	uint32_t max_boxes;  /* cap */
@@ -125,6 +139,19 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 void oxr__view_free(view *v);
 uint32_t oxr__view_add_box(view *v, bx_kind kind, oxr_error *err);
 uint32_t oxr__view_add_cluster(view *v, uint32_t parent, oxr_error *err);
+
+/* fold.c: which nodes fold into their consumers (constants; bookkeeping unless
+ * arith=nodes; unfold= reopens chains), their rows, and the dotted "reads" edges */
+oxr_code oxr__fold_mark(view *v, oxr_error *err);
+/* The folded rows of op box bi (after its header, name and attribute rows). */
+void oxr__fold_rows(view *v, uint32_t bi);
+typedef struct fold_read {
+	uint32_t from, to, value; /* boxes, and the value read */
+} fold_read;
+/* For each read: whether `from` already reaches `to` through the view's edges (a search
+ * with a budget: when it runs out the answer is false, and the edge is drawn).  false
+ * when out of memory. */
+bool oxr__fold_reached(const view *v, const fold_read *reads, uint32_t n, bool *reached);
 
 /* hier.c: name-scope grouping of the main graph; fills node_box for grouped nodes */
 #define OXR_MAX_GROUP_DEPTH 16

@@ -131,7 +131,7 @@ static char *dot_label(const vbox *b)
 
 static char *dot_plain(const char *text)
 {
-	vrow r = {text, ROW_PLAIN};
+	vrow r = {text, ROW_PLAIN, OXP_NONE, false};
 	return dot_text(&r, 1);
 }
 
@@ -419,6 +419,8 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 			agxset(ge, e_style, e->invisible ? "invis" : "dotted");
 		else if (e->style == ED_STUB)
 			agxset(ge, e_weight, "3");
+		else if (e->style == ED_READS)
+			agxset(ge, e_style, "dotted");
 		if (want_dot && e->label != NULL) {
 			char *l = dot_plain(e->label);
 			if (l == NULL) {

@@ -10,7 +10,7 @@
 
 const char *const oxr_option_names[] = {"rankdir", "initializers", "subgraphs", "group",
                                         "expand",  "depth",        "shapes",    "attrs",
-                                        NULL};
+                                        "arith",   "unfold",       NULL};
 
 void oxr_options_default(oxr_options *o)
 {
@@ -75,6 +75,22 @@ static bool valid_expand(const char *v)
 	return true;
 }
 
+/* An unfold list: comma-separated node ids as the JSON document has them
+ * ([A-Za-z0-9_.]: positions and attribute names that are identifiers). */
+static bool valid_unfold(const char *v)
+{
+	size_t n = strlen(v);
+	if (n >= OXR_UNFOLD_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = v[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == ','))
+			return false;
+	}
+	return true;
+}
+
 oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr_error *err)
 {
 	if (!strcmp(key, "rankdir")) {
@@ -130,12 +146,23 @@ oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr
 			o->attrs = 2;
 		else if (!parse_int(value, 0, 2, &o->attrs))
 			return bad(err, key, "none, key, all");
+	} else if (!strcmp(key, "arith")) {
+		if (!strcmp(value, "fold"))
+			o->arith_nodes = false;
+		else if (!strcmp(value, "nodes"))
+			o->arith_nodes = true;
+		else
+			return bad(err, key, "fold, nodes");
+	} else if (!strcmp(key, "unfold")) {
+		if (!valid_unfold(value))
+			return bad(err, key, "comma-separated node ids ([A-Za-z0-9_.])");
+		snprintf(o->unfold, sizeof(o->unfold), "%s", value);
 	} else {
 		if (err != NULL) {
 			err->code = OXR_E_OPTION;
 			snprintf(err->message, sizeof(err->message),
 			         "unknown option '%.64s' (known: rankdir, initializers, subgraphs, group, "
-			         "expand, depth, shapes, attrs)",
+			         "expand, depth, shapes, attrs, arith, unfold)",
 			         key);
 		}
 		return OXR_E_OPTION;
@@ -156,8 +183,9 @@ void oxr_options_key(const oxr_options *o, char *buf, size_t size)
 		snprintf(group, sizeof(group), "%d", o->group);
 	snprintf(buf, size,
 	         "rankdir=%s&initializers=%s&subgraphs=%s&group=%s&expand=%s&depth=%d&shapes=%s"
-	         "&attrs=%s",
+	         "&attrs=%s&arith=%s&unfold=%s",
 	         o->rankdir_lr ? "LR" : "TB", init[o->initializers % 3],
 	         o->subgraphs_expand ? "expand" : "collapse", group, o->expand, o->expand_depth,
-	         o->shapes ? "on" : "off", attrs[(unsigned)o->attrs % 3]);
+	         o->shapes ? "on" : "off", attrs[(unsigned)o->attrs % 3],
+	         o->arith_nodes ? "nodes" : "fold", o->unfold);
 }

@@ -72,6 +72,9 @@ typedef enum { OXR_INIT_FOLD = 0, OXR_INIT_NODES, OXR_INIT_HIDE } oxr_init_mode;
 enum { OXR_GROUP_AUTO = -1, OXR_GROUP_NONE = 0 }; /* or N > 0: group by name scope depth N */
 
 #define OXR_EXPAND_MAX 1024
+#define OXR_UNFOLD_MAX 512
+/* Room for oxr_options_key()'s text with the longest lists. */
+#define OXR_OPTIONS_KEY_MAX (OXR_EXPAND_MAX + OXR_UNFOLD_MAX + 256)
 
 typedef struct oxr_options {
 	bool rankdir_lr;        /* rankdir: TB (default) or LR */
@@ -82,6 +85,10 @@ typedef struct oxr_options {
 	int expand_depth;       /* depth: expand all scopes down to this depth (0 = none) */
 	bool shapes;            /* shapes: on (default) | off */
 	int attrs;              /* attrs: 0 none | 1 key (default) | 2 all */
+	bool arith_nodes;       /* arith: fold (default: bookkeeping nodes become rows of
+	                           their consumers) | nodes (boxes, as constants allow) */
+	char unfold[OXR_UNFOLD_MAX]; /* unfold: comma-separated node ids whose folded chains
+	                                are drawn as boxes */
 } oxr_options;
 
 void oxr_options_default(oxr_options *o);

@@ -405,6 +405,7 @@ bool oxr__add_row(view *v, vbox *b, row_style style, const char *text)
 	}
 	b->rows[b->nrows].text = text;
 	b->rows[b->nrows].style = style;
+	b->rows[b->nrows].value = OXP_NONE;
 	b->nrows++;
 	return true;
 }

@@ -167,11 +167,17 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			                    : r->style == ROW_DEFAULT ? "#8a94a3"
 			                                              : "#1f2933";
 			bool center = b->kind != BX_OP && b->kind != BX_GROUP;
-			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\"%s%s>",
+			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\"%s%s",
 			               center ? b->x : x0 + PAD_X, y + 9, ROW_SIZE, color,
 			               center ? " text-anchor=\"middle\"" : "",
 			               r->style == ROW_DEFAULT ? " font-style=\"italic\" class=\"default\""
 			                                       : "");
+			/* a folded row: the value it shows; a chain also what unfold= opens */
+			if (r->value != OXP_NONE)
+				oxr_buf_printf(o, " data-value=\"%u\"", r->value);
+			if (r->chain && b->node != OXP_NONE)
+				oxr_buf_printf(o, " data-unfold=\"%s\"", v->dv->nodes[b->node].id);
+			oxr_buf_append(o, ">", 1);
 			y += ROW_H;
 		}
 		xml(o, r->text);
@@ -185,9 +191,10 @@ static void edge_svg(const view *v, uint32_t i, oxr_buf *o)
 	const vedge *e = &v->edges[i];
 	if (e->npts < 4 || e->invisible)
 		return;
-	static const char *const cls[] = {"edge", "edge outer", "edge sub", "edge stub"};
+	static const char *const cls[ED__COUNT] = {"edge", "edge outer", "edge sub", "edge stub",
+	                                           "edge reads"};
 	oxr_buf_printf(o, "<g id=\"e%u\" class=\"%s\" data-from=\"%s\" data-to=\"%s\"", i,
-	               cls[e->style & 3], v->boxes[e->from].id, v->boxes[e->to].id);
+	               cls[e->style % ED__COUNT], v->boxes[e->from].id, v->boxes[e->to].id);
 	if (e->value != OXP_NONE)
 		oxr_buf_printf(o, " data-value=\"%u\"", e->value);
 	if (e->count > 1)
@@ -205,12 +212,16 @@ static void edge_svg(const view *v, uint32_t i, oxr_buf *o)
 	oxr_buf_printf(o, "<path d=\"M%.1f,%.1f C", e->pts[0], e->pts[1]);
 	for (uint32_t k = 1; k < e->npts; k++)
 		oxr_buf_printf(o, "%s%.1f,%.1f", k > 1 ? " " : "", e->pts[2 * k], e->pts[2 * k + 1]);
-	const char *stroke = e->style == ED_OUTER ? "#8e44ad" : e->style == ED_SUB ? "#c06f12" : "#6b7280";
-	const char *dash = e->style == ED_OUTER  ? " stroke-dasharray=\"5 3\""
-	                   : e->style == ED_SUB  ? " stroke-dasharray=\"2 3\""
-	                   : e->style == ED_STUB ? " stroke-dasharray=\"4 2\""
-	                                         : "";
-	double width = e->count > 1 ? 1.8 : 1.0;
+	const char *stroke = e->style == ED_OUTER   ? "#8e44ad"
+	                     : e->style == ED_SUB   ? "#c06f12"
+	                     : e->style == ED_READS ? "#9aa3ad"
+	                                            : "#6b7280";
+	const char *dash = e->style == ED_OUTER   ? " stroke-dasharray=\"5 3\""
+	                   : e->style == ED_SUB   ? " stroke-dasharray=\"2 3\""
+	                   : e->style == ED_STUB  ? " stroke-dasharray=\"4 2\""
+	                   : e->style == ED_READS ? " stroke-dasharray=\"1 2\""
+	                                          : "";
+	double width = e->style == ED_READS ? 0.8 : e->count > 1 ? 1.8 : 1.0;
 	oxr_buf_printf(o, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"%s/>", stroke, width,
 	               dash);
 	if (e->arrow) {
@@ -326,7 +337,7 @@ static void jstr(oxr_buf *o, const char *s)
 oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 {
 	static const char *const rowstyle[] = {"header", "name", "attr", "tensor", "sub", "plain"};
-	static const char *const edgestyle[] = {"data", "outer", "sub", "stub"};
+	static const char *const edgestyle[ED__COUNT] = {"data", "outer", "sub", "stub", "reads"};
 	oxr_buf_printf(o,
 	               "{\"format\":\"onnxviz.layout/1\",\"width\":%.1f,\"height\":%.1f,"
 	               "\"rankdir\":\"%s\",\"group_depth\":%d,\"settings\":",
@@ -355,6 +366,10 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 			oxr_buf_printf(o, "%s{\"style\":\"%s\",\"text\":", r ? "," : "",
 			               rowstyle[b->rows[r].style % 6]);
 			jstr(o, b->rows[r].text);
+			if (b->rows[r].value != OXP_NONE)
+				oxr_buf_printf(o, ",\"value\":%u", b->rows[r].value);
+			if (b->rows[r].chain && b->node != OXP_NONE)
+				oxr_buf_printf(o, ",\"unfold\":\"%s\"", v->dv->nodes[b->node].id);
 			oxr_buf_append(o, "}", 1);
 		}
 		oxr_buf_append(o, "]}", 2);
@@ -365,7 +380,7 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 		oxr_buf_printf(o, "%s{\"id\":\"e%u\",\"from\":\"%s\",\"to\":\"%s\",\"style\":\"%s\","
 		                  "\"count\":%u",
 		               i ? "," : "", i, v->boxes[e->from].id, v->boxes[e->to].id,
-		               edgestyle[e->style & 3], e->count);
+		               edgestyle[e->style % ED__COUNT], e->count);
 		if (e->value != OXP_NONE)
 			oxr_buf_printf(o, ",\"value\":%u", e->value);
 		if (e->label != NULL) {

@@ -1,14 +1,14 @@
 /*
  * view.c — builds the view (render/internal.h) from the linked graph and the options.
  *
- *  1. constants: Constant nodes, and ConstantOfShape fed only by constants, are folded
- *     into their consumers (initializers=fold: a row "W ⟨64×3×7×7⟩ f16"; hide: nothing)
- *     unless something other than a node uses them;
+ *  1. folding (fold.c): constants and bookkeeping nodes become rows of their consumers
+ *     ("W ⟨64×3×7×7⟩ f16", "shape = [N, 3136, 96] · 14 ops");
  *  2. the main graph's nodes are grouped by name scope (hier.c) or drawn one by one;
  *  3. subgraphs of visible If/Loop/Scan nodes become clusters (subgraphs=expand), or rows
  *     on their owner ("then_branch: 12 nodes");
  *  4. terminals for graph inputs and outputs, tensor boxes (initializers=nodes);
  *  5. edges from every link of the DAG between two visible boxes, aggregated per pair;
+ *     dotted edges from what folded chains read where nothing else links the two boxes;
  *  6. rows and sizes; then long edges are cut into a pair of labelled stubs.
  */
 #include "render/internal.h"
@@ -193,96 +193,8 @@ static oxr_code edge_add(view *v, edgemap *m, uint32_t from, uint32_t to, uint32
 }
 
 /* ---------------------------------------------------------------------------------------
- * Folding constants
- */
-static bool is_std(oxp_str domain)
-{
-	return domain.len == 0 || oxp_str_eq(domain, "ai.onnx");
-}
-
-/* The tensor behind a folded value: an initializer, or a Constant's value, following
- * Identity nodes; NULL for computed constants (ConstantOfShape). */
-static const oxp_tensor *folded_tensor(const view *v, uint32_t vi)
-{
-	for (int hops = 0; hops < 64 && vi != OXP_NONE; hops++) {
-		const oxp_value *val = &v->dv->values[vi];
-		if (val->kind == OXP_VALUE_INITIALIZER)
-			return val->initializer;
-		if (val->kind == OXP_VALUE_SPARSE_INITIALIZER)
-			return val->sparse_initializer->values;
-		if (val->producer == OXP_NONE)
-			return NULL;
-		const oxp_dnode *pn = &v->dv->nodes[val->producer];
-		if (oxp_str_eq(pn->proto->op_type, "Constant")) {
-			for (size_t a = 0; a < pn->proto->nattrs; a++)
-				if (pn->proto->attrs[a].t != NULL)
-					return pn->proto->attrs[a].t;
-			return NULL;
-		}
-		if (!oxp_str_eq(pn->proto->op_type, "Identity") || pn->proto->ninputs < 1)
-			return NULL;
-		vi = pn->inputs[0];
-	}
-	return NULL;
-}
-
-static void mark_constants(view *v, bool *constlike)
-{
-	const oxp_dag_view *dv = v->dv;
-	/* node order is topological in valid models; a constant fed by a later node is
-	 * simply not folded */
-	for (uint32_t ni = 0; ni < dv->nnodes; ni++) {
-		const oxp_dnode *dn = &dv->nodes[ni];
-		const oxp_node *n = dn->proto;
-		if (!is_std(n->domain))
-			continue;
-		if (oxp_str_eq(n->op_type, "Constant")) {
-			constlike[ni] = true;
-		} else if (oxp_str_eq(n->op_type, "ConstantOfShape") ||
-		           oxp_str_eq(n->op_type, "Identity")) {
-			/* fed only by constants: PyTorch shares weights through Identity nodes */
-			bool all = n->ninputs > 0;
-			for (size_t k = 0; k < n->ninputs; k++) {
-				uint32_t vi = dn->inputs[k];
-				if (vi == OXP_NONE)
-					continue;
-				const oxp_value *val = &dv->values[vi];
-				bool c = val->kind == OXP_VALUE_INITIALIZER ||
-				         (val->producer != OXP_NONE && val->producer < ni &&
-				          constlike[val->producer]);
-				all &= c;
-			}
-			constlike[ni] = all;
-		}
-	}
-	if (v->o.initializers == OXR_INIT_NODES)
-		return; /* constants stay boxes */
-	for (uint32_t ni = 0; ni < dv->nnodes; ni++) {
-		if (!constlike[ni])
-			continue;
-		const oxp_dnode *dn = &dv->nodes[ni];
-		bool foldable = true;
-		for (size_t o = 0; o < dn->proto->noutputs; o++) {
-			uint32_t vi = dn->outputs[o];
-			if (vi != OXP_NONE && dv->values[vi].graph_output)
-				foldable = false;
-		}
-		v->node_hidden[ni] = foldable;
-	}
-}
-
-/* ---------------------------------------------------------------------------------------
  * Boxes
  */
-static const char *short_name(view *v, oxp_str name)
-{
-	size_t start = 0;
-	for (size_t i = 0; i + 1 < name.len; i++)
-		if (name.p[i] == '/' || name.p[i] == '.' || name.p[i] == ':')
-			start = i + 1;
-	return oxr__text(v->arena, (oxp_str){name.p + start, name.len - start}, 18);
-}
-
 static uint32_t op_box(view *v, uint32_t ni, uint32_t cluster, oxr_error *err)
 {
 	uint32_t bi = oxr__view_add_box(v, BX_OP, err);
@@ -449,44 +361,7 @@ static oxr_code op_box_rows(view *v, uint32_t bi, oxr_error *err)
 		return rc;
 	vbox *b = &v->boxes[bi];
 	const oxp_dnode *dn = &v->dv->nodes[b->node];
-	const oxp_node *n = dn->proto;
-	/* folded tensors */
-	if (v->o.initializers == OXR_INIT_FOLD) {
-		uint32_t rows = 0;
-		for (size_t k = 0; k < n->ninputs; k++) {
-			uint32_t vi = dn->inputs[k];
-			if (vi == OXP_NONE)
-				continue;
-			const oxp_value *val = &v->dv->values[vi];
-			const char *label = oxr__input_label(v, b->node, k);
-			if (label == NULL)
-				label = short_name(v, val->name);
-			const char *row = NULL;
-			if (val->kind == OXP_VALUE_INITIALIZER) {
-				row = oxr__tensor_row(v->arena, label, val->initializer);
-			} else if (val->kind == OXP_VALUE_SPARSE_INITIALIZER &&
-			           val->sparse_initializer->values) {
-				row = oxr__tensor_row(v->arena, label, val->sparse_initializer->values);
-			} else if (val->producer != OXP_NONE && v->node_hidden[val->producer]) {
-				const oxp_tensor *t = folded_tensor(v, vi);
-				if (t != NULL) {
-					row = oxr__tensor_row(v->arena, label, t);
-				} else {
-					const char *sh = oxr__shape_text(v->arena, val);
-					row = oxp_arena_printf(v->arena, "%s \xe2\x9f\xa8%s\xe2\x9f\xa9 fill", label,
-					                       sh ? sh : "?");
-				}
-			}
-			if (row == NULL)
-				continue;
-			if (rows == 8) {
-				oxr__add_row(v, b, ROW_TENSOR, "\xe2\x80\xa6");
-				break;
-			}
-			oxr__add_row(v, b, ROW_TENSOR, row);
-			rows++;
-		}
-	}
+	oxr__fold_rows(v, bi);
 	/* subgraphs, when collapsed */
 	if (!v->o.subgraphs_expand) {
 		for (uint32_t k = 0; k < dn->nsubscopes; k++) {
@@ -619,7 +494,7 @@ static bool choose_cuts(const view *v, bool *cut_it)
 	for (uint32_t e = 0; e < v->nedges; e++) {
 		const vedge *ed = &v->edges[e];
 		uint32_t rf = v->boxes[ed->from].rank, rt = v->boxes[ed->to].rank;
-		bool data = ed->style == ED_DATA || ed->style == ED_OUTER;
+		bool data = ed->style == ED_DATA || ed->style == ED_OUTER || ed->style == ED_READS;
 		if (data && rt > rf && rt - rf > LONG_SPAN) {
 			cand[nc].edge = e;
 			cand[nc].span = rt - rf;
@@ -751,13 +626,15 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 	v->node_box = malloc((size_t)(nn ? nn : 1) * sizeof(uint32_t));
 	v->node_cluster = malloc((size_t)(nn ? nn : 1) * sizeof(uint32_t));
 	v->node_hidden = calloc(nn ? nn : 1, sizeof(bool));
-	bool *constlike = calloc(nn ? nn : 1, sizeof(bool));
 	vstate st = {0};
+	fold_read *reads = NULL; /* chains' reads of drawn values: dotted edge candidates */
+	uint32_t nreads = 0, capreads = 0;
+	bool *reached = NULL;
 	st.value_box = malloc((size_t)(nv ? nv : 1) * sizeof(uint32_t));
 	st.out_box = malloc((size_t)(nv ? nv : 1) * sizeof(uint32_t));
 	oxr_code rc = OXR_OK;
 	if (v->arena == NULL || !v->node_box || !v->node_cluster || !v->node_hidden ||
-	    !constlike || !st.value_box || !st.out_box) {
+	    !st.value_box || !st.out_box) {
 		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -770,7 +647,9 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 		rc = oxr__fail(err, OXR_E_MODEL, "the model has no main graph to draw");
 		goto out;
 	}
-	mark_constants(v, constlike);
+	rc = oxr__fold_mark(v, err);
+	if (rc != OXR_OK)
+		goto out;
 
 	/* main graph: groups first (they decide which nodes are boxes) */
 	rc = oxr__hier_apply(v, 0, err);
@@ -826,8 +705,31 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 			rc = err ? err->code : OXR_E_NOMEM;
 			goto out;
 		}
-		if (from == OXP_NONE)
+		if (from == OXP_NONE) {
+			/* a folded chain: the drawn values it reads may need dotted edges */
+			const vfold *f = v->fold != NULL ? &v->fold[ed->value] : NULL;
+			for (uint32_t k = 0; f != NULL && k < f->nreads; k++) {
+				uint32_t rb = source_box(v, &st, f->reads[k], v->boxes[to].cluster, err, &failed);
+				if (failed) {
+					rc = err ? err->code : OXR_E_NOMEM;
+					goto out;
+				}
+				if (rb == OXP_NONE)
+					continue;
+				if (nreads == capreads) {
+					uint32_t cap = capreads ? capreads * 2 : 64;
+					fold_read *nr = realloc(reads, (size_t)cap * sizeof(fold_read));
+					if (nr == NULL) {
+						rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+						goto out;
+					}
+					reads = nr;
+					capreads = cap;
+				}
+				reads[nreads++] = (fold_read){rb, to, f->reads[k]};
+			}
 			continue;
+		}
 		rc = edge_add(v, &st.em, from, to, ed->value, ed->outer ? ED_OUTER : ED_DATA, err);
 		if (rc != OXR_OK)
 			goto out;
@@ -873,12 +775,26 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 		if (rc != OXR_OK)
 			goto out;
 	}
+	/* dotted edges for what folded chains read, where nothing else links the two boxes */
+	if (nreads > 0) {
+		reached = calloc(nreads, sizeof(bool));
+		if (reached == NULL || !oxr__fold_reached(v, reads, nreads, reached)) {
+			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+			goto out;
+		}
+		for (uint32_t k = 0; k < nreads && rc == OXR_OK; k++)
+			if (!reached[k])
+				rc = edge_add(v, &st.em, reads[k].from, reads[k].to, reads[k].value, ED_READS,
+				              err);
+		if (rc != OXR_OK)
+			goto out;
+	}
 	/* labels of edges: the shape of the value carried, once per value leaving a box (it
 	 * is written where the edges leave it, so several consumers share one label) */
 	edgemap seen = {0};
 	for (uint32_t e = 0; e < v->nedges; e++) {
 		vedge *ed = &v->edges[e];
-		if (!v->o.shapes || ed->value == OXP_NONE)
+		if (!v->o.shapes || ed->value == OXP_NONE || ed->style == ED_READS)
 			continue;
 		if (ed->count > 1) {
 			ed->label = oxp_arena_printf(v->arena, "%u tensors", ed->count);
@@ -923,7 +839,8 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 	for (uint32_t bi = 0; bi < v->nboxes; bi++)
 		oxr__box_size(&v->boxes[bi]);
 out:
-	free(constlike);
+	free(reads);
+	free(reached);
 	free(st.value_box);
 	free(st.out_box);
 	free(st.em.slots);
@@ -939,6 +856,8 @@ void oxr__view_free(view *v)
 	free(v->node_box);
 	free(v->node_cluster);
 	free(v->node_hidden);
+	free(v->node_const);
+	free(v->fold);
 	oxp_arena_free(v->arena);
 	memset(v, 0, sizeof(*v));
 }

@@ -105,7 +105,7 @@ oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_
 		oxr_worker_limits_default(&dl);
 		lim = &dl;
 	}
-	char key[OXR_EXPAND_MAX + 256];
+	char key[OXR_OPTIONS_KEY_MAX];
 	oxr_options_key(o, key, sizeof(key));
 	char fmtname[8];
 	snprintf(fmtname, sizeof(fmtname), "%s", oxr_format_ext(fmt));

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 /* Bumped when the renderer's output changes for the same input: names in the store. */
-#define ART_VERSION OXS_VERSION "-r2" /* r2: summaries say their "kind" */
+#define ART_VERSION OXS_VERSION "-r4" /* r2: summaries say their "kind"; r3: documents mark bookkeeping nodes; r4: operator schemas, the check */
 #define FAILURE_TTL_MS 60000
 
 typedef struct flight {

@@ -359,7 +359,8 @@ int oxs_cli_render(int argc, char **argv)
 			       "options (as for the HTTP service):\n"
 			       "  --rankdir=TB|LR  --initializers=fold|nodes|hide  --subgraphs=collapse|expand\n"
 			       "  --group=auto|none|N  --expand=SCOPE[,SCOPE...]|*  --depth=N\n"
-			       "  --shapes=on|off  --attrs=none|key|all\n");
+			       "  --shapes=on|off  --attrs=none|key|all  --arith=fold|nodes\n"
+			       "  --unfold=NODE_ID[,NODE_ID...]\n");
 			return 0;
 		} else if (!strncmp(a, "--", 2) && strchr(a, '=') != NULL) {
 			char key[64];

@@ -206,7 +206,7 @@ typedef enum {
 	OXS_ART_TENSOR /* a tensor preview (preview.c): JSON or .npy */
 } oxs_art_kind;
 
-#define OXS_KEY_MAX 1400
+#define OXS_KEY_MAX (OXR_OPTIONS_KEY_MAX + 256)
 #define OXS_TENSOR_KEY_MAX 1024 /* longest tensor name or ref in a preview URL */
 
 typedef struct oxs_art {

@@ -11,15 +11,17 @@ const $ = (id) => document.getElementById(id);
 
 // ------------------------------------------------------------------------- route
 // #/models/{id}?rankdir=LR&initializers=nodes&group=none&subgraphs=expand&shapes=off
-//   &attrs=all&expand=/a,/b&node=n12&value=34&tensor=@i3
-const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key' };
+//   &attrs=all&arith=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
+const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold' };
 const OPTION_VALUES = {
   rankdir: ['TB', 'LR'], initializers: ['fold', 'nodes', 'hide'], subgraphs: ['collapse', 'expand'],
   group: ['auto', 'none', ...Array.from({ length: 16 }, (_, i) => String(i + 1))], shapes: ['on', 'off'], attrs: ['none', 'key', 'all'],
+  arith: ['fold', 'nodes'],
 };
+const NODE_ID = /^[A-Za-z0-9_.]{1,200}$/;
 
 function parseHash(hash) {
-  const r = { id: null, opts: { ...DEFAULTS }, expand: [], node: null, value: null, tensor: null };
+  const r = { id: null, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null };
   const m = /^#\/models\/([0-9a-f]{64})(?:\?(.*))?$/.exec(hash);
   if (!m) return r;
   r.id = m[1];
@@ -33,6 +35,7 @@ function parseHash(hash) {
     } catch { continue; }
     if (k in OPTION_VALUES) { if (OPTION_VALUES[k].includes(v)) r.opts[k] = v; }
     else if (k === 'expand') r.expand = [...new Set(v.split(',').filter(Boolean))];
+    else if (k === 'unfold') r.unfold = [...new Set(v.split(',').filter((x) => NODE_ID.test(x)))];
     else if (k === 'node') r.node = v || null;
     else if (k === 'value') r.value = /^\d+$/.test(v) ? v : null;
     else if (k === 'tensor') r.tensor = v || null;
@@ -47,6 +50,7 @@ function renderQuery(r) {
   const q = [];
   for (const k of Object.keys(DEFAULTS)) if (r.opts[k] !== DEFAULTS[k]) q.push(`${k}=${enc(r.opts[k])}`);
   if (r.expand.length) q.push(`expand=${r.expand.map(enc).join(',')}`);
+  if (r.unfold.length) q.push(`unfold=${r.unfold.join(',')}`);
   return q.join('&');
 }
 
@@ -278,7 +282,7 @@ async function loadGraph(r, key, seq) {
   hideGraphState();
   // the same drawing with scopes expanded or collapsed keeps the view; other options
   // (direction, grouping, ...) move everything: fit again
-  const optsKey = renderQuery({ ...r, expand: [] });
+  const optsKey = renderQuery({ ...r, expand: [], unfold: [] });
   const keepView = hadDrawing && cur.id === r.id && !focusAfterLoad && cur.optsKey === optsKey;
   cur.optsKey = optsKey;
   const prev = keepView ? { x: pz.x, y: pz.y, k: pz.k } : null;
@@ -340,6 +344,7 @@ const normPath = (p) => (p.startsWith('/') ? p : `/${p}`);
 
 function revealGroup(f) {
   if (!cur.svg) return;
+  if (f.node) { keepNodeAt(f); return; }
   const sel = f.cluster ? `g.cluster[data-group="${CSS.escape(groupAttr(f.cluster))}"]` : `g.node.group[data-group="${CSS.escape(groupAttr(f.group))}"]`;
   const el = cur.svg.querySelector(sel);
   if (!el) return;
@@ -352,6 +357,28 @@ function flash(el) {
   void el.getBoundingClientRect();
   el.classList.add('flash');
   setTimeout(() => el.classList.remove('flash'), 2600);
+}
+
+// A folded row (text[data-unfold]) opens the bookkeeping chains feeding its node: drawn
+// again with unfold= plus that node, which stays where it was on the screen.
+function unfoldChain(node) {
+  if (!NODE_ID.test(node) || route.unfold.includes(node)) return Promise.resolve();
+  const el = nodeEl(node);
+  if (el) {
+    const b = pz.boxOf(el);
+    focusAfterLoad = { node, sx: pz.x + (b.x + b.w / 2) * pz.k, sy: pz.y + (b.y + b.h / 2) * pz.k, k: pz.k };
+  }
+  announce(`Drawing the bookkeeping behind ${nameOf(node) || node}…`);
+  return navigate({ unfold: [...route.unfold, node], node, value: null, tensor: null });
+}
+
+function keepNodeAt(f) {
+  const el = nodeEl(f.node);
+  if (!el || f.sx === undefined) return;
+  const b = pz.boxOf(el);
+  pz.stop();
+  pz.set(f.sx - (b.x + b.w / 2) * f.k, f.sy - (b.y + b.h / 2) * f.k, f.k);
+  flash(el);
 }
 
 function expandGroup(path) {
@@ -370,6 +397,14 @@ function collapseGroup(path) {
 
 function renderExpandedChips() {
   const box = clear($('expanded'));
+  if (route.unfold.length) {
+    box.append(h('span', { class: 'chip-label', text: 'Bookkeeping drawn for:' }));
+    for (const id of route.unfold) {
+      box.append(h('span', { class: 'chip', title: id },
+        h('span', { text: nameOf(id) || id }),
+        h('button', { type: 'button', 'aria-label': `Fold the bookkeeping of ${id} again`, title: 'Fold again', text: '×', onclick: () => navigate({ unfold: route.unfold.filter((x) => x !== id) }) })));
+    }
+  }
   if (!route.expand.length) return;
   box.append(h('span', { class: 'chip-label', text: 'Expanded:' }));
   for (const p of route.expand) {
@@ -409,12 +444,25 @@ function inView(el) {
   return r.left >= v.left && r.right <= v.right && r.top >= v.top && r.bottom <= v.bottom && r.width > 6;
 }
 
+// The node panel's button for folded bookkeeping feeding the node, as the drawing shown
+// has it (the keyboard's way to what a click on the row does).
+function syncUnfoldButton(r) {
+  const old = $('unfold-row');
+  if (old) old.remove();
+  if (side.hidden || !r.node || r.tensor || !cur.svg ||
+      !cur.svg.querySelector(`text[data-unfold="${CSS.escape(r.node)}"]`)) return;
+  sideBody.append(h('p', { id: 'unfold-row' }, h('button', {
+    type: 'button', class: 'btn btn-plain btn-small', id: 'btn-unfold',
+    text: 'Draw the bookkeeping that feeds it', onclick: () => unfoldChain(r.node),
+  })));
+}
+
 async function syncSelection(r, seq) {
   const key = `${r.id}|${r.node}|${r.value}|${r.tensor}`;
   const el = r.node ? nodeEl(r.node) : r.value ? valueEl(r.value) : null;
   highlightNode(el);
   if (el && !inView(el)) pz.reveal(el);
-  if (key === cur.panelKey) return;
+  if (key === cur.panelKey) { syncUnfoldButton(r); return; }
   cur.panelKey = key;
   if (r.tensor) await showTensor(r, seq);
   else if (r.node) await showNode(r, seq);
@@ -481,6 +529,7 @@ async function showNode(r, seq) {
     if (seq !== applySeq) return;
     $('side-title').textContent = `${n.op_type} node`;
     clear(sideBody).append(nodePanel(n, { ...panelCtx(), drawn: !!nodeEl(r.node) }));
+    syncUnfoldButton(r);
     announce(`Node ${n.name || n.id} (${n.op_type}).`);
   } catch (e) {
     if (seq !== applySeq) return;
@@ -578,6 +627,14 @@ async function goToNode(hit) {
       await navigate({ opts: { subgraphs: 'expand' }, node: hit.node, value: null, tensor: null });
       continue;
     }
+    // bookkeeping folded into a row: draw it (and the chain behind it)
+    const d = await loadDoc().catch(() => null);
+    const n = d && d.nodeById.get(hit.node);
+    if (n && n.bookkeeping && route.opts.arith !== 'nodes' && !route.unfold.includes(hit.node)) {
+      announce('Drawing the bookkeeping node…');
+      await navigate({ unfold: [...route.unfold, hit.node], node: hit.node, value: null, tensor: null });
+      continue;
+    }
     break;
   }
   await navigate({ node: hit.node, value: null, tensor: null });
@@ -599,6 +656,8 @@ function groupChain(name) {
 viewport.addEventListener('click', (e) => {
   if (pz.dragged || !cur.svg) return;
   const t = e.target;
+  const fold = t.closest && t.closest('text[data-unfold]');
+  if (fold) { unfoldChain(fold.getAttribute('data-unfold')); return; }
   const g = t.closest && t.closest('g.node, g.cluster');
   if (!g) return;
   if (g.classList.contains('cluster')) {
@@ -724,7 +783,7 @@ $('side-back').addEventListener('click', () => navigate({ tensor: null }));
 const optForm = $('options');
 
 function syncOptionsForm() {
-  for (const k of ['rankdir', 'initializers', 'subgraphs']) {
+  for (const k of ['rankdir', 'initializers', 'subgraphs', 'arith']) {
     for (const inp of optForm.querySelectorAll(`input[name="${k}"]`)) inp.checked = inp.value === route.opts[k];
   }
   for (const inp of optForm.querySelectorAll('input[name="group"]')) inp.checked = inp.value === (route.opts.group === 'none' ? 'none' : 'auto');
@@ -739,10 +798,11 @@ optForm.addEventListener('change', (e) => {
   else if (t.name in DEFAULTS) opts[t.name] = t.value;
   const patch = { opts };
   if (t.name === 'group') patch.expand = [];
+  if (t.name === 'arith') patch.unfold = [];
   focusAfterLoad = null;
   navigate(patch);
 });
-$('btn-reset-options').addEventListener('click', () => navigate({ opts: { ...DEFAULTS }, expand: [] }));
+$('btn-reset-options').addEventListener('click', () => navigate({ opts: { ...DEFAULTS }, expand: [], unfold: [] }));
 
 // Menus (View, Download): one open at a time, Escape or a click outside closes.
 const menus = [['btn-options', 'options'], ['btn-download', 'downloads']];
@@ -1007,7 +1067,7 @@ async function uploadFiles(files) {
   }
   if (last) {
     setUploadDetail(`${last.status === 201 ? 'Stored' : 'Already stored'} · opening it…`, extraNote);
-    navigate({ id: last.body.id, opts: { ...DEFAULTS }, expand: [], node: null, value: null, tensor: null }).then(() => {
+    navigate({ id: last.body.id, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null }).then(() => {
       setTimeout(() => { if (uploadState.done && !uploadCard.classList.contains('error')) hideUploadCard(); }, 1500);
     });
   }

@@ -42,6 +42,7 @@ T_REAL_FULL = 2.0          # any real model up to 10k ops, --group=none
 T_20K_FULL = 5.0           # the generated 20k-op graph, --group=none
 T_OVERVIEW = 1.0           # any model up to 100k nodes, default view
 T_NETDRAWER_RATIO = 50.0   # net_drawer + dot at least this many times slower
+T_TRANSFORMER_BOXES = 2000 # transformer_12x12 --group=none, bookkeeping folded (was 3,356)
 FAST_RUN = 3.0             # first run under this: median of 3 runs
 
 BASELINE_MODELS = ["resnet50", "fasterrcnn_mobilenet", "swin_t"]
@@ -636,6 +637,12 @@ def main(argv):
             r["model"], {"none": "full", "auto": "overview", "expand": "expand"}[r["mode"]],
             "%7.3f s" % r["wall"] if r["ok"] else "FAILED: " + r["error"][:60].replace(
                 "\n", " "), r["target"], note), "%s %s" % (r["model"], r["mode"]))
+    for r in targets:
+        if r["model"] == "transformer_12x12" and r["mode"] == "none":
+            n = r.get("boxes") if r["ok"] else None
+            verdict(n is not None and n <= T_TRANSFORMER_BOXES,
+                    "transformer_12x12 full detail: %s boxes (target <= %d: bookkeeping folded)"
+                    % (n, T_TRANSFORMER_BOXES), "transformer_12x12 boxes")
     for b in base:
         if not b["onnxviz_full"]:
             text = "no ratio: onnxviz failed on the model"

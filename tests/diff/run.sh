@@ -26,6 +26,8 @@ echo "== tests/diff/shapes.py"
 run tests/diff/shapes.py
 echo "== tests/diff/document.py"
 run tests/diff/document.py
+echo "== tests/diff/folded.py"
+run tests/diff/folded.py
 echo "== tests/diff/schemas.py"
 run tests/diff/schemas.py
 echo "== tests/diff/check.py"

@@ -475,7 +475,9 @@ describe('web page in Chromium', () => {
     await graphShown('group=none');
     const loadMs = Date.now() - t0;
     const n = await page.$$eval('#canvas svg g.node', (e) => e.length);
-    assert.ok(n > 3000, `${n} boxes`);
+    // every data-dependent node is a box; bookkeeping (3,361 nodes) is folded into rows
+    const ops = await page.$$eval('#canvas svg g.node[data-node]', (e) => e.length);
+    assert.ok(ops >= 1500 && n < 2000, `${n} boxes, ${ops} of them ops`);
     const frames = await wheelFrames(page, 30, 60);
     console.log(`# full detail: ${n} boxes shown in ${loadMs} ms; zoom frames median ${frames[15].toFixed(1)} ms (tests/bench/web.sh measures)`);
     const stub = await page.$('#canvas svg g.node[data-kind="stub-in"]');
@@ -493,6 +495,49 @@ describe('web page in Chromium', () => {
     const after = await transform();
     assert.ok(Math.abs(after.y - before.y) > 50 || Math.abs(after.x - before.x) > 50, 'the click jumps to the producer');
     await shot('09-full-detail');
+  });
+
+  test('a folded row opens its bookkeeping in place; × folds it again', async () => {
+    const id = await idOf(TRANSFORMER);
+    await page.goto(`${base}/#/models/${id}?group=none`);
+    await graphShown('group=none', id);
+    const before = await page.$$eval('#canvas svg g.node', (e) => e.length);
+    // a Reshape whose shape is computed: "shape = [src_len, 4, 16] · 22 ops"
+    const row = '#canvas svg g.node:has(title:text-is("/encoder/layers.0/self_attn/Reshape")) text[data-unfold]';
+    assert.match(await page.textContent(row), /^shape = \[src_len, 4, 16\] · \d+ ops$/);
+    const node = await page.getAttribute(row, 'data-unfold');
+    const nodeSel = `#canvas svg g.node[data-node="${node}"]`;
+    const centre = (e) => { const r = e.getBoundingClientRect(); return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; };
+    await page.focus('#viewport');
+    await page.keyboard.press('Home'); // the top, readable: the first layer's Reshape is there
+    await settled();
+    const at = await page.$eval(nodeSel, centre);
+    await clickInGraph(row);
+    await page.waitForURL(new RegExp(`unfold=${node}`));
+    await graphShown(`group=none&unfold=${node}`, id);
+    await settled();
+    const after = await page.$$eval('#canvas svg g.node', (e) => e.length);
+    assert.ok(after >= before + 5, `the chain is drawn: ${before} -> ${after} boxes`);
+    // the row is gone (its chain is boxes now, with edges into the node), the node stayed put
+    assert.equal(await page.$(`${nodeSel} text[data-unfold]`), null);
+    assert.ok(await page.$$eval(`#canvas svg g.edge[data-to="${node}"]`, (e) => e.length) >= 2);
+    const now = await page.$eval(nodeSel, centre);
+    assert.ok(Math.abs(now.x - at.x) < 3 && Math.abs(now.y - at.y) < 3, `the node stays in place: ${JSON.stringify([at, now])}`);
+    await page.waitForFunction(() => document.querySelector('#side-body .op-badge')?.textContent === 'Reshape');
+    assert.ok(await page.isVisible('#expanded .chip'));
+    await shot('09b-unfolded-chain');
+    // the chip folds it again; the keyboard way in: the node panel's button
+    await page.click('#expanded .chip button');
+    await graphShown('group=none', id);
+    assert.ok(await page.$(`${nodeSel} text[data-unfold]`));
+    await page.waitForSelector('#btn-unfold');
+    await page.click('#btn-unfold');
+    await graphShown(`group=none&unfold=${node}`, id);
+    // and folding can be switched off
+    await page.goto(`${base}/#/models/${id}?group=none&arith=nodes`);
+    await graphShown('group=none&arith=nodes', id);
+    assert.ok(await page.$$eval('#canvas svg g.node', (e) => e.length) > 3000);
+    assert.equal(await page.$('#canvas svg text[data-unfold]'), null);
   });
 
   test('10,000 nodes: a grouped overview first; full detail loads and zooms at frame rate', async () => {

@@ -3,8 +3,9 @@
  * The input is parsed under small limits (200 nodes, 16 inputs per node, 256 elements per
  * field, subgraphs 4 deep, 16 MB arena) so that Graphviz stays well inside OSS-Fuzz's 25 s
  * per input and never runs out of memory (it would exit()); linked with shape inference,
- * then rendered as SVG, DOT and layout JSON with options taken from the input's last byte
- * (rankdir, initializers, subgraphs, group, shapes, attrs), into buffers capped at 4 MB.
+ * then rendered as SVG, DOT and layout JSON with options taken from the input's last two
+ * bytes (rankdir, initializers, subgraphs, group, shapes, attrs; arith, unfold), into
+ * buffers capped at 4 MB.
  *
  * Checks:
  *  - a render fails only with too_big, layout or out_of_memory (or bad_model for a model
@@ -321,7 +322,8 @@ static void check_dot(const char *s, size_t n)
 /* ---------------------------------------------------------------------------------------
  * The target
  */
-static void options_from(uint8_t k, oxr_options *o)
+/* Options from the last two bytes of the input. */
+static void options_from(uint8_t k, uint8_t k2, oxr_options *o)
 {
 	oxr_error e;
 	static const char *const inits[] = {"fold", "nodes", "hide", "fold"};
@@ -334,6 +336,9 @@ static void options_from(uint8_t k, oxr_options *o)
 	FZ_CHECK(oxr_options_set(o, "group", groups[(k >> 4) & 3], &e) == OXR_OK);
 	FZ_CHECK(oxr_options_set(o, "shapes", k & 64 ? "off" : "on", &e) == OXR_OK);
 	FZ_CHECK(oxr_options_set(o, "attrs", attrs[(k >> 6) & 3], &e) == OXR_OK);
+	static const char *const unfolds[] = {"", "n0,n1,n2,n3", "n5", "n1.body.n0,zz,n999999"};
+	FZ_CHECK(oxr_options_set(o, "arith", k2 & 1 ? "nodes" : "fold", &e) == OXR_OK);
+	FZ_CHECK(oxr_options_set(o, "unfold", unfolds[(k2 >> 1) & 3], &e) == OXR_OK);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -351,7 +356,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	oxr_options o;
-	options_from(size > 0 ? data[size - 1] : 0, &o);
+	options_from(size > 0 ? data[size - 1] : 0, size > 1 ? data[size - 2] : 0, &o);
 	static const oxr_format fmts[] = {OXR_FMT_SVG, OXR_FMT_DOT, OXR_FMT_LAYOUT_JSON};
 	for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
 		oxr_buf b;

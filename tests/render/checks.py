@@ -139,7 +139,8 @@ def parse_svg(data):
 
 def check_svg(data, node_ids=None):
     """Problems with an SVG from our writer, and facts about it (ids, boxes, texts)."""
-    info = {"boxes": [], "ids": set(), "titles": [], "texts": [], "data_nodes": []}
+    info = {"boxes": [], "ids": set(), "titles": [], "texts": [], "data_nodes": [],
+            "reads": 0, "rows": []}
     root, problems = parse_svg(data)
     if root is None:
         return problems, info
@@ -187,6 +188,12 @@ def check_svg(data, node_ids=None):
                     problems.append("op box id %r != data-node %r" % (eid, dn))
         if tag == "g" and "edge" in cls:
             edges.append((el.get("data-from"), el.get("data-to")))
+            info["reads"] += "reads" in cls
+        if tag == "g" and "node" in cls:
+            for t in el.iter(SVG_NS + "text"):
+                if t.get("data-value") is not None:  # a folded row
+                    info["rows"].append((eid, t.text or "", int(t.get("data-value")),
+                                         t.get("data-unfold")))
     boxes = set(info["boxes"])
     for f, t in edges:
         if f not in boxes or t not in boxes:
@@ -215,9 +222,9 @@ def unquote(tok):
     return tok
 
 
-def check_dot(path, boxes=None, timeout=60):
+def check_dot(path, boxes=None, timeout=60, edges=None):
     """Problems with a DOT file from our writer: Graphviz must read it, and it may only
-    use the attributes layout.c sets."""
+    use the attributes layout.c sets; it has `boxes` nodes and `edges` edges when given."""
     problems = []
     r = subprocess.run(["dot", "-Tcanon", path], capture_output=True, timeout=timeout)
     if r.returncode != 0 or b"rror" in r.stderr or b"syntax" in r.stderr:
@@ -229,6 +236,9 @@ def check_dot(path, boxes=None, timeout=60):
     for source, text in (("DOT", data), ("dot -Tcanon", r.stdout)):
         toks = list(dot_tokens(text))
         names, nodes = set(), set()
+        arrows = sum(1 for tok in toks if tok == b"->")
+        if edges is not None and arrows != edges:
+            problems.append("%s has %d edges, the layout JSON %d" % (source, arrows, edges))
         for i, tok in enumerate(toks):
             if tok == b"=" and i > 0:
                 names.add(unquote(toks[i - 1]).decode("utf-8", "replace"))
@@ -267,6 +277,15 @@ def check_layout(data, svg_info=None):
         lay_nodes = [n["node"] for n in lay["nodes"] if "node" in n]
         if lay_nodes != svg_info["data_nodes"]:
             problems.append("layout JSON node refs differ from the SVG's data-node")
+        reads = sum(1 for e in lay["edges"] if e["style"] == "reads")
+        if reads != svg_info["reads"]:
+            problems.append("layout JSON has %d reads edges, the SVG %d" %
+                            (reads, svg_info["reads"]))
+        rows = [(n["id"], r["text"], r["value"], r.get("unfold")) for n in lay["nodes"]
+                for r in n["rows"] if "value" in r]
+        if rows != svg_info["rows"]:
+            problems.append("layout JSON folded rows differ from the SVG's (%d vs %d)" %
+                            (len(rows), len(svg_info["rows"])))
     return problems, lay
 
 

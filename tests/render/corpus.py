@@ -7,10 +7,17 @@ models (tests/data/models, tests/data/shape):
   - SVG, DOT and layout JSON with default options: the SVG is safe, well-formed XML whose
     op boxes are document nodes, `dot -Tcanon` reads the DOT and it has one node per SVG
     box, the layout JSON has the SVG's boxes; no "javascript:" anywhere;
+  - the three formats agree: the same boxes, as many DOT edges as layout JSON edges, the
+    same dotted "reads" edges, and the same folded rows (text, value, unfold target) in the
+    SVG and the layout JSON;
   - SVG (and layout JSON where marked) with option variants: group=none,
     subgraphs=expand, initializers=nodes, rankdir=LR, and the combinations that draw
-    every node (group=none + initializers=nodes: exactly the main graph's nodes are
-    boxes; + subgraphs=expand: the subgraphs' nodes too).
+    every node (group=none + initializers=nodes + arith=nodes: exactly the main graph's
+    nodes are boxes; + subgraphs=expand: the subgraphs' nodes too);
+  - full detail with bookkeeping folded (group=none, the default arith=fold): every main
+    graph node that is not bookkeeping (the document's "bookkeeping") is a box, and a
+    bookkeeping node is a box only when one of its outputs is a graph output or nothing
+    consumes it.
 A model without a main graph must be refused with bad_model.
 Two renders run at a time.  Prints counts and time; exits 1 on any problem.
 """
@@ -34,14 +41,15 @@ TIMEOUT = 60
 
 # (name, options, formats, what the drawn op boxes must be: None, "main" or "drawable")
 VARIANTS = [
-    ("default", [], ("svg", "dot", "json"), None),
-    ("group=none", ["--group=none"], ("svg",), None),
+    ("default", [], ("svg", "json", "dot"), None),
+    ("group=none", ["--group=none"], ("svg", "json", "dot"), "data"),
     ("subgraphs=expand", ["--subgraphs=expand"], ("svg", "json"), None),
     ("initializers=nodes", ["--initializers=nodes"], ("svg",), None),
     ("rankdir=LR", ["--rankdir=LR"], ("svg", "json"), None),
-    ("all main nodes", ["--group=none", "--initializers=nodes"], ("svg",), "main"),
-    ("all nodes", ["--group=none", "--initializers=nodes", "--subgraphs=expand"], ("svg",),
-     "drawable"),
+    ("all main nodes", ["--group=none", "--initializers=nodes", "--arith=nodes"], ("svg",),
+     "main"),
+    ("all nodes", ["--group=none", "--initializers=nodes", "--subgraphs=expand",
+                   "--arith=nodes"], ("svg",), "drawable"),
 ]
 
 
@@ -76,13 +84,26 @@ def check_model(model, tmp):
     ids = {n["id"] for n in doc["nodes"]}
     scope_kind = {s["id"]: s["kind"] for s in doc["scopes"]}
     main_nodes = sorted(n["id"] for n in doc["nodes"] if n["scope"] == "")
+    graph_outputs = {o["value"] for o in doc["scopes"][0]["outputs"] if o["value"] is not None}
+    # main-graph nodes full detail must draw: all but bookkeeping that folds away
+    must_draw, may_draw = set(), set()
+    for n in doc["nodes"]:
+        if n["scope"] != "":
+            continue
+        outs = [o["value"] for o in n["outputs"] if o is not None and o["value"] is not None]
+        stays = any(v in graph_outputs for v in outs) or \
+            not any(doc["values"][v]["consumers"] for v in outs)
+        if not n.get("bookkeeping"):
+            must_draw.add(n["id"])
+        elif stays:
+            may_draw.add(n["id"])
     drawable = sorted(n["id"] for n in doc["nodes"]
                       if scope_kind[n["scope"]] in ("main", "subgraph"))
     problems, renders = [], 0
     base = os.path.join(tmp, os.path.basename(os.path.dirname(model)) + "_" +
                         os.path.basename(model))
     for name, opts, formats, expect in VARIANTS:
-        svg_info = None
+        svg_info = lay = None
         for fmt in formats:
             out = "%s.%s.%s" % (base, name.replace(" ", "_"), fmt)
             err = render(model, opts, out)
@@ -96,13 +117,24 @@ def check_model(model, tmp):
                 found, svg_info = checks.check_svg(data, ids)
                 if b"javascript:" in data.lower():
                     found.append("javascript: in the SVG")
-                if expect is not None:
+                if expect == "data":
+                    drawn = set(svg_info["data_nodes"])
+                    missing = sorted(must_draw - drawn)
+                    extra = sorted(drawn - must_draw - may_draw)
+                    if missing:
+                        found.append("%d data-dependent nodes are not boxes: %s" %
+                                     (len(missing), missing[:5]))
+                    if extra:
+                        found.append("%d bookkeeping nodes are boxes though they fold: %s" %
+                                     (len(extra), extra[:5]))
+                elif expect is not None:
                     want = main_nodes if expect == "main" else drawable
                     if sorted(svg_info["data_nodes"]) != want:
                         found.append("op boxes %d, expected the %d %s nodes" %
                                      (len(svg_info["data_nodes"]), len(want), expect))
             elif fmt == "dot":
-                found = checks.check_dot(out, len(svg_info["boxes"]) if svg_info else None)
+                found = checks.check_dot(out, len(svg_info["boxes"]) if svg_info else None,
+                                         edges=len(lay["edges"]) if lay else None)
             else:
                 found, lay = checks.check_layout(data, svg_info)
                 if lay is not None and lay.get("rankdir") != ("LR" if "--rankdir=LR" in opts

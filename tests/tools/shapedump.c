@@ -9,7 +9,9 @@
  *   {"elem_type": N, "dims": [int | "symbol" | null, ...] | null, "source": S}
  * where the INFERRED type is printed for every value that has one (S = "inferred"), else
  * the declared one (S = "declared" or "initializer").  A value with both also carries
- * "declared": {"elem_type": N, "dims": ...} so the script can check the two agree.
+ * "declared": {"elem_type": N, "dims": ...} so the script can check the two agree.  A value
+ * whose values the data propagation knows (oxp_dag_value_data) also has "data": [int |
+ * "symbol" | null, ...] and "data_rank" (0 for a scalar, 1).
  * Values nothing is known about are left out.  Values sharing a name in one scope (a
  * model with two producers for a name) are all printed, the first one first.  Exit status: 0, or 1 when the model does not parse or link.
  */
@@ -109,6 +111,22 @@ int main(int argc, char **argv)
 			printf(": {");
 			put_type(best);
 			printf(", \"source\": \"%s\"", source_name(best->source));
+			oxp_known_data kd;
+			if (oxp_dag_value_data(dag, vi, &kd)) {
+				printf(", \"data_rank\": %d, \"data\": [", (int)kd.rank);
+				for (uint32_t k = 0; k < kd.count; k++) {
+					const oxp_dim *d = &kd.elems[k];
+					if (k > 0)
+						printf(", ");
+					if (d->kind == OXP_DIM_VALUE)
+						printf("%lld", (long long)d->value);
+					else if (d->kind == OXP_DIM_PARAM)
+						put_str(d->param.p, d->param.len);
+					else
+						printf("null");
+				}
+				printf("]");
+			}
 			if (best == &val->inferred && val->declared.source != OXP_SHAPE_NONE) {
 				printf(", \"declared\": {");
 				put_type(&val->declared);

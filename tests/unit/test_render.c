@@ -6,6 +6,8 @@
  *            steal and free;
  *   JSON:    the document (ids, refs, ggml_ne, NaN/Infinity, _hex forms, summary kind,
  *            output cap), one node in full, search;
+ *   folding: bookkeeping as rows (values, types, op counts), dotted edges, arith=nodes,
+ *            unfold=, the budget that falls back to folding constants only;
  *   render:  SVG, DOT and layout JSON in-process, errors; oxr_render_isolated against the
  *            onnxviz binary ($ONNXVIZ_BIN, else $(BUILD)/onnxviz next to this program's
  *            folder; skipped with a message when neither exists).
@@ -272,7 +274,7 @@ static void assert_ints(json_t *arr, const int64_t *want, size_t n)
  * Options
  */
 static const char DEFAULT_KEY[] = "rankdir=TB&initializers=fold&subgraphs=collapse&group=auto&"
-                                  "expand=&depth=0&shapes=on&attrs=key";
+                                  "expand=&depth=0&shapes=on&attrs=key&arith=fold&unfold=";
 
 static void key_of(const oxr_options *o, char *buf, size_t size)
 {
@@ -317,6 +319,9 @@ static const accepted accepts[] = {
     {"shapes", "false", "shapes=off&"}, {"shapes", "0", "shapes=off&"}, {"shapes", "no", "shapes=off&"},
     {"attrs", "none", "attrs=none"}, {"attrs", "key", "attrs=key"}, {"attrs", "all", "attrs=all"},
     {"attrs", "0", "attrs=none"}, {"attrs", "1", "attrs=key"}, {"attrs", "2", "attrs=all"},
+    {"arith", "fold", "arith=fold&"}, {"arith", "nodes", "arith=nodes&"},
+    {"unfold", "", "unfold="}, {"unfold", "n12", "unfold=n12"},
+    {"unfold", "n12,n3.then_branch.n0,f2.n5,n7.a1.0.n2", "unfold=n12,n3.then_branch.n0,f2.n5,n7.a1.0.n2"},
 };
 
 static void test_options_accepted(void **state)
@@ -379,7 +384,9 @@ static const rejected rejects[] = {
     {"expand", "nl\n"}, {"depth", ""}, {"depth", "-1"}, {"depth", "65"},
     {"depth", "1.5"}, {"depth", "x"}, {"depth", "1000"}, {"shapes", ""}, {"shapes", "ON"},
     {"shapes", "maybe"}, {"shapes", "2"}, {"attrs", ""}, {"attrs", "3"}, {"attrs", "some"},
-    {"attrs", "-1"}, {"attrs", "ALL"},
+    {"attrs", "-1"}, {"attrs", "ALL"}, {"arith", ""}, {"arith", "Fold"}, {"arith", "boxes"},
+    {"arith", "nodes "}, {"unfold", "n1&x"}, {"unfold", "n1=2"}, {"unfold", "n1 n2"},
+    {"unfold", "/scope/n1"}, {"unfold", "n%31"}, {"unfold", "caf\xc3\xa9"}, {"unfold", "n1\n"},
 };
 
 static void test_options_rejected(void **state)
@@ -406,6 +413,12 @@ static void test_options_rejected(void **state)
 	oxr_options o;
 	oxr_options_default(&o);
 	assert_int_equal(oxr_options_set(&o, "expand", too_long, NULL), OXR_E_OPTION);
+	char too_many[OXR_UNFOLD_MAX + 1];
+	memset(too_many, 'n', sizeof(too_many) - 1);
+	too_many[sizeof(too_many) - 1] = '\0';
+	assert_int_equal(oxr_options_set(&o, "unfold", too_many, NULL), OXR_E_OPTION);
+	too_many[sizeof(too_many) - 2] = '\0'; /* the longest that fits */
+	assert_int_equal(oxr_options_set(&o, "unfold", too_many, NULL), OXR_OK);
 	static const char *const unknown[] = {"color", "", "RANKDIR", "rankdir ", "depth=", "format"};
 	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
 		oxr_error err = {0};
@@ -438,13 +451,14 @@ static void test_options_key_roundtrip(void **state)
 	    {"rankdir", "TB", "LR", NULL}, {"initializers", "fold", "nodes", "hide", NULL},
 	    {"subgraphs", "collapse", "expand", NULL}, {"group", "auto", "none", "3", "16"},
 	    {"expand", "", "*", "/a/b,c d", NULL}, {"depth", "0", "1", "64", NULL},
-	    {"shapes", "on", "off", NULL}, {"attrs", "none", "key", "all", NULL}};
+	    {"shapes", "on", "off", NULL}, {"attrs", "none", "key", "all", NULL},
+	    {"arith", "fold", "nodes", NULL}, {"unfold", "", "n1", "n2,n3.body.n0", NULL}};
 	unsigned combos = 0;
 	for (unsigned seed = 0; seed < 2000; seed++) {
 		oxr_options o;
 		oxr_options_default(&o);
 		unsigned x = seed;
-		for (size_t k = 0; k < 8; k++) {
+		for (size_t k = 0; k < 10; k++) {
 			size_t n = 1;
 			while (n < 5 && vals[k][n] != NULL)
 				n++;
@@ -466,6 +480,8 @@ static void test_options_key_roundtrip(void **state)
 		assert_int_equal(back.expand_depth, o.expand_depth);
 		assert_int_equal(back.shapes, o.shapes);
 		assert_int_equal(back.attrs, o.attrs);
+		assert_int_equal(back.arith_nodes, o.arith_nodes);
+		assert_string_equal(back.unfold, o.unfold);
 		combos++;
 	}
 	assert_int_equal(combos, 2000);
@@ -475,11 +491,12 @@ static void test_option_names(void **state)
 {
 	(void)state;
 	static const char *const want[] = {"rankdir", "initializers", "subgraphs", "group",
-	                                   "expand",  "depth",        "shapes",    "attrs"};
+	                                   "expand",  "depth",        "shapes",    "attrs",
+	                                   "arith",   "unfold"};
 	size_t n = 0;
 	while (oxr_option_names[n] != NULL)
 		n++;
-	assert_int_equal(n, 8);
+	assert_int_equal(n, 10);
 	char key[2048];
 	oxr_options o;
 	oxr_options_default(&o);
@@ -1115,9 +1132,312 @@ static void test_render_isolated_matches_in_process(void **state)
 	unlink(path);
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Folding bookkeeping: tests/data/shape/bookkeeping.onnx (tests/data/shape/make_models.py
+ * says what each node is)
+ */
+typedef struct bkfx {
+	oxp_model *m;
+	oxp_dag *d;
+} bkfx;
+
+static int bk_setup(void **state)
+{
+	bkfx *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	const char *self = __FILE__;
+	const char *cut = strstr(self, "tests/unit/");
+	char path[1024];
+	snprintf(path, sizeof(path), "%.*stests/data/shape/bookkeeping.onnx",
+	         cut != NULL ? (int)(cut - self) : 0, self);
+	oxp_error e;
+	if (oxp_model_open(&f->m, path, NULL, &e) != OXP_OK ||
+	    oxp_dag_build(&f->d, f->m, NULL, &e) != OXP_OK) {
+		fprintf(stderr, "%s: %s\n", path, e.message);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int bk_teardown(void **state)
+{
+	bkfx *f = *state;
+	oxp_dag_free(f->d);
+	oxp_model_free(f->m);
+	free(f);
+	return 0;
+}
+
+/* Render with "key=value&..." options (full detail unless group is given). */
+static char *bk_render(bkfx *f, oxr_format fmt, const char *opts)
+{
+	oxr_options o;
+	oxr_options_default(&o);
+	assert_int_equal(oxr_options_set(&o, "group", "none", NULL), OXR_OK);
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", opts);
+	for (char *save = NULL, *kv = strtok_r(buf, "&", &save); kv; kv = strtok_r(NULL, "&", &save)) {
+		char *eq = strchr(kv, '=');
+		assert_non_null(eq);
+		*eq = '\0';
+		assert_int_equal(oxr_options_set(&o, kv, eq + 1, NULL), OXR_OK);
+	}
+	oxr_buf b;
+	oxr_buf_init(&b, 0);
+	oxr_error err = {0};
+	if (oxr_render(f->m, f->d, &o, fmt, &b, &err) != OXR_OK)
+		fail_msg("render %s: %s", opts, err.message);
+	return oxr_buf_steal(&b, NULL);
+}
+
+static json_t *bk_layout(bkfx *f, const char *opts)
+{
+	char *s = bk_render(f, OXR_FMT_LAYOUT_JSON, opts);
+	json_error_t je;
+	json_t *j = json_loads(s, 0, &je);
+	free(s);
+	assert_non_null(j);
+	return j;
+}
+
+/* The names of the op boxes, sorted and joined by spaces. */
+static void op_boxes(json_t *lay, char *out, size_t size)
+{
+	const char *names[128];
+	size_t n = 0, i;
+	json_t *b;
+	json_array_foreach(json_object_get(lay, "nodes"), i, b) {
+		if (strcmp(str_of(b, "kind"), "op") == 0 && n < 128)
+			names[n++] = str_of(b, "title");
+	}
+	for (size_t a = 0; a < n; a++)
+		for (size_t c = a + 1; c < n; c++)
+			if (strcmp(names[c], names[a]) < 0) {
+				const char *t = names[a];
+				names[a] = names[c];
+				names[c] = t;
+			}
+	size_t o = 0;
+	out[0] = '\0';
+	for (size_t k = 0; k < n && o < size; k++)
+		o += (size_t)snprintf(out + o, size - o, "%s%s", k ? " " : "", names[k]);
+}
+
+/* The folded rows of the op box titled `name`, joined by " | ". */
+static void rows_of(json_t *lay, const char *name, char *out, size_t size, bool chains_only)
+{
+	json_t *box = find(json_object_get(lay, "nodes"), "title", name);
+	if (box == NULL)
+		fail_msg("no box %s", name);
+	size_t o = 0, i;
+	json_t *r;
+	out[0] = '\0';
+	json_array_foreach(json_object_get(box, "rows"), i, r) {
+		if (json_object_get(r, "value") == NULL)
+			continue;
+		json_t *u = json_object_get(r, "unfold");
+		if (chains_only && u == NULL)
+			continue;
+		if (u != NULL)
+			assert_string_equal(json_string_value(u), str_of(box, "node"));
+		o += (size_t)snprintf(out + o, size - o, "%s%s", o ? " | " : "", str_of(r, "text"));
+		if (o >= size)
+			break;
+	}
+}
+
+/* The edges of a style as "from>to" titles, sorted, joined by spaces. */
+static void edges_of(json_t *lay, const char *style, char *out, size_t size)
+{
+	json_t *nodes = json_object_get(lay, "nodes");
+	char items[16][96];
+	size_t n = 0, i;
+	json_t *e;
+	json_array_foreach(json_object_get(lay, "edges"), i, e) {
+		if (strcmp(str_of(e, "style"), style) != 0 || n == 16)
+			continue;
+		json_t *a = find(nodes, "id", str_of(e, "from")), *b = find(nodes, "id", str_of(e, "to"));
+		snprintf(items[n++], sizeof(items[0]), "%s>%s", str_of(a, "title"), str_of(b, "title"));
+	}
+	for (size_t a = 0; a < n; a++)
+		for (size_t c = a + 1; c < n; c++)
+			if (strcmp(items[c], items[a]) < 0) {
+				char t[96];
+				memcpy(t, items[a], sizeof(t));
+				memcpy(items[a], items[c], sizeof(t));
+				memcpy(items[c], t, sizeof(t));
+			}
+	size_t o = 0;
+	out[0] = '\0';
+	for (size_t k = 0; k < n && o < size; k++)
+		o += (size_t)snprintf(out + o, size - o, "%s%s", k ? " " : "", items[k]);
+}
+
+static void test_fold_default(void **state)
+{
+	bkfx *f = *state;
+	json_t *lay = bk_layout(f, "");
+	char got[2048];
+	/* every node that reads data is a box; bookkeeping only when it is a graph output
+	 * (cl sz shp_out pcol_flat) or nothing consumes it (dead) */
+	op_boxes(lay, got, sizeof(got));
+	assert_string_equal(got, "cl custom cyc1 cyc2 dead drop eye_e fcall if_bk masked mm "
+	                         "padded pcol_flat r r3 rnd ry shp_out sz xs");
+	/* rows: the values the data propagation knows, else the type; the folded ops */
+	rows_of(lay, "r", got, sizeof(got), true);
+	assert_string_equal(got, "shape = [N, -1] \xc2\xb7 7 ops");
+	rows_of(lay, "padded", got, sizeof(got), true);
+	assert_string_equal(got, "pads = [2, 0, 3, 1] \xc2\xb7 12 ops");
+	rows_of(lay, "masked", got, sizeof(got), true);
+	assert_string_equal(got, "mask \xe2\x9f\xa8" "1\xc3\x97?\xe2\x9f\xa9 f32 \xc2\xb7 8 ops");
+	rows_of(lay, "xs", got, sizeof(got), true);
+	assert_string_equal(got, "half \xe2\x9f\xa8\xe2\x9f\xa9 f32 \xc2\xb7 3 ops");
+	rows_of(lay, "mm", got, sizeof(got), true);
+	/* the schema's input name, except on elementwise math (above: the value's name) */
+	assert_string_equal(got, "B \xe2\x9f\xa8" "8\xc3\x97" "3\xe2\x9f\xa9 f32 \xc2\xb7 1 op");
+	/* constants: rows with their values, nothing to unfold */
+	rows_of(lay, "custom", got, sizeof(got), false);
+	assert_string_equal(got, "c0 = 0");
+	rows_of(lay, "custom", got, sizeof(got), true);
+	assert_string_equal(got, "");
+	rows_of(lay, "r3", got, sizeof(got), false);
+	assert_string_equal(got, "shape = [-1, 3, 8]");
+	/* dotted edges: a chain reads Y, which nothing else brings to ry; shp_out's chain reads
+	 * X, which reaches it no other way.  X reaches masked (through r) and the If (through
+	 * xs) anyway: no dotted edge there. */
+	edges_of(lay, "reads", got, sizeof(got));
+	assert_string_equal(got, "X>shp_out Y>ry");
+	json_decref(lay);
+	/* the SVG's rows carry what opens them; literal rows only their value */
+	char *svg = bk_render(f, OXR_FMT_SVG, "");
+	assert_non_null(strstr(svg, " data-unfold=\"n7\">shape = [N, -1]"));
+	assert_non_null(strstr(svg, "class=\"edge reads\""));
+	const char *c = strstr(svg, ">c0 = 0<");
+	assert_non_null(c);
+	const char *tag = c;
+	while (tag > svg && *tag != '<')
+		tag--;
+	assert_true(memmem(tag, (size_t)(c - tag), "data-value=", 11) != NULL);
+	assert_null(memmem(tag, (size_t)(c - tag), "data-unfold", 11));
+	free(svg);
+	char *dot = bk_render(f, OXR_FMT_DOT, "");
+	assert_non_null(strstr(dot, "style=dotted"));
+	free(dot);
+}
+
+static void test_fold_nodes_and_unfold(void **state)
+{
+	bkfx *f = *state;
+	char got[2048];
+	/* arith=nodes: bookkeeping is drawn, constants still fold */
+	json_t *lay = bk_layout(f, "arith=nodes");
+	op_boxes(lay, got, sizeof(got));
+	assert_string_equal(got, "cl custom cyc1 cyc2 dead drop eye eye_e fcall half if_bk len "
+	                         "len1 mask masked mm ny ny1 padded pads pcol pcol_flat pflat pmat "
+	                         "prev ptr r r3 rnd rng rng2 ry shp shp_out sy sz tgt tgt_y wt xs");
+	edges_of(lay, "reads", got, sizeof(got));
+	assert_string_equal(got, "");
+	rows_of(lay, "r", got, sizeof(got), false);
+	assert_string_equal(got, ""); /* tgt is a box */
+	json_decref(lay);
+	/* unfold=n7 (r): the chain feeding r is drawn, its constants stay rows */
+	lay = bk_layout(f, "unfold=n7");
+	op_boxes(lay, got, sizeof(got));
+	assert_string_equal(got, "cl custom cyc1 cyc2 dead drop eye_e fcall if_bk len len1 masked "
+	                         "mm padded pcol_flat r r3 rnd ry shp shp_out sz tgt xs");
+	rows_of(lay, "r", got, sizeof(got), false);
+	assert_string_equal(got, "");
+	rows_of(lay, "tgt", got, sizeof(got), false);
+	assert_string_equal(got, "inputs[1] = [-1]"); /* Concat: its schema names it */
+	rows_of(lay, "len", got, sizeof(got), false);
+	assert_string_equal(got, "indices = 0");
+	/* shp_out's chain now reads len1, a box that X reaches: no dotted edge */
+	edges_of(lay, "reads", got, sizeof(got));
+	assert_string_equal(got, "Y>ry");
+	json_decref(lay);
+	/* a folded node named itself opens with its chain; unknown ids change nothing */
+	lay = bk_layout(f, "unfold=n4,zz,n999");
+	op_boxes(lay, got, sizeof(got));
+	assert_string_equal(got, "cl custom cyc1 cyc2 dead drop eye_e fcall if_bk len len1 masked "
+	                         "mm padded pcol_flat r r3 rnd ry shp shp_out sz xs");
+	rows_of(lay, "r", got, sizeof(got), true);
+	assert_string_equal(got, "shape = [N, -1] \xc2\xb7 2 ops"); /* tgt, m1 */
+	json_decref(lay);
+}
+
+/* Chains that share much (values each computed from one long chain): following them costs
+ * their lengths summed, so past a budget folding falls back to constants only. */
+static void chain_model(pbw *m, unsigned len, unsigned fan)
+{
+	pbw g = {0}, t = {0}, op = {0};
+	static const int64_t one_dims[] = {1};
+	int64_t one = 1;
+	pbw_tensor_head(&t, one_dims, 1, OXP_DT_INT64);
+	pbw_str(&t, 8, "k");
+	pbw_bytes(&t, 9, &one, sizeof(one));
+	put_msg(&g, 5, &t);
+	value_info(&g, 11, "X", OXP_DT_FLOAT, "N,4");
+	char in[64], out[32], name[32];
+	node(&g, "Shape", "s", 1, "X", "c0", NULL);
+	for (unsigned i = 1; i <= len; i++) {
+		snprintf(in, sizeof(in), "c%u,k", i - 1);
+		snprintf(out, sizeof(out), "c%u", i);
+		node(&g, "Add", out, strlen(out), in, out, NULL);
+	}
+	for (unsigned j = 0; j < fan; j++) {
+		snprintf(in, sizeof(in), "c%u,k", len);
+		snprintf(out, sizeof(out), "v%u", j);
+		node(&g, "Sub", out, strlen(out), in, out, NULL);
+		snprintf(in, sizeof(in), "X,v%u", j);
+		snprintf(name, sizeof(name), "d%u", j);
+		node(&g, "Reshape", name, strlen(name), in, name, NULL);
+		value_info(&g, 12, name, OXP_DT_FLOAT, NULL);
+	}
+	pbw_str(&g, 2, "chains");
+	pbw_int(m, 1, 8);
+	pbw_str(&op, 1, "");
+	pbw_int(&op, 2, 14);
+	put_msg(m, 8, &op);
+	put_msg(m, 7, &g);
+}
+
+static void test_fold_budget(void **state)
+{
+	(void)state;
+	static const unsigned cases[][3] = {{100, 100, 0}, {2200, 2200, 1}}; /* len, fan, gives up */
+	for (size_t c = 0; c < 2; c++) {
+		pbw m = {0};
+		chain_model(&m, cases[c][0], cases[c][1]);
+		oxp_model *model;
+		oxp_dag *dag;
+		oxp_error pe;
+		oxp_limits lim = oxp_limits_default();
+		assert_int_equal(oxp_model_parse(&model, m.p, m.len, &lim, &pe), OXP_OK);
+		assert_int_equal(oxp_dag_build(&dag, model, NULL, &pe), OXP_OK);
+		oxr_options o;
+		oxr_options_default(&o);
+		assert_int_equal(oxr_options_set(&o, "group", "none", NULL), OXR_OK);
+		oxr_buf b;
+		oxr_buf_init(&b, 0);
+		assert_int_equal(oxr_render(model, dag, &o, OXR_FMT_DOT, &b, NULL), OXR_OK);
+		/* folded: the fan's Reshapes (and X, the outputs); given up: every Add too */
+		bool chain_drawn = strstr(b.data, "label=\"Add\\n") != NULL;
+		if (chain_drawn != (cases[c][2] == 1))
+			fail_msg("chain %u x %u: chain drawn %d", cases[c][0], cases[c][1], chain_drawn);
+		oxr_buf_free(&b);
+		oxp_dag_free(dag);
+		oxp_model_free(model);
+		pbw_free(&m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_fold_default, bk_setup, bk_teardown),
+	    cmocka_unit_test_setup_teardown(test_fold_nodes_and_unfold, bk_setup, bk_teardown),
+	    cmocka_unit_test(test_fold_budget),
 	    cmocka_unit_test(test_options_default_key),
 	    cmocka_unit_test(test_options_accepted),
 	    cmocka_unit_test(test_options_rejected),

@@ -1,5 +1,6 @@
 /*
- * test_shape.c — shape inference (parser/shape*.c) on the small models of tests/data/shape/
+ * test_shape.c — shape inference (parser/shape*.c), the known values of its data propagation
+ * and the bookkeeping flags (parser/bookkeeping.c) on the small models of tests/data/shape/
  * (written by tests/data/shape/make_models.py; the expected shapes below are worked out
  * by hand from the ONNX operator specification).
  *
@@ -407,6 +408,108 @@ static void test_functions(void **state)
 	expect(f, "call_perm", "-"); /* perm refers to the caller's attribute */
 }
 
+/* The node whose name is `name` in scope `scope_id`. */
+static const oxp_dnode *node_named(const fixture *f, const char *scope_id, const char *name)
+{
+	const oxp_dag_view *v = oxp_dag_get(f->dag);
+	uint32_t si = scope_index(f, scope_id);
+	for (uint32_t k = 0; k < v->scopes[si].nnodes; k++) {
+		const oxp_dnode *dn = &v->nodes[v->scopes[si].first_node + k];
+		if (oxp_str_eq(dn->proto->name, name))
+			return dn;
+	}
+	fail_msg("no node '%s' in scope '%s'", name, scope_id);
+	return NULL;
+}
+
+static void test_bookkeeping(void **state)
+{
+	fixture *f = *state;
+	load(f, "bookkeeping");
+	/* computable without input data: constants, shapes, what is computed from them
+	 * (a float from weights too), the type- or shape-only inputs of CastLike/EyeLike */
+	static const char *const yes[] = {
+	    "shp", "c0", "len", "axes0", "len1", "m1", "tgt", "wt", "c_n38", "two", "four", "half",
+	    "cl", "sz", "eye", "dead", "shp_out", "rng", "c1", "rng2", "mask", "sy", "ny", "ny1",
+	    "tgt_y", "pflat", "pmat", "prev", "ptr", "pads", "pcol", "pcol_flat"};
+	/* reads data; random; holds subgraphs; another domain; a local function; on a cycle */
+	static const char *const no[] = {"r", "mm", "r3", "xs", "rnd", "eye_e", "if_bk", "custom",
+	                                 "fcall", "cyc1", "cyc2", "drop", "masked", "ry", "padded"};
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!node_named(f, "", yes[i])->bookkeeping)
+			fail_msg("%s: not bookkeeping", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (node_named(f, "", no[i])->bookkeeping)
+			fail_msg("%s: bookkeeping", no[i]);
+	/* in a subgraph: outer values count as their producers do */
+	assert_true(node_named(f, "n21.then_branch", "in_c")->bookkeeping);
+	assert_true(node_named(f, "n21.then_branch", "in_bk")->bookkeeping);
+	assert_false(node_named(f, "n21.then_branch", "in_data")->bookkeeping);
+	assert_true(node_named(f, "n21.else_branch", "e_bk")->bookkeeping);
+	assert_false(node_named(f, "n21.else_branch", "e_data")->bookkeeping);
+	/* a function body's inputs are data */
+	assert_false(node_named(f, "f0", "y")->bookkeeping);
+	/* the flag does not depend on shape inference */
+	load_with(f, "bookkeeping", false);
+	assert_true(node_named(f, "", "tgt")->bookkeeping);
+	assert_false(node_named(f, "", "r")->bookkeeping);
+}
+
+/* "N,-1" for the known values of a value ("" main scope), "-" when none are known. */
+static void expect_data(const fixture *f, const char *name, int32_t rank, const char *want)
+{
+	char got[256];
+	size_t o = 0;
+	oxp_str s = {name, strlen(name)};
+	uint32_t vi = oxp_dag_find_value(f->dag, 0, s);
+	oxp_known_data kd;
+	if (vi == OXP_NONE || !oxp_dag_value_data(f->dag, vi, &kd)) {
+		snprintf(got, sizeof(got), "-");
+	} else {
+		got[0] = '\0';
+		assert_int_equal(kd.rank, rank);
+		for (uint32_t k = 0; k < kd.count && o < sizeof(got); k++) {
+			const oxp_dim *d = &kd.elems[k];
+			const char *sep = k > 0 ? "," : "";
+			if (d->kind == OXP_DIM_VALUE)
+				o += (size_t)snprintf(got + o, sizeof(got) - o, "%s%lld", sep,
+				                      (long long)d->value);
+			else if (d->kind == OXP_DIM_PARAM)
+				o += (size_t)snprintf(got + o, sizeof(got) - o, "%s%.*s", sep,
+				                      (int)d->param.len, d->param.p);
+			else
+				o += (size_t)snprintf(got + o, sizeof(got) - o, "%s?", sep);
+		}
+	}
+	if (strcmp(got, want) != 0)
+		fail_msg("%s: known values %s, expected %s", name, got, want);
+}
+
+static void test_known_data(void **state)
+{
+	fixture *f = *state;
+	load(f, "bookkeeping");
+	expect_data(f, "shp", 1, "N,3,8");
+	expect_data(f, "len", 0, "N");
+	expect_data(f, "tgt", 1, "N,-1");
+	expect_data(f, "tgt_y", 1, "4,-1");
+	expect_data(f, "r", 0, "-"); /* a float tensor */
+	/* PyTorch's pads: a 2x2 matrix reversed by rows and transposed, then flattened */
+	/* pflat is declared [unk__9] (as onnx.shape_inference writes it), inferred [4]: its
+	 * consumer reads 4, else the matrix [-1, 2] and all below would be unknown */
+	assert_int_equal(value_in(f, "", "pflat")->declared.dims[0].kind, OXP_DIM_PARAM);
+	expect(f, "pflat", "7:4");
+	expect_data(f, "pads", 1, "2,0,3,1");
+	expect(f, "padded", "1:10,7");
+	expect_data(f, "pcol_flat", 1, "1,3"); /* a column sliced out of the matrix */
+	expect_data(f, "pmat", 2, "-");        /* matrices are for inference only */
+	expect(f, "pmat", "7:2,2");
+	/* nothing is known without inference */
+	load_with(f, "bookkeeping", false);
+	expect_data(f, "shp", 1, "-");
+	expect_data(f, "tgt", 1, "-");
+}
+
 static void test_bad_attributes(void **state)
 {
 	fixture *f = *state;
@@ -454,6 +557,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_order_and_cycles, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_functions, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_attributes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bookkeeping, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_known_data, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("shape", tests, NULL, NULL);
 }

@@ -410,7 +410,95 @@ def bad():
           extra_opsets=[helper.make_opsetid('com.example', 1)])
 
 
+def bookkeeping():
+    """Which nodes compute without input data (oxp_dnode.bookkeeping), what folds, and the
+    PyTorch pads chain (a small matrix through Reshape, Slice, Transpose)."""
+    f32 = lambda name, v: node('Constant', [], [name], value=numpy_helper.from_array(
+        np.array(v, dtype=np.float32), name))
+    then_g = helper.make_graph(
+        [node('Constant', [], ['in_c'], value_int=5),
+         node('Add', ['in_c', 'len'], ['in_bk']),              # outer bookkeeping value
+         node('Add', ['in_c', 'xs'], ['in_data'])],            # outer data
+        'then', [], [vi('in_bk', I64, None), vi('in_data', F, None)])
+    else_g = helper.make_graph(
+        [node('Identity', ['len'], ['e_bk']), node('Identity', ['xs'], ['e_data'])],
+        'else', [], [vi('e_bk', I64, None), vi('e_data', F, None)])
+    fn = helper.make_function('local', 'Twice', ['x'], ['y'], [node('Add', ['x', 'x'], ['y'])],
+                              [helper.make_opsetid('', 14)])
+    big = -9223372036854775807
+    nodes = [
+        node('Shape', ['X'], ['shp']),                               # bk: [N, 3, 8]
+        node('Constant', [], ['c0'], value_int=0),
+        node('Gather', ['shp', 'c0'], ['len']),                      # bk: N
+        const_ints('axes0', [0]),
+        node('Unsqueeze', ['len', 'axes0'], ['len1']),               # bk: [N]
+        const_ints('m1', [-1]),
+        node('Concat', ['len1', 'm1'], ['tgt'], axis=0),             # bk: [N, -1]
+        node('Reshape', ['X', 'tgt'], ['r']),                        # data: [N, 24]
+        node('Transpose', ['W'], ['wt']),                            # bk: from a weight
+        node('MatMul', ['r3', 'wt'], ['mm']),                        # data
+        node('Reshape', ['X', 'c_n38'], ['r3']),                     # data
+        const_ints('c_n38', [-1, 3, 8]),
+        f32('two', 2.0), f32('four', 4.0),
+        node('Div', ['two', 'four'], ['half']),                      # bk: f32 0.5
+        node('Mul', ['X', 'half'], ['xs']),                          # data
+        node('RandomNormal', [], ['rnd'], shape=[2]),                # random: not bk
+        node('CastLike', ['c0', 'X'], ['cl']),                       # bk: X's type only
+        node('Size', ['X'], ['sz']),                                 # bk
+        node('EyeLike', ['E'], ['eye']),                             # bk: E's shape only
+        node('Add', ['eye', 'E'], ['eye_e']),                        # data
+        node('If', ['C'], ['if_bk', 'if_data'], then_branch=then_g,  # holds subgraphs
+             else_branch=else_g),
+        helper.make_node('Op', ['c0'], ['custom'], name='custom', domain='com.example'),
+        helper.make_node('Twice', ['c0'], ['fcall'], name='fcall', domain='local'),
+        node('Add', ['c0', 'cyc2'], ['cyc1']),                       # on a cycle
+        node('Neg', ['cyc1'], ['cyc2']),
+        node('Dropout', ['two'], ['drop']),                          # random
+        node('Shape', ['X'], ['dead']),                              # bk, consumed by nobody
+        node('Concat', ['len1', 'axes0'], ['shp_out'], axis=0),      # bk, a graph output
+        node('Range', ['c0', 'len', 'c1'], ['rng']),                 # bk: [N] values 0..N-1
+        node('Constant', [], ['c1'], value_int=1),
+        node('Unsqueeze', ['rng', 'axes0'], ['rng2']),               # bk: [1, N]
+        node('Cast', ['rng2'], ['mask'], to=F),                      # bk: f32 [1, N]
+        node('Add', ['r', 'mask'], ['masked']),                      # data
+        # a chain reading Y, which nothing else brings to ry: a dotted edge
+        node('Shape', ['Y'], ['sy']),
+        node('Gather', ['sy', 'c0'], ['ny']),
+        node('Unsqueeze', ['ny', 'axes0'], ['ny1']),
+        node('Concat', ['ny1', 'm1'], ['tgt_y'], axis=0),
+        node('Reshape', ['X', 'tgt_y'], ['ry']),                     # data: [4, ?]
+        # PyTorch's pads: [0, 1, 2, 3] -> [[0, 1], [2, 3]] -> reversed rows -> transposed
+        # -> flat [2, 0, 3, 1] (begin d0, begin d1, end d0, end d1)
+        const_ints('p01', [0, 1]), const_ints('p23', [2, 3]),
+        node('Concat', ['p01', 'p23'], ['pflat'], axis=0),
+        const_ints('m1_2', [-1, 2]),
+        node('Reshape', ['pflat', 'm1_2'], ['pmat']),               # [[0, 1], [2, 3]]
+        const_ints('s_m1', [-1]), const_ints('s_big', [big]),
+        node('Slice', ['pmat', 's_m1', 's_big', 'axes0', 'm1'], ['prev']),  # [[2, 3], [0, 1]]
+        node('Transpose', ['prev'], ['ptr'], perm=[1, 0]),           # [[2, 0], [3, 1]]
+        node('Reshape', ['ptr', 'm1'], ['pads']),                    # [2, 0, 3, 1]
+        node('Pad', ['P', 'pads'], ['padded']),                      # [5, 6] -> [10, 7]
+        node('Slice', ['pmat', 'c_1', 'c_2', 'c_1'], ['pcol']),      # [[1], [3]]
+        const_ints('c_1', [1]), const_ints('c_2', [2]),
+        node('Reshape', ['pcol', 'm1'], ['pcol_flat']),              # [1, 3]
+    ]
+    model('bookkeeping', nodes,
+          [vi('X', F, ['N', 3, 8]), vi('Y', F, [4, 'K']), vi('E', F, [3, 3]), vi('C', B, []),
+           vi('P', F, [5, 6])],
+          [vi('mm', F, None), vi('shp_out', I64, None), vi('masked', F, None),
+           vi('ry', F, None), vi('padded', F, None), vi('if_bk', I64, None),
+           vi('custom', I64, None), vi('fcall', I64, None), vi('cyc2', I64, None),
+           vi('drop', F, None), vi('rnd', F, None), vi('cl', F, None), vi('sz', I64, None),
+           vi('eye_e', F, None), vi('if_data', F, None), vi('pcol_flat', I64, None)],
+          14, initializers=[numpy_helper.from_array(np.ones((3, 8), np.float32), 'W')],
+          functions=[fn], extra_opsets=[helper.make_opsetid('local', 1),
+                                        helper.make_opsetid('com.example', 1)],
+          # as onnx.shape_inference writes it: a made-up symbol for a dim it cannot compute
+          value_info=[vi('pflat', I64, ['unk__9'])])
+
+
 if __name__ == '__main__':
+    bookkeeping()
     elementwise()
     legacy()
     conv()
