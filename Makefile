@@ -10,7 +10,7 @@
 #   make bench      the benchmark scripts under tests/bench/
 #   make schemas ONNX_SRC=... ORT_CONTRIB=...  regenerate parser/schema_table.c
 #
-# Every module folder (parser/, render/, service/) is compiled from its *.c files;
+# Every module folder (parser/, diff/, render/, service/) is compiled from its *.c files;
 # service/main.c is the program's entry point.  Unit tests are tests/unit/test_*.c,
 # one cmocka program each.
 
@@ -38,6 +38,7 @@ LIBS     = $(GVLIBS) -lmicrohttpd -ljansson -lcrypto -lm -lpthread
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 PARSER_SRC  := $(wildcard parser/*.c)
+DIFF_SRC    := $(wildcard diff/*.c)
 RENDER_SRC  := $(wildcard render/*.c)
 SERVICE_SRC := $(filter-out service/main.c,$(wildcard service/*.c))
 WEB_FILES   := $(sort $(wildcard web/*.html web/*.css web/*.js web/*.svg))
@@ -48,11 +49,12 @@ PARSER_OBJ  := $(call obj,$(PARSER_SRC))
 # The parser's hot loops (wire reader, decoder, dtype conversion) gain ~7% at -O3
 # (tests/bench/parse.sh); OPT given on the command line still wins.
 $(PARSER_OBJ): OPT := -O3
+DIFF_OBJ    := $(call obj,$(DIFF_SRC))
 RENDER_OBJ  := $(call obj,$(RENDER_SRC))
 SERVICE_OBJ := $(call obj,$(SERVICE_SRC)) $(BUILD)/obj/gen/web_assets.o
 SERVICE_OBJ += $(BUILD)/obj/gen/openapi.o
 OPENAPI_GEN := $(BUILD)/gen/openapi.c
-ALL_OBJ     := $(PARSER_OBJ) $(RENDER_OBJ) $(SERVICE_OBJ)
+ALL_OBJ     := $(PARSER_OBJ) $(DIFF_OBJ) $(RENDER_OBJ) $(SERVICE_OBJ)
 
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
@@ -148,7 +150,8 @@ DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 
 # the docker suite: ip (loopback in its network namespace), python3-yaml (compose.yaml)
 DEPS_TEST  += iproute2 python3-yaml
 # real PyTorch exports for the differential tests (tests/diff/folded.py, the quantized
-# torchvision models): torch 1.13 and torchvision 0.14, random weights, nothing downloaded
+# torchvision models, the modeldiff suite's pairs at two opsets): torch 1.13 and
+# torchvision 0.14, random weights, nothing downloaded
 DEPS_TEST  += python3-torch python3-torchvision
 define install_missing
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \

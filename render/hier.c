@@ -4,12 +4,29 @@
  * Exporters name nodes by module path: "/encoder/layers.3/self_attn/MatMul".  Every node
  * of a scope is filed under the group of its path without the last component (depth 3:
  * encoder > layers.3 > self_attn).  A view collapses every group at depth N (and deeper)
- * into one box, except groups the options expand; expanded groups below the root become
- * clusters.  N comes from the options (group=N, depth=N-1), or automatically: the most
- * detailed depth whose overview stays small.  Edges between groups are aggregated by
- * view.c from node_box.
+ * into one box, except groups the options expand; open groups below the root become
+ * clusters; a collapsed group of one node is drawn as that node.  N comes from the options
+ * (group=N, depth=N-1), or automatically: the most detailed depth whose overview stays
+ * small.  Edges between groups are aggregated by view.c from node_box.
+ *
+ * Among the collapsed children of an open group:
+ *   - runs: consecutive siblings that repeat each other (repeat.c) share one box,
+ *     "layers.0–47 ×48", summarised by the first;
+ *   - ranges: a family of numbered siblings with more than RANGE_MAX boxes (after runs) is
+ *     cut by number into at most ~RANGE_BLOCKS ranges, "layers.0–99", each one box that
+ *     opens like a group (expand=/model/layers.0..99) to show its members.
+ * Ranges depend only on N and the model, never on the expand list, so opening one member
+ * leaves the others where they were.  An automatic overview with fewer than AUTO_MIN boxes
+ * opens the first instance of each run one level ("layers.0" as a cluster of its parts,
+ * "layers.1–47 ×47" beside it).
+ *
+ * Expand entries (comma-separated): "/a/b" opens /a/b and everything below it (and keeps
+ * its ancestors open); "/a/" followed by "*" opens every child of /a that way; the same
+ * after "/a/layers.3..9" the children layers.3 to layers.9; "/a/layers.0..99" alone opens
+ * that range (its members stay collapsed).  A scope whose name really is "layers.3..9" is
+ * matched as a name first.
  */
-#include "render/internal.h"
+#include "render/hier.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,27 +35,13 @@
 #define MAX_GROUP_DEPTH OXR_MAX_GROUP_DEPTH
 #define AUTO_FLAT 320   /* up to this many op boxes: no grouping */
 #define AUTO_MAX 160    /* an automatic overview aims at most at this many boxes */
+#define AUTO_MIN 5      /* ... and at least at this many ("a handful") */
+#define RANGE_MAX 32    /* a family with more boxes than this is drawn as ranges */
+#define RANGE_BLOCKS 16 /* ... of 10, 20, 50, 100, ... members: at most this many */
 
-typedef struct hgroup {
-	oxp_str key;        /* path component (bytes of the model) */
-	uint32_t parent;
-	uint32_t depth;     /* root 0 */
-	uint32_t nops;      /* nodes in this group and below */
-	uint32_t rep;       /* collapsed group standing for this one, or OXP_NONE */
-	uint32_t box;       /* BX_GROUP box when collapsed and visible */
-	uint32_t cluster;   /* cluster when expanded (not root) */
-	uint32_t first_node;/* list of nodes mapped to this collapsed box (via next[]) */
-	bool expanded;
-	const char *path;   /* "/encoder/layers.3" (display text), built when needed */
-} hgroup;
-
-typedef struct hier {
-	hgroup *g;
-	uint32_t n, cap;
-	uint32_t *table;    /* open addressing over (parent, key) -> group */
-	uint32_t tcap;
-} hier;
-
+/* ---------------------------------------------------------------------------------------
+ * The tree
+ */
 static uint64_t hkey(uint32_t parent, oxp_str k)
 {
 	uint64_t h = 1469598103934665603ull ^ parent;
@@ -72,7 +75,7 @@ static uint32_t child(hier *h, uint32_t parent, oxp_str key, bool *oom)
 	g->key = key;
 	g->parent = parent;
 	g->depth = h->g[parent].depth + 1;
-	g->rep = g->box = g->cluster = g->first_node = OXP_NONE;
+	g->box = g->content = g->first_node = g->member = g->range = g->run = OXP_NONE;
 	h->table[i] = gi;
 	return gi;
 }
@@ -139,132 +142,782 @@ static const char *group_path(view *v, hier *h, uint32_t gi)
 	return h->g[gi].path;
 }
 
-/* Does the expand list name group gi (or a group below it)?  Entries are paths like
- * "/encoder/layers.3"; a leading '/' is optional. */
-static bool listed(view *v, hier *h, uint32_t gi)
+/* ---------------------------------------------------------------------------------------
+ * Runs and ranges as the default view sees them (every child collapsed)
+ */
+/* Does a sibling whose predecessor in its family is prev start a box of its own (it is no
+ * repeat of prev)? */
+static bool starts_box(const hier *h, uint32_t prev)
 {
-	const char *list = v->o.expand;
-	if (list[0] == '\0')
-		return false;
-	const char *path = group_path(v, h, gi);
-	size_t plen = strlen(path);
-	const char *p = list;
-	while (*p) {
-		const char *e = strchr(p, ',');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		const char *q = p;
-		size_t qn = n;
-		if (qn > 0 && q[0] != '/') {
-			/* compare without the leading slash */
-			if (qn <= plen - 1 && memcmp(q, path + 1, qn) == 0 &&
-			    (qn == plen - 1 || path[1 + qn] == '/'))
-				return true;
-		} else if (qn <= plen && qn > 0 && memcmp(q, path, qn) == 0 &&
-		           (qn == plen || path[qn] == '/')) {
-			return true; /* the entry is this group or one of its ancestors */
-		}
-		/* an entry below this group also keeps it expanded */
-		if (qn > plen && path[0] != '\0' && memcmp(q, path, plen) == 0 && q[plen] == '/')
-			return true;
-		if (qn > plen - 1 && q[0] != '/' && plen > 1 && memcmp(q, path + 1, plen - 1) == 0 &&
-		    q[plen - 1] == '/')
-			return true;
-		if (e == NULL)
-			break;
-		p = e + 1;
-	}
-	return false;
+	return prev == OXP_NONE || !h->g[prev].same_next;
 }
 
-static int auto_depth(const hier *h, const uint32_t *node_group, const uint32_t *nodes,
-                      uint32_t nn)
+/* Ranges of size s over the family starting at x: how many. */
+static uint32_t blocks(const hier *h, uint32_t x, uint32_t s)
 {
-	if (nn <= AUTO_FLAT)
-		return 0;
+	uint32_t fam = h->g[x].fam, n = 0, last = UINT32_MAX;
+	for (; x != OXP_NONE && h->g[x].fam == fam; x = h->g[x].next_sibling) {
+		if (h->g[x].num / s != last)
+			n++;
+		last = h->g[x].num / s;
+	}
+	return n;
+}
+
+/* The range size for a family: 10, 20, 50, 100, ... members, the first giving at most
+ * RANGE_BLOCKS ranges. */
+static uint32_t range_size(const hier *h, uint32_t x)
+{
+	uint32_t s = 10;
+	for (int k = 0; k < 24; k++) {
+		if (blocks(h, x, s) <= RANGE_BLOCKS)
+			return s;
+		uint32_t lead = s;
+		while (lead >= 10)
+			lead /= 10;
+		uint32_t nx = lead == 2 ? s / 2 * 5 : s * 2; /* 10 20 50 100 200 500 ... */
+		if (nx <= s)
+			break;
+		s = nx;
+	}
+	return s;
+}
+
+/* Boxes of one family of collapsed siblings starting at x (runs merged), and where the
+ * family ends. */
+static uint32_t family_items(const hier *h, uint32_t x, uint32_t *end)
+{
+	uint32_t fam = h->g[x].fam, items = 0, prev = OXP_NONE;
+	for (; x != OXP_NONE && h->g[x].fam == fam; prev = x, x = h->g[x].next_sibling)
+		items += starts_box(h, prev);
+	*end = x;
+	return items;
+}
+
+/* Boxes for the children of group p, all collapsed: runs merged, ranges where a family
+ * has too many. */
+static uint32_t items_of(const hier *h, uint32_t p)
+{
+	uint32_t total = 0;
+	for (uint32_t c = h->g[p].first_child; c != OXP_NONE;) {
+		if (h->g[c].num == HIER_NONUM) {
+			total++;
+			c = h->g[c].next_sibling;
+			continue;
+		}
+		uint32_t end;
+		uint32_t items = family_items(h, c, &end);
+		total += items > RANGE_MAX ? blocks(h, c, range_size(h, c)) : items;
+		c = end;
+	}
+	return total;
+}
+
+/* Boxes of the view collapsing at depth N: nodes filed above N, and the boxes of the
+ * children of every group at N-1. */
+static uint64_t level_boxes(const hier *h, const uint32_t *ndepth, uint32_t N)
+{
+	uint64_t boxes = 0;
+	for (uint32_t d = 0; d < N && d <= MAX_GROUP_DEPTH; d++)
+		boxes += ndepth[d];
+	for (uint32_t gi = 0; gi < h->n; gi++)
+		if (h->g[gi].depth + 1 == N)
+			boxes += items_of(h, gi);
+	return boxes;
+}
+
+/* The runs among p's children (in families not cut into ranges), all collapsed: the
+ * boxes the children of their first members add when those open (mark: set them to open
+ * one level), or (rest) the boxes the children of all the other members add. */
+enum { RUNS_FIRST = 0, RUNS_MARK, RUNS_REST };
+
+static uint64_t run_members(hier *h, uint32_t p, int what)
+{
+	uint64_t boxes = 0;
+	for (uint32_t c = h->g[p].first_child; c != OXP_NONE;) {
+		if (h->g[c].num == HIER_NONUM) {
+			c = h->g[c].next_sibling;
+			continue;
+		}
+		uint32_t end;
+		if (family_items(h, c, &end) <= RANGE_MAX) {
+			uint32_t prev = OXP_NONE;
+			for (uint32_t x = c; x != end; prev = x, x = h->g[x].next_sibling) {
+				bool first = starts_box(h, prev);
+				if (what == RUNS_REST) {
+					if (!first)
+						boxes += items_of(h, x);
+				} else if (first && h->g[x].same_next) {
+					boxes += items_of(h, x);
+					if (what == RUNS_MARK)
+						h->g[x].auto_open = true;
+				}
+			}
+		}
+		c = end;
+	}
+	return boxes;
+}
+
+static uint64_t level_runs(hier *h, uint32_t depth, int what)
+{
+	uint64_t boxes = 0;
+	for (uint32_t gi = 0; gi < h->n; gi++)
+		if (h->g[gi].depth == depth)
+			boxes += run_members(h, gi, what);
+	return boxes;
+}
+
+/* The automatic depth: the most detailed whose view has at most AUTO_MAX boxes, but not
+ * one that mostly repeats what a run at the level above already says (every member of a
+ * run opened: 48 copies of one layer).  Fewer than AUTO_MIN boxes: the first member of
+ * every run opens one level. */
+static int auto_depth(hier *h, const uint32_t *ndepth)
+{
 	uint32_t maxd = 0;
 	for (uint32_t gi = 0; gi < h->n; gi++)
 		if (h->g[gi].depth > maxd)
 			maxd = h->g[gi].depth;
 	if (maxd == 0)
 		return 0; /* no scopes in the names: nothing to group by */
-	int best = 1;
-	for (uint32_t N = 1; N <= maxd; N++) {
-		/* boxes at depth N: nodes filed above depth N, plus groups at depth N */
-		uint32_t boxes = 0;
-		for (uint32_t k = 0; k < nn; k++)
-			boxes += h->g[node_group[nodes[k]]].depth < N;
-		for (uint32_t gi = 1; gi < h->n; gi++)
-			boxes += h->g[gi].depth == N && h->g[gi].nops > 0;
-		if (boxes <= AUTO_MAX)
-			best = (int)N;
-		else
+	uint32_t best = 1;
+	uint64_t best_boxes = level_boxes(h, ndepth, 1);
+	for (uint32_t N = 2; N <= maxd; N++) {
+		uint64_t boxes = level_boxes(h, ndepth, N);
+		if (boxes > AUTO_MAX || level_runs(h, N - 2, RUNS_REST) * 2 > boxes)
 			break;
+		best = N;
+		best_boxes = boxes;
 	}
-	return best;
+	if (best_boxes < AUTO_MIN) {
+		uint64_t extra = level_runs(h, best - 1, RUNS_FIRST);
+		if (extra > 0 && best_boxes + extra <= AUTO_MAX)
+			level_runs(h, best - 1, RUNS_MARK);
+	}
+	return (int)best;
 }
+
+/* ---------------------------------------------------------------------------------------
+ * The expand list
+ */
+typedef struct xentry {
+	const char *p;      /* normalised: starts with '/' */
+	size_t n;
+	bool all;           /* ends in a slash and a star: the children of the base */
+	size_t base;        /* length without them */
+	bool span;          /* the base's last component is "<prefix><lo>..<hi>" */
+	size_t span_parent; /* length of the path before that component */
+	size_t prefix_len;  /* of the component's prefix (it starts at p + span_parent + 1) */
+	uint32_t lo, hi;
+} xentry;
+
+static bool digits(const char *s, size_t n, uint32_t *v)
+{
+	if (n == 0 || n > 9)
+		return false;
+	uint32_t x = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		x = x * 10 + (uint32_t)(s[i] - '0');
+	}
+	*v = x;
+	return true;
+}
+
+/* "<prefix><lo>..<hi>" (the last ".." splits). */
+static bool parse_span(const char *c, size_t n, size_t *prefix_len, uint32_t *lo, uint32_t *hi)
+{
+	size_t i = n;
+	while (i >= 2 && !(c[i - 2] == '.' && c[i - 1] == '.'))
+		i--;
+	if (i < 2)
+		return false;
+	size_t left = i - 2, d = 0;
+	while (d < left && c[left - 1 - d] >= '0' && c[left - 1 - d] <= '9')
+		d++;
+	if (!digits(c + left - d, d, lo) || !digits(c + i, n - i, hi) || *lo > *hi)
+		return false;
+	*prefix_len = left - d;
+	return true;
+}
+
+static uint32_t parse_entries(view *v, xentry **out)
+{
+	const char *list = v->o.expand;
+	uint32_t n = 0;
+	for (const char *p = list; *p; p++)
+		n += *p == ',';
+	xentry *x = oxp_arena_alloc(v->arena, (size_t)(n + 1) * sizeof(xentry));
+	if (x == NULL)
+		return 0;
+	n = 0;
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len > 0) {
+			xentry *t = &x[n];
+			memset(t, 0, sizeof(*t));
+			bool slash = p[0] == '/';
+			char *s = oxp_arena_printf(v->arena, "%s%.*s", slash ? "" : "/", (int)len, p);
+			if (s == NULL)
+				return 0;
+			t->p = s;
+			t->n = strlen(s);
+			t->all = t->n >= 2 && s[t->n - 2] == '/' && s[t->n - 1] == '*';
+			t->base = t->all ? t->n - 2 : t->n;
+			size_t slash_at = t->base;
+			while (slash_at > 0 && s[slash_at - 1] != '/')
+				slash_at--;
+			if (slash_at > 0) {
+				t->span_parent = slash_at - 1;
+				t->span = parse_span(s + slash_at, t->base - slash_at, &t->prefix_len, &t->lo,
+				                     &t->hi);
+			}
+			n++;
+		}
+		if (e == NULL)
+			break;
+		p = e + 1;
+	}
+	*out = x;
+	return n;
+}
+
+/* Is key text k (a child of the span's parent) inside the span? */
+static bool in_span(const xentry *e, const char *k, size_t kn)
+{
+	const char *prefix = e->p + e->span_parent + 1;
+	uint32_t num;
+	return kn > e->prefix_len && memcmp(k, prefix, e->prefix_len) == 0 &&
+	       digits(k + e->prefix_len, kn - e->prefix_len, &num) && num >= e->lo && num <= e->hi;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The view's state
+ */
+typedef struct hrange {
+	uint32_t parent, first, last, count;
+	bool open;
+	uint32_t box, cluster;
+	const char *path, *label;
+} hrange;
+
+typedef struct hrun {
+	uint32_t first, last, count, box;
+} hrun;
+
+enum { IT_GROUP = 0, IT_RUN, IT_RANGE };
+
+typedef struct hitem {
+	uint8_t kind;
+	uint32_t ref;        /* group, run or range */
+	uint32_t first_node; /* nodes it summarises (via next[]) */
+} hitem;
+
+typedef struct hstate {
+	view *v;
+	hier h;
+	int N;
+	xentry *x;
+	uint32_t nx;
+	hrange *ranges;
+	uint32_t nranges, capranges;
+	hrun *runs;
+	uint32_t nruns, capruns;
+	hitem *items;
+	uint32_t nitems, capitems;
+	uint32_t *next;      /* per dag node: next node of the same item */
+} hstate;
+
+static bool grow(void **p, uint32_t *cap, uint32_t n, size_t size)
+{
+	if (n < *cap)
+		return true;
+	uint32_t nc = *cap ? *cap * 2 : 64;
+	void *np = realloc(*p, (size_t)nc * size);
+	if (np == NULL)
+		return false;
+	*p = np;
+	*cap = nc;
+	return true;
+}
+
+static const char *key_text(hstate *st, uint32_t gi, size_t max)
+{
+	return oxr__text(st->v->arena, st->h.g[gi].key, max);
+}
+
+/* Cut the collapsed children of open group p into ranges where a family is too big. */
+static bool make_ranges(hstate *st, uint32_t p)
+{
+	hier *h = &st->h;
+	for (uint32_t c = h->g[p].first_child; c != OXP_NONE;) {
+		if (h->g[c].num == HIER_NONUM || h->g[c].auto_open) {
+			c = h->g[c].next_sibling;
+			continue;
+		}
+		uint32_t end;
+		if (family_items(h, c, &end) > RANGE_MAX) {
+			uint32_t s = range_size(h, c), cur = OXP_NONE;
+			for (uint32_t x = c; x != end; x = h->g[x].next_sibling) {
+				if (cur == OXP_NONE || h->g[x].num / s != h->g[st->ranges[cur].first].num / s) {
+					if (!grow((void **)&st->ranges, &st->capranges, st->nranges, sizeof(hrange)))
+						return false;
+					cur = st->nranges++;
+					st->ranges[cur] = (hrange){.parent = p, .first = x, .box = OXP_NONE,
+					                           .cluster = OXP_NONE};
+				}
+				st->ranges[cur].last = x;
+				st->ranges[cur].count++;
+				h->g[x].range = cur;
+			}
+		}
+		c = end;
+	}
+	return true;
+}
+
+/* Open or collapsed, for every group and range, from N, the automatic openings and the
+ * expand list. */
+static bool decide(hstate *st)
+{
+	hier *h = &st->h;
+	view *v = st->v;
+	for (uint32_t gi = 1; gi < h->n; gi++) {
+		hgroup *g = &h->g[gi];
+		bool dflt = (int)g->depth < st->N || g->auto_open;
+		g->full = h->g[g->parent].full;
+		g->below = g->keep; /* an overlay keeps it open, as if something below were named */
+		if (st->nx > 0) {
+			const char *P = group_path(v, h, gi);
+			const char *Q = group_path(v, h, g->parent);
+			size_t L = strlen(P), QL = strlen(Q);
+			const char *K = P + QL + (L > QL);
+			size_t KL = L - QL - (L > QL);
+			for (uint32_t k = 0; k < st->nx; k++) {
+				const xentry *e = &st->x[k];
+				if (!e->all && e->n == L && memcmp(e->p, P, L) == 0)
+					g->full = true;
+				else if (e->all && !e->span && e->base == QL && memcmp(e->p, Q, QL) == 0)
+					g->full = true;
+				else if (e->all && e->span && e->span_parent == QL &&
+				         memcmp(e->p, Q, QL) == 0 && in_span(e, K, KL))
+					g->full = true;
+				if (e->n > L && e->p[L] == '/' && memcmp(e->p, P, L) == 0)
+					g->below = true;
+			}
+		}
+		g->open = dflt || g->full || g->below;
+	}
+	/* ranges among the children that are collapsed unless named, of every open group not
+	 * opened in full (they depend on the family alone, not on what is open) */
+	for (uint32_t gi = 0; gi < h->n; gi++) {
+		hgroup *g = &h->g[gi];
+		if (((int)g->depth + 1 >= st->N || g->auto_open) && g->open && !g->full &&
+		    !make_ranges(st, gi))
+			return false;
+	}
+	for (uint32_t gi = 1; gi < h->n; gi++)
+		if (h->g[gi].range != OXP_NONE && (h->g[gi].full || h->g[gi].below))
+			st->ranges[h->g[gi].range].open = true;
+	for (uint32_t r = 0; r < st->nranges; r++) {
+		hrange *rg = &st->ranges[r];
+		const char *Q = group_path(v, h, rg->parent);
+		rg->path = oxp_arena_printf(v->arena, "%s/%s..%u", Q, key_text(st, rg->first, 60),
+		                            h->g[rg->last].num);
+		rg->label = oxp_arena_printf(v->arena, "%s\xe2\x80\x93%u", key_text(st, rg->first, 40),
+		                             h->g[rg->last].num);
+		if (rg->path == NULL || rg->label == NULL)
+			return false;
+		for (uint32_t k = 0; k < st->nx; k++)
+			if (!st->x[k].all && strcmp(st->x[k].p, rg->path) == 0)
+				rg->open = true;
+	}
+	/* runs: repeats next to each other, both collapsed, in the same (open) range */
+	for (uint32_t p = 0; p < h->n; p++) {
+		if (!h->g[p].open && p != 0)
+			continue;
+		uint32_t cur = OXP_NONE;
+		for (uint32_t c = h->g[p].first_child; c != OXP_NONE; c = h->g[c].next_sibling) {
+			hgroup *g = &h->g[c];
+			uint32_t nx = g->next_sibling;
+			if (cur != OXP_NONE) {
+				g->run = cur;
+				st->runs[cur].last = c;
+				st->runs[cur].count++;
+			}
+			bool joins = g->same_next && !g->open && nx != OXP_NONE && !h->g[nx].open &&
+			             g->range == h->g[nx].range;
+			if (!joins) {
+				cur = OXP_NONE;
+				continue;
+			}
+			if (cur == OXP_NONE) {
+				if (!grow((void **)&st->runs, &st->capruns, st->nruns, sizeof(hrun)))
+					return false;
+				cur = st->nruns++;
+				st->runs[cur] = (hrun){.first = c, .last = c, .count = 1, .box = OXP_NONE};
+				g->run = cur;
+			}
+		}
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Boxes and clusters
+ */
+static uint32_t item_box(hstate *st, uint8_t kind, uint32_t ref, uint32_t cluster,
+                         oxr_error *err)
+{
+	view *v = st->v;
+	if (!grow((void **)&st->items, &st->capitems, st->nitems, sizeof(hitem))) {
+		oxr__fail(err, OXR_E_NOMEM, "out of memory");
+		return OXP_NONE;
+	}
+	uint32_t bi = oxr__view_add_box(v, BX_GROUP, err);
+	if (bi == OXP_NONE)
+		return OXP_NONE;
+	uint32_t it = st->nitems++;
+	st->items[it] = (hitem){.kind = kind, .ref = ref, .first_node = OXP_NONE};
+	vbox *b = &v->boxes[bi];
+	b->group = it;
+	b->cluster = cluster;
+	b->family = FAM_GROUP;
+	b->id = oxp_arena_printf(v->arena, "g%u", bi);
+	return bi;
+}
+
+static uint32_t scope_cluster(view *v, uint32_t parent, const char *label, const char *path,
+                              uint32_t group, oxr_error *err)
+{
+	uint32_t ci = oxr__view_add_cluster(v, parent, err);
+	if (ci == OXP_NONE)
+		return OXP_NONE;
+	vcluster *c = &v->clusters[ci];
+	c->kind = CL_SCOPE;
+	c->group = group;
+	c->label = label;
+	c->title = path;
+	return ci;
+}
+
+/* Every group in index order (parents first): hidden in a box, drawn as a cluster, as a
+ * box of its own or of its run or range, or (one node) as that node. */
+static oxr_code place(hstate *st, oxr_error *err)
+{
+	hier *h = &st->h;
+	view *v = st->v;
+	for (uint32_t gi = 1; gi < h->n; gi++) {
+		hgroup *g = &h->g[gi];
+		hgroup *p = &h->g[g->parent];
+		if (p->box != OXP_NONE) {
+			g->box = p->box;
+			g->member = p->member;
+			continue;
+		}
+		uint32_t cc = p->content;
+		if (g->range != OXP_NONE) {
+			hrange *r = &st->ranges[g->range];
+			if (!r->open) {
+				if (r->box == OXP_NONE) {
+					r->box = item_box(st, IT_RANGE, g->range, cc, err);
+					if (r->box == OXP_NONE)
+						return err ? err->code : OXR_E_NOMEM;
+				}
+				g->box = r->box;
+				g->member = gi;
+				continue;
+			}
+			if (r->cluster == OXP_NONE) {
+				r->cluster = scope_cluster(v, cc, r->label, r->path, OXP_NONE, err);
+				if (r->cluster == OXP_NONE)
+					return err ? err->code : OXR_E_NOMEM;
+			}
+			cc = r->cluster;
+		}
+		if (g->nops <= 1 && !g->open) {
+			g->content = cc; /* a collapsed group of one node is that node */
+		} else if (g->open) {
+			const char *label = key_text(st, gi, 48);
+			if (g->auto_open) { /* the instance the overview opened: say it stands for more */
+				uint32_t n = 1;
+				for (uint32_t x = gi; h->g[x].same_next; x = h->g[x].next_sibling)
+					n++;
+				label = oxp_arena_printf(v->arena, "%s \xc2\xb7 1 of %u alike", label, n);
+			}
+			g->content = scope_cluster(v, cc, label, group_path(v, h, gi), gi, err);
+			if (g->content == OXP_NONE)
+				return err ? err->code : OXR_E_NOMEM;
+		} else if (g->run != OXP_NONE) {
+			hrun *r = &st->runs[g->run];
+			if (r->box == OXP_NONE) {
+				r->box = item_box(st, IT_RUN, g->run, cc, err);
+				if (r->box == OXP_NONE)
+					return err ? err->code : OXR_E_NOMEM;
+			}
+			g->box = r->box;
+			g->member = gi;
+		} else {
+			g->box = item_box(st, IT_GROUP, gi, cc, err);
+			if (g->box == OXP_NONE)
+				return err ? err->code : OXR_E_NOMEM;
+			g->member = gi;
+		}
+	}
+	return OXR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * What a box says: name, size, parameters, and the ops that tell what it computes
+ */
+/* The initializer behind an input (directly, or through folded Identity nodes), else
+ * OXP_NONE. */
+static uint32_t weight_of(const view *v, uint32_t vi)
+{
+	for (int hops = 0; hops < 64 && vi != OXP_NONE; hops++) {
+		const oxp_value *val = &v->dv->values[vi];
+		if (val->kind == OXP_VALUE_INITIALIZER || val->kind == OXP_VALUE_SPARSE_INITIALIZER)
+			return vi;
+		if (val->kind != OXP_VALUE_NODE_OUTPUT || !v->node_hidden[val->producer])
+			return OXP_NONE;
+		const oxp_dnode *pn = &v->dv->nodes[val->producer];
+		if (!oxp_str_eq(pn->proto->op_type, "Identity") || pn->proto->ninputs < 1)
+			return OXP_NONE;
+		vi = pn->inputs[0];
+	}
+	return OXP_NONE;
+}
+
+static uint64_t elements(const oxp_value *val)
+{
+	const oxp_tensor *t = val->kind == OXP_VALUE_INITIALIZER ? val->initializer
+	                      : val->sparse_initializer ? val->sparse_initializer->values
+	                                                : NULL;
+	if (t == NULL)
+		return 0;
+	uint64_t n = 1;
+	for (size_t k = 0; k < t->ndims; k++) {
+		uint64_t d = (uint64_t)t->dims[k]; /* validated: >= 0, the product fits int64 */
+		n = d != 0 && n > UINT64_MAX / d ? UINT64_MAX : n * d;
+	}
+	return n;
+}
+
+/* "1,234" */
+static void fmt_count(char *buf, size_t size, uint64_t n)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)n);
+	size_t o = 0;
+	for (int i = 0; i < len && o + 2 < size; i++) {
+		if (i > 0 && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+}
+
+/* "512", "50.4 K", "1.2 M", "3.4 G" */
+static void fmt_params(char *buf, size_t size, uint64_t n)
+{
+	static const char *const unit[] = {"K", "M", "G", "T"};
+	if (n < 1000) {
+		snprintf(buf, size, "%llu", (unsigned long long)n);
+		return;
+	}
+	double x = (double)n / 1000.0;
+	int u = 0;
+	while (x >= 999.95 && u < 3) {
+		x /= 1000.0;
+		u++;
+	}
+	snprintf(buf, size, x < 99.95 ? "%.1f %s" : "%.0f %s", x, unit[u]);
+}
+
+#define MAX_OPS 48
 
 typedef struct opcount {
 	oxp_str op;
 	uint32_t n;
+	uint32_t first;    /* order of first sight */
+	uint8_t rank;      /* 0 conv/linear/attention/recurrent, 1 norm, 2 activation,
+	                      3 other ops with weights, 4 the rest */
 } opcount;
 
-static oxr_code group_rows(view *v, hier *h, uint32_t gi, const uint32_t *next)
+static int by_rank(const void *a, const void *b)
 {
-	hgroup *g = &h->g[gi];
-	vbox *b = &v->boxes[g->box];
-	const char *name = oxr__text(v->arena, g->key, 40);
-	oxr__add_row(v, b, ROW_HEADER, name);
-	const char *path = group_path(v, h, gi);
-	oxr__add_row(v, b, ROW_NAME, oxr__text(v->arena, (oxp_str){path, strlen(path)}, 44));
-	b->title = path;
-	opcount ops[8];
-	uint32_t nops = 0, other = 0, total = 0;
-	for (uint32_t ni = g->first_node; ni != OXP_NONE; ni = next[ni]) {
-		oxp_str op = v->dv->nodes[ni].proto->op_type;
+	const opcount *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+static uint8_t op_rank(uint8_t fam, bool weighted)
+{
+	switch (fam) {
+	case FAM_CONV:
+	case FAM_LINEAR:
+	case FAM_ATTN:
+	case FAM_RNN:
+		return 0;
+	case FAM_NORM:
+		return 1;
+	case FAM_ACT:
+		return 2;
+	default:
+		return weighted ? 3 : 4;
+	}
+}
+
+/* "MatMul ×6, Softmax ×1, Relu ×1" from ops[from, to), at most about 44 characters. */
+static const char *op_line(view *v, const opcount *ops, uint32_t from, uint32_t to,
+                           uint32_t max)
+{
+	char line[200];
+	size_t o = 0, chars = 0;
+	uint32_t shown = 0;
+	for (uint32_t k = from; k < to && shown < max; k++) {
+		const char *name = oxr__text(v->arena, ops[k].op, 24);
+		char item[128];
+		int w = snprintf(item, sizeof(item), "%s%s \xc3\x97%u", shown ? ", " : "", name,
+		                 ops[k].n);
+		if (w < 0 || (size_t)w >= sizeof(item) || o + (size_t)w + 6 > sizeof(line))
+			break;
+		size_t c = 0; /* characters, not bytes */
+		for (int i = 0; i < w; i++)
+			c += ((unsigned char)item[i] & 0xc0) != 0x80;
+		if (shown > 0 && chars + c > 46)
+			break;
+		memcpy(line + o, item, (size_t)w);
+		o += (size_t)w;
+		chars += c;
+		shown++;
+	}
+	if (shown == 0)
+		return NULL;
+	if (from + shown < to) {
+		memcpy(line + o, ", \xe2\x80\xa6", 5); /* ", …" */
+		o += 5;
+	}
+	return oxp_arena_strndup(v->arena, line, o);
+}
+
+static void item_rows(hstate *st, uint32_t bi, uint32_t *stamp)
+{
+	view *v = st->v;
+	hier *h = &st->h;
+	vbox *b = &v->boxes[bi];
+	const hitem *it = &st->items[b->group];
+	char label[320], path[320];
+	const char *each = "";
+	uint32_t members = 0;
+	if (it->kind == IT_GROUP) {
+		const char *p = group_path(v, h, it->ref);
+		snprintf(label, sizeof(label), "%s", key_text(st, it->ref, 40));
+		snprintf(path, sizeof(path), "%s", p);
+		b->gpath = p;
+	} else if (it->kind == IT_RUN) {
+		const hrun *r = &st->runs[it->ref];
+		const char *q = group_path(v, h, h->g[r->first].parent);
+		const char *k = key_text(st, r->first, 40);
+		snprintf(label, sizeof(label), "%s\xe2\x80\x93%u \xc3\x97%u", k, h->g[r->last].num,
+		         r->count);
+		snprintf(path, sizeof(path), "%s/%s\xe2\x80\x93%u", q, key_text(st, r->first, 60),
+		         h->g[r->last].num);
+		b->gpath = group_path(v, h, r->first);
+		b->open_all = oxp_arena_printf(v->arena, "%s/%s..%u/*", q, key_text(st, r->first, 60),
+		                               h->g[r->last].num);
+		members = r->count;
+		each = " each";
+	} else {
+		const hrange *r = &st->ranges[it->ref];
+		snprintf(label, sizeof(label), "%s", r->label);
+		snprintf(path, sizeof(path), "%s/%s", group_path(v, h, r->parent), r->label);
+		b->gpath = r->path;
+		members = r->count;
+	}
+	b->members = members;
+	oxr__add_row(v, b, ROW_HEADER, oxp_arena_strndup(v->arena, label, strlen(label)));
+	const char *ptext = oxr__text_tail(v->arena, (oxp_str){path, strlen(path)}, 44);
+	oxr__add_row(v, b, ROW_NAME, ptext);
+	b->title = oxp_arena_strndup(v->arena, path, strlen(path));
+
+	opcount ops[MAX_OPS];
+	uint32_t nops = 0, total = 0, other = 0;
+	uint64_t params = 0;
+	for (uint32_t ni = it->first_node; ni != OXP_NONE; ni = st->next[ni]) {
+		const oxp_dnode *dn = &v->dv->nodes[ni];
 		total++;
+		bool weighted = false;
+		for (size_t k = 0; k < dn->proto->ninputs; k++) {
+			uint32_t w = weight_of(v, dn->inputs[k]);
+			if (w == OXP_NONE)
+				continue;
+			uint64_t n = elements(&v->dv->values[w]);
+			weighted |= n > 1;
+			if (stamp[w] != bi + 1) { /* each weight once per box */
+				stamp[w] = bi + 1;
+				params = params > UINT64_MAX - n ? UINT64_MAX : params + n;
+			}
+		}
+		oxp_str op = dn->proto->op_type;
 		uint32_t k = 0;
 		while (k < nops && !same(ops[k].op, op))
 			k++;
 		if (k == nops) {
-			if (nops == 8) {
+			if (nops == MAX_OPS) {
 				other++;
 				continue;
 			}
-			ops[nops].op = op;
-			ops[nops].n = 0;
+			/* the family once per op type (a search through every known op) */
+			ops[nops] = (opcount){.op = op, .first = nops,
+			                      .rank = op_rank(oxr__op_family(dn->proto->domain, op), false)};
 			nops++;
 		}
 		ops[k].n++;
+		if (weighted && ops[k].rank == 4)
+			ops[k].rank = 3;
 	}
-	/* most frequent first */
-	for (uint32_t a = 0; a < nops; a++)
-		for (uint32_t c = a + 1; c < nops; c++)
-			if (ops[c].n > ops[a].n) {
-				opcount t = ops[a];
-				ops[a] = ops[c];
-				ops[c] = t;
-			}
-	char line[200];
-	snprintf(line, sizeof(line), "%u nodes", total);
+	qsort(ops, nops, sizeof(*ops), by_rank);
+	char n1[32], n2[32], line[160];
+	fmt_count(n1, sizeof(n1), total);
+	if (it->kind == IT_RANGE) {
+		fmt_count(n2, sizeof(n2), members);
+		snprintf(line, sizeof(line), "%s scopes \xc2\xb7 %s nodes", n2, n1);
+	} else {
+		snprintf(line, sizeof(line), "%s node%s", n1, total == 1 ? "" : "s");
+	}
+	if (params > 0) {
+		size_t o = strlen(line);
+		fmt_params(n2, sizeof(n2), params);
+		snprintf(line + o, sizeof(line) - o, " \xc2\xb7 %s params", n2);
+	}
+	size_t o = strlen(line);
+	snprintf(line + o, sizeof(line) - o, "%s", each);
 	oxr__add_row(v, b, ROW_SUB, oxp_arena_strndup(v->arena, line, strlen(line)));
-	size_t o = 0;
-	line[0] = '\0';
-	for (uint32_t k = 0; k < nops && k < 3; k++) {
-		int w = snprintf(line + o, sizeof(line) - o, "%s%s \xc3\x97%u", k ? ", " : "",
-		                 oxr__text(v->arena, ops[k].op, 20), ops[k].n);
-		if (w < 0 || (size_t)w >= sizeof(line) - o)
-			break;
-		o += (size_t)w;
-	}
-	if (o > 0)
-		oxr__add_row(v, b, ROW_SUB, oxp_arena_strndup(v->arena, line, o));
-	return OXR_OK;
+	/* what it computes first, then the rest */
+	uint32_t key = 0;
+	while (key < nops && ops[key].rank < 4)
+		key++;
+	const char *a = op_line(v, ops, 0, key, 4);
+	const char *c = op_line(v, ops, key, nops, a ? 3 : 4);
+	if (a != NULL)
+		oxr__add_row(v, b, ROW_SUB, a);
+	if (c != NULL)
+		oxr__add_row(v, b, ROW_SUB, c);
+	(void)other;
 }
 
+/* ---------------------------------------------------------------------------------------
+ */
 /* Group the visible nodes of `scope` (normally the main graph).  On return, for each node
- * of the scope: v->node_box[n] is the collapsed group box standing for it (unchanged,
- * OXP_NONE, when the node is drawn itself) and v->node_cluster[n] the cluster of an
- * expanded group it is drawn in. */
+ * of the scope: v->node_box[n] is the collapsed box standing for it (unchanged, OXP_NONE,
+ * when the node is drawn itself) and v->node_cluster[n] the cluster of an open group it
+ * is drawn in. */
 oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 {
 	const oxp_scope *s = &v->dv->scopes[scope];
@@ -273,10 +926,12 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 	/* the nodes that would be boxes: all but the folded ones */
 	uint32_t *nodes = malloc((size_t)s->nnodes * sizeof(uint32_t));
 	uint32_t *node_group = calloc(v->dv->nnodes, sizeof(uint32_t));
-	uint32_t *next = malloc((size_t)v->dv->nnodes * sizeof(uint32_t));
-	hier h = {0};
+	uint32_t *stamp = NULL;
+	hstate st = {.v = v};
+	hier *h = &st.h;
+	st.next = malloc((size_t)v->dv->nnodes * sizeof(uint32_t));
 	oxr_code rc = OXR_OK;
-	if (nodes == NULL || node_group == NULL || next == NULL) {
+	if (nodes == NULL || node_group == NULL || st.next == NULL) {
 		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -286,115 +941,102 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 		if (!v->node_hidden[ni])
 			nodes[nn++] = ni;
 	}
-	h.cap = nn * MAX_GROUP_DEPTH + 1;
-	h.g = malloc((size_t)h.cap * sizeof(hgroup));
-	h.tcap = 16;
-	while (h.tcap < h.cap * 2u && h.tcap < (1u << 30))
-		h.tcap <<= 1;
-	h.table = malloc((size_t)h.tcap * sizeof(uint32_t));
-	if (h.g == NULL || h.table == NULL) {
+	bool automatic = v->o.group <= 0 && v->o.expand_depth <= 0;
+	if (automatic && nn <= AUTO_FLAT)
+		goto out; /* small enough to draw flat: no scope tree needed */
+	h->cap = nn * MAX_GROUP_DEPTH + 1;
+	h->g = malloc((size_t)h->cap * sizeof(hgroup));
+	h->tcap = 16;
+	while (h->tcap < h->cap * 2u && h->tcap < (1u << 30))
+		h->tcap <<= 1;
+	h->table = malloc((size_t)h->tcap * sizeof(uint32_t));
+	if (h->g == NULL || h->table == NULL) {
 		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 		goto out;
 	}
-	memset(h.table, 0xff, (size_t)h.tcap * sizeof(uint32_t));
-	memset(&h.g[0], 0, sizeof(hgroup));
-	h.g[0].rep = h.g[0].box = h.g[0].cluster = h.g[0].first_node = OXP_NONE;
-	h.g[0].expanded = true;
-	h.n = 1;
+	memset(h->table, 0xff, (size_t)h->tcap * sizeof(uint32_t));
+	memset(&h->g[0], 0, sizeof(hgroup));
+	h->g[0].box = h->g[0].content = h->g[0].first_node = OXP_NONE;
+	h->g[0].member = h->g[0].range = h->g[0].run = OXP_NONE;
+	h->g[0].open = true;
+	h->n = 1;
 	bool oom = false;
+	uint32_t ndepth[MAX_GROUP_DEPTH + 1] = {0};
 	for (uint32_t k = 0; k < nn; k++) {
 		uint32_t ni = nodes[k];
-		uint32_t g = file_node(&h, v->dv->nodes[ni].proto->name, &oom);
+		uint32_t g = file_node(h, v->dv->nodes[ni].proto->name, &oom);
 		node_group[ni] = g;
-		for (uint32_t x = g;; x = h.g[x].parent) {
-			h.g[x].nops++;
+		ndepth[h->g[g].depth]++;
+		for (uint32_t x = g;; x = h->g[x].parent) {
+			h->g[x].nops++;
 			if (x == 0)
 				break;
 		}
+		if (v->ov != NULL && oxr__overlay_keeps(v, ni))
+			for (uint32_t x = g; x != 0 && !h->g[x].keep; x = h->g[x].parent)
+				h->g[x].keep = true;
 	}
 	if (oom) {
 		rc = oxr__fail(err, OXR_E_NOMEM, "too many groups");
 		goto out;
 	}
-	int N;
+	if (!oxr__hier_order(h)) {
+		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+		goto out;
+	}
+	rc = oxr__hier_repeats(v, h, node_group, nodes, nn, err);
+	if (rc != OXR_OK)
+		goto out;
 	if (v->o.group > 0)
-		N = v->o.group;
-	else if (v->o.expand_depth > 0)
-		N = v->o.expand_depth + 1;
+		st.N = v->o.group;
+	else if (!automatic)
+		st.N = v->o.expand_depth + 1;
 	else
-		N = auto_depth(&h, node_group, nodes, nn);
-	if (N <= 0)
+		st.N = auto_depth(h, ndepth);
+	if (st.N <= 0)
 		goto out; /* flat */
-	v->group_depth = N;
-
-	/* expanded or collapsed, then who stands for whom (parents come before children) */
-	for (uint32_t gi = 1; gi < h.n; gi++) {
-		hgroup *g = &h.g[gi];
-		g->expanded = (int)g->depth < N || listed(v, &h, gi);
-		hgroup *p = &h.g[g->parent];
-		if (p->rep != OXP_NONE)
-			g->rep = p->rep;
-		else if (!g->expanded)
-			g->rep = gi;
-		else
-			g->rep = OXP_NONE;
+	v->group_depth = st.N;
+	st.nx = parse_entries(v, &st.x);
+	if (!decide(&st)) {
+		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+		goto out;
 	}
-	/* clusters for expanded groups, boxes for collapsed ones, in index order */
-	for (uint32_t gi = 1; gi < h.n; gi++) {
-		hgroup *g = &h.g[gi];
-		if (g->rep != OXP_NONE && g->rep != gi)
-			continue; /* hidden below a collapsed group */
-		uint32_t pc = h.g[g->parent].cluster;
-		if (g->rep == gi) {
-			uint32_t bi = oxr__view_add_box(v, BX_GROUP, err);
-			if (bi == OXP_NONE) {
-				rc = err ? err->code : OXR_E_NOMEM;
-				goto out;
-			}
-			g->box = bi;
-			v->boxes[bi].group = gi;
-			v->boxes[bi].cluster = pc;
-			v->boxes[bi].family = FAM_GROUP;
-			v->boxes[bi].id = oxp_arena_printf(v->arena, "g%u", bi);
-			v->boxes[bi].title = group_path(v, &h, gi);
-		} else if (g->nops > 0) {
-			uint32_t ci = oxr__view_add_cluster(v, pc, err);
-			if (ci == OXP_NONE) {
-				rc = err ? err->code : OXR_E_NOMEM;
-				goto out;
-			}
-			g->cluster = ci;
-			vcluster *c = &v->clusters[ci];
-			c->kind = CL_SCOPE;
-			c->group = gi;
-			c->label = oxr__text(v->arena, g->key, 48);
-			c->title = group_path(v, &h, gi);
-		}
-	}
-	/* map nodes */
-	for (uint32_t k = 0; k < nn; k++) {
+	rc = place(&st, err);
+	if (rc != OXR_OK)
+		goto out;
+	/* map nodes: into their box (summarised by the run's first member only), or into the
+	 * cluster of their group */
+	for (uint32_t k = nn; k-- > 0;) {
 		uint32_t ni = nodes[k];
-		hgroup *g = &h.g[node_group[ni]];
-		if (g->rep != OXP_NONE) {
-			hgroup *r = &h.g[g->rep];
-			v->node_box[ni] = r->box;
-			next[ni] = r->first_node;
-			r->first_node = ni;
-		} else {
-			v->node_cluster[ni] = g->cluster;
+		hgroup *g = &h->g[node_group[ni]];
+		if (g->box == OXP_NONE) {
+			v->node_cluster[ni] = node_group[ni] == 0 ? OXP_NONE : g->content;
+			continue;
 		}
+		v->node_box[ni] = g->box;
+		hitem *it = &st.items[v->boxes[g->box].group];
+		if (it->kind == IT_RUN && g->member != st.runs[it->ref].first)
+			continue;
+		st.next[ni] = it->first_node;
+		it->first_node = ni;
 	}
-	for (uint32_t gi = 1; gi < h.n; gi++)
-		if (h.g[gi].rep == gi) {
-			rc = group_rows(v, &h, gi, next);
-			if (rc != OXR_OK)
-				goto out;
-		}
+	stamp = calloc(v->dv->nvalues ? v->dv->nvalues : 1, sizeof(uint32_t));
+	if (stamp == NULL) {
+		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t bi = 0; bi < v->nboxes; bi++)
+		if (v->boxes[bi].kind == BX_GROUP && v->boxes[bi].group < st.nitems)
+			item_rows(&st, bi, stamp);
 out:
 	free(nodes);
 	free(node_group);
-	free(next);
-	free(h.g);
-	free(h.table);
+	free(stamp);
+	free(st.next);
+	free(st.ranges);
+	free(st.runs);
+	free(st.items);
+	free(h->g);
+	free(h->table);
 	return rc;
 }

@@ -46,6 +46,7 @@ typedef struct vrow {
 	row_style style;
 	uint32_t value;     /* a folded row: the dag value it shows, else OXP_NONE */
 	bool chain;         /* ... computed by folded bookkeeping nodes (unfold= opens them) */
+	bool mark;          /* highlighted by an overlay */
 } vrow;
 
 typedef struct vbox {
@@ -54,17 +55,22 @@ typedef struct vbox {
 	bool missing;       /* BX_INPUT for an undefined value */
 	uint32_t node;      /* dag node (BX_OP), else OXP_NONE */
 	uint32_t value;     /* dag value (terminals, tensors, stubs), else OXP_NONE */
-	uint32_t group;     /* hierarchy group (BX_GROUP), else OXP_NONE */
+	uint32_t group;     /* hierarchy item (BX_GROUP, hier.c), else OXP_NONE */
 	uint32_t cluster;   /* innermost enclosing cluster, else OXP_NONE */
 	uint32_t peer;      /* stubs: the box at the other end of the cut edge */
 	const char *id;     /* element id: ASCII [A-Za-z0-9._:-], starts with a letter */
 	const char *title;  /* tooltip */
+	const char *gpath;  /* BX_GROUP: the expand entry that opens it (data-group) */
+	const char *open_all; /* BX_GROUP of a run: the expand entry opening every member */
+	uint32_t members;   /* BX_GROUP of a run or range: scopes it stands for */
 	uint32_t nrows;
 	vrow *rows;
 	double w, h;        /* points */
 	double x, y;        /* centre, points, SVG orientation (y down), after layout */
 	uint32_t rank;      /* longest-path rank, for cutting long edges */
 	void *gv;           /* Agnode_t * while laying out */
+	uint8_t mark;       /* oxr_mark of an overlay (0: none) */
+	const char *other;  /* ghosts: the node's id in the overlay's other model */
 } vbox;
 
 /* ED_READS: a folded chain reads a drawn value that does not otherwise reach the box the
@@ -84,6 +90,7 @@ typedef struct vedge {
 	double ax, ay;
 	double lx, ly;      /* label anchor */
 	void *gv;           /* Agedge_t * while laying out */
+	uint8_t mark;       /* oxr_mark of an overlay (edges of ghosts) */
 } vedge;
 
 enum { CL_SUBGRAPH = 0, CL_SCOPE };
@@ -131,11 +138,12 @@ typedef struct view {
 	uint32_t max_boxes;  /* cap */
 	uint64_t virtual_nodes; /* ranks crossed by edges (as-late-as-possible ranks) */
 	char settings[160];  /* dot attributes chosen, for the record */
+	const oxr_overlay *ov; /* marks to draw, or NULL (overlay.c) */
 } view;
 
 /* view.c */
 oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const oxr_options *o,
-                         oxr_error *err);
+                         const oxr_overlay *ov, oxr_error *err);
 void oxr__view_free(view *v);
 uint32_t oxr__view_add_box(view *v, bx_kind kind, oxr_error *err);
 uint32_t oxr__view_add_cluster(view *v, uint32_t parent, oxr_error *err);
@@ -215,6 +223,13 @@ struct json_t *oxr__check_json(const oxp_model *m, const oxp_dag *d, int data_di
 
 /* layout.c + graphviz.c */
 oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err);
+
+/* overlay.c: name scopes holding node n stay open (hier.c asks); ghosts, marks and
+ * highlighted rows once the boxes have their rows (view.c calls it). */
+bool oxr__overlay_keeps(const view *v, uint32_t n);
+oxr_code oxr__overlay_apply(view *v, oxr_error *err);
+const char *oxr__mark_name(uint8_t mark);  /* "same", "added", ... */
+const char *oxr__mark_color(uint8_t mark); /* its outline colour */
 
 /* svg.c */
 oxr_code oxr__write_svg(const view *v, oxr_buf *out, oxr_error *err);

@@ -131,7 +131,7 @@ static char *dot_label(const vbox *b)
 
 static char *dot_plain(const char *text)
 {
-	vrow r = {text, ROW_PLAIN, OXP_NONE, false};
+	vrow r = {.text = text, .style = ROW_PLAIN, .value = OXP_NONE};
 	return dot_text(&r, 1);
 }
 
@@ -338,11 +338,13 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 	agattr(g, AGNODE, "fontname", "Helvetica");
 	agattr(g, AGNODE, "fontsize", "10");
 	Agsym_t *a_label = agattr(g, AGNODE, "label", "");
-	Agsym_t *a_style = NULL, *a_fill = NULL, *a_tooltip = NULL;
+	Agsym_t *a_style = NULL, *a_fill = NULL, *a_tooltip = NULL, *a_color = NULL;
 	if (want_dot) {
 		a_style = agattr(g, AGNODE, "style", "rounded,filled");
 		a_fill = agattr(g, AGNODE, "fillcolor", "#f4f4f4");
 		a_tooltip = agattr(g, AGNODE, "tooltip", "");
+		if (v->ov != NULL) /* an overlay's marks: the outline's colour */
+			a_color = agattr(g, AGNODE, "color", "black");
 	}
 	Agsym_t *e_style = agattr(g, AGEDGE, "style", "solid");
 	Agsym_t *e_weight = agattr(g, AGEDGE, "weight", "1");
@@ -403,6 +405,10 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 			}
 			if (b->kind == BX_INPUT || b->kind == BX_OUTPUT)
 				agxset(n, a_style, "rounded,filled,bold");
+			if (a_color != NULL && b->mark != OXR_MARK_NONE)
+				agxset(n, a_color, (char *)oxr__mark_color(b->mark));
+			if (b->mark == OXR_MARK_REMOVED)
+				agxset(n, a_style, "rounded,filled,dashed");
 		}
 		b->gv = n;
 	}

@@ -144,6 +144,64 @@ const char *oxr_format_ext(oxr_format f); /* "svg", "dot", "json" */
 oxr_code oxr_render(const oxp_model *m, const oxp_dag *d, const oxr_options *o,
                     oxr_format fmt, oxr_buf *out, oxr_error *err);
 
+/* ---------------------------------------------------------------------------------------
+ * Overlays (render/overlay.c): marks drawn over a rendering of one model, given by the
+ * caller and knowing nothing of where they come from (the service draws what changed
+ * between two models with it).  Per node of the drawn model a mark (its box is outlined
+ * and tinted: added green, changed amber; unmarked boxes are dimmed), the rows to
+ * highlight (op type, name, attributes by name, folded inputs by position) and extra text
+ * rows; "ghost" nodes of another model (nodes the drawn one does not have) drawn as
+ * dashed red boxes next to the nodes they connect to.  Name scopes holding a node with
+ * OXR_OV_KEEP stay open whatever the grouping, so the rest collapses around them; a
+ * folded node's mark shows on the boxes it is folded into.
+ */
+typedef enum {
+	OXR_MARK_NONE = 0, /* not marked (terminals, stubs; a node the overlay does not know) */
+	OXR_MARK_SAME,     /* drawn dimmed */
+	OXR_MARK_ADDED,
+	OXR_MARK_CHANGED,
+	OXR_MARK_REMOVED   /* ghosts */
+} oxr_mark;
+
+enum {
+	OXR_OV_KEEP = 1,   /* keep the name scopes holding this node open */
+	OXR_OV_OP = 2,     /* highlight the op type row */
+	OXR_OV_NAME = 4    /* highlight the name row */
+};
+
+typedef struct oxr_overlay_node {
+	uint8_t mark;             /* oxr_mark */
+	uint8_t flags;            /* OXR_OV_* */
+	uint64_t inputs;          /* inputs (positions below 64) whose folded rows to highlight */
+	uint32_t nattrs;
+	const oxp_str *attrs;     /* attributes whose rows to highlight */
+	uint32_t nnotes;
+	const char *const *notes; /* extra rows (UTF-8 text), highlighted */
+} oxr_overlay_node;
+
+/* An edge touching a ghost: OXR_GHOST(k) is ghost k, any other value a node of the drawn
+ * model. */
+#define OXR_GHOST(k) (0x80000000u | (uint32_t)(k))
+typedef struct oxr_ghost_edge {
+	uint32_t from, to;
+} oxr_ghost_edge;
+
+typedef struct oxr_overlay {
+	const oxr_overlay_node *nodes;  /* one per node of the drawn model's dag */
+	const oxp_model *other;         /* the model ghosts come from (its dag below) */
+	const oxp_dag *other_dag;
+	uint32_t nghosts;
+	const uint32_t *ghosts;         /* nodes of other_dag drawn as ghosts */
+	uint32_t nghost_edges;
+	const oxr_ghost_edge *ghost_edges;
+	const char *legend;             /* a caption under the drawing, or NULL */
+} oxr_overlay;
+
+/* oxr_render with an overlay (NULL: exactly oxr_render). */
+oxr_code oxr_render_overlay(const oxp_model *m, const oxp_dag *d, const oxr_options *o,
+                            const oxr_overlay *ov, oxr_format fmt, oxr_buf *out,
+                            oxr_error *err);
+
 typedef struct oxr_worker_limits {
 	unsigned cpu_seconds;  /* RLIMIT_CPU of the worker */
 	size_t memory_bytes;   /* RLIMIT_AS of the worker */
@@ -160,9 +218,29 @@ oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_
                              oxr_format fmt, const oxr_worker_limits *lim, oxr_buf *out,
                              oxr_error *err);
 
-/* Entry point of the worker process: argv as passed by oxr_render_isolated.  Returns the
- * process exit code. */
+/* Renderings of a model against another one (what the service draws a diff with) run in
+ * the same worker process with the same limits: the worker, started with two models,
+ * calls the pair function the program registered (oxr_worker_main_pair), which writes
+ * what `fmt` names ("svg", "dot", "json", ... the pair function decides) into out.  A
+ * model is its path and the folder of its external data ("" when it has none). */
+typedef struct oxr_model_files {
+	const char *path;
+	const char *data_dir;
+} oxr_model_files;
+
+typedef oxr_code (*oxr_pair_fn)(const oxr_model_files *model, const oxr_model_files *other,
+                                const char *fmt, const oxr_options *o, oxr_buf *out,
+                                oxr_error *err);
+
+oxr_code oxr_render_isolated_pair(const char *exe, const oxr_model_files *model,
+                                  const oxr_model_files *other, const char *fmt,
+                                  const oxr_options *o, const oxr_worker_limits *lim,
+                                  oxr_buf *out, oxr_error *err);
+
+/* Entry point of the worker process: argv as passed by oxr_render_isolated (or _pair,
+ * which needs pair != NULL).  Returns the process exit code. */
 int oxr_worker_main(int argc, char **argv);
+int oxr_worker_main_pair(int argc, char **argv, oxr_pair_fn pair);
 
 #ifdef __cplusplus
 }

@@ -88,8 +88,14 @@ static const char *kind_name(bx_kind k)
 static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 {
 	double x0 = b->x - b->w / 2, y0 = b->y - b->h / 2;
-	oxr_buf_printf(o, "<g id=\"%s\" class=\"node %s fam-%s\" data-kind=\"%s\"", b->id,
-	               kind_name(b->kind), oxr__family_name(b->family), kind_name(b->kind));
+	oxr_buf_printf(o, "<g id=\"%s\" class=\"node %s fam-%s%s%s\" data-kind=\"%s\"", b->id,
+	               kind_name(b->kind), oxr__family_name(b->family), b->mark ? " mark-" : "",
+	               oxr__mark_name(b->mark), kind_name(b->kind));
+	if (b->mark != OXR_MARK_NONE)
+		oxr_buf_printf(o, " data-mark=\"%s\"%s", oxr__mark_name(b->mark),
+		               b->mark == OXR_MARK_SAME ? " opacity=\"0.5\"" : "");
+	if (b->other != NULL)
+		oxr_buf_printf(o, " data-other=\"%s\"", b->other);
 	if (b->node != OXP_NONE)
 		oxr_buf_printf(o, " data-node=\"%s\"", v->dv->nodes[b->node].id);
 	if (b->node != OXP_NONE && b->kind == BX_OP && v->dv->nodes[b->node].schema != NULL) {
@@ -101,9 +107,16 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 		oxr_buf_printf(o, " data-value=\"%u\"", b->value);
 	if (b->peer != OXP_NONE)
 		oxr_buf_printf(o, " data-peer=\"%s\"", v->boxes[b->peer].id);
-	if (b->kind == BX_GROUP && b->title != NULL) {
+	if (b->kind == BX_GROUP && b->gpath != NULL) {
 		oxr_buf_append(o, " data-group=\"", 13);
-		xml_path(o, b->title);
+		xml_path(o, b->gpath);
+		oxr_buf_append(o, "\"", 1);
+	}
+	if (b->members > 0)
+		oxr_buf_printf(o, " data-members=\"%u\"", b->members);
+	if (b->open_all != NULL) {
+		oxr_buf_append(o, " data-open-all=\"", 16);
+		xml_path(o, b->open_all);
 		oxr_buf_append(o, "\"", 1);
 	}
 	oxr_buf_append(o, ">", 1);
@@ -140,11 +153,30 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 	default:
 		break;
 	}
+	const char *width = b->kind == BX_GROUP ? " stroke-width=\"1.6\"" : "";
+	if (b->mark >= OXR_MARK_ADDED) { /* an overlay's mark: its outline and tint */
+		static const char *const tint[] = {"#e6f4ea", "#fff3d6", "#fdecea"};
+		fill = tint[b->mark - OXR_MARK_ADDED];
+		stroke = oxr__mark_color(b->mark);
+		width = " stroke-width=\"2.4\"";
+		if (b->mark == OXR_MARK_REMOVED)
+			dash = " stroke-dasharray=\"5 3\"";
+	}
+	/* a run of repeated blocks is drawn as a stack (in a group of its own: the box's own
+	 * rect stays its first) */
+	if (b->open_all != NULL) {
+		oxr_buf_append(o, "<g class=\"stack\">", 17);
+		for (int k = 2; k > 0; k--)
+			oxr_buf_printf(o,
+			               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			               "rx=\"%.1f\" fill=\"%s\" stroke=\"%s\"/>",
+			               x0 + 3.0 * k, y0 + 3.0 * k, b->w, b->h, rx, fill, stroke);
+		oxr_buf_append(o, "</g>", 4);
+	}
 	oxr_buf_printf(o,
 	               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"%.1f\" "
 	               "fill=\"%s\" stroke=\"%s\"%s%s/>",
-	               x0, y0, b->w, b->h, rx, fill, stroke,
-	               b->kind == BX_GROUP ? " stroke-width=\"1.6\"" : "", dash);
+	               x0, y0, b->w, b->h, rx, fill, stroke, width, dash);
 	double y = y0;
 	for (uint32_t i = 0; i < b->nrows; i++) {
 		const vrow *r = &b->rows[i];
@@ -153,6 +185,12 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"4\" "
 			               "fill=\"%s\"/>",
 			               x0 + 0.5, y + 0.5, b->w - 1, HDR_H - 1, oxr__family_color(b->family));
+			if (r->mark) /* the op type changed: a ring on the band */
+				oxr_buf_printf(o,
+				               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				               "rx=\"4\" fill=\"none\" stroke=\"#f59e0b\" stroke-width=\"2\" "
+				               "class=\"row-mark\"/>",
+				               x0 + 1.5, y + 1.5, b->w - 3, HDR_H - 3);
 			oxr_buf_printf(o,
 			               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" font-weight=\"bold\" "
 			               "fill=\"#ffffff\" text-anchor=\"middle\">",
@@ -161,6 +199,11 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 		} else {
 			if (i == 0)
 				y += PAD_Y;
+			if (r->mark)
+				oxr_buf_printf(o,
+				               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				               "fill=\"#fcd34d\" class=\"row-mark\"/>",
+				               x0 + 2, y, b->w - 4, ROW_H);
 			const char *color = r->style == ROW_NAME      ? "#6b7280"
 			                    : r->style == ROW_TENSOR  ? "#7a5c12"
 			                    : r->style == ROW_SUB     ? "#1f4e8c"
@@ -193,8 +236,9 @@ static void edge_svg(const view *v, uint32_t i, oxr_buf *o)
 		return;
 	static const char *const cls[ED__COUNT] = {"edge", "edge outer", "edge sub", "edge stub",
 	                                           "edge reads"};
-	oxr_buf_printf(o, "<g id=\"e%u\" class=\"%s\" data-from=\"%s\" data-to=\"%s\"", i,
-	               cls[e->style % ED__COUNT], v->boxes[e->from].id, v->boxes[e->to].id);
+	oxr_buf_printf(o, "<g id=\"e%u\" class=\"%s%s\" data-from=\"%s\" data-to=\"%s\"", i,
+	               cls[e->style % ED__COUNT], e->mark ? " ghost" : "", v->boxes[e->from].id,
+	               v->boxes[e->to].id);
 	if (e->value != OXP_NONE)
 		oxr_buf_printf(o, " data-value=\"%u\"", e->value);
 	if (e->count > 1)
@@ -212,11 +256,13 @@ static void edge_svg(const view *v, uint32_t i, oxr_buf *o)
 	oxr_buf_printf(o, "<path d=\"M%.1f,%.1f C", e->pts[0], e->pts[1]);
 	for (uint32_t k = 1; k < e->npts; k++)
 		oxr_buf_printf(o, "%s%.1f,%.1f", k > 1 ? " " : "", e->pts[2 * k], e->pts[2 * k + 1]);
-	const char *stroke = e->style == ED_OUTER   ? "#8e44ad"
+	const char *stroke = e->mark                ? oxr__mark_color(e->mark)
+	                     : e->style == ED_OUTER ? "#8e44ad"
 	                     : e->style == ED_SUB   ? "#c06f12"
 	                     : e->style == ED_READS ? "#9aa3ad"
 	                                            : "#6b7280";
-	const char *dash = e->style == ED_OUTER   ? " stroke-dasharray=\"5 3\""
+	const char *dash = e->mark                ? " stroke-dasharray=\"5 3\""
+	                   : e->style == ED_OUTER ? " stroke-dasharray=\"5 3\""
 	                   : e->style == ED_SUB   ? " stroke-dasharray=\"2 3\""
 	                   : e->style == ED_STUB  ? " stroke-dasharray=\"4 2\""
 	                   : e->style == ED_READS ? " stroke-dasharray=\"1 2\""
@@ -284,6 +330,60 @@ static void cluster_svg(const view *v, uint32_t i, oxr_buf *o)
 	oxr_buf_append(o, "</g>\n", 5);
 }
 
+/* An overlay's legend under the drawing: what the marks mean, and its caption. */
+#define LEGEND_H 26.0
+static const uint8_t legend_marks[] = {OXR_MARK_ADDED, OXR_MARK_CHANGED, OXR_MARK_REMOVED,
+                                       OXR_MARK_SAME};
+
+static const char *legend_label(int i)
+{
+	return legend_marks[i] == OXR_MARK_SAME ? "unchanged" : oxr__mark_name(legend_marks[i]);
+}
+
+/* Its width: what legend_svg draws, from the same text widths. */
+static double legend_width(const view *v)
+{
+	double x = 10;
+	for (int i = 0; i < 4; i++)
+		x += 27 + oxr__text_width(legend_label(i), 10, false) + 14;
+	x += 27 + oxr__text_width("changed row", 10, false) + 18;
+	if (v->ov->legend != NULL)
+		x += oxr__text_width(v->ov->legend, 10, false);
+	return x + 10;
+}
+
+static void legend_svg(const view *v, oxr_buf *o)
+{
+	const uint8_t *marks = legend_marks;
+	static const char *const tint[] = {"#e6f4ea", "#fff3d6", "#fdecea", "#ffffff"};
+	double y = v->height - LEGEND_H + 6, x = 10;
+	oxr_buf_printf(o, "<g id=\"legend\" class=\"legend\">");
+	for (int i = 0; i < 4; i++) {
+		const char *label = legend_label(i);
+		oxr_buf_printf(o,
+		               "<rect x=\"%.1f\" y=\"%.1f\" width=\"22\" height=\"13\" rx=\"3\" "
+		               "fill=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s%s/>"
+		               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#1f2933\">%s</text>",
+		               x, y, tint[i], oxr__mark_color(marks[i]),
+		               marks[i] == OXR_MARK_REMOVED ? " stroke-dasharray=\"5 3\"" : "",
+		               marks[i] == OXR_MARK_SAME ? " opacity=\"0.5\"" : "", x + 27, y + 10.5,
+		               label);
+		x += 27 + oxr__text_width(label, 10, false) + 14;
+	}
+	oxr_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"22\" height=\"12\" "
+	                  "fill=\"#fcd34d\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
+	                  "fill=\"#1f2933\">changed row</text>",
+	               x, y + 0.5, x + 27, y + 10.5);
+	x += 27 + oxr__text_width("changed row", 10, false) + 18;
+	if (v->ov->legend != NULL) {
+		oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#4b5563\">",
+		               x, y + 10.5);
+		xml(o, v->ov->legend);
+		oxr_buf_append(o, "</text>", 7);
+	}
+	oxr_buf_append(o, "</g>\n", 5);
+}
+
 oxr_code oxr__write_svg(const view *v, oxr_buf *o, oxr_error *err)
 {
 	oxr_buf_printf(o,
@@ -304,7 +404,10 @@ oxr_code oxr__write_svg(const view *v, oxr_buf *o, oxr_error *err)
 	oxr_buf_append(o, "</g>\n<g id=\"nodes\">\n", 20);
 	for (uint32_t i = 0; i < v->nboxes; i++)
 		box_svg(v, &v->boxes[i], o);
-	oxr_buf_append(o, "</g>\n</svg>\n", 12);
+	oxr_buf_append(o, "</g>\n", 5);
+	if (v->ov != NULL)
+		legend_svg(v, o);
+	oxr_buf_append(o, "</svg>\n", 7);
 	if (o->failed)
 		return oxr__fail(err, OXR_E_TOO_BIG, "SVG output exceeds %zu bytes", o->max);
 	return OXR_OK;
@@ -356,15 +459,29 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 			oxr_buf_printf(o, ",\"peer\":\"%s\"", v->boxes[b->peer].id);
 		if (b->cluster != OXP_NONE)
 			oxr_buf_printf(o, ",\"cluster\":\"%s\"", v->clusters[b->cluster].id);
+		if (b->mark != OXR_MARK_NONE)
+			oxr_buf_printf(o, ",\"mark\":\"%s\"", oxr__mark_name(b->mark));
+		if (b->other != NULL)
+			oxr_buf_printf(o, ",\"other\":\"%s\"", b->other);
 		if (b->title != NULL) {
 			oxr_buf_append(o, ",\"title\":", 9);
 			jstr(o, b->title);
 		}
+		if (b->gpath != NULL) {
+			oxr_buf_append(o, ",\"group\":", 9);
+			jstr(o, b->gpath);
+		}
+		if (b->members > 0)
+			oxr_buf_printf(o, ",\"members\":%u", b->members);
+		if (b->open_all != NULL) {
+			oxr_buf_append(o, ",\"open_all\":", 12);
+			jstr(o, b->open_all);
+		}
 		oxr_buf_printf(o, ",\"x\":%.1f,\"y\":%.1f,\"w\":%.1f,\"h\":%.1f,\"rows\":[", b->x, b->y,
 		               b->w, b->h);
 		for (uint32_t r = 0; r < b->nrows; r++) {
-			oxr_buf_printf(o, "%s{\"style\":\"%s\",\"text\":", r ? "," : "",
-			               rowstyle[b->rows[r].style % 6]);
+			oxr_buf_printf(o, "%s{\"style\":\"%s\",%s\"text\":", r ? "," : "",
+			               rowstyle[b->rows[r].style % 6], b->rows[r].mark ? "\"mark\":true," : "");
 			jstr(o, b->rows[r].text);
 			if (b->rows[r].value != OXP_NONE)
 				oxr_buf_printf(o, ",\"value\":%u", b->rows[r].value);
@@ -424,11 +541,24 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 oxr_code oxr_render(const oxp_model *m, const oxp_dag *d, const oxr_options *o,
                     oxr_format fmt, oxr_buf *out, oxr_error *err)
 {
+	return oxr_render_overlay(m, d, o, NULL, fmt, out, err);
+}
+
+oxr_code oxr_render_overlay(const oxp_model *m, const oxp_dag *d, const oxr_options *o,
+                            const oxr_overlay *ov, oxr_format fmt, oxr_buf *out,
+                            oxr_error *err)
+{
 	view v;
 	size_t start = out->len;
-	oxr_code rc = oxr__view_build(&v, m, d, o, err);
+	oxr_code rc = oxr__view_build(&v, m, d, o, ov, err);
 	if (rc == OXR_OK)
 		rc = oxr__layout(&v, fmt, out, err);
+	if (rc == OXR_OK && ov != NULL) { /* room for the legend below */
+		v.height += LEGEND_H;
+		double lw = legend_width(&v);
+		if (v.width < lw)
+			v.width = lw;
+	}
 	if (rc == OXR_OK && fmt == OXR_FMT_SVG)
 		rc = oxr__write_svg(&v, out, err);
 	else if (rc == OXR_OK && fmt == OXR_FMT_LAYOUT_JSON)

@@ -613,9 +613,10 @@ fail:
 /* ---------------------------------------------------------------------------------------
  */
 oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const oxr_options *o,
-                         oxr_error *err)
+                         const oxr_overlay *ov, oxr_error *err)
 {
 	memset(v, 0, sizeof(*v));
+	v->ov = ov;
 	v->m = m;
 	v->d = d;
 	v->dv = oxp_dag_get(d);
@@ -821,6 +822,8 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 			terminal_rows(v, b);
 		}
 	}
+	if (v->ov != NULL && (rc = oxr__overlay_apply(v, err)) != OXR_OK)
+		goto out;
 	rc = cut_long_edges(v, &st, err);
 	if (rc != OXR_OK)
 		goto out;

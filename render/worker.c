@@ -9,7 +9,10 @@
  * request that asked; the service goes on.
  *
  * Protocol: the worker writes the rendering to stdout and exits 0; on a render error it
- * writes "<code name>\t<message>\n" to stderr and exits 3.
+ * writes "<code name>\t<message>\n" to stderr and exits 3.  `onnxviz __render MODEL FORMAT
+ * OPTIONS OTHER DATA OTHER_DATA` (a rendering of MODEL against OTHER, e.g. a diff; DATA:
+ * the folders of their external data or "") hands both to the pair function the program
+ * registered (oxr_worker_main_pair): the same process, limits and protocol.
  */
 #include "render/internal.h"
 
@@ -96,9 +99,11 @@ static void child_exec(const char *exe, char *const argv[], int out_fd, int err_
 	_exit(127);
 }
 
-oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_options *o,
-                             oxr_format fmt, const oxr_worker_limits *lim, oxr_buf *out,
-                             oxr_error *err)
+/* Run `exe __render PATH FMT OPTIONS [OTHER DATA OTHER_DATA]` under lim and collect its
+ * output. */
+static oxr_code run_worker(const char *exe, const char *path, const oxr_model_files *pair,
+                           const char *fmtname, const oxr_options *o,
+                           const oxr_worker_limits *lim, oxr_buf *out, oxr_error *err)
 {
 	oxr_worker_limits dl;
 	if (lim == NULL) {
@@ -107,9 +112,14 @@ oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_
 	}
 	char key[OXR_OPTIONS_KEY_MAX];
 	oxr_options_key(o, key, sizeof(key));
-	char fmtname[8];
-	snprintf(fmtname, sizeof(fmtname), "%s", oxr_format_ext(fmt));
-	char *argv[] = {(char *)exe, "__render", (char *)model_path, fmtname, key, NULL};
+	char fmtcopy[16];
+	snprintf(fmtcopy, sizeof(fmtcopy), "%s", fmtname);
+	char *argv[] = {(char *)exe, "__render", (char *)path, fmtcopy, key, NULL, NULL, NULL, NULL};
+	if (pair != NULL) {
+		argv[5] = (char *)pair[1].path;
+		argv[6] = (char *)(pair[0].data_dir ? pair[0].data_dir : "");
+		argv[7] = (char *)(pair[1].data_dir ? pair[1].data_dir : "");
+	}
 
 	int po[2], pe[2];
 	if (pipe2(po, O_CLOEXEC) != 0)
@@ -241,6 +251,24 @@ oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_
 	                 errlen ? ": " : "", errtext);
 }
 
+oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_options *o,
+                             oxr_format fmt, const oxr_worker_limits *lim, oxr_buf *out,
+                             oxr_error *err)
+{
+	return run_worker(exe, model_path, NULL, oxr_format_ext(fmt), o, lim, out, err);
+}
+
+oxr_code oxr_render_isolated_pair(const char *exe, const oxr_model_files *model,
+                                  const oxr_model_files *other, const char *fmt,
+                                  const oxr_options *o, const oxr_worker_limits *lim,
+                                  oxr_buf *out, oxr_error *err)
+{
+	if (strlen(fmt) >= 16)
+		return oxr__fail(err, OXR_E_OPTION, "bad format");
+	oxr_model_files pair[2] = {*model, *other};
+	return run_worker(exe, model->path, pair, fmt, o, lim, out, err);
+}
+
 /* ---------------------------------------------------------------------------------------
  * The worker process
  */
@@ -279,12 +307,44 @@ static int fail_out(oxr_code code, const char *msg)
 	return WORKER_RENDER_ERROR;
 }
 
+/* stdout gets the whole buffer; 0, or 1 when it could not be written */
+static int write_out(const oxr_buf *out)
+{
+	size_t off = 0;
+	while (off < out->len) {
+		ssize_t n = write(1, out->data + off, out->len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 1;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
 int oxr_worker_main(int argc, char **argv)
 {
-	if (argc != 4)
-		return fail_out(OXR_E_WORKER, "usage: onnxviz __render MODEL svg|dot|json OPTIONS");
+	return oxr_worker_main_pair(argc, argv, NULL);
+}
+
+int oxr_worker_main_pair(int argc, char **argv, oxr_pair_fn pair)
+{
+	if (argc != 4 && !(argc == 7 && pair != NULL))
+		return fail_out(OXR_E_WORKER, "usage: onnxviz __render MODEL svg|dot|json OPTIONS "
+		                              "[OTHER DATA OTHER_DATA]");
 	oxr_error err = {0};
 	oxr_options o;
+	if (argc == 7) {
+		if (options_from_key(&o, argv[3], &err) != OXR_OK)
+			return fail_out(err.code, err.message);
+		oxr_model_files model = {argv[1], argv[5]}, other = {argv[4], argv[6]};
+		oxr_buf out;
+		oxr_buf_init(&out, 0);
+		oxr_code rc = pair(&model, &other, argv[2], &o, &out, &err);
+		int status = rc != OXR_OK ? fail_out(rc, err.message) : write_out(&out);
+		oxr_buf_free(&out);
+		return status;
+	}
 	oxr_format fmt = !strcmp(argv[2], "dot")    ? OXR_FMT_DOT
 	                 : !strcmp(argv[2], "json") ? OXR_FMT_LAYOUT_JSON
 	                                            : OXR_FMT_SVG;
@@ -303,22 +363,7 @@ int oxr_worker_main(int argc, char **argv)
 	oxr_buf out;
 	oxr_buf_init(&out, 0);
 	oxr_code rc = oxr_render(m, d, &o, fmt, &out, &err);
-	int status = 0;
-	if (rc != OXR_OK) {
-		status = fail_out(rc, err.message);
-	} else {
-		size_t off = 0;
-		while (off < out.len) {
-			ssize_t n = write(1, out.data + off, out.len - off);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				status = 1;
-				break;
-			}
-			off += (size_t)n;
-		}
-	}
+	int status = rc != OXR_OK ? fail_out(rc, err.message) : write_out(&out);
 	oxr_buf_free(&out);
 	oxp_dag_free(d);
 	oxp_model_free(m);

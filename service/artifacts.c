@@ -57,21 +57,27 @@ void oxs_flights_free(oxs_flights *f)
 static const char *kind_name(oxs_art_kind k)
 {
 	return k == OXS_ART_SUMMARY ? "summary" : k == OXS_ART_DOCUMENT ? "document"
-	       : k == OXS_ART_TENSOR ? "tensor" : "graph";
+	       : k == OXS_ART_TENSOR ? "tensor" : k == OXS_ART_DIFF ? "diff" : "graph";
 }
 
 static const char *art_ext(const oxs_art *a)
 {
 	if (a->kind == OXS_ART_TENSOR)
 		return a->popt.npy ? "npy" : "json";
-	return a->kind == OXS_ART_GRAPH ? oxr_format_ext(a->fmt) : "json";
+	return a->kind == OXS_ART_GRAPH || a->kind == OXS_ART_DIFF ? oxr_format_ext(a->fmt) : "json";
+}
+
+/* Drawn by the layout worker: graphs and diffs. */
+static bool laid_out(const oxs_art *a)
+{
+	return a->kind == OXS_ART_GRAPH || a->kind == OXS_ART_DIFF;
 }
 
 static const char *art_type(const oxs_art *a)
 {
 	if (a->kind == OXS_ART_TENSOR && a->popt.npy)
 		return "application/octet-stream";
-	if (a->kind != OXS_ART_GRAPH)
+	if (!laid_out(a))
 		return "application/json";
 	switch (a->fmt) {
 	case OXR_FMT_SVG: return "image/svg+xml; charset=utf-8";
@@ -115,6 +121,21 @@ void oxs_art_tensor(oxs_art *a, const char *tensor, const oxs_preview_opt *o)
 	oxs_preview_key(o, q, sizeof(q));
 	snprintf(a->key, sizeof(a->key), "%s|tensor|%s|%s|%s", a->id, art_ext(a), h, q);
 	a->name[0] = '\0'; /* previews are not kept in the store (their statistics are) */
+}
+
+void oxs_art_diff(oxs_art *a, const char *other)
+{
+	snprintf(a->other, sizeof(a->other), "%s", other);
+	/* the JSON document does not depend on render options; drawings do */
+	char optkey[OXS_KEY_MAX - 256];
+	optkey[0] = '\0';
+	if (a->fmt != OXR_FMT_LAYOUT_JSON)
+		oxr_options_key(&a->opt, optkey, sizeof(optkey));
+	snprintf(a->key, sizeof(a->key), "%s|diff|%s|%s|%s", a->id, art_ext(a), other, optkey);
+	char salted[OXS_KEY_MAX + 32], h[65];
+	snprintf(salted, sizeof(salted), "%s|diff|%s|%s|%s", ART_VERSION, art_ext(a), other, optkey);
+	oxs_sha256_hex(salted, strlen(salted), h, 32);
+	snprintf(a->name, sizeof(a->name), "diff-%s.%s", h, art_ext(a));
 }
 
 void oxs_art_file(oxs_art *a, int fd, int dirfd, const char *fpath)
@@ -494,6 +515,35 @@ oxs_centry *oxs_art_summary_now(oxs_server *srv, const char *id, const oxp_model
 	return e;
 }
 
+/* A diff in a worker process: B (art->other) drawn against A (art->id, at a_path), each
+ * with its external data folder when it has one (open here; the worker reaches it
+ * through /proc/<our pid>/fd/N). */
+static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a_path,
+                              oxr_buf *out, oxr_error *err)
+{
+	char b_path[PATH_MAX];
+	if (srv->store->ops->model_path(srv->store, art->other, b_path, sizeof(b_path)) != OXS_OK) {
+		err->code = OXR_E_NOT_FOUND;
+		snprintf(err->message, sizeof(err->message), "no such model to compare with");
+		return OXR_E_NOT_FOUND;
+	}
+	int fds[2] = {-1, -1};
+	char dirs[2][64] = {"", ""};
+	const char *ids[2] = {art->id, art->other};
+	for (int i = 0; i < 2; i++)
+		if (srv->store->ops->open_data(srv->store, ids[i], &fds[i]) == OXS_OK)
+			snprintf(dirs[i], sizeof(dirs[i]), "/proc/%ld/fd/%d", (long)getpid(), fds[i]);
+	oxr_model_files a = {a_path, dirs[0]}, b = {b_path, dirs[1]};
+	oxr_code rc = oxr_render_isolated_pair(srv->exe, &b, &a,
+	                                       art->fmt == OXR_FMT_LAYOUT_JSON ? "json"
+	                                                                       : oxr_format_ext(art->fmt),
+	                                       &art->opt, &srv->wlim, out, err);
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return rc;
+}
+
 /* Layout thread: run the worker process. */
 static void flight_layout(oxs_job *j)
 {
@@ -514,8 +564,12 @@ static void flight_layout(oxs_job *j)
 	memset(&err, 0, sizeof(err));
 	oxr_buf_init(&out, srv->wlim.max_output);
 	oxs_metrics_cache(OXS_MISS);
-	oxr_code rc = oxr_render_isolated(srv->exe, path, &f->art.opt, f->art.fmt, &srv->wlim,
-	                                  &out, &err);
+	oxr_code rc;
+	if (f->art.kind == OXS_ART_DIFF)
+		rc = diff_isolated(srv, &f->art, path, &out, &err);
+	else
+		rc = oxr_render_isolated(srv->exe, path, &f->art.opt, f->art.fmt, &srv->wlim, &out,
+		                         &err);
 	if (rc == OXR_OK) {
 		oxs_metrics_layout(OXS_LAYOUT_OK);
 		oxs_centry *e = store_and_entry(srv, &f->art, &out);
@@ -613,7 +667,7 @@ static void flight_load(oxs_job *j)
 		flight_finish(f, te);
 		return;
 	}
-	if (f->art.kind == OXS_ART_GRAPH) {
+	if (laid_out(&f->art)) {
 		f->job.run = flight_layout;
 		if (!oxs_pool_submit(srv->layout, &f->job))
 			flight_fail(f, 503, "layout_queue_full",

@@ -284,7 +284,7 @@ int oxs_cli_check(int argc, char **argv)
  * or not at all: into a temporary beside it, renamed over it once complete (a failed
  * write leaves the old file, not half a new one).  Paths that exist and are not regular
  * files (/dev/stdout, a pipe) are written in place.  0, or 1 after a message. */
-static int write_output(const char *path, const oxr_buf *out)
+int oxs_write_output(const char *path, const oxr_buf *out)
 {
 	if (path == NULL || strcmp(path, "-") == 0) {
 		if (fwrite(out->data, 1, out->len, stdout) != out->len || fflush(stdout) != 0) {
@@ -401,7 +401,7 @@ int oxs_cli_render(int argc, char **argv)
 		fprintf(stderr, "onnxviz: %s: %s: %s\n", path, oxr_code_name(err.code), err.message);
 		rc = 1;
 	} else {
-		rc = write_output(out_path, &out);
+		rc = oxs_write_output(out_path, &out);
 	}
 	oxr_buf_free(&out);
 	oxp_dag_free(d);

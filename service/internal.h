@@ -203,7 +203,9 @@ typedef enum {
 	OXS_ART_SUMMARY = 0,
 	OXS_ART_DOCUMENT,
 	OXS_ART_GRAPH,
-	OXS_ART_TENSOR /* a tensor preview (preview.c): JSON or .npy */
+	OXS_ART_TENSOR, /* a tensor preview (preview.c): JSON or .npy */
+	OXS_ART_DIFF    /* what changed from model id to model `other` (diff.c): the JSON
+	                   document (fmt OXR_FMT_LAYOUT_JSON stands for it), SVG or DOT */
 } oxs_art_kind;
 
 #define OXS_KEY_MAX (OXR_OPTIONS_KEY_MAX + 256)
@@ -221,6 +223,8 @@ typedef struct oxs_art {
 	char src[64];          /* "/proc/self/fd/N", "" for stored models */
 	int dirfd;             /* its folder (external data), -1 for stored models */
 	char fpath[OXS_LOCATION_MAX + 1]; /* its path under --models-dir, for links */
+	/* OXS_ART_DIFF (oxs_art_diff): the model compared with (B; id is A) */
+	char other[OXS_ID_LEN + 1];
 	/* OXS_ART_TENSOR (oxs_art_tensor) */
 	char tensor[OXS_TENSOR_KEY_MAX + 1];
 	oxs_preview_opt popt;
@@ -231,6 +235,9 @@ void oxs_art_init(oxs_art *a, oxs_art_kind kind, const char *id, oxr_format fmt,
 /* After oxs_art_init(OXS_ART_TENSOR): the tensor key and the preview options (the cache
  * key gets a hash of the tensor key and the canonical options). */
 void oxs_art_tensor(oxs_art *a, const char *tensor, const oxs_preview_opt *o);
+/* After oxs_art_init(OXS_ART_DIFF): the model compared with (cache key and store name
+ * name both; the store keeps the artifact under id). */
+void oxs_art_diff(oxs_art *a, const char *other);
 /* After oxs_art_init: the artifact is of a --models-dir file open as fd (its folder
  * dirfd, its relative path fpath); both fds stay the request's. */
 void oxs_art_file(oxs_art *a, int fd, int dirfd, const char *fpath);

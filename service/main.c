@@ -17,6 +17,9 @@ static void usage(FILE *f)
 	           "                                     2 unreadable (docs/check.md)\n"
 	           "  onnxviz render MODEL [-o OUT] [--OPTION=VALUE ...]\n"
 	           "                                     SVG (default), .dot or .json layout\n"
+	           "  onnxviz diff A B [-o OUT] [--OPTION=VALUE ...]\n"
+	           "                                     what changed from A to B: a summary, or\n"
+	           "                                     .json, .svg, .dot (exit 0 same, 1 differ)\n"
 	           "  onnxviz serve [--OPTION=VALUE ...] the HTTP service (serve --help)\n"
 	           "  onnxviz --version\n",
 	        OXS_VERSION);
@@ -35,10 +38,12 @@ int main(int argc, char **argv)
 		return oxs_cli_check(argc - 1, argv + 1);
 	if (strcmp(cmd, "render") == 0)
 		return oxs_cli_render(argc - 1, argv + 1);
+	if (strcmp(cmd, "diff") == 0)
+		return oxs_cli_diff(argc - 1, argv + 1);
 	if (strcmp(cmd, "serve") == 0)
 		return oxs_serve_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "__render") == 0) /* the layout worker process (render/worker.c) */
-		return oxr_worker_main(argc - 1, argv + 1);
+		return oxr_worker_main_pair(argc - 1, argv + 1, oxs_diff_pair);
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("onnxviz %s\n", OXS_VERSION);
 		return 0;

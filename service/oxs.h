@@ -29,6 +29,17 @@ int oxs_cli_render(int argc, char **argv);
 /* `onnxviz check MODEL [--json]`: the model's problems (docs/check.md).  Exit status 0
  * without errors, 1 with errors, 2 when the model cannot be read or on usage errors. */
 int oxs_cli_check(int argc, char **argv);
+/* `onnxviz diff A B [-o out.json|.svg|.dot] [--format=...] [--key=value ...]`: exit 0 the
+ * models are the same, 1 they differ, 2 trouble (diff.c). */
+int oxs_cli_diff(int argc, char **argv);
+/* The layout worker's pair function (render/oxr.h, oxr_pair_fn): model is B, other is A;
+ * fmt "json" (the diff document), "svg", "dot", "layout" (B's drawing with the changes
+ * marked) or "text" (diff.c). */
+oxr_code oxs_diff_pair(const oxr_model_files *model, const oxr_model_files *other,
+                       const char *fmt, const oxr_options *o, oxr_buf *out, oxr_error *err);
+/* Write out whole to path ("-" or NULL: standard output) through a temporary renamed over
+ * it; 0, or 1 after a message on stderr (cli.c). */
+int oxs_write_output(const char *path, const oxr_buf *out);
 /* `onnxviz serve [options]`: the HTTP service (serve.c).  Returns the exit code: 0 after
  * a clean SIGTERM/SIGINT shutdown, 2 for a usage error, 1 when it cannot start. */
 int oxs_serve_main(int argc, char **argv);

@@ -61,6 +61,7 @@ static void h_search(oxs_req *r);
 static void h_check(oxs_req *r);
 static void h_model_onnx(oxs_req *r);
 static void h_tensor(oxs_req *r);
+static void h_diff(oxs_req *r);
 
 enum {
 	R_INDEX,
@@ -79,6 +80,9 @@ enum {
 	R_CHECK,
 	R_MODEL_ONNX,
 	R_TENSOR,
+	R_DIFF_JSON,
+	R_DIFF_SVG,
+	R_DIFF_DOT,
 	R_FILE,
 	R_FILE_SVG,
 	R_FILE_JSON,
@@ -91,6 +95,8 @@ enum {
 	R_POST_SVG,
 	R_POST_JSON,
 	R_POST_DOT,
+	R_POST_DIFF_JSON,
+	R_POST_DIFF_SVG,
 	R_ASSET,
 	R__COUNT
 };
@@ -126,6 +132,12 @@ static const oxs_route routes[R__COUNT] = {
                       OPEN, OPEN, false},
     [R_TENSOR] = {"/models/{id}/tensors/{name}", "GET HEAD", h_tensor, NULL, NULL, READ, OPEN,
                   OPEN, false},
+    [R_DIFF_JSON] = {"/models/{id}/diff/{other}.json", "GET HEAD", h_diff, NULL, NULL, READ,
+                     OPEN, OPEN, false},
+    [R_DIFF_SVG] = {"/models/{id}/diff/{other}.svg", "GET HEAD", h_diff, NULL, NULL, READ,
+                    OPEN, OPEN, false},
+    [R_DIFF_DOT] = {"/models/{id}/diff/{other}.dot", "GET HEAD", h_diff, NULL, NULL, READ,
+                    OPEN, OPEN, false},
     [R_FILE] = {"/files/{path}", "GET HEAD", h_model, NULL, NULL, READ, OPEN, OPEN, false},
     [R_FILE_SVG] = {"/files/{path}/graph.svg", "GET HEAD", h_graph, NULL, NULL, READ, OPEN, OPEN,
                     false},
@@ -146,6 +158,8 @@ static const oxs_route routes[R__COUNT] = {
     [R_POST_SVG] = {"/graph.svg", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
     [R_POST_JSON] = {"/graph.json", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
     [R_POST_DOT] = {"/graph.dot", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
+    [R_POST_DIFF_JSON] = {"/diff.json", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
+    [R_POST_DIFF_SVG] = {"/diff.svg", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
     [R_ASSET] = {"/{file}", "GET HEAD", h_asset, NULL, NULL, OPEN, OPEN, OPEN, false},
 };
 
@@ -206,6 +220,14 @@ static bool match_segment(const char *pat, size_t pn, const char *seg, size_t sn
 				id[0] = '\0';
 		}
 		return true;
+	}
+	/* "{other}.json": the segment ends with what follows the brace, which is not kept */
+	const char *close = memchr(pat, '}', pn);
+	size_t suffix = close != NULL ? pn - (size_t)(close + 1 - pat) : 0;
+	if (suffix > 0) {
+		if (sn <= suffix || memcmp(seg + sn - suffix, close + 1, suffix) != 0)
+			return false;
+		sn -= suffix;
 	}
 	if (sn >= paramsize)
 		return false;
@@ -1008,5 +1030,36 @@ static void h_tensor(oxs_req *r)
 		return;
 	art_for(r, OXS_ART_TENSOR, OXR_FMT_SVG, NULL);
 	oxs_art_tensor(&r->art, r->param, &o);
+	oxs_art_request(r, &r->art, false);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Diffs of two stored models (diff.c computes them in a layout worker; cached like
+ * renderings): A is {id}, B is {other}; the drawing is B's graph.
+ */
+static void h_diff(oxs_req *r)
+{
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
+		return;
+	oxr_options opt;
+	char err[600];
+	if (!oxs_query_options(pairs, (size_t)n, &opt, err, sizeof(err))) {
+		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
+		return;
+	}
+	if (!need_model(r))
+		return;
+	char path[PATH_MAX];
+	if (!oxs_id_valid(r->param) ||
+	    r->srv->store->ops->model_path(r->srv->store, r->param, path, sizeof(path)) != OXS_OK) {
+		oxs_reply_error(r, 404, "not_found", "", "no such model to compare with");
+		return;
+	}
+	oxr_format fmt = r->route == R_DIFF_SVG ? OXR_FMT_SVG : r->route == R_DIFF_DOT ? OXR_FMT_DOT
+	                                                                              : OXR_FMT_LAYOUT_JSON;
+	oxs_art_init(&r->art, OXS_ART_DIFF, r->id, fmt, &opt);
+	oxs_art_diff(&r->art, r->param);
 	oxs_art_request(r, &r->art, false);
 }

@@ -1,5 +1,7 @@
 /*
- * upload.c — POST /models and the one-shot POST /graph.{svg,json,dot}.
+ * upload.c — POST /models, the one-shot POST /graph.{svg,json,dot}, and the one-shot
+ * diff POST /diff.{json,svg} (multipart parts `a` and `b`: each streamed into a spool of
+ * its own, both stored, then compared like GET /models/{a}/diff/{b}.*).
  *
  * The body (raw, or the "model" part of multipart/form-data through libmicrohttpd's
  * PostProcessor) is streamed into a spool file of the store as it arrives and hashed on
@@ -57,6 +59,10 @@ struct oxs_upload {
 	char fail_msg[200];
 	oxr_format fmt;      /* one-shot: what to render */
 	oxr_options opt;
+	/* POST /diff.*: this upload takes part `a`; part `b` goes to its own upload */
+	bool diff;
+	struct oxs_upload *b;
+	char b_id[OXS_ID_LEN + 1];
 };
 
 static void fail(oxs_upload *u, unsigned status, const char *code, const char *msg)
@@ -222,7 +228,14 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
 		fail(u, 400, "bad_multipart", "part transfer encodings are not supported");
 		return MHD_NO;
 	}
-	bool is_model = key != NULL && strcmp(key, "model") == 0;
+	bool is_model = key != NULL && strcmp(key, u->diff ? "a" : "model") == 0;
+	if (u->diff && key != NULL && strcmp(key, "b") == 0) {
+		u = u->b; /* the second model: the same rules, its own spool */
+		is_model = true;
+	} else if (u->diff && filename != NULL && !is_model) {
+		fail(u, 400, "bad_multipart", "a diff takes two parts, 'a' and 'b' (no data files)");
+		return MHD_NO;
+	}
 	if (off == 0 && (is_model || filename != NULL)) {
 		/* a new part (an empty one may be reported twice at offset 0) */
 		bool same = u->dfd >= 0 && key != NULL &&
@@ -235,12 +248,12 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
 	}
 	if (is_model) {
 		if (off == 0 && u->got_model && u->model_bytes > 0) {
-			fail(u, 400, "bad_multipart", "more than one 'model' part");
+			fail(u, 400, "bad_multipart", "more than one part for the same model");
 			return MHD_NO;
 		}
 		u->got_model = true;
 		if (off != u->model_bytes) {
-			fail(u, 400, "bad_multipart", "'model' part out of order");
+			fail(u, 400, "bad_multipart", "a model part out of order");
 			return MHD_NO;
 		}
 		write_model(u, data, size);
@@ -258,6 +271,13 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
 		}
 	}
 	return u->fail_status == 0 ? MHD_YES : MHD_NO;
+}
+
+/* The failure of either model of a diff upload, in u. */
+static void take_failure(oxs_upload *u)
+{
+	if (u->b != NULL && u->b->fail_status != 0)
+		fail(u, u->b->fail_status, u->b->fail_code, u->b->fail_msg);
 }
 
 /* Content types taken as the raw model. */
@@ -329,7 +349,8 @@ void oxs_upload_begin(oxs_req *r)
 	u->store = srv->store;
 	r->up = u;
 	oxr_options_default(&u->opt);
-	if (strncmp(rt->pattern, "/graph.", 7) == 0) {
+	u->diff = strncmp(rt->pattern, "/diff.", 6) == 0;
+	if (strncmp(rt->pattern, "/graph.", 7) == 0 || u->diff) {
 		/* one-shot: the render options come from the query, checked before the body */
 		oxs_query_pair pairs[32];
 		int n = oxs_query_split(r->query, pairs, 32);
@@ -355,10 +376,12 @@ void oxs_upload_begin(oxs_req *r)
 			return;
 		}
 		u->multipart = true;
-	} else if (ct != NULL && !raw_type(ct)) {
+	} else if (u->diff || (ct != NULL && !raw_type(ct))) {
 		oxs_reply_error(r, 415, "unsupported_media_type", "",
-		                "send the model as application/octet-stream or as the 'model' part "
-		                "of multipart/form-data");
+		                u->diff ? "send the two models as the parts 'a' and 'b' of "
+		                          "multipart/form-data"
+		                        : "send the model as application/octet-stream or as the "
+		                          "'model' part of multipart/form-data");
 		return;
 	}
 	const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
@@ -381,19 +404,30 @@ void oxs_upload_begin(oxs_req *r)
 			return;
 		}
 	}
-	u->md = EVP_MD_CTX_new();
-	if (u->md == NULL || EVP_DigestInit_ex(u->md, EVP_sha256(), NULL) != 1) {
-		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
-		return;
+	if (u->diff) {
+		u->b = calloc(1, sizeof(*u->b));
+		if (u->b == NULL) {
+			oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+			return;
+		}
+		u->b->fd = u->b->dfd = u->b->dirfd = -1;
+		u->b->store = srv->store;
 	}
-	oxs_status st = srv->store->ops->spool(srv->store, &u->fd, u->path, sizeof(u->path));
-	if (st != OXS_OK) {
-		oxs_reply_error(r, st == OXS_E_NOSPACE ? 507 : 500,
-		                st == OXS_E_NOSPACE ? "insufficient_storage" : "store_error", "",
-		                "cannot start the upload: %s", oxs_status_name(st));
-		return;
+	for (oxs_upload *x = u; x != NULL; x = x == u ? u->b : NULL) {
+		x->md = EVP_MD_CTX_new();
+		if (x->md == NULL || EVP_DigestInit_ex(x->md, EVP_sha256(), NULL) != 1) {
+			oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+			return;
+		}
+		oxs_status st = srv->store->ops->spool(srv->store, &x->fd, x->path, sizeof(x->path));
+		if (st != OXS_OK) {
+			oxs_reply_error(r, st == OXS_E_NOSPACE ? 507 : 500,
+			                st == OXS_E_NOSPACE ? "insufficient_storage" : "store_error", "",
+			                "cannot start the upload: %s", oxs_status_name(st));
+			return;
+		}
+		x->spooled = true;
 	}
-	u->spooled = true;
 }
 
 bool oxs_upload_data(oxs_req *r, const char *data, size_t size)
@@ -413,6 +447,7 @@ bool oxs_upload_data(oxs_req *r, const char *data, size_t size)
 	if (!u->multipart) {
 		write_model(u, data, size);
 	} else if (MHD_post_process(u->pp, data, size) != MHD_YES) {
+		take_failure(u); /* b's own failure first, when it was b's part */
 		fail(u, 400, "bad_multipart", "malformed multipart body");
 	}
 	return true;
@@ -438,11 +473,11 @@ static void drop_spool(oxs_upload *u)
 	u->has_dir = false;
 }
 
-void oxs_upload_cleanup(oxs_req *r)
+static void free_upload(oxs_upload *u)
 {
-	oxs_upload *u = r->up;
 	if (u == NULL)
 		return;
+	free_upload(u->b); /* one level: b has no b */
 	if (u->pp != NULL)
 		MHD_destroy_post_processor(u->pp);
 	EVP_MD_CTX_free(u->md);
@@ -450,6 +485,11 @@ void oxs_upload_cleanup(oxs_req *r)
 	drop_spool(u);
 	free(u->files);
 	free(u);
+}
+
+void oxs_upload_cleanup(oxs_req *r)
+{
+	free_upload(r->up);
 	r->up = NULL;
 }
 
@@ -471,17 +511,20 @@ static unsigned parse_status(oxp_code c)
 	}
 }
 
-/* Reply with a parser error: code, message, offset, path. */
-static void reply_parse_error(oxs_req *r, const oxp_error *e)
+/* Reply with a parser error: code, message, offset, path (and which part of a diff
+ * upload, when part is not NULL). */
+static void reply_parse_error(oxs_req *r, const oxp_error *e, const char *part)
 {
 	oxr_buf path;
 	oxr_buf_init(&path, 1024);
 	oxs_json_string(&path, e->path, strlen(e->path));
 	char extra[1100];
-	snprintf(extra, sizeof(extra), ",\"offset\":%" PRIu64 ",\"path\":%s", e->offset,
-	         path.failed ? "\"\"" : path.data);
+	snprintf(extra, sizeof(extra), ",\"offset\":%" PRIu64 ",\"path\":%s%s%s%s", e->offset,
+	         path.failed ? "\"\"" : path.data, part ? ",\"part\":\"" : "", part ? part : "",
+	         part ? "\"" : "");
 	oxr_buf_free(&path);
-	oxs_reply_error(r, parse_status(e->code), oxp_code_name(e->code), extra, "%s", e->message);
+	oxs_reply_error(r, parse_status(e->code), oxp_code_name(e->code), extra, "%s%s%s",
+	                part ? part : "", part ? ": " : "", e->message);
 }
 
 /* Link header and X-Model-Id for one-shot answers. */
@@ -516,16 +559,93 @@ static void oneshot_on_art(oxs_req *r, oxs_centry *e)
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	if (e->etag[0] != '\0')
 		MHD_add_response_header(resp, "ETag", e->etag);
+	bool diff = r->art.kind == OXS_ART_DIFF;
 	if (e->status == 200 && r->art.fmt != OXR_FMT_LAYOUT_JSON) {
-		char cd[128];
-		snprintf(cd, sizeof(cd), "inline; filename=\"%.64s.%s\"", r->id,
-		         oxr_format_ext(r->art.fmt));
+		char cd[200];
+		snprintf(cd, sizeof(cd), "inline; filename=\"%.64s%s%.64s.%s\"", r->id, diff ? "-" : "",
+		         diff ? r->art.other : "", oxr_format_ext(r->art.fmt));
 		MHD_add_response_header(resp, "Content-Disposition", cd);
 	}
 	if (e->status == 503)
 		MHD_add_response_header(resp, "Retry-After", "5");
-	add_model_headers(resp, r->id);
+	if (diff) {
+		char link[400];
+		snprintf(link, sizeof(link),
+		         "</models/%s/diff/%s.json>; rel=\"self\", </models/%s/diff/%s.svg>; "
+		         "rel=\"alternate\"; type=\"image/svg+xml\"",
+		         r->id, r->art.other, r->id, r->art.other);
+		MHD_add_response_header(resp, "X-Model-Id-A", r->id);
+		MHD_add_response_header(resp, "X-Model-Id-B", r->art.other);
+		MHD_add_response_header(resp, "Link", link);
+	} else {
+		add_model_headers(resp, r->id);
+	}
 	oxs_reply(r, e->status, resp, e->len);
+}
+
+/* Parse, link and store the model spooled by u under id: *l gets it parsed (nothing when
+ * those bytes were stored already), *created whether it is new.  False after a reply
+ * (the model did not parse, or the store refused it); part names a diff upload's part. */
+static bool keep_model(oxs_req *r, oxs_upload *u, const char *id, const char *part,
+                       oxs_loaded *l, bool *created)
+{
+	oxs_store *st = r->srv->store;
+	char path[PATH_MAX];
+	memset(l, 0, sizeof(*l));
+	*created = false;
+	if (st->ops->model_path(st, id, path, sizeof(path)) == OXS_OK) {
+		drop_spool(u); /* the same bytes are already stored */
+		return true;
+	}
+	oxp_error pe;
+	memset(&pe, 0, sizeof(pe));
+	if (oxs_load(l, u->path, &pe) != OXP_OK) {
+		drop_spool(u);
+		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
+		reply_parse_error(r, &pe, part);
+		return false;
+	}
+	oxs_status s = OXS_OK;
+	if (u->has_dir) {
+		s = st->ops->put_data(st, id, u->dir);
+		if (s == OXS_OK)
+			u->has_dir = false; /* moved (or dropped: the same data was there) */
+	}
+	if (s == OXS_OK)
+		s = st->ops->put_model(st, id, u->path, u->fd, created);
+	if (s != OXS_OK) {
+		oxs_loaded_free(l);
+		drop_spool(u);
+		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
+		if (s == OXS_E_NOSPACE)
+			oxs_reply_error(r, 507, "insufficient_storage", "",
+			                "the store has no room for this model");
+		else
+			oxs_reply_error(r, 500, "store_error", "", "cannot store the model: %s",
+			                oxs_status_name(s));
+		return false;
+	}
+	u->spooled = false; /* moved into the store (or removed when already there) */
+	drop_spool(u);
+	return true;
+}
+
+/* POST /diff.*: b stored too, then the diff of a and b. */
+static void diff_finish(oxs_req *r, oxs_upload *u)
+{
+	oxs_loaded l;
+	bool created = false;
+	if (!keep_model(r, u->b, u->b_id, "b", &l, &created)) {
+		oxs_resume(r);
+		return;
+	}
+	oxs_metrics_upload(created ? OXS_UP_CREATED : OXS_UP_EXISTING, u->b->model_bytes);
+	if (l.model != NULL)
+		oxs_models_add(r->srv->models, u->b_id, &l);
+	oxs_art_init(&r->art, OXS_ART_DIFF, r->id, u->fmt, &u->opt);
+	oxs_art_diff(&r->art, u->b_id);
+	r->on_art = oneshot_on_art;
+	oxs_art_request(r, &r->art, true);
 }
 
 /* Work thread: parse, link, store, answer. */
@@ -533,49 +653,15 @@ static void upload_finish(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
 	oxs_upload *u = r->up;
-	oxs_store *st = srv->store;
 	oxs_loaded l;
-	memset(&l, 0, sizeof(l));
-	char path[PATH_MAX];
 	unsigned status = 500;
 	char err[600] = "";
 	bool created = false;
-
-	if (st->ops->model_path(st, r->id, path, sizeof(path)) == OXS_OK) {
-		drop_spool(u); /* the same bytes are already stored */
-	} else {
-		oxp_error pe;
-		memset(&pe, 0, sizeof(pe));
-		if (oxs_load(&l, u->path, &pe) != OXP_OK) {
-			drop_spool(u);
-			oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
-			reply_parse_error(r, &pe);
-			oxs_resume(r);
-			return;
-		}
-		oxs_status s = OXS_OK;
-		if (u->has_dir) {
-			s = st->ops->put_data(st, r->id, u->dir);
-			if (s == OXS_OK)
-				u->has_dir = false; /* moved (or dropped: the same data was there) */
-		}
-		if (s == OXS_OK)
-			s = st->ops->put_model(st, r->id, u->path, u->fd, &created);
-		if (s != OXS_OK) {
-			oxs_loaded_free(&l);
-			drop_spool(u);
-			oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
-			if (s == OXS_E_NOSPACE)
-				oxs_reply_error(r, 507, "insufficient_storage", "",
-				                "the store has no room for this model");
-			else
-				oxs_reply_error(r, 500, "store_error", "", "cannot store the model: %s",
-				                oxs_status_name(s));
-			oxs_resume(r);
-			return;
-		}
-		u->spooled = false; /* moved into the store (or removed when already there) */
-		drop_spool(u);
+	if (!keep_model(r, u, r->id, u->diff ? "a" : NULL, &l, &created)) {
+		if (u->b != NULL)
+			drop_spool(u->b);
+		oxs_resume(r);
+		return;
 	}
 	oxs_metrics_upload(created ? OXS_UP_CREATED : OXS_UP_EXISTING, u->body_bytes);
 	r->existing = !created;
@@ -583,6 +669,11 @@ static void upload_finish(oxs_req *r)
 	if (l.model != NULL)
 		oxs_models_add(srv->models, r->id, &l); /* the mapping outlives the rename */
 
+	if (u->diff) {
+		oxs_cache_release(e);
+		diff_finish(r, u);
+		return;
+	}
 	if (r->oneshot) {
 		oxs_cache_release(e);
 		oxs_art_init(&r->art, OXS_ART_GRAPH, r->id, u->fmt, &u->opt);
@@ -618,10 +709,15 @@ void oxs_upload_end(oxs_req *r)
 		u->pp = NULL;
 	}
 	finish_data(u);
+	take_failure(u);
+	if (u->fail_status == 0 && u->diff && (!u->got_model || !u->b->got_model))
+		fail(u, 400, "bad_multipart", "a diff needs both parts, 'a' and 'b'");
 	if (u->fail_status == 0 && u->multipart && !u->got_model)
 		fail(u, 400, "bad_multipart", "no 'model' part in the form");
 	if (u->fail_status != 0) {
 		drop_spool(u);
+		if (u->b != NULL)
+			drop_spool(u->b);
 		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
 		oxs_reply_error(r, u->fail_status, u->fail_code, "", "%s", u->fail_msg);
 		return;
@@ -630,9 +726,15 @@ void oxs_upload_end(oxs_req *r)
 	unsigned char md[32];
 	unsigned int n = 0;
 	char sha[OXS_ID_LEN + 1];
-	if (EVP_DigestFinal_ex(u->md, md, &n) != 1 || n != 32 ||
-	    (oxs_hex(sha, md, 32), !oxs_bundle_id(sha, u->model_bytes, u->files, u->nfiles, r->id))) {
+	bool hashed = EVP_DigestFinal_ex(u->md, md, &n) == 1 && n == 32 &&
+	              (oxs_hex(sha, md, 32), oxs_bundle_id(sha, u->model_bytes, u->files, u->nfiles, r->id));
+	if (hashed && u->b != NULL)
+		hashed = EVP_DigestFinal_ex(u->b->md, md, &n) == 1 && n == 32 &&
+		         (oxs_hex(sha, md, 32), oxs_bundle_id(sha, u->b->model_bytes, NULL, 0, u->b_id));
+	if (!hashed) {
 		drop_spool(u);
+		if (u->b != NULL)
+			drop_spool(u->b);
 		oxs_reply_error(r, 500, "internal", "", "hashing failed");
 		return;
 	}

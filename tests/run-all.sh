@@ -36,6 +36,7 @@ suite http
 suite preview
 suite hostile
 suite render
+suite modeldiff
 suite docker
 if [ "${ONNXVIZ_SKIP_BROWSER:-0}" = 1 ]; then
   echo; echo "################ e2e: SKIPPED (ONNXVIZ_SKIP_BROWSER=1)"

@@ -99,10 +99,27 @@ export function fmtDate(unixSeconds) {
 // are percent-encoded there (render/svg.c), so that no attribute carries "javascript:",
 // "url(" or "@import" whatever the model's names are.
 export const groupAttr = (p) => p.replace(/[%:()@]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-export const groupOf = (el) => {
-  const v = el.getAttribute('data-group');
+export const pathAttr = (el, name) => {
+  const v = el.getAttribute(name);
   return v == null ? v : v.replace(/%(25|3A|28|29|40)/g, (_, x) => String.fromCharCode(parseInt(x, 16)));
 };
+export const groupOf = (el) => pathAttr(el, 'data-group');
+
+// A span of numbered scopes in an expand entry (render/hier.c): "/p/layers.0..99" (a range
+// box's path) or "/p/layers.3..9/*" (every one of them): {parent, prefix, lo, hi}, else null.
+export function spanOf(path) {
+  const m = /^(.*)\/([^/]*?)(\d{1,9})\.\.(\d{1,9})(\/\*)?$/.exec(path);
+  if (!m || +m[3] > +m[4]) return null;
+  return { parent: m[1], prefix: m[2], lo: +m[3], hi: +m[4] };
+}
+
+// Is scope path p (or a scope below it) one of the span's members?
+export function inSpan(span, p) {
+  if (!p.startsWith(`${span.parent}/${span.prefix}`)) return false;
+  const rest = p.slice(span.parent.length + 1 + span.prefix.length);
+  const m = /^(\d{1,9})(\/|$)/.exec(rest);
+  return !!m && +m[1] >= span.lo && +m[1] <= span.hi;
+}
 
 // Shortest useful form of a 64-hex id.
 export const shortId = (id) => (id ? id.slice(0, 12) : '');

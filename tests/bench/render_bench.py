@@ -40,7 +40,8 @@ import render_check  # noqa: E402
 T_TRANSFORMER_FULL = 1.5   # transformer_12x12 --group=none
 T_REAL_FULL = 2.0          # any real model up to 10k ops, --group=none
 T_20K_FULL = 5.0           # the generated 20k-op graph, --group=none
-T_OVERVIEW = 1.0           # any model up to 100k nodes, default view
+T_OVERVIEW = 1.0           # any model up to 100k nodes, default view, and the 1,000-layer
+                           # model (100,009 nodes: layers1000)
 T_NETDRAWER_RATIO = 50.0   # net_drawer + dot at least this many times slower
 T_TRANSFORMER_BOXES = 2000 # transformer_12x12 --group=none, bookkeeping folded (was 3,356)
 FAST_RUN = 3.0             # first run under this: median of 3 runs
@@ -51,7 +52,7 @@ BASELINE_MODELS = ["resnet50", "fasterrcnn_mobilenet", "swin_t"]
 VIEWS = {"none": ["--group=none"], "auto": [],
          "expand": ["--group=none", "--subgraphs=expand"]}
 EXPANDED = {"silero_vad_v5", "fasterrcnn_mobilenet"}
-GENERATED = {"scoped20k", "scoped100k"}
+GENERATED = {"scoped20k", "scoped100k", "layers1000"}
 
 # pictures: (model, view, crop) — crop None draws it whole, a number f
 # crops a 1400x1000 pt window at f of the height (0 top, 1 bottom), centred on the boxes
@@ -72,6 +73,7 @@ PICTURES = [
     ("scoped20k", "none", 0.0),
     ("scoped20k", "none", 0.75),
     ("scoped100k", "auto", None),
+    ("layers1000", "auto", None),
 ]
 CROP_W, CROP_H = 1400.0, 1000.0
 WHOLE_MAX = 16000.0  # a "whole" picture taller or wider than this is cropped at the top
@@ -513,9 +515,9 @@ def main(argv):
             if mode != "auto":
                 target, what = full_target(name, kind, ops[name])
             else:
-                target, what = (T_OVERVIEW, "overview") if ops[name] <= 100000 else \
-                    (None, "no target")
-            if name == "scoped100k" and mode == "none":
+                target, what = (T_OVERVIEW, "overview") if ops[name] <= 100000 or \
+                    name == "layers1000" else (None, "no target")
+            if name in ("scoped100k", "layers1000") and mode == "none":
                 what = "info: >60k boxes"
             r.update(model=name, ops=ops[name], mode=mode, target=target, what=what)
             timings[(name, mode)] = r

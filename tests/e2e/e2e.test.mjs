@@ -377,28 +377,65 @@ describe('web page in Chromium', () => {
     await page.goto(`${base}/#/models/${id}`);
     await graphShown('', id);
     const groups = await page.$$eval('#canvas svg g.node.group', (g) => g.map((e) => e.getAttribute('data-group')));
-    assert.ok(groups.includes('/encoder/layers.3'), `groups: ${groups.join(' ')}`);
-    assert.ok(groups.some((g) => g.startsWith('/decoder')));
+    assert.ok(groups.includes('/decoder/layers.0'), `groups: ${groups.join(' ')}`);
+    assert.ok(groups.some((g) => g.startsWith('/encoder')));
     const before = await page.$$eval('#canvas svg g.node', (e) => e.length);
-    await clickInGraph('#canvas svg g.node.group[data-group="/encoder/layers.3"]');
-    await page.waitForURL(/expand=\/encoder\/layers\.3/);
-    await page.waitForSelector('#canvas svg g.cluster[data-group="/encoder/layers.3"]');
-    await graphShown('expand=/encoder/layers.3', id);
+    await clickInGraph('#canvas svg g.node.group[data-group="/decoder/layers.0"]');
+    await page.waitForURL(/expand=\/decoder\/layers\.0/);
+    await page.waitForSelector('#canvas svg g.cluster[data-group="/decoder/layers.0"]');
+    await graphShown('expand=/decoder/layers.0', id);
     const afterN = await page.$$eval('#canvas svg g.node', (e) => e.length);
     assert.ok(afterN > before + 20, `expanding adds nodes (${before} -> ${afterN})`);
-    assert.equal(await page.$('#canvas svg g.node.group[data-group="/encoder/layers.3"]'), null);
+    assert.equal(await page.$('#canvas svg g.node.group[data-group="/decoder/layers.0"]'), null);
     assert.ok(await page.isVisible('#expanded .chip'));
     await shot('07-expanded-scope');
     // collapse from the cluster's label
-    await clickInGraph('#canvas svg g.cluster.collapsible[data-group="/encoder/layers.3"] > text');
-    await page.waitForSelector('#canvas svg g.node.group[data-group="/encoder/layers.3"]');
+    await clickInGraph('#canvas svg g.cluster.collapsible[data-group="/decoder/layers.0"] > text');
+    await page.waitForSelector('#canvas svg g.node.group[data-group="/decoder/layers.0"]');
     assert.doesNotMatch(page.url(), /expand=/);
     // history: back expands again, forward collapses
     await page.goBack();
-    await page.waitForSelector('#canvas svg g.cluster[data-group="/encoder/layers.3"]');
+    await page.waitForSelector('#canvas svg g.cluster[data-group="/decoder/layers.0"]');
     await page.goForward();
-    await page.waitForSelector('#canvas svg g.node.group[data-group="/encoder/layers.3"]');
+    await page.waitForSelector('#canvas svg g.node.group[data-group="/decoder/layers.0"]');
   });
+
+  // The transformer's 12 encoder layers are alike: one box "layers.0–11 ×12"
+  test('runs: a click opens one instance, "open all" every one; the URL says so', async () => {
+    const id = await idOf(TRANSFORMER);
+    await page.goto(`${base}/#/models/${id}`);
+    await graphShown('', id);
+    const run = '#canvas svg g.node.group[data-group="/encoder/layers.0"][data-open-all]';
+    assert.equal(await page.$eval(run, (e) => e.getAttribute('data-members')), '12');
+    assert.match(await page.$eval(run, (e) => e.querySelector('text').textContent), /^layers\.0–11 ×12$/);
+    assert.ok(await page.$('.run-open-all'), 'an "open all" button on the run');
+    await shot('07b-runs');
+    // a click opens the first instance in full; the other 11 stay one box
+    await clickInGraph(run);
+    await page.waitForURL(/expand=\/encoder\/layers\.0(&|$)/);
+    await graphShown('expand=/encoder/layers.0', id);
+    await page.waitForSelector('#canvas svg g.cluster[data-group="/encoder/layers.0"]');
+    const rest = '#canvas svg g.node.group[data-group="/encoder/layers.1"][data-open-all]';
+    assert.equal(await page.$eval(rest, (e) => e.getAttribute('data-members')), '11');
+    // "open all" on what is left: every layer open, no run in the encoder
+    const forId = await page.$eval('.run-open-all[data-for]', (b) => b.dataset.for);
+    assert.equal(await page.$eval(`#canvas svg [id="${forId}"]`, (e) => e.getAttribute('data-group')), '/encoder/layers.1');
+    await clickInGraph(`.run-open-all[data-for="${forId}"]`);
+    await page.waitForURL(/expand=\/encoder\/layers\.0,\/encoder\/layers\.1\.\.11\/\*/);
+    await graphShown('expand=/encoder/layers.0,/encoder/layers.1..11/*', id);
+    for (let i = 0; i < 12; i++) await page.waitForSelector(`#canvas svg g.cluster[data-group="/encoder/layers.${i}"]`);
+    assert.equal(await page.$('#canvas svg g.node.group[data-group^="/encoder/layers."]'), null);
+    // the URL is the view: loaded afresh it draws the same
+    const url = page.url();
+    await page.goto(`${base}/#/`);
+    await page.goto(url);
+    await graphShown('expand=/encoder/layers.0,/encoder/layers.1..11/*', id);
+    await page.waitForSelector('#canvas svg g.cluster[data-group="/encoder/layers.7"]');
+    // back (past the two loads): one instance open again
+    for (let i = 0; i < 3; i++) await page.goBack();
+    await page.waitForSelector(rest);
+  });
+
 
   test('a float32 weight of the transformer: first values, then more on demand', async () => {
     const id = await idOf(TRANSFORMER);
@@ -413,7 +450,7 @@ describe('web page in Chromium', () => {
     await page.waitForSelector('#side-panel', { state: 'hidden' });
   });
 
-  test('search finds a node inside a collapsed scope and expands it', async () => {
+  test('search finds a node inside a collapsed scope (in a run) and expands it', async () => {
     const id = await idOf(TRANSFORMER);
     await page.goto(`${base}/#/models/${id}`);
     await graphShown('', id);
@@ -422,6 +459,9 @@ describe('web page in Chromium', () => {
     await page.waitForFunction(() => document.querySelector('#side-body .op-badge')?.textContent === 'Softmax');
     const sel = await page.$eval('#canvas svg g.node.selected', (e) => e.querySelector('title').textContent);
     assert.equal(sel, '/encoder/layers.7/self_attn/Softmax');
+    // layers.7 was inside the run of the 12 alike: the others stay runs around it
+    const runs = await page.$$eval('#canvas svg g.node.group[data-open-all]', (g) => g.map((e) => e.getAttribute('data-group')));
+    assert.ok(runs.includes('/encoder/layers.0') && runs.includes('/encoder/layers.8'), `runs around layers.7: ${runs.join(' ')}`);
     // the node is in the viewport
     await settled();
     const inView = await page.evaluate(() => {
@@ -538,6 +578,30 @@ describe('web page in Chromium', () => {
     await graphShown('group=none&arith=nodes', id);
     assert.ok(await page.$$eval('#canvas svg g.node', (e) => e.length) > 3000);
     assert.equal(await page.$('#canvas svg text[data-unfold]'), null);
+  });
+
+  // 500 blocks, every 10th different (its long skip): too many boxes for one level, so the
+  // overview shows ranges of them, each opening like a group
+  test('ranges: a range opens like a group and collapses with what was opened in it', async () => {
+    const id = await idOf(MODELS.big.file);
+    await page.goto(`${base}/#/models/${id}`);
+    await graphShown('', id);
+    const ranges = await page.$$eval('#canvas svg g.node.group[data-members]:not([data-open-all])', (g) => g.map((e) => e.getAttribute('data-group')));
+    assert.ok(ranges.length >= 5 && ranges.length <= 16 && ranges.includes('/blocks.0..49'), `ranges: ${ranges.join(' ')}`);
+    await clickInGraph('#canvas svg g.node.group[data-group="/blocks.0..49"]');
+    await page.waitForURL(/expand=\/blocks\.0\.\.49(&|$)/);
+    await graphShown('expand=/blocks.0..49', id);
+    await page.waitForSelector('#canvas svg g.cluster.collapsible[data-group="/blocks.0..49"]');
+    // its members: blocks and runs of alike blocks
+    const inside = await page.$$eval('#canvas svg g.node.group', (g) => g.map((e) => e.getAttribute('data-group')).filter((p) => !p.includes('..')));
+    assert.ok(inside.includes('/blocks.0') && inside.length < 50, `members of the range: ${inside.join(' ')}`);
+    assert.ok(await page.$('#canvas svg g.node.group[data-open-all]'), 'runs of alike blocks inside the range');
+    // open one member, then collapse the range: both go
+    await clickInGraph('#canvas svg g.node.group[data-group="/blocks.0"]');
+    await graphShown('expand=/blocks.0..49,/blocks.0', id);
+    await clickInGraph('#canvas svg g.cluster.collapsible[data-group="/blocks.0..49"] > text');
+    await page.waitForSelector('#canvas svg g.node.group[data-group="/blocks.0..49"]');
+    assert.doesNotMatch(page.url(), /expand=/);
   });
 
   test('10,000 nodes: a grouped overview first; full detail loads and zooms at frame rate', async () => {

@@ -3,9 +3,9 @@
  * The input is parsed under small limits (200 nodes, 16 inputs per node, 256 elements per
  * field, subgraphs 4 deep, 16 MB arena) so that Graphviz stays well inside OSS-Fuzz's 25 s
  * per input and never runs out of memory (it would exit()); linked with shape inference,
- * then rendered as SVG, DOT and layout JSON with options taken from the input's last two
- * bytes (rankdir, initializers, subgraphs, group, shapes, attrs; arith, unfold), into
- * buffers capped at 4 MB.
+ * then rendered as SVG, DOT and layout JSON with options taken from the input's last byte
+ * (rankdir, initializers, subgraphs, group, shapes, attrs) and the one before (arith,
+ * unfold; expand entries when its top bit is set), into buffers capped at 4 MB.
  *
  * Checks:
  *  - a render fails only with too_big, layout or out_of_memory (or bad_model for a model
@@ -322,10 +322,16 @@ static void check_dot(const char *s, size_t n)
 /* ---------------------------------------------------------------------------------------
  * The target
  */
-/* Options from the last two bytes of the input. */
+/* Options from the last two bytes of the input: k the common ones, k2 arith (bit 0),
+ * unfold (bits 1-2) and expand (bits 3-5, when bit 7 is set). */
 static void options_from(uint8_t k, uint8_t k2, oxr_options *o)
 {
 	oxr_error e;
+	/* expand entries of every form the hierarchy parses (render/hier.c): paths, spans of
+	 * numbered scopes with and without "/" "*", a child wildcard, broken spans */
+	static const char *const expands[] = {
+	    "/a/b", "/a/*", "/a/b.0..3/*", "a/b.0..9", "l.1..0/*,/..,/a.b..c", "*", "/*,/x/0..0",
+	    "/a/b.999999999..9999999999/*"};
 	static const char *const inits[] = {"fold", "nodes", "hide", "fold"};
 	static const char *const groups[] = {"auto", "none", "1", "2"};
 	static const char *const attrs[] = {"key", "none", "all", "key"};
@@ -339,6 +345,8 @@ static void options_from(uint8_t k, uint8_t k2, oxr_options *o)
 	static const char *const unfolds[] = {"", "n0,n1,n2,n3", "n5", "n1.body.n0,zz,n999999"};
 	FZ_CHECK(oxr_options_set(o, "arith", k2 & 1 ? "nodes" : "fold", &e) == OXR_OK);
 	FZ_CHECK(oxr_options_set(o, "unfold", unfolds[(k2 >> 1) & 3], &e) == OXR_OK);
+	if (k2 & 0x80)
+		FZ_CHECK(oxr_options_set(o, "expand", expands[(k2 >> 3) & 7], &e) == OXR_OK);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

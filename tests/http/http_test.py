@@ -720,7 +720,7 @@ def t_openapi_live(s, mid, token_server):
             if method not in ("get", "post", "delete"):
                 continue
             url = path.replace("{id}", mid).replace("{node_id}", "n0").replace("{file}", "index.html") \
-                .replace("{name}", "@i0")
+                .replace("{name}", "@i0").replace("{other}", mid)
             if path.endswith("/search"):
                 url += "?q=a"
             if method == "get":
@@ -734,7 +734,7 @@ def t_openapi_live(s, mid, token_server):
             n += 1
             check(r.status not in (0, 404, 405), "documented %s %s answers %r" % (method.upper(), path, r))
         r = curl(s.url(path.replace("{id}", mid).replace("{node_id}", "n0").replace("{file}", "index.html")
-                       .replace("{name}", "@i0")),
+                       .replace("{name}", "@i0").replace("{other}", mid)),
                  method="PUT")
         check(r.status == 405, "undocumented PUT %s: 405 (%r)" % (path, r))
     check(n >= 18, "documented operations probed: %d" % n)

@@ -1,6 +1,6 @@
 #!/bin/sh
-# render suite: SVG / DOT / layout JSON of every corpus model, hostile model strings, and
-# the layout worker process.  Needs $BUILD/onnxviz and the test tools (`make tools`);
+# render suite: SVG / DOT / layout JSON of every corpus model, repeated blocks and ranges
+# in the overview, hostile model strings, and the layout worker process.  Needs $BUILD/onnxviz and the test tools (`make tools`);
 # runs the hostile models through build-san/onnxviz too when that exists.
 # Environment: BUILD (default build), ONNXVIZ_CORPUS.
 set -u
@@ -17,6 +17,7 @@ step() { # script under tests/render/
 }
 
 step corpus.py
+step repeats.py
 step hostile.py
 step worker.py
 

@@ -22,7 +22,7 @@ run() {
 }
 echo "== sanitized: unit"
 sh tests/run-unit.sh $(ls $SAN/tests/test_* 2>/dev/null | grep -v '\.d$') || failed="$failed unit"
-for s in diff fuzz cli http preview hostile render; do
+for s in diff fuzz cli http preview hostile render modeldiff; do
   [ -f "tests/$s/run.sh" ] && run "$s" "tests/$s/run.sh"
 done
 if [ -n "$failed" ]; then

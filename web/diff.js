@@ -1,0 +1,354 @@
+// diff.js — the diff view (#/diff/{a}/{b}?options&change=N): B's graph with the changes
+// marked (GET /models/{a}/diff/{b}.svg), the list of changes from the JSON document
+// (.../diff/{b}.json, onnxviz.diff/1, docs/diff.md) in the left panel; a click on a change
+// centres its box and opens its details, a click on a box selects its change.  The home
+// page's "Compare" picks two stored models, or takes two dropped files (uploaded first).
+
+import { ApiError, getJSON, modelUrl, upload } from './api.js';
+import { fetchSvg } from './graph.js';
+import { h, clear, fmtInt, fmtNum, fmtShape, dtypeShort, shortId } from './util.js';
+
+const LIST_MAX = 400; // items listed per group; the rest are counted
+
+export const diffUrl = (a, b, ext, query = '') => `${modelUrl(a)}/diff/${b}.${ext}${query ? `?${query}` : ''}`;
+
+const SIGN = { added: '+', removed: '−', changed: '~', unchanged: '=' };
+
+function typeText(t) {
+  if (!t) return '?';
+  return `${t.elem_type ? dtypeShort(t.elem_type) : '?'} ${t.shape ? fmtShape(t.shape) : '?'}`;
+}
+
+function valueText(v) {
+  if (v === null || v === undefined) return '(none)';
+  if (Array.isArray(v)) return v.length > 12 ? `[${v.slice(0, 12).map(valueText).join(', ')}, … (${v.length})]` : `[${v.map(valueText).join(', ')}]`;
+  if (typeof v === 'object') {
+    if ('dtype' in v) return `⟨${fmtShape(v.dims)}⟩ ${dtypeShort(v.dtype)}`;
+    if ('graph' in v) return `graph of ${v.graph} nodes`;
+    if ('graphs' in v) return `${v.graphs} graphs`;
+    return JSON.stringify(v);
+  }
+  if (typeof v === 'number') return fmtNum(v);
+  return String(v);
+}
+
+// "1 of 9,408 elements changed · max |Δ| 0.5 · max rel 0.3" and dtype/shape changes.
+export function tensorLine(t) {
+  const parts = [];
+  if (t.status === 'added' || t.status === 'removed') {
+    const x = t.a || t.b;
+    return `${t.status} · ⟨${fmtShape(x.dims)}⟩ ${dtypeShort(x.dtype)}`;
+  }
+  if (t.dtype_changed) parts.push(`${dtypeShort(t.a.dtype)} → ${dtypeShort(t.b.dtype)}`);
+  if (t.shape_changed) parts.push(`⟨${fmtShape(t.a.dims)}⟩ → ⟨${fmtShape(t.b.dims)}⟩`);
+  if (t.compared) {
+    parts.push(`${fmtInt(t.elements_changed)} of ${fmtInt(t.elements)} elements changed`);
+    if (t.elements_changed > t.nonfinite_changed) parts.push(`max |Δ| ${fmtNum(t.max_abs_diff, 4)}`, `max rel ${fmtNum(t.max_rel_diff, 3)}`);
+  } else if (t.not_compared) parts.push(t.not_compared);
+  return parts.join(' · ');
+}
+
+function changeText(c, tensors) {
+  switch (c.kind) {
+    case 'op_type': case 'domain': case 'overload': case 'name':
+      return `${c.kind.replace('_', ' ')}: ${c.a || '""'} → ${c.b || '""'}`;
+    case 'attribute':
+      return `attribute ${c.name}: ${valueText(c.a)} → ${valueText(c.b)}${c.tensor && tensors.get(c.tensor) ? ` (${tensorLine(tensors.get(c.tensor))})` : ''}`;
+    case 'input':
+      return `input ${c.index} rewired: ${c.a ?? '(none)'} → ${c.b ?? '(none)'}`;
+    case 'output':
+      return `output ${c.index}: ${c.a ?? '(none)'} → ${c.b ?? '(none)'}`;
+    case 'type':
+      return `output ${c.index} (${c.value}): ${typeText(c.a)} → ${typeText(c.b)}`;
+    case 'tensor':
+      return `tensor ${c.tensor} (input ${c.index})${tensors.get(c.tensor) ? `: ${tensorLine(tensors.get(c.tensor))}` : ''}`;
+    case 'subgraph':
+      return 'a node of its subgraphs changed';
+    default:
+      return c.kind;
+  }
+}
+
+// The changes a view lists, in order: model fields, inputs/outputs, nodes, tensors.
+function listOf(doc) {
+  const items = [];
+  for (const f of doc.model) items.push({ kind: 'field', status: 'changed', f });
+  for (const v of doc.values) items.push({ kind: 'value', status: v.status, v });
+  for (const fn of doc.functions) items.push({ kind: 'function', status: fn.status, fn });
+  for (const n of doc.nodes) if (n.status !== 'unchanged') items.push({ kind: 'node', status: n.status, n });
+  for (const t of doc.tensors) items.push({ kind: 'tensor', status: t.status, t });
+  return items;
+}
+
+export class DiffView {
+  // deps: {pz, canvas, viewport, announce, showGraphState, hideGraphState, navigate,
+  //        flash, openSide, closeSide, setTitle(a, b), names}
+  constructor(deps) {
+    this.d = deps;
+    this.key = null;   // "a|b|query" shown
+    this.doc = null;
+    this.items = [];
+    this.seq = 0;
+  }
+
+  // Show route r ({diff: {a, b, params, change}}): the drawing and the list, then the
+  // selected change.
+  async show(r) {
+    const { a, b } = r.diff;
+    const query = this.d.renderQuery(r);
+    const key = `${a}|${b}|${query}`;
+    const seq = ++this.seq;
+    if (key !== this.key) {
+      this.key = null;
+      if (!(await this.load(a, b, query, seq))) return;
+      this.key = key;
+    }
+    this.select(r.change, { move: true });
+  }
+
+  async load(a, b, query, seq) {
+    const d = this.d;
+    d.setTitle(a, b);
+    const body = clear(d.listBody);
+    body.append(h('p', { class: 'empty', text: 'Comparing…' }));
+    d.announce('Comparing the models…');
+    d.showGraphState({ title: 'Comparing the models…', detail: 'The server matches the nodes of both models and draws B with the changes marked.' });
+    let doc;
+    let svg;
+    try {
+      [doc, svg] = await Promise.all([getJSON(diffUrl(a, b, 'json')), fetchSvg(diffUrl(a, b, 'svg', query))]);
+    } catch (e) {
+      if (seq !== this.seq) return false;
+      const where = e instanceof ApiError ? [e.code, e.where()].filter(Boolean).join(' · ') : '';
+      d.showGraphState({ error: true, title: 'The models could not be compared', detail: [e.message, where].filter(Boolean).join(' — '),
+        actions: [['Try again', () => { this.key = null; this.d.retry(); }]] });
+      clear(body).append(h('div', { class: 'notice error', text: e.message }));
+      d.announce(`The models could not be compared: ${e.message}`);
+      return false;
+    }
+    if (seq !== this.seq) return false;
+    this.doc = doc;
+    this.a = a;
+    this.b = b;
+    this.query = query;
+    this.tensors = new Map(doc.tensors.map((t) => [t.name, t]));
+    this.items = listOf(doc);
+    d.hideGraphState();
+    clear(d.canvas).append(svg);
+    d.canvas.dataset.diff = `${a}/${b}`;
+    delete d.canvas.dataset.model;
+    svg.setAttribute('focusable', 'false');
+    svg.setAttribute('aria-hidden', 'true');
+    this.svg = svg;
+    const vb = svg.viewBox && svg.viewBox.baseVal;
+    d.pz.setContent(parseFloat(svg.getAttribute('width')) || (vb && vb.width) || 100,
+      parseFloat(svg.getAttribute('height')) || (vb && vb.height) || 100);
+    d.pz.fit(false, true);
+    d.info.textContent = `${fmtInt(+svg.getAttribute('data-boxes') || 0)} boxes · B's graph, changes marked`;
+    this.renderList();
+    const s = doc.summary;
+    d.announce(doc.same ? 'The models are the same.'
+      : `Compared: ${s.added} added, ${s.removed} removed, ${s.changed} changed nodes; ${s.tensors.changed} tensors changed.`);
+    return true;
+  }
+
+  renderList() {
+    const { doc, d } = this;
+    const s = doc.summary;
+    const body = clear(d.listBody);
+    const chip = (cls, n, label) => h('span', { class: `dchip ${cls}`, title: label }, `${SIGN[cls] || ''}${fmtInt(n)} `, label);
+    body.append(h('div', { class: 'diff-summary' },
+      doc.same ? h('div', { class: 'notice info', text: 'The models are the same: nothing was added, removed or changed.' }) : null,
+      h('div', { class: 'dchips' }, chip('added', s.added, 'added'), chip('removed', s.removed, 'removed'),
+        chip('changed', s.changed, 'changed'), chip('unchanged', s.unchanged, 'unchanged')),
+      h('div', { class: 'diff-sub', text: `tensors: ${s.tensors.changed} changed, ${s.tensors.added} added, ${s.tensors.removed} removed · ${fmtInt(doc.a.nodes)} → ${fmtInt(doc.b.nodes)} nodes` }),
+      h('div', { class: 'panel-actions' },
+        ...['svg', 'dot', 'json'].map((x) => h('a', { class: 'btn btn-plain btn-small', href: diffUrl(this.a, this.b, x, x === 'json' ? '' : this.query), download: `diff-${shortId(this.a)}-${shortId(this.b)}.${x}`, text: x.toUpperCase() })))));
+    if (this.items.length) {
+      body.append(h('div', { class: 'panel-actions step' },
+        h('button', { type: 'button', class: 'btn btn-plain btn-small', id: 'change-prev', text: '← Previous change', onclick: () => this.go(-1) }),
+        h('button', { type: 'button', class: 'btn btn-plain btn-small', id: 'change-next', text: 'Next change →', onclick: () => this.go(1) })));
+    }
+    const groups = [['field', 'Model'], ['value', 'Inputs and outputs'], ['function', 'Functions'], ['node', 'Nodes'], ['tensor', 'Tensors']];
+    this.buttons = [];
+    for (const [kind, title] of groups) {
+      const its = this.items.map((it, i) => [it, i]).filter(([it]) => it.kind === kind);
+      if (!its.length) continue;
+      const ul = h('ul', { class: 'change-list', 'aria-label': title });
+      for (const [it, i] of its.slice(0, LIST_MAX)) {
+        const btn = h('button', { type: 'button', class: `change ${it.status}`, dataset: { index: String(i) }, onclick: () => this.d.navigateChange(i) },
+          h('span', { class: 'sign', 'aria-hidden': 'true', text: SIGN[it.status] }), ...this.label(it));
+        this.buttons[i] = btn;
+        ul.append(h('li', null, btn));
+      }
+      if (its.length > LIST_MAX) ul.append(h('li', { class: 'empty', text: `… and ${fmtInt(its.length - LIST_MAX)} more (the JSON has them all)` }));
+      body.append(h('h3', { text: `${title} (${fmtInt(its.length)})` }), ul);
+    }
+    if (!this.items.length) body.append(h('p', { class: 'empty', text: 'No changes.' }));
+  }
+
+  label(it) {
+    switch (it.kind) {
+      case 'field': return [h('span', { class: 'ch-main', text: it.f.key ? `${it.f.field} ${it.f.key}` : it.f.field }), h('span', { class: 'ch-sub', text: `${it.f.a ?? '(none)'} → ${it.f.b ?? '(none)'}` })];
+      case 'value': return [h('span', { class: 'ch-main', text: `${it.v.role} ${it.v.name}` }), h('span', { class: 'ch-sub', text: `${typeText(it.v.a)} → ${typeText(it.v.b)}` })];
+      case 'function': return [h('span', { class: 'ch-main', text: `function ${it.fn.name}` }), h('span', { class: 'ch-sub', text: it.fn.domain })];
+      case 'tensor': return [h('span', { class: 'ch-main', text: it.t.name }), h('span', { class: 'ch-sub', text: tensorLine(it.t) })];
+      default: {
+        const n = it.n;
+        const kinds = [...new Set(n.changes.map((c) => c.kind))].join(', ');
+        return [h('span', { class: 'ch-main' }, h('b', { text: n.op_type }), ' ', n.name || n.b || n.a), h('span', { class: 'ch-sub', text: n.status === 'changed' ? kinds : n.status })];
+      }
+    }
+  }
+
+  // The box of a list item in the drawing: B's node, A's ghost, or for a tensor the node
+  // that consumes it.
+  boxOf(it) {
+    if (!it || !this.svg) return null;
+    const q = (sel) => this.svg.querySelector(sel);
+    if (it.kind === 'node') {
+      return it.n.b ? q(`g.node[data-node="${CSS.escape(it.n.b)}"]`) : q(`g.node[data-other="${CSS.escape(it.n.a)}"]`);
+    }
+    if (it.kind === 'tensor') {
+      const user = this.doc.nodes.find((n) => n.changes.some((c) => c.tensor === it.t.name)) ||
+        (it.t.node ? this.doc.nodes.find((n) => n.b === it.t.node) : null);
+      return user && user.b ? q(`g.node[data-node="${CSS.escape(user.b)}"]`) : null;
+    }
+    return null;
+  }
+
+  go(dir) {
+    const i = this.step(dir, this.current);
+    if (i !== null) this.d.navigateChange(i);
+  }
+
+  // Select list item i (null: none): highlight it and its box, centre the box, details.
+  select(i, { move = true } = {}) {
+    const d = this.d;
+    this.current = i ?? null;
+    for (const e of this.svg ? this.svg.querySelectorAll('g.node.selected') : []) e.classList.remove('selected');
+    for (const b of this.buttons || []) if (b) b.setAttribute('aria-current', 'false');
+    const it = i === null || i === undefined ? null : this.items[i];
+    if (!it) { d.closeSide(); return; }
+    const btn = this.buttons[i];
+    if (btn) { btn.setAttribute('aria-current', 'true'); btn.scrollIntoView({ block: 'nearest' }); }
+    const box = this.boxOf(it);
+    if (box) {
+      box.classList.add('selected');
+      if (move) { d.pz.reveal(box, { minK: Math.max(d.pz.k, 0.8) }); d.flash(box); }
+    }
+    this.details(it, box);
+  }
+
+  details(it, box) {
+    const d = this.d;
+    const body = d.openSide(it.kind === 'node' ? `${it.n.op_type} node` : it.kind === 'tensor' ? 'Tensor' : 'Change');
+    const kv = (pairs) => h('dl', { class: 'kv' }, ...pairs.filter(Boolean).flatMap(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]));
+    body.append(h('p', null, h('span', { class: `dchip ${it.status}`, text: it.status })));
+    if (it.kind === 'node') {
+      const n = it.n;
+      body.append(kv([['name', n.name || '(none)'], ['op type', `${n.domain ? `${n.domain}:` : ''}${n.op_type}`],
+        n.a ? ['in A', h('a', { href: `#/models/${this.a}?node=${encodeURIComponent(n.a)}`, text: n.a })] : null,
+        n.b ? ['in B', h('a', { href: `#/models/${this.b}?node=${encodeURIComponent(n.b)}`, text: n.b })] : null,
+        n.matched_by ? ['paired by', n.matched_by] : null]));
+      if (n.changes.length) {
+        body.append(h('h3', { text: 'Changes' }), h('ul', { class: 'change-details' }, ...n.changes.map((c) => h('li', { text: changeText(c, this.tensors) }))));
+      }
+    } else if (it.kind === 'tensor') {
+      const t = it.t;
+      const side = (x) => (x ? `${x.name} ⟨${fmtShape(x.dims)}⟩ ${dtypeShort(x.dtype)} · ${x.storage}` : '(none)');
+      body.append(kv([['name', t.name], ['kind', t.kind], ['A', side(t.a)], ['B', side(t.b)],
+        t.matched_by ? ['paired by', t.matched_by] : null]));
+      if (t.compared) {
+        body.append(h('h3', { text: 'Values' }), kv([['elements', fmtInt(t.elements)], ['changed', fmtInt(t.elements_changed)],
+          ['max |Δ|', fmtNum(t.max_abs_diff)], ['max |Δ| / |a|', fmtNum(t.max_rel_diff)], ['with NaN/Inf', fmtInt(t.nonfinite_changed)]]));
+      } else if (t.not_compared) body.append(h('p', { class: 'empty', text: t.not_compared }));
+    } else {
+      body.append(h('p', null, ...this.label(it).map((e) => h('span', { class: 'block' }, e))));
+    }
+    if (!box && (it.kind === 'node' || it.kind === 'tensor')) {
+      body.append(h('p', { class: 'empty', text: 'Not drawn as a box of its own (folded into the node that uses it, or inside a subgraph).' }));
+    }
+    d.announce(`${it.status}: ${this.label(it).map((e) => e.textContent).join(' ')}`);
+  }
+
+  // A click on a box of the drawing: the change it belongs to.
+  onBoxClick(g) {
+    if (!this.doc) return false;
+    const node = g.getAttribute('data-node');
+    const other = g.getAttribute('data-other');
+    const i = this.items.findIndex((it) => it.kind === 'node' && ((node && it.n.b === node) || (other && !it.n.b && it.n.a === other)));
+    if (i >= 0) this.d.navigateChange(i);
+    else this.d.navigateChange(null);
+    return true;
+  }
+
+  // Step to the next (+1) / previous (-1) change that has a box.
+  step(dir, current) {
+    const n = this.items.length;
+    for (let k = 1; k <= n; k++) {
+      const i = ((current ?? (dir > 0 ? -1 : 0)) + dir * k + n * 2) % n;
+      if (this.boxOf(this.items[i])) return i;
+    }
+    return null;
+  }
+}
+
+// ------------------------------------------------------------------------- home page
+// The "Compare" section: pick two stored models (A then B), or drop / choose two files.
+export function compareSection({ onCompare, onError, announce, names }) {
+  const picked = [];
+  const status = h('p', { class: 'compare-status', 'aria-live': 'polite', text: 'Pick two models below (A, then B), or drop two .onnx files here.' });
+  const go = h('button', { type: 'button', class: 'btn btn-accent btn-small', id: 'btn-compare', disabled: true, text: 'Compare' });
+  const swap = h('button', { type: 'button', class: 'btn btn-plain btn-small', disabled: true, text: 'Swap A and B' });
+  const fileInput = h('input', { type: 'file', multiple: true, accept: '.onnx', hidden: true, id: 'compare-input' });
+  const zone = h('div', { class: 'dropzone compare-drop', id: 'compare-drop', tabindex: '0', role: 'button', 'aria-describedby': 'compare-hint' },
+    h('div', { class: 'dropzone-title', text: 'Drop two .onnx files here' }),
+    h('div', { class: 'dropzone-hint', id: 'compare-hint', text: 'the first is A (the old one), the second B — or press Enter to choose them' }));
+  const refresh = () => {
+    go.disabled = picked.length !== 2;
+    swap.disabled = picked.length !== 2;
+    const nm = (id) => {
+      const li = document.querySelector(`input.compare-pick[value="${id}"]`)?.closest('li');
+      const shown = li && li.querySelector('.ml-name');
+      return `${names.get()[id] || (shown && shown.textContent) || 'model'} (${shortId(id)})`;
+    };
+    status.textContent = picked.length === 0 ? 'Pick two models below (A, then B), or drop two .onnx files here.'
+      : picked.length === 1 ? `A: ${nm(picked[0])} — now pick B.` : `A: ${nm(picked[0])} → B: ${nm(picked[1])}`;
+    for (const cb of document.querySelectorAll('input.compare-pick')) {
+      const k = picked.indexOf(cb.value);
+      cb.checked = k >= 0;
+      cb.closest('li').dataset.pick = k === 0 ? 'A' : k === 1 ? 'B' : '';
+    }
+  };
+  const toggle = (id) => {
+    const k = picked.indexOf(id);
+    if (k >= 0) picked.splice(k, 1);
+    else { if (picked.length === 2) picked.shift(); picked.push(id); }
+    refresh();
+  };
+  go.addEventListener('click', () => { if (picked.length === 2) onCompare(picked[0], picked[1]); });
+  swap.addEventListener('click', () => { picked.reverse(); refresh(); });
+  const files = async (list) => {
+    const ms = [...list].filter((f) => /\.onnx$/i.test(f.name));
+    if (ms.length !== 2) { status.textContent = `Two .onnx files are needed (got ${ms.length}).`; return; }
+    const ids = [];
+    for (const [i, f] of ms.entries()) {
+      status.textContent = `Uploading ${i === 0 ? 'A' : 'B'}: ${f.name}…`;
+      announce(status.textContent);
+      try {
+        const res = await upload(f).promise;
+        names.set(res.body.id, f.name);
+        ids.push(res.body.id);
+      } catch (e) { status.textContent = `${f.name}: ${e.message}`; onError(e); return; }
+    }
+    onCompare(ids[0], ids[1]);
+  };
+  fileInput.addEventListener('change', () => { const f = [...fileInput.files]; fileInput.value = ''; files(f); });
+  zone.addEventListener('click', () => fileInput.click());
+  zone.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); fileInput.click(); } });
+  const section = h('section', { class: 'compare', 'aria-labelledby': 'compare-title' },
+    h('div', { class: 'section-head' }, h('h2', { id: 'compare-title', text: 'Compare two models' }), h('div', { class: 'compare-actions' }, swap, go)),
+    zone, fileInput, status);
+  return { section, toggle, refresh, files, zone };
+}
