@@ -1017,6 +1017,11 @@ bool oxp_schema_input(const oxp_schema *s, uint32_t i, oxp_schema_port *out);
 bool oxp_schema_output(const oxp_schema *s, uint32_t i, oxp_schema_port *out);
 bool oxp_schema_attribute(const oxp_schema *s, uint32_t i, oxp_schema_attr *out);
 bool oxp_schema_constraint_at(const oxp_schema *s, uint32_t i, oxp_schema_constraint *out);
+/* The attributes a node leaves to their defaults: from index *i on, the next attribute
+ * of the schema that has a default and that the node does not give; *i is advanced past
+ * it.  False when there is none left.  Start with *i = 0. */
+bool oxp_schema_next_left_default(const oxp_schema *s, const oxp_node *n, uint32_t *i,
+                                  oxp_schema_attr *out);
 /* Index of the attribute named `name`, -1 when the schema has none. */
 int32_t oxp_schema_find_attribute(const oxp_schema *s, oxp_str name);
 /* The formal parameter that takes a node's input (output) position k: its index, and in

@@ -159,6 +159,22 @@ bool oxp_schema_constraint_at(const oxp_schema *s, uint32_t i, oxp_schema_constr
 	return true;
 }
 
+bool oxp_schema_next_left_default(const oxp_schema *s, const oxp_node *n, uint32_t *i,
+                                  oxp_schema_attr *out)
+{
+	while (oxp_schema_attribute(s, *i, out)) {
+		(*i)++;
+		if (out->default_json == NULL)
+			continue;
+		bool given = false;
+		for (size_t j = 0; j < n->nattrs && !given; j++)
+			given = oxp_str_eq(n->attrs[j].name, out->name);
+		if (!given)
+			return true;
+	}
+	return false;
+}
+
 int32_t oxp_schema_find_attribute(const oxp_schema *s, oxp_str name)
 {
 	/* attributes are sorted by name: a short scan beats a search on lists this small */

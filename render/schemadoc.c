@@ -60,14 +60,8 @@ json_t *oxr__defaults_json(const oxp_dnode *dn)
 	const oxp_node *n = dn->proto;
 	json_t *a = json_array();
 	oxp_schema_attr sa;
-	for (uint32_t i = 0; a != NULL && oxp_schema_attribute(dn->schema, i, &sa); i++) {
-		if (sa.default_json == NULL)
-			continue;
-		bool given = false;
-		for (size_t j = 0; j < n->nattrs && !given; j++)
-			given = oxp_str_eq(n->attrs[j].name, sa.name);
-		if (given)
-			continue;
+	uint32_t i = 0;
+	while (a != NULL && oxp_schema_next_left_default(dn->schema, n, &i, &sa)) {
 		json_t *o = json_object();
 		jx_set(o, "name", jx_cstr(sa.name));
 		jx_set(o, "type", json_string(oxp_attr_type_name(sa.type)));

@@ -550,15 +550,9 @@ oxr_code oxr__op_rows(view *v, uint32_t bi, oxr_error *err)
 	}
 	/* attrs=all: the attributes the node leaves to their schema defaults, marked so */
 	oxp_schema_attr sa;
-	for (uint32_t i = 0; v->o.attrs == 2 && dn->schema != NULL &&
-	                     oxp_schema_attribute(dn->schema, i, &sa); i++) {
-		if (sa.default_json == NULL)
-			continue;
-		bool given = false;
-		for (size_t j = 0; j < n->nattrs && !given; j++)
-			given = oxp_str_eq(n->attrs[j].name, sa.name);
-		if (given)
-			continue;
+	uint32_t i = 0;
+	while (v->o.attrs == 2 && dn->schema != NULL &&
+	       oxp_schema_next_left_default(dn->schema, n, &i, &sa)) {
 		if (shown >= 24) {
 			oxr__add_row(v, b, ROW_DEFAULT, "\xe2\x80\xa6");
 			break;

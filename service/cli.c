@@ -148,30 +148,44 @@ static bool print_summary(const char *path, const oxp_model *m, const oxp_dag *d
 	return true;
 }
 
-int oxs_cli_inspect(int argc, char **argv)
+/* The arguments of `onnxviz CMD MODEL [--json]` (inspect, check): -1 to go on with *path
+ * and *json set, else the exit status (0 after --help, 2 on a usage error).  `help` is
+ * printed after the usage line. */
+static int model_json_args(int argc, char **argv, const char *cmd, const char *help,
+                           const char **path, bool *json)
 {
-	const char *path = NULL;
-	bool json = false;
+	*path = NULL;
+	*json = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
-			json = true;
+			*json = true;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: onnxviz inspect MODEL [--json]\n");
+			printf("usage: onnxviz %s MODEL [--json]\n%s", cmd, help);
 			return 0;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			fprintf(stderr, "onnxviz inspect: unknown option %s\n", argv[i]);
+			fprintf(stderr, "onnxviz %s: unknown option %s\n", cmd, argv[i]);
 			return 2;
-		} else if (path == NULL)
-			path = argv[i];
+		} else if (*path == NULL)
+			*path = argv[i];
 		else {
-			fprintf(stderr, "onnxviz inspect: one model at a time\n");
+			fprintf(stderr, "onnxviz %s: one model at a time\n", cmd);
 			return 2;
 		}
 	}
-	if (path == NULL) {
-		fprintf(stderr, "usage: onnxviz inspect MODEL [--json]\n");
+	if (*path == NULL) {
+		fprintf(stderr, "usage: onnxviz %s MODEL [--json]\n", cmd);
 		return 2;
 	}
+	return -1;
+}
+
+int oxs_cli_inspect(int argc, char **argv)
+{
+	const char *path;
+	bool json;
+	int st = model_json_args(argc, argv, "inspect", "", &path, &json);
+	if (st >= 0)
+		return st;
 	oxp_model *m;
 	oxp_dag *d;
 	int rc = open_linked(path, true, &m, &d);
@@ -199,29 +213,13 @@ int oxs_cli_inspect(int argc, char **argv)
 
 int oxs_cli_check(int argc, char **argv)
 {
-	const char *path = NULL;
-	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = true;
-		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: onnxviz check MODEL [--json]\n"
-			       "exit status: 0 no errors, 1 errors, 2 the model cannot be read\n");
-			return 0;
-		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			fprintf(stderr, "onnxviz check: unknown option %s\n", argv[i]);
-			return 2;
-		} else if (path == NULL)
-			path = argv[i];
-		else {
-			fprintf(stderr, "onnxviz check: one model at a time\n");
-			return 2;
-		}
-	}
-	if (path == NULL) {
-		fprintf(stderr, "usage: onnxviz check MODEL [--json]\n");
-		return 2;
-	}
+	const char *path;
+	bool json;
+	int st = model_json_args(argc, argv, "check",
+	                         "exit status: 0 no errors, 1 errors, 2 the model cannot be read\n",
+	                         &path, &json);
+	if (st >= 0)
+		return st;
 	oxp_model *m;
 	oxp_dag *d;
 	if (open_linked(path, true, &m, &d) != 0)

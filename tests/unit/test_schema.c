@@ -192,6 +192,21 @@ static void test_attributes_and_defaults(void **state)
 	sv.nstrings = 1;
 	assert_false(oxp_schema_attr_is_default(&a, &sv));
 
+	/* what a node leaves to the defaults: Conv-11 defaults auto_pad and group */
+	oxp_attr given[2] = {{.name = S("group"), .type = OXP_ATTR_INT, .i = 2},
+	                     {.name = S("kernel_shape"), .type = OXP_ATTR_INTS}};
+	oxp_node cn = {.op_type = S("Conv"), .attrs = given, .nattrs = 2};
+	uint32_t at = 0;
+	assert_true(oxp_schema_next_left_default(conv, &cn, &at, &a));
+	assert_string_equal(a.name, "auto_pad");
+	assert_false(oxp_schema_next_left_default(conv, &cn, &at, &a)); /* group is given */
+	cn.nattrs = 0;
+	at = 0;
+	assert_true(oxp_schema_next_left_default(conv, &cn, &at, &a));
+	assert_true(oxp_schema_next_left_default(conv, &cn, &at, &a));
+	assert_string_equal(a.name, "group");
+	assert_false(oxp_schema_next_left_default(conv, &cn, &at, &a));
+
 	const oxp_schema *gemm = find("", "Gemm", 13);
 	i = oxp_schema_find_attribute(gemm, S("transA"));
 	assert_true(oxp_schema_attribute(gemm, (uint32_t)i, &a));
