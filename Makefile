@@ -149,6 +149,8 @@ DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 
               nodejs chromium debootstrap time
 # the docker suite: ip (loopback in its network namespace), python3-yaml (compose.yaml)
 DEPS_TEST  += iproute2 python3-yaml
+# the render suite measures text with the real DejaVu Sans (tests/render/textfit.py)
+DEPS_TEST  += python3-pil fonts-dejavu-core
 # real PyTorch exports for the differential tests (tests/diff/folded.py, the quantized
 # torchvision models, the modeldiff suite's pairs at two opsets): torch 1.13 and
 # torchvision 0.14, random weights, nothing downloaded

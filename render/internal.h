@@ -41,6 +41,20 @@ typedef enum {
 	ROW_DEFAULT     /* an attribute left to its schema default (attrs=all), grey italics */
 } row_style;
 
+/* Drawing sizes (points), shared by the box sizes (style.c), the layout (layout.c) and
+ * the SVG (svg.c): text sizes, row heights, padding inside a box, box widths. */
+#define OXR_HDR_SIZE 11.0   /* header rows, bold */
+#define OXR_ROW_SIZE 9.0    /* other rows */
+#define OXR_LABEL_SIZE 8.0  /* edge labels */
+#define OXR_CLUSTER_SIZE 10.0 /* cluster labels, bold */
+#define OXR_HDR_H 17.0
+#define OXR_ROW_H 12.0
+#define OXR_PAD_X 8.0
+#define OXR_PAD_Y 4.0
+#define OXR_CLUSTER_PAD 6.0 /* a cluster label from the cluster's left edge */
+#define OXR_MIN_W 40.0
+#define OXR_MAX_W 320.0
+
 typedef struct vrow {
 	const char *text;
 	row_style style;
@@ -88,7 +102,7 @@ typedef struct vedge {
 	double *pts;
 	bool arrow;         /* arrow head from the last point to (ax, ay) */
 	double ax, ay;
-	double lx, ly;      /* label anchor */
+	double lx, ly;      /* label text start, on its baseline (layout.c places it) */
 	void *gv;           /* Agedge_t * while laying out */
 	uint8_t mark;       /* oxr_mark of an overlay (edges of ghosts) */
 } vedge;
@@ -189,8 +203,6 @@ const char *oxr__text(oxp_arena *a, oxp_str s, size_t max_chars);
 /* The same, keeping the end of a long string ("…/attn/Softmax"): the part of a node name
  * that tells nodes apart. */
 const char *oxr__text_tail(oxp_arena *a, oxp_str s, size_t max_chars);
-/* Width in points of text at a font size (Helvetica metrics). */
-double oxr__text_width(const char *s, double size, bool bold);
 /* Shape text of a value for an edge label ("1×64×56×56", "i64 4", "scalar"), or NULL. */
 const char *oxr__shape_text(oxp_arena *a, const oxp_value *val);
 /* "W ⟨64×3×7×7⟩ f16" */
@@ -201,8 +213,21 @@ bool oxr__add_row(view *v, vbox *b, row_style style, const char *text);
 /* Label for input k of a node: its schema's name ("W", "B", "inputs[2]") or the formal
  * name of the local function it calls; NULL when neither names it. */
 const char *oxr__input_label(view *v, uint32_t node, size_t k);
-/* Box size from its rows. */
-void oxr__box_size(vbox *b);
+/* Box size from its rows; a row too long for the widest box is shortened to fit. */
+void oxr__box_size(view *v, vbox *b);
+
+/* textfit.c */
+/* Width in points of text at a font size: per character the wider of DejaVu Sans and
+ * Liberation Sans (Helvetica/Arial metrics), regular or bold. */
+double oxr__text_width(const char *s, double size, bool bold);
+/* s when it is at most max_w points wide, else s cut with an ellipsis to fit: its start
+ * kept ("Add ×10, Mul…"), or with keep_end its end ("…/layers.10/Softmax"); "" when not
+ * even the ellipsis fits. */
+const char *oxr__text_fit(oxp_arena *a, const char *s, double size, bool bold, double max_w,
+                          bool keep_end);
+/* Width Graphviz assumes for a label (Helvetica metrics): it measures cluster labels
+ * itself, without fonts. */
+double oxr__helvetica_width(const char *s, double size);
 
 /* schemadoc.c: what the operator schemas add to JSON answers (jansson objects) */
 struct json_t;

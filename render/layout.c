@@ -336,7 +336,9 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 	agattr(g, AGNODE, "shape", "box");
 	agattr(g, AGNODE, "fixedsize", "true");
 	agattr(g, AGNODE, "fontname", "Helvetica");
-	agattr(g, AGNODE, "fontsize", "10");
+	/* the DOT's labels are all rows at the size of the SVG's rows: boxes are sized for
+	 * them, so `dot -Tsvg` of the DOT keeps its text inside too */
+	agattr(g, AGNODE, "fontsize", "9");
 	Agsym_t *a_label = agattr(g, AGNODE, "label", "");
 	Agsym_t *a_style = NULL, *a_fill = NULL, *a_tooltip = NULL, *a_color = NULL;
 	if (want_dot) {
@@ -372,6 +374,17 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 		}
 		agset(sg, "label", cl_label);
 		free(cl_label);
+		if (!want_dot && cl->label != NULL && cl->label[0] != '\0') {
+			/* dot makes a cluster as wide as its label, measured with Helvetica metrics
+			 * at the graph's fontsize; the SVG draws it bold in a possibly wider font:
+			 * a larger fontsize for the layout makes dot reserve that width */
+			double want = oxr__text_width(cl->label, OXR_CLUSTER_SIZE, true),
+			       est = oxr__helvetica_width(cl->label, OXR_CLUSTER_SIZE);
+			if (est > 0 && want > est) {
+				agsafeset(sg, "fontsize",
+				          fmt_num(num, sizeof(num), OXR_CLUSTER_SIZE * want / est), "10");
+			}
+		}
 		cl->gv = sg;
 	}
 	for (uint32_t i = 0; i < v->nboxes; i++) {
@@ -477,7 +490,13 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 		cl->x1 = X(cb.UR.x);
 		cl->y0 = Y(cb.UR.y);
 		cl->y1 = Y(cb.LL.y);
+		/* what still does not fit (dot's estimate of a character it does not know) is
+		 * cut */
+		if (cl->label != NULL)
+			cl->label = oxr__text_fit(v->arena, cl->label, OXR_CLUSTER_SIZE, true,
+			                          cl->x1 - cl->x0 - 2 * OXR_CLUSTER_PAD, false);
 	}
+	double label_right = 0;
 	for (uint32_t i = 0; i < v->nedges; i++) {
 		vedge *e = &v->edges[i];
 		splines *sp = ED_spl((Agedge_t *)e->gv);
@@ -501,10 +520,24 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 			e->ay = Y(bz->ep.y);
 		}
 		/* the label goes just past the producer's box, where the edge leaves it: between
-		 * ranks, where no box is (the middle of a long curve often lies over boxes) */
-		e->lx = X(bz->list[0].x);
-		e->ly = Y(bz->list[0].y);
+		 * ranks, where no box is (the middle of a long curve often lies over boxes); right
+		 * of the line below the box (TB) or above the line (LR) */
+		if (e->label != NULL) {
+			double x = X(bz->list[0].x), y = Y(bz->list[0].y);
+			double lw = oxr__text_width(e->label, OXR_LABEL_SIZE, false);
+			e->lx = v->o.rankdir_lr ? x + 3 : x + 4;
+			e->ly = v->o.rankdir_lr ? y - 3 : y + 9;
+			if (e->lx + lw > v->width && !v->o.rankdir_lr)
+				e->lx = x - 4 - lw; /* at the drawing's right edge: left of the line */
+			if (e->lx < 0)
+				e->lx = 0;
+			label_right = fmax(label_right, e->lx + lw);
+		}
 	}
+	/* a label wider than the room left of its line, or past the end in LR: the drawing
+	 * grows to hold it */
+	if (label_right > v->width)
+		v->width = ceil(label_right);
 #undef X
 #undef Y
 	gvFreeLayout(ctx, g);

@@ -204,38 +204,6 @@ const char *oxr__text_tail(oxp_arena *a, oxp_str s, size_t max_chars)
 	return oxp_arena_printf(a, "\xe2\x80\xa6%s", tail);
 }
 
-/* Helvetica / Arial advance widths, 1/1000 em, for ' '..'~' */
-static const uint16_t helv[95] = {
-    278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, 556, 556,
-    556, 556, 556, 556, 556, 556, 556, 556, 278, 278, 584, 584, 584, 556, 1015, 667, 667, 722,
-    722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778, 667, 778, 722, 667, 611, 722,
-    667, 944, 667, 667, 611, 278, 278, 278, 469, 556, 333, 556, 556, 500, 556, 556, 278, 556,
-    556, 222, 222, 500, 222, 833, 556, 556, 556, 556, 333, 500, 278, 556, 500, 722, 500, 500,
-    500, 334, 260, 334, 584};
-
-double oxr__text_width(const char *s, double size, bool bold)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t n = strlen(s);
-	double w = 0;
-	for (size_t i = 0; i < n;) {
-		uint32_t cp;
-		size_t k = oxr__utf8_at(u, n, i, &cp);
-		if (k == 0) {
-			k = 1;
-			cp = 0xfffd;
-		}
-		if (cp >= 0x20 && cp < 0x7f)
-			w += helv[cp - 0x20];
-		else if (cp >= 0x2e80)
-			w += 1000; /* CJK and wider */
-		else
-			w += 600;
-		i += k;
-	}
-	return w * size / 1000.0 * (bold ? 1.08 : 1.0);
-}
-
 /* ---------------------------------------------------------------------------------------
  * Shapes and tensors as text
  */
@@ -568,37 +536,39 @@ oxr_code oxr__op_rows(view *v, uint32_t bi, oxr_error *err)
 }
 
 /* ---------------------------------------------------------------------------------------
- * Sizes (points).  Must match svg.c's drawing constants.
+ * Sizes (points)
  */
-#define HDR_SIZE 11.0
-#define ROW_SIZE 9.0
-#define HDR_H 17.0
-#define ROW_H 12.0
-#define PAD_X 8.0
-#define PAD_Y 4.0
 
-void oxr__box_size(vbox *b)
+void oxr__box_size(view *v, vbox *b)
 {
 	double w = 0, h = 0;
 	for (uint32_t i = 0; i < b->nrows; i++) {
-		const vrow *r = &b->rows[i];
+		vrow *r = &b->rows[i];
 		bool hdr = r->style == ROW_HEADER;
-		double tw = oxr__text_width(r->text, hdr ? HDR_SIZE : ROW_SIZE, hdr);
+		double size = hdr ? OXR_HDR_SIZE : OXR_ROW_SIZE;
+		double tw = oxr__text_width(r->text, size, hdr);
+		if (tw > OXR_MAX_W - 2 * OXR_PAD_X) {
+			/* too long for the widest box: names keep their end ("…/layers.10/Softmax"),
+			 * everything else its start */
+			r->text = oxr__text_fit(v->arena, r->text, size, hdr, OXR_MAX_W - 2 * OXR_PAD_X,
+			                        r->style == ROW_NAME);
+			tw = oxr__text_width(r->text, size, hdr);
+		}
 		if (tw > w)
 			w = tw;
-		h += hdr ? HDR_H : ROW_H;
+		h += hdr ? OXR_HDR_H : OXR_ROW_H;
 	}
-	w += 2 * PAD_X;
+	w += 2 * OXR_PAD_X;
 	if (b->nrows > 0 && b->rows[0].style != ROW_HEADER)
-		h += PAD_Y;
-	h += PAD_Y;
+		h += OXR_PAD_Y;
+	h += OXR_PAD_Y;
 	if (b->kind == BX_STUB_IN || b->kind == BX_STUB_OUT) {
-		h = ROW_H + 4;
+		h = OXR_ROW_H + 4;
 	}
-	if (w < 40)
-		w = 40;
-	if (w > 320)
-		w = 320;
+	if (w < OXR_MIN_W)
+		w = OXR_MIN_W;
+	if (w > OXR_MAX_W)
+		w = OXR_MAX_W;
 	if (h < 18)
 		h = 18;
 	b->w = ceil(w);

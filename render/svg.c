@@ -17,14 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* drawing constants: must match style.c's sizes */
-#define HDR_SIZE 11.0
-#define ROW_SIZE 9.0
-#define HDR_H 17.0
-#define ROW_H 12.0
-#define PAD_X 8.0
-#define PAD_Y 4.0
-
 /* Text escaped for XML.  path: a scope path as the value of data-group / data-scope, model
  * text, where the characters that CSS and URL syntax give meaning to (':' of
  * "javascript:", '(' of "url(", '@' of "@import") and '%' itself are also percent-encoded
@@ -184,26 +176,26 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			oxr_buf_printf(o,
 			               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"4\" "
 			               "fill=\"%s\"/>",
-			               x0 + 0.5, y + 0.5, b->w - 1, HDR_H - 1, oxr__family_color(b->family));
+			               x0 + 0.5, y + 0.5, b->w - 1, OXR_HDR_H - 1, oxr__family_color(b->family));
 			if (r->mark) /* the op type changed: a ring on the band */
 				oxr_buf_printf(o,
 				               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 				               "rx=\"4\" fill=\"none\" stroke=\"#f59e0b\" stroke-width=\"2\" "
 				               "class=\"row-mark\"/>",
-				               x0 + 1.5, y + 1.5, b->w - 3, HDR_H - 3);
+				               x0 + 1.5, y + 1.5, b->w - 3, OXR_HDR_H - 3);
 			oxr_buf_printf(o,
 			               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" font-weight=\"bold\" "
 			               "fill=\"#ffffff\" text-anchor=\"middle\">",
-			               b->x, y + 12.5, HDR_SIZE);
-			y += HDR_H;
+			               b->x, y + 12.5, OXR_HDR_SIZE);
+			y += OXR_HDR_H;
 		} else {
 			if (i == 0)
-				y += PAD_Y;
+				y += OXR_PAD_Y;
 			if (r->mark)
 				oxr_buf_printf(o,
 				               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 				               "fill=\"#fcd34d\" class=\"row-mark\"/>",
-				               x0 + 2, y, b->w - 4, ROW_H);
+				               x0 + 2, y, b->w - 4, OXR_ROW_H);
 			const char *color = r->style == ROW_NAME      ? "#6b7280"
 			                    : r->style == ROW_TENSOR  ? "#7a5c12"
 			                    : r->style == ROW_SUB     ? "#1f4e8c"
@@ -211,7 +203,7 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			                                              : "#1f2933";
 			bool center = b->kind != BX_OP && b->kind != BX_GROUP;
 			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\"%s%s",
-			               center ? b->x : x0 + PAD_X, y + 9, ROW_SIZE, color,
+			               center ? b->x : x0 + OXR_PAD_X, y + 9, OXR_ROW_SIZE, color,
 			               center ? " text-anchor=\"middle\"" : "",
 			               r->style == ROW_DEFAULT ? " font-style=\"italic\" class=\"default\""
 			                                       : "");
@@ -221,7 +213,7 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			if (r->chain && b->node != OXP_NONE)
 				oxr_buf_printf(o, " data-unfold=\"%s\"", v->dv->nodes[b->node].id);
 			oxr_buf_append(o, ">", 1);
-			y += ROW_H;
+			y += OXR_ROW_H;
 		}
 		xml(o, r->text);
 		oxr_buf_append(o, "</text>", 7);
@@ -287,11 +279,10 @@ static void edge_svg(const view *v, uint32_t i, oxr_buf *o)
 		}
 	}
 	if (e->label != NULL) {
-		/* just below the producer (TB) or right of it, above the line (LR) */
-		double tx = v->o.rankdir_lr ? e->lx + 3 : e->lx + 4;
-		double ty = v->o.rankdir_lr ? e->ly - 3 : e->ly + 9;
-		oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"8\" fill=\"#4b5563\">",
-		               tx, ty);
+		/* placed by layout.c: (lx, ly) is where the text starts, on its baseline */
+		oxr_buf_printf(o,
+		               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"#4b5563\">",
+		               e->lx, e->ly, OXR_LABEL_SIZE);
 		xml(o, e->label);
 		oxr_buf_append(o, "</text>", 7);
 	}
@@ -319,11 +310,12 @@ static void cluster_svg(const view *v, uint32_t i, oxr_buf *o)
 	               "fill=\"%s\" stroke=\"%s\"%s/>",
 	               c->x0, c->y0, c->x1 - c->x0, c->y1 - c->y0, sub ? "#fdf6ec" : "#f7f9fc",
 	               sub ? "#c06f12" : "#9fb3c8", sub ? " stroke-dasharray=\"6 3\"" : "");
-	if (c->label != NULL) {
+	if (c->label != NULL && c->label[0] != '\0') {
 		oxr_buf_printf(o,
-		               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" font-weight=\"bold\" "
+		               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" font-weight=\"bold\" "
 		               "fill=\"%s\">",
-		               c->x0 + 6, c->y0 + 12, sub ? "#8a4b08" : "#334e68");
+		               c->x0 + OXR_CLUSTER_PAD, c->y0 + 12, OXR_CLUSTER_SIZE,
+		               sub ? "#8a4b08" : "#334e68");
 		xml(o, c->label);
 		oxr_buf_append(o, "</text>", 7);
 	}
@@ -386,9 +378,11 @@ static void legend_svg(const view *v, oxr_buf *o)
 
 oxr_code oxr__write_svg(const view *v, oxr_buf *o, oxr_error *err)
 {
+	/* width and height exactly the viewBox's: one unit of the drawing is one CSS pixel, so
+	 * the page knows the size text is drawn at (web/graph.js, READABLE) */
 	oxr_buf_printf(o,
 	               "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-	               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+	               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.1f\" height=\"%.1f\" "
 	               "viewBox=\"0 0 %.1f %.1f\" class=\"onnxviz\" "
 	               "font-family=\"Helvetica, Arial, sans-serif\" data-format=\"onnxviz.svg/1\" "
 	               "data-boxes=\"%u\" data-group-depth=\"%d\">\n",
@@ -503,6 +497,8 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 		if (e->label != NULL) {
 			oxr_buf_append(o, ",\"label\":", 9);
 			jstr(o, e->label);
+			if (e->npts >= 4) /* where the SVG starts it, on its baseline */
+				oxr_buf_printf(o, ",\"label_at\":[%.1f,%.1f]", e->lx, e->ly);
 		}
 		oxr_buf_append(o, ",\"points\":[", 11);
 		for (uint32_t k = 0; k < e->npts; k++)

@@ -840,7 +840,7 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 			v->virtual_nodes += span - 1;
 	}
 	for (uint32_t bi = 0; bi < v->nboxes; bi++)
-		oxr__box_size(&v->boxes[bi]);
+		oxr__box_size(v, &v->boxes[bi]);
 out:
 	free(reads);
 	free(reached);

@@ -3,7 +3,7 @@
 // checked, and imported (graph.js).
 
 import { ApiError, dataLocation, getJSON, getBlob, listModels, modelUrl, upload, setToken } from './api.js';
-import { fetchSvg, PanZoom, stubPeers } from './graph.js';
+import { fetchSvg, Minimap, PanZoom, READABLE, startBox, stubPeers } from './graph.js';
 import { modelPanel, nodePanel, tensorPanel, tensorUploadPanel, valuePanel } from './panels.js';
 import { h, clear, fmtInt, fmtBytes, fmtDate, shortId, debounce, downloadBlob, groupAttr, groupOf, pathAttr, spanOf, inSpan } from './util.js';
 import { DiffView, compareSection } from './diff.js';
@@ -160,6 +160,7 @@ function showHome() {
   cur.id = null; cur.svgKey = null; cur.svg = null; cur.doc = null; cur.docPromise = null;
   if (cur.loadCtl) cur.loadCtl.abort();
   clear($('canvas'));
+  minimap.set(null);
   delete canvas.dataset.key;
   delete canvas.dataset.model;
   refreshModels();
@@ -203,6 +204,7 @@ async function openModel(id) {
   cur.id = id; cur.summary = null; cur.svgKey = null; cur.svg = null; cur.doc = null; cur.docPromise = null;
   cur.selected = null; cur.panelKey = null; cur.tensorShown = null;
   clear($('canvas'));
+  minimap.set(null);
   delete canvas.dataset.key;
   delete canvas.dataset.model;
   clear($('model-body')).append(h('p', { class: 'empty', text: 'Loading…' }));
@@ -248,9 +250,13 @@ function errorNotice(e) {
 const viewport = $('viewport');
 const canvas = $('canvas');
 const zoomLevel = $('zoom-level');
+let minimap = null;
 const pz = new PanZoom(viewport, canvas, (p) => {
   zoomLevel.textContent = `${p.k < 0.1 ? (p.k * 100).toFixed(1) : Math.round(p.k * 100)}%`;
+  if (minimap) minimap.update();
 });
+minimap = new Minimap($('minimap'), pz);
+new ResizeObserver(() => minimap.update()).observe(viewport);
 
 let stateTimer = 0;
 function showGraphState({ title, detail, error = false, soft = false, spinner = true, actions = [], delay = 0 }) {
@@ -333,11 +339,21 @@ async function loadGraph(r, key, seq) {
   const boxes = svg.getAttribute('data-boxes');
   const nodes = svg.querySelectorAll('g.node').length;
   $('graph-info').textContent = `${fmtInt(boxes ? +boxes : nodes)} boxes${svg.getAttribute('data-group-depth') && svg.getAttribute('data-group-depth') !== '0' ? ` · grouped by scope (depth ${svg.getAttribute('data-group-depth')})` : ''}`;
+  // a new view opens at the graph inputs, at a readable scale (unless all of it is)
+  const lr = r.opts.rankdir === 'LR';
+  const vr = viewport.getBoundingClientRect();
+  const start = startBox(svg, lr, vr.width / READABLE, vr.height / READABLE);
+  pz.onHome = () => pz.home(start, { lr, animate: true });
   if (prev) pz.set(prev.x, prev.y, prev.k);
-  else pz.fit(false, true);
+  else pz.home(start, { lr });
   const f = focusAfterLoad;
   focusAfterLoad = null;
   if (f) revealGroup(f);
+  // the upload that opened this model is over: its card no longer covers the drawing
+  if (uploadState.done && !uploadCard.classList.contains('error')) hideUploadCard();
+  // the minimap's picture once the drawing is on screen (it reads every box)
+  minimap.set(null);
+  requestAnimationFrame(() => setTimeout(() => { if (cur.svg === svg) minimap.set(svg, w, hgt); }, 0));
   announce(`Graph shown: ${$('graph-info').textContent}.`);
   return true;
 }
@@ -409,7 +425,7 @@ function revealGroup(f) {
   const sel = f.cluster ? `g.cluster[data-group="${CSS.escape(groupAttr(f.cluster))}"]` : `g.node.group[data-group="${CSS.escape(groupAttr(f.group))}"]`;
   const el = cur.svg.querySelector(sel);
   if (!el) return;
-  pz.reveal(el, { minK: 0.6, animate: false });
+  pz.reveal(el, { animate: false });
   flash(el);
 }
 
@@ -659,7 +675,7 @@ function showScope(scope) {
   focusAfterLoad = null;
   const go = () => {
     const c = cur.svg && cur.svg.querySelector(`g.cluster[data-scope="${CSS.escape(groupAttr(scope))}"]`);
-    if (c) { pz.reveal(c, { minK: 0.5 }); flash(c); }
+    if (c) { pz.reveal(c); flash(c); }
   };
   if (route.opts.subgraphs !== 'expand') navigate({ opts: { subgraphs: 'expand' } }).then(go);
   else go();
@@ -1140,8 +1156,9 @@ async function uploadFiles(files) {
   }
   if (last) {
     setUploadDetail(`${last.status === 201 ? 'Stored' : 'Already stored'} · opening it…`, extraNote);
+    // the card closes once the graph is drawn (loadGraph), or now if it already was
     navigate({ id: last.body.id, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null }).then(() => {
-      setTimeout(() => { if (uploadState.done && !uploadCard.classList.contains('error')) hideUploadCard(); }, 1500);
+      if (uploadState.done && !uploadCard.classList.contains('error')) hideUploadCard();
     });
   }
 }

@@ -56,6 +56,31 @@ export function unsafeContent(root) {
 }
 
 const clamp = (v, lo, hi) => Math.max(lo, Math.min(hi, v));
+
+// The smallest text of a box is 9 units high (render/svg.c: rows 9, headers 11) and one
+// unit of the drawing is one CSS pixel at scale 1: at READABLE it is 9 px on screen.
+export const READABLE = 1;
+
+// The boxes nodes[from..to) of a drawing (its g.node elements) read from their attributes
+// (no layout is forced) into `out`: content px and the colour a small picture shows them
+// in (a header's family colour, else the outline).  Answers `to`.
+function readBoxes(nodes, from, to, out) {
+  const num = (el, a) => +el.getAttribute(a) || 0;
+  for (let i = from; i < to; i++) {
+    // render/svg.c writes <title>, the frame <rect>, then (op and group boxes) the header's
+    let frame = nodes[i].firstElementChild;
+    if (frame && frame.localName === 'title') frame = frame.nextElementSibling;
+    if (!frame || frame.localName !== 'rect') continue;
+    let header = frame.nextElementSibling;
+    if (header && header.localName !== 'rect') header = null;
+    out.push({
+      x: num(frame, 'x'), y: num(frame, 'y'), w: num(frame, 'width'), h: num(frame, 'height'),
+      colour: (header && header.getAttribute('fill')) || frame.getAttribute('stroke') || '#7b8794',
+    });
+  }
+  return to;
+}
+
 const ease = (t) => 1 - Math.pow(1 - t, 3);
 const reducedMotion = () => window.matchMedia('(prefers-reduced-motion: reduce)').matches;
 
@@ -72,6 +97,7 @@ export class PanZoom {
     this.idle = 0;
     this.drag = null;
     this.dragged = false;
+    this.onHome = () => this.fit(true); // the page sets where Home goes (the graph inputs)
     this.bind();
   }
 
@@ -87,8 +113,6 @@ export class PanZoom {
   apply() {
     this.canvas.classList.add('moving');
     clearTimeout(this.idle);
-    // once still, drop will-change so that the browser redraws the SVG sharp at this scale
-    this.idle = setTimeout(() => this.canvas.classList.remove('moving'), 180);
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => this.flush());
   }
@@ -98,6 +122,10 @@ export class PanZoom {
     if (this.frame) cancelAnimationFrame(this.frame);
     this.frame = 0;
     this.canvas.style.transform = `translate(${this.x}px, ${this.y}px) scale(${this.k})`;
+    // once still (counted from the last write: a slow frame is not stillness), drop
+    // will-change so that the browser redraws the SVG sharp at this scale
+    clearTimeout(this.idle);
+    this.idle = setTimeout(() => this.canvas.classList.remove('moving'), 180);
     this.onChange(this);
   }
 
@@ -121,21 +149,41 @@ export class PanZoom {
     else { this.stop(); this.set(this.x + dx, this.y + dy, this.k); }
   }
 
-  // The whole drawing in view; `initial`: a tall drawing that would be tiny is shown at a
-  // readable scale from its top instead.
-  fit(animate = false, initial = false) {
+  // The whole drawing in view.
+  fit(animate = false) {
     const r = this.vp.getBoundingClientRect();
     const pad = 24;
     let k = Math.min((r.width - 2 * pad) / Math.max(1, this.w), (r.height - 2 * pad) / Math.max(1, this.h));
     const tooSmall = k < 0.01; // a drawing hundreds of screens long: its top, at 1%
     k = tooSmall ? 0.01 : clamp(k, this.minScale(), 1.5);
-    let x = (r.width - this.w * k) / 2;
-    let y = tooSmall ? pad : (r.height - this.h * k) / 2;
-    if (initial && k < 0.45) {
-      k = clamp((r.width - 2 * pad) / Math.max(1, this.w), 0.45, 1);
-      x = (r.width - this.w * k) / 2;
-      y = pad;
+    const x = (r.width - this.w * k) / 2;
+    const y = tooSmall ? pad : (r.height - this.h * k) / 2;
+    if (animate) this.animateTo(x, y, k); else { this.stop(); this.set(x, y, k); }
+  }
+
+  // The first view of a drawing: all of it when its text is readable so, else the start
+  // of the graph at a readable scale (READABLE): `start` (content px; the graph inputs)
+  // at the top edge, or the left edge when `lr`, centred across when it fits.
+  home(start, { lr = false, animate = false } = {}) {
+    const r = this.vp.getBoundingClientRect();
+    const pad = 24;
+    const fitK = Math.min((r.width - 2 * pad) / Math.max(1, this.w), (r.height - 2 * pad) / Math.max(1, this.h));
+    if (fitK >= READABLE || !start) { this.fit(animate); return; }
+    const k = READABLE;
+    let x, y;
+    if (lr) {
+      x = pad - start.x * k;
+      y = start.h * k <= r.height - 2 * pad ? r.height / 2 - (start.y + start.h / 2) * k : pad - start.y * k;
+    } else {
+      y = pad - start.y * k;
+      x = start.w * k <= r.width - 2 * pad ? r.width / 2 - (start.x + start.w / 2) * k : pad - start.x * k;
     }
+    // a drawing narrower (lower) than the view is centred; a wider one leaves no empty
+    // margin beyond its edges
+    if (this.w * k <= r.width) x = (r.width - this.w * k) / 2;
+    else x = clamp(x, r.width - pad - this.w * k, pad);
+    if (this.h * k <= r.height) y = (r.height - this.h * k) / 2;
+    else y = clamp(y, r.height - pad - this.h * k, pad);
     if (animate) this.animateTo(x, y, k); else { this.stop(); this.set(x, y, k); }
   }
 
@@ -172,7 +220,7 @@ export class PanZoom {
 
   // Bring an element into view at a readable zoom (at least minK): centred when it fits,
   // else its top (or left, for a wide one) at the edge of the view.
-  reveal(el, { minK = 0.8, animate = true } = {}) {
+  reveal(el, { minK = READABLE, animate = true } = {}) {
     const b = this.boxOf(el);
     const r = this.vp.getBoundingClientRect();
     let k = Math.max(this.k, minK);
@@ -274,7 +322,7 @@ export class PanZoom {
         1: () => this.actualSize(),
         PageDown: () => this.panBy(0, -vp.clientHeight * 0.8, true),
         PageUp: () => this.panBy(0, vp.clientHeight * 0.8, true),
-        Home: () => this.fit(true, true),
+        Home: () => this.onHome(),
       };
       const f = keys[e.key];
       if (f) { e.preventDefault(); f(); }
@@ -292,4 +340,156 @@ export function stubPeers(svg, stub) {
     if (s !== stub && s.getAttribute('data-value') === v && s.getAttribute('data-peer') === p) out.push(s);
   }
   return out;
+}
+
+// Where a drawing starts, for its first view (PanZoom.home): the box around its graph
+// inputs (terminals of values nobody produces, dashed, left out) that lie within one view
+// (vw x vh content px) of the first, the first being the topmost (leftmost when `lr`);
+// without inputs the first box of the drawing.  Read from attributes: no layout.
+export function startBox(svg, lr, vw, vh) {
+  const rectOf = (g) => {
+    const r = g.querySelector('rect');
+    return r && { x: +r.getAttribute('x') || 0, y: +r.getAttribute('y') || 0, w: +r.getAttribute('width') || 0, h: +r.getAttribute('height') || 0, dashed: r.hasAttribute('stroke-dasharray') };
+  };
+  let boxes = [...svg.querySelectorAll('g.node[data-kind="input"]')].map(rectOf).filter((b) => b && !b.dashed);
+  if (!boxes.length) boxes = [...svg.querySelectorAll('g.node')].map(rectOf).filter(Boolean);
+  if (!boxes.length) return null;
+  const along = lr ? (b) => b.x : (b) => b.y;
+  let first = Infinity;
+  for (const b of boxes) first = Math.min(first, along(b));
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (const b of boxes) {
+    if (along(b) > first + (lr ? vw : vh)) continue;
+    x0 = Math.min(x0, b.x); y0 = Math.min(y0, b.y);
+    x1 = Math.max(x1, b.x + b.w); y1 = Math.max(y1, b.y + b.h);
+  }
+  return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+}
+
+// A small picture of the whole drawing in a corner of the view, for drawings larger than
+// the view: the boxes as rectangles of their colour on a canvas (drawn once per drawing:
+// cheap for 10,000 boxes, no copy of the SVG), the part in view as a frame over it.
+// Clicking or dragging on it moves the view there.
+export class Minimap {
+  constructor(el, pz) {
+    this.el = el;
+    this.pz = pz;
+    this.canvas = el.querySelector('canvas');
+    this.frame = el.querySelector('.minimap-view');
+    this.sx = 0; this.sy = 0; // minimap px per content px
+    this.on = false;          // a drawing is set and read
+    this.gen = 0;             // which set() is being read
+    this.drag = null;
+    el.addEventListener('pointerdown', (e) => {
+      if (e.button !== 0 || !this.on) return;
+      e.preventDefault();
+      this.drag = e.pointerId;
+      el.setPointerCapture(e.pointerId);
+      el.classList.add('dragging');
+      this.moveTo(e, true);
+    });
+    el.addEventListener('pointermove', (e) => { if (this.drag === e.pointerId) this.moveTo(e, false); });
+    const end = (e) => {
+      if (this.drag !== e.pointerId) return;
+      this.drag = null;
+      el.releasePointerCapture(e.pointerId);
+      el.classList.remove('dragging');
+    };
+    el.addEventListener('pointerup', end);
+    el.addEventListener('pointercancel', end);
+  }
+
+  // The drawing (its <svg>, null: none) and its size in content px.  Its boxes are read
+  // 2,000 at a time, a task each, so that a big drawing does not hold up the page; the
+  // time taken to read them and to draw them goes into data-read-ms and data-draw-ms (the
+  // web benchmark prints them).
+  set(svg, w, h) {
+    const gen = ++this.gen;
+    this.on = false;
+    this.data = null;
+    this.cw = w; this.ch = h;
+    this.drawn = false;
+    delete this.el.dataset.readMs;
+    delete this.el.dataset.drawMs;
+    this.update();
+    if (!svg) return;
+    const nodes = svg.querySelectorAll('g.node');
+    const num = (el, a) => +el.getAttribute(a) || 0;
+    const data = { boxes: [], clusters: [] };
+    for (const c of svg.querySelectorAll('g.cluster > rect')) {
+      data.clusters.push({ x: num(c, 'x'), y: num(c, 'y'), w: num(c, 'width'), h: num(c, 'height') });
+    }
+    let next = 0, spent = 0;
+    const step = () => {
+      if (gen !== this.gen) return; // another drawing meanwhile
+      const t0 = performance.now();
+      next = readBoxes(nodes, next, Math.min(nodes.length, next + 2000), data.boxes);
+      spent += performance.now() - t0;
+      if (next < nodes.length) { setTimeout(step, 0); return; }
+      this.data = data;
+      this.on = true;
+      this.el.dataset.readMs = spent.toFixed(1);
+      this.update();
+    };
+    step();
+  }
+
+  draw() {
+    const t0 = performance.now();
+    const { boxes, clusters } = this.data;
+    const w = this.cw, h = this.ch;
+    // at most 200 x 240 px (less in a low window), aspect kept unless the drawing is so
+    // long and narrow that it would be a sliver: then at least 56 px wide
+    const vp = this.pz.vp.getBoundingClientRect();
+    const maxW = 200, maxH = Math.max(80, Math.min(240, vp.height * 0.4));
+    const s = Math.min(maxW / Math.max(1, w), maxH / Math.max(1, h));
+    this.sy = s;
+    this.sx = Math.max(s, Math.min(maxW, 56) / Math.max(1, w));
+    const cw = Math.max(8, Math.round(w * this.sx)), chh = Math.max(8, Math.round(h * this.sy));
+    const dpr = window.devicePixelRatio || 1;
+    this.canvas.width = Math.round(cw * dpr);
+    this.canvas.height = Math.round(chh * dpr);
+    this.el.style.width = `${cw}px`;
+    this.el.style.height = `${chh}px`;
+    const g = this.canvas.getContext('2d');
+    g.setTransform(1, 0, 0, 1, 0, 0);
+    g.clearRect(0, 0, this.canvas.width, this.canvas.height);
+    const fx = this.sx * dpr, fy = this.sy * dpr;
+    g.fillStyle = '#e8eef5';
+    for (const c of clusters) g.fillRect(c.x * fx, c.y * fy, Math.max(1, c.w * fx), Math.max(1, c.h * fy));
+    // one path per colour: a few fills for any number of boxes
+    const paths = new Map();
+    for (const b of boxes) {
+      let p = paths.get(b.colour);
+      if (!p) { p = new Path2D(); paths.set(b.colour, p); }
+      p.rect(b.x * fx, b.y * fy, Math.max(1, b.w * fx), Math.max(1, b.h * fy));
+    }
+    for (const [colour, p] of paths) { g.fillStyle = colour; g.fill(p); }
+    this.drawn = true;
+    this.el.dataset.drawMs = (performance.now() - t0).toFixed(1);
+  }
+
+  // Show it when the drawing is larger than the view, and frame the part in view.
+  update() {
+    const pz = this.pz;
+    const r = pz.vp.getBoundingClientRect();
+    const show = this.on && r.width > 0 && (this.cw * pz.k > r.width + 1 || this.ch * pz.k > r.height + 1);
+    if (this.el.hidden === show) this.el.hidden = !show;
+    if (!show) return;
+    if (!this.drawn) this.draw();
+    const x0 = -pz.x / pz.k, y0 = -pz.y / pz.k;
+    const left = x0 * this.sx, top = y0 * this.sy;
+    const w = (r.width / pz.k) * this.sx, h = (r.height / pz.k) * this.sy;
+    this.frame.style.transform = `translate(${left}px, ${top}px)`;
+    this.frame.style.width = `${Math.max(4, w)}px`;
+    this.frame.style.height = `${Math.max(4, h)}px`;
+  }
+
+  // Centre the view on the point of the drawing under the pointer.
+  moveTo(e, animate) {
+    const b = this.canvas.getBoundingClientRect();
+    const cx = clamp((e.clientX - b.left) / this.sx, 0, this.cw);
+    const cy = clamp((e.clientY - b.top) / this.sy, 0, this.ch);
+    this.pz.centreOn(cx, cy, this.pz.k, animate);
+  }
 }

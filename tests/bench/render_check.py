@@ -10,44 +10,35 @@ Prints one JSON object with counts and a few examples of each defect:
     detached        edges whose first point is not on the border of their source box, or
                     whose arrow tip (last point without an arrow) is not on the border of
                     their target box (more than 3 pt off)
-    overflow        text rows wider than their box (measured with Liberation Sans, the
-                    font "Helvetica, Arial, sans-serif" resolves to here and metrically
-                    the same as Helvetica/Arial; needs python3-pil, else null)
+    overflow        text rows wider than their box (tests/render/textfit.py), measured
+                    with Liberation Sans, metrically Helvetica/Arial (the render suite
+                    checks DejaVu Sans); needs python3-pil, else null
     through_box     edges whose drawn curve runs through a box other than their own two
                     (sampled 8 times per Bezier segment, boxes shrunk by 2 pt)
     upward          data edges drawn from bottom to top (the consumer's centre above its
                     producer's): cycles between groups, and cut long edges ("→ x" stubs)
                     whose consumer ended up above the producer
-    label_on_box    edge labels (drawn at the spline's middle) whose text covers a box
+    label_on_box    edge labels (drawn where the edge leaves its producer) whose text
+                    covers a box
     label_on_label  pairs of edge labels whose texts overlap
     outside_cluster boxes not inside the rectangle of their cluster
 The row layout (sizes, paddings, left or centred text) mirrors render/svg.c.
 """
 import json
+import os
 import sys
 
-HDR_SIZE, ROW_SIZE, HDR_H, ROW_H, PAD_X, PAD_Y = 11.0, 9.0, 17.0, 12.0, 8.0, 4.0
-FONT = "/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf"
-FONT_BOLD = "/usr/share/fonts/truetype/liberation2/LiberationSans-Bold.ttf"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "render"))
+import textfit  # noqa: E402
+
 EXAMPLES = 5
 
 
 def _measurer():
-    """text, size, bold -> width in points, or None without PIL or the fonts."""
-    try:
-        from PIL import ImageFont
-        cache = {}
-
-        def width(text, size, bold):
-            key = (size, bold)
-            if key not in cache:
-                # a 100x font and a division: getlength() rounds to whole pixels
-                cache[key] = ImageFont.truetype(FONT_BOLD if bold else FONT, int(size * 100))
-            return cache[key].getlength(text) / 100.0
-        width("x", 9, False)
-        return width
-    except (ImportError, OSError):
-        return None
+    """text, size, bold -> width in points (Liberation Sans), or None without PIL or the
+    fonts."""
+    return textfit.measurer("liberation")
 
 
 def rect(b):
@@ -166,17 +157,7 @@ def check(doc, width=None):
     if width is None:
         out["overflow"] = None
     else:
-        over = []
-        for b in boxes:
-            left = b["kind"] in ("op", "group")
-            for r in b["rows"]:
-                hdr = r["style"] == "header"
-                w = width(r["text"], HDR_SIZE if hdr else ROW_SIZE, hdr)
-                # headers and the rows of terminals/stubs are centred; others start
-                # PAD_X from the left edge
-                room = b["w"] - PAD_X if left and not hdr else b["w"]
-                if w > room + 1:
-                    over.append("%s %r %.0f pt in %.0f pt" % (b["id"], r["text"], w, room))
+        over = textfit.layout_overflows(doc, width)
         out["overflow"] = len(over)
         ex["overflow"] = over[:EXAMPLES]
 
@@ -184,17 +165,15 @@ def check(doc, width=None):
     for e in edges:
         if not e.get("label") or len(e["points"]) < 4:
             continue
-        # the label anchor is not in the JSON: the SVG draws it at the middle Bezier
-        # segment's midpoint (layout.c), which is what is recomputed here
-        pts = e["points"]
-        segs = (len(pts) - 1) // 3
-        p = pts[3 * (segs // 2): 3 * (segs // 2) + 4]
-        t = 0.5 if segs % 2 else 0.0
-        u = 1 - t
-        lx = u**3 * p[0][0] + 3*u*u*t * p[1][0] + 3*u*t*t * p[2][0] + t**3 * p[3][0]
-        ly = u**3 * p[0][1] + 3*u*u*t * p[1][1] + 3*u*t*t * p[2][1] + t**3 * p[3][1]
+        # where the SVG starts the text, on its baseline (layout.c places it); layouts of
+        # builds before label_at: just past the producer, where the edge leaves it
+        if "label_at" in e:
+            lx, ly = e["label_at"]
+        else:
+            lr = doc.get("rankdir") == "LR"
+            lx, ly = e["points"][0][0] + (3 if lr else 4), e["points"][0][1] + (-3 if lr else 9)
         tw = width(e["label"], 8, False) if width else 4.5 * len(e["label"])
-        r = (lx + 4, ly + 3 - 7, lx + 4 + tw, ly + 3 + 2)
+        r = (lx, ly - 7, lx + tw, ly + 2)
         label_rects.append(r)
         label_ids.append(e["id"])
         hit = grid.hits(r)

@@ -72,6 +72,28 @@ async function settled() {
   }, null, { timeout: 15000, polling: 50 });
 }
 
+// How readable the view is: the smallest text of the boxes in view in screen px (its
+// font size times the drawing's scale on screen), how many texts are in view, and whether
+// a graph input is in view.  (Text counts as 9 px when within 0.01 px of it: the scale
+// on screen is a float.)
+async function readability() {
+  await settled();
+  return page.evaluate(() => {
+    const v = document.getElementById('viewport').getBoundingClientRect();
+    const inside = (r) => r.left >= v.left && r.right <= v.right && r.top >= v.top && r.bottom <= v.bottom;
+    let min = Infinity, n = 0;
+    for (const t of document.querySelectorAll('#canvas svg g.node text')) {
+      const r = t.getBoundingClientRect();
+      if (r.right < v.left || r.left > v.right || r.bottom < v.top || r.top > v.bottom) continue;
+      min = Math.min(min, parseFloat(t.getAttribute('font-size')) * t.getScreenCTM().a);
+      n++;
+    }
+    const inputs = [...document.querySelectorAll('#canvas svg g.node[data-kind="input"]')]
+      .some((g) => inside(g.getBoundingClientRect()));
+    return { min, n, inputs };
+  });
+}
+
 // Click an element of the drawing with the mouse, fitting the drawing first when the
 // element is out of view (the viewport clips; it never scrolls).
 async function clickInGraph(sel) {
@@ -198,6 +220,7 @@ describe('web page in Chromium', () => {
     assert.match(await page.textContent('#model-body'), /onnxviz-e2e/);
     assert.match(await page.textContent('#model-body'), /purpose\s*browser test/);
     assert.equal(await page.textContent('#crumb-name'), 'fp16.onnx');
+    assert.equal(await page.isVisible('#upload-card'), false, 'the upload card closes once the graph is drawn');
   });
 
   test('a big upload reports progress along the way', async () => {
@@ -207,6 +230,9 @@ describe('web page in Chromium', () => {
     const progress = await page.evaluate(() => window.__progress);
     assert.equal(progress[progress.length - 1], 100);
     assert.ok(progress.some((p) => p > 0 && p < 100) || progress.length >= 2, `progress events: ${progress.join(',')}`);
+    assert.equal(await page.isVisible('#upload-card'), false, 'the upload card does not cover the drawing');
+    const r = await readability();
+    assert.ok(r.inputs && r.n > 5 && r.min >= 9 - 0.01, `the overview opens at the inputs, readable: ${JSON.stringify(r)}`);
     await shot('02-transformer-overview');
   });
 
@@ -503,7 +529,7 @@ describe('web page in Chromium', () => {
     const t4 = await transform();
     assert.ok(t4.y < t3.y - 40, `arrow keys pan: ${JSON.stringify([t3, t4])}`);
     await page.click('#zoom-in');
-    await page.waitForTimeout(400);
+    await settled();
     assert.ok((await transform()).k > t3.k, 'the + button zooms');
     assert.equal(svgRequests.length, n0, 'pan and zoom never ask for a new layout');
   });
@@ -531,10 +557,78 @@ describe('web page in Chromium', () => {
     assert.ok(await page.isVisible('#stub-tip'));
     const before = await transform();
     await page.evaluate(() => document.querySelector('#canvas svg g.node[data-kind="stub-in"]').dispatchEvent(new MouseEvent('click', { bubbles: true })));
-    await page.waitForTimeout(500);
+    await settled();
     const after = await transform();
     assert.ok(Math.abs(after.y - before.y) > 50 || Math.abs(after.x - before.x) > 50, 'the click jumps to the producer');
     await shot('09-full-detail');
+  });
+
+  test('full detail from the View menu opens at the inputs, readable; the minimap moves the view', async () => {
+    const id = await idOf(TRANSFORMER);
+    await page.goto(`${base}/#/models/${id}`);
+    await graphShown('', id);
+    let r = await readability();
+    assert.ok(r.inputs && r.min >= 9 - 0.01, `the overview: ${JSON.stringify(r)}`);
+    // the overview (its repeated layers collapsed: 8 boxes) has a minimap exactly when the
+    // drawing at this zoom is larger than the view
+    await page.waitForFunction(() => {
+      const v = document.getElementById('viewport').getBoundingClientRect();
+      const d = document.querySelector('#canvas > svg').getBoundingClientRect();
+      const larger = d.width > v.width + 1 || d.height > v.height + 1;
+      return larger === !document.getElementById('minimap').hidden;
+    }, null, { timeout: 10000 });
+    // squeezenet at a readable zoom is taller than the view (a minimap); fitted with 0 all
+    // of it is in view (no minimap); Home goes back to the inputs, readable
+    const sq = await idOf(SQUEEZENET);
+    await page.goto(`${base}/#/models/${sq}`);
+    await graphShown('', sq);
+    await page.waitForSelector('#minimap:not([hidden])', { timeout: 10000 });
+    await page.focus('#viewport');
+    await page.keyboard.press('0');
+    await settled();
+    assert.equal(await page.isVisible('#minimap'), false, 'no minimap when all of the drawing is in view');
+    await page.keyboard.press('Home');
+    r = await readability();
+    assert.ok(r.inputs && r.min >= 9 - 0.01, `Home goes back to the inputs: ${JSON.stringify(r)}`);
+    assert.equal(await page.isVisible('#minimap'), true);
+    await page.goto(`${base}/#/models/${id}`);
+    await graphShown('', id);
+    await page.click('#btn-options');
+    await page.check('#options input[name="group"][value="none"]');
+    await graphShown('group=none', id);
+    await page.keyboard.press('Escape');
+    r = await readability();
+    assert.ok(r.inputs && r.n > 20 && r.min >= 9 - 0.01, `full detail after switching: ${JSON.stringify(r)}`);
+    // the minimap: the drawing is larger than the view
+    const n0 = svgRequests.length;
+    await page.waitForSelector('#minimap:not([hidden])', { timeout: 10000 });
+    const mm = await (await page.$('#minimap')).boundingBox();
+    const frameCentre = async () => {
+      const f = await (await page.$('#minimap .minimap-view')).boundingBox();
+      return { x: f.x + f.width / 2, y: f.y + f.height / 2, h: f.height };
+    };
+    const f0 = await frameCentre();
+    assert.ok(f0.y < mm.y + mm.height * 0.2, `the frame shows the view at the top: ${JSON.stringify([f0, mm])}`);
+    const t0 = await transform();
+    const at = { x: f0.x, y: mm.y + mm.height * 0.6 }; // straight down: drawn boxes there
+    await page.mouse.click(at.x, at.y);
+    await settled();
+    const t1 = await transform();
+    const f1 = await frameCentre();
+    assert.ok(t1.y < t0.y - 2000, `a click 60% down the minimap moves the view down the drawing: ${JSON.stringify([t0, t1])}`);
+    assert.ok(Math.abs(f1.y - at.y) < 3, `the frame is centred where the click was: ${f1.y} vs ${at.y}`);
+    const svgH = await page.$eval('#canvas > svg', (s) => s.height.baseVal.value);
+    await page.mouse.move(at.x, at.y);
+    await page.mouse.down();
+    await page.mouse.move(at.x, at.y + 30, { steps: 6 });
+    await page.mouse.up();
+    await settled();
+    const t2 = await transform();
+    const want = 30 * (svgH / mm.height) * t1.k;
+    assert.ok(Math.abs(t1.y - t2.y - want) < want * 0.1, `dragging 30 px on the minimap pans ${want.toFixed(0)} px: ${JSON.stringify([t1, t2])}`);
+    assert.ok(Math.abs((await frameCentre()).y - (at.y + 30)) < 3, 'the frame follows the drag');
+    await shot('09c-full-detail-minimap');
+    assert.equal(svgRequests.length, n0, 'moving with the minimap needs no new layout');
   });
 
   test('a folded row opens its bookkeeping in place; × folds it again', async () => {

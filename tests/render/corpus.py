@@ -17,7 +17,10 @@ models (tests/data/models, tests/data/shape):
   - full detail with bookkeeping folded (group=none, the default arith=fold): every main
     graph node that is not bookkeeping (the document's "bookkeeping") is a box, and a
     bookkeeping node is a box only when one of its outputs is a graph output or nothing
-    consumes it.
+    consumes it;
+  - in every SVG, no text sticks out of its box (rows), its cluster (labels) or the
+    drawing (edge labels), measured with DejaVu Sans (textfit.py): what rsvg and browsers
+    without Helvetica/Arial draw in.
 A model without a main graph must be refused with bad_model.
 Two renders run at a time.  Prints counts and time; exits 1 on any problem.
 """
@@ -33,11 +36,15 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
+import textfit  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.join(ROOT, os.environ.get("BUILD", "build"), "onnxviz")
 CORPUS = os.environ.get("ONNXVIZ_CORPUS", os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
 TIMEOUT = 60
+# text is measured in DejaVu Sans: what rsvg and browsers without Helvetica/Arial draw in,
+# and wider than both
+WIDTH = textfit.measurer("dejavu")
 
 # (name, options, formats, what the drawn op boxes must be: None, "main" or "drawable")
 VARIANTS = [
@@ -70,17 +77,18 @@ def render(model, opts, out):
 
 
 def check_model(model, tmp):
-    """Problems of one model (list of strings) and the number of renders done."""
+    """Problems of one model (list of strings), the number of renders done, and the text
+    elements measured and sticking out of their boxes ([measured, out])."""
     r = subprocess.run([BIN, "inspect", "--json", model], capture_output=True, timeout=TIMEOUT)
     if r.returncode != 0:
-        return ["inspect --json exited %d" % r.returncode], 0
+        return ["inspect --json exited %d" % r.returncode], 0, [0, 0]
     doc = json.loads(r.stdout.decode("utf-8"))
     if not any(s["kind"] == "main" for s in doc["scopes"]):
         r = subprocess.run([BIN, "render", model, "-o", os.path.join(tmp, "none.svg")],
                            capture_output=True, timeout=TIMEOUT)
         ok = r.returncode == 1 and b"bad_model" in r.stderr
         return ([] if ok else ["no main graph: render exited %d: %s" %
-                               (r.returncode, r.stderr[:200])]), 1
+                               (r.returncode, r.stderr[:200])]), 1, [0, 0]
     ids = {n["id"] for n in doc["nodes"]}
     scope_kind = {s["id"]: s["kind"] for s in doc["scopes"]}
     main_nodes = sorted(n["id"] for n in doc["nodes"] if n["scope"] == "")
@@ -99,7 +107,7 @@ def check_model(model, tmp):
             may_draw.add(n["id"])
     drawable = sorted(n["id"] for n in doc["nodes"]
                       if scope_kind[n["scope"]] in ("main", "subgraph"))
-    problems, renders = [], 0
+    problems, renders, texts = [], 0, [0, 0]
     base = os.path.join(tmp, os.path.basename(os.path.dirname(model)) + "_" +
                         os.path.basename(model))
     for name, opts, formats, expect in VARIANTS:
@@ -117,6 +125,11 @@ def check_model(model, tmp):
                 found, svg_info = checks.check_svg(data, ids)
                 if b"javascript:" in data.lower():
                     found.append("javascript: in the SVG")
+                if svg_info["boxes"]:  # parsed
+                    over = textfit.svg_overflows(data, WIDTH)
+                    texts[0] += len(svg_info["texts"])
+                    texts[1] += len(over)
+                    found += over
                 if expect == "data":
                     drawn = set(svg_info["data_nodes"])
                     missing = sorted(must_draw - drawn)
@@ -142,7 +155,7 @@ def check_model(model, tmp):
                     found.append("layout JSON rankdir %r" % lay.get("rankdir"))
             problems += ["%s %s: %s" % (name, fmt, p) for p in found]
             os.unlink(out)
-    return problems, renders
+    return problems, renders, texts
 
 
 def main():
@@ -154,17 +167,22 @@ def main():
     ncorpus = len(models)
     for sub in ("models", "shape"):
         models += sorted(glob.glob(os.path.join(ROOT, "tests", "data", sub, "*.onnx")))
-    failed, renders = [], 0
+    if WIDTH is None:
+        print("render corpus: python3-pil or fonts-dejavu-core missing (make deps)")
+        return 1
+    failed, renders, texts, out = [], 0, 0, 0
     with tempfile.TemporaryDirectory(prefix="onnxviz-render-") as tmp, \
             concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {pool.submit(check_model, m, tmp): m for m in models}
         for job in concurrent.futures.as_completed(jobs):
             rel = os.path.relpath(jobs[job], CORPUS if jobs[job].startswith(CORPUS) else ROOT)
             try:
-                problems, n = job.result()
+                problems, n, nt = job.result()
             except subprocess.TimeoutExpired as e:
-                problems, n = ["timed out: %s" % e], 0
+                problems, n, nt = ["timed out: %s" % e], 0, [0, 0]
             renders += n
+            texts += nt[0]
+            out += nt[1]
             if problems:
                 failed.append((rel, problems))
     for rel, problems in sorted(failed):
@@ -172,8 +190,9 @@ def main():
         for p in problems[:8]:
             print("   ", p)
     print("render corpus: %d models (%d constructed), %d renders (%d variants), %d failed, "
-          "%.1f s" % (len(models), len(models) - ncorpus, renders, len(VARIANTS), len(failed),
-                      time.time() - start))
+          "%.1f s; text in DejaVu Sans: %d of %d lines stick out" %
+          (len(models), len(models) - ncorpus, renders, len(VARIANTS), len(failed),
+           time.time() - start, out, texts))
     return 1 if failed else 0
 
 

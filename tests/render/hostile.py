@@ -11,7 +11,9 @@ Every model is rendered in every format with several option sets, by $BUILD/onnx
 when it exists and is not older, by the sanitizer build (build-san/onnxviz).  Checks:
   - no crash, exit 0, nothing on stderr (ASan/UBSan reports);
   - SVG: checks.check_svg (well-formed, no active content, ids), and the model text shows
-    up as escaped text: the <title> and rows of the boxes (checks.display_text);
+    up as escaped text: the <title> and rows of the boxes (checks.display_text; a row too
+    wide for the widest box cut with an ellipsis), every text inside its box measured in
+    DejaVu Sans (textfit.py);
   - DOT: checks.check_dot (dot -Tcanon reads it, no URL/image/... attributes), and what
     `dot -Tsvg` draws from it shows the model text literally (labels, edge labels, cluster
     labels: no \\N \\G \\l expansion, no entity decoding);
@@ -36,11 +38,13 @@ sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
 import onnxpb as pb  # noqa: E402
+import textfit  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("BUILD", "build")
 SCHEMA = os.path.join(ROOT, "docs", "document.schema.json")
 EMOJI = "\U0001F600"
+WIDTH = textfit.measurer("dejavu")
 
 STRINGS = {
     "xss": [b"</text><script>alert(1)</script>", b'"><svg onload=alert(1)>',
@@ -306,6 +310,9 @@ def check_renders(run, name, path, strings, dims, literal):
                                "SVG holds %r unescaped" % s[:40])
             if problems:
                 info = None
+            else:  # model text stays in its box, however wide its characters
+                for p in textfit.svg_overflows(outs["svg"], WIDTH):
+                    run.fail(name, vname, "SVG: " + p)
         if "dot" in outs:
             for p in checks.check_dot(base + ".dot", len(info["boxes"]) if info else None):
                 run.fail(name, vname, p)
@@ -350,15 +357,29 @@ def expected_rows(k, s, dims):
     return checks.display_text(s, 200), name_row, header, label, folded
 
 
+def shown(text, texts, keep_end):
+    """text is among texts, or cut to fit its box with an ellipsis (render/textfit.c): its
+    end kept ("…/attn/Softmax", names) or its start ("Add ×10, Mu…")."""
+    if text in texts:
+        return True
+    for t in texts:
+        if keep_end and t.startswith("\u2026") and len(t) > 1 and text.endswith(t[1:]):
+            return True
+        if not keep_end and t.endswith("\u2026") and len(t) > 1 and text.startswith(t[:-1]):
+            return True
+    return False
+
+
 def check_literal_svg(run, name, variant, strings, dims, info):
     titles, texts = set(info["titles"]), set(info["texts"])
     for k, s in enumerate(strings):
         title, row, header, label, folded = expected_rows(k, s, dims)
         where = "string %d (%r)" % (k, s[:24])
         run.expect(title in titles, name, variant, "SVG: no <title> %r for %s" % (title[:40], where))
-        run.expect(row in texts, name, variant, "SVG: no name row %r for %s" % (row[:40], where))
+        run.expect(shown(row, texts, True), name, variant, "SVG: no name row %r for %s" %
+                   (row[:40], where))
         if header is not None:
-            run.expect(header in texts, name, variant, "SVG: no header %r for %s" %
+            run.expect(shown(header, texts, False), name, variant, "SVG: no header %r for %s" %
                        (header[:40], where))
         if label is not None:
             run.expect(label in texts, name, variant, "SVG: no edge label %r for %s" %
@@ -381,7 +402,7 @@ def check_literal_dot(run, name, variant, strings, dims, texts):
         row, label = squash(row), label and squash(label)
         where = "string %d (%r)" % (k, s[:24])
         if variant == "default":
-            run.expect(row in texts, name, variant,
+            run.expect(shown(row, texts, True), name, variant,
                        "dot -Tsvg of our DOT: node label row %r missing for %s" % (row, where))
             if label is not None:
                 run.expect(label in texts, name, variant,
@@ -428,6 +449,9 @@ def check_strace(run, tmp, model):
 def main():
     import jsonschema
     start = time.time()
+    if WIDTH is None:
+        print("hostile: python3-pil or fonts-dejavu-core missing (make deps)")
+        return 1
     with open(SCHEMA, encoding="utf-8") as f:
         validator = jsonschema.Draft202012Validator(json.load(f))
     binaries = [os.path.join(ROOT, BUILD, "onnxviz")]

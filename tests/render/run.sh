@@ -1,6 +1,8 @@
 #!/bin/sh
-# render suite: SVG / DOT / layout JSON of every corpus model, repeated blocks and ranges
-# in the overview, hostile model strings, and the layout worker process.  Needs $BUILD/onnxviz and the test tools (`make tools`);
+# render suite: the text widths boxes are sized with against the font files, SVG / DOT /
+# layout JSON of every corpus model (no text sticking out, in DejaVu Sans), repeated blocks
+# and ranges in the overview, hostile model strings, and the layout worker process.
+# Needs $BUILD/onnxviz and the test tools (`make tools`);
 # runs the hostile models through build-san/onnxviz too when that exists.
 # Environment: BUILD (default build), ONNXVIZ_CORPUS.
 set -u
@@ -16,6 +18,7 @@ step() { # script under tests/render/
   echo "   ($(( $(date +%s) - start )) s)"
 }
 
+step widths.py
 step corpus.py
 step repeats.py
 step hostile.py
