@@ -110,8 +110,12 @@ static void report(ck *k, oxp_check_code code, oxp_severity sev, uint32_t scope,
                    uint32_t node, uint32_t value, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 
-static void report(ck *k, oxp_check_code code, oxp_severity sev, uint32_t scope,
-                   uint32_t node, uint32_t value, const char *fmt, ...)
+static void vreport(ck *k, oxp_check_code code, oxp_severity sev, uint32_t scope,
+                    uint32_t node, uint32_t value, const char *fmt, va_list ap)
+    __attribute__((format(printf, 7, 0)));
+
+static void vreport(ck *k, oxp_check_code code, oxp_severity sev, uint32_t scope,
+                    uint32_t node, uint32_t value, const char *fmt, va_list ap)
 {
 	oxp_check *c = k->c;
 	c->v.count[sev]++;
@@ -119,10 +123,7 @@ static void report(ck *k, oxp_check_code code, oxp_severity sev, uint32_t scope,
 	if (c->v.nproblems >= OXP_CHECK_MAX_LISTED)
 		return;
 	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	char *m = oxp__arena_strndup(c->arena, msg, strlen(msg));
 	if (m == NULL) {
 		c->nomem = true;
@@ -135,6 +136,15 @@ static void report(ck *k, oxp_check_code code, oxp_severity sev, uint32_t scope,
 	pb->node = node;
 	pb->value = value;
 	pb->message = m;
+}
+
+static void report(ck *k, oxp_check_code code, oxp_severity sev, uint32_t scope,
+                   uint32_t node, uint32_t value, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(k, code, sev, scope, node, value, fmt, ap);
+	va_end(ap);
 }
 
 /* A name for messages */
@@ -558,6 +568,19 @@ typedef struct nctx {
 	nodetxt nt;
 } nctx;
 
+/* A schema problem of the node in x: its severity, scope and id */
+static void nreport(ck *k, const nctx *x, oxp_check_code code, uint32_t value,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void nreport(ck *k, const nctx *x, oxp_check_code code, uint32_t value,
+                    const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(k, code, x->sev, x->dn->scope, x->ni, value, fmt, ap);
+	va_end(ap);
+}
+
 static const char *attr_type_text(int32_t t)
 {
 	return oxp_attr_type_name(t);
@@ -585,12 +608,9 @@ static bool attr_list_empty(const oxp_attr *a)
 
 static void check_attributes(ck *k, const nctx *x)
 {
-	const oxp_dnode *dn = x->dn;
 	const oxp_node *n = x->n;
 	const oxp_schema *s = x->s;
 	const oxp_schema_info info = x->info;
-	oxp_severity sev = x->sev;
-	uint32_t ni = x->ni;
 	const nodetxt *nt = &x->nt;
 	for (size_t i = 0; i < n->nattrs; i++) {
 		const oxp_attr *a = &n->attrs[i];
@@ -600,8 +620,8 @@ static void check_attributes(ck *k, const nctx *x)
 			again = a->name.len == n->attrs[j].name.len &&
 			        memcmp(a->name.p, n->attrs[j].name.p, a->name.len) == 0;
 		if (again) {
-			report(k, OXP_C_DUPLICATE_ATTRIBUTE, sev, dn->scope, ni, OXP_NONE,
-			       "%s has attribute '%s' more than once", nt->s, an.s);
+			nreport(k, x, OXP_C_DUPLICATE_ATTRIBUTE, OXP_NONE,
+			        "%s has attribute '%s' more than once", nt->s, an.s);
 			continue;
 		}
 		int32_t ai = oxp_schema_find_attribute(s, a->name);
@@ -609,23 +629,23 @@ static void check_attributes(ck *k, const nctx *x)
 			/* "__name": implementation details onnx leaves unchecked */
 			if (a->name.len >= 2 && a->name.p[0] == '_' && a->name.p[1] == '_')
 				continue;
-			report(k, OXP_C_UNKNOWN_ATTRIBUTE, sev, dn->scope, ni, OXP_NONE,
-			       "%s has attribute '%s', which %s-%d does not define", nt->s, an.s,
-			       info.name, info.since_version);
+			nreport(k, x, OXP_C_UNKNOWN_ATTRIBUTE, OXP_NONE,
+			        "%s has attribute '%s', which %s-%d does not define", nt->s, an.s,
+			        info.name, info.since_version);
 			continue;
 		}
 		oxp_schema_attr sa;
 		oxp_schema_attribute(s, (uint32_t)ai, &sa);
 		if (a->type != sa.type) {
-			report(k, OXP_C_ATTRIBUTE_TYPE, sev, dn->scope, ni, OXP_NONE,
-			       "%s: attribute '%s' is %s, %s-%d wants %s", nt->s, an.s,
-			       attr_type_text(a->type), info.name, info.since_version,
-			       attr_type_text(sa.type));
+			nreport(k, x, OXP_C_ATTRIBUTE_TYPE, OXP_NONE,
+			        "%s: attribute '%s' is %s, %s-%d wants %s", nt->s, an.s,
+			        attr_type_text(a->type), info.name, info.since_version,
+			        attr_type_text(sa.type));
 			continue;
 		}
 		if (a->ref_attr_name.len == 0 && attr_list_empty(a))
-			report(k, OXP_C_EMPTY_ATTRIBUTE, sev, dn->scope, ni, OXP_NONE,
-			       "%s: attribute '%s' is an empty %s", nt->s, an.s, attr_type_text(a->type));
+			nreport(k, x, OXP_C_EMPTY_ATTRIBUTE, OXP_NONE,
+			        "%s: attribute '%s' is an empty %s", nt->s, an.s, attr_type_text(a->type));
 	}
 	for (uint32_t i = 0; i < info.nattrs; i++) {
 		oxp_schema_attr sa;
@@ -636,20 +656,17 @@ static void check_attributes(ck *k, const nctx *x)
 		for (size_t j = 0; j < n->nattrs && !present; j++)
 			present = oxp_str_eq(n->attrs[j].name, sa.name);
 		if (!present)
-			report(k, OXP_C_MISSING_ATTRIBUTE, sev, dn->scope, ni, OXP_NONE,
-			       "%s lacks attribute '%s', which %s-%d requires", nt->s, sa.name, info.name,
-			       info.since_version);
+			nreport(k, x, OXP_C_MISSING_ATTRIBUTE, OXP_NONE,
+			        "%s lacks attribute '%s', which %s-%d requires", nt->s, sa.name, info.name,
+			        info.since_version);
 	}
 }
 
 static void check_arity(ck *k, const nctx *x)
 {
-	const oxp_dnode *dn = x->dn;
 	const oxp_node *n = x->n;
 	const oxp_schema *s = x->s;
 	const oxp_schema_info info = x->info;
-	oxp_severity sev = x->sev;
-	uint32_t ni = x->ni;
 	const nodetxt *nt = &x->nt;
 	for (int out = 0; out < 2; out++) {
 		size_t have = out ? n->noutputs : n->ninputs;
@@ -664,13 +681,13 @@ static void check_arity(ck *k, const nctx *x)
 		else
 			snprintf(range, sizeof(range), "%u to %u", lo, hi);
 		if (have < lo)
-			report(k, out ? OXP_C_TOO_FEW_OUTPUTS : OXP_C_TOO_FEW_INPUTS, sev, dn->scope, ni,
-			       OXP_NONE, "%s has %zu %s; %s-%d takes %s", nt->s, have, what, info.name,
-			       info.since_version, range);
+			nreport(k, x, out ? OXP_C_TOO_FEW_OUTPUTS : OXP_C_TOO_FEW_INPUTS, OXP_NONE,
+			        "%s has %zu %s; %s-%d takes %s", nt->s, have, what, info.name,
+			        info.since_version, range);
 		else if (hi != OXP_SCHEMA_UNBOUNDED && have > hi)
-			report(k, out ? OXP_C_TOO_MANY_OUTPUTS : OXP_C_TOO_MANY_INPUTS, sev, dn->scope, ni,
-			       OXP_NONE, "%s has %zu %s; %s-%d takes %s", nt->s, have, what, info.name,
-			       info.since_version, range);
+			nreport(k, x, out ? OXP_C_TOO_MANY_OUTPUTS : OXP_C_TOO_MANY_INPUTS, OXP_NONE,
+			        "%s has %zu %s; %s-%d takes %s", nt->s, have, what, info.name,
+			        info.since_version, range);
 		/* "" for a parameter that is neither optional nor variadic */
 		for (size_t i = 0; i < have; i++) {
 			oxp_str nmv = out ? n->outputs[i] : n->inputs[i];
@@ -683,10 +700,10 @@ static void check_arity(ck *k, const nctx *x)
 				continue;
 			if (port.flags & (OXP_PORT_OPTIONAL | OXP_PORT_VARIADIC))
 				continue;
-			report(k, out ? OXP_C_REQUIRED_OUTPUT_EMPTY : OXP_C_REQUIRED_INPUT_EMPTY, sev,
-			       dn->scope, ni, OXP_NONE, "%s leaves %s %zu ('%s') empty, which %s-%d requires",
-			       nt->s, out ? "output" : "input", i, port.name, info.name,
-			       info.since_version);
+			nreport(k, x, out ? OXP_C_REQUIRED_OUTPUT_EMPTY : OXP_C_REQUIRED_INPUT_EMPTY, OXP_NONE,
+			        "%s leaves %s %zu ('%s') empty, which %s-%d requires",
+			        nt->s, out ? "output" : "input", i, port.name, info.name,
+			        info.since_version);
 		}
 	}
 }
@@ -757,8 +774,6 @@ static void check_types(ck *k, const nctx *x)
 	const oxp_node *n = x->n;
 	const oxp_schema *s = x->s;
 	const oxp_schema_info info = x->info;
-	oxp_severity sev = x->sev;
-	uint32_t ni = x->ni;
 	const nodetxt *nt = &x->nt;
 	struct {
 		vtype t;
@@ -787,11 +802,11 @@ static void check_types(ck *k, const nctx *x)
 			if (!oxp_schema_types_allow(&port.types, t.kind, t.elem)) {
 				char allowed[512];
 				nm vn = name_of(v->values[vi].name);
-				report(k, OXP_C_TYPE_CONSTRAINT, sev, dn->scope, ni, vi,
-				       "%s: %s '%s' (value '%s') is %s; %s-%d accepts %s", nt->s,
-				       out ? "output" : "input", label ? label : "?", vn.s,
-				       vtype_text(t, tb, sizeof(tb)), info.name, info.since_version,
-				       oxp_schema_types_text(&port.types, allowed, sizeof(allowed)));
+				nreport(k, x, OXP_C_TYPE_CONSTRAINT, vi,
+				        "%s: %s '%s' (value '%s') is %s; %s-%d accepts %s", nt->s,
+				        out ? "output" : "input", label ? label : "?", vn.s,
+				        vtype_text(t, tb, sizeof(tb)), info.name, info.since_version,
+				        oxp_schema_types_text(&port.types, allowed, sizeof(allowed)));
 				continue;
 			}
 			if (port.constraint < 0 || port.constraint >= MAX_BIND ||
@@ -807,10 +822,10 @@ static void check_types(ck *k, const nctx *x)
 				char tb2[64], lb2[64];
 				const char *l2 = oxp_schema_port_label(s, bound[c].out, bound[c].pos, lb2,
 				                                       sizeof(lb2));
-				report(k, OXP_C_TYPE_BINDING, sev, dn->scope, ni, vi,
-				       "%s: type parameter %s is %s for %s but %s for %s", nt->s,
-				       port.param ? port.param : "?", vtype_text(bound[c].t, tb2, sizeof(tb2)),
-				       l2 ? l2 : "?", vtype_text(t, tb, sizeof(tb)), label ? label : "?");
+				nreport(k, x, OXP_C_TYPE_BINDING, vi,
+				        "%s: type parameter %s is %s for %s but %s for %s", nt->s,
+				        port.param ? port.param : "?", vtype_text(bound[c].t, tb2, sizeof(tb2)),
+				        l2 ? l2 : "?", vtype_text(t, tb, sizeof(tb)), label ? label : "?");
 				reported_binding = true; /* one per node: the rest follow from it */
 			}
 		}
