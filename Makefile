@@ -8,6 +8,7 @@
 #   make SANITIZE=address,undefined test   the same under ASan+UBSan (into build-san/)
 #   make fuzz FUZZ_SECONDS=N               run each libFuzzer target N seconds
 #   make bench      the benchmark scripts under tests/bench/
+#   make schemas ONNX_SRC=... ORT_CONTRIB=...  regenerate parser/schema_table.c
 #
 # Every module folder (parser/, diff/, render/, service/) is compiled from its *.c files;
 # service/main.c is the program's entry point.  Unit tests are tests/unit/test_*.c,
@@ -64,7 +65,7 @@ TOOLS_BIN   := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOLS_SRC))
 
 BIN := $(BUILD)/onnxviz
 
-.PHONY: all run test check unit tools deps deps-build bench-deps clean fuzz bench docker-check lint clang-check
+.PHONY: all run test check unit tools deps deps-build bench-deps clean fuzz bench docker-check lint clang-check schemas
 .DEFAULT_GOAL := all
 
 all: $(BIN)
@@ -222,6 +223,20 @@ fuzz:
 	      build-fuzz/obj/tests/fuzz/fuzz_$$t.o build-fuzz/libonnxviz.a $(LIBS) || exit 1; \
 	done
 	sh tests/fuzz/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# The operator-schema table (parser/schema_table.c, committed; not part of `make`):
+# regenerate it from an onnx checkout and onnxruntime's docs/ContribOperators.md
+# (docs/schemas.md says which versions and where to get them).
+ONNX_SRC    ?=
+ORT_CONTRIB ?=
+ONNX_REF    ?= onnx ($(ONNX_SRC))
+ORT_REF     ?= onnxruntime ($(ORT_CONTRIB))
+schemas:
+	@[ -n "$(ONNX_SRC)" ] && [ -n "$(ORT_CONTRIB)" ] || \
+	  { echo "make schemas ONNX_SRC=<onnx checkout> ORT_CONTRIB=<ContribOperators.md> (docs/schemas.md)"; exit 2; }
+	/usr/bin/python3 tests/tools/gen_schemas.py --verify --onnx "$(ONNX_SRC)" \
+	    --contrib "$(ORT_CONTRIB)" --onnx-ref "$(ONNX_REF)" --contrib-ref "$(ORT_REF)" \
+	    --out parser/schema_table.c
 
 clean:
 	rm -rf build build-san build-clang build-fuzz build-cov

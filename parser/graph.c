@@ -17,6 +17,7 @@
  * Problems of the model are warnings; only resource limits and recursive functions fail.
  */
 #include "parser/internal.h"
+#include "parser/schema.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -53,7 +54,7 @@ static uint32_t pow2_at_least(uint64_t n)
 }
 
 /* Printable copy of a model string for messages: non-printable bytes as \xNN, cut at 96. */
-static void printable(char *out, size_t size, oxp_str s)
+void oxp__printable(char *out, size_t size, oxp_str s)
 {
 	size_t o = 0;
 	for (size_t i = 0; i < s.len && o + 5 < size; i++) {
@@ -542,7 +543,7 @@ static oxp_code register_name(build *b, uint32_t si, oxp_str name, oxp_value_kin
 static void warn_duplicate(build *b, uint32_t si, uint32_t vi, uint32_t node)
 {
 	char nm[420];
-	printable(nm, sizeof(nm), b->d->values[vi].name);
+	oxp__printable(nm, sizeof(nm), b->d->values[vi].name);
 	uint32_t first = table_find(b, si, b->d->values[vi].name);
 	oxp_warning *w = warn(b, OXP_W_DUPLICATE, si, first,
 	                      "value '%s' has more than one producer; the first one is used", nm);
@@ -691,7 +692,7 @@ static oxp_code link_scope(build *b, uint32_t si)
 		vi = resolve(b, si, name, &outer);
 		if (vi == OXP_NONE || d->values[vi].kind == OXP_VALUE_UNDEFINED) {
 			char nm[420];
-			printable(nm, sizeof(nm), name);
+			oxp__printable(nm, sizeof(nm), name);
 			warn(b, OXP_W_UNPRODUCED_OUTPUT, si, vi, "graph output '%s' is produced by nothing",
 			     nm);
 		}
@@ -759,7 +760,7 @@ static void warn_dangling(build *b)
 		for (uint32_t c = 0; c < val->nconsumers && n < MAX_WARNING_NODES; c++)
 			nodes[n++] = d->edges[val->consumers[c]].dst;
 		char nm[420];
-		printable(nm, sizeof(nm), val->name);
+		oxp__printable(nm, sizeof(nm), val->name);
 		oxp_warning *w = warn(b, OXP_W_DANGLING, val->scope, v,
 		                      "input '%s' is not produced by any node, input or initializer", nm);
 		warn_nodes(b, w, nodes, n);
@@ -775,7 +776,7 @@ static void warn_unused(build *b)
 		    val->nconsumers > 0 || val->graph_output)
 			continue;
 		char nm[420];
-		printable(nm, sizeof(nm), val->name);
+		oxp__printable(nm, sizeof(nm), val->name);
 		warn(b, OXP_W_UNUSED_INITIALIZER, val->scope, v, "initializer '%s' is never used", nm);
 	}
 }
@@ -942,8 +943,8 @@ static oxp_code link_functions(build *b, const oxp_model_proto *p)
 				continue;
 			if (state[next] == 1) {
 				char a[420], c[420];
-				printable(a, sizeof(a), p->functions[f].name);
-				printable(c, sizeof(c), p->functions[next].name);
+				oxp__printable(a, sizeof(a), p->functions[f].name);
+				oxp__printable(c, sizeof(c), p->functions[next].name);
 				rc = oxp__set_error(b->err, OXP_E_RECURSION, 0, "functions",
 				                    "model-local function '%s' calls '%s' recursively", a, c);
 				break;
@@ -1295,6 +1296,7 @@ oxp_code oxp_dag_build(oxp_dag **out, const oxp_model *model, const oxp_dag_opti
 	if ((rc = build_id_table(b)) != OXP_OK)
 		goto fail;
 	summarize(b);
+	oxp__dag_resolve_schemas(d);
 
 	d->v.scopes = d->scopes;
 	d->v.nodes = d->nodes;

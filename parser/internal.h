@@ -167,6 +167,10 @@ typedef struct oxp__hole {
 bool oxp__scan_holes(int fd, uint64_t size, uint64_t min, oxp__hole *out, size_t max,
                      size_t *n);
 
+/* Printable copy of a model string for messages: non-printable bytes (and backslash) as
+ * \xNN, cut after 96 bytes with "..." (graph.c).  size >= 5. */
+void oxp__printable(char *out, size_t size, oxp_str s);
+
 /* Set err (if not NULL) and return code.  The first error wins: callers pass it up. */
 oxp_code oxp__set_error(oxp_error *err, oxp_code code, uint64_t offset, const char *path,
                         const char *fmt, ...) OXP_PRINTF(5, 6);

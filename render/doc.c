@@ -19,6 +19,7 @@
 
 #define DOC_FORMAT "onnxviz.document/1"
 #define OXR_DOC_MAX_ITEMS 1500000
+#define SUMMARY_CHECK_PROBLEMS 100 /* problems the summary lists (GET .../check: all) */
 
 static const char *value_kind_name(oxp_value_kind k)
 {
@@ -93,12 +94,19 @@ static json_t *node_json(const oxp_dag *d, uint32_t ni)
 	jx_set_str(o, "domain", n->domain);
 	jx_set_str_nonempty(o, "overload", n->overload);
 	jx_set_str_nonempty(o, "doc_string", n->doc_string);
-	jx_set(o, "inputs", value_refs(v, dn->inputs, n->ninputs, NULL));
-	jx_set(o, "outputs", value_refs(v, dn->outputs, n->noutputs, NULL));
+	json_t *refs = value_refs(v, dn->inputs, n->ninputs, NULL);
+	oxr__set_ports(d, ni, false, refs);
+	jx_set(o, "inputs", refs);
+	refs = value_refs(v, dn->outputs, n->noutputs, NULL);
+	oxr__set_ports(d, ni, true, refs);
+	jx_set(o, "outputs", refs);
 	json_t *attrs = json_array();
 	for (size_t a = 0; attrs != NULL && a < n->nattrs; a++)
 		json_array_append_new(attrs, jx_attr(d, ni, &n->attrs[a], a));
+	oxr__mark_default_attrs(dn, attrs);
 	jx_set(o, "attributes", attrs);
+	jx_set(o, "defaults", oxr__defaults_json(dn));
+	jx_set(o, "schema", oxr__schema_json(dn));
 	if (dn->nsubscopes > 0) {
 		json_t *subs = json_array();
 		for (uint32_t k = 0; k < dn->nsubscopes; k++)
@@ -526,6 +534,8 @@ static json_t *summary_json(const oxp_model *m, const oxp_dag *d)
 	jx_set(o, "initializers", json_integer(ninit));
 	jx_set(o, "warnings", json_integer(v->nwarnings));
 	jx_set(o, "op_types", op_histogram(v));
+	/* the summary leaves external files alone: it is cached with the model's structure */
+	jx_set(o, "check", oxr__check_json(m, d, -1, SUMMARY_CHECK_PROBLEMS));
 	json_t *par = json_object();
 	jx_set(par, "count", json_integer((json_int_t)s->parameters));
 	jx_set(par, "bytes", json_integer((json_int_t)s->parameter_bytes));
@@ -782,6 +792,8 @@ oxr_code oxr_node_json(const oxp_model *m, const oxp_dag *d, const char *node_id
 		json_array_append_new(outs, i < NODE_JSON_PORTS
 		                                ? port_json(d, dn->outputs[i], dn->proto->outputs[i])
 		                                : value_ref(v, dn->outputs[i]));
+	oxr__set_ports(d, ni, false, ins);
+	oxr__set_ports(d, ni, true, outs);
 	if (dn->proto->ninputs > NODE_JSON_PORTS || dn->proto->noutputs > NODE_JSON_PORTS)
 		jx_set(o, "ports_in_full", json_integer(NODE_JSON_PORTS));
 	jx_set(o, "inputs", ins);

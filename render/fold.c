@@ -415,12 +415,12 @@ static void put_typed(view *v, line *l, const char *label, const oxp_node *consu
 	}
 }
 
-/* The row of a value computed by a folded chain, input k of consumer n. */
-static const char *chain_row(view *v, const oxp_node *n, size_t k, uint32_t vi)
+/* The row of a value computed by a folded chain, input k of consumer n (dag node node). */
+static const char *chain_row(view *v, uint32_t node, const oxp_node *n, size_t k, uint32_t vi)
 {
 	line l = {.n = 0, .full = false};
 	l.b[0] = '\0';
-	const char *label = oxr__input_label(n->op_type, k);
+	const char *label = oxr__input_label(v, node, k);
 	if (!put_known(v, &l, label ? label : short_name(v, v->dv->values[vi].name), vi)) {
 		l.n = 0;
 		l.b[0] = '\0';
@@ -461,12 +461,12 @@ void oxr__fold_rows(view *v, uint32_t bi)
 		/* literal tensors show with initializers=fold, computed values always */
 		if (!chain && v->o.initializers != OXR_INIT_FOLD)
 			continue;
-		const char *label = oxr__input_label(n->op_type, k);
+		const char *label = oxr__input_label(v, b->node, k);
 		if (label == NULL)
 			label = short_name(v, val->name);
 		const char *row = NULL;
 		if (chain) {
-			row = chain_row(v, n, k, vi);
+			row = chain_row(v, b->node, n, k, vi);
 		} else if (val->kind == OXP_VALUE_INITIALIZER) {
 			row = oxr__tensor_row(v->arena, label, val->initializer);
 		} else if (val->kind == OXP_VALUE_SPARSE_INITIALIZER && val->sparse_initializer->values) {

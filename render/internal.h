@@ -38,7 +38,8 @@ typedef enum {
 	ROW_TENSOR,     /* folded initializer / constant: "W ⟨64×3×7×7⟩ f16" */
 	ROW_SUB,        /* subgraph summary / group contents */
 	ROW_PLAIN,      /* terminal and stub text */
-	ROW_BADGE       /* a quantized op's precision: "int8 w · u8 act · per-channel" */
+	ROW_BADGE,      /* a quantized op's precision: "int8 w · u8 act · per-channel" */
+	ROW_DEFAULT     /* an attribute left to its schema default (attrs=all), grey italics */
 } row_style;
 
 /* Drawing sizes (points), shared by the box sizes (style.c), the layout (layout.c) and
@@ -211,8 +212,9 @@ const char *oxr__tensor_row(oxp_arena *a, const char *label, const oxp_tensor *t
 /* Rows for an op box: header, name, attributes (per attrs level). */
 oxr_code oxr__op_rows(view *v, uint32_t box, oxr_error *err);
 bool oxr__add_row(view *v, vbox *b, row_style style, const char *text);
-/* Label for input k of an op ("W", "B", ...), or NULL. */
-const char *oxr__input_label(oxp_str op, size_t k);
+/* Label for input k of a node: its schema's name ("W", "B", "inputs[2]") or the formal
+ * name of the local function it calls; NULL when neither names it. */
+const char *oxr__input_label(view *v, uint32_t node, size_t k);
 /* Box size from its rows; a row too long for the widest box is shortened to fit. */
 void oxr__box_size(view *v, vbox *b);
 
@@ -237,6 +239,22 @@ bool oxr__quant_skip_edge(const view *v, const oxp_edge *e);
 uint32_t oxr__quant_edge_value(const view *v, const oxp_edge *e); /* the value to show */
 bool oxr__quant_covers(const view *v, uint32_t node, size_t input); /* a row says it */
 void oxr__quant_rows(view *v, uint32_t box);           /* header, badge, scale rows */
+/* schemadoc.c: what the operator schemas add to JSON answers (jansson objects) */
+struct json_t;
+/* {"domain","op_type","since_version","opset","link","version_link"[,"deprecated"]}, or
+ * NULL when the node has no schema. */
+struct json_t *oxr__schema_json(const oxp_dnode *dn);
+/* Sets "port" (the input's or output's name) on each object of a node's refs array. */
+void oxr__set_ports(const oxp_dag *d, uint32_t node, bool output, struct json_t *refs);
+/* The attributes a node leaves to their schema defaults, [{"name","type","value",
+ * "default":true}]; NULL without a schema. */
+struct json_t *oxr__defaults_json(const oxp_dnode *dn);
+/* Sets "default": true on the attribute objects whose value is the schema default. */
+void oxr__mark_default_attrs(const oxp_dnode *dn, struct json_t *attrs);
+/* The check as JSON (docs/check.md), at most max_problems listed; NULL when out of memory
+ * (jx_oom() is then set).  data_dirfd as oxp_check_run's. */
+struct json_t *oxr__check_json(const oxp_model *m, const oxp_dag *d, int data_dirfd,
+                               size_t max_problems);
 
 /* layout.c + graphviz.c */
 oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err);

@@ -89,9 +89,9 @@ static void mark_rows(vbox *b, row_style style, const char *word)
 }
 
 /* The label view.c gives input k's folded row. */
-static const char *input_label(view *v, const oxp_node *n, uint32_t vi, size_t k)
+static const char *input_label(view *v, uint32_t node, uint32_t vi, size_t k)
 {
-	const char *label = oxr__input_label(n->op_type, k);
+	const char *label = oxr__input_label(v, node, k);
 	if (label != NULL || vi == OXP_NONE)
 		return label;
 	oxp_str name = v->dv->values[vi].name;
@@ -120,7 +120,7 @@ static void op_marks(view *v, vbox *b)
 			continue;
 		if (folded && !strong(b->mark))
 			b->mark = OXR_MARK_CHANGED;
-		const char *label = input_label(v, n, dn->inputs[k], k);
+		const char *label = input_label(v, b->node, dn->inputs[k], k);
 		if (label != NULL)
 			mark_rows(b, ROW_TENSOR, label);
 	}

@@ -122,6 +122,13 @@ oxr_code oxr_node_json(const oxp_model *m, const oxp_dag *d, const char *node_id
 oxr_code oxr_search_json(const oxp_model *m, const oxp_dag *d, const char *query,
                          size_t limit, oxr_buf *out, oxr_error *err);
 
+/* The model check (parser's oxp_check_run) as JSON: {"format","ok","errors","warnings",
+ * "infos","by_code","problems":[{"severity","code","node","node_name","op_type","domain",
+ * "scope","value","message"}],"truncated"}, at most max_problems listed (docs/check.md).
+ * data_dirfd: where external data files are (-1: they are not checked). */
+oxr_code oxr_check_json(const oxp_model *m, const oxp_dag *d, int data_dirfd,
+                        size_t max_problems, oxr_buf *out, oxr_error *err);
+
 /* ---------------------------------------------------------------------------------------
  * Rendering
  */

@@ -347,72 +347,13 @@ const char *oxr__tensor_row(oxp_arena *a, const char *label, const oxp_tensor *t
 }
 
 /* ---------------------------------------------------------------------------------------
- * Input labels of common ops (for folded rows)
+ * Input labels (for folded rows): the schema's names (parser/schema.c)
  */
-typedef struct inlabels {
-	const char *op;
-	const char *names[6];
-} inlabels;
-
-static const inlabels inputs_of[] = {
-    {"Conv", {"X", "W", "B"}},
-    {"ConvTranspose", {"X", "W", "B"}},
-    {"Gemm", {"A", "B", "C"}},
-    {"MatMul", {"A", "B"}},
-    {"BatchNormalization", {"X", "scale", "B", "mean", "var"}},
-    {"InstanceNormalization", {"X", "scale", "B"}},
-    {"LayerNormalization", {"X", "scale", "B"}},
-    {"GroupNormalization", {"X", "scale", "bias"}},
-    {"Reshape", {"data", "shape"}},
-    {"Expand", {"input", "shape"}},
-    {"Tile", {"input", "repeats"}},
-    {"Slice", {"data", "starts", "ends", "axes", "steps"}},
-    {"Gather", {"data", "indices"}},
-    {"Pad", {"data", "pads", "value", "axes"}},
-    {"Resize", {"X", "roi", "scales", "sizes"}},
-    {"Upsample", {"X", "scales"}},
-    {"Unsqueeze", {"data", "axes"}},
-    {"Squeeze", {"data", "axes"}},
-    {"ReduceSum", {"data", "axes"}},
-    {"ReduceMean", {"data", "axes"}},
-    {"Split", {"input", "split"}},
-    {"Clip", {"input", "min", "max"}},
-    {"PRelu", {"X", "slope"}},
-    {"LSTM", {"X", "W", "R", "B", "seq_lens", "h0"}},
-    {"GRU", {"X", "W", "R", "B", "seq_lens", "h0"}},
-    {"RNN", {"X", "W", "R", "B", "seq_lens", "h0"}},
-    {"QuantizeLinear", {"x", "scale", "zero_point"}},
-    {"DequantizeLinear", {"x", "scale", "zero_point"}},
-    {"Where", {"cond", "X", "Y"}},
-    {"Range", {"start", "limit", "delta"}},
-    {"ConstantOfShape", {"shape"}},
-    {"TopK", {"X", "K"}},
-    {"Add", {"A", "B"}},
-    {"Sub", {"A", "B"}},
-    {"Mul", {"A", "B"}},
-    {"Div", {"A", "B"}},
-    {"Pow", {"X", "Y"}},
-    {"Mod", {"A", "B"}},
-    {"Equal", {"A", "B"}},
-    {"Less", {"A", "B"}},
-    {"Greater", {"A", "B"}},
-    {"LessOrEqual", {"A", "B"}},
-    {"GreaterOrEqual", {"A", "B"}},
-    {"And", {"A", "B"}},
-    {"Or", {"A", "B"}},
-    {"Max", {"A", "B"}},
-    {"Min", {"A", "B"}},
-    {"Concat", {"in0", "in1", "in2", "in3", "in4", "in5"}},
-};
-
-const char *oxr__input_label(oxp_str op, size_t k)
+const char *oxr__input_label(view *v, uint32_t node, size_t k)
 {
-	if (k >= 6)
-		return NULL;
-	for (size_t i = 0; i < sizeof(inputs_of) / sizeof(inputs_of[0]); i++)
-		if (oxp_str_eq(op, inputs_of[i].op))
-			return inputs_of[i].names[k];
-	return NULL;
+	char buf[96];
+	const char *l = oxp_dag_port_label(v->d, node, false, k, buf, sizeof(buf));
+	return l != NULL ? oxr__text(v->arena, (oxp_str){l, strlen(l)}, 40) : NULL;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -454,24 +395,22 @@ static bool is_key_attr(oxp_str name)
 	return false;
 }
 
-static bool default_valued(const oxp_attr *a)
+/* The attribute holds its default (then the key-attribute rows leave it out): the schema's,
+ * or for dilations all ones, the default the spec states in prose only. */
+static bool default_valued(const oxp_dnode *dn, const oxp_attr *a)
 {
-	if (a->type == OXP_ATTR_FLOAT && oxp_str_eq(a->name, "alpha") && a->f == 1.0f)
-		return true;
-	if (a->type == OXP_ATTR_FLOAT && oxp_str_eq(a->name, "beta") && a->f == 1.0f)
-		return true;
-	if (a->type == OXP_ATTR_INT && oxp_str_eq(a->name, "group") && a->i == 1)
-		return true;
-	if (a->type == OXP_ATTR_STRING && oxp_str_eq(a->name, "auto_pad") &&
-	    oxp_str_eq(a->s, "NOTSET"))
-		return true;
 	if (a->type == OXP_ATTR_INTS && oxp_str_eq(a->name, "dilations")) {
 		for (size_t i = 0; i < a->nints; i++)
 			if (a->ints[i] != 1)
 				return false;
 		return true;
 	}
-	return false;
+	if (dn->schema == NULL)
+		return false;
+	int32_t i = oxp_schema_find_attribute(dn->schema, a->name);
+	oxp_schema_attr sa;
+	return i >= 0 && oxp_schema_attribute(dn->schema, (uint32_t)i, &sa) &&
+	       oxp_schema_attr_is_default(&sa, a);
 }
 
 static const char *attr_text(view *v, const oxp_attr *a)
@@ -557,6 +496,7 @@ oxr_code oxr__op_rows(view *v, uint32_t bi, oxr_error *err)
 	if (n->name.len > 0)
 		oxr__add_row(v, b, ROW_NAME, oxr__text_tail(v->arena, n->name, 40));
 	b->title = n->name.len ? oxr__text(v->arena, n->name, 200) : op;
+
 	if (v->o.attrs == 0)
 		return OXR_OK;
 	size_t shown = 0;
@@ -567,13 +507,29 @@ oxr_code oxr__op_rows(view *v, uint32_t bi, oxr_error *err)
 		if (v->o.attrs == 1) {
 			bool key = is_key_attr(a->name) || oxp_str_eq(n->op_type, "Constant") ||
 			           oxp_str_eq(n->op_type, "ConstantOfShape");
-			if (!key || default_valued(a) || shown >= 6)
+			if (!key || default_valued(dn, a) || shown >= 6)
 				continue;
 		} else if (shown >= 24) {
 			oxr__add_row(v, b, ROW_ATTR, "\xe2\x80\xa6");
 			break;
 		}
 		oxr__add_row(v, b, ROW_ATTR, attr_text(v, a));
+		shown++;
+	}
+	/* attrs=all: the attributes the node leaves to their schema defaults, marked so */
+	oxp_schema_attr sa;
+	uint32_t i = 0;
+	while (v->o.attrs == 2 && dn->schema != NULL &&
+	       oxp_schema_next_left_default(dn->schema, n, &i, &sa)) {
+		if (shown >= 24) {
+			oxr__add_row(v, b, ROW_DEFAULT, "\xe2\x80\xa6");
+			break;
+		}
+		char dv[64];
+		oxp_schema_default_text(&sa, dv, sizeof(dv));
+		oxr__add_row(v, b, ROW_DEFAULT,
+		             oxp_arena_printf(v->arena, "%s %s", sa.name,
+		                              oxr__text(v->arena, (oxp_str){dv, strlen(dv)}, 32)));
 		shown++;
 	}
 	return OXR_OK;

@@ -90,6 +90,11 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 		oxr_buf_printf(o, " data-other=\"%s\"", b->other);
 	if (b->node != OXP_NONE)
 		oxr_buf_printf(o, " data-node=\"%s\"", v->dv->nodes[b->node].id);
+	if (b->node != OXP_NONE && b->kind == BX_OP && v->dv->nodes[b->node].schema != NULL) {
+		oxp_schema_info si;
+		oxp_schema_get_info(v->dv->nodes[b->node].schema, &si);
+		oxr_buf_printf(o, " data-op-version=\"%d\"", si.since_version);
+	}
 	if (b->value != OXP_NONE)
 		oxr_buf_printf(o, " data-value=\"%u\"", b->value);
 	if (b->peer != OXP_NONE)
@@ -202,6 +207,7 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			                    : r->style == ROW_TENSOR  ? "#7a5c12"
 			                    : r->style == ROW_SUB     ? "#1f4e8c"
 			                    : r->style == ROW_BADGE   ? "#8a3b12"
+			                    : r->style == ROW_DEFAULT ? "#8a94a3"
 			                                              : "#1f2933";
 			if (r->style == ROW_BADGE) /* a pill behind the precision */
 				oxr_buf_printf(o,
@@ -211,9 +217,11 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 				               x0 + OXR_PAD_X - 3, y + 0.5,
 				               oxr__text_width(r->text, OXR_ROW_SIZE, false) + 6, OXR_ROW_H - 1);
 			bool center = b->kind != BX_OP && b->kind != BX_GROUP;
-			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\"%s",
+			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\"%s%s",
 			               center ? b->x : x0 + OXR_PAD_X, y + 9, OXR_ROW_SIZE, color,
-			               center ? " text-anchor=\"middle\"" : "");
+			               center ? " text-anchor=\"middle\"" : "",
+			               r->style == ROW_DEFAULT ? " font-style=\"italic\" class=\"default\""
+			                                       : "");
 			/* a folded row: the value it shows; a chain also what unfold= opens */
 			if (r->value != OXP_NONE)
 				oxr_buf_printf(o, " data-value=\"%u\"", r->value);

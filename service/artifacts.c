@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 /* Bumped when the renderer's output changes for the same input: names in the store. */
-#define ART_VERSION OXS_VERSION "-r3" /* r2: summaries say their "kind"; r3: documents mark bookkeeping nodes */
+#define ART_VERSION OXS_VERSION "-r4" /* r2: summaries say their "kind"; r3: documents mark bookkeeping nodes; r4: operator schemas, the check, the quantization summary */
 #define FAILURE_TTL_MS 60000
 
 typedef struct flight {
@@ -400,8 +400,9 @@ void oxs_links_json(oxr_buf *b, const oxs_art *a, bool tensor)
 		               "\"links\":{\"self\":\"%s\",\"graph.svg\":\"%s/graph.svg\","
 		               "\"graph.json\":\"%s/graph.json\",\"graph.dot\":\"%s/graph.dot\","
 		               "\"document\":\"%s/document.json\",\"search\":\"%s/search?q=\","
-		               "\"node\":\"%s/nodes/{node_id}\",\"tensor\":\"%s/tensors/{name}\"",
-		               p, p, p, p, p, p, p, p);
+		               "\"node\":\"%s/nodes/{node_id}\",\"tensor\":\"%s/tensors/{name}\","
+		               "\"check\":\"%s/check\"",
+		               p, p, p, p, p, p, p, p, p);
 	if (a->src[0] == '\0')
 		oxr_buf_printf(b, ",\"model\":\"%s/model.onnx\"", p);
 	oxr_buf_printf(b, "}");

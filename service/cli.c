@@ -1,5 +1,5 @@
 /*
- * cli.c — `onnxviz inspect` and `onnxviz render`.
+ * cli.c — `onnxviz inspect`, `onnxviz check` and `onnxviz render`.
  *
  * Both open the model with oxp_model_open (mmap, zero-copy), link it, and print.  Errors go
  * to stderr as "onnxviz: MODEL: <code>: <message> at byte N in <path>" with exit code 1
@@ -9,6 +9,7 @@
 #include "service/oxs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,30 +186,44 @@ static bool print_summary(const char *path, const oxp_model *m, const oxp_dag *d
 	return true;
 }
 
-int oxs_cli_inspect(int argc, char **argv)
+/* The arguments of `onnxviz CMD MODEL [--json]` (inspect, check): -1 to go on with *path
+ * and *json set, else the exit status (0 after --help, 2 on a usage error).  `help` is
+ * printed after the usage line. */
+static int model_json_args(int argc, char **argv, const char *cmd, const char *help,
+                           const char **path, bool *json)
 {
-	const char *path = NULL;
-	bool json = false;
+	*path = NULL;
+	*json = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
-			json = true;
+			*json = true;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: onnxviz inspect MODEL [--json]\n");
+			printf("usage: onnxviz %s MODEL [--json]\n%s", cmd, help);
 			return 0;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			fprintf(stderr, "onnxviz inspect: unknown option %s\n", argv[i]);
+			fprintf(stderr, "onnxviz %s: unknown option %s\n", cmd, argv[i]);
 			return 2;
-		} else if (path == NULL)
-			path = argv[i];
+		} else if (*path == NULL)
+			*path = argv[i];
 		else {
-			fprintf(stderr, "onnxviz inspect: one model at a time\n");
+			fprintf(stderr, "onnxviz %s: one model at a time\n", cmd);
 			return 2;
 		}
 	}
-	if (path == NULL) {
-		fprintf(stderr, "usage: onnxviz inspect MODEL [--json]\n");
+	if (*path == NULL) {
+		fprintf(stderr, "usage: onnxviz %s MODEL [--json]\n", cmd);
 		return 2;
 	}
+	return -1;
+}
+
+int oxs_cli_inspect(int argc, char **argv)
+{
+	const char *path;
+	bool json;
+	int st = model_json_args(argc, argv, "inspect", "", &path, &json);
+	if (st >= 0)
+		return st;
 	oxp_model *m;
 	oxp_dag *d;
 	int rc = open_linked(path, true, &m, &d);
@@ -229,6 +244,73 @@ int oxs_cli_inspect(int argc, char **argv)
 	} else if (!print_summary(path, m, d)) {
 		rc = 1;
 	}
+	oxp_dag_free(d);
+	oxp_model_free(m);
+	return rc;
+}
+
+int oxs_cli_check(int argc, char **argv)
+{
+	const char *path;
+	bool json;
+	int st = model_json_args(argc, argv, "check",
+	                         "exit status: 0 no errors, 1 errors, 2 the model cannot be read\n",
+	                         &path, &json);
+	if (st >= 0)
+		return st;
+	oxp_model *m;
+	oxp_dag *d;
+	if (open_linked(path, true, &m, &d) != 0)
+		return 2; /* the message is out: a model that cannot be read is not "has errors" */
+	/* external data locations are relative to the model's folder */
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path) + (slash == path), path);
+	int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	oxp_check *c;
+	oxp_error e;
+	int rc;
+	if (oxp_check_run(&c, m, d, dirfd, &e) != OXP_OK) {
+		model_error(path, &e);
+		rc = 2;
+	} else {
+		const oxp_check_view *cv = oxp_check_get(c);
+		const oxp_dag_view *v = oxp_dag_get(d);
+		rc = cv->count[OXP_SEV_ERROR] > 0 ? 1 : 0;
+		if (json) {
+			oxr_buf out;
+			oxr_error err;
+			oxr_buf_init(&out, 0);
+			if (oxr_check_json(m, d, dirfd, OXP_CHECK_MAX_LISTED, &out, &err) != OXR_OK) {
+				fprintf(stderr, "onnxviz: %s: %s: %s\n", path, oxr_code_name(err.code),
+				        err.message);
+				rc = 2;
+			} else {
+				fwrite(out.data, 1, out.len, stdout);
+				fputc('\n', stdout);
+			}
+			oxr_buf_free(&out);
+		} else {
+			for (uint32_t i = 0; i < cv->nproblems; i++) {
+				const oxp_problem *pb = &cv->problems[i];
+				printf("%-7s %-22s %-8s %s\n", oxp_severity_name(pb->severity),
+				       oxp_check_code_name(pb->code),
+				       pb->node != OXP_NONE ? v->nodes[pb->node].id : "-", pb->message);
+			}
+			uint64_t total = cv->count[0] + cv->count[1] + cv->count[2];
+			if (total > cv->nproblems)
+				printf("... %" PRIu64 " more not listed\n", total - cv->nproblems);
+			printf("%s: %" PRIu64 " error%s, %" PRIu64 " warning%s, %" PRIu64 " info%s\n", path,
+			       cv->count[0], cv->count[0] == 1 ? "" : "s", cv->count[1],
+			       cv->count[1] == 1 ? "" : "s", cv->count[2], cv->count[2] == 1 ? "" : "s");
+		}
+		oxp_check_free(c);
+	}
+	if (dirfd >= 0)
+		close(dirfd);
 	oxp_dag_free(d);
 	oxp_model_free(m);
 	return rc;

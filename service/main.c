@@ -13,6 +13,8 @@ static void usage(FILE *f)
 	           "\n"
 	           "usage:\n"
 	           "  onnxviz inspect MODEL [--json]     summary, or the full JSON document\n"
+	           "  onnxviz check MODEL [--json]       problems of the model; exit 0 none, 1 errors,\n"
+	           "                                     2 unreadable (docs/check.md)\n"
 	           "  onnxviz render MODEL [-o OUT] [--OPTION=VALUE ...]\n"
 	           "                                     SVG (default), .dot or .json layout\n"
 	           "  onnxviz diff A B [-o OUT] [--OPTION=VALUE ...]\n"
@@ -32,6 +34,8 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "inspect") == 0)
 		return oxs_cli_inspect(argc - 1, argv + 1);
+	if (strcmp(cmd, "check") == 0)
+		return oxs_cli_check(argc - 1, argv + 1);
 	if (strcmp(cmd, "render") == 0)
 		return oxs_cli_render(argc - 1, argv + 1);
 	if (strcmp(cmd, "diff") == 0)

@@ -26,6 +26,9 @@ extern "C" {
 int oxs_cli_inspect(int argc, char **argv);
 /* `onnxviz render MODEL [-o out.svg|.dot|.json] [--key=value ...]` (cli.c). */
 int oxs_cli_render(int argc, char **argv);
+/* `onnxviz check MODEL [--json]`: the model's problems (docs/check.md).  Exit status 0
+ * without errors, 1 with errors, 2 when the model cannot be read or on usage errors. */
+int oxs_cli_check(int argc, char **argv);
 /* `onnxviz diff A B [-o out.json|.svg|.dot] [--format=...] [--key=value ...]`: exit 0 the
  * models are the same, 1 they differ, 2 trouble (diff.c). */
 int oxs_cli_diff(int argc, char **argv);

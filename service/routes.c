@@ -58,6 +58,7 @@ static void h_graph(oxs_req *r);
 static void h_document(oxs_req *r);
 static void h_node(oxs_req *r);
 static void h_search(oxs_req *r);
+static void h_check(oxs_req *r);
 static void h_model_onnx(oxs_req *r);
 static void h_tensor(oxs_req *r);
 static void h_diff(oxs_req *r);
@@ -76,6 +77,7 @@ enum {
 	R_DOCUMENT,
 	R_NODE,
 	R_SEARCH,
+	R_CHECK,
 	R_MODEL_ONNX,
 	R_TENSOR,
 	R_DIFF_JSON,
@@ -88,6 +90,7 @@ enum {
 	R_FILE_DOCUMENT,
 	R_FILE_NODE,
 	R_FILE_SEARCH,
+	R_FILE_CHECK,
 	R_FILE_TENSOR,
 	R_POST_SVG,
 	R_POST_JSON,
@@ -124,6 +127,7 @@ static const oxs_route routes[R__COUNT] = {
                 OPEN, false},
     [R_SEARCH] = {"/models/{id}/search", "GET HEAD", h_search, NULL, NULL, READ, OPEN, OPEN,
                   false},
+    [R_CHECK] = {"/models/{id}/check", "GET HEAD", h_check, NULL, NULL, READ, OPEN, OPEN, false},
     [R_MODEL_ONNX] = {"/models/{id}/model.onnx", "GET HEAD", h_model_onnx, NULL, NULL, READ,
                       OPEN, OPEN, false},
     [R_TENSOR] = {"/models/{id}/tensors/{name}", "GET HEAD", h_tensor, NULL, NULL, READ, OPEN,
@@ -147,6 +151,8 @@ static const oxs_route routes[R__COUNT] = {
                      OPEN, false},
     [R_FILE_SEARCH] = {"/files/{path}/search", "GET HEAD", h_search, NULL, NULL, READ, OPEN,
                        OPEN, false},
+    [R_FILE_CHECK] = {"/files/{path}/check", "GET HEAD", h_check, NULL, NULL, READ, OPEN, OPEN,
+                      false},
     [R_FILE_TENSOR] = {"/files/{path}/tensors/{name}", "GET HEAD", h_tensor, NULL, NULL, READ,
                        OPEN, OPEN, false},
     [R_POST_SVG] = {"/graph.svg", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
@@ -1058,6 +1064,28 @@ static void h_search(oxs_req *r)
 	r->limit = limit;
 	art_for(r, OXS_ART_DOCUMENT, OXR_FMT_SVG, NULL); /* only its source is used */
 	oxs_defer(r, r->srv->work, work_search);
+}
+
+/* The model check (docs/check.md): every problem listed (up to the parser's cap); the
+ * external data files are left alone, as in the summary's check. */
+static oxr_code check_json(oxs_req *r, const oxp_model *m, const oxp_dag *d, oxr_buf *out,
+                           oxr_error *e)
+{
+	(void)r;
+	return oxr_check_json(m, d, -1, OXP_CHECK_MAX_LISTED, out, e);
+}
+
+static void work_check(oxs_req *r)
+{
+	work_with_model(r, check_json);
+}
+
+static void h_check(oxs_req *r)
+{
+	if (!need_model(r))
+		return;
+	art_for(r, OXS_ART_DOCUMENT, OXR_FMT_SVG, NULL); /* only its source is used */
+	oxs_defer(r, r->srv->work, work_check);
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ function bars(rows, shown = 12) {
 }
 
 // GET /models/{id}: {id, size, summary: {model, summary, warnings}, links}.
-export function modelPanel(doc, { fileName } = {}) {
+export function modelPanel(doc, { fileName, onNode } = {}) {
   const m = (doc.summary && doc.summary.model) || {};
   const sm = (doc.summary && doc.summary.summary) || {};
   const warnings = (doc.summary && doc.summary.warnings) || [];
@@ -85,6 +85,9 @@ export function modelPanel(doc, { fileName } = {}) {
     frag.append(h('h3', { text: 'Metadata' }), kv(meta.map((e) => [e.key, e.value])));
   }
 
+  const ck = sm.check;
+  if (ck) frag.append(...checkSection(ck, onNode));
+
   frag.append(h('h3', { text: `Warnings (${warnings.length})` }));
   if (!warnings.length) frag.append(h('p', { class: 'empty', text: 'None.' }));
   for (const w of warnings.slice(0, 100)) {
@@ -124,6 +127,29 @@ function quantSection(q) {
     box.append(h('p', { class: 'quant-acts', text: `Activations: ${(q.activations || []).map((a) => `${a.dtype.toLowerCase()} in ${fmtInt(a.ops)} ops`).join(', ')}` }));
   }
   return box;
+}
+
+// The summary's check (docs/check.md): counts, then the problems it lists, errors first.
+const SEVERITY_ORDER = { error: 0, warning: 1, info: 2 };
+function checkSection(ck, onNode) {
+  const total = ck.errors + ck.warnings + ck.infos;
+  const plural = (n, w) => `${fmtInt(n)} ${w}${n === 1 ? '' : 's'}`;
+  const out = [h('h3', { text: 'Check' }),
+    h('p', { class: `check-verdict ${ck.ok ? 'ok' : 'bad'}`, dataset: { errors: String(ck.errors) } },
+      h('strong', { text: ck.ok ? 'No errors' : plural(ck.errors, 'error') }),
+      ` · ${plural(ck.warnings, 'warning')} · ${plural(ck.infos, 'info')}`)];
+  const probs = [...(ck.problems || [])].sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity]);
+  const list = h('ul', { class: 'check-list', 'aria-label': 'Problems' });
+  for (const p of probs.slice(0, 50)) {
+    list.append(h('li', { class: `sev-${p.severity}`, dataset: { code: p.code } },
+      h('span', { class: 'sev', text: p.severity }),
+      h('code', { class: 'code', text: p.code }),
+      p.node && onNode ? h('button', { type: 'button', class: 'link-btn', text: p.node_name || p.node, title: `Go to node ${p.node}`, onclick: () => onNode(p.node) }) : null,
+      h('div', { class: 'msg', text: p.message })));
+  }
+  if (probs.length) out.push(list);
+  if (total > Math.min(probs.length, 50)) out.push(h('p', { class: 'empty', text: `${fmtInt(total - Math.min(probs.length, 50))} more: GET …/check lists them all` }));
+  return out;
 }
 
 // GET /models/{id} of a tensor upload: {id, size, kind: "tensor", tensor: {name, dtype, dims, count, storage}}.
@@ -193,6 +219,16 @@ function typeText(t) {
   return `${et} ⟨${shape}⟩${t.source && t.source !== 'declared' && t.source !== 'initializer' ? ` (${t.source})` : ''}`;
 }
 
+// "Conv-11 (ai.onnx, opset 13)" linking to onnx.ai's page of that version.
+function schemaLink(sc) {
+  if (!sc) return undefined;
+  const label = `${sc.op_type}-${sc.since_version}`;
+  return h('span', { class: 'op-schema' },
+    h('a', { href: sc.version_link, target: '_blank', rel: 'noopener noreferrer', class: 'op-link', title: sc.version_link, text: label }),
+    ` (${domainName(sc.domain)}, opset ${sc.opset})`,
+    sc.deprecated ? h('span', { class: 'kind', text: 'deprecated' }) : null);
+}
+
 // A list of node ids as buttons with the node's name where known.
 function nodeLinks(label, refs, ctx) {
   if (!refs || !refs.length) return null;
@@ -212,6 +248,7 @@ function valueItem(v, i, dir, ctx) {
   const li = h('li', null,
     h('span', { class: 'io-idx', text: i === null ? '' : String(i) }),
     h('div', { class: 'io-head' },
+      v.port ? h('span', { class: 'io-port', text: v.port, title: 'Its name in the operator schema' }) : null,
       h('span', { class: 'io-name', text: v.name || '(unnamed)' }),
       kind && kind !== 'node_output' ? h('span', { class: `kind ${kind === 'initializer' ? 'initializer' : kind === 'input' ? 'input' : ''}`, text: kind.replace('_', ' ') }) : null),
     h('div', { class: 'io-type', text: typeText(v.type) }));
@@ -273,17 +310,22 @@ export function nodePanel(n, ctx) {
       ['Id', h('span', { class: 'mono', text: n.id })],
       ['Scope', n.scope ? h('span', { class: 'mono', text: n.scope }) : 'main graph'],
       ['Function', n.function],
+      ['Operator', schemaLink(n.schema)],
     ]));
   if (!ctx.drawn) frag.append(h('div', { class: 'notice info', text: 'This node is not drawn in the current view (it is inside a collapsed group or folded away).' }));
   if (n.doc_string) frag.append(h('p', { class: 'empty', text: n.doc_string }));
 
+  // the attributes given, then those left to their schema defaults (marked so)
   const attrs = n.attributes || [];
-  frag.append(h('h3', { text: `Attributes (${attrs.length})` }));
-  if (!attrs.length) frag.append(h('p', { class: 'empty', text: 'None.' }));
+  const defaults = n.defaults || [];
+  frag.append(h('h3', { text: `Attributes (${attrs.length}${defaults.length ? ` + ${defaults.length} default` : ''})` }));
+  if (!attrs.length && !defaults.length) frag.append(h('p', { class: 'empty', text: 'None.' }));
   else {
-    frag.append(h('table', { class: 'attrs' }, h('tbody', null, attrs.map((a) => h('tr', null,
+    const row = (a, left) => h('tr', { class: left ? 'defaulted' : null, dataset: { attr: a.name } },
       h('th', { scope: 'row' }, a.name, h('span', { class: 'atype', text: a.type.toLowerCase() })),
-      h('td', null, attrValue(a, ctx)))))));
+      h('td', null, attrValue(a, ctx), a.default ? h('span', { class: 'default-tag', text: left ? 'default' : '= default', title: left ? 'Not given: the schema default applies' : 'Given, and equal to the schema default' }) : null));
+    frag.append(h('table', { class: 'attrs' }, h('tbody', null,
+      attrs.map((a) => row(a, false)), defaults.map((a) => row(a, true)))));
   }
 
   frag.append(h('h3', { text: `Inputs (${(n.inputs || []).length})` }),

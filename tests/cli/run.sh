@@ -93,5 +93,32 @@ while [ $i -lt "$n" ]; do
 done
 [ $crashes = 0 ] && ok || bad "$crashes prefixes of $f crashed the CLI"
 
+# onnxviz check: 0 without errors, 1 with errors, 2 unreadable or usage; text and JSON
+expect_rc 0 "$BIN" check "$M/real/squeezenet1_1.onnx"
+grep -q "squeezenet1_1.onnx: 0 errors" "$tmp/out" && ok || bad "check: summary line"
+expect_rc 0 "$BIN" check --json "$M/real/silero_vad_v5.onnx"
+$PY -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='onnxviz.check/1' and d['ok'] and d['errors']==0" "$tmp/out" && ok || bad "check --json of a clean model"
+$PY - "$tmp" <<'PYEOF' && ok || bad "check: building the broken model"
+import sys
+from onnx import TensorProto as T, helper as h, save
+x = h.make_tensor_value_info("x", T.FLOAT, [2])
+y = h.make_tensor_value_info("y", T.FLOAT, [2])
+g = h.make_graph([h.make_node("Cast", ["x"], ["c"]), h.make_node("Relu", ["c"], ["y"])], "g", [x], [y])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+m.ir_version = 8
+save(m, sys.argv[1] + "/cast.onnx")
+PYEOF
+expect_rc 1 "$BIN" check "$tmp/cast.onnx"
+grep -Eq '^error +missing_attribute +n0 ' "$tmp/out" && grep -q "cast.onnx: 1 error" "$tmp/out" && ok || { bad "check: the problem line"; cat "$tmp/out"; }
+expect_rc 1 "$BIN" check --json "$tmp/cast.onnx"
+$PY -c "import json,sys; d=json.load(open(sys.argv[1])); p=d['problems'][0]; assert not d['ok'] and d['by_code']=={'missing_attribute':1} and p['node']=='n0' and p['op_type']=='Cast' and p['severity']=='error'" "$tmp/out" && ok || bad "check --json of a broken model"
+expect_rc 2 "$BIN" check "$tmp/cut.onnx"
+grep -Eq 'truncated|bad_length' "$tmp/err" && ok || bad "check of an unreadable model: message"
+expect_rc 2 "$BIN" check "$tmp/does-not-exist.onnx"
+expect_rc 2 "$BIN" check
+expect_rc 2 "$BIN" check --bogus "$M/real/squeezenet1_1.onnx"
+expect_rc 2 "$BIN" check "$tmp/cast.onnx" "$tmp/cast.onnx"
+expect_rc 0 "$BIN" check --help
+
 echo "cli: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -325,6 +325,36 @@ describe('web page in Chromium', () => {
     await page.waitForSelector('#side-panel', { state: 'hidden' });
   });
 
+  test('operator schemas: named inputs, defaulted attributes, the op link, the check', async () => {
+    const id = await idOf(SQUEEZENET);
+    await page.goto(`${base}/#/models/${id}`);
+    await graphShown('', id);
+    // the model panel's check: no errors in this real export
+    await page.waitForSelector('#model-body .check-verdict');
+    assert.equal(await page.getAttribute('#model-body .check-verdict', 'data-errors'), '0');
+    assert.match(await page.textContent('#model-body .check-verdict'), /No errors/);
+    // a Conv: X, W, B by their schema names; the op's version links to onnx.ai
+    await clickInGraph('#canvas svg g.node[data-node][data-op-version="11"]:has(text:text-is("Conv"))');
+    await page.waitForFunction(() => document.querySelector('#side-body .op-badge')?.textContent === 'Conv');
+    const ports = await page.$$eval('#side-body .io-list[aria-label="Inputs"] .io-port', (e) => e.map((x) => x.textContent));
+    assert.deepEqual(ports, ['X', 'W', 'B']);
+    assert.deepEqual(await page.$$eval('#side-body .io-list[aria-label="Outputs"] .io-port', (e) => e.map((x) => x.textContent)), ['Y']);
+    const link = await page.$eval('#side-body a.op-link', (a) => ({ href: a.href, text: a.textContent, target: a.target, rel: a.rel }));
+    assert.deepEqual(link, { href: 'https://onnx.ai/onnx/operators/onnx__Conv.html#l-onnx-op-conv-11', text: 'Conv-11', target: '_blank', rel: 'noopener noreferrer' });
+    assert.match(await page.textContent('#side-body .op-schema'), /Conv-11 \(ai\.onnx, opset 13\)/);
+    // attributes: the given ones, "group 1" marked as the default, auto_pad left to its default
+    const rows = await page.$$eval('#side-body table.attrs tr', (trs) => trs.map((r) => ({ name: r.dataset.attr, left: r.classList.contains('defaulted'), tag: r.querySelector('.default-tag')?.textContent || '' })));
+    const row = (n) => rows.find((r) => r.name === n);
+    assert.deepEqual(row('auto_pad'), { name: 'auto_pad', left: true, tag: 'default' });
+    assert.deepEqual(row('group'), { name: 'group', left: false, tag: '= default' });
+    assert.equal(row('kernel_shape').tag, '');
+    assert.match(await page.textContent('#side-body h3:has-text("Attributes")'), /Attributes \(\d+ \+ 1 default\)/);
+    // the SVG's folded rows name the weights by the schema too
+    const folded = await page.$$eval('#canvas svg g.node[data-op-version="11"] text', (t) => t.map((x) => x.textContent));
+    assert.ok(folded.some((t) => t.startsWith('W ⟨')), `folded rows: ${folded.slice(0, 8)}`);
+    await shot('04b-node-schema');
+  });
+
   test('a model with external data: both files in one upload, values read from the data file', async () => {
     await page.goto(`${base}/#/`);
     await uploadFile([MODELS.ext.file, MODELS.ext.data]);

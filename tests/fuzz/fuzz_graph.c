@@ -8,6 +8,7 @@
  *    are its own range, edges into a node are where the node says and point at it, every
  *    consumer of a value is an edge carrying it, subscopes are owned by their node, node
  *    ids are unique and found again by oxp_dag_find_node, warnings name real nodes;
+ *  - the model check names real nodes, scopes and values, with one-line messages;
  *  - the documents (full, summary, node, search) are produced within their cap (32 MB)
  *    or fail with too_big/out_of_memory, and what is produced is valid UTF-8 and parses
  *    as JSON (jansson).
@@ -197,6 +198,36 @@ static void documents(const oxp_model *m, const oxp_dag *d, const uint8_t *data,
 	(void)oxp_dag_find_tensor(d, "");
 }
 
+/* The model check: fails only out of memory; every problem names a real node, scope and
+ * value, a known code and severity, and a one-line message; the counts add up; with and
+ * without shape inference (the types it checks come from either). */
+static void check_problems(const oxp_model *m, const oxp_dag *d)
+{
+	oxp_check *c = NULL;
+	oxp_error e;
+	oxp_code rc = oxp_check_run(&c, m, d, -1, &e);
+	if (rc != OXP_OK) {
+		FZ_CHECK(rc == OXP_E_NOMEM && c == NULL);
+		return;
+	}
+	const oxp_dag_view *v = oxp_dag_get(d);
+	const oxp_check_view *cv = oxp_check_get(c);
+	uint64_t by_code = 0;
+	for (int k = 0; k < OXP_C__COUNT; k++)
+		by_code += cv->by_code[k];
+	FZ_CHECK(by_code == cv->count[0] + cv->count[1] + cv->count[2]);
+	FZ_CHECK(cv->nproblems <= OXP_CHECK_MAX_LISTED && cv->nproblems <= by_code);
+	for (uint32_t i = 0; i < cv->nproblems; i++) {
+		const oxp_problem *p = &cv->problems[i];
+		FZ_CHECK((unsigned)p->code < OXP_C__COUNT && (unsigned)p->severity <= OXP_SEV_INFO);
+		FZ_CHECK(p->node == OXP_NONE || p->node < v->nnodes);
+		FZ_CHECK(p->scope == OXP_NONE || p->scope < v->nscopes);
+		FZ_CHECK(p->value == OXP_NONE || p->value < v->nvalues);
+		FZ_CHECK(p->message != NULL && p->message[0] != '\0' && strchr(p->message, '\n') == NULL);
+	}
+	oxp_check_free(c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	oxp_limits lim = oxp_limits_default();
@@ -221,6 +252,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		FZ_CHECK(d != NULL);
 		check_dag(d, m);
+		check_problems(m, d);
 		if (infer)
 			documents(m, d, data, size);
 		oxp_dag_free(d);

@@ -747,6 +747,53 @@ def t_nodes_search_list(s, mid):
         check(r.status == status and r.error_code() == code, "JSON body %s: %d %s (%r)" % (body, status, code, r))
 
 
+def t_check(s, mid):
+    """GET /models/{id}/check, the summary's check, and the schema facts of a node."""
+    from onnx import TensorProto, helper
+    base = s.url("/models/" + mid)
+    r = curl(base + "/check")
+    j = r.json() or {}
+    check(r.status == 200 and j.get("format") == "onnxviz.check/1" and j.get("ok") is True and
+          j.get("errors") == 0 and r.h("etag"), "check of squeezenet: %r %r" % (r, j))
+    check(curl(base + "/check", headers=["If-None-Match: " + (r.h("etag") or "x")]).status == 304,
+          "check 304")
+    summary = curl(base).json() or {}
+    sc = summary.get("summary", {}).get("summary", {}).get("check", {})
+    check(sc.get("format") == "onnxviz.check/1" and sc.get("errors") == j.get("errors") and
+          sc.get("warnings") == j.get("warnings"), "summary check: %r" % sc)
+    check(summary.get("links", {}).get("check", "").endswith("/models/%s/check" % mid),
+          "summary links check: %r" % summary.get("links"))
+    doc = curl(base + "/document.json").json() or {}
+    conv = next((n["id"] for n in doc.get("nodes", []) if n["op_type"] == "Conv"), "n0")
+    node = curl(base + "/nodes/" + conv).json() or {}
+    check(node.get("op_type") == "Conv" and node.get("schema", {}).get("since_version") == 11 and
+          node["schema"].get("version_link", "").endswith("onnx__Conv.html#l-onnx-op-conv-11") and
+          [i.get("port") for i in node.get("inputs", [])] == ["X", "W", "B"] and
+          [o.get("port") for o in node.get("outputs", [])] == ["Y"] and
+          {d["name"] for d in node.get("defaults", [])} >= {"auto_pad"},
+          "node %s schema facts: %r" % (conv, {k: node.get(k) for k in ("schema", "defaults")}))
+    # a model with errors: the check says so, the summary too; a missing model is 404
+    g = helper.make_graph([helper.make_node("Cast", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    bad = curl(s.url("/models"), data=m.SerializeToString(),
+               headers=["Content-Type: application/octet-stream"]).json() or {}
+    r = curl(s.url("/models/%s/check" % bad.get("id")))
+    j = r.json() or {}
+    probs = j.get("problems", [])
+    check(r.status == 200 and j.get("ok") is False and j.get("errors") == 1 and probs and
+          probs[0]["code"] == "missing_attribute" and probs[0]["node"] == "n0",
+          "check of a broken model: %r" % j)
+    sc = (curl(s.url("/models/%s" % bad.get("id"))).json() or {}).get("summary", {}) \
+        .get("summary", {}).get("check", {})
+    check(sc.get("ok") is False and sc.get("by_code") == {"missing_attribute": 1},
+          "summary check of a broken model: %r" % sc)
+    r = curl(s.url("/models/" + "0" * 64 + "/check"))
+    check(r.status == 404, "check of an unknown model: %r" % r)
+
+
 def t_oneshot(s):
     sid = sha256_file(SILERO)
     r = curl(s.url("/graph.svg?rankdir=LR"), data_file=SILERO)
@@ -1017,6 +1064,7 @@ def main():
     step("cache and etag", t_cache_etag, main_srv, mid)
     step("single flight", t_single_flight, main_srv, mid)
     step("nodes search list", t_nodes_search_list, main_srv, mid)
+    step("check", t_check, main_srv, mid)
     step("one-shot", t_oneshot, main_srv)
     step("openapi live", t_openapi_live, main_srv, mid, token_srv)
     step("smuggling", t_smuggling, main_srv)

@@ -288,6 +288,11 @@ def t_external(s, models_dir):
     check(r.status == 200 and r.body.startswith(b"<?xml"), "files graph.svg: %r" % r)
     r = H.curl(s.url("/files/m/ext.onnx"))
     check(r.status == 200 and r.json()["links"]["self"] == "/files/m/ext.onnx", "files summary: %r" % r)
+    check(r.json()["links"].get("check") == "/files/m/ext.onnx/check", "files summary links check: %r" % r)
+    r = H.curl(s.url("/files/m/ext.onnx/check"))
+    j = r.json() or {}
+    check(r.status == 200 and j.get("format") == "onnxviz.check/1" and "errors" in j and
+          r.h("cache-control") == "no-cache", "files check: %r %r" % (r, j))
     r = H.curl(s.url("/files/m/nothere.onnx"))
     check(r.status == 404, "files missing: %r" % r)
 

@@ -122,8 +122,10 @@ def build_model(strings, sub_op=b"If", dims=2):
     """A chain: per string S (index k) a Sum named S (inputs: previous value and an
     initializer "w<k>/S"; attributes mode=S, S=[S]*5, doc S; output "v<k> S" of shape
     [S]*dims x 3, also a graph output) and a node of op type S (custom domain S for odd k)
-    named "op<k>"; then a node of op type sub_op with two subgraphs (then_branch and an
-    attribute named S0) whose node and graph are named S0."""
+    named "op<k>" that takes the initializer too (an op without a schema: its folded row
+    is labelled by the initializer's name, while Sum's is by its schema, "data_0[1]");
+    then a node of op type sub_op with two subgraphs (then_branch and an attribute named
+    S0) whose node and graph are named S0."""
     nodes, inits, outputs, infos = [], [], [], []
     prev = b"x"
     for k, s in enumerate(strings):
@@ -131,7 +133,7 @@ def build_model(strings, sub_op=b"If", dims=2):
         inits.append(pb.tensor(w, pb.FLOAT, [1], raw=b"\0\0\x80\x3f", doc=s))
         nodes.append(pb.node("Sum", [prev, w], [va], name=s, doc=s, attrs=[
             pb.attr("mode", s), pb.attr(s, [s] * 5), pb.attr("k", k)]))
-        nodes.append(pb.node(s, [va], [vb], name=b"op%d" % k,
+        nodes.append(pb.node(s, [va, w], [vb], name=b"op%d" % k,
                              domain=s if k % 2 else None))
         infos.append(pb.value_info(va, dims=[s] * dims + [3]))
         outputs.append(pb.value_info(va))

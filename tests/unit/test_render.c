@@ -1353,7 +1353,7 @@ static void test_fold_nodes_and_unfold(void **state)
 	rows_of(lay, "r", got, sizeof(got), false);
 	assert_string_equal(got, "");
 	rows_of(lay, "tgt", got, sizeof(got), false);
-	assert_string_equal(got, "in1 = [-1]");
+	assert_string_equal(got, "inputs[1] = [-1]"); /* Concat: its schema names it */
 	rows_of(lay, "len", got, sizeof(got), false);
 	assert_string_equal(got, "indices = 0");
 	/* shp_out's chain now reads len1, a box that X reaches: no dotted edge */
