@@ -266,6 +266,35 @@ static const char *qt_row(view *v, const oxp_qop *op, const oxp_qtensor *t, cons
 	return oxr__text(v->arena, (oxp_str){b, n}, 60);
 }
 
+/* The schema of the float op a quantized op stands for (an ai.onnx op) at the opset its
+ * scope imports, or the newest when it imports none (a model of com.microsoft ops only):
+ * its port names label the scale rows as the node's own rows are labelled. */
+static const oxp_schema *float_schema(const view *v, uint32_t node, const char *float_op)
+{
+	const oxp_str dom = {"", 0};
+	int64_t opset = oxp_dag_scope_opset(v->d, v->dv->nodes[node].scope, dom);
+	if (opset <= 0)
+		opset = oxp_schema_newest_opset(dom);
+	const oxp_schema *s = NULL;
+	if (oxp_schema_find(dom, (oxp_str){float_op, strlen(float_op)}, opset, &s) != OXP_SCHEMA_FOUND)
+		return NULL;
+	return s;
+}
+
+/* Port k's name ("X", "inputs[2]"), written into buf; NULL without a schema or port. */
+static const char *port(const oxp_schema *s, bool output, uint32_t k, char *buf, size_t size)
+{
+	return s != NULL ? oxp_schema_port_label(s, output, k, buf, size) : NULL;
+}
+
+static bool has_weight(const oxp_qop *op)
+{
+	for (uint32_t i = 0; i < op->nqt; i++)
+		if (op->qt[i].slot == OXP_QS_WEIGHT)
+			return true;
+	return false;
+}
+
 void oxr__quant_rows(view *v, uint32_t bi)
 {
 	vbox *b = &v->boxes[bi];
@@ -295,28 +324,39 @@ void oxr__quant_rows(view *v, uint32_t bi)
 	uint32_t nin = 0, nout = 0;
 	for (uint32_t i = 0; i < op->nqt; i++)
 		nin += op->qt[i].slot == OXP_QS_INPUT, nout += op->qt[i].slot == OXP_QS_OUTPUT;
-	uint32_t kin = 0, kout = 0;
+	const oxp_schema *fs = float_schema(v, b->node, op->float_op);
+	/* the weight's place in the float op: Gather's data comes first; elsewhere after the
+	 * activation, which a weight-only op keeps in float (no row) */
+	uint32_t wpos = !strcmp(op->float_op, "Gather") ? 0u : (nin > 1 ? nin : 1u);
+	uint32_t kin = wpos == 0 ? 1u : 0u, kout = 0;
 	for (uint32_t i = 0; i < op->nqt && i < 8; i++) {
 		const oxp_qtensor *t = &op->qt[i];
-		char label[16];
+		char label[64];
+		const char *named = NULL;
+		/* the float op's port: the activations first, then the weight, then the bias
+		 * (Conv X W B, MatMul A B, Gemm A B C, Add A B) */
 		switch (t->slot) {
 		case OXP_QS_INPUT:
-			if (nin > 1)
-				snprintf(label, sizeof(label), "x%u", ++kin);
-			else
-				snprintf(label, sizeof(label), "x");
+			named = port(fs, false, kin, label, sizeof(label));
+			if (named == NULL)
+				snprintf(label, sizeof(label), nin > 1 ? "x%u" : "x", kin + (wpos == 0 ? 0u : 1u));
+			kin++;
 			break;
 		case OXP_QS_WEIGHT:
-			snprintf(label, sizeof(label), "W");
+			named = port(fs, false, wpos, label, sizeof(label));
+			if (named == NULL)
+				snprintf(label, sizeof(label), "W");
 			break;
 		case OXP_QS_BIAS:
-			snprintf(label, sizeof(label), "B");
+			named = port(fs, false, has_weight(op) ? wpos + 1 : nin, label, sizeof(label));
+			if (named == NULL)
+				snprintf(label, sizeof(label), "B");
 			break;
 		default:
-			if (nout > 1)
-				snprintf(label, sizeof(label), "y%u", ++kout);
-			else
-				snprintf(label, sizeof(label), "y");
+			named = port(fs, true, kout, label, sizeof(label));
+			if (named == NULL)
+				snprintf(label, sizeof(label), nout > 1 ? "y%u" : "y", kout + 1);
+			kout++;
 			break;
 		}
 		oxr__add_row(v, b, ROW_TENSOR, qt_row(v, op, t, label));
