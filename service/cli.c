@@ -362,6 +362,27 @@ int oxs_write_output(const char *path, const oxr_buf *out)
 	return 0;
 }
 
+int oxs_cli_render_option(oxr_options *opt, const char *cmd, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (strncmp(arg, "--", 2) != 0 || eq == NULL)
+		return 1;
+	char key[64];
+	size_t kl = (size_t)(eq - (arg + 2));
+	if (kl >= sizeof(key)) {
+		fprintf(stderr, "onnxviz %s: unknown option %s\n", cmd, arg);
+		return 2;
+	}
+	memcpy(key, arg + 2, kl);
+	key[kl] = '\0';
+	oxr_error err;
+	if (oxr_options_set(opt, key, eq + 1, &err) != OXR_OK) {
+		fprintf(stderr, "onnxviz %s: %s\n", cmd, err.message);
+		return 2;
+	}
+	return 0;
+}
+
 static oxr_format format_of(const char *out, const char *fmt)
 {
 	const char *ext = fmt;
@@ -381,6 +402,7 @@ static oxr_format format_of(const char *out, const char *fmt)
 int oxs_cli_render(int argc, char **argv)
 {
 	const char *path = NULL, *out_path = NULL, *fmt = NULL;
+	int orc;
 	oxr_options opt;
 	oxr_error err;
 	oxr_options_default(&opt);
@@ -398,20 +420,9 @@ int oxs_cli_render(int argc, char **argv)
 			       "  --shapes=on|off  --attrs=none|key|all  --arith=fold|nodes\n"
 			       "  --unfold=NODE_ID[,NODE_ID...]  --quant=fold|nodes\n");
 			return 0;
-		} else if (!strncmp(a, "--", 2) && strchr(a, '=') != NULL) {
-			char key[64];
-			const char *eq = strchr(a, '=');
-			size_t kl = (size_t)(eq - (a + 2));
-			if (kl >= sizeof(key)) {
-				fprintf(stderr, "onnxviz render: unknown option %s\n", a);
+		} else if ((orc = oxs_cli_render_option(&opt, "render", a)) != 1) {
+			if (orc != 0)
 				return 2;
-			}
-			memcpy(key, a + 2, kl);
-			key[kl] = '\0';
-			if (oxr_options_set(&opt, key, eq + 1, &err) != OXR_OK) {
-				fprintf(stderr, "onnxviz render: %s\n", err.message);
-				return 2;
-			}
 		} else if (a[0] == '-' && a[1] != '\0') {
 			fprintf(stderr, "onnxviz render: unknown option %s\n", a);
 			return 2;

@@ -510,7 +510,7 @@ static const char *format_of_path(const char *p)
 int oxs_cli_diff(int argc, char **argv)
 {
 	const char *paths[2] = {NULL, NULL}, *out_path = NULL, *fmt = NULL;
-	int npaths = 0;
+	int npaths = 0, orc;
 	oxr_options opt;
 	oxr_error err;
 	oxr_options_default(&opt);
@@ -527,20 +527,9 @@ int oxs_cli_diff(int argc, char **argv)
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(USAGE, stdout);
 			return 0;
-		} else if (!strncmp(a, "--", 2) && strchr(a, '=') != NULL) {
-			char key[64];
-			const char *eq = strchr(a, '=');
-			size_t kl = (size_t)(eq - (a + 2));
-			if (kl >= sizeof(key)) {
-				fprintf(stderr, "onnxviz diff: unknown option %s\n", a);
+		} else if ((orc = oxs_cli_render_option(&opt, "diff", a)) != 1) {
+			if (orc != 0)
 				return 2;
-			}
-			memcpy(key, a + 2, kl);
-			key[kl] = '\0';
-			if (oxr_options_set(&opt, key, eq + 1, &err) != OXR_OK) {
-				fprintf(stderr, "onnxviz diff: %s\n", err.message);
-				return 2;
-			}
 		} else if (a[0] == '-' && a[1] != '\0') {
 			fprintf(stderr, "onnxviz diff: unknown option %s\n", a);
 			return 2;

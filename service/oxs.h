@@ -40,6 +40,9 @@ oxr_code oxs_diff_pair(const oxr_model_files *model, const oxr_model_files *othe
 /* Write out whole to path ("-" or NULL: standard output) through a temporary renamed over
  * it; 0, or 1 after a message on stderr (cli.c). */
 int oxs_write_output(const char *path, const oxr_buf *out);
+/* A command's `--key=value` argument as a render option: 0 set, 1 not of that form (the
+ * caller goes on), 2 refused after "onnxviz CMD: message" on stderr (cli.c). */
+int oxs_cli_render_option(oxr_options *opt, const char *cmd, const char *arg);
 /* `onnxviz serve [options]`: the HTTP service (serve.c).  Returns the exit code: 0 after
  * a clean SIGTERM/SIGINT shutdown, 2 for a usage error, 1 when it cannot start. */
 int oxs_serve_main(int argc, char **argv);
