@@ -39,7 +39,8 @@ typedef enum {
 	ROW_SUB,        /* subgraph summary / group contents */
 	ROW_PLAIN,      /* terminal and stub text */
 	ROW_BADGE,      /* a quantized op's precision: "int8 w · u8 act · per-channel" */
-	ROW_DEFAULT     /* an attribute left to its schema default (attrs=all), grey italics */
+	ROW_DEFAULT,    /* an attribute left to its schema default (attrs=all), grey italics */
+	ROW__COUNT
 } row_style;
 
 /* Drawing sizes (points), shared by the box sizes (style.c), the layout (layout.c) and
@@ -87,6 +88,15 @@ typedef struct vbox {
 	uint8_t mark;       /* oxr_mark of an overlay (0: none) */
 	const char *other;  /* ghosts: the node's id in the overlay's other model */
 } vbox;
+
+/* A run's box is drawn as a stack: two copies behind it, OXR_STACK points down and to the
+ * right each.  The layout gives the box that much more room, so that no edge label or
+ * neighbour lands on the copies; w and h stay the front box's. */
+#define OXR_STACK 3.0
+static inline double oxr__stack_pad(const vbox *b)
+{
+	return b->open_all != NULL ? 2 * OXR_STACK : 0.0;
+}
 
 /* ED_READS: a folded chain reads a drawn value that does not otherwise reach the box the
  * chain folds into (fold.c): thin, dotted, constrains ranks like data */

@@ -396,8 +396,8 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 			goto out;
 		}
-		agxset(n, a_w, fmt_num(num, sizeof(num), b->w / 72.0));
-		agxset(n, a_h, fmt_num(num, sizeof(num), b->h / 72.0));
+		agxset(n, a_w, fmt_num(num, sizeof(num), (b->w + oxr__stack_pad(b)) / 72.0));
+		agxset(n, a_h, fmt_num(num, sizeof(num), (b->h + oxr__stack_pad(b)) / 72.0));
 		if (want_dot) {
 			char *label = dot_label(b);
 			if (label == NULL) {

@@ -79,7 +79,7 @@ static const char *kind_name(bx_kind k)
 
 static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 {
-	double x0 = b->x - b->w / 2, y0 = b->y - b->h / 2;
+	double x0 = b->x - (b->w + oxr__stack_pad(b)) / 2, y0 = b->y - (b->h + oxr__stack_pad(b)) / 2;
 	oxr_buf_printf(o, "<g id=\"%s\" class=\"node %s fam-%s%s%s\" data-kind=\"%s\"", b->id,
 	               kind_name(b->kind), oxr__family_name(b->family), b->mark ? " mark-" : "",
 	               oxr__mark_name(b->mark), kind_name(b->kind));
@@ -169,7 +169,7 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			oxr_buf_printf(o,
 			               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 			               "rx=\"%.1f\" fill=\"%s\" stroke=\"%s\"/>",
-			               x0 + 3.0 * k, y0 + 3.0 * k, b->w, b->h, rx, fill, stroke);
+			               x0 + OXR_STACK * k, y0 + OXR_STACK * k, b->w, b->h, rx, fill, stroke);
 		oxr_buf_append(o, "</g>", 4);
 	}
 	oxr_buf_printf(o,
@@ -193,7 +193,7 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			oxr_buf_printf(o,
 			               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" font-weight=\"bold\" "
 			               "fill=\"#ffffff\" text-anchor=\"middle\">",
-			               b->x, y + 12.5, OXR_HDR_SIZE);
+			               x0 + b->w / 2, y + 12.5, OXR_HDR_SIZE);
 			y += OXR_HDR_H;
 		} else {
 			if (i == 0)
@@ -218,7 +218,7 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 				               oxr__text_width(r->text, OXR_ROW_SIZE, false) + 6, OXR_ROW_H - 1);
 			bool center = b->kind != BX_OP && b->kind != BX_GROUP;
 			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\"%s%s",
-			               center ? b->x : x0 + OXR_PAD_X, y + 9, OXR_ROW_SIZE, color,
+			               center ? x0 + b->w / 2 : x0 + OXR_PAD_X, y + 9, OXR_ROW_SIZE, color,
 			               center ? " text-anchor=\"middle\"" : "",
 			               r->style == ROW_DEFAULT ? " font-style=\"italic\" class=\"default\""
 			                                       : "");
@@ -448,8 +448,8 @@ static void jstr(oxr_buf *o, const char *s)
 
 oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 {
-	static const char *const rowstyle[] = {"header", "name",  "attr", "tensor",
-	                                       "sub",    "plain", "badge"};
+	static const char *const rowstyle[ROW__COUNT] = {"header", "name",  "attr",  "tensor",
+	                                                 "sub",    "plain", "badge", "default"};
 	static const char *const edgestyle[ED__COUNT] = {"data", "outer", "sub", "stub", "reads"};
 	oxr_buf_printf(o,
 	               "{\"format\":\"onnxviz.layout/1\",\"width\":%.1f,\"height\":%.1f,"
@@ -487,11 +487,12 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 			oxr_buf_append(o, ",\"open_all\":", 12);
 			jstr(o, b->open_all);
 		}
-		oxr_buf_printf(o, ",\"x\":%.1f,\"y\":%.1f,\"w\":%.1f,\"h\":%.1f,\"rows\":[", b->x, b->y,
-		               b->w, b->h);
+		/* the front box (a run's stack lies below and to the right of it) */
+		oxr_buf_printf(o, ",\"x\":%.1f,\"y\":%.1f,\"w\":%.1f,\"h\":%.1f,\"rows\":[",
+		               b->x - oxr__stack_pad(b) / 2, b->y - oxr__stack_pad(b) / 2, b->w, b->h);
 		for (uint32_t r = 0; r < b->nrows; r++) {
 			oxr_buf_printf(o, "%s{\"style\":\"%s\",%s\"text\":", r ? "," : "",
-			               rowstyle[b->rows[r].style % 7], b->rows[r].mark ? "\"mark\":true," : "");
+			               rowstyle[b->rows[r].style % ROW__COUNT], b->rows[r].mark ? "\"mark\":true," : "");
 			jstr(o, b->rows[r].text);
 			if (b->rows[r].value != OXP_NONE)
 				oxr_buf_printf(o, ",\"value\":%u", b->rows[r].value);
