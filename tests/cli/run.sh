@@ -49,6 +49,12 @@ head -c 50 "$tmp/g.dot" | grep -q 'digraph' && ok || bad "dot header"
 $PY -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['format']=='onnxviz.layout/1' and j['nodes']" "$tmp/g.json" && ok || bad "layout json"
 "$BIN" render "$M/real/squeezenet1_1.onnx" --format=dot > "$tmp/stdout.dot" && grep -q digraph "$tmp/stdout.dot" && ok || bad "render --format=dot to stdout"
 expect_rc 0 "$BIN" render "$M/real/transformer_12x12.onnx" --group=none --rankdir=LR --shapes=off --attrs=all -o "$tmp/t.svg"
+# attributes left to their schema defaults: grey italic rows in the SVG, row style
+# "default" in the layout JSON (Conv's auto_pad "NOTSET")
+expect_rc 0 "$BIN" render "$M/real/squeezenet1_1.onnx" --attrs=all -o "$tmp/sq.svg"
+expect_rc 0 "$BIN" render "$M/real/squeezenet1_1.onnx" --attrs=all -o "$tmp/sq.json"
+grep -q 'class="default">auto_pad' "$tmp/sq.svg" && ok || bad "attrs=all SVG: auto_pad as a default row"
+grep -q '{"style":"default","text":"auto_pad' "$tmp/sq.json" && ok || bad "attrs=all layout JSON: auto_pad with row style default"
 
 # broken inputs: exit 1, a code, a byte offset; never a crash
 : > "$tmp/empty.onnx"
