@@ -1288,7 +1288,7 @@ $('btn-refresh-models').addEventListener('click', refreshModels);
 
 // ------------------------------------------------------------------------- diff
 const diffView = new DiffView({
-  pz, canvas, viewport, announce, showGraphState, hideGraphState, flash, openSide, closeSide, names,
+  pz, canvas, viewport, minimap, announce, showGraphState, hideGraphState, flash, openSide, closeSide, names,
   listBody: $('model-body'),
   info: $('graph-info'),
   setTitle: (a, b) => {

@@ -5,7 +5,7 @@
 // page's "Compare" picks two stored models, or takes two dropped files (uploaded first).
 
 import { ApiError, getJSON, modelUrl, upload } from './api.js';
-import { fetchSvg } from './graph.js';
+import { fetchSvg, READABLE } from './graph.js';
 import { h, clear, fmtInt, fmtNum, fmtShape, dtypeShort, shortId } from './util.js';
 
 const LIST_MAX = 400; // items listed per group; the rest are counted
@@ -141,9 +141,23 @@ export class DiffView {
     svg.setAttribute('aria-hidden', 'true');
     this.svg = svg;
     const vb = svg.viewBox && svg.viewBox.baseVal;
-    d.pz.setContent(parseFloat(svg.getAttribute('width')) || (vb && vb.width) || 100,
-      parseFloat(svg.getAttribute('height')) || (vb && vb.height) || 100);
-    d.pz.fit(false, true);
+    const w = parseFloat(svg.getAttribute('width')) || (vb && vb.width) || 100;
+    const ht = parseFloat(svg.getAttribute('height')) || (vb && vb.height) || 100;
+    d.pz.setContent(w, ht);
+    // all of it when it is readable so; else the first marked box at a readable scale, as
+    // a model view opens at its inputs (the minimap shows where the rest is); Home goes
+    // back there
+    const vr = d.viewport.getBoundingClientRect();
+    const fitK = Math.min((vr.width - 48) / w, (vr.height - 48) / ht);
+    const first = svg.querySelector('g.node[data-mark]');
+    d.pz.onHome = fitK >= READABLE || !first ? () => d.pz.fit(true)
+      : () => d.pz.reveal(first, { minK: READABLE });
+    if (fitK >= READABLE || !first) d.pz.fit(false);
+    else d.pz.reveal(first, { minK: READABLE, animate: false });
+    if (d.minimap) {
+      d.minimap.set(null);
+      requestAnimationFrame(() => setTimeout(() => { if (this.svg === svg) d.minimap.set(svg, w, ht); }, 0));
+    }
     d.info.textContent = `${fmtInt(+svg.getAttribute('data-boxes') || 0)} boxes · B's graph, changes marked`;
     this.renderList();
     const s = doc.summary;

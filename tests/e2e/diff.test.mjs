@@ -127,6 +127,17 @@ describe('diff view in Chromium', () => {
     const boxes = await page.$$eval('#canvas g.node', (g) => g.length);
     assert.ok(boxes < 1200, `${boxes} boxes drawn`);
     await settled();
+    // too tall to read whole: it opens at its first change, readable, with a minimap
+    const view = await page.evaluate(() => {
+      const v = document.getElementById('viewport').getBoundingClientRect();
+      const first = document.querySelector('#canvas g.node[data-mark]');
+      const r = first.getBoundingClientRect();
+      const t = first.querySelector('text');
+      return { inView: r.left >= v.left && r.right <= v.right && r.top >= v.top && r.bottom <= v.bottom,
+        px: parseFloat(t.getAttribute('font-size')) * t.getScreenCTM().a, mark: first.getAttribute('data-mark') };
+    });
+    assert.ok(view.inView && view.px >= 9 - 0.01, `the first change in view, readable: ${JSON.stringify(view)}`);
+    await page.waitForSelector('#minimap:not([hidden])', { timeout: 10000 });
     await shot('diff-02-view');
   });
 
