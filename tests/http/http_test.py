@@ -898,6 +898,17 @@ def t_connections():
     # connections while the 4th waits (a loaded or sanitized run may take seconds)
     s = Server("--timeout", "60", "--max-per-ip", "3")
     held = [socket.create_connection(("127.0.0.1", s.port)) for _ in range(3)]
+    # each held connection answers one request (and stays open), so that all three are
+    # accepted and counted before the 4th comes: the pool's threads accept in parallel,
+    # and a 4th counted before a slower 3rd would be served while the 3rd is refused
+    for i, h in enumerate(held):
+        h.settimeout(10 * SLOW)
+        h.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        try:
+            first = h.recv(100)
+        except (ConnectionResetError, socket.timeout):
+            first = b""
+        check(first.startswith(b"HTTP/1.1 200"), "held connection %d served: %r" % (i + 1, first[:40]))
     extra = socket.create_connection(("127.0.0.1", s.port))
     extra.settimeout(3 * SLOW)
     try:
