@@ -254,6 +254,22 @@ static int by_key(const void *p, const void *q)
 	return (x->node > y->node) - (x->node < y->node);
 }
 
+/* One side's unpaired nodes of scope S, keyed by class and arity, into out; how many. */
+static uint32_t unpaired_keyed(keyed *out, const oxp_dag_view *G, const oxp_scope *S,
+                               const uint32_t *pair, const uint64_t *cls)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < S->nnodes; i++) {
+		uint32_t n = S->first_node + i;
+		if (pair[n] != OXP_NONE)
+			continue;
+		const oxp_node *p = G->nodes[n].proto;
+		out[k].key = cls[n] ^ (p->ninputs * 0x100000001b3ull) ^ (p->noutputs << 20);
+		out[k++].node = n;
+	}
+	return k;
+}
+
 /* Step 4: classes with exactly one unpaired node on each side; how many were paired. */
 static uint32_t unique_classes(matcher *m, const oxp_scope *SA, const oxp_scope *SB)
 {
@@ -264,22 +280,8 @@ static uint32_t unique_classes(matcher *m, const oxp_scope *SA, const oxp_scope 
 		m->oom = true;
 		goto out;
 	}
-	for (uint32_t k = 0; k < SA->nnodes; k++) {
-		uint32_t n = SA->first_node + k;
-		if (m->d->pa[n] != OXP_NONE)
-			continue;
-		const oxp_node *p = m->A->nodes[n].proto;
-		ka[na].key = m->cls_a[n] ^ (p->ninputs * 0x100000001b3ull) ^ (p->noutputs << 20);
-		ka[na++].node = n;
-	}
-	for (uint32_t k = 0; k < SB->nnodes; k++) {
-		uint32_t n = SB->first_node + k;
-		if (m->d->pb[n] != OXP_NONE)
-			continue;
-		const oxp_node *p = m->B->nodes[n].proto;
-		kb[nb].key = m->cls_b[n] ^ (p->ninputs * 0x100000001b3ull) ^ (p->noutputs << 20);
-		kb[nb++].node = n;
-	}
+	na = unpaired_keyed(ka, m->A, SA, m->d->pa, m->cls_a);
+	nb = unpaired_keyed(kb, m->B, SB, m->d->pb, m->cls_b);
 	qsort(ka, na, sizeof(keyed), by_key);
 	qsort(kb, nb, sizeof(keyed), by_key);
 	for (uint32_t i = 0, j = 0; i < na && j < nb;) {

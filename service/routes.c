@@ -782,18 +782,26 @@ static void h_document(oxs_req *r)
 	oxs_art_request(r, &r->art, false);
 }
 
-static void h_graph(oxs_req *r)
+/* The render options of the request's query string; false after the 400. */
+static bool request_options(oxs_req *r, oxr_options *opt)
 {
 	oxs_query_pair pairs[MAX_PAIRS];
 	int n = query_pairs(r, pairs);
 	if (n < 0)
-		return;
-	oxr_options opt;
+		return false;
 	char err[600];
-	if (!oxs_query_options(pairs, (size_t)n, &opt, err, sizeof(err))) {
+	if (!oxs_query_options(pairs, (size_t)n, opt, err, sizeof(err))) {
 		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
-		return;
+		return false;
 	}
+	return true;
+}
+
+static void h_graph(oxs_req *r)
+{
+	oxr_options opt;
+	if (!request_options(r, &opt))
+		return;
 	if (!need_model(r))
 		return;
 	oxr_format fmt = r->route == R_GRAPH_SVG || r->route == R_FILE_SVG ? OXR_FMT_SVG
@@ -1116,16 +1124,9 @@ static void h_tensor(oxs_req *r)
  */
 static void h_diff(oxs_req *r)
 {
-	oxs_query_pair pairs[MAX_PAIRS];
-	int n = query_pairs(r, pairs);
-	if (n < 0)
-		return;
 	oxr_options opt;
-	char err[600];
-	if (!oxs_query_options(pairs, (size_t)n, &opt, err, sizeof(err))) {
-		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
+	if (!request_options(r, &opt))
 		return;
-	}
 	if (!need_model(r))
 		return;
 	/* without waiting, as need_model: B not known here yet is looked up by the layout */
