@@ -631,13 +631,13 @@ static void flight_preview(flight *f)
 	oxs_centry *e = NULL;
 	if (o.status != 0) {
 		e = entry_error(o.status, o.code, o.message, o.extra);
-		oxr_buf_free(&o.body);
+		oxs_preview_out_free(&o);
 		flight_finish(f, e);
 		return;
 	}
 	size_t len = 0;
 	char *data = oxr_buf_steal(&o.body, &len);
-	oxr_buf_free(&o.body);
+	oxs_preview_out_free(&o);
 	if (data == NULL)
 		data = strdup("");
 	e = data ? entry_from_data(&f->art, data, len) : NULL;

@@ -32,6 +32,7 @@ static atomic_uint_fast64_t uploads[OXS_UP__COUNT];
 static atomic_uint_fast64_t upload_bytes;
 static atomic_uint_fast64_t cache_events[OXS_HIT__COUNT];
 static atomic_uint_fast64_t layouts[OXS_LAYOUT__COUNT];
+static atomic_uint_fast64_t previews[OXS_PREVIEW__COUNT];
 static atomic_uint_fast64_t store_requests[OXS_S3OP__COUNT][OXS_STORE__COUNT];
 static atomic_uint_fast64_t store_latency[OXS_S3OP__COUNT][NBUCKETS + 1];
 static atomic_uint_fast64_t store_latency_sum_ns[OXS_S3OP__COUNT];
@@ -84,6 +85,12 @@ void oxs_metrics_layout(int result)
 {
 	if (result >= 0 && result < OXS_LAYOUT__COUNT)
 		atomic_fetch_add_explicit(&layouts[result], 1, memory_order_relaxed);
+}
+
+void oxs_metrics_preview(int result)
+{
+	if (result >= 0 && result < OXS_PREVIEW__COUNT)
+		atomic_fetch_add_explicit(&previews[result], 1, memory_order_relaxed);
 }
 
 void oxs_metrics_store(int op, uint64_t ns, int outcome)
@@ -187,6 +194,15 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 	for (int i = 0; i < OXS_LAYOUT__COUNT; i++)
 		oxr_buf_printf(o, "onnxviz_layouts_total{result=\"%s\"} %" PRIu64 "\n", lay_names[i],
 		               get(&layouts[i]));
+	static const char *const pre_names[] = {"ok", "crashed", "killed", "unstarted"};
+	header(o, "onnxviz_previews_isolated_total", "counter",
+	       "Tensor previews computed in a process of their own, by outcome (ok: an answer, "
+	       "the model's errors included; crashed: the computation died of a signal or "
+	       "failed; killed: over the time or memory limit or the output cap; unstarted: no "
+	       "process could be made).");
+	for (int i = 0; i < OXS_PREVIEW__COUNT; i++)
+		oxr_buf_printf(o, "onnxviz_previews_isolated_total{result=\"%s\"} %" PRIu64 "\n",
+		               pre_names[i], get(&previews[i]));
 	header(o, "onnxviz_work_running", "gauge", "Parse and document jobs running now.");
 	oxr_buf_printf(o, "onnxviz_work_running %u\n", wrun);
 	header(o, "onnxviz_work_queued", "gauge", "Parse and document jobs waiting.");
