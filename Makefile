@@ -111,6 +111,19 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_SUPPORT) $(BUILD)/libonnxvi
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) -lcmocka
 
+# The fault-injection build of the service (tests/preview/isolation.py): the same program
+# with service/preview.c compiled with OXS_FAULT_INJECTION, so that a preview of a tensor
+# named __fault_fpe, __fault_segv or __fault_hang faults as a bug would.
+FAULT_BIN := $(BUILD)/onnxviz-fault
+$(BUILD)/obj-fault/service/preview.o: service/preview.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (fault injection)")
+	$(Q)$(CC) $(CFLAGS_ALL) -DOXS_FAULT_INJECTION -MMD -MP -c $< -o $@
+
+$(FAULT_BIN): $(BUILD)/obj/service/main.o $(BUILD)/obj-fault/service/preview.o $(BUILD)/libonnxviz.a
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
 # Test tools (tests/tools/*.c): small programs the test scripts drive, linked like tests.
 $(BUILD)/tools/%: $(BUILD)/obj/tests/tools/%.o $(BUILD)/libonnxviz.a
 	@mkdir -p $(dir $@)
@@ -137,7 +150,7 @@ $(BUILD)/fuzz/replay_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz
 .PHONY: fuzz-replay
 fuzz-replay: $(REPLAY_BIN)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-fault -name '*.d' 2>/dev/null)
 
 # ---------------------------------------------------------------------------------------
 # Dependencies (Debian packages).  Installed with apt-get (sudo when not root), skipping
@@ -193,7 +206,7 @@ unit: $(UNIT_BIN)
 # tests/run-all.sh prints a summary and fails when any suite fails.
 test: deps
 	$(MAKE) all
-	$(MAKE) $(UNIT_BIN) $(TOOLS_BIN) $(REPLAY_BIN)
+	$(MAKE) $(UNIT_BIN) $(TOOLS_BIN) $(REPLAY_BIN) $(FAULT_BIN)
 	BUILD=$(BUILD) sh tests/run-all.sh
 
 check: test

@@ -1225,8 +1225,8 @@ static bool write_npy_dq(dqsrc *d, uint64_t off, uint64_t n, oxs_preview_out *o)
 static void inject_fault(const oxp_tensor *t)
 {
 	if (oxp_str_eq(t->name, "__fault_fpe")) {
-		volatile int zero = 0;
-		volatile int x = 1 / zero;
+		volatile int num = 7919, zero = 0;
+		volatile int x = num / zero;
 		(void)x;
 	} else if (oxp_str_eq(t->name, "__fault_segv")) {
 		volatile int *volatile p = NULL;
