@@ -232,6 +232,9 @@ oxr_code oxr_child_run(const char *exe, char *const argv[], oxr_child_fn fn, voi
 		kill(pid, SIGKILL);
 		killed = true;
 	}
+	/* its exit is waited for on a pidfd (readable once it has ended) up to the deadline;
+	 * kernels without pidfd_open: short naps */
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	for (;;) {
 		pid_t r = waitpid(pid, &status, killed ? 0 : WNOHANG);
 		if (r == pid)
@@ -239,16 +242,24 @@ oxr_code oxr_child_run(const char *exe, char *const argv[], oxr_child_fn fn, voi
 		if (r < 0 && errno != EINTR)
 			break;
 		if (r == 0) {
-			if (now_ms() >= deadline) {
+			int64_t left = deadline - now_ms();
+			if (left <= 0) {
 				timed_out = true;
 				kill(pid, SIGKILL);
 				killed = true;
 				continue;
 			}
-			struct timespec nap = {0, 2 * 1000 * 1000};
-			nanosleep(&nap, NULL);
+			if (pidfd >= 0) {
+				struct pollfd pf = {pidfd, POLLIN, 0};
+				(void)poll(&pf, 1, (int)(left > 1000 ? 1000 : left));
+			} else {
+				struct timespec nap = {0, 2 * 1000 * 1000};
+				nanosleep(&nap, NULL);
+			}
 		}
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	res->err[errlen] = '\0';
 	char *nl = strchr(res->err, '\n');
 	if (nl != NULL)
