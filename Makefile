@@ -112,15 +112,18 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_SUPPORT) $(BUILD)/libonnxvi
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) -lcmocka
 
 # The fault-injection build of the service (tests/preview/isolation.py): the same program
-# with service/preview.c compiled with OXS_FAULT_INJECTION, so that a preview of a tensor
-# named __fault_fpe, __fault_segv or __fault_hang faults as a bug would.
+# with the files below compiled with OXS_FAULT_INJECTION, so that a preview of a tensor
+# named __fault_fpe, __fault_segv or __fault_hang, or the document of a model whose graph
+# is named __fault_doc_segv, faults as a bug would.
 FAULT_BIN := $(BUILD)/onnxviz-fault
-$(BUILD)/obj-fault/service/preview.o: service/preview.c
+FAULT_SRC := service/preview.c service/artifacts.c
+FAULT_OBJ := $(patsubst %.c,$(BUILD)/obj-fault/%.o,$(FAULT_SRC))
+$(BUILD)/obj-fault/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $< (fault injection)")
 	$(Q)$(CC) $(CFLAGS_ALL) -DOXS_FAULT_INJECTION -MMD -MP -c $< -o $@
 
-$(FAULT_BIN): $(BUILD)/obj/service/main.o $(BUILD)/obj-fault/service/preview.o $(BUILD)/libonnxviz.a
+$(FAULT_BIN): $(BUILD)/obj/service/main.o $(FAULT_OBJ) $(BUILD)/libonnxviz.a
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
 

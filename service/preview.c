@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1315,137 +1314,10 @@ void oxs_preview_out_free(oxs_preview_out *o)
 	oxr_buf_free(&o->stats);
 }
 
-/* ---------------------------------------------------------------------------------------
- * In a process of its own (docs/decisions.md): a forked copy of the server computes the
- * preview and writes it to a pipe as one frame, the fixed head then the body and the
- * fresh statistics; a crash, an overrun or a broken frame is an error for this request
- * alone.
- */
-#define FRAME_MAGIC 0x6f787076u /* "oxpv" */
-
-typedef struct pframe {
-	uint32_t magic;
-	uint32_t status;
-	uint64_t body_len, stats_len;
-	char code[48];
-	char message[512];
-	char extra[900];
-	char npy_descr[16];
-	char widened_from[24];
-} pframe;
-
-static bool write_all(int fd, const void *p, size_t n)
+/* In a process of its own (isolate.c) */
+static void preview_fn(void *ctx, oxs_preview_out *out)
 {
-	const char *c = p;
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		c += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
-/* The child: compute, write the frame (an unwritable pipe means the server gave up). */
-static void preview_child(void *ctx, int fd)
-{
-	oxs_preview_out o;
-	oxs_preview_compute(ctx, &o);
-	pframe f;
-	memset(&f, 0, sizeof(f));
-	f.magic = FRAME_MAGIC;
-	f.status = o.status;
-	f.body_len = o.status == 0 ? o.body.len : 0;
-	f.stats_len = o.status == 0 ? o.stats.len : 0;
-	memcpy(f.code, o.code, sizeof(f.code));
-	memcpy(f.message, o.message, sizeof(f.message));
-	memcpy(f.extra, o.extra, sizeof(f.extra));
-	memcpy(f.npy_descr, o.npy_descr, sizeof(f.npy_descr));
-	memcpy(f.widened_from, o.widened_from, sizeof(f.widened_from));
-	if (write_all(fd, &f, sizeof(f)) && write_all(fd, o.body.data, (size_t)f.body_len))
-		(void)write_all(fd, o.stats.data, (size_t)f.stats_len);
-}
-
-/* Read the child's frame into o; false (o->status set) when there is none. */
-static bool read_frame(const oxr_buf *raw, oxs_preview_out *o)
-{
-	pframe f;
-	if (raw->len < sizeof(f)) {
-		fail(o, 500, "preview_failed", NULL, "the preview process gave no answer");
-		return false;
-	}
-	memcpy(&f, raw->data, sizeof(f));
-	if (f.magic != FRAME_MAGIC || f.body_len > raw->len - sizeof(f) ||
-	    f.stats_len != raw->len - sizeof(f) - f.body_len) {
-		fail(o, 500, "preview_failed", NULL, "the preview process gave a broken answer");
-		return false;
-	}
-	f.code[sizeof(f.code) - 1] = f.message[sizeof(f.message) - 1] = '\0';
-	f.extra[sizeof(f.extra) - 1] = f.npy_descr[sizeof(f.npy_descr) - 1] = '\0';
-	f.widened_from[sizeof(f.widened_from) - 1] = '\0';
-	if (f.status != 0) {
-		fail(o, f.status, f.code, f.extra, "%s", f.message);
-		return false;
-	}
-	const char *p = raw->data + sizeof(f);
-	if (!oxr_buf_append(&o->body, p, (size_t)f.body_len) ||
-	    !oxr_buf_append(&o->stats, p + f.body_len, (size_t)f.stats_len)) {
-		fail(o, 503, "out_of_memory", NULL, "out of memory");
-		return false;
-	}
-	memcpy(o->npy_descr, f.npy_descr, sizeof(o->npy_descr));
-	memcpy(o->widened_from, f.widened_from, sizeof(o->widened_from));
-	return true;
-}
-
-static void compute_isolated(oxs_server *srv, const oxs_preview_in *in, oxs_preview_out *o)
-{
-	memset(o, 0, sizeof(*o));
-	oxr_buf_init(&o->body, JSON_BODY_MAX);
-	oxr_buf_init(&o->stats, 1 << 20);
-	o->type = in->opt.npy ? "application/octet-stream" : "application/json";
-	oxr_worker_limits lim = srv->plim;
-	lim.max_output = sizeof(pframe) + JSON_BODY_MAX + ((size_t)1 << 20);
-	oxr_buf raw;
-	oxr_buf_init(&raw, lim.max_output);
-	oxr_child_result res;
-	oxr_error err;
-	memset(&err, 0, sizeof(err));
-	if (oxr_child_run(NULL, NULL, preview_child, (void *)in, &lim, &raw, &res, &err) != OXR_OK) {
-		oxs_metrics_preview(OXS_PREVIEW_UNSTARTED);
-		fail(o, 503, "preview_unavailable", NULL, "cannot start the preview process: %s",
-		     err.message);
-	} else if (res.timed_out || res.signal == SIGXCPU || res.signal == SIGKILL) {
-		oxs_metrics_preview(OXS_PREVIEW_KILLED);
-		fail(o, 503, "preview_timeout", NULL,
-		     "the preview took longer than %u s (or more memory than allowed) and was "
-		     "stopped", srv->plim.wall_ms / 1000);
-	} else if (res.too_big) {
-		oxs_metrics_preview(OXS_PREVIEW_KILLED);
-		fail(o, 422, "too_big", NULL, "the answer is over %zu bytes; ask for fewer values",
-		     JSON_BODY_MAX);
-	} else if (res.signal != 0 || res.exit_code != 0) {
-		oxs_metrics_preview(OXS_PREVIEW_CRASHED);
-		if (res.signal != 0)
-			fail(o, 500, "preview_crashed", NULL,
-			     "the preview computation died of %s; the server goes on (this is a bug: "
-			     "please report it with the model)", strsignal(res.signal));
-		else
-			fail(o, 500, "preview_crashed", NULL,
-			     "the preview computation failed (exit %d); the server goes on (this is a "
-			     "bug: please report it with the model)", res.exit_code);
-		oxs_logf("error", "preview of %s in %s crashed (signal %d, exit %d)", in->key,
-		         in->model, res.signal, res.exit_code);
-	} else if (read_frame(&raw, o)) {
-		oxs_metrics_preview(OXS_PREVIEW_OK);
-	} else {
-		oxs_metrics_preview(o->status >= 500 && o->status != 503 ? OXS_PREVIEW_CRASHED
-		                                                         : OXS_PREVIEW_OK);
-	}
-	oxr_buf_free(&raw);
+	oxs_preview_compute(ctx, out);
 }
 
 void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
@@ -1510,8 +1382,8 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 		}
 	}
 	oxs_preview_out_free(o);
-	if (srv->cfg.preview_isolation)
-		compute_isolated(srv, &in, o);
+	if (srv->cfg.isolation)
+		oxs_isolated(srv, OXS_ISO_PREVIEW, preview_fn, &in, JSON_BODY_MAX, o);
 	else
 		oxs_preview_compute(&in, o);
 	if (o->status == 0 && store_stats && kept == NULL && o->stats.len > 0)

@@ -141,9 +141,9 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	srv->wlim.wall_ms = c->layout_timeout * 1000u;
 	srv->wlim.memory_bytes = (size_t)c->layout_memory;
 	oxr_worker_limits_default(&srv->plim);
-	srv->plim.cpu_seconds = c->preview_timeout;
-	srv->plim.wall_ms = c->preview_timeout * 1000u;
-	srv->plim.memory_bytes = (size_t)c->preview_memory;
+	srv->plim.cpu_seconds = c->isolation_timeout;
+	srv->plim.wall_ms = c->isolation_timeout * 1000u;
+	srv->plim.memory_bytes = (size_t)c->isolation_memory;
 #if defined(__SANITIZE_ADDRESS__)
 #define OXS_ASAN 1
 #elif defined(__has_feature)

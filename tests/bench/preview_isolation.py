@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """preview isolation bench: what computing previews in a process of their own costs.
 
-Two servers from the same binary, side by side in one run: --preview-isolation=on (the
+Two servers from the same binary, side by side in one run: --isolation=on (the
 default: each computed preview is a forked copy of the server) and off (in process).
 Each holds the same models: a 1M-element float32 tensor beside a 64M-element float16 one
 (128 MB, so the server maps a model of realistic size; fork copies page tables), and a
@@ -123,7 +123,7 @@ def main():
     paths = make_models()
     res = {}
     for mode in ("off", "on"):
-        s = Server("--preview-isolation=" + mode)
+        s = Server("--isolation=" + mode)
         try:
             ids = [upload(s, p) for p in paths]
             res[mode] = measure(s, ids)

@@ -3,13 +3,14 @@ costs that request, not the server.
 
 Runs the fault-injection build ($BUILD/onnxviz-fault: service/preview.c compiled with
 OXS_FAULT_INJECTION, so that a preview of a tensor named __fault_fpe divides by zero,
-__fault_segv writes through NULL and __fault_hang spins).  Checked:
+__fault_segv writes through NULL and __fault_hang spins, and the JSON document of a model
+whose graph is named __fault_doc_segv writes through NULL).  Checked:
   - each fault answers a JSON 5xx (500 preview_crashed naming the signal, 503
-    preview_timeout past --preview-timeout) and is counted in /metrics
+    preview_timeout past --isolation-timeout) and is counted in /metrics
     (onnxviz_previews_isolated_total{result="crashed"|"killed"});
   - the server answers other requests meanwhile and afterwards (healthz, a good tensor of
     the same model with a fresh query, an upload), also while a preview hangs;
-  - with --preview-isolation=off the same build answers good previews in process (the
+  - with --isolation=off the same build answers good previews in process (the
     switch works both ways; no fault is triggered there).
 """
 import os
@@ -31,6 +32,14 @@ def model(path):
     return numpy_helper.to_array(inits[0])
 
 
+def doc_fault_model(path):
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 4])
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                          "__fault_doc_segv", [x], [y])
+    onnx.save(helper.make_model(g), path)
+
+
 def run(H, tmp):
     check = H.check
     fault_bin = os.path.join(os.environ.get("BUILD", "build"), "onnxviz-fault")
@@ -41,16 +50,17 @@ def run(H, tmp):
     saved_bin = H.BIN
     H.BIN = fault_bin
     try:
-        s = H.Server("--preview-timeout", "3")
+        s = H.Server("--isolation-timeout", "3")
     finally:
         H.BIN = saved_bin
     try:
         faults(H, s, path, good)
+        doc_faults(H, s, tmp)
     finally:
         check(s.stop() == 0, "fault-injection server exit")
     H.BIN = fault_bin
     try:
-        s = H.Server("--preview-isolation=off")
+        s = H.Server("--isolation=off")
     finally:
         H.BIN = saved_bin
     try:
@@ -59,10 +69,10 @@ def run(H, tmp):
         r = H.curl(s.url("/models/%s/tensors/good?values=5" % mid))
         j = r.json() or {}
         check(r.status == 200 and j.get("values", {}).get("count") == 5,
-              "in-process preview (--preview-isolation=off): %r" % r)
+              "in-process preview (--isolation=off): %r" % r)
         m = s.metrics()
-        check(sum(v for k, v in m.items() if k.startswith("onnxviz_previews_isolated_total")) == 0,
-              "in-process previews are not counted as isolated")
+        check(sum(v for k, v in m.items() if k.startswith("onnxviz_isolated_total")) == 0,
+              "in-process previews and documents are not counted as isolated")
     finally:
         check(s.stop() == 0, "in-process server exit")
 
@@ -104,7 +114,7 @@ def faults(H, s, path, good):
             check(r.status == 500 and err.get("code") == "preview_crashed" and named,
                   "%s (%s): 500 preview_crashed naming the signal: %r" % (name, query, r))
             alive("%s %s" % (name, query))
-    # a hanging computation: killed at --preview-timeout; the server serves others meanwhile
+    # a hanging computation: killed at --isolation-timeout; the server serves others meanwhile
     result = {}
 
     def hang():
@@ -128,9 +138,9 @@ def faults(H, s, path, good):
           % result.get("t", 99))
     alive("a preview that hung")
     m = s.metrics()
-    crashed = m.get('onnxviz_previews_isolated_total{result="crashed"}', -1)
-    killed = m.get('onnxviz_previews_isolated_total{result="killed"}', -1)
-    ok = m.get('onnxviz_previews_isolated_total{result="ok"}', -1)
+    crashed = m.get('onnxviz_isolated_total{what="preview",result="crashed"}', -1)
+    killed = m.get('onnxviz_isolated_total{what="preview",result="killed"}', -1)
+    ok = m.get('onnxviz_isolated_total{what="preview",result="ok"}', -1)
     check(crashed == 6, "metrics: 6 crashed previews counted: %r" % crashed)
     check(killed == 1, "metrics: 1 killed preview counted: %r" % killed)
     check(ok == fresh[0], "metrics: the %d good previews counted as ok: %r" % (fresh[0], ok))
@@ -138,3 +148,30 @@ def faults(H, s, path, good):
     check(r.status in (200, 201), "an upload after the faults: %r" % r)
     print("  isolation: %d crashes and 1 hang answered 5xx, counted; the server went on" % crashed,
           flush=True)
+
+
+def doc_faults(H, s, tmp):
+    check = H.check
+    path = os.path.join(tmp, "docfault.onnx")
+    doc_fault_model(path)
+    before = s.metrics().get('onnxviz_isolated_total{what="document",result="crashed"}', -1)
+    r = H.curl(s.url("/models"), data_file=path)
+    err = (r.json() or {}).get("error", {})
+    check(r.status == 500 and "document_crashed" in err.get("message", "") and
+          "model stored" in err.get("message", ""),
+          "an upload whose summary crashes: 500, the model stored: %r" % r)
+    check(H.curl(s.url("/healthz")).status == 200, "healthz after a document crash")
+    mid = H.sha256_file(path) if hasattr(H, "sha256_file") else None
+    if mid is None:
+        import hashlib
+        mid = hashlib.sha256(open(path, "rb").read()).hexdigest()
+    r = H.curl(s.url("/models/%s/document.json" % mid))
+    check(r.status == 500 and (r.json() or {}).get("error", {}).get("code") == "document_crashed",
+          "document.json of that model: 500 document_crashed: %r" % r)
+    r = H.curl(s.url("/models/%s/graph.svg" % mid))
+    check(r.status == 200 and b"<svg" in r.body[:400], "that model is drawn all the same: %r" % r)
+    r = H.curl(s.url("/models"))
+    ids = [m.get("id") for m in ((r.json() or {}).get("models") or [])]
+    check(mid in ids, "that model is listed")
+    after = s.metrics().get('onnxviz_isolated_total{what="document",result="crashed"}', -1)
+    check(after - before == 2, "metrics: 2 document crashes counted: %r -> %r" % (before, after))
