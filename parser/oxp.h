@@ -1347,6 +1347,133 @@ uint64_t oxp_dequant_scale_index(const oxp_dequant *dq, uint64_t i);
 const char *oxp_qgran_name(unsigned g); /* "per-tensor", "per-axis", "blocked", "" */
 
 /* ---------------------------------------------------------------------------------------
+ * Cost (parser/cost.c; the definitions per op family and their sources: docs/cost.md).
+ *
+ * oxp_cost_compute() reads a linked graph with inferred shapes and gives, per node, per
+ * scope and in total: MACs (one multiply-accumulate = 1), other arithmetic ops (compare,
+ * exp, div, ..., one each, counted apart from MACs), parameters (initializers, each counted
+ * once, at its first consumer in node order) and activation bytes read and written.
+ * FLOPs = 2 x MACs + other ops (oxp_cost_flops).
+ *
+ * A figure is a polynomial in the model's named dims (dim_param symbols): a sum of at most
+ * OXP_COST_MAX_TERMS terms, each a signed-64-bit coefficient times at most
+ * OXP_COST_MAX_DEGREE symbols.  Arithmetic is checked: a coefficient beyond 2^63-1 is
+ * OXP_COST_TOO_LARGE, a polynomial beyond the bounds OXP_COST_TOO_COMPLEX; a figure that
+ * needs a dim nobody knows is OXP_COST_UNKNOWN.  Those flags replace the terms: a flagged
+ * figure has no value, never a wrapped or guessed one.  Dims bound by oxp_cost_bind are
+ * numbers.  Nothing recurses; the work is linear in nodes + edges.
+ */
+#define OXP_COST_MAX_TERMS 8
+#define OXP_COST_MAX_DEGREE 4
+#define OXP_COST_MAX_SYMBOLS 255
+#define OXP_COST_MAX_BIND 32
+
+enum { OXP_COST_UNKNOWN = 1u, OXP_COST_TOO_LARGE = 2u, OXP_COST_TOO_COMPLEX = 4u };
+
+typedef struct oxp_cost_term {
+	int64_t coef;                        /* > 0 */
+	uint8_t degree;                      /* symbols in sym[] (0: the constant term) */
+	uint8_t sym[OXP_COST_MAX_DEGREE];    /* indices into oxp_cost.symbols, ascending */
+} oxp_cost_term;
+
+typedef struct oxp_cost_poly {
+	uint8_t flags;                       /* OXP_COST_*; when non-zero the terms are void */
+	uint8_t nterms;                      /* 0: the figure is 0 */
+	oxp_cost_term t[OXP_COST_MAX_TERMS];
+} oxp_cost_poly;
+
+typedef enum oxp_cost_kind {
+	OXP_CK_COUNTED = 0,  /* an op with an entry: its figures */
+	OXP_CK_MOVE,         /* data movement (Reshape, Transpose, Gather, Cast, ...): no
+	                        arithmetic, bytes only */
+	OXP_CK_BOOKKEEPING,  /* folded bookkeeping (oxp_dnode.bookkeeping): costs 0 */
+	OXP_CK_UNCOUNTED,    /* no entry (custom domains, ops without a definition): listed */
+	OXP_CK_CONTROL,      /* holds subgraphs (If, Loop, Scan): their scopes are listed */
+	OXP_CK_CALL          /* calls a model-local function: the figures of its body */
+} oxp_cost_kind;
+
+const char *oxp_cost_kind_name(unsigned k); /* "counted", "move", "bookkeeping", ... */
+
+typedef struct oxp_cost_params {
+	uint64_t elements;   /* stored elements of the initializers */
+	uint64_t bytes;      /* their stored bytes (packed sub-byte types: rounded up) */
+	uint64_t weights;    /* float-equivalent elements: the logical values of quantized
+	                        weights (an int4 MatMulNBits's K x N), scales and zero points
+	                        left out */
+	uint64_t qbytes;     /* bytes of the scales and zero points of quantized ops */
+	bool too_large;      /* a sum overflowed 64 bits: the figures are void */
+} oxp_cost_params;
+
+typedef struct oxp_cost_node {
+	uint8_t kind;        /* oxp_cost_kind */
+	const char *family;  /* "conv", "matmul", "attention", ...; NULL when uncounted */
+	oxp_cost_poly macs, ops, read, written; /* read/written: activations, bytes */
+	oxp_cost_params params; /* initializers first used here */
+} oxp_cost_node;
+
+typedef struct oxp_cost_sum {
+	/* sums over the nodes whose figure is known; `unknown` counts the others */
+	oxp_cost_poly macs, ops, read, written;
+	oxp_cost_params params;
+	uint32_t nodes, counted, moves, bookkeeping, uncounted, control, calls;
+	uint32_t unknown;    /* counted nodes with an unknown MAC or op figure */
+} oxp_cost_sum;
+
+typedef struct oxp_cost_optype {   /* one op type (domain, op) with its sums */
+	oxp_str domain, op;
+	uint8_t kind;                  /* oxp_cost_kind of its first node */
+	uint32_t count, unknown;
+	oxp_cost_poly macs, ops;
+} oxp_cost_optype;
+
+typedef struct oxp_cost {
+	uint32_t nnodes;
+	const oxp_cost_node *nodes;    /* per dag node */
+	uint32_t nscopes;
+	const oxp_cost_sum *scopes;    /* per dag scope: its own nodes */
+	oxp_cost_sum total;            /* the main graph, with the bodies of functions it calls
+	                                  (subgraph and training scopes are listed apart) */
+	uint32_t nsymbols;
+	const oxp_str *symbols;        /* the dims a figure may name */
+	uint32_t ntypes;
+	const oxp_cost_optype *types;  /* every op type, most MACs first (symbols at 1) */
+	bool symbols_full;             /* more than OXP_COST_MAX_SYMBOLS dims: figures naming the
+	                                  others are OXP_COST_TOO_COMPLEX */
+} oxp_cost;
+
+typedef struct oxp_cost_bind {     /* dims given a value: "batch:1,sequence_length:128" */
+	uint32_t n;
+	struct {
+		oxp_str name;
+		int64_t value;
+	} dims[OXP_COST_MAX_BIND];
+} oxp_cost_bind;
+
+/* Parse "NAME:VALUE[,NAME:VALUE...]" (values 0..2^62, names non-empty, no repeats) into
+ * *out, its names viewing text (which must outlive it).  OXP_E_RANGE with a message when
+ * malformed. */
+oxp_code oxp_cost_bind_parse(oxp_cost_bind *out, const char *text, oxp_error *err);
+
+/* Compute into arena a (freed with it).  dims may be NULL.  OXP_E_NOMEM when the arena is
+ * out; every other problem of the model is in the figures. */
+oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *dims,
+                          const oxp_cost **out, oxp_error *err);
+
+/* out = 2 x macs + ops (checked as the rest). */
+void oxp_cost_flops(oxp_cost_poly *out, const oxp_cost_poly *macs, const oxp_cost_poly *ops);
+/* The value with every symbol at `at` (a number for ranking); NaN when flagged. */
+double oxp_cost_poly_eval(const oxp_cost_poly *p, double at);
+/* True when the figure is a plain number (no flag, no symbol); *out gets it. */
+bool oxp_cost_poly_number(const oxp_cost_poly *p, int64_t *out);
+
+enum { OXP_COST_FMT_EXACT = 1u }; /* exact coefficients instead of 3 significant digits */
+/* "3.7 G·batch·sequence_length + 12.6 M", "231 M", "0", or the marker "unknown", "too
+ * large", "too complex".  Always NUL-terminated; cut with "..." when buf is short.
+ * Returns buf. */
+char *oxp_cost_poly_format(const oxp_cost *c, const oxp_cost_poly *p, unsigned flags,
+                           char *buf, size_t size);
+
+/* ---------------------------------------------------------------------------------------
  * Small helpers
  */
 bool oxp_str_eq(oxp_str a, const char *s);
