@@ -113,6 +113,10 @@ typedef enum {
 
 oxr_code oxr_doc_json(const oxp_model *m, const oxp_dag *d, oxr_doc_kind kind, oxr_buf *out,
                       oxr_error *err);
+/* The cost document (onnxviz.cost/1, docs/api.md "Cost"): parser/cost.c's figures per
+ * node, scope, op type and in total; dims may be NULL. */
+oxr_code oxr_cost_json(const oxp_model *m, const oxp_dag *d, const oxp_cost_bind *dims,
+                       oxr_buf *out, oxr_error *err);
 /* One node in full: attributes, inputs/outputs with types and shapes, folded initializers,
  * subgraph scopes. */
 oxr_code oxr_node_json(const oxp_model *m, const oxp_dag *d, const char *node_id,

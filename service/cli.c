@@ -186,19 +186,25 @@ static bool print_summary(const char *path, const oxp_model *m, const oxp_dag *d
 	return true;
 }
 
-/* The arguments of `onnxviz CMD MODEL [--json]` (inspect, check): -1 to go on with *path
- * and *json set, else the exit status (0 after --help, 2 on a usage error).  `help` is
- * printed after the usage line. */
+/* The arguments of `onnxviz CMD MODEL [--json]` (inspect, check; inspect also takes
+ * `--dims NAME:VALUE,...` when dims is not NULL): -1 to go on with *path and *json set,
+ * else the exit status (0 after --help, 2 on a usage error).  `help` is printed after the
+ * usage line. */
 static int model_json_args(int argc, char **argv, const char *cmd, const char *help,
-                           const char **path, bool *json)
+                           const char **path, bool *json, const char **dims)
 {
 	*path = NULL;
 	*json = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			*json = true;
+		else if (dims != NULL && !strcmp(argv[i], "--dims") && i + 1 < argc)
+			*dims = argv[++i];
+		else if (dims != NULL && !strncmp(argv[i], "--dims=", 7))
+			*dims = argv[i] + 7;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: onnxviz %s MODEL [--json]\n%s", cmd, help);
+			printf("usage: onnxviz %s MODEL [--json]%s\n%s", cmd,
+			       dims != NULL ? " [--dims NAME:VALUE,...]" : "", help);
 			return 0;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
 			fprintf(stderr, "onnxviz %s: unknown option %s\n", cmd, argv[i]);
@@ -217,13 +223,107 @@ static int model_json_args(int argc, char **argv, const char *cmd, const char *h
 	return -1;
 }
 
+#define INSPECT_HELP                                                                       \
+	"prints the model's summary and what it costs (docs/cost.md): MACs, other ops,\n"      \
+	"FLOPs = 2 x MACs + other ops, parameters, activation bytes, and the 10 op types\n"     \
+	"with the most MACs; figures are polynomials in the model's named dims.\n"              \
+	"  --json                 the JSON document (docs/document.md) with a \"cost\" member\n" \
+	"                         (the schema of GET /models/{id}/cost.json, docs/api.md)\n"    \
+	"  --dims NAME:VALUE,...  bind named dims (batch:1,sequence_length:128): figures\n"     \
+	"                         naming them become numbers\n"
+
+/* The cost section of the summary; false (after a message) when memory ran out. */
+static bool print_cost(const char *path, const oxp_dag *d, const oxp_cost_bind *bind)
+{
+	oxp_arena *a = oxp_arena_new((size_t)256 << 20);
+	const oxp_cost *c = NULL;
+	if (a == NULL || oxp_cost_compute(d, a, bind, &c, NULL) != OXP_OK) {
+		oxp_arena_free(a);
+		fflush(stdout);
+		fprintf(stderr, "onnxviz: %s: out of memory (the cost is missing)\n", path);
+		return false;
+	}
+	const oxp_cost_sum *t = &c->total;
+	char b1[512], b2[512];
+	oxp_cost_poly flops;
+	oxp_cost_flops(&flops, &t->macs, &t->ops);
+	printf("cost:         %s MACs, %s other ops\n", oxp_cost_poly_format(c, &t->macs, 0, b1, sizeof(b1)),
+	       oxp_cost_poly_format(c, &t->ops, 0, b2, sizeof(b2)));
+	printf("  FLOPs (2 x MACs + other ops): %s\n", oxp_cost_poly_format(c, &flops, 0, b1, sizeof(b1)));
+	printf("  MACs exactly: %s\n", oxp_cost_poly_format(c, &t->macs, OXP_COST_FMT_EXACT, b1, sizeof(b1)));
+	if (t->params.too_large)
+		printf("  parameters: too large\n");
+	else
+		printf("  parameters: %" PRIu64 " elements, %" PRIu64 " bytes; float-equivalent weights %" PRIu64
+		       ", scales and zero points %" PRIu64 " bytes\n",
+		       t->params.elements, t->params.bytes, t->params.weights, t->params.qbytes);
+	printf("  activations: %s bytes read, %s bytes written\n",
+	       oxp_cost_poly_format(c, &t->read, 0, b1, sizeof(b1)),
+	       oxp_cost_poly_format(c, &t->written, 0, b2, sizeof(b2)));
+	printf("  nodes: %" PRIu32 " counted, %" PRIu32 " data movement, %" PRIu32
+	       " folded bookkeeping (cost 0), %" PRIu32 " uncounted, %" PRIu32 " unknown shapes, %" PRIu32
+	       " control flow, %" PRIu32 " calls\n",
+	       t->counted, t->moves, t->bookkeeping, t->uncounted, t->unknown, t->control, t->calls);
+	printf("  top op types by MACs:\n");
+	for (uint32_t i = 0, shown = 0; i < c->ntypes && shown < 10; i++) {
+		const oxp_cost_optype *ty = &c->types[i];
+		if (ty->kind != OXP_CK_COUNTED)
+			continue;
+		shown++;
+		printf("    %-28.*s %6" PRIu32 "  %s MACs, %s ops\n", (int)ty->op.len, ty->op.p, ty->count,
+		       oxp_cost_poly_format(c, &ty->macs, 0, b1, sizeof(b1)),
+		       oxp_cost_poly_format(c, &ty->ops, 0, b2, sizeof(b2)));
+	}
+	for (uint32_t i = 0; i < c->ntypes; i++) {
+		const oxp_cost_optype *ty = &c->types[i];
+		if (ty->kind != OXP_CK_UNCOUNTED)
+			continue;
+		printf("  uncounted: %6" PRIu32 "  ", ty->count);
+		if (ty->domain.len) {
+			print_str(stdout, ty->domain);
+			putchar(':');
+		}
+		print_str(stdout, ty->op);
+		putchar('\n');
+	}
+	oxp_arena_free(a);
+	return true;
+}
+
+/* Insert `"cost": {...}` before the closing brace of the JSON object in out. */
+static bool splice_cost(const oxp_model *m, const oxp_dag *d, const oxp_cost_bind *bind,
+                        oxr_buf *out, oxr_error *err)
+{
+	oxr_buf cj;
+	oxr_buf_init(&cj, 0);
+	bool ok = oxr_cost_json(m, d, bind, &cj, err) == OXR_OK;
+	if (ok && out->len > 0 && out->data[out->len - 1] == '}') {
+		out->len--;
+		ok = oxr_buf_append(out, ",\"cost\":", 8) &&
+		     oxr_buf_append(out, cj.data, cj.len) && oxr_buf_append(out, "}", 1);
+		if (!ok) {
+			err->code = OXR_E_NOMEM;
+			snprintf(err->message, sizeof(err->message), "out of memory");
+		}
+	}
+	oxr_buf_free(&cj);
+	return ok;
+}
+
 int oxs_cli_inspect(int argc, char **argv)
 {
 	const char *path;
 	bool json;
-	int st = model_json_args(argc, argv, "inspect", "", &path, &json);
+	const char *dims = NULL;
+	int st = model_json_args(argc, argv, "inspect", INSPECT_HELP, &path, &json, &dims);
 	if (st >= 0)
 		return st;
+	oxp_cost_bind bind = {0};
+	oxp_error be;
+	if (dims != NULL && oxp_cost_bind_parse(&bind, dims, &be) != OXP_OK) {
+		fprintf(stderr, "onnxviz inspect: %s\n", be.message);
+		return 2;
+	}
 	oxp_model *m;
 	oxp_dag *d;
 	int rc = open_linked(path, true, &m, &d);
@@ -233,7 +333,8 @@ int oxs_cli_inspect(int argc, char **argv)
 		oxr_buf out;
 		oxr_error err;
 		oxr_buf_init(&out, 0);
-		if (oxr_doc_json(m, d, OXR_DOC_FULL, &out, &err) != OXR_OK) {
+		if (oxr_doc_json(m, d, OXR_DOC_FULL, &out, &err) != OXR_OK ||
+		    !splice_cost(m, d, &bind, &out, &err)) {
 			fprintf(stderr, "onnxviz: %s: %s: %s\n", path, oxr_code_name(err.code), err.message);
 			rc = 1;
 		} else {
@@ -241,7 +342,7 @@ int oxs_cli_inspect(int argc, char **argv)
 			fputc('\n', stdout);
 		}
 		oxr_buf_free(&out);
-	} else if (!print_summary(path, m, d)) {
+	} else if (!print_summary(path, m, d) || !print_cost(path, d, &bind)) {
 		rc = 1;
 	}
 	oxp_dag_free(d);
@@ -255,7 +356,7 @@ int oxs_cli_check(int argc, char **argv)
 	bool json;
 	int st = model_json_args(argc, argv, "check",
 	                         "exit status: 0 no errors, 1 errors, 2 the model cannot be read\n",
-	                         &path, &json);
+	                         &path, &json, NULL);
 	if (st >= 0)
 		return st;
 	oxp_model *m;

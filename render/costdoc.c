@@ -1,0 +1,163 @@
+/*
+ * costdoc.c — the cost document (onnxviz.cost/1): parser/cost.c's figures per node, per
+ * scope, per op type and in total, as JSON (schema: docs/api.md, "Cost").  Served as
+ * GET /models/{id}/cost.json and carried by `onnxviz inspect --json`.
+ *
+ * A figure is a number when it is one; a polynomial in named dims is
+ * {"expr": "3.7 G·batch", "terms": [{"coef": 3700000000, "dims": ["batch"]}]}; a figure
+ * without a value is {"marker": "unknown" | "too_large" | "too_complex"}.
+ */
+#include "render/jsonx.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define COST_FORMAT "onnxviz.cost/1"
+
+static json_t *figure(const oxp_cost *c, const oxp_cost_poly *p)
+{
+	int64_t v;
+	if (oxp_cost_poly_number(p, &v))
+		return json_integer(v);
+	json_t *o = json_object();
+	if (p->flags) {
+		jx_set(o, "marker", json_string(p->flags & OXP_COST_TOO_LARGE     ? "too_large"
+		                                : p->flags & OXP_COST_TOO_COMPLEX ? "too_complex"
+		                                                                  : "unknown"));
+		return o;
+	}
+	char buf[1024];
+	jx_set(o, "expr", jx_cstr(oxp_cost_poly_format(c, p, 0, buf, sizeof(buf))));
+	json_t *terms = json_array();
+	for (uint8_t i = 0; terms != NULL && i < p->nterms; i++) {
+		json_t *t = json_object(), *dims = json_array();
+		jx_set(t, "coef", json_integer(p->t[i].coef));
+		for (uint8_t k = 0; dims != NULL && k < p->t[i].degree; k++)
+			json_array_append_new(dims, jx_str(c->symbols[p->t[i].sym[k]]));
+		jx_set(t, "dims", dims);
+		json_array_append_new(terms, t);
+	}
+	jx_set(o, "terms", terms);
+	return o;
+}
+
+static json_t *params_json(const oxp_cost_params *p)
+{
+	json_t *o = json_object();
+	if (p->too_large) {
+		jx_set(o, "marker", json_string("too_large"));
+		return o;
+	}
+	jx_set(o, "elements", json_integer((json_int_t)p->elements));
+	jx_set(o, "bytes", json_integer((json_int_t)p->bytes));
+	jx_set(o, "weights", json_integer((json_int_t)p->weights));
+	jx_set(o, "scale_bytes", json_integer((json_int_t)p->qbytes));
+	return o;
+}
+
+static void figures(json_t *o, const oxp_cost *c, const oxp_cost_poly *macs,
+                    const oxp_cost_poly *ops, const oxp_cost_poly *rd, const oxp_cost_poly *wr)
+{
+	oxp_cost_poly flops;
+	oxp_cost_flops(&flops, macs, ops);
+	jx_set(o, "macs", figure(c, macs));
+	jx_set(o, "ops", figure(c, ops));
+	jx_set(o, "flops", figure(c, &flops));
+	if (rd != NULL) {
+		jx_set(o, "read_bytes", figure(c, rd));
+		jx_set(o, "written_bytes", figure(c, wr));
+	}
+}
+
+static json_t *sum_json(const oxp_cost *c, const oxp_cost_sum *s)
+{
+	json_t *o = json_object();
+	figures(o, c, &s->macs, &s->ops, &s->read, &s->written);
+	jx_set(o, "params", params_json(&s->params));
+	json_t *n = json_object();
+	jx_set(n, "all", json_integer(s->nodes));
+	jx_set(n, "counted", json_integer(s->counted));
+	jx_set(n, "move", json_integer(s->moves));
+	jx_set(n, "bookkeeping", json_integer(s->bookkeeping));
+	jx_set(n, "uncounted", json_integer(s->uncounted));
+	jx_set(n, "unknown", json_integer(s->unknown));
+	jx_set(n, "control", json_integer(s->control));
+	jx_set(n, "call", json_integer(s->calls));
+	jx_set(o, "nodes", n);
+	return o;
+}
+
+oxr_code oxr_cost_json(const oxp_model *m, const oxp_dag *d, const oxp_cost_bind *dims,
+                       oxr_buf *out, oxr_error *err)
+{
+	(void)m;
+	oxp_arena *a = oxp_arena_new((size_t)512 << 20);
+	const oxp_cost *c = NULL;
+	if (a == NULL || oxp_cost_compute(d, a, dims, &c, NULL) != OXP_OK) {
+		oxp_arena_free(a);
+		return jx_nomem(err);
+	}
+	const oxp_dag_view *v = oxp_dag_get(d);
+	jx_oom_reset();
+	jx_scratch_begin();
+	json_t *doc = json_object();
+	jx_set(doc, "format", json_string(COST_FORMAT));
+	jx_set(doc, "flops", json_string("FLOPs = 2 x MACs + other ops"));
+	json_t *b = json_object();
+	for (uint32_t i = 0; dims != NULL && i < dims->n; i++) {
+		char name[256];
+		snprintf(name, sizeof(name), "%.*s", (int)dims->dims[i].name.len, dims->dims[i].name.p);
+		jx_set(b, name, json_integer(dims->dims[i].value));
+	}
+	jx_set(doc, "dims", b);
+	jx_set_str_array(doc, "symbols", c->symbols, c->nsymbols);
+	jx_set(doc, "total", sum_json(c, &c->total));
+	json_t *arr = json_array();
+	for (uint32_t s = 0; arr != NULL && s < v->nscopes; s++) {
+		json_t *o = sum_json(c, &c->scopes[s]);
+		jx_set(o, "id", jx_cstr(v->scopes[s].id));
+		json_array_append_new(arr, o);
+	}
+	jx_set(doc, "scopes", arr);
+	arr = json_array();
+	json_t *unc = json_array();
+	for (uint32_t i = 0; arr != NULL && unc != NULL && i < c->ntypes; i++) {
+		const oxp_cost_optype *t = &c->types[i];
+		json_t *o = json_object();
+		jx_set_str(o, "op", t->op);
+		jx_set_str(o, "domain", t->domain);
+		jx_set(o, "count", json_integer(t->count));
+		if (t->kind == OXP_CK_UNCOUNTED) {
+			json_array_append_new(unc, o);
+			continue;
+		}
+		jx_set(o, "kind", json_string(oxp_cost_kind_name(t->kind)));
+		jx_set(o, "unknown", json_integer(t->unknown));
+		figures(o, c, &t->macs, &t->ops, NULL, NULL);
+		json_array_append_new(arr, o);
+	}
+	jx_set(doc, "types", arr);
+	jx_set(doc, "uncounted", unc);
+	arr = json_array();
+	for (uint32_t ni = 0; arr != NULL && ni < v->nnodes; ni++) {
+		const oxp_cost_node *n = &c->nodes[ni];
+		json_t *o = json_object();
+		jx_set(o, "id", jx_cstr(v->nodes[ni].id));
+		jx_set_str(o, "op", v->nodes[ni].proto->op_type);
+		jx_set_str_nonempty(o, "domain", v->nodes[ni].proto->domain);
+		jx_set(o, "kind", json_string(oxp_cost_kind_name(n->kind)));
+		if (n->family != NULL)
+			jx_set(o, "family", json_string(n->family));
+		if (n->kind != OXP_CK_UNCOUNTED && n->kind != OXP_CK_CONTROL)
+			figures(o, c, &n->macs, &n->ops, &n->read, &n->written);
+		if (n->params.elements > 0 || n->params.too_large)
+			jx_set(o, "params", params_json(&n->params));
+		json_array_append_new(arr, o);
+	}
+	jx_set(doc, "nodes", arr);
+	oxr_code rc = doc != NULL ? jx_dump(doc, out, err) : jx_nomem(err);
+	json_decref(doc);
+	jx_scratch_end();
+	oxp_arena_free(a);
+	return rc;
+}
