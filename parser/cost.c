@@ -187,11 +187,15 @@ static void fb_put(fmt_buf *b, const char *s, size_t n)
 	if (b->cut)
 		return;
 	if (b->len + n + 1 > b->size) {
+		/* what fits of it, then "..." */
 		b->cut = true;
-		size_t keep = b->size > 4 ? b->size - 4 : 0;
-		if (b->len > keep)
+		size_t keep = b->size >= 4 ? b->size - 4 : 0;
+		if (b->len < keep) {
+			memcpy(b->p + b->len, s, keep - b->len);
 			b->len = keep;
+		}
 		if (b->size >= 4) {
+			b->len = keep;
 			memcpy(b->p + b->len, "...", 3);
 			b->len += 3;
 		}
