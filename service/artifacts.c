@@ -57,7 +57,8 @@ void oxs_flights_free(oxs_flights *f)
 static const char *kind_name(oxs_art_kind k)
 {
 	return k == OXS_ART_SUMMARY ? "summary" : k == OXS_ART_DOCUMENT ? "document"
-	       : k == OXS_ART_TENSOR ? "tensor" : k == OXS_ART_DIFF ? "diff" : "graph";
+	       : k == OXS_ART_TENSOR ? "tensor" : k == OXS_ART_DIFF ? "diff"
+	       : k == OXS_ART_COST ? "cost" : "graph";
 }
 
 static const char *art_ext(const oxs_art *a)
@@ -121,6 +122,16 @@ void oxs_art_tensor(oxs_art *a, const char *tensor, const oxs_preview_opt *o)
 	oxs_preview_key(o, q, sizeof(q));
 	snprintf(a->key, sizeof(a->key), "%s|tensor|%s|%s|%s", a->id, art_ext(a), h, q);
 	a->name[0] = '\0'; /* previews are not kept in the store (their statistics are) */
+}
+
+void oxs_art_cost(oxs_art *a, const char *dims)
+{
+	snprintf(a->dims, sizeof(a->dims), "%s", dims);
+	char salted[OXS_KEY_MAX + 32], h[65];
+	snprintf(a->key, sizeof(a->key), "%s|cost|json|%s", a->id, dims);
+	snprintf(salted, sizeof(salted), "%s|cost|json|%s", ART_VERSION, dims);
+	oxs_sha256_hex(salted, strlen(salted), h, 32);
+	snprintf(a->name, sizeof(a->name), "cost-%s.json", h);
 }
 
 void oxs_art_diff(oxs_art *a, const char *other)
@@ -420,7 +431,15 @@ typedef struct doc_call {
 	const oxp_model *m;
 	const oxp_dag *d;
 	oxr_doc_kind kind;
+	const oxp_cost_bind *cost; /* cost.json with these dims, instead of the document */
 } doc_call;
+
+static oxr_code doc_compute(const doc_call *c, oxr_buf *out, oxr_error *err)
+{
+	if (c->cost != NULL)
+		return oxr_cost_json(c->m, c->d, c->cost, out, err);
+	return oxr_doc_json(c->m, c->d, c->kind, out, err);
+}
 
 static unsigned doc_status(oxr_code rc)
 {
@@ -448,7 +467,7 @@ static void doc_fn(void *ctx, oxs_preview_out *out)
 #endif
 	oxr_error rerr;
 	memset(&rerr, 0, sizeof(rerr));
-	oxr_code rc = oxr_doc_json(c->m, c->d, c->kind, &out->body, &rerr);
+	oxr_code rc = doc_compute(c, &out->body, &rerr);
 	if (rc != OXR_OK) {
 		out->status = doc_status(rc);
 		snprintf(out->code, sizeof(out->code), "%s", oxr_code_name(rc));
@@ -481,7 +500,16 @@ static oxs_centry *compute_doc(oxs_server *srv, const oxs_art *a, const oxp_mode
 		e = store_and_entry(srv, a, &out);
 		goto done;
 	}
-	doc_call dc = {m, d, a->kind == OXS_ART_SUMMARY ? OXR_DOC_SUMMARY : OXR_DOC_FULL};
+	doc_call dc = {m, d, a->kind == OXS_ART_SUMMARY ? OXR_DOC_SUMMARY : OXR_DOC_FULL, NULL};
+	oxp_cost_bind bind;
+	if (a->kind == OXS_ART_COST) {
+		if (oxp_cost_bind_parse(&bind, a->dims, NULL) != OXP_OK) { /* checked by the route */
+			*status = 400;
+			snprintf(err, errsize, "bad_query: malformed dims");
+			goto done;
+		}
+		dc.cost = &bind;
+	}
 	if (srv->cfg.isolation) {
 		oxs_preview_out o;
 		oxs_isolated(srv, OXS_ISO_DOCUMENT, doc_fn, &dc, DOC_MAX, &o);
@@ -495,7 +523,7 @@ static oxs_centry *compute_doc(oxs_server *srv, const oxs_art *a, const oxp_mode
 		doc = o.body; /* moved */
 		oxr_buf_free(&o.stats);
 	} else {
-		oxr_code rc = oxr_doc_json(dc.m, dc.d, dc.kind, &doc, &rerr);
+		oxr_code rc = doc_compute(&dc, &doc, &rerr);
 		if (rc != OXR_OK) {
 			*status = doc_status(rc);
 			snprintf(err, errsize, "%s: %s", oxr_code_name(rc), rerr.message);

@@ -317,8 +317,9 @@ typedef enum {
 	OXS_ART_DOCUMENT,
 	OXS_ART_GRAPH,
 	OXS_ART_TENSOR, /* a tensor preview (preview.c): JSON or .npy */
-	OXS_ART_DIFF    /* what changed from model id to model `other` (diff.c): the JSON
+	OXS_ART_DIFF,   /* what changed from model id to model `other` (diff.c): the JSON
 	                   document (fmt OXR_FMT_LAYOUT_JSON stands for it), SVG or DOT */
+	OXS_ART_COST    /* cost.json (oxr_cost_json) with the dims bound by `dims` */
 } oxs_art_kind;
 
 #define OXS_KEY_MAX (OXR_OPTIONS_KEY_MAX + 256)
@@ -341,6 +342,8 @@ typedef struct oxs_art {
 	/* OXS_ART_TENSOR (oxs_art_tensor) */
 	char tensor[OXS_TENSOR_KEY_MAX + 1];
 	oxs_preview_opt popt;
+	/* OXS_ART_COST (oxs_art_cost): "batch:1,sequence_length:128", checked, or "" */
+	char dims[512];
 } oxs_art;
 
 void oxs_art_init(oxs_art *a, oxs_art_kind kind, const char *id, oxr_format fmt,
@@ -351,6 +354,9 @@ void oxs_art_tensor(oxs_art *a, const char *tensor, const oxs_preview_opt *o);
 /* After oxs_art_init(OXS_ART_DIFF): the model compared with (cache key and store name
  * name both; the store keeps the artifact under id). */
 void oxs_art_diff(oxs_art *a, const char *other);
+/* After oxs_art_init(OXS_ART_COST): the dims binding (valid for oxp_cost_bind_parse; part
+ * of the cache key and store name). */
+void oxs_art_cost(oxs_art *a, const char *dims);
 /* After oxs_art_init: the artifact is of a --models-dir file open as fd (its folder
  * dirfd, its relative path fpath); both fds stay the request's. */
 void oxs_art_file(oxs_art *a, int fd, int dirfd, const char *fpath);

@@ -56,6 +56,7 @@ static void h_model(oxs_req *r);
 static void h_delete(oxs_req *r);
 static void h_graph(oxs_req *r);
 static void h_document(oxs_req *r);
+static void h_cost(oxs_req *r);
 static void h_node(oxs_req *r);
 static void h_search(oxs_req *r);
 static void h_check(oxs_req *r);
@@ -75,6 +76,7 @@ enum {
 	R_GRAPH_JSON,
 	R_GRAPH_DOT,
 	R_DOCUMENT,
+	R_COST,
 	R_NODE,
 	R_SEARCH,
 	R_CHECK,
@@ -123,6 +125,8 @@ static const oxs_route routes[R__COUNT] = {
                      OPEN, false},
     [R_DOCUMENT] = {"/models/{id}/document.json", "GET HEAD", h_document, NULL, NULL, READ,
                     OPEN, OPEN, false},
+    [R_COST] = {"/models/{id}/cost.json", "GET HEAD", h_cost, NULL, NULL, READ, OPEN, OPEN,
+                false},
     [R_NODE] = {"/models/{id}/nodes/{node_id}", "GET HEAD", h_node, NULL, NULL, READ, OPEN,
                 OPEN, false},
     [R_SEARCH] = {"/models/{id}/search", "GET HEAD", h_search, NULL, NULL, READ, OPEN, OPEN,
@@ -779,6 +783,35 @@ static void h_document(oxs_req *r)
 	if (!need_model(r))
 		return;
 	art_for(r, OXS_ART_DOCUMENT, OXR_FMT_SVG, NULL);
+	oxs_art_request(r, &r->art, false);
+}
+
+/* GET /models/{id}/cost.json[?dims=NAME:VALUE,...] (docs/api.md, "Cost"). */
+static void h_cost(oxs_req *r)
+{
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
+		return;
+	const char *dims = "";
+	for (int i = 0; i < n; i++) {
+		if (strcmp(pairs[i].key, "dims") != 0) {
+			oxs_reply_error(r, 400, "bad_query", "", "unknown parameter (cost.json takes dims)");
+			return;
+		}
+		dims = pairs[i].value;
+	}
+	oxp_cost_bind bind;
+	oxp_error e;
+	if (strlen(dims) >= sizeof(r->art.dims) || oxp_cost_bind_parse(&bind, dims, &e) != OXP_OK) {
+		oxs_reply_error(r, 400, "bad_query", "", "%s",
+		                strlen(dims) >= sizeof(r->art.dims) ? "dims: too long" : e.message);
+		return;
+	}
+	if (!need_model(r))
+		return;
+	art_for(r, OXS_ART_COST, OXR_FMT_SVG, NULL);
+	oxs_art_cost(&r->art, dims);
 	oxs_art_request(r, &r->art, false);
 }
 
