@@ -744,7 +744,8 @@ static void f_gemm(cc *c, oxp_cost_node *o, int arg)
 {
 	(void)arg;
 	o->family = "matmul";
-	const oxp_value_type *a = in_t(c, 0), *b = in_t(c, 1);
+	bool qgemm = oxp_str_eq(c->n->op_type, "QGemm"); /* A, a_scale, a_zero_point, B, ... */
+	const oxp_value_type *a = in_t(c, 0), *b = in_t(c, qgemm ? 3 : 1);
 	bool ta = attr_int(c, "transA", 0) != 0, tb = attr_int(c, "transB", 0) != 0;
 	oxp_cost_poly m, k, n;
 	t_dim(c, &m, a, ta ? 1 : 0);
@@ -754,7 +755,7 @@ static void f_gemm(cc *c, oxp_cost_node *o, int arg)
 		p_flag(&m, OXP_COST_UNKNOWN);
 	p_mul(&o->macs, &m, &k);
 	p_mul(&o->macs, &o->macs, &n);
-	size_t cpos = oxp_str_eq(c->n->op_type, "QGemm") ? 6 : 2;
+	size_t cpos = qgemm ? 6 : 2;
 	if (has_in(c, cpos)) {
 		p_mul(&o->ops, &m, &n);
 	}
@@ -1044,8 +1045,10 @@ static void f_mha(cc *c, oxp_cost_node *o, int arg)
 }
 
 /* GroupQueryAttention: query [B, S, H x head] (or packed [B, S, (H + 2 kvH) x head] when
- * key is absent), past_key [B, kvH, P, head]: T = P + S (present_key's length when its
- * shape is declared).  Each query head reads its group's key and value heads: MACs of
+ * key is absent); T is total_sequence_length when its value is known (data propagation),
+ * else P + S with past_key [B, kvH, P, head] (P is the past length unless past and present
+ * share one buffer, when it is the buffer's length: then only a known total is right),
+ * else present_key's declared length.  Each query head reads its group's key and value heads: MACs of
  * the core = B x S x T x 2 x H x head. */
 static void f_gqa(cc *c, oxp_cost_node *o, int arg)
 {
@@ -1067,8 +1070,11 @@ static void f_gqa(cc *c, oxp_cost_node *o, int arg)
 		else
 			p_flag(&dq, OXP_COST_UNKNOWN);
 	}
-	const oxp_value_type *present = out_t(c, 1);
-	t_dim(c, &t, present, 2);
+	oxp_known_data total;
+	p_zero(&t);
+	p_flag(&t, OXP_COST_UNKNOWN);
+	if (has_in(c, 6) && oxp_dag_value_data(c->d, in_value(c, 6), &total) && total.count == 1)
+		p_dim(c, &t, &total.elems[0]);
 	if (t.flags) {
 		t_dim(c, &t, q, 1);
 		if (has_in(c, 3)) {
@@ -1077,6 +1083,8 @@ static void f_gqa(cc *c, oxp_cost_node *o, int arg)
 			p_add(&t, &past);
 		}
 	}
+	if (t.flags)
+		t_dim(c, &t, out_t(c, 1), 2);
 	attention_core(o, &bs, &t, &dq, &dq, &hq, false);
 }
 

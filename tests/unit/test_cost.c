@@ -439,6 +439,24 @@ static void test_integer_products(void **state)
 	unbuild(&b);
 }
 
+/* QGemm (A, a_scale, a_zero_point, B, b_scale, b_zero_point, C, ...): B is input 3. */
+static void test_qgemm(void **state)
+{
+	(void)state;
+	mb m = {0};
+	in(&m, "a", U8, "2,8");
+	init(&m, "s", F, "");
+	init(&m, "z", U8, "");
+	init(&m, "B", U8, "8,5");
+	node(&m, MS, "QGemm(a,s,z,B,s,z)->y", END);
+	built b;
+	build(&b, &m, NULL);
+	assert_int_equal(num(&nd(&b, 0)->macs), 2 * 5 * 8);
+	assert_int_equal(nd(&b, 0)->params.weights, 40);
+	assert_int_equal(nd(&b, 0)->params.qbytes, 5);
+	unbuild(&b);
+}
+
 /* MatMulNBits int4, K 64, N 32, block 32: MACs those of the float MatMul (S x 64 x 32);
  * parameters: 1,024 packed bytes for 2,048 weights, next to 256 + 32 bytes of scales and
  * zero points. */
@@ -505,6 +523,28 @@ static void test_gqa_past(void **state)
 	build(&b, &m, NULL);
 	assert_int_equal(num(&nd(&b, 0)->macs), 17 * 64);
 	assert_int_equal(num(&nd(&b, 0)->ops), 17 * 4 * 6);
+	unbuild(&b);
+}
+
+/* Past and present sharing one buffer of 64: past_key's length is the buffer's; the known
+ * total_sequence_length (20) decides T. */
+static void test_gqa_shared_buffer(void **state)
+{
+	(void)state;
+	mb m = {0};
+	in(&m, "q", F, "1,1,32");
+	in(&m, "k", F, "1,1,16");
+	in(&m, "v", F, "1,1,16");
+	in(&m, "pk", F, "1,2,64,8");
+	in(&m, "pv", F, "1,2,64,8");
+	in(&m, "sl", I32, "1");
+	static const int32_t total = 20;
+	init_v(&m, "tl", I32, "", &total, sizeof(total));
+	node(&m, MS, "GroupQueryAttention(q,k,v,pk,pv,sl,tl)->o,prk,prv", "num_heads=4",
+	     "kv_num_heads=2", END);
+	built b;
+	build(&b, &m, NULL);
+	assert_int_equal(num(&nd(&b, 0)->macs), 20 * 64);
 	unbuild(&b);
 }
 
@@ -843,6 +883,8 @@ int main(void)
 		cmocka_unit_test(test_gather_block_quantized),
 		cmocka_unit_test(test_gqa_past),
 		cmocka_unit_test(test_gqa_symbolic),
+		cmocka_unit_test(test_gqa_shared_buffer),
+		cmocka_unit_test(test_qgemm),
 		cmocka_unit_test(test_mha),
 		cmocka_unit_test(test_ms_attention),
 		cmocka_unit_test(test_onnx_attention),
