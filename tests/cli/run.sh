@@ -39,6 +39,14 @@ done
 grep -q 'If' "$tmp/out" 2>/dev/null || true
 "$BIN" inspect "$M/real/silero_vad_v5.onnx" | grep -q 'subgraphs' && ok || bad "silero subgraphs in summary"
 
+# the cost (docs/cost.md): totals in the summary agree with inspect --json; symbolic dims
+# bound by --dims give the polynomial's value; bad --dims is a usage error
+"$BIN" inspect --help | grep -q -- '--dims NAME:VALUE' && ok || bad "inspect --help: --dims"
+expect_rc 2 "$BIN" inspect --dims batch "$M/real/squeezenet1_1.onnx"
+"$BIN" inspect "$M/real/squeezenet1_1.onnx" > "$tmp/sq.txt" && grep -q '^cost: .* MACs' "$tmp/sq.txt" && grep -q '^    Conv ' "$tmp/sq.txt" && ok || bad "inspect: cost and top op types"
+"$BIN" inspect --json "$M/real/squeezenet1_1.onnx" > "$tmp/sq.json" && $PY -c "import json,sys,re; c=json.load(open(sys.argv[1]))['cost']; t=open(sys.argv[2]).read(); m=int(re.search(r'MACs exactly: (\d+)', t).group(1)); assert c['format']=='onnxviz.cost/1' and c['total']['macs']==m==sum(n.get('macs',0) for n in c['nodes']) and m>0, m" "$tmp/sq.json" "$tmp/sq.txt" && ok || bad "inspect --json: cost total = summary = sum of nodes"
+"$BIN" inspect --json "$M/real/transformer_12x12.onnx" > "$tmp/tr.json" && "$BIN" inspect --json --dims src_len:10,tgt_len:20 "$M/real/transformer_12x12.onnx" > "$tmp/trb.json" && $PY -c "import json,sys; f=json.load(open(sys.argv[1]))['cost']['total']['macs']; b=json.load(open(sys.argv[2]))['cost']['total']['macs']; v={'src_len':10,'tgt_len':20}; import math; assert 'tgt_len' in f['expr'] and b==sum(t['coef']*math.prod(v[d] for d in t['dims']) for t in f['terms']), (f, b)" "$tmp/tr.json" "$tmp/trb.json" && ok || bad "inspect --dims: the bound figure is the polynomial's value"
+
 # every output format, by extension and by --format
 for ext in svg dot json; do
   expect_rc 0 "$BIN" render "$M/real/squeezenet1_1.onnx" -o "$tmp/g.$ext"

@@ -34,6 +34,7 @@ echo "== tests/diff/schemas.py"
 run tests/diff/schemas.py
 echo "== tests/diff/check.py"
 run tests/diff/check.py
+echo "== tests/diff/cost.py"; run tests/diff/cost.py
 
 if [ -n "$failed" ]; then
   echo "diff: FAILED:$failed"
