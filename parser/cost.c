@@ -1512,12 +1512,46 @@ oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *d
 	oxp_cost_sum *scopes = oxp_arena_array(a, v->nscopes ? v->nscopes : 1, sizeof(*scopes));
 	oxp_str *syms = oxp_arena_array(a, OXP_COST_MAX_SYMBOLS, sizeof(*syms));
 	uint8_t *seen = oxp_arena_array(a, v->nvalues ? v->nvalues : 1, 1);
-	oxp_cost_optype *types = oxp_arena_array(a, v->nnodes ? v->nnodes : 1, sizeof(*types));
+	/* op types: a hash of (domain, op) to the type of each node, then the sums */
+	uint32_t cap = 16;
+	while (cap < 2 * (uint64_t)v->nnodes && cap < (1u << 31))
+		cap <<= 1;
+	uint32_t *slot = oxp_arena_array(a, cap, sizeof(*slot));      /* type + 1, 0 empty */
+	uint32_t *first = oxp_arena_array(a, v->nnodes ? v->nnodes : 1, sizeof(*first));
+	uint32_t *tyof = oxp_arena_array(a, v->nnodes ? v->nnodes : 1, sizeof(*tyof));
 	if (c == NULL || nodes == NULL || scopes == NULL || syms == NULL || seen == NULL ||
-	    types == NULL)
+	    slot == NULL || first == NULL || tyof == NULL)
 		return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory for the cost");
-	cc x = {.d = d, .v = v, .c = c, .bind = dims, .syms = syms};
 	uint32_t ntypes = 0;
+	for (uint32_t ni = 0; ni < v->nnodes; ni++) {
+		const oxp_node *n = v->nodes[ni].proto;
+		uint32_t h = 2166136261u;
+		for (size_t k = 0; k < n->op_type.len; k++)
+			h = (h ^ (uint8_t)n->op_type.p[k]) * 16777619u;
+		h = (h ^ 0xffu) * 16777619u;
+		for (size_t k = 0; k < n->domain.len; k++)
+			h = (h ^ (uint8_t)n->domain.p[k]) * 16777619u;
+		uint32_t i = h & (cap - 1);
+		while (slot[i] != 0) {
+			const oxp_node *o = v->nodes[first[slot[i] - 1]].proto;
+			if (str_same(o->op_type, n->op_type) && str_same(o->domain, n->domain))
+				break;
+			i = (i + 1) & (cap - 1);
+		}
+		if (slot[i] == 0) {
+			first[ntypes] = ni;
+			slot[i] = ++ntypes;
+		}
+		tyof[ni] = slot[i] - 1;
+	}
+	oxp_cost_optype *types = oxp_arena_array(a, ntypes ? ntypes : 1, sizeof(*types));
+	if (types == NULL)
+		return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory for the cost");
+	for (uint32_t t = 0; t < ntypes; t++) {
+		types[t].op = v->nodes[first[t]].proto->op_type;
+		types[t].domain = v->nodes[first[t]].proto->domain;
+	}
+	cc x = {.d = d, .v = v, .c = c, .bind = dims, .syms = syms};
 	for (uint32_t ni = 0; ni < v->nnodes; ni++) {
 		const oxp_dnode *dn = &v->nodes[ni];
 		oxp_cost_node *o = &nodes[ni];
@@ -1547,18 +1581,9 @@ oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *d
 			p_flag(&o->ops, OXP_COST_UNKNOWN);
 			node_bytes(&x, o);
 		}
-		/* op types (linear search over distinct types: few per model; hash when needed) */
-		uint32_t ti = 0;
-		while (ti < ntypes && !(str_same(types[ti].op, x.n->op_type) &&
-		                        str_same(types[ti].domain, x.n->domain)))
-			ti++;
-		if (ti == ntypes) {
-			types[ti].op = x.n->op_type;
-			types[ti].domain = x.n->domain;
+		uint32_t ti = tyof[ni];
+		if (types[ti].count++ == 0)
 			types[ti].kind = o->kind;
-			ntypes++;
-		}
-		types[ti].count++;
 		if ((o->macs.flags | o->ops.flags) & OXP_COST_UNKNOWN) {
 			types[ti].unknown++;
 		} else {
