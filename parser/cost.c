@@ -146,6 +146,16 @@ static void p_bytes(oxp_cost_poly *p, unsigned bits)
 	}
 }
 
+void oxp_cost_poly_add(oxp_cost_poly *a, const oxp_cost_poly *b)
+{
+	p_add(a, b);
+}
+
+void oxp_cost_poly_scale(oxp_cost_poly *p, int64_t k)
+{
+	p_scale(p, k);
+}
+
 void oxp_cost_flops(oxp_cost_poly *out, const oxp_cost_poly *macs, const oxp_cost_poly *ops)
 {
 	oxp_cost_poly r = *macs;

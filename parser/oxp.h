@@ -1459,6 +1459,9 @@ oxp_code oxp_cost_bind_parse(oxp_cost_bind *out, const char *text, oxp_error *er
 oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *dims,
                           const oxp_cost **out, oxp_error *err);
 
+/* *a += *b, *p *= k (k >= 0): checked and bounded as the rest (for sums over blocks). */
+void oxp_cost_poly_add(oxp_cost_poly *a, const oxp_cost_poly *b);
+void oxp_cost_poly_scale(oxp_cost_poly *p, int64_t k);
 /* out = 2 x macs + ops (checked as the rest). */
 void oxp_cost_flops(oxp_cost_poly *out, const oxp_cost_poly *macs, const oxp_cost_poly *ops);
 /* The value with every symbol at `at` (a number for ranking); NaN when flagged. */

@@ -849,9 +849,12 @@ static void item_rows(hstate *st, uint32_t bi, uint32_t *stamp)
 	opcount ops[MAX_OPS];
 	uint32_t nops = 0, total = 0, other = 0;
 	uint64_t params = 0;
+	oxp_cost_poly macs = {0};
 	for (uint32_t ni = it->first_node; ni != OXP_NONE; ni = st->next[ni]) {
 		const oxp_dnode *dn = &v->dv->nodes[ni];
 		total++;
+		if (v->cost != NULL)
+			oxp_cost_poly_add(&macs, &v->cost->nodes[ni].macs);
 		bool weighted = false;
 		for (size_t k = 0; k < dn->proto->ninputs; k++) {
 			uint32_t w = weight_of(v, dn->inputs[k]);
@@ -909,6 +912,23 @@ static void item_rows(hstate *st, uint32_t bi, uint32_t *stamp)
 		oxr__add_row(v, b, ROW_SUB, a);
 	if (c != NULL)
 		oxr__add_row(v, b, ROW_SUB, c);
+	/* what it costs: per repetition and in all for a run */
+	const char *mt = NULL;
+	if (v->cost != NULL && each[0] != '\0') {
+		oxp_cost_poly all = macs;
+		oxp_cost_poly_scale(&all, members);
+		char t[160];
+		const char *tail = NULL;
+		if (!all.flags) {
+			oxp_cost_poly_format(v->cost, &all, 0, t, sizeof(t));
+			tail = oxp_arena_printf(v->arena, " each \xc2\xb7 %s in all", t);
+		}
+		mt = oxr__macs_text(v, &macs, tail ? tail : " each");
+	} else if (v->cost != NULL) {
+		mt = oxr__macs_text(v, &macs, "");
+	}
+	if (mt != NULL)
+		oxr__add_row(v, b, ROW_SUB, mt);
 	(void)other;
 }
 

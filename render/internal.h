@@ -159,6 +159,8 @@ typedef struct view {
 	vfold *fold;         /* per dag value (fold.c), NULL when no chain folds (arith=nodes,
 	                        or chains too big to follow: only constants fold) */
 	const oxp_quant *quant; /* quantization facts (quant=fold), else NULL (quant.c) */
+	oxp_arena *cost_arena;  /* the cost (parser/cost.c) for the MAC rows, NULL when it */
+	const oxp_cost *cost;   /* could not be computed (then boxes have no such row) */
 	double width, height;
 	int group_depth;     /* the grouping depth used (0 = none) */
 	uint32_t max_boxes;  /* cap */
@@ -221,6 +223,8 @@ const char *oxr__shape_text(oxp_arena *a, const oxp_value *val);
 const char *oxr__tensor_row(oxp_arena *a, const char *label, const oxp_tensor *t);
 /* Rows for an op box: header, name, attributes (per attrs level). */
 oxr_code oxr__op_rows(view *v, uint32_t box, oxr_error *err);
+/* "≈ 231 M MACs" (with suffix, e.g. " each"), NULL when the figure is 0 or has no value. */
+const char *oxr__macs_text(view *v, const oxp_cost_poly *macs, const char *suffix);
 bool oxr__add_row(view *v, vbox *b, row_style style, const char *text);
 /* Label for input k of a node: its schema's name ("W", "B", "inputs[2]") or the formal
  * name of the local function it calls; NULL when neither names it. */

@@ -478,6 +478,15 @@ static const char *attr_text(view *v, const oxp_attr *a)
 	return oxp_arena_strndup(v->arena, t.b, t.n);
 }
 
+const char *oxr__macs_text(view *v, const oxp_cost_poly *macs, const char *suffix)
+{
+	if (macs->flags || macs->nterms == 0)
+		return NULL;
+	char buf[160];
+	oxp_cost_poly_format(v->cost, macs, 0, buf, sizeof(buf));
+	return oxp_arena_printf(v->arena, "\xe2\x89\x88 %s MACs%s", buf, suffix);
+}
+
 oxr_code oxr__op_rows(view *v, uint32_t bi, oxr_error *err)
 {
 	vbox *b = &v->boxes[bi];

@@ -362,6 +362,11 @@ static oxr_code op_box_rows(view *v, uint32_t bi, oxr_error *err)
 	oxr__quant_rows(v, bi);
 	vbox *b = &v->boxes[bi];
 	const oxp_dnode *dn = &v->dv->nodes[b->node];
+	if (v->cost != NULL) {
+		const char *macs = oxr__macs_text(v, &v->cost->nodes[b->node].macs, "");
+		if (macs != NULL)
+			oxr__add_row(v, b, ROW_SUB, macs);
+	}
 	oxr__fold_rows(v, bi);
 	/* subgraphs, when collapsed */
 	if (!v->o.subgraphs_expand) {
@@ -654,6 +659,10 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 		rc = oxr__quant_mark(v, err);
 	if (rc != OXR_OK)
 		goto out;
+	/* MAC rows: a cost that cannot be computed (memory) leaves them out, nothing else */
+	v->cost_arena = oxp_arena_new((size_t)512 << 20);
+	if (v->cost_arena == NULL || oxp_cost_compute(d, v->cost_arena, NULL, &v->cost, NULL) != OXP_OK)
+		v->cost = NULL;
 
 	/* main graph: groups first (they decide which nodes are boxes) */
 	rc = oxr__hier_apply(v, 0, err);
@@ -866,6 +875,7 @@ void oxr__view_free(view *v)
 	free(v->node_hidden);
 	free(v->node_const);
 	free(v->fold);
+	oxp_arena_free(v->cost_arena);
 	oxp_arena_free(v->arena);
 	memset(v, 0, sizeof(*v));
 }

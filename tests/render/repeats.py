@@ -325,7 +325,11 @@ def test_summaries(tmp):
         # Transpose is the rest
         check(key == "MatMul \u00d77, Softmax \u00d71, LeakyRelu \u00d71, Add \u00d72",
               "summary: named compute ops first: %r" % key)
-        check(r["texts"][4:] == ["Transpose \u00d71"], "summary: then the rest: %r" % r["texts"])
+        check(r["texts"][4:5] == ["Transpose \u00d71"], "summary: then the rest: %r" % r["texts"])
+        # then the cost of one repetition and of the run's 2 (docs/cost.md)
+        check(len(r["texts"]) == 6 and r["texts"][5].startswith("\u2248 ")
+              and " MACs each \u00b7 " in r["texts"][5] and r["texts"][5].endswith(" in all"),
+              "summary: MACs per repetition and in all: %r" % r["texts"])
 
 
 def main():
