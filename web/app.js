@@ -233,7 +233,10 @@ async function openModel(id) {
     }
     const sm = (s.summary && s.summary.summary) || {};
     $('crumb-meta').textContent = `${fmtInt(sm.nodes)} nodes · ${fmtBytes(s.size)}`;
-    clear($('model-body')).append(modelPanel(s, { fileName: names.get()[id], onNode: (node) => goToNode({ node }) }));
+    clear($('model-body')).append(modelPanel(s, {
+      fileName: names.get()[id], onNode: (node) => goToNode({ node }),
+      loadCost: (dims) => getJSON(`${modelUrl(id)}/cost.json${dims ? `?dims=${encodeURIComponent(dims)}` : ''}`),
+    }));
   } catch (e) {
     if (cur.id !== id) return;
     clear($('model-body')).append(errorNotice(e));

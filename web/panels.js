@@ -32,7 +32,7 @@ function bars(rows, shown = 12) {
 }
 
 // GET /models/{id}: {id, size, summary: {model, summary, warnings}, links}.
-export function modelPanel(doc, { fileName, onNode } = {}) {
+export function modelPanel(doc, { fileName, onNode, loadCost } = {}) {
   const m = (doc.summary && doc.summary.model) || {};
   const sm = (doc.summary && doc.summary.summary) || {};
   const warnings = (doc.summary && doc.summary.warnings) || [];
@@ -71,6 +71,8 @@ export function modelPanel(doc, { fileName, onNode } = {}) {
     ]));
   }
 
+  if (loadCost) frag.append(costSection(loadCost));
+
   const qz = sm.quantization;
   if (qz && qz.formats && qz.formats.length) frag.append(quantSection(qz));
 
@@ -97,6 +99,58 @@ export function modelPanel(doc, { fileName, onNode } = {}) {
   }
   if (warnings.length > 100) frag.append(h('p', { class: 'empty', text: `… and ${warnings.length - 100} more (see the model JSON)` }));
   return frag;
+}
+
+// A cost figure (docs/api.md "Cost"): a number, a polynomial {expr, terms} in the named
+// dims, or {marker}.
+const SI = ['', ' k', ' M', ' G', ' T', ' P', ' E'];
+function fmtFigure(f) {
+  if (typeof f === 'number') {
+    let x = f;
+    let e = 0;
+    while (x >= 999.5 && e < SI.length - 1) { x /= 1000; e += 1; }
+    return e ? `${Number(x.toPrecision(3))}${SI[e]}` : String(f);
+  }
+  if (f && f.expr) return f.expr;
+  return f && f.marker ? f.marker.replace('_', ' ') : '?';
+}
+
+const figBytes = (f) => (typeof f === 'number' ? fmtBytes(f) : `${fmtFigure(f)} bytes`);
+
+// GET /models/{id}/cost.json (docs/cost.md): totals, the op types with the most MACs and
+// the uncounted ops, with a control binding the named dims (batch:1,sequence_length:128).
+function costSection(loadCost) {
+  const box = h('section', { class: 'cost-summary', 'aria-label': 'Cost' });
+  const body = h('div', null, h('p', { class: 'empty', text: 'Counting…' }));
+  const input = h('input', { type: 'text', class: 'cost-dims', placeholder: 'batch:1,sequence_length:128', 'aria-label': 'Bind dims' });
+  const show = (dims) => {
+    loadCost(dims).then((c) => {
+      const t = c.total || {};
+      const par = t.params || {};
+      const nodes = t.nodes || {};
+      const rows = [
+        ['MACs', fmtFigure(t.macs)],
+        ['Other ops', fmtFigure(t.ops)],
+        ['FLOPs', `${fmtFigure(t.flops)} (2 × MACs + other ops)`],
+        ['Weights', par.weights !== undefined ? `${fmtInt(par.weights)} · ${fmtBytes(par.bytes)}${par.scale_bytes ? ` (scales and zero points ${fmtBytes(par.scale_bytes)})` : ''}` : undefined],
+        ['Activations', `${figBytes(t.read_bytes)} read · ${figBytes(t.written_bytes)} written`],
+        ['Nodes', `${fmtInt(nodes.counted)} counted · ${fmtInt(nodes.bookkeeping)} bookkeeping (0)${nodes.uncounted ? ` · ${fmtInt(nodes.uncounted)} uncounted` : ''}${nodes.unknown ? ` · ${fmtInt(nodes.unknown)} unknown shapes` : ''}`],
+      ];
+      if (c.symbols && c.symbols.length) rows.push(['Dims', c.symbols.join(', ')]);
+      const top = (c.types || []).filter((ty) => ty.kind === 'counted' && ty.macs !== 0).slice(0, 10);
+      const unc = c.uncounted || [];
+      clear(body).append(...[kv(rows),
+        top.length ? h('ul', { class: 'cost-types' }, top.map((ty) => h('li', { text: `${ty.op} ×${fmtInt(ty.count)}: ${fmtFigure(ty.macs)} MACs` }))) : null,
+        unc.length ? h('p', { class: 'notice warn', text: `Uncounted: ${unc.map((u) => `${u.domain ? `${u.domain}.` : ''}${u.op} ×${u.count}`).join(', ')}` }) : null].filter(Boolean));
+    }).catch((e) => {
+      clear(body).append(h('p', { class: 'notice warn', text: `Cost: ${e.message}` }));
+    });
+  };
+  const form = h('form', { class: 'cost-form', onsubmit: (ev) => { ev.preventDefault(); show(input.value.trim()); } },
+    input, h('button', { type: 'submit', class: 'btn btn-plain btn-small', text: 'Bind' }));
+  box.append(h('h3', { text: 'Cost' }), form, body);
+  show('');
+  return box;
 }
 
 // summary.quantization (docs/quant.md): formats, quantized ops per precision, what stays

@@ -219,6 +219,9 @@ describe('web page in Chromium', () => {
     assert.ok(n >= 6, `${n} op nodes drawn`);
     assert.match(await page.textContent('#model-body'), /onnxviz-e2e/);
     assert.match(await page.textContent('#model-body'), /purpose\s*browser test/);
+    // the cost (docs/cost.md): x [1,4] x W [4,4] is 16 MACs
+    await page.waitForSelector('#model-body .cost-summary dl');
+    assert.match(await page.textContent('#model-body .cost-summary'), /MACs\s*16(?!\d)/);
     assert.equal(await page.textContent('#crumb-name'), 'fp16.onnx');
     assert.equal(await page.isVisible('#upload-card'), false, 'the upload card closes once the graph is drawn');
   });
