@@ -632,6 +632,88 @@ static void test_onnx_attention(void **state)
 	unbuild(&b);
 }
 
+/* An LLM-shaped model: 32 layers of int4 MatMulNBits projections (q 64, k 32, v 32, o 64,
+ * MLP up 128 and down 64 over hidden 64, block 32, no zero points) around a
+ * GroupQueryAttention (4 heads over 2 key/value heads of 16) with a past of length P, the
+ * intermediate shapes declared (value_info: shape inference knows no com.microsoft op).
+ * Closed forms, per layer: projections B·S·(64·64 + 2·64·32 + 64·64 + 64·128 + 128·64)
+ * = 28,672·B·S MACs; attention B·S·(S + P)·2·4·16 = 128·B·S^2 + 128·B·S·P.  Parameters
+ * per layer: 28,672 int4 weights in 14,336 packed bytes, 896 float scales. */
+static void value_decl(mb *m, const char *name, const char *dims)
+{
+	io(m, 13, name, F, dims);
+}
+
+static void nbits(mb *m, const char *a, const char *y, int l, const char *w, int n, int k,
+                  const char *ydims)
+{
+	char wn[32], sn[32], dims[64], spec[128], na[16], ka[16];
+	snprintf(wn, sizeof(wn), "%s%d", w, l);
+	snprintf(sn, sizeof(sn), "%s%d.s", w, l);
+	snprintf(dims, sizeof(dims), "%d,%d,16", n, k / 32);
+	init(m, wn, U8, dims);
+	snprintf(dims, sizeof(dims), "%d", n * k / 32);
+	init(m, sn, F, dims);
+	snprintf(spec, sizeof(spec), "MatMulNBits(%s,%s,%s)->%s", a, wn, sn, y);
+	snprintf(na, sizeof(na), "N=%d", n);
+	snprintf(ka, sizeof(ka), "K=%d", k);
+	node(m, MS, spec, na, ka, "bits=4", "block_size=32", END);
+	value_decl(m, y, ydims);
+}
+
+static void test_llm_closed_form(void **state)
+{
+	(void)state;
+	enum { L = 32 };
+	for (int bound = 0; bound < 2; bound++) {
+		mb m = {0};
+		in(&m, "x0", F, "B,S,64");
+		in(&m, "sl", I32, "B");
+		in(&m, "tl", I32, "");
+		for (int l = 0; l < L; l++) {
+			char x[16], q[16], k[16], v[16], a[16], o[16], u[16], nx[16], pk[16], pv[16];
+			snprintf(x, sizeof(x), "x%d", l);
+			snprintf(q, sizeof(q), "q%d", l);
+			snprintf(k, sizeof(k), "k%d", l);
+			snprintf(v, sizeof(v), "v%d", l);
+			snprintf(a, sizeof(a), "a%d", l);
+			snprintf(o, sizeof(o), "o%d", l);
+			snprintf(u, sizeof(u), "u%d", l);
+			snprintf(nx, sizeof(nx), "x%d", l + 1);
+			snprintf(pk, sizeof(pk), "pk%d", l);
+			snprintf(pv, sizeof(pv), "pv%d", l);
+			in(&m, pk, F, "B,2,P,16");
+			in(&m, pv, F, "B,2,P,16");
+			nbits(&m, x, q, l, "Wq", 64, 64, "B,S,64");
+			nbits(&m, x, k, l, "Wk", 32, 64, "B,S,32");
+			nbits(&m, x, v, l, "Wv", 32, 64, "B,S,32");
+			char spec[160];
+			snprintf(spec, sizeof(spec), "GroupQueryAttention(%s,%s,%s,%s,%s,sl,tl)->%s", q, k, v,
+			         pk, pv, a);
+			node(&m, MS, spec, "num_heads=4", "kv_num_heads=2", END);
+			value_decl(&m, a, "B,S,64");
+			nbits(&m, a, o, l, "Wo", 64, 64, "B,S,64");
+			nbits(&m, o, u, l, "Wu", 128, 64, "B,S,128");
+			nbits(&m, u, nx, l, "Wd", 64, 128, "B,S,64");
+		}
+		built b;
+		build(&b, &m, bound ? "B:1,S:1,P:99" : NULL);
+		const oxp_cost_sum *t = &b.c->total;
+		assert_int_equal(t->unknown, 0);
+		assert_int_equal(t->counted, L * 7);
+		if (bound) /* one new token at T = 100: 32 x (28,672 + 128 x 100) */
+			assert_int_equal(num(&t->macs), L * (28672 + 128 * 100));
+		else
+			assert_string_equal(fmt(&b, &t->macs),
+			                    "4096·B·S·P + 4096·B·S^2 + 917504·B·S");
+		assert_int_equal(t->params.weights, L * 28672);
+		assert_int_equal(t->params.bytes, L * (14336 + 896 * 4));
+		assert_int_equal(t->params.qbytes, L * 896 * 4);
+		assert_int_equal(t->params.elements, L * (14336 + 896));
+		unbuild(&b);
+	}
+}
+
 /* ---------------------------------------------------------------------------------------
  * Recurrent
  */
@@ -885,6 +967,7 @@ int main(void)
 		cmocka_unit_test(test_gqa_symbolic),
 		cmocka_unit_test(test_gqa_shared_buffer),
 		cmocka_unit_test(test_qgemm),
+		cmocka_unit_test(test_llm_closed_form),
 		cmocka_unit_test(test_mha),
 		cmocka_unit_test(test_ms_attention),
 		cmocka_unit_test(test_onnx_attention),
