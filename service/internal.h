@@ -538,9 +538,10 @@ void oxs_remove_path(const char *path);
  * when it holds anything else or cannot be read (store.c). */
 bool oxs_data_files(const char *dir, oxs_bundle_file **files, size_t *n, uint64_t *bytes);
 /* Create the file at relative location loc (oxs_location_valid) beneath dirfd, making
- * its folders, never following a symbolic link and never replacing anything: the new
- * file open for reading and writing, or -1 with *err the errno (EEXIST, ENOTDIR, ELOOP,
- * EISDIR: the name collides with what is there). */
+ * its folders, never following a symbolic link and never replacing anything
+ * (oxp_open_beneath with OXP_BENEATH_MKDIRS): the new file open for reading and writing,
+ * or -1 with *err the errno (EEXIST, ENOTDIR, ELOOP, EISDIR: the name collides with what
+ * is there). */
 int oxs_create_beneath(int dirfd, const char *loc, int *err);
 
 /* SHA-256 of data as lowercase hex into out (65 bytes); the first `hexlen` characters
