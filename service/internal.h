@@ -205,7 +205,8 @@ typedef struct oxs_s3_req {
 	size_t body_len;
 	int body_fd;              /* -1 = body is in memory (or none) */
 	uint64_t body_off, body_size;
-	const char *body_sha256;  /* its SHA-256 in hex when known; NULL: hashed here */
+	const char *body_sha256;  /* its SHA-256 in hex when known; NULL: hashed by each call
+	                           * (which leaves this NULL: r holds nothing of the call's) */
 	/* the answer's body when 2xx: into out, or written to out_fd from offset 0 */
 	oxr_buf *out;
 	int out_fd;               /* -1 = not to a file */
