@@ -538,6 +538,15 @@ void oxs_remove_path(const char *path);
  * files) with their locations, sizes and SHA-256 into *files (the caller frees); false
  * when it holds anything else or cannot be read (store.c). */
 bool oxs_data_files(const char *dir, oxs_bundle_file **files, size_t *n, uint64_t *bytes);
+/* The operations of an oxs_store_ops whose file defines each as static op_<name>
+ * (store.c, store_s3.c): {.name = "...", OXS_STORE_OPS_OF_FILE}. */
+#define OXS_STORE_OPS_OF_FILE                                                            \
+	.spool = op_spool, .put_model = op_put_model, .stat_model = op_stat_model,          \
+	.put_meta = op_put_meta, .open_model = op_open_model, .model_path = op_model_path,  \
+	.list_models = op_list, .delete_model = op_delete,                                  \
+	.get_rendering = op_get_rendering, .put_rendering = op_put_rendering,               \
+	.stats = op_stats, .writable = op_writable, .close = op_close,                      \
+	.spool_dir = op_spool_dir, .put_data = op_put_data, .open_data = op_open_data
 /* Create the file at relative location loc (oxs_location_valid) beneath dirfd, making
  * its folders, never following a symbolic link and never replacing anything
  * (oxp_open_beneath with OXP_BENEATH_MKDIRS): the new file open for reading and writing,

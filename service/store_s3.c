@@ -1164,22 +1164,7 @@ static void op_close(oxs_store *base)
 static const oxs_store_ops s3_ops = {
     .name = "s3",
     .remote = true,
-    .spool = op_spool,
-    .put_model = op_put_model,
-    .stat_model = op_stat_model,
-    .put_meta = op_put_meta,
-    .open_model = op_open_model,
-    .model_path = op_model_path,
-    .list_models = op_list,
-    .delete_model = op_delete,
-    .get_rendering = op_get_rendering,
-    .put_rendering = op_put_rendering,
-    .stats = op_stats,
-    .writable = op_writable,
-    .close = op_close,
-    .spool_dir = op_spool_dir,
-    .put_data = op_put_data,
-    .open_data = op_open_data,
+    OXS_STORE_OPS_OF_FILE,
 };
 
 oxs_status oxs_store_s3_open(oxs_store **out, const oxs_store_s3_options *opt, char *err,
