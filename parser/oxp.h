@@ -670,6 +670,34 @@ uint32_t oxp_f8_to_f32_bits(int32_t dtype, uint8_t v);
 double oxp_bits_to_f64(int32_t dtype, uint64_t bits);
 
 /* ---------------------------------------------------------------------------------------
+ * Opening beneath a directory (parser/beneath.c): the one confinement every untrusted
+ * path goes through (external data, --models-dir files, data folders of the stores).
+ *
+ * oxp_open_beneath opens path[0..len) relative to dirfd (a directory the caller opened;
+ * not closed here) with open(2)'s oflags plus O_NOFOLLOW|O_CLOEXEC (O_CREAT: mode 0600),
+ * never leaving dirfd and never through a symbolic link: openat2() with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, or, when the kernel has none (or flags say
+ * so), component by component with O_NOFOLLOW, folders O_DIRECTORY and fstat-checked.
+ * "" and "." components stay where they are; a trailing "/" wants a folder.  Returns 0 and
+ * *out (the new fd, the caller's to close), or an errno value (*out untouched):
+ *   EXDEV        absolute path or a ".." component (refused on the text, always), or an
+ *                escape the kernel saw;
+ *   ELOOP        a component is a symbolic link or a /proc magic link (O_PATH: the last
+ *                one too);
+ *   ENOTDIR      a folder component is not a folder (or "file/");
+ *   ENOENT       no such file, or path empty;  EINVAL  a NUL inside path[0..len);
+ *   ENAMETOOLONG len > OXP_BENEATH_MAX or a component over NAME_MAX;
+ *   EEXIST       O_CREAT|O_EXCL and the name exists (a symbolic link included);
+ *   others       as open(2) says.
+ * What is opened is not checked further: callers that want a regular file with one link
+ * fstat it. */
+#define OXP_BENEATH_MAX 4095
+#define OXP_BENEATH_NO_OPENAT2 1u /* the component walk even when openat2 exists (tests) */
+#define OXP_BENEATH_MKDIRS 2u     /* make missing folders on the way (0700); walks */
+int oxp_open_beneath(int *out, int dirfd, const char *path, size_t len, int oflags,
+                     unsigned flags);
+
+/* ---------------------------------------------------------------------------------------
  * External data (parser/external.c).  external_data entries are untrusted: the location
  * must be a plain relative path (no "..", no absolute or drive path, no backslash, no
  * NUL) and is opened beneath a directory the caller gives, without following any symbolic

@@ -212,7 +212,8 @@ typedef struct oxs_s3_req {
 	size_t body_len;
 	int body_fd;              /* -1 = body is in memory (or none) */
 	uint64_t body_off, body_size;
-	const char *body_sha256;  /* its SHA-256 in hex when known; NULL: hashed here */
+	const char *body_sha256;  /* its SHA-256 in hex when known; NULL: hashed by each call
+	                           * (which leaves this NULL: r holds nothing of the call's) */
 	/* the answer's body when 2xx: into out, or written to out_fd from offset 0 */
 	oxr_buf *out;
 	int out_fd;               /* -1 = not to a file */
@@ -577,10 +578,20 @@ void oxs_remove_path(const char *path);
  * files) with their locations, sizes and SHA-256 into *files (the caller frees); false
  * when it holds anything else or cannot be read (store.c). */
 bool oxs_data_files(const char *dir, oxs_bundle_file **files, size_t *n, uint64_t *bytes);
+/* The operations of an oxs_store_ops whose file defines each as static op_<name>
+ * (store.c, store_s3.c): {.name = "...", OXS_STORE_OPS_OF_FILE}. */
+#define OXS_STORE_OPS_OF_FILE                                                            \
+	.spool = op_spool, .put_model = op_put_model, .stat_model = op_stat_model,          \
+	.put_meta = op_put_meta, .open_model = op_open_model, .model_path = op_model_path,  \
+	.list_models = op_list, .delete_model = op_delete,                                  \
+	.get_rendering = op_get_rendering, .put_rendering = op_put_rendering,               \
+	.stats = op_stats, .writable = op_writable, .close = op_close,                      \
+	.spool_dir = op_spool_dir, .put_data = op_put_data, .open_data = op_open_data
 /* Create the file at relative location loc (oxs_location_valid) beneath dirfd, making
- * its folders, never following a symbolic link and never replacing anything: the new
- * file open for reading and writing, or -1 with *err the errno (EEXIST, ENOTDIR, ELOOP,
- * EISDIR: the name collides with what is there). */
+ * its folders, never following a symbolic link and never replacing anything
+ * (oxp_open_beneath with OXP_BENEATH_MKDIRS): the new file open for reading and writing,
+ * or -1 with *err the errno (EEXIST, ENOTDIR, ELOOP, EISDIR: the name collides with what
+ * is there). */
 int oxs_create_beneath(int dirfd, const char *loc, int *err);
 
 /* SHA-256 of data as lowercase hex into out (65 bytes); the first `hexlen` characters

@@ -260,7 +260,7 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 typedef struct oxs_store_s3_options {
 	const char *url;        /* s3://BUCKET[/PREFIX] */
 	const char *cache_dir;  /* the local cache folder */
-	uint64_t cache_budget;  /* bytes of the local cache */
+	uint64_t cache_budget;  /* bytes of the local cache (> 0): a model and its data fit it */
 	unsigned timeout;       /* seconds a request may stall (connect, no progress) */
 	uint64_t part_size;     /* multipart upload above this many bytes (>= 5 MiB) */
 	char *const *envp;      /* the environment to read AWS_* from */
