@@ -843,7 +843,7 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 				if (e == NULL)
 					goto nomem;
 				e->tensors++;
-				e->parameters += t->count;
+				e->parameters = oxp_sat_add_u64(e->parameters, t->count);
 			}
 			uint32_t sz[2] = {const_root(v, t->scale), const_root(v, t->zero_point)};
 			for (int j = 0; j < 2; j++) {
@@ -853,7 +853,7 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 				if (st == NULL)
 					continue;
 				vmark[sz[j]] |= 2;
-				q->quant_params += tensor_count(st);
+				q->quant_params = oxp_sat_add_u64(q->quant_params, tensor_count(st));
 			}
 		}
 	}
@@ -871,7 +871,7 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 		                          ? val->sparse_initializer->values
 		                          : NULL;
 		if (t != NULL && is_float(t->data_type) && vmark[vi] == 0)
-			q->float_params += tensor_count(t);
+			q->float_params = oxp_sat_add_u64(q->float_params, tensor_count(t));
 	}
 	/* ops of a weight precision without a constant of it (a computed weight) still count */
 	if (wk.n > 1)
@@ -1463,6 +1463,8 @@ void oxp_dequant_zero_points(const oxp_dequant *dq, const int64_t *raw, int32_t 
 
 uint64_t oxp_dequant_scale_index(const oxp_dequant *dq, uint64_t i)
 {
+	if (dq->dim == 0 || dq->inner == 0) /* refused by oxp_dequant_find; a layout by hand */
+		return 0;
 	switch (dq->gran) {
 	case OXP_QG_AXIS:
 		return (i / dq->inner) % dq->dim;
