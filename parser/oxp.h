@@ -71,6 +71,23 @@ const char *oxp_code_name(oxp_code code);
 char *oxp_error_format(const oxp_error *err, char *buf, size_t size);
 
 /* ---------------------------------------------------------------------------------------
+ * Counts taken from a model (parameters, bytes, elements) are summed and multiplied with
+ * these: a total past 2^64-1 stays UINT64_MAX ("more than can be counted") instead of
+ * wrapping to a small number, so a later sum cannot wrap either (docs/arith-audit.md).
+ */
+static inline uint64_t oxp_sat_add_u64(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static inline uint64_t oxp_sat_mul_u64(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* ---------------------------------------------------------------------------------------
  * Limits.  oxp_limits_default() gives the values documented in README ("Limits").
  */
 typedef struct oxp_limits {
