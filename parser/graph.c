@@ -101,6 +101,9 @@ typedef struct build {
 
 static oxp_code nomem(build *b)
 {
+	if (oxp_arena_code(b->d->arena) == OXP_E_BUDGET)
+		return oxp__set_error(b->err, OXP_E_BUDGET, 0, "",
+		                      "linking the graph needs more than the model's memory budget");
 	return oxp__set_error(b->err, OXP_E_NOMEM, 0, "", "out of memory while linking the graph");
 }
 

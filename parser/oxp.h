@@ -44,7 +44,7 @@ typedef enum oxp_code {
 	OXP_E_DEPTH,       /* messages nested deeper than oxp_limits.max_depth */
 	OXP_E_GRAPH_DEPTH, /* subgraphs nested deeper than oxp_limits.max_graph_depth */
 	OXP_E_LIMIT,       /* a count limit (nodes, inputs of a node, ...) exceeded */
-	OXP_E_NOMEM,       /* allocation budget exceeded, or out of memory */
+	OXP_E_NOMEM,       /* out of memory (malloc failed): the machine's, try again later */
 	OXP_E_DIMS,        /* tensor dims negative, or their product overflows int64 */
 	OXP_E_NOT_MODEL,   /* well-formed protobuf, but neither graph nor ir_version: not ONNX */
 	OXP_E_IO,          /* file could not be opened, is not a regular file, or mmap failed */
@@ -54,6 +54,8 @@ typedef enum oxp_code {
 	OXP_E_EXTERNAL,    /* tensor data is external: use the external-data functions */
 	OXP_E_RANGE,       /* element offset or count outside the tensor */
 	OXP_E_RECURSION,   /* model-local functions call each other recursively */
+	OXP_E_BUDGET,      /* the model needs more memory than its budget allows (max_alloc, an
+	                      analysis arena's): permanent, the model's own, unlike OXP_E_NOMEM */
 	OXP_E__COUNT
 } oxp_code;
 
@@ -1219,6 +1221,9 @@ size_t oxp_arena_used(const oxp_arena *a);
 /* True once any allocation from this arena has failed: a user that lets a NULL through
  * (an optional label, say) checks this before calling its result complete. */
 bool oxp_arena_failed(const oxp_arena *a);
+/* Why: OXP_OK (no allocation failed), OXP_E_NOMEM (malloc failed) or OXP_E_BUDGET (the
+ * arena's budget was reached). */
+oxp_code oxp_arena_code(const oxp_arena *a);
 
 /* Find a tensor by preview key: an initializer name (main graph first, then other
  * scopes), the name of a value produced by a Constant node, or a document "ref"

@@ -888,12 +888,15 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 	q->acts = ak.e;
 	*out = q;
 	return OXP_OK;
-nomem:
+nomem:;
+	oxp_code code = oxp_arena_code(a) == OXP_E_BUDGET ? OXP_E_BUDGET : OXP_E_NOMEM;
 	if (err != NULL) {
-		err->code = OXP_E_NOMEM;
-		snprintf(err->message, sizeof(err->message), "out of memory analysing quantization");
+		err->code = code;
+		snprintf(err->message, sizeof(err->message), code == OXP_E_BUDGET
+		         ? "analysing quantization needs more than its memory budget"
+		         : "out of memory analysing quantization");
 	}
-	return OXP_E_NOMEM;
+	return code;
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -104,13 +104,14 @@ typedef struct oxs_loaded {
 /* Parse path as a model and link it, or, when it does not parse as a model, as a lone
  * TensorProto with a data type (oxs_tensor_upload_parse).  On failure the model's error
  * (err) stands and *out is untouched. */
-oxp_code oxs_load(oxs_loaded *out, const char *path, oxp_error *err);
+oxp_code oxs_load(oxs_loaded *out, const char *path, uint64_t budget, oxp_error *err);
 void oxs_loaded_free(oxs_loaded *l);
 /* buf as a "tensor" upload: a TensorProto whose data_type is set (an empty or unrelated
  * body that happens to decode as a TensorProto has none).  OXP_E_NOT_MODEL otherwise. */
 oxp_code oxs_tensor_upload_parse(oxp_model **out, const void *buf, size_t len, oxp_error *err);
 
-oxs_models *oxs_models_new(unsigned max_count, uint64_t max_bytes);
+/* budget: the parse budget of one model (oxp_limits.max_alloc; 0: the parser's default). */
+oxs_models *oxs_models_new(unsigned max_count, uint64_t max_bytes, uint64_t budget);
 void oxs_models_free(oxs_models *mc);
 /* Load (or find) model id: from src when not NULL/"" (a path, e.g. a --models-dir file
  * opened confined, with id naming that file's version), else from the store.  OXS_OK with
@@ -145,6 +146,11 @@ void oxs_metrics_upload(int result, uint64_t bytes);
 void oxs_metrics_cache(int which);
 void oxs_metrics_layout(int result);
 void oxs_metrics_isolated(int what, int result);
+/* Loads of models into the parsed-model cache (models.c): parsed and linked, refused for
+ * the model's own reason, failed for ours (I/O, memory), or refused from the memory of a
+ * recent refusal without parsing. */
+enum { OXS_LOAD_OK, OXS_LOAD_INVALID, OXS_LOAD_FAILED, OXS_LOAD_REMEMBERED, OXS_LOAD__COUNT };
+void oxs_metrics_load(int result);
 /* One request to the object store: its op (OXS_S3OP_*), how long it took and its outcome
  * (OXS_STORE_OK: answered as expected — 2xx, 304, 404, 412; OXS_STORE_ERROR: another
  * answer; OXS_STORE_RETRIED: a connection error, timeout or 5xx that was retried;

@@ -33,6 +33,7 @@ static atomic_uint_fast64_t upload_bytes;
 static atomic_uint_fast64_t cache_events[OXS_HIT__COUNT];
 static atomic_uint_fast64_t layouts[OXS_LAYOUT__COUNT];
 static atomic_uint_fast64_t isolated[OXS_ISO__COUNT][OXS_ISOLATED__COUNT];
+static atomic_uint_fast64_t loads[OXS_LOAD__COUNT];
 static atomic_uint_fast64_t store_requests[OXS_S3OP__COUNT][OXS_STORE__COUNT];
 static atomic_uint_fast64_t store_latency[OXS_S3OP__COUNT][NBUCKETS + 1];
 static atomic_uint_fast64_t store_latency_sum_ns[OXS_S3OP__COUNT];
@@ -85,6 +86,12 @@ void oxs_metrics_layout(int result)
 {
 	if (result >= 0 && result < OXS_LAYOUT__COUNT)
 		atomic_fetch_add_explicit(&layouts[result], 1, memory_order_relaxed);
+}
+
+void oxs_metrics_load(int result)
+{
+	if (result >= 0 && result < OXS_LOAD__COUNT)
+		atomic_fetch_add_explicit(&loads[result], 1, memory_order_relaxed);
 }
 
 void oxs_metrics_isolated(int what, int result)
@@ -194,6 +201,14 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 	for (int i = 0; i < OXS_LAYOUT__COUNT; i++)
 		oxr_buf_printf(o, "onnxviz_layouts_total{result=\"%s\"} %" PRIu64 "\n", lay_names[i],
 		               get(&layouts[i]));
+	static const char *const load_names[] = {"ok", "invalid", "failed", "remembered"};
+	header(o, "onnxviz_model_loads_total", "counter",
+	       "Models loaded into the parsed-model cache, by outcome (invalid: refused for the "
+	       "model's own reason, e.g. over its budget; failed: I/O or out of memory; "
+	       "remembered: refused again from the memory of a recent refusal, not parsed).");
+	for (int i = 0; i < OXS_LOAD__COUNT; i++)
+		oxr_buf_printf(o, "onnxviz_model_loads_total{result=\"%s\"} %" PRIu64 "\n",
+		               load_names[i], get(&loads[i]));
 	static const char *const iso_what[] = {"preview", "document"};
 	static const char *const iso_names[] = {"ok", "crashed", "killed", "unstarted"};
 	header(o, "onnxviz_isolated_total", "counter",

@@ -87,6 +87,7 @@ typedef struct oxs_config {
 	unsigned upload_rate;    /* --upload-rate: uploads per minute per address; 0 = off */
 	unsigned model_cache;    /* --model-cache: parsed models kept in memory */
 	uint64_t model_cache_bytes; /* --model-cache-bytes */
+	uint64_t model_memory;   /* --model-memory: the parse budget of one model */
 	uint64_t memory_cache;   /* --memory-cache: bytes of responses kept in memory */
 	unsigned grace;          /* --grace: seconds to finish requests on SIGTERM */
 	bool log_requests;       /* --log-requests: one line per request on stderr */
