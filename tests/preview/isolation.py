@@ -14,6 +14,7 @@ whose graph is named __fault_doc_segv writes through NULL).  Checked:
     switch works both ways; no fault is triggered there).
 """
 import os
+import re
 import threading
 import time
 
@@ -40,6 +41,24 @@ def doc_fault_model(path):
     onnx.save(helper.make_model(g), path)
 
 
+def expected_reports(H, s):
+    """A sanitizer build reports the injected faults (UBSan: the division, the store through
+    NULL) before the child exits: drop exactly those reports (at the two injection sites,
+    followed by the crash they cause) from the log, so that any other report still fails."""
+    site = re.compile(r"service/(preview|artifacts)\.c:\d+:\d+: runtime error: "
+                      r"(division by zero|store to null pointer)")
+    log, keep, i = s.log, [], 0
+    while i < len(log):
+        if site.search(log[i]) and any("computation crashed" in l for l in log[i + 1:i + 40]):
+            i += 1
+            while i < len(log) and (log[i].lstrip().startswith("#") or not log[i].strip()):
+                i += 1
+            continue
+        keep.append(log[i])
+        i += 1
+    s.log[:] = keep
+
+
 def run(H, tmp):
     check = H.check
     fault_bin = os.path.join(os.environ.get("BUILD", "build"), "onnxviz-fault")
@@ -57,6 +76,7 @@ def run(H, tmp):
         faults(H, s, path, good)
         doc_faults(H, s, tmp)
     finally:
+        expected_reports(H, s)
         check(s.stop() == 0, "fault-injection server exit")
     H.BIN = fault_bin
     try:
