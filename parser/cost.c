@@ -1513,6 +1513,13 @@ static int type_rank_cmp(const void *pa, const void *pb)
 /* ---------------------------------------------------------------------------------------
  * The pass
  */
+static oxp_code arena_failed(const oxp_arena *a, oxp_error *err)
+{
+	if (oxp_arena_code(a) == OXP_E_BUDGET)
+		return oxp__set_error(err, OXP_E_BUDGET, 0, "",
+		                      "the cost needs more than its memory budget");
+	return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory for the cost");
+}
 oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *dims,
                           const oxp_cost **out, oxp_error *err)
 {
@@ -1531,7 +1538,7 @@ oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *d
 	uint32_t *tyof = oxp_arena_array(a, v->nnodes ? v->nnodes : 1, sizeof(*tyof));
 	if (c == NULL || nodes == NULL || scopes == NULL || syms == NULL || seen == NULL ||
 	    slot == NULL || first == NULL || tyof == NULL)
-		return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory for the cost");
+		return arena_failed(a, err);
 	uint32_t ntypes = 0;
 	for (uint32_t ni = 0; ni < v->nnodes; ni++) {
 		const oxp_node *n = v->nodes[ni].proto;
@@ -1556,7 +1563,7 @@ oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *d
 	}
 	oxp_cost_optype *types = oxp_arena_array(a, ntypes ? ntypes : 1, sizeof(*types));
 	if (types == NULL)
-		return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory for the cost");
+		return arena_failed(a, err);
 	for (uint32_t t = 0; t < ntypes; t++) {
 		types[t].op = v->nodes[first[t]].proto->op_type;
 		types[t].domain = v->nodes[first[t]].proto->domain;

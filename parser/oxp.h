@@ -1504,8 +1504,9 @@ typedef struct oxp_cost_bind {     /* dims given a value: "batch:1,sequence_leng
  * malformed. */
 oxp_code oxp_cost_bind_parse(oxp_cost_bind *out, const char *text, oxp_error *err);
 
-/* Compute into arena a (freed with it).  dims may be NULL.  OXP_E_NOMEM when the arena is
- * out; every other problem of the model is in the figures. */
+/* Compute into arena a (freed with it).  dims may be NULL.  OXP_E_BUDGET when the arena's
+ * budget is spent, OXP_E_NOMEM when malloc fails; every other problem of the model is in
+ * the figures. */
 oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *dims,
                           const oxp_cost **out, oxp_error *err);
 

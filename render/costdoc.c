@@ -93,10 +93,18 @@ oxr_code oxr_cost_json(const oxp_model *m, const oxp_dag *d, const oxp_cost_bind
 	(void)m;
 	oxp_arena *a = oxp_arena_new((size_t)512 << 20);
 	const oxp_cost *c = NULL;
-	if (a == NULL || oxp_cost_compute(d, a, dims, &c, NULL) != OXP_OK) {
-		oxp_arena_free(a);
-		return jx_nomem(err);
+	oxp_error pe;
+	oxp_code pc = a == NULL ? OXP_E_NOMEM : oxp_cost_compute(d, a, dims, &c, &pe);
+	oxp_arena_free(pc != OXP_OK ? a : NULL);
+	if (pc == OXP_E_BUDGET) { /* the model's own: too big, not the server out of memory */
+		if (err != NULL) {
+			err->code = OXR_E_TOO_BIG;
+			snprintf(err->message, sizeof(err->message), "%s", pe.message);
+		}
+		return OXR_E_TOO_BIG;
 	}
+	if (pc != OXP_OK)
+		return jx_nomem(err);
 	const oxp_dag_view *v = oxp_dag_get(d);
 	jx_oom_reset();
 	jx_scratch_begin();
