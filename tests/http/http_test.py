@@ -670,6 +670,18 @@ def t_cache_etag(s, mid):
     r = curl(base + "/document.json")
     check(r.status == 200 and (r.json() or {}).get("format") == "onnxviz.document/1", "document.json: %r" % r)
     check(curl(base + "/document.json", headers=["If-None-Match: " + r.h("etag")]).status == 304, "document 304")
+    # cost.json (docs/cost.md): the total is the sum of its nodes; cached (304); dims checked
+    r = curl(base + "/cost.json")
+    c = r.json() or {}
+    check(r.status == 200 and c.get("format") == "onnxviz.cost/1" and c["total"]["macs"] > 0
+          and c["total"]["macs"] == sum(n.get("macs", 0) for n in c["nodes"]), "cost.json: %r" % r)
+    check(curl(base + "/cost.json", headers=["If-None-Match: " + r.h("etag")]).status == 304, "cost 304")
+    r2 = curl(base + "/cost.json?dims=batch:1")
+    check(r2.status == 200 and (r2.json() or {}).get("dims") == {"batch": 1}
+          and r2.json()["total"]["macs"] == c["total"]["macs"], "cost.json?dims: %r" % r2)
+    for q in ("dims=batch", "dims=a:1,a:2", "dim=a:1"):
+        r2 = curl(base + "/cost.json?" + q)
+        check(r2.status == 400 and r2.error_code() == "bad_query", "cost.json?%s: %r" % (q, r2))
     r = curl(base)
     check(r.status == 200 and r.json().get("id") == mid and "summary" in r.json(), "summary: %r" % r)
     check(curl(base, headers=["If-None-Match: " + r.h("etag")]).status == 304, "summary 304")
