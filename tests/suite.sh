@@ -54,11 +54,13 @@ tally_print() { # NAME
 
 tally_run() { # FILE COMMAND...
   _f=$1; shift
-  # the exit status through a file: a pipe would give tee's
-  { "$@"; echo $? >"$_f.rc"; } | tee "$_f"
-  _rc=$(cat "$_f.rc" 2>/dev/null || echo 1)
-  rm -f "$_f.rc"
-  return "$_rc"
+  # into a file, shown by tail until the command ends: a pipe to tee would also wait for
+  # any process the command left behind holding its output
+  : >"$_f"
+  "$@" >"$_f" &
+  _pid=$!
+  tail -n +1 -s 0.2 -f --pid=$_pid "$_f"
+  wait $_pid
 }
 
 tally_suite() { # FILE COMMAND...
