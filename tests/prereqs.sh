@@ -23,7 +23,7 @@ rows() { # the table without comments and blank lines
 }
 
 if [ "$1" = --in-deps ]; then
-  deps=${DEPS_TEST-$(make -s --no-print-directory -C "$here/.." print-deps-test)} || exit 2
+  deps=${DEPS_TEST-$(MAKEFLAGS= MAKELEVEL= make -s --no-print-directory -C "$here/.." print-deps-test)} || exit 2
   [ -n "$deps" ] || { echo "prereqs: DEPS_TEST is empty"; exit 1; }
   bad=0
   tab=$(printf '\t')

@@ -43,7 +43,7 @@ PREREQS_TABLE=$tmp/table sh tests/prereqs.sh --in-deps >"$tmp/out" 2>&1; rc=$?
   [ "$(grep -c . "$tmp/out")" = 1 ] && ok "a row whose package is not in DEPS_TEST fails, naming it" ||
   { bad "a row outside DEPS_TEST (exit $rc):"; cat "$tmp/out"; }
 # DEPS_TEST as the Makefile has it, less fonts-liberation2 (the bug of issue 21)
-deps=$(make -s --no-print-directory print-deps-test | tr ' ' '\n' | grep -vx fonts-liberation2 | tr '\n' ' ')
+deps=$(MAKEFLAGS= MAKELEVEL= make -s --no-print-directory print-deps-test | tr ' ' '\n' | grep -vx fonts-liberation2 | tr '\n' ' ')
 DEPS_TEST=$deps sh tests/prereqs.sh --in-deps >"$tmp/out" 2>&1; rc=$?
 [ $rc = 1 ] && grep -q 'package fonts-liberation2 (render needs font .*LiberationSans-Regular.ttf) is not in DEPS_TEST' "$tmp/out" &&
   ! grep -qv fonts-liberation2 "$tmp/out" && ok "DEPS_TEST without fonts-liberation2 fails, naming it" ||

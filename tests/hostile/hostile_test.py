@@ -1199,7 +1199,7 @@ def t_io_failures():
     its id, its data file too), every stored file is complete, no temporary is left."""
     so = os.environ.get("FAILMALLOC_SO")
     if H.SANITIZED:
-        H.skip("file-system failures", "the shim is built for plain builds (AddressSanitizer owns the allocator)")
+        H.skip("file-system failures", "ASan must be the first library loaded, before an LD_PRELOAD shim")
         return
     if not check(so and os.path.exists(so), "file-system failures: failmalloc.so (tests/hostile/run.sh builds it)"):
         return
