@@ -16,8 +16,9 @@
 #                                counts of its summary line; a suite without one, or that
 #                                failed with no failure counted, adds one failed; returns
 #                                the suite's exit status (1 without a summary line)
-#   tally_run FILE COMMAND...    runs COMMAND, its standard output shown and kept in FILE;
-#                                returns its exit status
+#   tally_run FILE COMMAND...    runs COMMAND (a program, not a shell function), its
+#                                standard output shown and kept in FILE; returns its exit
+#                                status
 # tests/ (sourced by tests/NAME/run.sh or by a script in tests/ itself)
 TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
 [ -f "$TESTS_DIR/prereqs.sh" ] || TESTS_DIR=$(dirname "$TESTS_DIR")
@@ -54,13 +55,21 @@ tally_print() { # NAME
 
 tally_run() { # FILE COMMAND...
   _f=$1; shift
-  # into a file, shown by tail until the command ends: a pipe to tee would also wait for
-  # any process the command left behind holding its output
   : >"$_f"
-  "$@" >"$_f" &
-  _pid=$!
-  tail -n +1 -s 0.2 -f --pid=$_pid "$_f"
-  wait $_pid
+  rm -f "$_f.pid"
+  # Shown by a tail that ends with the command (tail --pid): a pipe to tee would also wait
+  # for any process the command left behind holding its output.  The command stays in
+  # the foreground, where Ctrl-C reaches it (a background one would ignore SIGINT).
+  ( i=0
+    while [ ! -s "$_f.pid" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -s "$_f.pid" ] || exec cat "$_f"
+    exec tail -n +1 -s 0.2 -f --pid="$(cat "$_f.pid")" "$_f" ) &
+  _tail=$!
+  sh -c 'echo $$ >"$0.pid"; exec "$@"' "$_f" "$@" >"$_f"
+  _rc=$?
+  wait $_tail
+  rm -f "$_f.pid"
+  return $_rc
 }
 
 tally_suite() { # FILE COMMAND...
