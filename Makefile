@@ -65,7 +65,7 @@ TOOLS_BIN   := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOLS_SRC))
 
 BIN := $(BUILD)/onnxviz
 
-.PHONY: all run test check unit tools deps deps-build bench-deps clean fuzz bench docker-check lint clang-check schemas
+.PHONY: all run test check unit tools deps deps-build print-deps-test bench-deps clean fuzz bench docker-check lint clang-check schemas
 .DEFAULT_GOAL := all
 
 all: $(BIN)
@@ -173,6 +173,13 @@ DEPS_TEST  += python3-pil fonts-dejavu-core
 # torchvision models, the modeldiff suite's pairs at two opsets): torch 1.13 and
 # torchvision 0.14, random weights, nothing downloaded
 DEPS_TEST  += python3-torch python3-torchvision
+# the render suite also measures the Liberation fonts (tests/render/widths.py); the diff
+# suite builds protobuf descriptors (python3-protobuf); monmaptool (s3) is in ceph-base;
+# readelf and ldd (docker), unshare and mount (docker, hostile) come with the system, and
+# are named so that tests/prereqs.tsv, which names them, stays within this list
+DEPS_TEST  += fonts-liberation2 python3-protobuf ceph-base binutils libc-bin util-linux mount
+# Every prerequisite of every suite is a row of tests/prereqs.tsv naming its package; the
+# deps suite (tests/deps/run.sh, first in `make test`) fails when one is not in DEPS_TEST.
 define install_missing
 	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	    | grep -q 'install ok installed' || echo $$p; done); \
@@ -187,13 +194,16 @@ endef
 deps:
 	$(call install_missing,$(DEPS_TEST))
 
+# the list the deps suite compares tests/prereqs.tsv with
+print-deps-test:
+	@echo $(DEPS_TEST)
+
 deps-build:
 	$(call install_missing,$(DEPS_BUILD))
 
 # The benchmarks (not part of `make test`): tests/bench/render.sh exports torchvision models
 # and compares with onnx's net_drawer (pydot); its drawing checks measure text with PIL.
-DEPS_BENCH := $(DEPS_TEST) python3-pydot python3-pil time \
-              fonts-liberation2
+DEPS_BENCH := $(DEPS_TEST) python3-pydot
 bench-deps:
 	$(call install_missing,$(DEPS_BENCH))
 

@@ -3,16 +3,16 @@
 # same warnings as errors (gcc builds everything else).  Into build-clang/.
 set -u
 cd "$(dirname "$0")/../.."
-if ! command -v clang >/dev/null 2>&1; then
-  echo "clang: not installed (make deps installs it)"
-  exit 1
-fi
+. tests/suite.sh
+suite_start clang
 if make -s clang-check >/tmp/onnxviz-clang.$$ 2>&1; then
   echo "clang: program, $(ls build-clang/tests/test_* 2>/dev/null | grep -vc '\.d$') unit programs and tools build warning-free"
   rm -f /tmp/onnxviz-clang.$$
+  echo "clang: 1 passed, 0 failed, 0 skipped"
   exit 0
 fi
 tail -n 30 /tmp/onnxviz-clang.$$
 rm -f /tmp/onnxviz-clang.$$
 echo "clang: build FAILED"
+echo "clang: 0 passed, 1 failed, 0 skipped"
 exit 1

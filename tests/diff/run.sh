@@ -5,15 +5,21 @@
 # has onnx; the python3 first on PATH may not), need $BUILD/tools/ (make tools) and
 # $ONNXVIZ_CORPUS.  libprotobuf's warnings about invalid UTF-8 in string fields (which the
 # constructed models contain on purpose) are dropped from stderr; all else is shown.
+# The last line counts the scripts: "diff: N passed, N failed, N skipped".
 set -u
 cd "$(dirname "$0")/../.."
+. tests/suite.sh
+suite_start diff
 : "${BUILD:=build}"
 export BUILD
 failed=""
 err=$(mktemp)
-trap 'rm -f "$err"' EXIT
+log=$(mktemp)
+trap 'rm -f "$err" "$log"' EXIT
 run() { # script
-  if ! /usr/bin/python3 "$1" 2>"$err"; then failed="$failed $1"; fi
+  tally_run "$log" /usr/bin/python3 "$1" 2>"$err"; rc=$?
+  tally_script $rc "$log"
+  [ $rc = 0 ] || failed="$failed $1"
   grep -v -e '^\[libprotobuf ERROR .*invalid UTF-8' \
        -e '^Warning: Checker does not support models with experimental ops' "$err" >&2
 }
@@ -36,8 +42,6 @@ echo "== tests/diff/check.py"
 run tests/diff/check.py
 echo "== tests/diff/cost.py"; run tests/diff/cost.py
 
-if [ -n "$failed" ]; then
-  echo "diff: FAILED:$failed"
-  exit 1
-fi
-echo "diff: all scripts passed"
+[ -z "$failed" ] || echo "diff: FAILED:$failed"
+tally_print diff
+[ -z "$failed" ]

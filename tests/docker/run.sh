@@ -21,14 +21,18 @@
 #      debootstrap and runs this build's binary in it; 0.5-2.5 minutes on a fresh machine
 #      (mostly the Debian mirror), 5-10 s with cached layers.  `make docker-check` (CI,
 #      after make test) replays the Dockerfile's build stage as well.
+# The last line: "docker: N passed, N failed, N skipped"; a skip is a line "SKIP what: why".
 set -u
 cd "$(dirname "$0")/../.."
+. tests/suite.sh
+suite_start docker
 . tests/docker/lib.sh
 : "${BUILD:=build}"
 BIN=$BUILD/onnxviz
 PY=/usr/bin/python3
 fails=0
 checks=0
+skips=0
 ok() { checks=$((checks + 1)); echo "ok   $*"; }
 bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL $*"; }
 check() { # description command...  — passes when the command succeeds
@@ -53,6 +57,7 @@ serve_ok=0
 "$BIN" serve --help >"$tmp/serve-help" 2>&1 && serve_ok=1
 if readelf -d "$BIN" | grep -Eq 'NEEDED.*lib(asan|ubsan|tsan|lsan)\.'; then
 	plain=0
+	skips=$((skips + 1))
 	echo "SKIP libraries and image: $BIN is a sanitizer build (the image ships the plain one)"
 fi
 for f in "$DOCKERFILE" "$PKGLIST" docker/runtime-setup.sh docker/healthcheck.sh \
@@ -239,17 +244,13 @@ done <"$tmp/libs"
 while read -r so; do
 	grep -q "^$so	" "$tmp/libs" || bad "NEEDED $so not resolved by ldd"
 done <"$tmp/needed"
-# Nothing listed in vain: each package provides a library the binary loads.  The stub
-# binary (service or renderer not written yet) links only libc, so that check waits for
-# the real one, and says so.
+# Nothing listed in vain: each package provides a library the binary loads.
 unused=
 for p in $(cat "$tmp/list"); do
 	cut -f3 "$tmp/libpkgs" | grep -qx "$p" || unused="$unused $p"
 done
 if [ -z "$unused" ]; then
 	ok "every package in the list provides a library the binary loads"
-elif [ "$serve_ok" = 0 ]; then
-	echo "SKIP unused-package check: '$BIN serve --help' fails (service not built yet); unused now:$unused"
 else
 	bad "listed but not loaded by $BIN:$unused"
 fi
@@ -301,7 +302,7 @@ EOF
 	cmp_grace=${cmp_grace:-$img_grace}
 	stop_grace=$(compose_stop_grace)
 	if [ -z "$img_grace" ]; then
-		echo "SKIP shutdown grace: the image sets no ONNXVIZ_GRACE and serve --help gives no default"
+		bad "shutdown grace: the image sets no ONNXVIZ_GRACE and serve --help gives no default"
 	else
 		[ "$img_grace" -lt 10 ] && ok "image: ONNXVIZ_GRACE $img_grace s ends before docker stop's 10 s" ||
 			bad "image: ONNXVIZ_GRACE $img_grace s outlasts docker stop's 10 s (SIGKILL mid-shutdown)"
@@ -332,7 +333,7 @@ if [ "$serve_ok" = 1 ]; then
 			bad "docs/docker.md does not document $v (serve --help has it)"
 	done
 else
-	echo "SKIP serve variables: '$BIN serve --help' fails (service not built yet)"
+	bad "serve variables: '$BIN serve --help' fails"
 	for v in $(cat "$tmp/image-vars"); do
 		grep -q "$v" docs/docker.md && ok "docs/docker.md documents $v" ||
 			bad "docs/docker.md does not document $v (the image sets it)"
@@ -408,17 +409,13 @@ EOF
 	else bad "compose.s3.yaml: $(cat "$tmp/s3.out" | tr '\n' ';')"
 	fi
 else
-	echo "SKIP compose.s3.yaml: needs python3-yaml and serve --help"
+	bad "compose.s3.yaml: needs python3-yaml and the variables of serve --help"
 fi
-if command -v haproxy >/dev/null; then
-	# its own check mode, with the error page where this checkout has it
-	sed "s|/usr/local/etc/haproxy/503.http|$(pwd)/docker/haproxy-503.http|" docker/haproxy.cfg >"$tmp/haproxy.cfg"
-	check "docker/haproxy.cfg passes haproxy -c" haproxy -c -q -f "$tmp/haproxy.cfg"
-	check "haproxy-503.http is a 503 with Retry-After" sh -c \
-		"head -1 docker/haproxy-503.http | grep -q '^HTTP/1.0 503' && grep -q '^Retry-After: ' docker/haproxy-503.http"
-else
-	echo "SKIP haproxy -c: haproxy missing (make deps)"
-fi
+# haproxy's own check mode, with the error page where this checkout has it
+sed "s|/usr/local/etc/haproxy/503.http|$(pwd)/docker/haproxy-503.http|" docker/haproxy.cfg >"$tmp/haproxy.cfg"
+check "docker/haproxy.cfg passes haproxy -c" haproxy -c -q -f "$tmp/haproxy.cfg"
+check "haproxy-503.http is a 503 with Retry-After" sh -c \
+	"head -1 docker/haproxy-503.http | grep -q '^HTTP/1.0 503' && grep -q '^Retry-After: ' docker/haproxy-503.http"
 for w in 'make docker-check' '/data' 'curl' 'graph.svg' 'docker compose' 'replica'; do
 	grep -q -- "$w" docs/docker.md && ok "docs/docker.md covers '$w'" ||
 		bad "docs/docker.md does not mention '$w'"
@@ -473,7 +470,7 @@ if [ "$serve_ok" = 1 ]; then
 		bad "healthcheck: onnxviz serve never healthy: $(tail -3 "$tmp/serve.log" | tr '\n' ' ')"
 	kill -TERM "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null; serve_pid=
 else
-	echo "SKIP healthcheck against onnxviz serve: service not built yet"
+	bad "healthcheck against onnxviz serve: '$BIN serve --help' fails"
 fi
 
 # ------------------------------------------------------------------ the image
@@ -488,5 +485,5 @@ if [ "$plain" = 1 ]; then
 fi
 
 echo
-echo "docker suite: $((checks - fails)) passed, $fails failed"
+echo "docker: $((checks - fails)) passed, $fails failed, $skips skipped"
 [ "$fails" = 0 ]

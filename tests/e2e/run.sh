@@ -8,6 +8,8 @@
 # ONNXVIZ_FETCH_LARGE=1 fetches it first).
 set -u
 cd "$(dirname "$0")/../.."
+. tests/suite.sh
+suite_start e2e
 : "${BUILD:=build}"
 : "${ONNXVIZ_CORPUS:=$(cd .. && pwd)/shared/corpus}"
 : "${ONNXVIZ_CHROMIUM:=/usr/bin/chromium}"
@@ -21,7 +23,6 @@ export BUILD ONNXVIZ_CORPUS ONNXVIZ_CHROMIUM ONNXVIZ_E2E_OUT ONNXVIZ_LARGE_MODEL
   echo "     ONNXVIZ_SKIP_BROWSER=1 skips this suite)"
   exit 1
 }
-command -v node >/dev/null && command -v npm >/dev/null || { echo "e2e: node and npm are missing (make deps)"; exit 1; }
 
 # playwright-core, exactly as package-lock.json pins it (again when the lock changed)
 dir=tests/e2e
@@ -45,7 +46,12 @@ mkdir -p "$ONNXVIZ_E2E_OUT"
 export ONNXVIZ_E2E_WORK="$work"
 
 start=$(date +%s)
-node --test --test-concurrency=1 --test-reporter=spec "$dir/e2e.test.mjs" "$dir/diff.test.mjs"
+tally_run "$work/log" node --test --test-concurrency=1 --test-reporter=spec "$dir/e2e.test.mjs" "$dir/diff.test.mjs"
 rc=$?
 echo "e2e: $(( $(date +%s) - start )) s; screenshots in $ONNXVIZ_E2E_OUT"
+# node's own counts ("ℹ pass N", "ℹ fail N", "ℹ skipped N"; a skipped test's line names why)
+count() { sed -n "s/^[^a-z]* $1 \([0-9]*\)$/\1/p" "$work/log" | tail -n 1 | grep . || echo 0; }
+T_PASS=$(count pass) T_FAIL=$(( $(count fail) + $(count cancelled) )) T_SKIP=$(count skipped)
+[ $rc = 0 ] || [ "$T_FAIL" != 0 ] || T_FAIL=1
+tally_print e2e
 exit $rc

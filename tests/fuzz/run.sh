@@ -6,21 +6,22 @@
 # report fails the suite.
 set -u
 cd "$(dirname "$0")/../.."
+. tests/suite.sh
+suite_start fuzz
 : "${BUILD:=build}"
 failed=""
-n=0
 for src in tests/fuzz/fuzz_*.c; do
   name=$(basename "$src" .c); name=${name#fuzz_}
   bin=$BUILD/fuzz/replay_$name
   if [ ! -x "$bin" ]; then
-    echo "fuzz: $bin missing (make BUILD=$BUILD fuzz-replay)"; failed="$failed $name"; continue
+    echo "fuzz: $bin missing (make BUILD=$BUILD fuzz-replay)"; failed="$failed $name"
+    T_FAIL=$((T_FAIL + 1)); continue
   fi
   dirs=$(sh tests/fuzz/seeds.sh "$name")
   # shellcheck disable=SC2086
-  if "$bin" $dirs; then n=$((n + 1)); else failed="$failed $name"; fi
+  if "$bin" $dirs; then T_PASS=$((T_PASS + 1)); else failed="$failed $name"; T_FAIL=$((T_FAIL + 1)); fi
 done
-if [ -n "$failed" ]; then
-  echo "fuzz: replay FAILED:$failed"
-  exit 1
-fi
-echo "fuzz: $n targets replayed"
+[ -z "$failed" ] || echo "fuzz: replay FAILED:$failed"
+echo "fuzz: targets replayed (one check each)"
+tally_print fuzz
+[ -z "$failed" ]

@@ -516,7 +516,7 @@ def t_external():
     figure("external data: %d hostile entries x (uploaded, --models-dir): statuses %s" %
            (len(entries), ", ".join("%d: %d" % kv for kv in sorted(statuses.items()))))
     if tracer is None:
-        print("  external data: strace missing, the system-call check is SKIPPED", flush=True)
+        check(False, "external data: the system-call check runs strace (package strace: make deps)")
     else:
         tracer.send_signal(signal.SIGINT)
         tracer.wait(10)
@@ -673,7 +673,7 @@ def t_layout_isolation():
     check(s.stop() == 0, "server exit (layout isolation)")
 
     if H.SANITIZED:
-        print("  layout memory limit: SKIPPED under ASan (workers run without RLIMIT_AS)", flush=True)
+        H.skip("layout memory limit", "under ASan, whose workers run without RLIMIT_AS")
         return
     s = Server("--layout-memory", "48M", "--layout-timeout", "20")
     mid = curl(s.url("/models"), data=M.chain(4000)).json()["id"]
@@ -855,7 +855,11 @@ def t_full_disk():
     p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", mnt], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE)
     if p.returncode != 0:
-        print("  full disk: SKIPPED, cannot mount a tmpfs here (%s)" % p.stderr.decode().strip(), flush=True)
+        why = "cannot mount a tmpfs here (%s)" % p.stderr.decode().strip()
+        if os.geteuid() == 0:  # root can: a failed mount is a failure, not a skip
+            check(False, "full disk: " + why)
+        else:
+            H.skip("full disk", why + ", not root")
         return
     try:
         s = Server(store=mnt)
@@ -1128,10 +1132,10 @@ def t_out_of_memory():
     the normal output or exits 1 with a message, never crashes, never prints a document
     with parts missing."""
     so = os.environ.get("FAILMALLOC_SO")
-    if H.SANITIZED or not so or not os.path.exists(so):
-        print("  out of memory: SKIPPED (%s)" % ("AddressSanitizer owns the allocator" if H.SANITIZED
-                                               else "no failmalloc.so (tests/hostile/run.sh builds it)"),
-              flush=True)
+    if H.SANITIZED:
+        H.skip("out of memory", "AddressSanitizer owns the allocator")
+        return
+    if not check(so and os.path.exists(so), "out of memory: failmalloc.so (tests/hostile/run.sh builds it)"):
         return
     src = os.path.join(os.path.dirname(HERE), "data", "models", "attributes.onnx")
     out_svg = os.path.join(H.TMP, "oom.svg")
@@ -1185,8 +1189,10 @@ def t_server_out_of_memory():
     memory may crash inside OpenSSL's lazy initialisation, which is not ours).  The server must answer each request (a JSON 503 at worst, or a
     closed connection), stay up and exit cleanly on SIGTERM."""
     so = os.environ.get("FAILMALLOC_SO")
-    if H.SANITIZED or not so or not os.path.exists(so):
-        print("  server out of memory: SKIPPED", flush=True)
+    if H.SANITIZED:
+        H.skip("server out of memory", "AddressSanitizer owns the allocator")
+        return
+    if not check(so and os.path.exists(so), "server out of memory: failmalloc.so (tests/hostile/run.sh builds it)"):
         return
     points = int(os.environ.get("HOSTILE_OOM_POINTS", "12"))
     model = M.small()
@@ -1244,8 +1250,10 @@ def t_io_failures():
     shim opens the same store: every acknowledged upload is there whole (its bytes hash to
     its id, its data file too), every stored file is complete, no temporary is left."""
     so = os.environ.get("FAILMALLOC_SO")
-    if H.SANITIZED or not so or not os.path.exists(so):
-        print("  file-system failures: SKIPPED", flush=True)
+    if H.SANITIZED:
+        H.skip("file-system failures", "ASan must be the first library loaded, before an LD_PRELOAD shim")
+        return
+    if not check(so and os.path.exists(so), "file-system failures: failmalloc.so (tests/hostile/run.sh builds it)"):
         return
     a = M.small(producer="io-a")
     ext = M.external_model([("location", "w.bin")])
@@ -1362,6 +1370,7 @@ def main():
             check(s.stop() == 0, "shared server exit")
             s = None
         if only and name not in only:
+            H.skip(name, "not in HOSTILE_ONLY")
             continue
         t = time.time()
         try:
@@ -1376,8 +1385,8 @@ def main():
     n = H.audit_headers()
     print("  header audit: %d responses" % n)
     print("  steps: " + ", ".join(steps))
-    print("hostile: %d checks passed, %d failed (%.0f s)" % (H.passed, len(H.failures), time.time() - t0))
     subprocess.run(["rm", "-rf", H.TMP])
+    H.summary("hostile", t0)
     return 1 if H.failures else 0
 
 

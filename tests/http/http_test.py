@@ -68,6 +68,22 @@ def check(cond, what):
     return cond
 
 
+skipped = []
+
+
+def skip(what, why):
+    """A check that does not run here, for a reason: counted, and printed as "SKIP what: why"."""
+    with _lock:
+        skipped.append(what)
+    print("  SKIP %s: %s" % (what, why), flush=True)
+
+
+def summary(suite, t0):
+    """The suite's last line: NAME: N passed, N failed, N skipped (the time on the line before)."""
+    print("  %s: %.0f s" % (suite, time.time() - t0))
+    print("%s: %d passed, %d failed, %d skipped" % (suite, passed, len(failures), len(skipped)), flush=True)
+
+
 def sha256_file(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -1145,8 +1161,8 @@ def main():
     n = audit_headers()
     print("  header audit: %d responses" % n)
     print("  steps: " + ", ".join(steps))
-    print("http: %d checks passed, %d failed (%.0f s)" % (passed, len(failures), time.time() - t0))
     subprocess.run(["rm", "-rf", TMP])
+    summary("http", t0)
     return 1 if failures else 0
 
 

@@ -5,9 +5,10 @@
 # OpenAPI document against the live server, security headers, graceful SIGTERM.
 set -u
 cd "$(dirname "$0")/../.."
+. tests/suite.sh
+suite_start http
 : "${BUILD:=build}"
 : "${ONNXVIZ_CORPUS:=$(cd .. && pwd)/shared/corpus}"
 export BUILD ONNXVIZ_CORPUS
 [ -x "$BUILD/onnxviz" ] || { echo "http: $BUILD/onnxviz is missing (make first)"; exit 1; }
-command -v curl >/dev/null || { echo "http: curl is missing (make deps)"; exit 1; }
 exec /usr/bin/python3 tests/http/http_test.py "$@"

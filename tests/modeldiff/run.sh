@@ -6,12 +6,12 @@
 # (keyed by the script's hash) since the exports take a few seconds.
 set -u
 cd "$(dirname "$0")/../.."
+. tests/suite.sh
+suite_start modeldiff
 : "${BUILD:=build}"
 export BUILD
 PY=/usr/bin/python3
 [ -x "$BUILD/onnxviz" ] || { echo "modeldiff: $BUILD/onnxviz is missing (make first)"; exit 1; }
-$PY -c 'import onnx, torch, numpy, jsonschema' 2>/dev/null ||
-  { echo "modeldiff: python3-onnx, python3-torch, numpy, jsonschema needed (make deps)"; exit 1; }
 key=$(sha256sum tests/modeldiff/make_pairs.py | cut -c1-16)
 dir=${XDG_CACHE_HOME:-$HOME/.cache}/onnxviz-modeldiff/$key
 if [ ! -f "$dir/pairs.json" ]; then

@@ -215,7 +215,7 @@ def t_isnet(s):
         path = os.path.join(folder, "isnet_fp16.onnx")
         assert os.path.getsize(path) > 80 << 20
     except Exception as e:  # no network, no npm: skip with a note
-        print("  isnet_fp16.onnx unavailable, skipped (%r)" % e)
+        H.skip("isnet_fp16.onnx", "unavailable (%r)" % e)
         return
     m = onnx.load(path)
     init = max(m.graph.initializer, key=lambda t: len(t.raw_data))
@@ -359,7 +359,8 @@ def t_big(s, models_dir):
     n = 100_000_000
     st = os.statvfs(models_dir)
     if os.environ.get("PREVIEW_BIG") == "0" or st.f_bavail * st.f_frsize < 3 * 2 * n:
-        print("  100M-element tensor skipped (PREVIEW_BIG=0 or under 600 MB free)")
+        H.skip("100M-element tensor", "PREVIEW_BIG=0" if os.environ.get("PREVIEW_BIG") == "0" else
+               "under 600 MB free in %s" % models_dir)
         return
     d = os.path.join(models_dir, "big")
     os.makedirs(d, exist_ok=True)
@@ -443,8 +444,8 @@ def main():
     step("isolation", isolation.run, H, TMP)
     check(s.stop() == 0, "server exit")
     print("  steps: " + ", ".join(steps))
-    print("preview: %d checks passed, %d failed (%.0f s)" % (H.passed, len(H.failures), time.time() - t0))
     subprocess.run(["rm", "-rf", TMP])
+    H.summary("preview", t0)
     return 1 if H.failures else 0
 
 

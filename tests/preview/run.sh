@@ -7,6 +7,8 @@
 # /usr/bin/python3 with onnx and numpy.  PREVIEW_BIG=0 skips the 100M-element run.
 set -u
 cd "$(dirname "$0")/../.."
+. tests/suite.sh
+suite_start preview
 : "${BUILD:=build}"
 : "${ONNXVIZ_CORPUS:=$(cd .. && pwd)/shared/corpus}"
 export BUILD ONNXVIZ_CORPUS

@@ -7,16 +7,24 @@
 # Needs $BUILD/onnxviz and the test tools (`make tools`);
 # runs the hostile models through build-san/onnxviz too when that exists.
 # Environment: BUILD (default build), ONNXVIZ_CORPUS.
+# The last line counts the scripts: "render: N passed, N failed, N skipped" (a script's
+# skipped cases are its lines "SKIP what: why").
 set -u
 cd "$(dirname "$0")/../.."
+. tests/suite.sh
+suite_start render
 : "${BUILD:=build}"
 export BUILD
 PY=/usr/bin/python3 # Debian's: has onnx and jsonschema
 failed=""
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 step() { # script under tests/render/
   echo "== tests/render/$1"
   start=$(date +%s)
-  "$PY" "tests/render/$1" || failed="$failed $1"
+  tally_run "$log" "$PY" "tests/render/$1"; rc=$?
+  tally_script $rc "$log"
+  [ $rc = 0 ] || failed="$failed $1"
   echo "   ($(( $(date +%s) - start )) s)"
 }
 
@@ -27,8 +35,6 @@ step hostile.py
 step worker.py
 step quant.py
 
-if [ -n "$failed" ]; then
-  echo "render: FAILED:$failed"
-  exit 1
-fi
-echo "render: all passed"
+[ -z "$failed" ] || echo "render: FAILED:$failed"
+tally_print render
+[ -z "$failed" ]

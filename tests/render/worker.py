@@ -123,7 +123,7 @@ def real_worker(tmp):
     rows, _ = call(BIN, big, "svg", "--group=none", "--max-output=100000")
     expect(rows[0][0] == "too_big", "output cap 100 KB on a 3.6 MB SVG: %s" % (rows[0],))
     if SANITIZED:
-        print("worker: memory-limit cases skipped (ASan cannot run under RLIMIT_AS)")
+        print("SKIP worker memory-limit cases: ASan cannot run under RLIMIT_AS (sanitizer build)")
         mems = ()
     else:
         # from too little to start the program to enough to start and parse: any failure

@@ -66,6 +66,7 @@ SOURCES = "model-sources"
 
 passed = 0
 failures = []
+skipped = []
 FIGURES = []
 _lock = threading.Lock()
 
@@ -792,6 +793,8 @@ def main():
 
     def step(name, fn, *a):
         if ONLY and name not in ONLY:
+            skipped.append(name)
+            print("  SKIP %s: not in S3_ONLY" % name, flush=True)
             return None
         t = time.time()
         try:
@@ -840,7 +843,8 @@ def main():
     print("  steps: " + ", ".join(steps))
     for f in FIGURES:
         print("  figure: " + f)
-    print("s3: %d checks passed, %d failed (%.0f s)" % (passed, len(failures), time.time() - t0))
+    print("  s3: %.0f s" % (time.time() - t0))
+    print("s3: %d passed, %d failed, %d skipped" % (passed, len(failures), len(skipped)))
     return 1 if failures else 0
 
 
