@@ -45,7 +45,7 @@ mkdir -p "$ONNXVIZ_E2E_OUT"
 export ONNXVIZ_E2E_WORK="$work"
 
 start=$(date +%s)
-node --test --test-concurrency=1 --test-reporter=spec "$dir/e2e.test.mjs" "$dir/diff.test.mjs"
+node --test --test-concurrency=1 --test-reporter=spec "$dir/e2e.test.mjs" "$dir/diff.test.mjs" "$dir/structure.test.mjs"
 rc=$?
 echo "e2e: $(( $(date +%s) - start )) s; screenshots in $ONNXVIZ_E2E_OUT"
 exit $rc

@@ -1,0 +1,63 @@
+// web_structure.mjs — time to graph with structure first vs the whole file, at emulated
+// links (tests/bench/web_structure.sh).  Each case has a server of its own (a fresh store:
+// no layout cached, nothing held), so both paths pay the same server work.
+import fs from 'node:fs';
+import path from 'node:path';
+import { graphShown, launchBrowser, startServer } from '../e2e/harness.mjs';
+
+const BUILD = process.env.BUILD || 'build';
+const WORK = process.env.ONNXVIZ_E2E_WORK;
+const { big } = JSON.parse(fs.readFileSync(path.join(WORK, 'models.json'), 'utf8'));
+const LINKS = (process.env.ONNXVIZ_BENCH_LINKS || '100 20').split(/\s+/).filter(Boolean).map(Number);
+const MB = (n) => `${(n / 1e6).toFixed(1)} MB`;
+
+async function run(mbit, structureFirst, n) {
+  const dir = path.join(WORK, `case-${n}`);
+  const server = await startServer(BUILD, dir);
+  const ctx = await launchBrowser(dir, server.base);
+  try {
+    const page = ctx.pages()[0] || await ctx.newPage();
+    const cdp = await ctx.newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Performance.enable');
+    await page.goto(`${server.base}/`);
+    await page.evaluate((on) => localStorage.setItem('onnxviz.structureFirst', on ? 'on' : 'off'), structureFirst);
+    await page.reload();
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: mbit * 1e6 / 8, uploadThroughput: mbit * 1e6 / 8 });
+    const heap = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'JSHeapUsedSize').value;
+    const heap0 = await heap();
+    let peak = heap0;
+    let sampling = true;
+    const sampler = (async () => { while (sampling) { peak = Math.max(peak, await heap().catch(() => 0)); await new Promise((r) => setTimeout(r, 100)); } })();
+    const t0 = Date.now();
+    await page.setInputFiles('#file-input', big.file);
+    await page.waitForFunction(() => document.getElementById('canvas').dataset.model, null, { timeout: 600000 });
+    await graphShown(page, null, null, 600000);
+    const ms = Date.now() - t0;
+    const d = await page.$eval('#upload-card', (c) => ({ ...c.dataset }));
+    // the hash (structure first: in the background after the structure is sent)
+    if (structureFirst) await page.waitForFunction(() => document.getElementById('upload-card').dataset.hashMs, null, { timeout: 600000 });
+    const hashMs = structureFirst ? +(await page.$eval('#upload-card', (c) => c.dataset.hashMs)) : 0;
+    sampling = false;
+    await sampler;
+    return { ms, d, hashMs, heap0, peak };
+  } finally {
+    await ctx.close();
+    await server.stop();
+  }
+}
+
+console.log(`model: ${path.basename(big.file)}, ${MB(big.size)}, ${big.nodes} nodes, ${big.tensors} tensors`);
+let n = 0;
+for (const mbit of LINKS) {
+  for (const sf of [true, false]) {
+    const r = await run(mbit, sf, n++);
+    const what = sf ? 'structure first' : 'whole file (old path)';
+    let line = `${String(mbit).padStart(4)} Mbit/s, 20 ms  ${what.padEnd(22)} time to graph ${(r.ms / 1000).toFixed(2)} s`;
+    if (sf) {
+      line += `  structure ${(+r.d.structureBytes / 1e3).toFixed(1)} KB, walk ${r.d.walkMs} ms = ${(big.size / (+r.d.walkMs * 1e6)).toFixed(2)} GB/s of file, sha256 ${(big.size / (r.hashMs * 1e3)).toFixed(0)} MB/s`;
+    }
+    line += `  JS heap ${MB(r.heap0)} -> peak ${MB(r.peak)}`;
+    console.log(line);
+  }
+}
