@@ -1273,6 +1273,9 @@ async function structureFirst(file) {
       const w = sendWeights({
         file, structure: s, sha256: hex,
         onProgress: (loaded, total) => {
+          const bar = $('upload-progress'); // the bar follows the weights now
+          bar.hidden = false;
+          bar.value = total ? (100 * loaded) / total : 0;
           const secs = (performance.now() - t2) / 1000;
           state(`sending · ${fmtBytes(loaded)} of ${fmtBytes(total)} · ${Math.floor((100 * loaded) / total)}%${secs > 0.3 ? ` · ${fmtBytes(loaded / secs)}/s` : ''}`, 'sending');
         },

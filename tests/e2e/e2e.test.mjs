@@ -869,6 +869,7 @@ describe('web page in Chromium', () => {
     await cdp.detach();
     await graphShown();
     const progress = await page.evaluate(() => window.__progress);
+    // (the structure's few KB, then the weights: the bar follows both)
     assert.ok(progress.filter((p) => p > 0 && p < 100).length >= 5, `the bar moves during 88 MB: ${progress.map(Math.round)}`);
     await openSearchHit('Conv', (t) => /^Conv/.test(t));
     await page.waitForFunction(() => document.querySelector('#side-body .op-badge')?.textContent === 'Conv', null, { timeout: 30000 });
