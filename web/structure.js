@@ -57,6 +57,23 @@ class Reader {
     this.buf = new Uint8Array(0);
     this.read = 0; // bytes read from the file
     this.step = SMALL;
+    this.kept = []; // [pos, bytes]: what the walk passed over, in file order
+    this.seg = null; // the range being kept in this window: [a, b)
+  }
+  // Keeps a copy of [a, b) when it is in the window (adjacent ranges merge), so that the
+  // structure is written without reading those bytes again; the copies are structure
+  // bytes, at most the structure's size.
+  keep(a, b) {
+    if (b <= a || !this.has(a, b - a)) return;
+    if (this.seg && this.seg[1] === a) { this.seg[1] = b; return; }
+    this.flushKeep();
+    this.seg = [a, b];
+  }
+  flushKeep() {
+    if (!this.seg) return;
+    const [a, b] = this.seg;
+    this.kept.push([a, this.buf.slice(a - this.base, b - this.base)]);
+    this.seg = null;
   }
   has(pos, n) { return pos >= this.base && pos + n <= this.base + this.buf.length; }
   // Reads from pos: a window that doubles (up to `chunk`) while the reads follow each
@@ -65,6 +82,7 @@ class Reader {
   async fill(pos, n) {
     this.step = pos === this.base + this.buf.length ? Math.min(this.chunk, this.step * 2) : SMALL;
     const end = Math.min(this.size, pos + Math.max(n, this.step));
+    this.flushKeep();
     this.buf = new Uint8Array(await this.file.slice(pos, end).arrayBuffer());
     this.base = pos;
     this.read += this.buf.length;
@@ -202,11 +220,14 @@ async function walk(r, location, threshold, ranges) {
     if (end > f.end) throw new WalkError(`field ${field} at byte ${fieldStart} runs past its message`);
     if (f.kind === K.MODEL && field === 7 && wt === 2) f.sawGraph = true;
     if (f.kind === K.TENSOR) {
+      // a payload that may be cut is not kept (nor read)
+      r.keep(fieldStart, PAYLOAD.has(field) && end - valStart >= threshold ? valStart : end);
       await tensorField(r, f, field, wt, fieldStart, valStart, end);
       pos = end;
       continue;
     }
     const kind = wt === 2 ? DESCEND[f.kind][field] : undefined;
+    r.keep(fieldStart, kind !== undefined ? valStart : end);
     if (kind !== undefined) {
       if (stack.length >= MAX_DEPTH) throw new WalkError(`nested deeper than ${MAX_DEPTH} at byte ${fieldStart}`);
       // head: the original tag bytes (the length is written anew)
@@ -262,17 +283,28 @@ async function assemble(r, root) {
   })(root);
   const total = ops.reduce((n, p) => n + partLen(p), 0);
   const out = new Uint8Array(total);
-  let o = 0;
+  r.flushKeep();
+  const kept = r.kept;
+  let o = 0, k = 0;
   for (const p of ops) {
     if (p instanceof Uint8Array) { out.set(p, o); o += p.length; continue; }
     let [a, b] = p;
     while (a < b) {
-      const n = Math.min(b - a, r.chunk);
-      await r.need(a, n);
-      out.set(r.buf.subarray(a - r.base, a - r.base + n), o);
+      while (k < kept.length && kept[k][0] + kept[k][1].length <= a) k++;
+      let n;
+      if (k < kept.length && kept[k][0] <= a) { // kept by the walk
+        const [ka, kb] = kept[k];
+        n = Math.min(b, ka + kb.length) - a;
+        out.set(kb.subarray(a - ka, a - ka + n), o);
+      } else { // skipped by the walk: read now
+        n = Math.min(b - a, r.chunk, k < kept.length ? kept[k][0] - a : Infinity);
+        await r.need(a, n);
+        out.set(r.buf.subarray(a - r.base, a - r.base + n), o);
+      }
       o += n; a += n;
     }
   }
+  r.kept = [];
   return out;
 }
 
