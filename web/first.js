@@ -8,8 +8,16 @@ import { ApiError, modelUrl, request } from './api.js';
 // The structure's worker for one file: read() answers structure.js's answer ({bytes,
 // ranges, location, reason, fileSize, cut, ms}); sha256(onProgress) the file's hash (hex);
 // close() ends the worker.
+// One worker is made ahead (when this module loads), so that a file chosen does not wait
+// for the worker's thread and script; each file takes it and leaves a new one behind.
+let spare = null;
+const newWorker = () => new Worker('/structure.js', { type: 'module' });
+try { spare = newWorker(); } catch { /* no workers: made on demand, or the upload goes whole */ }
+
 export function structureWorker(file) {
-  const worker = new Worker('/structure.js', { type: 'module' });
+  const worker = spare || newWorker();
+  spare = null;
+  setTimeout(() => { try { spare = spare || newWorker(); } catch { /* made on demand */ } }, 0);
   const waiting = new Map(); // message type -> {resolve, reject, onProgress}
   worker.onmessage = (e) => {
     const m = e.data || {};
