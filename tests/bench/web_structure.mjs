@@ -58,7 +58,7 @@ const miss = (ok, what) => { if (!ok) { missed++; return `  MISSED (${what})`; }
 console.log(`model: ${path.basename(big.file)}, ${MB(big.size)}, ${big.nodes} nodes, ${big.tensors} tensors`);
 let n = 0;
 for (const mbit of LINKS) {
-  for (const sf of [true, false]) {
+  for (const sf of process.env.ONNXVIZ_BENCH_ANCHOR === '0' ? [true] : [true, false]) {
     const r = await run(mbit, sf, n++);
     const what = sf ? 'structure first' : 'whole file (old path)';
     let line = `${String(mbit).padStart(4)} Mbit/s, 20 ms  ${what.padEnd(22)} time to graph ${(r.ms / 1000).toFixed(2)} s`;
