@@ -7,6 +7,8 @@ import { fetchSvg, Minimap, PanZoom, READABLE, startBox, stubPeers } from './gra
 import { modelPanel, nodePanel, tensorPanel, tensorUploadPanel, valuePanel } from './panels.js';
 import { h, clear, fmtInt, fmtBytes, fmtDate, shortId, debounce, downloadBlob, groupAttr, groupOf, pathAttr, spanOf, inSpan } from './util.js';
 import { DiffView, compareSection } from './diff.js';
+import { serverHas, structures, structureWorker } from './first.js';
+import { sendWeights } from './weights.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -106,6 +108,7 @@ const cur = {
   opening: null,    // openModel() of the model shown (settled once its summary is in)
 };
 let focusAfterLoad = null; // {group: path} | {cluster: path}
+let switchView = null;     // {id, x, y, k}: the view to keep when the page moves to model id
 let applySeq = 0;
 
 const names = {
@@ -206,7 +209,8 @@ async function showDiff(r) {
 async function openModel(id) {
   cur.id = id; cur.summary = null; cur.svgKey = null; cur.svg = null; cur.doc = null; cur.docPromise = null;
   cur.selected = null; cur.panelKey = null; cur.tensorShown = null;
-  clear($('canvas'));
+  // moving from a structure to its whole model: the drawing stays until the new one is in
+  if (!(switchView && switchView.id === id)) clear($('canvas'));
   minimap.set(null);
   delete canvas.dataset.key;
   delete canvas.dataset.model;
@@ -292,7 +296,8 @@ async function loadGraph(r, key, seq) {
   if (cur.loadCtl) cur.loadCtl.abort();
   const ctl = new AbortController();
   cur.loadCtl = ctl;
-  const hadDrawing = !!cur.svg;
+  const switching = !!(switchView && switchView.id === r.id);
+  const hadDrawing = !!cur.svg || switching;
   announce('Laying out the graph…');
   showGraphState({
     title: 'Laying out the graph…',
@@ -327,7 +332,9 @@ async function loadGraph(r, key, seq) {
   const optsKey = renderQuery({ ...r, expand: [], unfold: [] });
   const keepView = hadDrawing && cur.id === r.id && !focusAfterLoad && cur.optsKey === optsKey;
   cur.optsKey = optsKey;
-  const prev = keepView ? { x: pz.x, y: pz.y, k: pz.k } : null;
+  let prev = keepView ? { x: pz.x, y: pz.y, k: pz.k } : null;
+  if (switching) { prev = switchView; switchView = null; }
+  cur.keptView = switching; // the selection is not brought into view this once
   clear(canvas).append(svg);
   canvas.dataset.model = r.id; // what is drawn (tests and debugging read these)
   canvas.dataset.key = key;
@@ -356,7 +363,7 @@ async function loadGraph(r, key, seq) {
   focusAfterLoad = null;
   if (f) revealGroup(f);
   // the upload that opened this model is over: its card no longer covers the drawing
-  if (uploadState.done && !uploadCard.classList.contains('error')) hideUploadCard();
+  if (uploadState.done && !uploadState.following && !uploadCard.classList.contains('error')) hideUploadCard();
   // the minimap's picture once the drawing is on screen (it reads every box)
   minimap.set(null);
   requestAnimationFrame(() => setTimeout(() => { if (cur.svg === svg) minimap.set(svg, w, hgt); }, 0));
@@ -546,7 +553,8 @@ async function syncSelection(r, seq) {
   const key = `${r.id}|${r.node}|${r.value}|${r.tensor}|${r.dequantize}`;
   const el = r.node ? nodeEl(r.node) : r.value ? valueEl(r.value) : null;
   highlightNode(el);
-  if (el && !inView(el)) pz.reveal(el);
+  if (el && !inView(el) && !cur.keptView) pz.reveal(el);
+  cur.keptView = false;
   if (key === cur.panelKey) { syncUnfoldButton(r); return; }
   cur.panelKey = key;
   if (r.tensor) await showTensor(r, seq);
@@ -613,7 +621,7 @@ async function showNode(r, seq) {
     const n = await getJSON(`${modelUrl(r.id)}/nodes/${encodeURIComponent(r.node)}`);
     if (seq !== applySeq) return;
     $('side-title').textContent = `${n.op_type} node`;
-    clear(sideBody).append(nodePanel(n, { ...panelCtx(), drawn: !!nodeEl(r.node) }));
+    clear(sideBody).append(nodePanel(n, { ...panelCtx(), drawn: !!nodeEl(r.node), structure: structures.has(r.id) }));
     syncUnfoldButton(r);
     announce(`Node ${n.name || n.id} (${n.op_type}).`);
   } catch (e) {
@@ -664,6 +672,14 @@ async function renderTensor(box, id, ref, isCurrent, dq = false) {
     return t;
   } catch (e) {
     if (!isCurrent()) return null;
+    const st = structures.get(id);
+    if (st && e.code === 'external_data_missing') {
+      clear(box).append(h('div', { class: 'notice', id: 'weights-missing' },
+        h('strong', { text: 'Weights not uploaded' }),
+        h('span', { text: ` — this is the structure of ${st.name} (${fmtBytes(st.bytes)} of ${fmtBytes(st.size)}); ${st.state || 'its weights are not on the server'}.` })));
+      announce('Weights not uploaded.');
+      return null;
+    }
     clear(box).append(errorNotice(e));
     if (e.code === 'external_data_missing') {
       box.append(h('p', { class: 'empty', text: 'The model was uploaded without this data file. Upload the model again together with its data files (select or drop them all at once).' }));
@@ -1083,7 +1099,7 @@ document.addEventListener('keydown', (e) => {
 // ------------------------------------------------------------------------- upload
 const fileInput = $('file-input');
 const uploadCard = $('upload-card');
-const uploadState = { abort: null, done: true, files: null };
+const uploadState = { abort: null, done: true, files: null, following: false };
 
 $('btn-upload').addEventListener('click', () => fileInput.click());
 $('dropzone').addEventListener('click', () => fileInput.click());
@@ -1122,7 +1138,7 @@ window.addEventListener('drop', (e) => {
 });
 
 $('upload-cancel').addEventListener('click', () => {
-  if (uploadState.abort && !uploadState.done) uploadState.abort();
+  if (uploadState.abort && (!uploadState.done || uploadState.following)) uploadState.abort();
   else hideUploadCard();
 });
 $('upload-token').addEventListener('submit', (e) => {
@@ -1141,12 +1157,14 @@ function setUploadDetail(...parts) { clear($('upload-detail')).append(...parts.f
 // model); a lone file of another kind (a TensorProto .pb) is uploaded as it is.
 async function uploadFiles(files) {
   if (!files.length || !uploadState.done) return;
+  if (uploadState.following && uploadState.abort) uploadState.abort(); // a new upload ends the last one's weights
   let models = files.filter((f) => /\.onnx$/i.test(f.name));
   if (!models.length) models = files.length === 1 ? files : [];
   const extra = files.filter((f) => !models.includes(f));
   uploadState.files = files;
   uploadCard.hidden = false;
-  uploadCard.classList.remove('error');
+  uploadCard.classList.remove('error', 'following');
+  for (const k of ['structureBytes', 'structureId', 'fileBytes', 'weights', 'toGraph', 'walkMs', 'hashMs']) delete uploadCard.dataset[k];
   $('upload-token').hidden = true;
   if (!models.length) {
     uploadCard.classList.add('error');
@@ -1158,21 +1176,137 @@ async function uploadFiles(files) {
     ? h('span', { class: 'note-ok', text: `With ${extra.length} data file${extra.length === 1 ? '' : 's'}: ${extra.map(dataLocation).join(', ')}` })
     : null;
   let last = null;
+  // one .onnx alone: its structure first (docs/web.md)
+  if (models.length === 1 && !extra.length && /\.onnx$/i.test(models[0].name) && typeof Worker !== 'undefined' && structureFirstOn()) {
+    await structureFirst(models[0]);
+    return;
+  }
   for (const [i, f] of models.entries()) {
     const res = await uploadOne(f, extra, models.length > 1 ? `(${i + 1} of ${models.length}) ` : '', extraNote);
     if (!res) return;
     last = res;
   }
-  if (last) {
-    setUploadDetail(`${last.status === 201 ? 'Stored' : 'Already stored'} · opening it…`, extraNote);
-    // the card closes once the graph is drawn (loadGraph), or now if it already was
-    navigate({ id: last.body.id, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null }).then(() => {
-      if (uploadState.done && !uploadCard.classList.contains('error')) hideUploadCard();
-    });
+  if (last) openUploaded(last, extraNote);
+}
+
+function openUploaded(res, note) {
+  setUploadDetail(`${res.status === 201 ? 'Stored' : 'Already stored'} · opening it…`, note);
+  // the card closes once the graph is drawn (loadGraph), or now if it already was
+  return navigate({ id: res.body.id, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null }).then(() => {
+    if (uploadState.done && !uploadState.following && !uploadCard.classList.contains('error')) hideUploadCard();
+  });
+}
+
+// Off in this browser with localStorage['onnxviz.structureFirst'] = 'off' (the bench's
+// anchor, the whole file as before).
+function structureFirstOn() {
+  try { return localStorage.getItem('onnxviz.structureFirst') !== 'off'; } catch { return true; }
+}
+
+// Structure first (issue 23): the worker cuts the weights out, the structure goes up and
+// is drawn; then the file's SHA-256 asks the server whether it holds the whole model
+// (HEAD), and otherwise the weights follow (weights.js).  Either way the page then moves
+// to the whole model's id and keeps the view.  A file the walk cannot read, and a
+// structure the server refuses, go up as they are: the server's message names the file's
+// own bytes.
+async function structureFirst(file) {
+  const t0 = performance.now();
+  $('upload-name').textContent = file.name;
+  $('upload-progress').hidden = true;
+  uploadState.done = false;
+  setUploadDetail('Reading the structure…');
+  announce(`Reading the structure of ${file.name}…`);
+  const sw = structureWorker(file);
+  let s;
+  try { s = await sw.read(); } catch (e) { s = { bytes: null, reason: e.message }; }
+  if (!s.bytes) {
+    sw.close();
+    uploadCard.dataset.structureBytes = String(file.size);
+    const res = await uploadOne(file, [], '', null);
+    if (res) openUploaded(res, null);
+    return;
+  }
+  const structure = new File([s.bytes], file.name, { type: 'application/octet-stream' });
+  uploadCard.dataset.structureBytes = String(structure.size);
+  uploadCard.dataset.fileBytes = String(file.size);
+  uploadCard.dataset.walkMs = String(Math.round(s.ms));
+  const sizes = () => h('span', { class: 'note-ok', id: 'structure-sizes', text: `Structure ${fmtBytes(structure.size)} of ${fmtBytes(file.size)} (read in ${Math.round(s.ms)} ms)` });
+  const res = await uploadOne(structure, [], '', sizes(), { refused: () => 'refused' });
+  if (res === 'refused') { // the server judges the file itself
+    sw.close();
+    uploadCard.dataset.structureBytes = String(file.size);
+    const whole = await uploadOne(file, [], '', null);
+    if (whole) openUploaded(whole, null);
+    return;
+  }
+  if (!res) { sw.close(); return; }
+  const sid = res.body.id;
+  uploadCard.dataset.structureId = sid;
+  const info = { name: file.name, size: file.size, bytes: structure.size, state: 'checking whether the server holds them', full: null, toGraph: 0 };
+  structures.set(sid, info);
+  uploadState.following = true;
+  uploadCard.classList.add('following');
+  uploadCard.dataset.weights = 'checking';
+  const state = (text, step) => {
+    info.state = text;
+    if (step) uploadCard.dataset.weights = step;
+    if (!uploadCard.hidden && uploadState.following) setUploadDetail(sizes(), h('span', { id: 'weights-state', text: `Weights: ${text}` }));
+    const m = document.getElementById('weights-missing');
+    if (m && route.id === sid) m.lastChild.textContent = ` — this is the structure of ${info.name} (${fmtBytes(info.bytes)} of ${fmtBytes(info.size)}); ${text}.`;
+  };
+  openUploaded(res, sizes()).then(() => { info.toGraph = performance.now() - t0; uploadCard.dataset.toGraph = String(Math.round(info.toGraph)); });
+  let abort = () => sw.close();
+  uploadState.abort = () => abort();
+  const done = (text, step) => {
+    state(text, step);
+    uploadState.following = false;
+    uploadCard.classList.remove('following');
+    $('upload-cancel').setAttribute('aria-label', 'Close');
+  };
+  try {
+    const t1 = performance.now();
+    const hex = await sw.sha256((hashed, size) => state(`hashing the file · ${Math.floor((100 * hashed) / size)}%`));
+    uploadCard.dataset.hashMs = String(Math.round(performance.now() - t1));
+    sw.close();
+    info.sha256 = hex;
+    if (await serverHas(hex)) {
+      done('the server already holds this model: nothing more is sent', 'held');
+    } else {
+      const t2 = performance.now();
+      const w = sendWeights({
+        file, structure: s, sha256: hex,
+        onProgress: (loaded, total) => {
+          const bar = $('upload-progress'); // the bar follows the weights now
+          bar.hidden = false;
+          bar.value = total ? (100 * loaded) / total : 0;
+          const secs = (performance.now() - t2) / 1000;
+          state(`sending · ${fmtBytes(loaded)} of ${fmtBytes(total)} · ${Math.floor((100 * loaded) / total)}%${secs > 0.3 ? ` · ${fmtBytes(loaded / secs)}/s` : ''}`, 'sending');
+        },
+      });
+      abort = w.abort;
+      const id = await w.promise;
+      if (id !== hex) throw new Error(`the server stored the file as ${shortId(id)}, not ${shortId(hex)}`);
+      done('sent: the page now shows the whole model', 'sent');
+    }
+    info.full = hex;
+    names.set(hex, file.name);
+    moveToWhole(sid, hex);
+  } catch (e) {
+    sw.close();
+    done(e.code === 'aborted' ? 'not sent (cancelled)' : `not sent: ${e.message}`, 'failed');
   }
 }
 
-function uploadOne(file, data, prefix, extraNote) {
+// The whole model is on the server: if its structure is shown, show the whole model
+// instead, with the same view (options, scopes, selection in the route; zoom and
+// position from here).
+function moveToWhole(structureId, id) {
+  if (route.id !== structureId) return;
+  switchView = { id, x: pz.x, y: pz.y, k: pz.k };
+  navigate({ id }, { replace: true });
+}
+
+function uploadOne(file, data, prefix, extraNote, { refused: onRefused } = {}) {
   const bar = $('upload-progress');
   $('upload-name').textContent = `${prefix}${file.name}`;
   bar.max = 100;
@@ -1222,6 +1356,7 @@ function uploadOne(file, data, prefix, extraNote) {
     if (e.status === 401) $('upload-token').hidden = false;
     bar.hidden = true;
     const refused = e.status === 400 || e.status === 422;
+    if (refused && onRefused) { uploadCard.classList.remove('error'); uploadState.done = false; return onRefused(e); }
     setUploadDetail(
       h('span', { class: 'err-title', text: refused ? 'Not an ONNX model this server accepts' : 'Upload failed' }),
       h('span', { text: `${e.message}${e.where() ? ` ${e.where()}` : ''}` }),

@@ -312,7 +312,7 @@ function valueItem(v, i, dir, ctx) {
   if (init) {
     li.append(h('div', { class: 'init-box' },
       h('div', null, h('strong', { text: 'Initializer ' }), h('span', { class: 'mono', text: init.ref })),
-      h('div', { text: `${dtypeShort(init.dtype)} ⟨${fmtShape(init.dims)}⟩ · ${fmtInt(init.count)} values · ${fmtBytes(init.bytes)} · ${init.storage}` }),
+      h('div', { text: `${dtypeShort(init.dtype)} ⟨${fmtShape(init.dims)}⟩ · ${fmtInt(init.count)} values · ${fmtBytes(init.bytes)} · ${storageText(init, ctx)}` }),
       h('button', {
         type: 'button', class: 'btn btn-plain btn-small', dataset: { ref: init.ref },
         text: 'Preview values', onclick: () => ctx.onTensor(init.ref, init.name || v.name),
@@ -335,6 +335,9 @@ function valueItem(v, i, dir, ctx) {
   }
   return li;
 }
+
+// A structure upload's tensors are external with their bytes left behind (first.js).
+const storageText = (t, ctx) => (ctx.structure && t.storage === 'external' ? 'weights not uploaded' : t.storage);
 
 // A value of document.json (a graph input or output, an initializer drawn as a node):
 // its type, producer, consumers and tensor preview.

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, startServer, uploadRaw } from './harness.mjs';
+import { launchBrowser, startServer, stopChecked, uploadRaw } from './harness.mjs';
 
 const BUILD = process.env.BUILD || 'build';
 const CORPUS = process.env.ONNXVIZ_CORPUS || '../shared/corpus';
@@ -89,10 +89,7 @@ describe('diff view in Chromium', () => {
   after(async () => {
     if (ctx) await ctx.close();
     if (!server) return;
-    const code = await server.stop();
-    const bad = /(AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:)[^\n]*/.exec(server.log());
-    assert.ok(!bad, `the server reported: ${bad && bad[0]}`);
-    assert.equal(code, 0, `the server's exit after SIGTERM: ${code}`);
+    await stopChecked(server, assert);
   });
 
   test('home: pick two stored models (A, then B) and compare them', async () => {

@@ -2,6 +2,7 @@
 // Run by tests/e2e/run.sh (which installs playwright-core and makes the test models).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { graphShown as shown, launchBrowser, startServer, uploadRaw, wheelFrames } from './harness.mjs';
@@ -131,6 +132,7 @@ async function uploadFile(file) {
 }
 
 const idOf = (file) => uploadRaw(base, file);
+const sha256Of = (file) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
 async function openSearchHit(query, pick) {
   await page.click('#viewport');
@@ -229,7 +231,8 @@ describe('web page in Chromium', () => {
   test('a big upload reports progress along the way', async () => {
     await uploadFile(TRANSFORMER);
     await page.waitForFunction(() => /transformer_12x12/.test(document.getElementById('crumb-name').textContent), null, { timeout: 60000 });
-    await graphShown();
+    // its structure is drawn first (structure.test.mjs), then the whole model
+    await graphShown(null, sha256Of(TRANSFORMER));
     const progress = await page.evaluate(() => window.__progress);
     assert.equal(progress[progress.length - 1], 100);
     assert.ok(progress.some((p) => p > 0 && p < 100) || progress.length >= 2, `progress events: ${progress.join(',')}`);
@@ -863,10 +866,13 @@ describe('web page in Chromium', () => {
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 40e6 });
     await uploadFile(ISNET);
     await page.waitForURL(/#\/models\/[0-9a-f]{64}/, { timeout: 120000 });
+    // the structure is drawn first; the weights follow (structure.test.mjs)
+    await page.waitForFunction((id) => document.getElementById('canvas').dataset.model === id, sha256Of(ISNET), { timeout: 120000 });
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     await cdp.detach();
     await graphShown();
     const progress = await page.evaluate(() => window.__progress);
+    // (the structure's few KB, then the weights: the bar follows both)
     assert.ok(progress.filter((p) => p > 0 && p < 100).length >= 5, `the bar moves during 88 MB: ${progress.map(Math.round)}`);
     await openSearchHit('Conv', (t) => /^Conv/.test(t));
     await page.waitForFunction(() => document.querySelector('#side-body .op-badge')?.textContent === 'Conv', null, { timeout: 30000 });

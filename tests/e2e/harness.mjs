@@ -43,6 +43,15 @@ export async function startServer(build, work) {
   };
 }
 
+// Stop the server at the end of a suite: it must exit 0 on SIGTERM and have printed no
+// sanitizer report (the build-san/ runs).  `assert` is node:assert/strict.
+export async function stopChecked(server, assert) {
+  const code = await server.stop();
+  const bad = /(AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:)[^\n]*/.exec(server.log());
+  assert.ok(!bad, `the server reported: ${bad && bad[0]}`);
+  assert.equal(code, 0, `the server's exit after SIGTERM: ${code}`);
+}
+
 // Chromium headless in a new empty profile under `work`; every request that does not go to
 // `base` is refused (the page must work with no other network).
 export async function launchBrowser(work, base) {

@@ -1,0 +1,23 @@
+#!/bin/sh
+# web_structure.sh — structure first (issue 23) in headless Chromium with CDP network
+# emulation: time from file chosen to graph drawn for a 346 MB-class single-file model
+# at 100 and 20 Mbit/s (20 ms latency), structure first and, as the anchor in the same
+# run, the whole file as before; the structure walk's speed (GB/s of file), the SHA-256's,
+# and the page's JS heap.  Figures, no pass/fail.  ONNXVIZ_STRUCTURE_MB sets the size
+# (default 346); ONNXVIZ_BENCH_LINKS the links in Mbit/s (default "100 20");
+# ONNXVIZ_BENCH_ANCHOR=0 leaves the whole-file anchor out (2.5 minutes at 20 Mbit/s).
+set -u
+cd "$(dirname "$0")/../.."
+: "${BUILD:=build}"
+: "${ONNXVIZ_CHROMIUM:=/usr/bin/chromium}"
+export BUILD ONNXVIZ_CHROMIUM
+[ -x "$BUILD/onnxviz" ] || { echo "web_structure bench: $BUILD/onnxviz is missing (make first)"; exit 1; }
+[ -x "$ONNXVIZ_CHROMIUM" ] || { echo "web_structure bench: no browser at $ONNXVIZ_CHROMIUM (make deps)"; exit 1; }
+if [ ! -f tests/e2e/node_modules/playwright-core/package.json ]; then
+  (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error) || exit 1
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/onnxviz-structbench.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+/usr/bin/python3 tests/e2e/make_structure_models.py "$work/models" "${ONNXVIZ_STRUCTURE_MB:-346}" > "$work/models.json" || exit 1
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+ONNXVIZ_E2E_WORK="$work" node tests/bench/web_structure.mjs

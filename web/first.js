@@ -1,0 +1,60 @@
+// first.js — structure first (issue 23): the page uploads a model's structure alone and
+// draws it at once; then the file's SHA-256 says whether the server already holds the
+// whole model, and otherwise the weights follow (weights.js).  The walk and the hash run
+// in a Web Worker (structure.js), reading the file in slices.
+
+import { ApiError, modelUrl, request } from './api.js';
+
+// The structure's worker for one file: read() answers structure.js's answer ({bytes,
+// ranges, location, reason, fileSize, cut, ms}); sha256(onProgress) the file's hash (hex);
+// close() ends the worker.
+// One worker is made ahead (when this module loads), so that a file chosen does not wait
+// for the worker's thread and script; each file takes it and leaves a new one behind.
+let spare = null;
+const newWorker = () => new Worker('/structure.js', { type: 'module' });
+try { spare = newWorker(); } catch { /* no workers: made on demand, or the upload goes whole */ }
+
+export function structureWorker(file) {
+  const worker = spare || newWorker();
+  spare = null;
+  setTimeout(() => { try { spare = spare || newWorker(); } catch { /* made on demand */ } }, 0);
+  const waiting = new Map(); // message type -> {resolve, reject, onProgress}
+  worker.onmessage = (e) => {
+    const m = e.data || {};
+    if (m.type === 'hash-progress') { const w = waiting.get('sha256'); if (w && w.onProgress) w.onProgress(m.hashed, m.size); return; }
+    if (m.type === 'error') { for (const w of waiting.values()) w.reject(new Error(m.message)); waiting.clear(); return; }
+    const w = waiting.get(m.type);
+    if (w) { waiting.delete(m.type); w.resolve(m); }
+  };
+  worker.onerror = (e) => { for (const w of waiting.values()) w.reject(new Error(e.message || 'the structure worker failed')); waiting.clear(); };
+  const ask = (type, msg, onProgress) => new Promise((resolve, reject) => {
+    waiting.set(type, { resolve, reject, onProgress });
+    worker.postMessage(msg);
+  });
+  return {
+    read: () => ask('structure', { type: 'structure', file, name: file.name }),
+    sha256: async (onProgress) => (await ask('sha256', { type: 'hash' }, onProgress)).hex,
+    // ends the worker; what is still awaited is rejected with code 'aborted'
+    close: () => {
+      worker.terminate();
+      for (const w of waiting.values()) w.reject(Object.assign(new Error('cancelled'), { code: 'aborted' }));
+      waiting.clear();
+    },
+  };
+}
+
+// Does the server hold model `id`?  HEAD /models/{id}: 200 yes, 404 no; else ApiError.
+export async function serverHas(id) {
+  try {
+    await request(modelUrl(id), { method: 'HEAD' });
+    return true;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return false;
+    throw e;
+  }
+}
+
+// Structure models this page uploaded: structure id -> {name, size (the file's), state,
+// full (the whole model's id once known)}.  Kept for the page's life: the node panel says
+// "weights not uploaded" for their external tensors rather than an error.
+export const structures = new Map();
