@@ -578,6 +578,21 @@ static void f_softmax(cc *c, oxp_cost_node *o, int arg)
 	p_scale(&o->ops, arg);
 }
 
+/* LRN: each output element sums the squares of `size` channels around it (size MACs),
+ * then scales, adds the bias, raises to beta and divides (arg other ops). */
+static void f_lrn(cc *c, oxp_cost_node *o, int arg)
+{
+	o->family = "norm";
+	int64_t size = attr_int(c, "size", 0);
+	t_numel(c, &o->macs, in_t(c, 0));
+	if (size > 0)
+		p_scale(&o->macs, size);
+	else
+		p_flag(&o->macs, OXP_COST_UNKNOWN);
+	t_numel(c, &o->ops, in_t(c, 0));
+	p_scale(&o->ops, arg);
+}
+
 /* Norms: arg ops per element of input 0, plus 1 for a scale and 1 for a bias given
  * (from input 1 on; Skip* variants: input 1 is the skip: +1 add, scale at 2, bias at 3,
  * arg's hundreds say where the scale input is). */
@@ -1191,6 +1206,7 @@ static const cost_op OPS[] = {
 	{"Clip", D_ONNX, f_elementwise, 2, NULL},
 	{"Compress", D_ONNX, f_move, 0, NULL},
 	{"Concat", D_ONNX, f_move, 0, NULL},
+	{"ConcatFromSequence", D_ONNX, f_move, 0, NULL},
 	{"Constant", D_ONNX, f_move, 0, NULL},
 	{"ConstantOfShape", D_ONNX, f_move, 0, NULL},
 	{"Conv", D_ONNX, f_conv, 1, NULL},
@@ -1237,6 +1253,7 @@ static const cost_op OPS[] = {
 	{"InstanceNormalization", D_ONNX, f_norm, 5, NULL},
 	{"IsInf", D_ONNX, f_elementwise, 1, NULL},
 	{"IsNaN", D_ONNX, f_elementwise, 1, NULL},
+	{"LRN", D_ONNX, f_lrn, 4, NULL},
 	{"LSTM", D_ONNX, f_rnn, 134, NULL},
 	{"LayerNormalization", D_BOTH, f_norm, 5, NULL},
 	{"LeakyRelu", D_ONNX, f_elementwise, 1, NULL},
@@ -1295,6 +1312,12 @@ static const cost_op OPS[] = {
 	{"ScatterElements", D_ONNX, f_move, 0, NULL},
 	{"ScatterND", D_ONNX, f_move, 0, NULL},
 	{"Selu", D_ONNX, f_elementwise, 1, NULL},
+	{"SequenceAt", D_ONNX, f_move, 0, NULL},
+	{"SequenceConstruct", D_ONNX, f_move, 0, NULL},
+	{"SequenceEmpty", D_ONNX, f_move, 0, NULL},
+	{"SequenceErase", D_ONNX, f_move, 0, NULL},
+	{"SequenceInsert", D_ONNX, f_move, 0, NULL},
+	{"SequenceLength", D_ONNX, f_move, 0, NULL},
 	{"Shape", D_ONNX, f_move, 0, NULL},
 	{"Shrink", D_ONNX, f_elementwise, 1, NULL},
 	{"Sigmoid", D_ONNX, f_elementwise, 1, NULL},
@@ -1311,8 +1334,10 @@ static const cost_op OPS[] = {
 	{"Softsign", D_ONNX, f_elementwise, 1, NULL},
 	{"SpaceToDepth", D_ONNX, f_move, 0, NULL},
 	{"Split", D_ONNX, f_move, 0, NULL},
+	{"SplitToSequence", D_ONNX, f_move, 0, NULL},
 	{"Sqrt", D_ONNX, f_elementwise, 1, NULL},
 	{"Squeeze", D_ONNX, f_move, 0, NULL},
+	{"StringNormalizer", D_ONNX, f_move, 0, NULL},
 	{"Sub", D_ONNX, f_elementwise, 1, NULL},
 	{"Sum", D_ONNX, f_elementwise, 0, NULL},
 	{"Tan", D_ONNX, f_elementwise, 1, NULL},

@@ -785,6 +785,23 @@ static void test_norms_softmax(void **state)
 	unbuild(&b);
 }
 
+/* LRN over 1x8x5x5: each of the 200 elements sums `size` squares (size MACs) and takes 4
+ * other ops (scale, bias, pow, divide); without size its MACs are unknown, never 0. */
+static void test_lrn(void **state)
+{
+	(void)state;
+	mb m = {0};
+	in(&m, "x", F, "1,8,5,5");
+	node(&m, ONNX, "LRN(x)->a", "size=5", END);
+	node(&m, ONNX, "LRN(x)->b", END);
+	built b;
+	build(&b, &m, NULL);
+	assert_int_equal(num(&nd(&b, 0)->macs), 200 * 5);
+	assert_int_equal(num(&nd(&b, 0)->ops), 200 * 4);
+	assert_true(nd(&b, 1)->macs.flags & OXP_COST_UNKNOWN);
+	unbuild(&b);
+}
+
 static void test_pool_resize(void **state)
 {
 	(void)state;
@@ -973,6 +990,7 @@ int main(void)
 		cmocka_unit_test(test_onnx_attention),
 		cmocka_unit_test(test_lstm_bidirectional),
 		cmocka_unit_test(test_norms_softmax),
+		cmocka_unit_test(test_lrn),
 		cmocka_unit_test(test_pool_resize),
 		cmocka_unit_test(test_elementwise_reduce),
 		cmocka_unit_test(test_bookkeeping_and_uncounted),
