@@ -26,15 +26,20 @@ static json_t *figure(const oxp_cost *c, const oxp_cost_poly *p)
 		                                                                  : "unknown"));
 		return o;
 	}
+	/* the names of dims are the model's bytes: kept raw with a _hex form when they are not
+	 * UTF-8, as everywhere in the document */
 	char buf[1024];
-	jx_set(o, "expr", jx_cstr(oxp_cost_poly_format(c, p, 0, buf, sizeof(buf))));
+	const char *text = oxp_cost_poly_format(c, p, 0, buf, sizeof(buf));
+	jx_set_str(o, "expr", (oxp_str){text, strlen(text)});
 	json_t *terms = json_array();
 	for (uint8_t i = 0; terms != NULL && i < p->nterms; i++) {
-		json_t *t = json_object(), *dims = json_array();
+		json_t *t = json_object();
+		oxp_str names[OXP_COST_MAX_DEGREE];
+		uint8_t n = 0;
+		for (uint8_t k = 0; k < p->t[i].degree && k < OXP_COST_MAX_DEGREE; k++)
+			names[n++] = c->symbols[p->t[i].sym[k]];
 		jx_set(t, "coef", json_integer(p->t[i].coef));
-		for (uint8_t k = 0; dims != NULL && k < p->t[i].degree; k++)
-			json_array_append_new(dims, jx_str(c->symbols[p->t[i].sym[k]]));
-		jx_set(t, "dims", dims);
+		jx_set_str_array(t, "dims", names, n);
 		json_array_append_new(terms, t);
 	}
 	jx_set(o, "terms", terms);
