@@ -540,7 +540,10 @@ int oxs_cli_render(int argc, char **argv)
 	}
 	oxp_model *m;
 	oxp_dag *d;
-	int rc = open_linked(path, opt.shapes, &m, &d);
+	/* shapes are inferred also with --shapes=off (which only hides their labels): the
+	 * cost rows need them, and the layout worker and the service always infer, so the same
+	 * options draw the same picture everywhere */
+	int rc = open_linked(path, true, &m, &d);
 	if (rc != 0)
 		return rc;
 	oxr_buf out;
