@@ -111,6 +111,22 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_SUPPORT) $(BUILD)/libonnxvi
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS) -lcmocka
 
+# The fault-injection build of the service (tests/preview/isolation.py): the same program
+# with the files below compiled with OXS_FAULT_INJECTION, so that a preview of a tensor
+# named __fault_fpe, __fault_segv or __fault_hang, or the document of a model whose graph
+# is named __fault_doc_segv, faults as a bug would.
+FAULT_BIN := $(BUILD)/onnxviz-fault
+FAULT_SRC := service/preview.c service/artifacts.c
+FAULT_OBJ := $(patsubst %.c,$(BUILD)/obj-fault/%.o,$(FAULT_SRC))
+$(BUILD)/obj-fault/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (fault injection)")
+	$(Q)$(CC) $(CFLAGS_ALL) -DOXS_FAULT_INJECTION -MMD -MP -c $< -o $@
+
+$(FAULT_BIN): $(BUILD)/obj/service/main.o $(FAULT_OBJ) $(BUILD)/libonnxviz.a
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
 # Test tools (tests/tools/*.c): small programs the test scripts drive, linked like tests.
 $(BUILD)/tools/%: $(BUILD)/obj/tests/tools/%.o $(BUILD)/libonnxviz.a
 	@mkdir -p $(dir $@)
@@ -137,7 +153,7 @@ $(BUILD)/fuzz/replay_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/obj/tests/fuzz
 .PHONY: fuzz-replay
 fuzz-replay: $(REPLAY_BIN)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-fault -name '*.d' 2>/dev/null)
 
 # ---------------------------------------------------------------------------------------
 # Dependencies (Debian packages).  Installed with apt-get (sudo when not root), skipping
@@ -193,7 +209,7 @@ unit: $(UNIT_BIN)
 # tests/run-all.sh prints a summary and fails when any suite fails.
 test: deps
 	$(MAKE) all
-	$(MAKE) $(UNIT_BIN) $(TOOLS_BIN) $(REPLAY_BIN)
+	$(MAKE) $(UNIT_BIN) $(TOOLS_BIN) $(REPLAY_BIN) $(FAULT_BIN)
 	BUILD=$(BUILD) sh tests/run-all.sh
 
 check: test

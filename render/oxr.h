@@ -238,6 +238,28 @@ oxr_code oxr_render_isolated_pair(const char *exe, const oxr_model_files *model,
                                   const oxr_options *o, const oxr_worker_limits *lim,
                                   oxr_buf *out, oxr_error *err);
 
+/* A child process under limits, the one mechanism behind the layout worker and any other
+ * computation that must not take its caller down.  With fn == NULL: `exe argv...` after
+ * exec (its stdout is collected, the first line of its stderr kept in res->err).  With fn:
+ * a forked copy of the caller runs fn(ctx, out_fd) and exits; fn may only use memory, the
+ * descriptors it inherited and the allocator (other threads' locks do not come along).
+ * Limits: RLIMIT_CPU, RLIMIT_AS (for fn: memory_bytes beyond the caller's address
+ * space), the wall-clock deadline (then SIGKILL) and max_output.  Returns OXR_OK once the
+ * child has ended, however it ended (res says how); OXR_E_IO when it could not start. */
+typedef struct oxr_child_result {
+	bool timed_out;  /* past the wall-clock deadline: killed */
+	bool too_big;    /* more output than max_output: killed */
+	int signal;      /* the signal that ended it, 0 when it exited (or was killed by us) */
+	int exit_code;   /* its exit code when it exited, else -1 */
+	char err[1024];  /* exec: the first line of its stderr */
+} oxr_child_result;
+
+typedef void (*oxr_child_fn)(void *ctx, int out_fd);
+
+oxr_code oxr_child_run(const char *exe, char *const argv[], oxr_child_fn fn, void *ctx,
+                       const oxr_worker_limits *lim, oxr_buf *out, oxr_child_result *res,
+                       oxr_error *err);
+
 /* Entry point of the worker process: argv as passed by oxr_render_isolated (or _pair,
  * which needs pair != NULL).  Returns the process exit code. */
 int oxr_worker_main(int argc, char **argv);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -54,12 +55,13 @@ static oxr_code code_from_name(const char *name)
 	return OXR_E_WORKER;
 }
 
-/* Child side between fork and exec: only async-signal-safe calls. */
-static void child_exec(const char *exe, char *const argv[], int out_fd, int err_fd,
-                       const oxr_worker_limits *lim)
+/* Child side after fork: only async-signal-safe calls.  Default dispositions for every
+ * signal (ignored signals and the blocked mask survive fork and exec: the child must die
+ * of SIGPIPE/SIGXFSZ/SIGXCPU/SIGFPE/SIGSEGV like any process would), the limits, no core
+ * files.  RLIMIT_AS is memory_bytes above vm_base (the caller's address space for a
+ * forked copy, 0 before exec). */
+static void child_setup(const oxr_worker_limits *lim, uint64_t vm_base)
 {
-	/* ignored signals and the blocked mask survive exec: give the worker defaults, so it
-	 * dies of SIGPIPE/SIGXFSZ/SIGXCPU like any process would */
 	/* every signal, the real-time ones glibc keeps for itself included: the raw system
 	 * call (libc's sigaction refuses 32 and 33) */
 	struct {
@@ -80,11 +82,18 @@ static void child_exec(const char *exe, char *const argv[], int out_fd, int err_
 	r.rlim_max = lim->cpu_seconds ? lim->cpu_seconds + 1 : RLIM_INFINITY;
 	setrlimit(RLIMIT_CPU, &r);
 	if (lim->memory_bytes) {
-		r.rlim_cur = r.rlim_max = lim->memory_bytes;
+		r.rlim_cur = r.rlim_max = vm_base + lim->memory_bytes;
 		setrlimit(RLIMIT_AS, &r);
 	}
 	r.rlim_cur = r.rlim_max = 0;
 	setrlimit(RLIMIT_CORE, &r);
+}
+
+/* Child side between fork and exec. */
+static void child_exec(const char *exe, char *const argv[], int out_fd, int err_fd,
+                       const oxr_worker_limits *lim)
+{
+	child_setup(lim, 0);
 	int devnull = open("/dev/null", O_RDONLY);
 	if (devnull >= 0) {
 		dup2(devnull, 0);
@@ -99,55 +108,81 @@ static void child_exec(const char *exe, char *const argv[], int out_fd, int err_
 	_exit(127);
 }
 
-/* Run `exe __render PATH FMT OPTIONS [OTHER DATA OTHER_DATA]` under lim and collect its
- * output. */
-static oxr_code run_worker(const char *exe, const char *path, const oxr_model_files *pair,
-                           const char *fmtname, const oxr_options *o,
-                           const oxr_worker_limits *lim, oxr_buf *out, oxr_error *err)
+/* Child side of a forked computation: fn writes its answer to out_fd; the child then
+ * exits without running the caller's atexit handlers or flushing its stdio.  It dies
+ * with the thread that forked it (PR_SET_PDEATHSIG), so a server that goes away leaves
+ * no computation behind. */
+static void child_fn(oxr_child_fn fn, void *ctx, int out_fd, const oxr_worker_limits *lim,
+                     uint64_t vm_base, pid_t parent)
 {
-	oxr_worker_limits dl;
-	if (lim == NULL) {
-		oxr_worker_limits_default(&dl);
-		lim = &dl;
-	}
-	char key[OXR_OPTIONS_KEY_MAX];
-	oxr_options_key(o, key, sizeof(key));
-	char fmtcopy[16];
-	snprintf(fmtcopy, sizeof(fmtcopy), "%s", fmtname);
-	char *argv[] = {(char *)exe, "__render", (char *)path, fmtcopy, key, NULL, NULL, NULL, NULL};
-	if (pair != NULL) {
-		argv[5] = (char *)pair[1].path;
-		argv[6] = (char *)(pair[0].data_dir ? pair[0].data_dir : "");
-		argv[7] = (char *)(pair[1].data_dir ? pair[1].data_dir : "");
-	}
+	child_setup(lim, vm_base);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(126);
+	fn(ctx, out_fd);
+	_exit(0);
+}
 
-	int po[2], pe[2];
+/* The caller's address space in bytes (/proc/self/statm's first field), 0 when unknown. */
+static uint64_t vm_size(void)
+{
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char text[64];
+	ssize_t n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	unsigned long long pages = strtoull(text, NULL, 10);
+	long page = sysconf(_SC_PAGESIZE);
+	return page > 0 && pages < UINT64_MAX / (uint64_t)page ? pages * (uint64_t)page : 0;
+}
+
+oxr_code oxr_child_run(const char *exe, char *const argv[], oxr_child_fn fn, void *ctx,
+                       const oxr_worker_limits *lim, oxr_buf *out, oxr_child_result *res,
+                       oxr_error *err)
+{
+	memset(res, 0, sizeof(*res));
+	res->exit_code = -1;
+	int po[2], pe[2] = {-1, -1};
 	if (pipe2(po, O_CLOEXEC) != 0)
 		return oxr__fail(err, OXR_E_IO, "pipe: %s", strerror(errno));
-	if (pipe2(pe, O_CLOEXEC) != 0) {
+	if (fn == NULL && pipe2(pe, O_CLOEXEC) != 0) {
 		close(po[0]);
 		close(po[1]);
 		return oxr__fail(err, OXR_E_IO, "pipe: %s", strerror(errno));
 	}
+	uint64_t vm_base = fn != NULL && lim->memory_bytes ? vm_size() : 0;
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
+		int e = errno;
 		close(po[0]);
 		close(po[1]);
-		close(pe[0]);
-		close(pe[1]);
-		return oxr__fail(err, OXR_E_IO, "fork: %s", strerror(errno));
+		if (pe[0] >= 0) {
+			close(pe[0]);
+			close(pe[1]);
+		}
+		return oxr__fail(err, OXR_E_IO, "fork: %s", strerror(e));
 	}
-	if (pid == 0)
+	if (pid == 0) {
+		if (fn != NULL) {
+			close(po[0]);
+			child_fn(fn, ctx, po[1], lim, vm_base, parent);
+		}
 		child_exec(exe, argv, po[1], pe[1], lim);
+	}
 	close(po[1]);
-	close(pe[1]);
+	if (pe[1] >= 0)
+		close(pe[1]);
 
-	char errtext[1024];
 	size_t errlen = 0;
 	bool too_big = false, timed_out = false;
 	int64_t deadline = now_ms() + (lim->wall_ms ? lim->wall_ms : 30000);
 	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
-	int open_fds = 2;
+	int open_fds = pe[0] >= 0 ? 2 : 1;
 	char chunk[65536];
 	size_t max_out = lim->max_output ? lim->max_output : ((size_t)256 << 20);
 	while (open_fds > 0) {
@@ -180,9 +215,9 @@ static oxr_code run_worker(const char *exe, const char *path, const oxr_model_fi
 					break;
 				}
 			} else {
-				size_t room = sizeof(errtext) - 1 - errlen;
+				size_t room = sizeof(res->err) - 1 - errlen;
 				size_t k = (size_t)n < room ? (size_t)n : room;
-				memcpy(errtext + errlen, chunk, k);
+				memcpy(res->err + errlen, chunk, k);
 				errlen += k;
 			}
 		}
@@ -190,13 +225,16 @@ static oxr_code run_worker(const char *exe, const char *path, const oxr_model_fi
 	for (int i = 0; i < 2; i++)
 		if (fds[i].fd >= 0)
 			close(fds[i].fd);
-	/* the worker may close its pipes and linger: the deadline holds for the wait too */
+	/* the child may close its pipes and linger: the deadline holds for the wait too */
 	int status = 0;
 	bool killed = false;
 	if (timed_out || too_big) {
 		kill(pid, SIGKILL);
 		killed = true;
 	}
+	/* its exit is waited for on a pidfd (readable once it has ended) up to the deadline;
+	 * kernels without pidfd_open: short naps */
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	for (;;) {
 		pid_t r = waitpid(pid, &status, killed ? 0 : WNOHANG);
 		if (r == pid)
@@ -204,28 +242,72 @@ static oxr_code run_worker(const char *exe, const char *path, const oxr_model_fi
 		if (r < 0 && errno != EINTR)
 			break;
 		if (r == 0) {
-			if (now_ms() >= deadline) {
+			int64_t left = deadline - now_ms();
+			if (left <= 0) {
 				timed_out = true;
 				kill(pid, SIGKILL);
 				killed = true;
 				continue;
 			}
-			struct timespec nap = {0, 2 * 1000 * 1000};
-			nanosleep(&nap, NULL);
+			if (pidfd >= 0) {
+				struct pollfd pf = {pidfd, POLLIN, 0};
+				(void)poll(&pf, 1, (int)(left > 1000 ? 1000 : left));
+			} else {
+				struct timespec nap = {0, 2 * 1000 * 1000};
+				nanosleep(&nap, NULL);
+			}
 		}
 	}
-	errtext[errlen] = '\0';
-	char *nl = strchr(errtext, '\n');
+	if (pidfd >= 0)
+		close(pidfd);
+	res->err[errlen] = '\0';
+	char *nl = strchr(res->err, '\n');
 	if (nl != NULL)
 		*nl = '\0';
+	res->timed_out = timed_out;
+	res->too_big = too_big;
+	if (!timed_out && !too_big) {
+		if (WIFSIGNALED(status))
+			res->signal = WTERMSIG(status);
+		else if (WIFEXITED(status))
+			res->exit_code = WEXITSTATUS(status);
+	}
+	return OXR_OK;
+}
 
-	if (timed_out)
+/* Run `exe __render PATH FMT OPTIONS [OTHER DATA OTHER_DATA]` under lim and collect its
+ * output. */
+static oxr_code run_worker(const char *exe, const char *path, const oxr_model_files *pair,
+                           const char *fmtname, const oxr_options *o,
+                           const oxr_worker_limits *lim, oxr_buf *out, oxr_error *err)
+{
+	oxr_worker_limits dl;
+	if (lim == NULL) {
+		oxr_worker_limits_default(&dl);
+		lim = &dl;
+	}
+	char key[OXR_OPTIONS_KEY_MAX];
+	oxr_options_key(o, key, sizeof(key));
+	char fmtcopy[16];
+	snprintf(fmtcopy, sizeof(fmtcopy), "%s", fmtname);
+	char *argv[] = {(char *)exe, "__render", (char *)path, fmtcopy, key, NULL, NULL, NULL, NULL};
+	if (pair != NULL) {
+		argv[5] = (char *)pair[1].path;
+		argv[6] = (char *)(pair[0].data_dir ? pair[0].data_dir : "");
+		argv[7] = (char *)(pair[1].data_dir ? pair[1].data_dir : "");
+	}
+	oxr_child_result res;
+	oxr_code rc = oxr_child_run(exe, argv, NULL, NULL, lim, out, &res, err);
+	if (rc != OXR_OK)
+		return rc;
+	if (res.timed_out)
 		return oxr__fail(err, OXR_E_TIMEOUT, "layout took longer than %u ms and was stopped",
 		                 lim->wall_ms);
-	if (too_big)
-		return oxr__fail(err, OXR_E_TOO_BIG, "rendering exceeds %zu bytes", max_out);
-	if (WIFSIGNALED(status)) {
-		int sig = WTERMSIG(status);
+	if (res.too_big)
+		return oxr__fail(err, OXR_E_TOO_BIG, "rendering exceeds %zu bytes",
+		                 lim->max_output ? lim->max_output : ((size_t)256 << 20));
+	if (res.signal != 0) {
+		int sig = res.signal;
 		if (sig == SIGXCPU)
 			return oxr__fail(err, OXR_E_TIMEOUT,
 			                 "layout used more than %u s of CPU and was stopped",
@@ -235,20 +317,20 @@ static oxr_code run_worker(const char *exe, const char *path, const oxr_model_fi
 			                 "layout worker was killed (CPU limit or out of memory)");
 		return oxr__fail(err, OXR_E_WORKER, "layout worker died (signal %d)", sig);
 	}
-	int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	int code = res.exit_code;
 	if (code == 0)
 		return OXR_OK;
 	if (code == WORKER_RENDER_ERROR) {
-		char *tab = strchr(errtext, '\t');
+		char *tab = strchr(res.err, '\t');
 		if (tab != NULL) {
 			*tab = '\0';
-			return oxr__fail(err, code_from_name(errtext), "%s", tab + 1);
+			return oxr__fail(err, code_from_name(res.err), "%s", tab + 1);
 		}
 	}
 	if (code == 127)
 		return oxr__fail(err, OXR_E_WORKER, "layout worker could not be started");
 	return oxr__fail(err, OXR_E_WORKER, "layout worker failed (exit %d)%s%s", code,
-	                 errlen ? ": " : "", errtext);
+	                 res.err[0] ? ": " : "", res.err);
 }
 
 oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_options *o,

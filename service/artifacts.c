@@ -411,6 +411,51 @@ void oxs_links_json(oxr_buf *b, const oxs_art *a, bool tensor)
 
 /* Compute a summary or document artifact from a parsed model into an entry; on failure
  * NULL with *status and err set. */
+/* A JSON document (summary or document.json), in a process of its own (isolate.c) unless
+ * --isolation=off: the checks, shapes and quantization figures it derives from the model
+ * are computed by rules the model sets. */
+#define DOC_MAX ((size_t)1 << 30)
+
+typedef struct doc_call {
+	const oxp_model *m;
+	const oxp_dag *d;
+	oxr_doc_kind kind;
+} doc_call;
+
+static unsigned doc_status(oxr_code rc)
+{
+	return rc == OXR_E_TOO_BIG ? 422 : rc == OXR_E_NOMEM ? 503 : 500;
+}
+
+#ifdef OXS_FAULT_INJECTION
+/* The fault-injection build (tests/preview/isolation.py): a model whose main graph is
+ * named __fault_doc_segv faults while its document is built. */
+static void inject_fault(const oxp_model *m)
+{
+	const oxp_model_proto *mp = oxp_model_proto_get(m);
+	if (mp != NULL && mp->graph != NULL && oxp_str_eq(mp->graph->name, "__fault_doc_segv")) {
+		volatile int *volatile p = NULL;
+		*p = 1;
+	}
+}
+#endif
+
+static void doc_fn(void *ctx, oxs_preview_out *out)
+{
+	const doc_call *c = ctx;
+#ifdef OXS_FAULT_INJECTION
+	inject_fault(c->m);
+#endif
+	oxr_error rerr;
+	memset(&rerr, 0, sizeof(rerr));
+	oxr_code rc = oxr_doc_json(c->m, c->d, c->kind, &out->body, &rerr);
+	if (rc != OXR_OK) {
+		out->status = doc_status(rc);
+		snprintf(out->code, sizeof(out->code), "%s", oxr_code_name(rc));
+		snprintf(out->message, sizeof(out->message), "%s", rerr.message);
+	}
+}
+
 static oxs_centry *compute_doc(oxs_server *srv, const oxs_art *a, const oxp_model *m,
                                const oxp_dag *d, unsigned *status, char *err, size_t errsize)
 {
@@ -436,12 +481,26 @@ static oxs_centry *compute_doc(oxs_server *srv, const oxs_art *a, const oxp_mode
 		e = store_and_entry(srv, a, &out);
 		goto done;
 	}
-	oxr_code rc = oxr_doc_json(m, d, a->kind == OXS_ART_SUMMARY ? OXR_DOC_SUMMARY : OXR_DOC_FULL,
-	                           &doc, &rerr);
-	if (rc != OXR_OK) {
-		*status = rc == OXR_E_TOO_BIG ? 422 : rc == OXR_E_NOMEM ? 503 : 500;
-		snprintf(err, errsize, "%s: %s", oxr_code_name(rc), rerr.message);
-		goto done;
+	doc_call dc = {m, d, a->kind == OXS_ART_SUMMARY ? OXR_DOC_SUMMARY : OXR_DOC_FULL};
+	if (srv->cfg.isolation) {
+		oxs_preview_out o;
+		oxs_isolated(srv, OXS_ISO_DOCUMENT, doc_fn, &dc, DOC_MAX, &o);
+		if (o.status != 0) {
+			*status = o.status;
+			snprintf(err, errsize, "%s: %s", o.code, o.message);
+			oxs_preview_out_free(&o);
+			goto done;
+		}
+		oxr_buf_free(&doc);
+		doc = o.body; /* moved */
+		oxr_buf_free(&o.stats);
+	} else {
+		oxr_code rc = oxr_doc_json(dc.m, dc.d, dc.kind, &doc, &rerr);
+		if (rc != OXR_OK) {
+			*status = doc_status(rc);
+			snprintf(err, errsize, "%s: %s", oxr_code_name(rc), rerr.message);
+			goto done;
+		}
 	}
 	if (a->kind == OXS_ART_SUMMARY) {
 		oxr_buf_printf(&out, "{\"id\":\"%s\",\"size\":%zu,\"kind\":\"model\",\"summary\":",
@@ -490,6 +549,13 @@ static oxs_centry *compute_doc_loaded(oxs_server *srv, const oxs_art *a, unsigne
 	snprintf(code, codesize, oxs_mentry_dag(me) == NULL ? "tensor_upload" : "render_failed");
 	oxs_centry *e = compute_doc(srv, a, oxs_mentry_model(me), oxs_mentry_dag(me), status, err,
 	                            errsize);
+	/* a computation that crashed or overran answers with its own code */
+	if (e == NULL && strncmp(err, "document_", 9) == 0) {
+		size_t n = strcspn(err, ":");
+		snprintf(code, codesize, "%.*s", (int)(n < codesize ? n : codesize - 1), err);
+		if (err[n] == ':' && err[n + 1] == ' ')
+			memmove(err, err + n + 2, strlen(err + n + 2) + 1);
+	}
 	oxs_models_release(srv->models, me);
 	return e;
 }
@@ -631,13 +697,13 @@ static void flight_preview(flight *f)
 	oxs_centry *e = NULL;
 	if (o.status != 0) {
 		e = entry_error(o.status, o.code, o.message, o.extra);
-		oxr_buf_free(&o.body);
+		oxs_preview_out_free(&o);
 		flight_finish(f, e);
 		return;
 	}
 	size_t len = 0;
 	char *data = oxr_buf_steal(&o.body, &len);
-	oxr_buf_free(&o.body);
+	oxs_preview_out_free(&o);
 	if (data == NULL)
 		data = strdup("");
 	e = data ? entry_from_data(&f->art, data, len) : NULL;

@@ -72,6 +72,13 @@ static const opt opts[] = {
      "wall-clock and CPU seconds of one layout (default 30)"},
     {"layout-memory", "ONNXVIZ_LAYOUT_MEMORY", T_SIZE, F(layout_memory), 0, 0, "SIZE",
      "address space of one layout process (default 2G)"},
+    {"isolation", "ONNXVIZ_ISOLATION", T_BOOL, F(isolation), 0, 0, NULL,
+     "compute tensor previews and JSON documents in a process each, so that a fault in "
+     "one cannot stop the server (default on)"},
+    {"isolation-timeout", "ONNXVIZ_ISOLATION_TIMEOUT", T_UINT, F(isolation_timeout), 1,
+     86400, "SEC", "wall-clock and CPU seconds of one such computation (default 120)"},
+    {"isolation-memory", "ONNXVIZ_ISOLATION_MEMORY", T_SIZE, F(isolation_memory), 0, 0,
+     "SIZE", "address space one such process may add to the server's (default 2G)"},
     {"store-budget", "ONNXVIZ_STORE_BUDGET", T_SIZE, F(store_budget), 0, 0, "SIZE",
      "bytes the store may use; least recently used renderings are evicted (default 0: "
      "no limit); with an S3 store, the local cache's bytes (default 0: 4G)"},
@@ -122,6 +129,9 @@ void oxs_config_default(oxs_config *c)
 	c->layout_queue = 16;
 	c->layout_timeout = 30;
 	c->layout_memory = (uint64_t)2 << 30;
+	c->isolation = true;
+	c->isolation_timeout = 120;
+	c->isolation_memory = (uint64_t)2 << 30;
 	c->verify_store = true;
 	c->max_connections = 512;
 	c->max_per_ip = 64;

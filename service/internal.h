@@ -133,11 +133,18 @@ void oxs_models_stats(oxs_models *mc, uint64_t *count, uint64_t *bytes);
 enum { OXS_UP_CREATED, OXS_UP_EXISTING, OXS_UP_REJECTED, OXS_UP__COUNT };
 enum { OXS_HIT_MEMORY, OXS_HIT_STORE, OXS_MISS, OXS_HIT__COUNT };
 enum { OXS_LAYOUT_OK, OXS_LAYOUT_FAILED, OXS_LAYOUT_KILLED, OXS_LAYOUT__COUNT };
+/* Computations in a process of their own (isolate.c), by kind, and how they ended:
+ * answered (a value or the model's error), crashed (a signal or a failed exit: a bug),
+ * killed (time or memory limit, or output cap), not started (no fork). */
+enum { OXS_ISO_PREVIEW, OXS_ISO_DOCUMENT, OXS_ISO__COUNT };
+enum { OXS_ISOLATED_OK, OXS_ISOLATED_CRASHED, OXS_ISOLATED_KILLED, OXS_ISOLATED_UNSTARTED,
+       OXS_ISOLATED__COUNT };
 
 void oxs_metrics_request(int route, unsigned status, uint64_t ns);
 void oxs_metrics_upload(int result, uint64_t bytes);
 void oxs_metrics_cache(int which);
 void oxs_metrics_layout(int result);
+void oxs_metrics_isolated(int what, int result);
 /* One request to the object store: its op (OXS_S3OP_*), how long it took and its outcome
  * (OXS_STORE_OK: answered as expected — 2xx, 304, 404, 412; OXS_STORE_ERROR: another
  * answer; OXS_STORE_RETRIED: a connection error, timeout or 5xx that was retried;
@@ -372,12 +379,44 @@ typedef struct oxs_preview_out {
 	char code[48];           /* ... code ... */
 	char message[512];       /* ... message ... */
 	char extra[900];         /* ... and extra members ("" or ",\"rule\":...") */
+	oxr_buf stats;           /* statistics computed by this call (for the store), or empty */
 } oxs_preview_out;
 
 /* Compute the preview a (OXS_ART_TENSOR) on a work thread: load the model, find the
- * tensor, decode the slice, statistics (cached in the store per tensor and bins).  out
- * is initialised here; the caller frees out->body. */
+ * tensor and its data folder, the statistics kept in the store; then compute in a process
+ * of its own (config isolation, the default) or in this one; keep fresh
+ * statistics in the store.  out is initialised here; free it with oxs_preview_out_free. */
 void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *out);
+
+/* What a preview computation reads: nothing of the server's (no store, lock or log), so
+ * that it can run in a forked copy of the server. */
+typedef struct oxs_preview_in {
+	const char *model;           /* the model's id, as the answer names it */
+	const char *key;             /* the tensor key asked for (name or document ref) */
+	const oxp_dag *dag;          /* the linked model, NULL for a lone tensor upload */
+	const oxp_tensor *t;         /* the tensor */
+	int datadir;                 /* the folder of its external data, -1 when not open */
+	oxs_status datadir_status;   /* why -1: OXS_E_NOT_FOUND (stored without data files) */
+	oxs_preview_opt opt;
+	const char *stats;           /* statistics JSON kept from before, or NULL */
+	size_t stats_len;
+} oxs_preview_in;
+
+/* The computation itself: decode the slice, the statistics (unless in->stats), the JSON
+ * or .npy answer.  out is initialised here; free it with oxs_preview_out_free. */
+void oxs_preview_compute(const oxs_preview_in *in, oxs_preview_out *out);
+void oxs_preview_out_free(oxs_preview_out *out);
+
+/* ---------------------------------------------------------------------------------------
+ * Computations in a forked copy of the server (isolate.c): fn fills out (an
+ * oxs_preview_out serves every kind: the body, an error's status, code and message,
+ * auxiliary bytes in out->stats) using memory, inherited descriptors and the allocator
+ * only.  o is initialised here with a body cap of max_body; free it with
+ * oxs_preview_out_free.  A crash is 500 "<what>_crashed", an overrun 503 "<what>_timeout".
+ */
+typedef void (*oxs_iso_fn)(void *ctx, oxs_preview_out *out);
+void oxs_isolated(oxs_server *srv, int what, oxs_iso_fn fn, void *ctx, size_t max_body,
+                  oxs_preview_out *o);
 /* The summary of a tensor upload: {"id","size","kind":"tensor","tensor":{...},"links"}. */
 bool oxs_preview_summary(oxr_buf *out, const oxs_art *a, const oxp_model *m,
                          const oxp_tensor *t);
@@ -418,6 +457,7 @@ struct oxs_server {
 	oxs_ratelimit *rl;
 	oxs_deadlines *deadlines;
 	oxr_worker_limits wlim;
+	oxr_worker_limits plim; /* preview processes (preview.c) */
 	char exe[PATH_MAX];
 	unsigned char token_md[32], read_md[32]; /* SHA-256 of the tokens */
 	bool has_token, has_read_token;

@@ -32,6 +32,7 @@ static atomic_uint_fast64_t uploads[OXS_UP__COUNT];
 static atomic_uint_fast64_t upload_bytes;
 static atomic_uint_fast64_t cache_events[OXS_HIT__COUNT];
 static atomic_uint_fast64_t layouts[OXS_LAYOUT__COUNT];
+static atomic_uint_fast64_t isolated[OXS_ISO__COUNT][OXS_ISOLATED__COUNT];
 static atomic_uint_fast64_t store_requests[OXS_S3OP__COUNT][OXS_STORE__COUNT];
 static atomic_uint_fast64_t store_latency[OXS_S3OP__COUNT][NBUCKETS + 1];
 static atomic_uint_fast64_t store_latency_sum_ns[OXS_S3OP__COUNT];
@@ -84,6 +85,12 @@ void oxs_metrics_layout(int result)
 {
 	if (result >= 0 && result < OXS_LAYOUT__COUNT)
 		atomic_fetch_add_explicit(&layouts[result], 1, memory_order_relaxed);
+}
+
+void oxs_metrics_isolated(int what, int result)
+{
+	if (what >= 0 && what < OXS_ISO__COUNT && result >= 0 && result < OXS_ISOLATED__COUNT)
+		atomic_fetch_add_explicit(&isolated[what][result], 1, memory_order_relaxed);
 }
 
 void oxs_metrics_store(int op, uint64_t ns, int outcome)
@@ -187,6 +194,17 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 	for (int i = 0; i < OXS_LAYOUT__COUNT; i++)
 		oxr_buf_printf(o, "onnxviz_layouts_total{result=\"%s\"} %" PRIu64 "\n", lay_names[i],
 		               get(&layouts[i]));
+	static const char *const iso_what[] = {"preview", "document"};
+	static const char *const iso_names[] = {"ok", "crashed", "killed", "unstarted"};
+	header(o, "onnxviz_isolated_total", "counter",
+	       "Computations in a process of their own (tensor previews, JSON documents), by "
+	       "outcome (ok: an answer, the model's errors included; crashed: the computation "
+	       "died of a signal or failed; killed: over the time or memory limit or the output "
+	       "cap; unstarted: no process could be made).");
+	for (int w = 0; w < OXS_ISO__COUNT; w++)
+		for (int i = 0; i < OXS_ISOLATED__COUNT; i++)
+			oxr_buf_printf(o, "onnxviz_isolated_total{what=\"%s\",result=\"%s\"} %" PRIu64
+			               "\n", iso_what[w], iso_names[i], get(&isolated[w][i]));
 	header(o, "onnxviz_work_running", "gauge", "Parse and document jobs running now.");
 	oxr_buf_printf(o, "onnxviz_work_running %u\n", wrun);
 	header(o, "onnxviz_work_queued", "gauge", "Parse and document jobs waiting.");

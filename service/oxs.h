@@ -73,6 +73,9 @@ typedef struct oxs_config {
 	unsigned layout_queue;   /* --layout-queue: layouts waiting (503 beyond) */
 	unsigned layout_timeout; /* --layout-timeout: seconds of wall/CPU time per layout */
 	uint64_t layout_memory;  /* --layout-memory: address space of a layout process */
+	bool isolation;          /* --isolation: previews and documents in processes of their own */
+	unsigned isolation_timeout; /* --isolation-timeout: wall/CPU seconds of one of them */
+	uint64_t isolation_memory;  /* --isolation-memory: address space one of them may add */
 	uint64_t store_budget;   /* --store-budget: bytes; 0 = unlimited */
 	bool evict_models;       /* --evict-models: the budget may evict models too */
 	bool verify_store;       /* --verify-store: hash every stored model at start */

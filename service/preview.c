@@ -563,7 +563,7 @@ static void put_stats(oxr_buf *b, const oxp_tensor_stats *st, int32_t dt, uint32
 	oxr_buf_printf(b, "}");
 }
 
-static bool open_external(oxs_server *srv, const oxs_art *a, tsrc *s, oxs_preview_out *o);
+static bool open_external(const oxs_preview_in *in, tsrc *s, oxs_preview_out *o);
 
 /* ---------------------------------------------------------------------------------------
  * Dequantization (docs/quant.md): the graph pairs the tensor with a scale and a zero point
@@ -603,8 +603,8 @@ static void dq_free(dqsrc *d)
 
 /* n elements of constant tensor t (a scale or zero point) as double or int64, read whole
  * (external data beneath the model's folder as the data's). */
-static bool read_const(oxs_server *srv, const oxs_art *a, const oxp_tensor *t, int how,
-                       uint64_t n, void *out, oxs_preview_out *o)
+static bool read_const(const oxs_preview_in *in, const oxp_tensor *t, int how, uint64_t n,
+                       void *out, oxs_preview_out *o)
 {
 	tsrc c;
 	memset(&c, 0, sizeof(c));
@@ -614,7 +614,7 @@ static bool read_const(oxs_server *srv, const oxs_art *a, const oxp_tensor *t, i
 	c.bits = oxp_dtype_bits(c.dt);
 	c.external = t->data_location == 1;
 	c.count = n;
-	bool ok = !c.external || open_external(srv, a, &c, o);
+	bool ok = !c.external || open_external(in, &c, o);
 	if (ok && c.external) {
 		c.bufsize = CHUNK;
 		c.buf = malloc(c.bufsize);
@@ -635,9 +635,9 @@ static bool read_const(oxs_server *srv, const oxs_art *a, const oxp_tensor *t, i
 
 /* Pair the tensor with its scale and zero point and load them.  Answers 422 when nothing
  * pairs it or the pairing does not fit. */
-static bool dq_open(oxs_server *srv, const oxs_art *a, const oxp_dag *dag, tsrc *s, dqsrc *d,
-                    oxs_preview_out *o)
+static bool dq_open(const oxs_preview_in *in, tsrc *s, dqsrc *d, oxs_preview_out *o)
 {
+	const oxp_dag *dag = in->dag;
 	memset(d, 0, sizeof(*d));
 	d->s = s;
 	oxp_error e;
@@ -673,12 +673,12 @@ static bool dq_open(oxs_server *srv, const oxs_art *a, const oxp_dag *dag, tsrc 
 		fail(o, 503, "out_of_memory", NULL, "out of memory");
 		return false;
 	}
-	bool ok = read_const(srv, a, dq->scale, RD_F64, dq->nscales, sd, o);
+	bool ok = read_const(in, dq->scale, RD_F64, dq->nscales, sd, o);
 	for (uint64_t i = 0; ok && i < dq->nscales; i++)
 		d->scale[i] = (float)sd[i]; /* FLOAT, FLOAT16, BFLOAT16, E8M0: exact */
 	if (ok && dq->zero_point != NULL && dq->zp_float) {
 		d->zpf = malloc(ns * sizeof(float));
-		ok = d->zpf != NULL && read_const(srv, a, dq->zero_point, RD_F64, dq->nscales, sd, o);
+		ok = d->zpf != NULL && read_const(in, dq->zero_point, RD_F64, dq->nscales, sd, o);
 		for (uint64_t i = 0; ok && i < dq->nscales; i++)
 			d->zpf[i] = (float)sd[i];
 	} else if (ok && !dq->qfloat) {
@@ -687,7 +687,7 @@ static bool dq_open(oxs_server *srv, const oxs_art *a, const oxp_dag *dag, tsrc 
 		if (d->zp != NULL && dq->zero_point != NULL) {
 			uint64_t nz = dq->zp_stored ? dq->zp_stored : dq->nscales;
 			raw = malloc((size_t)(nz ? nz : 1) * sizeof(int64_t));
-			ok = raw != NULL && read_const(srv, a, dq->zero_point, RD_I64, nz, raw, o);
+			ok = raw != NULL && read_const(in, dq->zero_point, RD_I64, nz, raw, o);
 		}
 		ok = ok && d->zp != NULL;
 		if (ok)
@@ -819,50 +819,35 @@ static void stats_name(const oxs_art *a, char out[112])
 	snprintf(out, 112, "stats-%s.json", h);
 }
 
-/* The statistics JSON of the tensor into b: from the store when computed before, else
- * computed (and stored, best effort). */
-static bool stats_json(oxs_server *srv, const oxs_art *a, tsrc *s, dqsrc *d, oxr_buf *b,
+/* The statistics JSON of the tensor into b: the caller's copy when it kept one, else
+ * computed (and handed back in o->stats for the caller to keep). */
+static bool stats_json(const oxs_preview_in *in, tsrc *s, dqsrc *d, oxr_buf *b,
                        oxs_preview_out *o)
 {
-	oxs_store *st = srv->store;
-	char name[112];
-	stats_name(a, name);
-	int fd = -1;
-	uint64_t size = 0;
-	if (a->src[0] == '\0' && st->ops->get_rendering(st, a->id, name, &fd, &size) == OXS_OK) {
-		char *data = size > 0 && size < (64u << 20) ? oxs_read_all(fd, size) : NULL;
-		close(fd);
-		if (data != NULL) {
-			oxr_buf_append(b, data, (size_t)size);
-			free(data);
-			return true;
-		}
-		/* unreadable: compute it again */
+	if (in->stats != NULL) {
+		oxr_buf_append(b, in->stats, in->stats_len);
+		return true;
 	}
-	uint64_t *bins = a->popt.bins ? calloc(a->popt.bins, sizeof(*bins)) : NULL;
-	if (a->popt.bins && bins == NULL) {
+	uint32_t nbins = in->opt.bins;
+	uint64_t *bins = nbins ? calloc(nbins, sizeof(*bins)) : NULL;
+	if (nbins && bins == NULL) {
 		fail(o, 503, "out_of_memory", NULL, "out of memory");
 		return false;
 	}
 	oxp_tensor_stats ts;
-	bool ok = d != NULL ? dq_stats(d, a->popt.bins, bins, &ts, o)
-	                    : src_stats(s, a->popt.bins, bins, &ts, o);
+	bool ok = d != NULL ? dq_stats(d, nbins, bins, &ts, o) : src_stats(s, nbins, bins, &ts, o);
 	if (ok) {
-		oxr_buf sb, qb;
-		oxr_buf_init(&sb, 1 << 20);
+		oxr_buf qb;
 		oxr_buf_init(&qb, 1 << 12);
 		if (d != NULL)
 			put_quant_figures(&qb, d);
-		put_stats(&sb, &ts, d != NULL ? OXP_DT_FLOAT : s->dt, a->popt.bins, bins,
+		put_stats(&o->stats, &ts, d != NULL ? OXP_DT_FLOAT : s->dt, nbins, bins,
 		          d != NULL ? qb.data : NULL);
 		oxr_buf_free(&qb);
-		ok = !sb.failed;
-		if (ok && a->src[0] == '\0')
-			(void)st->ops->put_rendering(st, a->id, name, sb.data, sb.len);
+		ok = !o->stats.failed;
 		if (ok)
-			oxr_buf_append(b, sb.data, sb.len);
-		oxr_buf_free(&sb);
-		if (!ok)
+			oxr_buf_append(b, o->stats.data, o->stats.len);
+		else
 			fail(o, 503, "out_of_memory", NULL, "out of memory");
 	}
 	free(bins);
@@ -1027,16 +1012,16 @@ static bool write_npy(tsrc *s, uint64_t off, uint64_t n, oxs_preview_out *o)
  */
 
 /* Open t's external region beneath the model's data folder; errors name the rule. */
-static bool open_external(oxs_server *srv, const oxs_art *a, tsrc *s, oxs_preview_out *o)
+static bool open_external(const oxs_preview_in *in, tsrc *s, oxs_preview_out *o)
 {
 	oxp_ext_rule rule = OXP_EXT_OK;
 	oxp_error e;
 	memset(&e, 0, sizeof(e));
 	oxp_external ext;
 	oxp_code rc = oxp_external_parse(s->t, &ext, &rule, &e);
-	int dirfd = a->dirfd, own = -1;
+	int dirfd = in->datadir;
 	if (rc == OXP_OK && dirfd < 0) {
-		oxs_status st = srv->store->ops->open_data(srv->store, a->id, &own);
+		oxs_status st = in->datadir_status;
 		if (st == OXS_E_NOT_FOUND) {
 			rc = OXP_E_IO;
 			rule = OXP_EXT_NOT_FOUND;
@@ -1048,12 +1033,9 @@ static bool open_external(oxs_server *srv, const oxs_art *a, tsrc *s, oxs_previe
 			rule = OXP_EXT_IO;
 			snprintf(e.message, sizeof(e.message), "cannot open the model's data folder");
 		}
-		dirfd = own;
 	}
 	if (rc == OXP_OK)
 		rc = oxp_external_open(&s->f, dirfd, s->t, 0, &rule, &e);
-	if (own >= 0)
-		close(own);
 	if (rc == OXP_OK)
 		return true;
 	char extra[64];
@@ -1124,18 +1106,18 @@ static void put_pairing(oxr_buf *b, const oxp_dag *dag, const oxp_dequant *dq, b
 
 /* The JSON answer: description, values page, statistics; with d, of the dequantized
  * values. */
-static void preview_json(oxs_server *srv, const oxs_art *a, tsrc *s, dqsrc *d,
-                         const oxp_dag *dag, uint64_t off, uint64_t n, const oxp_tensor_size *sz,
-                         oxs_preview_out *o)
+static void preview_json(const oxs_preview_in *in, tsrc *s, dqsrc *d, uint64_t off, uint64_t n,
+                         const oxp_tensor_size *sz, oxs_preview_out *o)
 {
+	const oxp_dag *dag = in->dag;
 	const oxp_tensor *t = s->t;
 	oxr_buf *b = &o->body;
 	int32_t dt = d != NULL ? OXP_DT_FLOAT : s->dt;
 	const int64_t *dims = d != NULL ? d->dq.dims : t->dims;
 	size_t ndims = d != NULL ? d->dq.ndims : t->ndims;
 	uint64_t count = d != NULL ? d->dq.count : s->count;
-	oxr_buf_printf(b, "{\"model\":\"%s\",\"tensor\":", a->id);
-	oxs_json_string(b, a->tensor, strlen(a->tensor));
+	oxr_buf_printf(b, "{\"model\":\"%s\",\"tensor\":", in->model);
+	oxs_json_string(b, in->key, strlen(in->key));
 	oxr_buf_printf(b, ",\"name\":");
 	put_str(b, t->name);
 	oxr_buf_printf(b, ",\"dtype\":\"%s\",\"dtype_short\":\"%s\",\"class\":\"%s\",\"dims\":",
@@ -1162,7 +1144,7 @@ static void preview_json(oxs_server *srv, const oxs_art *a, tsrc *s, dqsrc *d,
 		if (oxp_dequant_find(dag, t, &dq, NULL) == OXP_OK && dq.node != OXP_NONE)
 			put_pairing(b, dag, &dq, false);
 	}
-	if (n > 0 || a->popt.values_given) {
+	if (n > 0 || in->opt.values_given) {
 		oxr_buf_printf(b, ",\"values\":{\"offset\":%" PRIu64 ",\"count\":%" PRIu64 ",\"data\":[",
 		               off, n);
 		unsigned digits = oxp_dtype_digits(dt);
@@ -1190,11 +1172,11 @@ static void preview_json(oxs_server *srv, const oxs_art *a, tsrc *s, dqsrc *d,
 			return;
 		oxr_buf_printf(b, "]}");
 	}
-	if (a->popt.stats && dt != OXP_DT_STRING) {
+	if (in->opt.stats && dt != OXP_DT_STRING) {
 		oxr_buf_printf(b, ",\"stats\":");
-		if (!stats_json(srv, a, s, d, b, o))
+		if (!stats_json(in, s, d, b, o))
 			return;
-	} else if (a->popt.stats) {
+	} else if (in->opt.stats) {
 		oxr_buf_printf(b, ",\"stats\":null");
 	}
 	oxr_buf_printf(b, "}\n");
@@ -1235,46 +1217,49 @@ static bool write_npy_dq(dqsrc *d, uint64_t off, uint64_t n, oxs_preview_out *o)
 	return ok && !b->failed;
 }
 
-void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
+#ifdef OXS_FAULT_INJECTION
+/* The fault-injection build (make's $(BUILD)/onnxviz-fault, tests/preview/isolation.py):
+ * a preview of a tensor named __fault_fpe / __fault_segv / __fault_hang divides by zero,
+ * writes through NULL or spins, as a bug in the computation would. */
+static void inject_fault(const oxp_tensor *t)
+{
+	if (oxp_str_eq(t->name, "__fault_fpe")) {
+		volatile int num = 7919, zero = 0;
+		volatile int x = num / zero;
+		(void)x;
+	} else if (oxp_str_eq(t->name, "__fault_segv")) {
+		volatile int *volatile p = NULL;
+		*p = 1;
+	} else if (oxp_str_eq(t->name, "__fault_hang")) {
+		for (volatile uint64_t i = 0;; i++)
+			;
+	}
+}
+#endif
+
+void oxs_preview_compute(const oxs_preview_in *in, oxs_preview_out *o)
 {
 	memset(o, 0, sizeof(*o));
 	oxr_buf_init(&o->body, JSON_BODY_MAX);
-	o->type = a->popt.npy ? "application/octet-stream" : "application/json";
-	oxs_mentry *me = NULL;
-	oxp_error perr;
-	memset(&perr, 0, sizeof(perr));
-	oxs_status st = oxs_models_get(srv->models, srv->store, a->id, a->src, &me, &perr);
-	if (st != OXS_OK) {
-		if (st == OXS_E_NOT_FOUND)
-			fail(o, 404, "not_found", NULL, "no such model");
-		else if (st == OXS_E_INVALID)
-			fail_parser(o, &perr);
-		else
-			fail(o, 503, oxs_status_name(st), NULL, "cannot load the model");
-		return;
-	}
+	oxr_buf_init(&o->stats, 1 << 20);
+	o->type = in->opt.npy ? "application/octet-stream" : "application/json";
 	tsrc s;
 	memset(&s, 0, sizeof(s));
 	s.f.fd = -1;
 	dqsrc dqs, *d = NULL;
 	memset(&dqs, 0, sizeof(dqs));
-	const oxp_dag *dag = oxs_mentry_dag(me);
-	s.t = oxs_mentry_tensor(me);
-	if (s.t == NULL)
-		s.t = oxp_dag_find_tensor(oxs_mentry_dag(me), a->tensor);
+	s.t = in->t;
 	oxp_tensor_size sz;
 	oxp_error e;
 	memset(&e, 0, sizeof(e));
-	if (s.t == NULL) {
-		fail(o, 404, "tensor_not_found", NULL,
-		     "no initializer, Constant value or tensor attribute of that name or ref");
-		goto done;
-	}
+#ifdef OXS_FAULT_INJECTION
+	inject_fault(s.t);
+#endif
 	s.dt = s.t->data_type;
 	s.bits = oxp_dtype_bits(s.dt);
 	s.external = s.t->data_location == 1;
 	/* external entries first: each refusal answers with its own rule */
-	if (s.external && !open_external(srv, a, &s, o))
+	if (s.external && !open_external(in, &s, o))
 		goto done;
 	if (oxp_tensor_size_get(s.t, &sz, &e) != OXP_OK) {
 		fail_parser(o, &e);
@@ -1289,12 +1274,12 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 			goto done;
 		}
 	}
-	if (a->popt.dequantize) {
-		if (!dq_open(srv, a, dag, &s, &dqs, o))
+	if (in->opt.dequantize) {
+		if (!dq_open(in, &s, &dqs, o))
 			goto done;
 		d = &dqs;
 	}
-	uint64_t off = a->popt.offset, count = d != NULL ? d->dq.count : s.count;
+	uint64_t off = in->opt.offset, count = d != NULL ? d->dq.count : s.count;
 	if (off > count) {
 		fail(o, 400, "bad_query", NULL,
 		     "offset %" PRIu64 " is past the end of the tensor (%" PRIu64 " elements)", off,
@@ -1302,8 +1287,8 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 		goto done;
 	}
 	uint64_t n = count - off;
-	if (a->popt.values_given || !a->popt.npy)
-		n = n < a->popt.values ? n : a->popt.values;
+	if (in->opt.values_given || !in->opt.npy)
+		n = n < in->opt.values ? n : in->opt.values;
 	else if (n > OXS_PREVIEW_NPY_MAX) {
 		fail(o, 400, "bad_query", NULL,
 		     "the tensor has %" PRIu64 " elements from that offset; a .npy answer holds at "
@@ -1311,16 +1296,103 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 		     n, OXS_PREVIEW_NPY_MAX);
 		goto done;
 	}
-	if (a->popt.npy && d != NULL)
+	if (in->opt.npy && d != NULL)
 		(void)write_npy_dq(d, off, n, o);
-	else if (a->popt.npy)
+	else if (in->opt.npy)
 		(void)write_npy(&s, off, n, o);
 	else
-		preview_json(srv, a, &s, d, dag, off, n, &sz, o);
+		preview_json(in, &s, d, off, n, &sz, o);
 done:
 	dq_free(&dqs);
 	oxp_external_close(&s.f);
 	free(s.buf);
+}
+
+void oxs_preview_out_free(oxs_preview_out *o)
+{
+	oxr_buf_free(&o->body);
+	oxr_buf_free(&o->stats);
+}
+
+/* In a process of its own (isolate.c) */
+static void preview_fn(void *ctx, oxs_preview_out *out)
+{
+	oxs_preview_compute(ctx, out);
+}
+
+void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
+{
+	memset(o, 0, sizeof(*o));
+	oxr_buf_init(&o->body, JSON_BODY_MAX);
+	oxr_buf_init(&o->stats, 1 << 20);
+	o->type = a->popt.npy ? "application/octet-stream" : "application/json";
+	oxs_mentry *me = NULL;
+	oxp_error perr;
+	memset(&perr, 0, sizeof(perr));
+	oxs_status st = oxs_models_get(srv->models, srv->store, a->id, a->src, &me, &perr);
+	if (st != OXS_OK) {
+		if (st == OXS_E_NOT_FOUND)
+			fail(o, 404, "not_found", NULL, "no such model");
+		else if (st == OXS_E_INVALID)
+			fail_parser(o, &perr);
+		else
+			fail(o, 503, oxs_status_name(st), NULL, "cannot load the model");
+		return;
+	}
+	oxs_preview_in in;
+	memset(&in, 0, sizeof(in));
+	in.model = a->id;
+	in.key = a->tensor;
+	in.dag = oxs_mentry_dag(me);
+	in.opt = a->popt;
+	in.datadir = a->dirfd;
+	in.datadir_status = OXS_OK;
+	in.t = oxs_mentry_tensor(me);
+	if (in.t == NULL)
+		in.t = oxp_dag_find_tensor(in.dag, a->tensor);
+	int own = -1;
+	char *kept = NULL;
+	char name[112];
+	stats_name(a, name);
+	bool store_stats = a->src[0] == '\0' && a->popt.stats && !a->popt.npy;
+	if (in.t == NULL) {
+		fail(o, 404, "tensor_not_found", NULL,
+		     "no initializer, Constant value or tensor attribute of that name or ref");
+		goto done;
+	}
+	/* the data folder is opened here when the preview may read from it: for the tensor's
+	 * own external bytes, or (dequantized) for its scale's and zero point's, which are
+	 * found in the computation */
+	if (in.datadir < 0 && (in.t->data_location == 1 || a->popt.dequantize)) {
+		in.datadir_status = srv->store->ops->open_data(srv->store, a->id, &own);
+		in.datadir = in.datadir_status == OXS_OK ? own : -1;
+	} else if (in.datadir < 0) {
+		in.datadir_status = OXS_E_NOT_FOUND;
+	}
+	/* statistics computed before: from the store */
+	int fd = -1;
+	uint64_t size = 0;
+	if (store_stats && srv->store->ops->get_rendering(srv->store, a->id, name, &fd, &size) ==
+	                       OXS_OK) {
+		kept = size > 0 && size < (64u << 20) ? oxs_read_all(fd, size) : NULL;
+		close(fd);
+		if (kept != NULL) { /* else unreadable: compute it again */
+			in.stats = kept;
+			in.stats_len = (size_t)size;
+		}
+	}
+	oxs_preview_out_free(o);
+	if (srv->cfg.isolation)
+		oxs_isolated(srv, OXS_ISO_PREVIEW, preview_fn, &in, JSON_BODY_MAX, o);
+	else
+		oxs_preview_compute(&in, o);
+	if (o->status == 0 && store_stats && kept == NULL && o->stats.len > 0)
+		(void)srv->store->ops->put_rendering(srv->store, a->id, name, o->stats.data,
+		                                     o->stats.len);
+done:
+	free(kept);
+	if (own >= 0)
+		close(own);
 	oxs_models_release(srv->models, me);
 }
 

@@ -140,6 +140,10 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	srv->wlim.cpu_seconds = c->layout_timeout;
 	srv->wlim.wall_ms = c->layout_timeout * 1000u;
 	srv->wlim.memory_bytes = (size_t)c->layout_memory;
+	oxr_worker_limits_default(&srv->plim);
+	srv->plim.cpu_seconds = c->isolation_timeout;
+	srv->plim.wall_ms = c->isolation_timeout * 1000u;
+	srv->plim.memory_bytes = (size_t)c->isolation_memory;
 #if defined(__SANITIZE_ADDRESS__)
 #define OXS_ASAN 1
 #elif defined(__has_feature)
@@ -151,7 +155,9 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	/* AddressSanitizer reserves terabytes of address space: under RLIMIT_AS every layout
 	 * worker would abort at start.  Sanitizer builds run workers without it. */
 	srv->wlim.memory_bytes = 0;
-	oxs_log("warn", "sanitizer build: layout workers run without a memory limit", "");
+	srv->plim.memory_bytes = 0;
+	oxs_log("warn", "sanitizer build: layout and preview processes run without a memory "
+	        "limit", "");
 #endif
 
 	bool s3 = strncmp(c->store, "s3://", 5) == 0;

@@ -79,6 +79,7 @@ static void start(void)
 	c.store_budget = 32 << 20;
 	c.evict_models = true;
 	c.log_requests = false;
+	c.isolation = false; /* previews and documents in process: the fuzzer sees their coverage */
 	char err[600];
 	if (oxs_server_open(&srv, &c, "/nonexistent/onnxviz-layout-worker", err, sizeof(err)) != 0) {
 		fprintf(stderr, "fuzz_http: %s\n", err);

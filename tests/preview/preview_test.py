@@ -439,6 +439,8 @@ def main():
     step("100M f16", t_big, s, models_dir)
     import quant  # noqa: E402  (tests/preview/quant.py: dequantized previews, -0)
     step("quantized", quant.run, H, s, TMP)
+    import isolation  # noqa: E402  (tests/preview/isolation.py: faults in preview processes)
+    step("isolation", isolation.run, H, TMP)
     check(s.stop() == 0, "server exit")
     print("  steps: " + ", ".join(steps))
     print("preview: %d checks passed, %d failed (%.0f s)" % (H.passed, len(H.failures), time.time() - t0))

@@ -8,7 +8,8 @@ SAN=build-san
 make -s SANITIZE=address,undefined BUILD=$SAN all >/dev/null || exit 1
 make -s SANITIZE=address,undefined BUILD=$SAN \
   $(ls tests/unit/test_*.c 2>/dev/null | sed "s#tests/unit/\(.*\)\.c#$SAN/tests/\1#") \
-  $(ls tests/tools/*.c 2>/dev/null | sed "s#tests/tools/\(.*\)\.c#$SAN/tools/\1#") >/dev/null || exit 1
+  $(ls tests/tools/*.c 2>/dev/null | sed "s#tests/tools/\(.*\)\.c#$SAN/tools/\1#") \
+  $SAN/onnxviz-fault >/dev/null || exit 1
 make -s SANITIZE=address,undefined BUILD=$SAN fuzz-replay >/dev/null || exit 1
 supp=$(pwd)/tests/sanitize/lsan.supp
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:exitcode=86:strict_string_checks=1:detect_stack_use_after_return=1"
