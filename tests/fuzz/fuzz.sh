@@ -59,8 +59,9 @@ for name in "$@"; do
   corp=$(echo "$last" | sed -n 's/.*corp: \([0-9]*\(\/[0-9A-Za-z]*\)\{0,1\}\).*/\1/p')
   if [ -n "$fork" ]; then
     # fork mode prints no final stats: "#N: cov: .. ft: .. corp: .. exec/s R oom/timeout/crash: a/b/c"
+    # its exec/s is the last job's: the average is the runs over the time
     execs=$(echo "$last" | sed -n 's/^#\([0-9]*\).*/\1/p')
-    rate=$(echo "$last" | sed -n 's/.*exec\/s:\{0,1\} \([0-9]*\).*/\1/p')
+    rate=$(( ${execs:-0} / (took > 0 ? took : 1) ))
   fi
   ncrash=$(( $(find "$crashes" -type f | wc -l) - ncrash0 ))
   if [ $rc -eq 0 ] && [ "$ncrash" -eq 0 ]; then outcome="no crash"

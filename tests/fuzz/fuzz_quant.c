@@ -1,6 +1,6 @@
 /*
- * fuzz_quant.c — libFuzzer target: what is derived from a model's quantization, in
- * process.  The input is parsed (64 MB arena, 128 inputs per node) and linked (shape
+ * fuzz_quant.c — libFuzzer target: what is derived from a model's quantization, and the
+ * tensor preview, in process.  The input is parsed (64 MB arena, 128 inputs per node) and linked (shape
  * inference when the last byte's bit 0 is set); then oxp_quant_analyze runs (with a roomy
  * arena, and again with a small one), and for every tensor of the model (initializers,
  * sparse initializers' values, tensor attributes of any node including Constants; the
@@ -28,10 +28,21 @@
  *    as oxp_dequant_scale_index (applied to a scale that holds its own index);
  *  - values read as the preview reads them: integers within [qmin, qmax] after unpacking,
  *    packed zero points within the bit width, and every dequantized value equal (bit for
- *    bit, NaN as NaN) to (float)(q - zp[s]) * scale[s] computed here.
+ *    bit, NaN as NaN) to (float)(q - zp[s]) * scale[s] computed here;
+ *  - the preview itself (oxs_preview_compute, service/preview.c: the answer of GET
+ *    /models/{id}/tensors/{t}, without a server, no data folder) of every tensor as JSON
+ *    and .npy, with and without dequantize=1, over a slice the input picks: an error is a
+ *    4xx or 503 (never 500) with a code and a message; a JSON answer is valid UTF-8 and
+ *    parses, its values slice is where and as long as asked, its statistics count the
+ *    tensor's (or the dequantized) elements, finite + NaN + Inf = count, the histogram
+ *    holds every finite value; with the statistics kept from that answer the next answer
+ *    is the same byte for byte; a .npy answer has a well-formed 1.0 header padded to 64
+ *    bytes, the descr it reports, and exactly shape x itemsize bytes of data.
  */
 #include "tests/fuzz/fuzz_common.h"
+#include "service/internal.h"
 
+#include <jansson.h>
 #include <math.h>
 
 #define FUZZ_MAX_ALLOC ((size_t)64 << 20)
@@ -401,6 +412,178 @@ static void check_dequant(const oxp_dag *d, const oxp_tensor *t, const uint8_t *
 }
 
 /* ---------------------------------------------------------------------------------------
+ * The preview (service/preview.c's oxs_preview_compute: what GET /models/{id}/tensors/{t}
+ * answers, without the server)
+ */
+static bool is_status(unsigned st)
+{
+	/* 400 bad query, 404 external data absent, 422 what the tensor or its pairing cannot
+	 * give, 503 out of memory; never 500 (internal, or I/O: there is no data folder) */
+	return st == 400 || st == 404 || st == 422 || st == 503;
+}
+
+/* Bytes per element of a .npy descr ("<f4", "|u1", "<c16", "|S12"). */
+static uint64_t npy_itemsize(const char *descr)
+{
+	if (strlen(descr) < 3 || strchr("<|", descr[0]) == NULL ||
+	    strchr("fiubcS", descr[1]) == NULL)
+		return 0;
+	char *end;
+	unsigned long long v = strtoull(descr + 2, &end, 10);
+	return *end == '\0' ? v : 0;
+}
+
+/* A .npy answer: format 1.0, the header padded to 64 bytes and ending in a newline, its
+ * descr the one reported, and the body exactly shape x itemsize bytes. */
+static void check_npy(const oxs_preview_out *o, uint64_t count_max)
+{
+	const uint8_t *p = (const uint8_t *)o->body.data;
+	size_t n = o->body.len;
+	FZ_CHECK(n >= 10 && memcmp(p, "\x93NUMPY\x01\x00", 8) == 0);
+	size_t hlen = (size_t)p[8] | (size_t)p[9] << 8;
+	FZ_CHECK(10 + hlen <= n && (10 + hlen) % 64 == 0 && p[10 + hlen - 1] == '\n');
+	char head[2048];
+	FZ_CHECK(hlen < sizeof(head));
+	memcpy(head, p + 10, hlen);
+	head[hlen] = '\0';
+	char want[64];
+	snprintf(want, sizeof(want), "{'descr': '%s', 'fortran_order': False, 'shape': (", o->npy_descr);
+	FZ_CHECK(strncmp(head, want, strlen(want)) == 0);
+	uint64_t itemsize = npy_itemsize(o->npy_descr);
+	FZ_CHECK(itemsize > 0);
+	const char *q = head + strlen(want);
+	uint64_t elems = 1;
+	while (*q != ')') {
+		char *end;
+		long long dim = strtoll(q, &end, 10);
+		FZ_CHECK(end != q && dim >= 0);
+		FZ_CHECK(elems == 0 || (uint64_t)dim <= UINT64_MAX / elems);
+		elems *= (uint64_t)dim;
+		q = end;
+		if (*q == ',')
+			q++;
+		if (*q == ' ')
+			q++;
+	}
+	FZ_CHECK(strncmp(q, "), }", 4) == 0);
+	FZ_CHECK(elems <= count_max);
+	FZ_CHECK(elems <= UINT64_MAX / itemsize && n - 10 - hlen == elems * itemsize);
+}
+
+/* A JSON answer: parses; the values slice is where it was asked and as long as said; the
+ * statistics add up.  Returns the statistics' count (or -1 without statistics). */
+static long long check_json(const oxs_preview_out *o, const oxs_preview_opt *opt)
+{
+	FZ_CHECK(fz_utf8_valid((const unsigned char *)o->body.data, o->body.len));
+	json_error_t je;
+	/* integers as reals: uint64 values above INT64_MAX are valid JSON jansson's integers
+	 * cannot hold; the counts checked are far below 2^53 */
+	json_t *j = json_loadb(o->body.data, o->body.len, JSON_DECODE_INT_AS_REAL, &je);
+	if (j == NULL)
+		fprintf(stderr, "fuzz_quant: preview JSON: %s at %d\n", je.text, je.position);
+	FZ_CHECK(json_is_object(j));
+	json_t *v = json_object_get(j, "values");
+	if (json_is_object(v)) {
+		double count = json_number_value(json_object_get(v, "count"));
+		FZ_CHECK(json_number_value(json_object_get(v, "offset")) == (double)opt->offset);
+		FZ_CHECK(count >= 0 && count <= (double)opt->values);
+		FZ_CHECK((double)json_array_size(json_object_get(v, "data")) == count);
+	}
+	long long total = -1;
+	json_t *st = json_object_get(j, "stats");
+	if (json_is_object(st)) {
+		double c = json_number_value(json_object_get(st, "count"));
+		double fin = json_number_value(json_object_get(st, "finite"));
+		FZ_CHECK(fin + json_number_value(json_object_get(st, "nan")) +
+		             json_number_value(json_object_get(st, "pos_inf")) +
+		             json_number_value(json_object_get(st, "neg_inf")) == c);
+		json_t *h = json_object_get(st, "histogram");
+		if (json_is_object(h)) {
+			json_t *counts = json_object_get(h, "counts");
+			double sum = 0;
+			for (size_t i = 0; i < json_array_size(counts); i++)
+				sum += json_number_value(json_array_get(counts, i));
+			FZ_CHECK(json_array_size(counts) == opt->bins && sum == fin);
+		}
+		total = (long long)c;
+	}
+	json_decref(j);
+	return total;
+}
+
+/* One preview of tensor t as the query `query` asks ("format=npy&dequantize=1..."). */
+static void preview(const oxp_dag *d, const oxp_tensor *t, const char *query)
+{
+	char q[128];
+	snprintf(q, sizeof(q), "%s", query);
+	oxs_query_pair pairs[8];
+	int np = oxs_query_split(q, pairs, 8);
+	FZ_CHECK(np >= 0);
+	oxs_preview_in in = {.model = "fuzz", .key = "t", .dag = d, .t = t, .datadir = -1,
+	                     .datadir_status = OXS_E_NOT_FOUND};
+	char err[256];
+	FZ_CHECK(oxs_preview_query(pairs, (size_t)np, &in.opt, err, sizeof(err)));
+	oxs_preview_out o;
+	oxs_preview_compute(&in, &o);
+	fz_buf(&o.body);
+	if (o.status != 0) {
+		if (!is_status(o.status))
+			fprintf(stderr, "fuzz_quant: preview %s: %u %s: %s\n", query, o.status, o.code,
+			        o.message);
+		FZ_CHECK(is_status(o.status));
+		FZ_CHECK(memchr(o.code, '\0', sizeof(o.code)) && o.code[0] != '\0');
+		FZ_CHECK(memchr(o.message, '\0', sizeof(o.message)) && o.message[0] != '\0');
+		FZ_CHECK(fz_utf8_valid((const unsigned char *)o.message, strlen(o.message)));
+		oxs_preview_out_free(&o);
+		return;
+	}
+	/* the logical count bounds any slice: the tensor's elements, or dequantized ones */
+	oxp_dequant dq;
+	oxp_error e;
+	uint64_t count = elems(t);
+	if (in.opt.dequantize && oxp_dequant_find(d, t, &dq, &e) == OXP_OK && dq.node != OXP_NONE)
+		count = dq.count;
+	if (in.opt.npy) {
+		FZ_CHECK(strcmp(o.type, "application/octet-stream") == 0);
+		check_npy(&o, count);
+	} else {
+		FZ_CHECK(strcmp(o.type, "application/json") == 0);
+		long long total = check_json(&o, &in.opt);
+		FZ_CHECK(total < 0 || (uint64_t)total == count);
+		if (o.stats.len > 0) {
+			/* statistics kept from before give the same answer */
+			oxs_preview_out again;
+			in.stats = o.stats.data;
+			in.stats_len = o.stats.len;
+			oxs_preview_compute(&in, &again);
+			FZ_CHECK(again.status == 0 && again.body.len == o.body.len &&
+			         memcmp(again.body.data, o.body.data, o.body.len) == 0);
+			oxs_preview_out_free(&again);
+		}
+	}
+	oxs_preview_out_free(&o);
+}
+
+/* The preview's queries: JSON and .npy, with and without dequantize=1, at a place and of
+ * a length the input picks. */
+static void previews(const oxp_dag *d, const oxp_tensor *t, uint8_t knob)
+{
+	static const char *const slices[] = {"", "&values=1", "&offset=3&values=7",
+	                                     "&offset=100&values=1000", "&values=0",
+	                                     "&offset=9999999999"};
+	static const char *const bins[] = {"", "&bins=0", "&bins=1", "&bins=7"};
+	const char *slice = slices[knob % 6];
+	char q[128];
+	for (int dq = 0; dq < 2; dq++) {
+		snprintf(q, sizeof(q), "dequantize=%d%s%s", dq, slice, bins[(knob >> 4) & 3]);
+		preview(d, t, q);
+		snprintf(q, sizeof(q), "format=npy&dequantize=%d%s", dq,
+		         slice[0] ? slice : "&values=4096");
+		preview(d, t, q);
+	}
+}
+
+/* ---------------------------------------------------------------------------------------
  * The target
  */
 typedef struct tlist {
@@ -451,8 +634,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	analyze(d, (size_t)256 << (last >> 5), false); /* 256 B .. 32 KB: the out-of-memory paths */
 	tlist l;
 	tensors_of(oxp_dag_get(d), &l);
-	for (size_t i = 0; i < l.n; i++)
+	for (size_t i = 0; i < l.n; i++) {
 		check_dequant(d, l.t[i], data, size, knob);
+		previews(d, l.t[i], (uint8_t)(knob + i));
+	}
 	oxp_dag_free(d);
 	oxp_model_free(m);
 	return 0;
