@@ -477,8 +477,9 @@ static long long check_json(const oxs_preview_out *o, const oxs_preview_opt *opt
 	FZ_CHECK(fz_utf8_valid((const unsigned char *)o->body.data, o->body.len));
 	json_error_t je;
 	/* integers as reals: uint64 values above INT64_MAX are valid JSON jansson's integers
-	 * cannot hold; the counts checked are far below 2^53 */
-	json_t *j = json_loadb(o->body.data, o->body.len, JSON_DECODE_INT_AS_REAL, &je);
+	 * cannot hold (the counts checked are far below 2^53); NUL allowed: a name holding a
+	 * NUL byte is "\u0000", valid JSON */
+	json_t *j = json_loadb(o->body.data, o->body.len, JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, &je);
 	if (j == NULL)
 		fprintf(stderr, "fuzz_quant: preview JSON: %s at %d\n", je.text, je.position);
 	FZ_CHECK(json_is_object(j));
