@@ -24,7 +24,8 @@
  *    a range's — or joined to a quantized op's box; every op box's node maps back to it;
  *    a folded bookkeeping node has a consumer; edges join boxes that exist;
  *  - a folded row of a chain says how many ops it folds: it ends with "· N op(s)", N the
- *    view's count for that value (at least 1, at most the folded nodes), unless it was cut
+ *    view's count for that value (at least 1, at most the folded nodes, and without quantized
+ *    boxes the folded nodes reached from it, counted here), unless it was cut
  *    to fit its box (then it ends with the ellipsis).  Before any fitting (the rows
  *    fold.c writes, rebuilt into a scratch box) it always ends with it;
  *  - a scope box's count of nodes is the number of drawn nodes that map to it; a run's box
@@ -180,6 +181,40 @@ static long row_number(const char *s, const char *before)
 	return v;
 }
 
+/* The folded nodes behind value vi, counted here: its producer and every folded node
+ * reached from it through the inputs of folded nodes. */
+static uint32_t chain_ops(const view *v, uint32_t vi)
+{
+	const oxp_dag_view *dv = v->dv;
+	uint32_t nn = dv->nnodes, first = dv->values[vi].producer, n = 0, sp = 0;
+	uint32_t *stack = malloc((size_t)nn * sizeof(uint32_t));
+	bool *seen = calloc(nn, sizeof(bool));
+	if (stack == NULL || seen == NULL || first == OXP_NONE) {
+		free(stack);
+		free(seen);
+		return UINT32_MAX;
+	}
+	seen[first] = true;
+	stack[sp++] = first;
+	while (sp > 0) {
+		const oxp_dnode *dn = &dv->nodes[stack[--sp]];
+		n++;
+		for (size_t k = 0; k < dn->proto->ninputs; k++) {
+			uint32_t in = dn->inputs[k];
+			if (in == OXP_NONE || dv->values[in].kind != OXP_VALUE_NODE_OUTPUT)
+				continue;
+			uint32_t p = dv->values[in].producer;
+			if (p != OXP_NONE && v->node_hidden[p] && !seen[p]) {
+				seen[p] = true;
+				stack[sp++] = p;
+			}
+		}
+	}
+	free(stack);
+	free(seen);
+	return n;
+}
+
 static void check_rows(const view *v, const vbox *b, uint32_t hidden)
 {
 	double room = OXR_MAX_W - 2 * OXR_PAD_X;
@@ -197,6 +232,10 @@ static void check_rows(const view *v, const vbox *b, uint32_t hidden)
 			FZ_CHECK(b->kind == BX_OP && v->fold != NULL && row->value < v->dv->nvalues);
 			uint32_t ops = v->fold[row->value].ops;
 			FZ_CHECK(ops >= 1 && ops <= hidden);
+			/* counted again here; with quant=fold the weights' DequantizeLinear are
+			 * hidden after the counts (render/quant.c), so only without it */
+			if (v->quant == NULL)
+				FZ_CHECK(chain_ops(v, row->value) == ops);
 			long said = ops_count_at_end(row->text);
 			if (said < 0) /* cut to fit: the end is gone (docs/render.md) */
 				FZ_CHECK(ends_with(row->text, ELLIPSIS));

@@ -110,7 +110,18 @@ def derived_seeds():
 
     def differ(i, spec):
         spec["alpha"] = 0.1 + i  # every layer its own: no run; a family of more than 32: ranges
+    from onnx import helper, TensorProto
+    # a folded Shape whose known value overflows the row early: 8 symbolic dims of 13
+    # four-byte characters, each shown as 12 and an ellipsis (issue 22, render/fold.c)
+    dims = ["\U0001d538" * 13 + str(i) for i in range(8)]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph([helper.make_node("Shape", ["x"], ["s"], name="shape_of_x"),
+                           helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")],
+                          "long_dims", [x], [y])
+    long_dims = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     s = {
+        "fold_row_long_dims": long_dims,
         "layered_4": R.layered_graph(4, "layered_4"),
         "chain_30_top": P.chain_model(30, extra_top=True),
         "chain_34_differ": P.chain_model(34, tweak=differ),
