@@ -66,7 +66,11 @@ oxd_code oxd_diff_build(oxd_diff **out, const oxp_model *a, const oxp_dag *da,
 	}
 	ok = ok && oxd__match(d) && oxd__compare(d) && !oxp_arena_failed(d->arena);
 	if (!ok) {
+		bool budget = d->arena != NULL && oxp_arena_code(d->arena) == OXP_E_BUDGET;
 		oxd_free(d);
+		if (budget)
+			return fail(err, OXD_E_BUDGET,
+			            "comparing the models needs more than the diff's memory budget");
 		return fail(err, OXD_E_NOMEM, "out of memory while comparing the models");
 	}
 	oxd_view *v = &d->view;

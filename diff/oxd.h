@@ -34,8 +34,9 @@ extern "C" {
 
 typedef enum oxd_code {
 	OXD_OK = 0,
-	OXD_E_NOMEM,  /* out of memory, or the diff's arena budget exceeded */
+	OXD_E_NOMEM,  /* out of memory (malloc failed): try again later */
 	OXD_E_IO,     /* external data could not be read */
+	OXD_E_BUDGET, /* the pair needs more than the diff's arena budget: permanent */
 	OXD_E__COUNT
 } oxd_code;
 

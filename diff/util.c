@@ -206,6 +206,7 @@ const char *oxd_code_name(oxd_code code)
 	case OXD_OK: return "ok";
 	case OXD_E_NOMEM: return "out_of_memory";
 	case OXD_E_IO: return "io";
+	case OXD_E_BUDGET: return "over_budget";
 	default: return "unknown";
 	}
 }

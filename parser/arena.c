@@ -183,6 +183,11 @@ bool oxp_arena_failed(const oxp_arena *a)
 	return a->any_failed;
 }
 
+oxp_code oxp_arena_code(const oxp_arena *a)
+{
+	return !a->any_failed ? OXP_OK : a->malloc_failed ? OXP_E_NOMEM : OXP_E_BUDGET;
+}
+
 char *oxp_arena_printf(oxp_arena *a, const char *fmt, ...)
 {
 	va_list ap;

@@ -979,7 +979,11 @@ oxp_code oxp_check_run(oxp_check **out, const oxp_model *m, const oxp_dag *d, in
 	check_nodes(&k);
 	free(late);
 	if (c->nomem) {
+		bool budget = oxp_arena_code(c->arena) == OXP_E_BUDGET;
 		oxp_check_free(c);
+		if (budget)
+			return oxp__set_error(err, OXP_E_BUDGET, 0, "",
+			                      "the check needs more than its memory budget");
 		return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory");
 	}
 	qsort(c->problems, c->v.nproblems, sizeof(oxp_problem), problem_cmp);

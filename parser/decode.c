@@ -174,8 +174,8 @@ static oxp_code nomem(dctx *c, const uint8_t *at)
 {
 	if (oxp__arena_malloc_failed(c->arena))
 		return fail(c, OXP_E_NOMEM, at, NULL, -1, "out of memory");
-	return fail(c, OXP_E_NOMEM, at, NULL, -1,
-	            "allocation budget of %zu bytes exceeded", c->lim.max_alloc);
+	return fail(c, OXP_E_BUDGET, at, NULL, -1,
+	            "the model needs more than its parse budget of %zu bytes", c->lim.max_alloc);
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -11,9 +11,8 @@
  *   - offset, length: digits only, at most 2^63-1, offset + length too;
  *   - length (when given) == the bytes dims x dtype need;
  *   - the file is opened beneath the caller's directory fd without following any symbolic
- *     link (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS, or a walk
- *     of the components with O_NOFOLLOW), must be a regular file with one link, and
- *     offset + length must lie within it.
+ *     link (oxp_open_beneath, parser/beneath.c), must be a regular file with one link,
+ *     and offset + length must lie within it.
  */
 #include "parser/internal.h"
 
@@ -25,14 +24,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#if defined(__linux__) && defined(SYS_openat2)
-#include <linux/openat2.h>
-#define HAVE_OPENAT2 1
-#endif
 
-#define LOCATION_MAX 4095
+#define LOCATION_MAX OXP_BENEATH_MAX /* the most oxp_open_beneath takes */
 
 static const char *const rule_names[OXP_EXT__COUNT] = {
     [OXP_EXT_OK] = "ok",
@@ -261,96 +255,6 @@ oxp_code oxp_external_parse(const oxp_tensor *t, oxp_external *out, oxp_ext_rule
 	return OXP_OK;
 }
 
-/* ---------------------------------------------------------------------------------------
- * Opening beneath a directory
- */
-#define FILE_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW)
-
-/* openat2 confined to dirfd; returns 0 and *fd, or an errno (ENOSYS when unavailable). */
-static int open_openat2(int dirfd, const char *path, int *fd)
-{
-#ifdef HAVE_OPENAT2
-	struct open_how how;
-	memset(&how, 0, sizeof(how));
-	how.flags = FILE_FLAGS;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	long r = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-	if (r >= 0) {
-		*fd = (int)r;
-		return 0;
-	}
-	return errno;
-#else
-	(void)dirfd, (void)path, (void)fd;
-	return ENOSYS;
-#endif
-}
-
-/* After openat(dir, name, O_NOFOLLOW...) failed with e: ELOOP when name is a symbolic link
- * (O_NOFOLLOW|O_DIRECTORY may report it as ENOTDIR), else e. */
-static int classify(int dir, const char *name, int e)
-{
-	struct stat st;
-	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-		return ELOOP;
-	return e;
-}
-
-/* The portable walk: each directory component with O_DIRECTORY|O_NOFOLLOW and checked
- * with fstat, the last with O_NOFOLLOW.  path has passed check_location: no "..", not
- * absolute, so every step stays beneath dirfd.  path is modified (split in place). */
-static int open_walk(int dirfd, char *path, int *fd)
-{
-	int cur = dirfd, rc = 0;
-	char *p = path;
-	for (;;) {
-		char *slash = strchr(p, '/');
-		if (slash != NULL)
-			*slash = '\0';
-		char *next = slash != NULL ? slash + 1 : NULL;
-		/* the file is the last component other than "" and "." */
-		bool last = true;
-		for (char *q = next; q != NULL && last;) {
-			char *s2 = strchr(q, '/');
-			size_t n = s2 != NULL ? (size_t)(s2 - q) : strlen(q);
-			last = n == 0 || (n == 1 && q[0] == '.');
-			q = s2 != NULL ? s2 + 1 : NULL;
-		}
-		if (p[0] == '\0' || strcmp(p, ".") == 0) {
-			p = next; /* empty or "." component: stay */
-			continue;
-		}
-		if (strcmp(p, "..") == 0) { /* refused before; never walk up regardless */
-			rc = EXDEV;
-			break;
-		}
-		int nfd = openat(cur, p, last ? FILE_FLAGS : O_RDONLY | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW);
-		if (nfd < 0) {
-			rc = classify(cur, p, errno);
-			break;
-		}
-		if (!last) {
-			struct stat st;
-			if (fstat(nfd, &st) != 0 || !S_ISDIR(st.st_mode)) {
-				close(nfd);
-				rc = ENOTDIR;
-				break;
-			}
-		}
-		if (cur != dirfd)
-			close(cur);
-		cur = nfd;
-		if (last) {
-			*fd = nfd;
-			return 0;
-		}
-		p = next;
-	}
-	if (cur != dirfd)
-		close(cur);
-	return rc;
-}
-
 oxp_code oxp_external_open(oxp_external_file *out, int dirfd, const oxp_tensor *t,
                            unsigned flags, oxp_ext_rule *rule, oxp_error *err)
 {
@@ -358,17 +262,10 @@ oxp_code oxp_external_open(oxp_external_file *out, int dirfd, const oxp_tensor *
 	oxp_code rc = oxp_external_parse(t, &x, rule, err);
 	if (rc != OXP_OK)
 		return rc;
-	char path[LOCATION_MAX + 1];
-	memcpy(path, x.location.p, x.location.len);
-	path[x.location.len] = '\0';
-
 	int fd = -1;
-	int e = ENOSYS;
-	if (!(flags & OXP_EXT_NO_OPENAT2))
-		e = open_openat2(dirfd, path, &fd);
-	/* No openat2 (old kernel, or a seccomp filter that answers EPERM/ENOSYS): walk. */
-	if (e == ENOSYS || e == EPERM || e == E2BIG || e == EINVAL)
-		e = open_walk(dirfd, path, &fd);
+	int e = oxp_open_beneath(&fd, dirfd, x.location.p, x.location.len,
+	                         O_RDONLY | O_NOCTTY | O_NONBLOCK,
+	                         (flags & OXP_EXT_NO_OPENAT2) ? OXP_BENEATH_NO_OPENAT2 : 0);
 	if (e != 0) {
 		if (e == ELOOP)
 			return refuse(rule, OXP_EXT_SYMLINK, OXP_E_EXTERNAL, "external_data.location",

@@ -101,6 +101,9 @@ typedef struct build {
 
 static oxp_code nomem(build *b)
 {
+	if (oxp_arena_code(b->d->arena) == OXP_E_BUDGET)
+		return oxp__set_error(b->err, OXP_E_BUDGET, 0, "",
+		                      "linking the graph needs more than the model's memory budget");
 	return oxp__set_error(b->err, OXP_E_NOMEM, 0, "", "out of memory while linking the graph");
 }
 
@@ -1131,16 +1134,18 @@ static void add_params(oxp_dag_summary *sum, const oxp_tensor *t)
 	if (dt == OXP_DT_STRING) {
 		bytes = 0;
 		for (size_t i = 0; i < t->nstring_data; i++)
-			bytes += t->string_data[i].len;
+			bytes = oxp_sat_add_u64(bytes, t->string_data[i].len);
 	} else {
 		unsigned bits = oxp_dtype_bits(dt);
 		bytes = count > UINT64_MAX / 128 ? UINT64_MAX : (count * bits + 7) / 8;
 	}
-	sum->parameters += count;
-	sum->parameter_bytes += bytes;
+	/* saturating: bytes may be UINT64_MAX already, and many tensors of 2^63-1 elements
+	 * are a few bytes each (issue 22) */
+	sum->parameters = oxp_sat_add_u64(sum->parameters, count);
+	sum->parameter_bytes = oxp_sat_add_u64(sum->parameter_bytes, bytes);
 	if (dt > 0 && dt < OXP_DT__COUNT) {
-		sum->params_by_dtype[dt] += count;
-		sum->bytes_by_dtype[dt] += bytes;
+		sum->params_by_dtype[dt] = oxp_sat_add_u64(sum->params_by_dtype[dt], count);
+		sum->bytes_by_dtype[dt] = oxp_sat_add_u64(sum->bytes_by_dtype[dt], bytes);
 	}
 }
 

@@ -48,6 +48,7 @@ static const char *const code_names[OXP_E__COUNT] = {
     [OXP_E_EXTERNAL] = "external_data",
     [OXP_E_RANGE] = "out_of_range",
     [OXP_E_RECURSION] = "recursive_function",
+    [OXP_E_BUDGET] = "over_budget",
 };
 
 const char *oxp_code_name(oxp_code code)

@@ -44,7 +44,7 @@ typedef enum oxp_code {
 	OXP_E_DEPTH,       /* messages nested deeper than oxp_limits.max_depth */
 	OXP_E_GRAPH_DEPTH, /* subgraphs nested deeper than oxp_limits.max_graph_depth */
 	OXP_E_LIMIT,       /* a count limit (nodes, inputs of a node, ...) exceeded */
-	OXP_E_NOMEM,       /* allocation budget exceeded, or out of memory */
+	OXP_E_NOMEM,       /* out of memory (malloc failed): the machine's, try again later */
 	OXP_E_DIMS,        /* tensor dims negative, or their product overflows int64 */
 	OXP_E_NOT_MODEL,   /* well-formed protobuf, but neither graph nor ir_version: not ONNX */
 	OXP_E_IO,          /* file could not be opened, is not a regular file, or mmap failed */
@@ -54,6 +54,8 @@ typedef enum oxp_code {
 	OXP_E_EXTERNAL,    /* tensor data is external: use the external-data functions */
 	OXP_E_RANGE,       /* element offset or count outside the tensor */
 	OXP_E_RECURSION,   /* model-local functions call each other recursively */
+	OXP_E_BUDGET,      /* the model needs more memory than its budget allows (max_alloc, an
+	                      analysis arena's): permanent, the model's own, unlike OXP_E_NOMEM */
 	OXP_E__COUNT
 } oxp_code;
 
@@ -69,6 +71,23 @@ const char *oxp_code_name(oxp_code code);
 
 /* Format "message at byte N in PATH" into buf (always NUL-terminated). Returns buf. */
 char *oxp_error_format(const oxp_error *err, char *buf, size_t size);
+
+/* ---------------------------------------------------------------------------------------
+ * Counts taken from a model (parameters, bytes, elements) are summed and multiplied with
+ * these: a total past 2^64-1 stays UINT64_MAX ("more than can be counted") instead of
+ * wrapping to a small number, so a later sum cannot wrap either (docs/arith-audit.md).
+ */
+static inline uint64_t oxp_sat_add_u64(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static inline uint64_t oxp_sat_mul_u64(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
 
 /* ---------------------------------------------------------------------------------------
  * Limits.  oxp_limits_default() gives the values documented in README ("Limits").
@@ -670,6 +689,34 @@ uint32_t oxp_f8_to_f32_bits(int32_t dtype, uint8_t v);
 double oxp_bits_to_f64(int32_t dtype, uint64_t bits);
 
 /* ---------------------------------------------------------------------------------------
+ * Opening beneath a directory (parser/beneath.c): the one confinement every untrusted
+ * path goes through (external data, --models-dir files, data folders of the stores).
+ *
+ * oxp_open_beneath opens path[0..len) relative to dirfd (a directory the caller opened;
+ * not closed here) with open(2)'s oflags plus O_NOFOLLOW|O_CLOEXEC (O_CREAT: mode 0600),
+ * never leaving dirfd and never through a symbolic link: openat2() with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, or, when the kernel has none (or flags say
+ * so), component by component with O_NOFOLLOW, folders O_DIRECTORY and fstat-checked.
+ * "" and "." components stay where they are; a trailing "/" wants a folder.  Returns 0 and
+ * *out (the new fd, the caller's to close), or an errno value (*out untouched):
+ *   EXDEV        absolute path or a ".." component (refused on the text, always), or an
+ *                escape the kernel saw;
+ *   ELOOP        a component is a symbolic link or a /proc magic link (O_PATH: the last
+ *                one too);
+ *   ENOTDIR      a folder component is not a folder (or "file/");
+ *   ENOENT       no such file, or path empty;  EINVAL  a NUL inside path[0..len);
+ *   ENAMETOOLONG len > OXP_BENEATH_MAX or a component over NAME_MAX;
+ *   EEXIST       O_CREAT|O_EXCL and the name exists (a symbolic link included);
+ *   others       as open(2) says.
+ * What is opened is not checked further: callers that want a regular file with one link
+ * fstat it. */
+#define OXP_BENEATH_MAX 4095
+#define OXP_BENEATH_NO_OPENAT2 1u /* the component walk even when openat2 exists (tests) */
+#define OXP_BENEATH_MKDIRS 2u     /* make missing folders on the way (0700); walks */
+int oxp_open_beneath(int *out, int dirfd, const char *path, size_t len, int oflags,
+                     unsigned flags);
+
+/* ---------------------------------------------------------------------------------------
  * External data (parser/external.c).  external_data entries are untrusted: the location
  * must be a plain relative path (no "..", no absolute or drive path, no backslash, no
  * NUL) and is opened beneath a directory the caller gives, without following any symbolic
@@ -1174,6 +1221,9 @@ size_t oxp_arena_used(const oxp_arena *a);
 /* True once any allocation from this arena has failed: a user that lets a NULL through
  * (an optional label, say) checks this before calling its result complete. */
 bool oxp_arena_failed(const oxp_arena *a);
+/* Why: OXP_OK (no allocation failed), OXP_E_NOMEM (malloc failed) or OXP_E_BUDGET (the
+ * arena's budget was reached). */
+oxp_code oxp_arena_code(const oxp_arena *a);
 
 /* Find a tensor by preview key: an initializer name (main graph first, then other
  * scopes), the name of a value produced by a Constant node, or a document "ref"

@@ -843,7 +843,7 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 				if (e == NULL)
 					goto nomem;
 				e->tensors++;
-				e->parameters += t->count;
+				e->parameters = oxp_sat_add_u64(e->parameters, t->count);
 			}
 			uint32_t sz[2] = {const_root(v, t->scale), const_root(v, t->zero_point)};
 			for (int j = 0; j < 2; j++) {
@@ -853,7 +853,7 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 				if (st == NULL)
 					continue;
 				vmark[sz[j]] |= 2;
-				q->quant_params += tensor_count(st);
+				q->quant_params = oxp_sat_add_u64(q->quant_params, tensor_count(st));
 			}
 		}
 	}
@@ -871,7 +871,7 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 		                          ? val->sparse_initializer->values
 		                          : NULL;
 		if (t != NULL && is_float(t->data_type) && vmark[vi] == 0)
-			q->float_params += tensor_count(t);
+			q->float_params = oxp_sat_add_u64(q->float_params, tensor_count(t));
 	}
 	/* ops of a weight precision without a constant of it (a computed weight) still count */
 	if (wk.n > 1)
@@ -888,12 +888,15 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 	q->acts = ak.e;
 	*out = q;
 	return OXP_OK;
-nomem:
+nomem:;
+	oxp_code code = oxp_arena_code(a) == OXP_E_BUDGET ? OXP_E_BUDGET : OXP_E_NOMEM;
 	if (err != NULL) {
-		err->code = OXP_E_NOMEM;
-		snprintf(err->message, sizeof(err->message), "out of memory analysing quantization");
+		err->code = code;
+		snprintf(err->message, sizeof(err->message), code == OXP_E_BUDGET
+		         ? "analysing quantization needs more than its memory budget"
+		         : "out of memory analysing quantization");
 	}
-	return OXP_E_NOMEM;
+	return code;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -958,11 +961,18 @@ static oxp_code dq_axis(oxp_dequant *dq, int64_t axis, oxp_error *err)
 		               (long long)axis, (long long)r);
 	if (axis < 0)
 		axis += r;
+	/* a dim of length 0 would divide by zero below and in the index arithmetic (issue
+	 * 22), and leaves the later dims' product unchecked (oxp_dims_count stops at 0) */
+	for (int64_t k = 0; k < r; k++)
+		if (dq->dims[k] <= 0)
+			return dq_fail(err, OXP_E_RANGE, "dim %lld has length %lld: nothing to dequantize "
+			               "along axis %lld", (long long)k, (long long)dq->dims[k],
+			               (long long)axis);
 	dq->axis = axis;
 	dq->dim = (uint64_t)dq->dims[axis];
 	dq->inner = 1;
 	for (int64_t k = axis + 1; k < r; k++)
-		dq->inner *= (uint64_t)dq->dims[k]; /* dims validated: the product fits */
+		dq->inner *= (uint64_t)dq->dims[k]; /* all dims >= 1, count fits: so does this */
 	return OXP_OK;
 }
 
@@ -980,11 +990,9 @@ static oxp_code dq_counts(oxp_dequant *dq, oxp_error *err)
 		if (dq->block <= 0)
 			return dq_fail(err, OXP_E_RANGE, "block size %lld is not positive",
 			               (long long)dq->block);
-		dq->nblocks = (dq->dim + (uint64_t)dq->block - 1) / (uint64_t)dq->block;
-		if (dq->dim == 0) {
-			dq->nscales = 0;
-			break;
-		}
+		if (dq->dim == 0) /* dq_axis refuses it: kept for callers that fill dq by hand */
+			return dq_fail(err, OXP_E_RANGE, "the quantization axis has length 0");
+		dq->nblocks = (dq->dim - 1) / (uint64_t)dq->block + 1;
 		dq->nscales = dq->count / dq->dim * dq->nblocks;
 		break;
 	default:
@@ -1163,9 +1171,27 @@ static bool dq_use(const oxp_dag_view *v, uint32_t ni, uint32_t k, const oxp_ten
 		return true;
 	}
 	if (oxp_str_eq(n->op_type, "GatherBlockQuantized")) {
-		int64_t bits = attr_int(n, "bits", 4);
+		/* every attribute checked before any arithmetic uses it (issue 22: block_size=0
+		 * divided by zero below) */
+		int64_t bits = attr_int(n, "bits", 4), bs = attr_int(n, "block_size", 128);
+		unsigned tbits = oxp_dtype_bits(t->data_type);
+		if (bits != 2 && bits != 4 && bits != 8) {
+			*rc = dq_fail(err, OXP_E_RANGE, "GatherBlockQuantized bits=%lld is not 2, 4 or 8",
+			              (long long)bits);
+			return true;
+		}
+		if (tbits > 0 && tbits < 8 && bits != (int64_t)tbits) {
+			*rc = dq_fail(err, OXP_E_RANGE, "GatherBlockQuantized bits=%lld does not match its "
+			              "%s data", (long long)bits, oxp_dtype_name(t->data_type));
+			return true;
+		}
+		if (bs <= 0) {
+			*rc = dq_fail(err, OXP_E_RANGE, "GatherBlockQuantized block_size=%lld is not "
+			              "positive", (long long)bs);
+			return true;
+		}
 		dq->gran = OXP_QG_BLOCK;
-		dq->block = attr_int(n, "block_size", 128);
+		dq->block = bs;
 		if (t->data_type == OXP_DT_UINT8 && (bits == 2 || bits == 4)) {
 			*rc = dq_plain(dq, t, err);
 			if (*rc != OXP_OK || dq->ndims == 0)
@@ -1195,13 +1221,14 @@ static bool dq_use(const oxp_dag_view *v, uint32_t ni, uint32_t k, const oxp_ten
 		*rc = dq_axis(dq, attr_int(n, "quantize_axis", 1), err);
 		if (*rc == OXP_OK && dq->zp_packed) {
 			/* zero points packed like the data, along the last axis of the scales' shape
-			 * (rows of whole bytes) */
-			uint64_t nb = (dq->dim + (uint64_t)dq->block - 1) / (uint64_t)dq->block;
+			 * (rows of whole bytes); block > 0 and every dim >= 1 (dq_axis): no divisor
+			 * below is 0, and rows x row bytes <= the scales' count */
+			uint64_t nb = (dq->dim - 1) / (uint64_t)dq->block + 1;
 			uint64_t last = dq->axis == (int64_t)dq->ndims - 1 ? nb : (uint64_t)dq->dims[dq->ndims - 1];
-			uint64_t rows = last ? dq->count / dq->dim * nb / last : 0;
+			uint64_t rows = dq->count / dq->dim * nb / last;
 			dq->zp_row_len = last;
 			dq->zp_row_bytes = (last * dq->bits + 7) / 8;
-			if (dq->block <= 0 || dq->zp_stored != rows * dq->zp_row_bytes) {
+			if (dq->zp_stored != rows * dq->zp_row_bytes) {
 				*rc = dq_fail(err, OXP_E_STORAGE, "packed zero points hold %llu bytes; %llu "
 				              "needed", (unsigned long long)dq->zp_stored,
 				              (unsigned long long)(rows * dq->zp_row_bytes));
@@ -1227,6 +1254,11 @@ static bool dq_use(const oxp_dag_view *v, uint32_t ni, uint32_t k, const oxp_ten
 	}
 	if (kind == K_DQ) {
 		int64_t bs = attr_int(n, "block_size", 0);
+		if (bs < 0) {
+			*rc = dq_fail(err, OXP_E_RANGE, "DequantizeLinear block_size=%lld is negative",
+			              (long long)bs);
+			return true;
+		}
 		axis = attr_int(n, "axis", 1);
 		axis_known = true;
 		if (bs > 0 && ns > 1) {
@@ -1434,6 +1466,8 @@ void oxp_dequant_zero_points(const oxp_dequant *dq, const int64_t *raw, int32_t 
 
 uint64_t oxp_dequant_scale_index(const oxp_dequant *dq, uint64_t i)
 {
+	if (dq->dim == 0 || dq->inner == 0) /* refused by oxp_dequant_find; a layout by hand */
+		return 0;
 	switch (dq->gran) {
 	case OXP_QG_AXIS:
 		return (i / dq->inner) % dq->dim;

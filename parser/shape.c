@@ -230,6 +230,9 @@ void oxp__sh_value_type(const oxp_dag *dag, uint32_t vi, sh_type *out)
 
 static oxp_code nomem(sh_ctx *c)
 {
+	if (oxp_arena_code(c->dag->arena) == OXP_E_BUDGET)
+		return oxp__set_error(c->err, OXP_E_BUDGET, 0, "",
+		                      "shape inference needs more than the model's memory budget");
 	return oxp__set_error(c->err, OXP_E_NOMEM, 0, "", "out of memory during shape inference");
 }
 

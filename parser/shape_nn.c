@@ -74,10 +74,11 @@ static oxp_dim window_out(oxp_dim in, int64_t k, int64_t s, int64_t d, int64_t p
 		return eff == 1 && s == 1 && pb == 0 && pe == 0 ? in : sh_dim_unk();
 	if (!oxp__sh_add(in.value, pb, &total) || !oxp__sh_add(total, pe, &total) || total < eff)
 		return sh_dim_unk();
-	int64_t span = total - eff, out = span / s + 1;
+	int64_t span = total - eff, out = span / s + 1, start; /* s >= 1 */
 	if (ceil_mode && span % s != 0) {
 		out++;
-		if ((out - 1) * s >= in.value + pb)
+		/* a start past INT64_MAX is past in + pb too (issue 22: the product overflowed) */
+		if (!oxp__sh_mul(out - 1, s, &start) || start >= in.value + pb)
 			out--;
 	}
 	return sh_dim_val(out);

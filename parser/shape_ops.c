@@ -10,6 +10,7 @@
  */
 #include "parser/shape.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -1324,6 +1325,13 @@ static bool scalar_f64(sh_ctx *c, size_t i, double *out)
 	return oxp_tensor_read_f64(t, NULL, 0, 0, 1, out, NULL) == OXP_OK && isfinite(*out);
 }
 
+/* Whether x converts to a float without leaving its range (undefined behaviour) and a
+ * non-zero stays non-zero; a mixed-type Range can carry a DOUBLE delta such as 1e-300. */
+static bool fits_float(double x)
+{
+	return isfinite(x) && fabs(x) <= FLT_MAX && (x == 0 || fabs(x) >= FLT_MIN);
+}
+
 static oxp_code r_range(sh_ctx *c)
 {
 	sh_type t, s;
@@ -1363,7 +1371,8 @@ static oxp_code r_range(sh_ctx *c)
 	/* floating ranges: ceil((limit - start) / delta) in the element type, as runtimes do */
 	double fs, fl, fd, n = -1;
 	if ((t.elem == OXP_DT_FLOAT || t.elem == OXP_DT_DOUBLE) && scalar_f64(c, 0, &fs) &&
-	    scalar_f64(c, 1, &fl) && scalar_f64(c, 2, &fd) && fd != 0) {
+	    scalar_f64(c, 1, &fl) && scalar_f64(c, 2, &fd) && fd != 0 &&
+	    (t.elem == OXP_DT_DOUBLE || (fits_float(fs) && fits_float(fl) && fits_float(fd)))) {
 		if (t.elem == OXP_DT_FLOAT)
 			n = (double)ceilf(((float)fl - (float)fs) / (float)fd);
 		else

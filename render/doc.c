@@ -468,7 +468,7 @@ static json_t *qcounts_json(const oxp_qcount *e, uint32_t n, bool params)
 		jx_set(o, "ops", json_integer((json_int_t)e[i].ops));
 		if (params) {
 			jx_set(o, "tensors", json_integer((json_int_t)e[i].tensors));
-			jx_set(o, "parameters", json_integer((json_int_t)e[i].parameters));
+			jx_set(o, "parameters", jx_count(e[i].parameters));
 		}
 		json_array_append_new(a, o);
 	}
@@ -502,11 +502,11 @@ static json_t *quant_json(const oxp_dag *d)
 	jx_set(o, "activations", qcounts_json(q->acts, q->nacts, false));
 	uint64_t qp = 0;
 	for (uint32_t i = 0; i < q->nweights; i++)
-		qp += q->weights[i].parameters;
+		qp = oxp_sat_add_u64(qp, q->weights[i].parameters);
 	json_t *par = json_object();
-	jx_set(par, "quantized", json_integer((json_int_t)qp));
-	jx_set(par, "scales", json_integer((json_int_t)q->quant_params));
-	jx_set(par, "float", json_integer((json_int_t)q->float_params));
+	jx_set(par, "quantized", jx_count(qp));
+	jx_set(par, "scales", jx_count(q->quant_params));
+	jx_set(par, "float", jx_count(q->float_params));
 	jx_set(o, "parameters", par);
 	oxp_arena_free(a);
 	return o;
@@ -537,8 +537,8 @@ static json_t *summary_json(const oxp_model *m, const oxp_dag *d)
 	/* the summary leaves external files alone: it is cached with the model's structure */
 	jx_set(o, "check", oxr__check_json(m, d, -1, SUMMARY_CHECK_PROBLEMS));
 	json_t *par = json_object();
-	jx_set(par, "count", json_integer((json_int_t)s->parameters));
-	jx_set(par, "bytes", json_integer((json_int_t)s->parameter_bytes));
+	jx_set(par, "count", jx_count(s->parameters));
+	jx_set(par, "bytes", jx_count(s->parameter_bytes));
 	json_t *by = json_array();
 	for (int dt = 1; dt < OXP_DT__COUNT; dt++) {
 		if (s->params_by_dtype[dt] == 0)
@@ -546,8 +546,8 @@ static json_t *summary_json(const oxp_model *m, const oxp_dag *d)
 		json_t *e = json_object();
 		jx_set(e, "dtype", json_string(oxp_dtype_name(dt)));
 		jx_set(e, "short", json_string(oxp_dtype_short(dt)));
-		jx_set(e, "count", json_integer((json_int_t)s->params_by_dtype[dt]));
-		jx_set(e, "bytes", json_integer((json_int_t)s->bytes_by_dtype[dt]));
+		jx_set(e, "count", jx_count(s->params_by_dtype[dt]));
+		jx_set(e, "bytes", jx_count(s->bytes_by_dtype[dt]));
 		json_array_append_new(by, e);
 	}
 	jx_set(par, "by_dtype", by);

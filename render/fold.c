@@ -431,8 +431,11 @@ static const char *chain_row(view *v, uint32_t node, const oxp_node *n, size_t k
 	snprintf(count, sizeof(count), " \xc2\xb7 %u op%s", v->fold[vi].ops,
 	         v->fold[vi].ops == 1 ? "" : "s"); /* · */
 	if (l.full) {
-		/* keep the count: cut whole characters until it fits */
+		/* keep the count: cut whole characters until it fits, never past what was
+		 * written (a piece that did not fit left l.n short of the end) */
 		size_t keep = sizeof(l.b) - strlen(count) - 4;
+		if (keep > l.n)
+			keep = l.n;
 		while (keep > 0 && ((unsigned char)l.b[keep] & 0xc0) == 0x80)
 			keep--;
 		l.n = keep;

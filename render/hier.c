@@ -700,7 +700,7 @@ static uint64_t elements(const oxp_value *val)
 	uint64_t n = 1;
 	for (size_t k = 0; k < t->ndims; k++) {
 		uint64_t d = (uint64_t)t->dims[k]; /* validated: >= 0, the product fits int64 */
-		n = d != 0 && n > UINT64_MAX / d ? UINT64_MAX : n * d;
+		n = oxp_sat_mul_u64(n, d);
 	}
 	return n;
 }
@@ -861,7 +861,7 @@ static void item_rows(hstate *st, uint32_t bi, uint32_t *stamp)
 			weighted |= n > 1;
 			if (stamp[w] != bi + 1) { /* each weight once per box */
 				stamp[w] = bi + 1;
-				params = params > UINT64_MAX - n ? UINT64_MAX : params + n;
+				params = oxp_sat_add_u64(params, n);
 			}
 		}
 		oxp_str op = dn->proto->op_type;

@@ -274,6 +274,11 @@ json_t *jx_int(int64_t v)
 	return json_integer((json_int_t)v);
 }
 
+json_t *jx_count(uint64_t v)
+{
+	return json_integer((json_int_t)(v > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : v));
+}
+
 json_t *jx_entries(const oxp_entry *e, size_t n)
 {
 	json_t *a = json_array();
@@ -440,12 +445,12 @@ json_t *jx_tensor(const oxp_tensor *t, const char *ref)
 	if (t->data_type == OXP_DT_STRING) {
 		bytes = 0;
 		for (size_t i = 0; i < t->nstring_data; i++)
-			bytes += t->string_data[i].len;
+			bytes = oxp_sat_add_u64(bytes, t->string_data[i].len);
 	} else {
 		unsigned bits = oxp_dtype_bits(t->data_type);
 		bytes = count > UINT64_MAX / 128 ? 0 : (count * bits + 7) / 8;
 	}
-	jx_set(o, "bytes", json_integer((json_int_t)bytes));
+	jx_set(o, "bytes", jx_count(bytes)); /* 2^63-1 COMPLEX128 elements: past INT64_MAX */
 	jx_set(o, "storage", json_string(oxp_storage_name(t->storage)));
 	if (t->storage == OXP_STORE_RAW)
 		jx_set(o, "stored_bytes", json_integer((json_int_t)t->raw_data.len));

@@ -36,6 +36,9 @@ void jx_set_str_nonempty(json_t *obj, const char *key, oxp_str s);
 void jx_set(json_t *obj, const char *key, json_t *value); /* steals value; NULL ignored */
 json_t *jx_real(double v);
 json_t *jx_int(int64_t v);
+/* A count (oxp_sat_add_u64 sums saturate at UINT64_MAX): past INT64_MAX, which JSON
+ * readers hold exactly, it is INT64_MAX, never a negative number. */
+json_t *jx_count(uint64_t v);
 json_t *jx_entries(const oxp_entry *e, size_t n); /* [{"key","value"}] */
 json_t *jx_dims(const int64_t *dims, size_t n);
 /* ggml order: ne[0] is the last ONNX axis; more than 4 dims fold the leading ones into

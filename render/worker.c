@@ -374,7 +374,7 @@ static oxr_code options_from_key(oxr_options *o, char *key, oxr_error *err)
 static oxr_code model_code(oxp_code c)
 {
 	switch (c) {
-	case OXP_E_NOMEM:
+	case OXP_E_NOMEM: /* ours: over the budget (OXP_E_BUDGET) is the model's */
 		return OXR_E_NOMEM;
 	case OXP_E_IO:
 		return OXR_E_IO;

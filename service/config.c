@@ -100,6 +100,9 @@ static const opt opts[] = {
      "uploads per minute from one address before 429 (default 0: no limit)"},
     {"model-cache", "ONNXVIZ_MODEL_CACHE", T_UINT, F(model_cache), 1, 100000, "N",
      "parsed models kept in memory (default 16)"},
+    {"model-memory", "ONNXVIZ_MODEL_MEMORY", T_SIZE, F(model_memory), 0, 0, "SIZE",
+     "memory the parser may use for one model (its parse budget, default 512M); a model "
+     "that needs more is refused: 422 over_budget"},
     {"model-cache-bytes", "ONNXVIZ_MODEL_CACHE_BYTES", T_SIZE, F(model_cache_bytes), 0, 0,
      "SIZE", "memory those parsed models may use (default 512M)"},
     {"memory-cache", "ONNXVIZ_MEMORY_CACHE", T_SIZE, F(memory_cache), 0, 0, "SIZE",
@@ -139,6 +142,7 @@ void oxs_config_default(oxs_config *c)
 	c->conn_memory = 128 << 10;
 	c->model_cache = 16;
 	c->model_cache_bytes = (uint64_t)512 << 20;
+	c->model_memory = (uint64_t)512 << 20;
 	c->memory_cache = (uint64_t)256 << 20;
 	c->grace = 30;
 	c->log_requests = true;

@@ -405,8 +405,9 @@ static oxr_code diff_sides(side *b, side *a, const char *fmt, const oxr_options 
 	dopt.dirfd_b = b->dirfd;
 	oxd_diff *df = NULL;
 	oxd_error de;
-	if (oxd_diff_build(&df, a->m, a->d, b->m, b->d, &dopt, &de) != OXD_OK)
-		return fail(err, OXR_E_NOMEM, "%s", de.message);
+	oxd_code dc = oxd_diff_build(&df, a->m, a->d, b->m, b->d, &dopt, &de);
+	if (dc != OXD_OK) /* over the budget: the pair's own (422); out of memory: ours (503) */
+		return fail(err, dc == OXD_E_BUDGET ? OXR_E_TOO_BIG : OXR_E_NOMEM, "%s", de.message);
 	if (same != NULL)
 		*same = oxd_get(df)->summary.same;
 	oxr_code rc = OXR_OK;

@@ -104,13 +104,14 @@ typedef struct oxs_loaded {
 /* Parse path as a model and link it, or, when it does not parse as a model, as a lone
  * TensorProto with a data type (oxs_tensor_upload_parse).  On failure the model's error
  * (err) stands and *out is untouched. */
-oxp_code oxs_load(oxs_loaded *out, const char *path, oxp_error *err);
+oxp_code oxs_load(oxs_loaded *out, const char *path, uint64_t budget, oxp_error *err);
 void oxs_loaded_free(oxs_loaded *l);
 /* buf as a "tensor" upload: a TensorProto whose data_type is set (an empty or unrelated
  * body that happens to decode as a TensorProto has none).  OXP_E_NOT_MODEL otherwise. */
 oxp_code oxs_tensor_upload_parse(oxp_model **out, const void *buf, size_t len, oxp_error *err);
 
-oxs_models *oxs_models_new(unsigned max_count, uint64_t max_bytes);
+/* budget: the parse budget of one model (oxp_limits.max_alloc; 0: the parser's default). */
+oxs_models *oxs_models_new(unsigned max_count, uint64_t max_bytes, uint64_t budget);
 void oxs_models_free(oxs_models *mc);
 /* Load (or find) model id: from src when not NULL/"" (a path, e.g. a --models-dir file
  * opened confined, with id naming that file's version), else from the store.  OXS_OK with
@@ -145,6 +146,11 @@ void oxs_metrics_upload(int result, uint64_t bytes);
 void oxs_metrics_cache(int which);
 void oxs_metrics_layout(int result);
 void oxs_metrics_isolated(int what, int result);
+/* Loads of models into the parsed-model cache (models.c): parsed and linked, refused for
+ * the model's own reason, failed for ours (I/O, memory), or refused from the memory of a
+ * recent refusal without parsing. */
+enum { OXS_LOAD_OK, OXS_LOAD_INVALID, OXS_LOAD_FAILED, OXS_LOAD_REMEMBERED, OXS_LOAD__COUNT };
+void oxs_metrics_load(int result);
 /* One request to the object store: its op (OXS_S3OP_*), how long it took and its outcome
  * (OXS_STORE_OK: answered as expected — 2xx, 304, 404, 412; OXS_STORE_ERROR: another
  * answer; OXS_STORE_RETRIED: a connection error, timeout or 5xx that was retried;
@@ -212,7 +218,8 @@ typedef struct oxs_s3_req {
 	size_t body_len;
 	int body_fd;              /* -1 = body is in memory (or none) */
 	uint64_t body_off, body_size;
-	const char *body_sha256;  /* its SHA-256 in hex when known; NULL: hashed here */
+	const char *body_sha256;  /* its SHA-256 in hex when known; NULL: hashed by each call
+	                           * (which leaves this NULL: r holds nothing of the call's) */
 	/* the answer's body when 2xx: into out, or written to out_fd from offset 0 */
 	oxr_buf *out;
 	int out_fd;               /* -1 = not to a file */
@@ -577,10 +584,20 @@ void oxs_remove_path(const char *path);
  * files) with their locations, sizes and SHA-256 into *files (the caller frees); false
  * when it holds anything else or cannot be read (store.c). */
 bool oxs_data_files(const char *dir, oxs_bundle_file **files, size_t *n, uint64_t *bytes);
+/* The operations of an oxs_store_ops whose file defines each as static op_<name>
+ * (store.c, store_s3.c): {.name = "...", OXS_STORE_OPS_OF_FILE}. */
+#define OXS_STORE_OPS_OF_FILE                                                            \
+	.spool = op_spool, .put_model = op_put_model, .stat_model = op_stat_model,          \
+	.put_meta = op_put_meta, .open_model = op_open_model, .model_path = op_model_path,  \
+	.list_models = op_list, .delete_model = op_delete,                                  \
+	.get_rendering = op_get_rendering, .put_rendering = op_put_rendering,               \
+	.stats = op_stats, .writable = op_writable, .close = op_close,                      \
+	.spool_dir = op_spool_dir, .put_data = op_put_data, .open_data = op_open_data
 /* Create the file at relative location loc (oxs_location_valid) beneath dirfd, making
- * its folders, never following a symbolic link and never replacing anything: the new
- * file open for reading and writing, or -1 with *err the errno (EEXIST, ENOTDIR, ELOOP,
- * EISDIR: the name collides with what is there). */
+ * its folders, never following a symbolic link and never replacing anything
+ * (oxp_open_beneath with OXP_BENEATH_MKDIRS): the new file open for reading and writing,
+ * or -1 with *err the errno (EEXIST, ENOTDIR, ELOOP, EISDIR: the name collides with what
+ * is there). */
 int oxs_create_beneath(int dirfd, const char *loc, int *err);
 
 /* SHA-256 of data as lowercase hex into out (65 bytes); the first `hexlen` characters

@@ -33,6 +33,7 @@ static atomic_uint_fast64_t upload_bytes;
 static atomic_uint_fast64_t cache_events[OXS_HIT__COUNT];
 static atomic_uint_fast64_t layouts[OXS_LAYOUT__COUNT];
 static atomic_uint_fast64_t isolated[OXS_ISO__COUNT][OXS_ISOLATED__COUNT];
+static atomic_uint_fast64_t loads[OXS_LOAD__COUNT];
 static atomic_uint_fast64_t store_requests[OXS_S3OP__COUNT][OXS_STORE__COUNT];
 static atomic_uint_fast64_t store_latency[OXS_S3OP__COUNT][NBUCKETS + 1];
 static atomic_uint_fast64_t store_latency_sum_ns[OXS_S3OP__COUNT];
@@ -87,6 +88,12 @@ void oxs_metrics_layout(int result)
 		atomic_fetch_add_explicit(&layouts[result], 1, memory_order_relaxed);
 }
 
+void oxs_metrics_load(int result)
+{
+	if (result >= 0 && result < OXS_LOAD__COUNT)
+		atomic_fetch_add_explicit(&loads[result], 1, memory_order_relaxed);
+}
+
 void oxs_metrics_isolated(int what, int result)
 {
 	if (what >= 0 && what < OXS_ISO__COUNT && result >= 0 && result < OXS_ISOLATED__COUNT)
@@ -110,6 +117,24 @@ static uint64_t get(atomic_uint_fast64_t *a)
 static void header(oxr_buf *o, const char *name, const char *type, const char *help)
 {
 	oxr_buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A counter with one or two labels: vals[i * n2 + k] for label values l1[i], l2[k] (l2
+ * NULL: one label). */
+static void counters(oxr_buf *o, const char *name, const char *help, const char *k1,
+                     const char *const *l1, size_t n1, const char *k2, const char *const *l2,
+                     size_t n2, atomic_uint_fast64_t *vals)
+{
+	header(o, name, "counter", help);
+	for (size_t i = 0; i < n1; i++)
+		for (size_t k = 0; k < (l2 ? n2 : 1); k++) {
+			if (l2 != NULL)
+				oxr_buf_printf(o, "%s{%s=\"%s\",%s=\"%s\"} %" PRIu64 "\n", name, k1, l1[i],
+				               k2, l2[k], get(&vals[i * n2 + k]));
+			else
+				oxr_buf_printf(o, "%s{%s=\"%s\"} %" PRIu64 "\n", name, k1, l1[i],
+				               get(&vals[i]));
+		}
 }
 
 void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
@@ -189,22 +214,24 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 	header(o, "onnxviz_layouts_queued", "gauge", "Layouts waiting for a worker.");
 	oxr_buf_printf(o, "onnxviz_layouts_queued %u\n", lq);
 	static const char *const lay_names[] = {"ok", "failed", "killed"};
-	header(o, "onnxviz_layouts_total", "counter",
-	       "Finished layouts by outcome (killed: over the time or memory limit, or crashed).");
-	for (int i = 0; i < OXS_LAYOUT__COUNT; i++)
-		oxr_buf_printf(o, "onnxviz_layouts_total{result=\"%s\"} %" PRIu64 "\n", lay_names[i],
-		               get(&layouts[i]));
+	counters(o, "onnxviz_layouts_total",
+	         "Finished layouts by outcome (killed: over the time or memory limit, or crashed).",
+	         "result", lay_names, OXS_LAYOUT__COUNT, NULL, NULL, 0, layouts);
+	static const char *const load_names[] = {"ok", "invalid", "failed", "remembered"};
+	counters(o, "onnxviz_model_loads_total",
+	         "Models loaded into the parsed-model cache, by outcome (invalid: refused for the "
+	         "model's own reason, e.g. over its budget; failed: I/O or out of memory; "
+	         "remembered: refused again from the memory of a recent refusal, not parsed).",
+	         "result", load_names, OXS_LOAD__COUNT, NULL, NULL, 0, loads);
 	static const char *const iso_what[] = {"preview", "document"};
 	static const char *const iso_names[] = {"ok", "crashed", "killed", "unstarted"};
-	header(o, "onnxviz_isolated_total", "counter",
-	       "Computations in a process of their own (tensor previews, JSON documents), by "
-	       "outcome (ok: an answer, the model's errors included; crashed: the computation "
-	       "died of a signal or failed; killed: over the time or memory limit or the output "
-	       "cap; unstarted: no process could be made).");
-	for (int w = 0; w < OXS_ISO__COUNT; w++)
-		for (int i = 0; i < OXS_ISOLATED__COUNT; i++)
-			oxr_buf_printf(o, "onnxviz_isolated_total{what=\"%s\",result=\"%s\"} %" PRIu64
-			               "\n", iso_what[w], iso_names[i], get(&isolated[w][i]));
+	counters(o, "onnxviz_isolated_total",
+	         "Computations in a process of their own (tensor previews, JSON documents), by "
+	         "outcome (ok: an answer, the model's errors included; crashed: the computation "
+	         "died of a signal or failed; killed: over the time or memory limit or the output "
+	         "cap; unstarted: no process could be made).",
+	         "what", iso_what, OXS_ISO__COUNT, "result", iso_names, OXS_ISOLATED__COUNT,
+	         &isolated[0][0]);
 	header(o, "onnxviz_work_running", "gauge", "Parse and document jobs running now.");
 	oxr_buf_printf(o, "onnxviz_work_running %u\n", wrun);
 	header(o, "onnxviz_work_queued", "gauge", "Parse and document jobs waiting.");
@@ -238,15 +265,13 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 	/* requests to an object store (none with the local store) */
 	static const char *const ops[] = {"get", "put", "head", "delete", "list", "multipart"};
 	static const char *const outcomes[] = {"ok", "error", "retried", "failed", "shed"};
-	header(o, "onnxviz_object_store_requests_total", "counter",
-	       "Requests to the object store by operation and outcome (ok: answered as expected; "
-	       "error: another 4xx; retried: a connection error, timeout or 5xx retried; failed: "
-	       "the same on the last attempt; shed: failed at once, the store having just "
-	       "failed).");
-	for (int i = 0; i < OXS_S3OP__COUNT; i++)
-		for (int k = 0; k < OXS_STORE__COUNT; k++)
-			oxr_buf_printf(o, "onnxviz_object_store_requests_total{op=\"%s\",result=\"%s\"} %" PRIu64 "\n",
-			               ops[i], outcomes[k], get(&store_requests[i][k]));
+	counters(o, "onnxviz_object_store_requests_total",
+	         "Requests to the object store by operation and outcome (ok: answered as expected; "
+	         "error: another 4xx; retried: a connection error, timeout or 5xx retried; failed: "
+	         "the same on the last attempt; shed: failed at once, the store having just "
+	         "failed).",
+	         "op", ops, OXS_S3OP__COUNT, "result", outcomes, OXS_STORE__COUNT,
+	         &store_requests[0][0]);
 	header(o, "onnxviz_object_store_request_duration_seconds", "histogram",
 	       "Time of one attempt of a request to the object store, by operation.");
 	for (int i = 0; i < OXS_S3OP__COUNT; i++) {

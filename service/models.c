@@ -4,7 +4,10 @@
  *
  * Entries are reference counted; the least recently used unreferenced ones leave when the
  * count or the byte estimate is over its bound.  A model is loaded by one thread while
- * others asking for the same id wait for it (a failed load is not kept).
+ * others asking for the same id wait for it.  A load that fails for the model's own reason
+ * (not a model, over its budget, ...: the file behind an id never changes) is remembered
+ * for FAILURE_TTL_MS, so that retries answer the same error without parsing it again;
+ * failures that are ours (I/O, out of memory) are not kept.
  */
 #include "service/internal.h"
 
@@ -26,15 +29,27 @@ struct oxs_mentry {
 	struct oxs_mentry *prev, *next; /* list: head = most recently used */
 };
 
+#define FAILURES 16
+#define FAILURE_TTL_MS 60000
+
+typedef struct failure {
+	char id[OXS_ID_LEN + 1];
+	int64_t until_ms; /* 0: a free slot */
+	oxp_error err;
+} failure;
+
 struct oxs_models {
+	failure failures[FAILURES]; /* recent permanent load failures (mu held) */
+	unsigned next_failure;      /* the slot the next one takes (round robin) */
 	pthread_mutex_t mu;
 	pthread_cond_t loaded;
 	oxs_mentry *head, *tail;
 	unsigned count, max_count;
 	uint64_t bytes, max_bytes;
+	uint64_t budget; /* the parse budget of one model, 0: the parser's default */
 };
 
-oxs_models *oxs_models_new(unsigned max_count, uint64_t max_bytes)
+oxs_models *oxs_models_new(unsigned max_count, uint64_t max_bytes, uint64_t budget)
 {
 	oxs_models *mc = calloc(1, sizeof(*mc));
 	if (mc == NULL)
@@ -43,6 +58,7 @@ oxs_models *oxs_models_new(unsigned max_count, uint64_t max_bytes)
 	pthread_cond_init(&mc->loaded, NULL);
 	mc->max_count = max_count ? max_count : 1;
 	mc->max_bytes = max_bytes;
+	mc->budget = budget;
 	return mc;
 }
 
@@ -132,11 +148,14 @@ oxp_code oxs_tensor_upload_parse(oxp_model **out, const void *buf, size_t len, o
 	return OXP_OK;
 }
 
-oxp_code oxs_load(oxs_loaded *out, const char *path, oxp_error *err)
+oxp_code oxs_load(oxs_loaded *out, const char *path, uint64_t budget, oxp_error *err)
 {
 	oxs_loaded l;
 	memset(&l, 0, sizeof(l));
-	oxp_code rc = oxp_model_open_ex(&l.model, path, NULL, OXP_OPEN_LOW_RSS, err);
+	oxp_limits lim = oxp_limits_default();
+	if (budget > 0)
+		lim.max_alloc = (size_t)budget;
+	oxp_code rc = oxp_model_open_ex(&l.model, path, &lim, OXP_OPEN_LOW_RSS, err);
 	if (rc == OXP_OK) {
 		oxp_dag_options opt = {.infer_shapes = true};
 		rc = oxp_dag_build(&l.dag, l.model, &opt, err);
@@ -147,7 +166,7 @@ oxp_code oxs_load(oxs_loaded *out, const char *path, oxp_error *err)
 		*out = l;
 		return OXP_OK;
 	}
-	if (rc == OXP_E_IO || rc == OXP_E_NOMEM)
+	if (rc == OXP_E_IO || rc == OXP_E_NOMEM || rc == OXP_E_BUDGET)
 		return rc;
 	/* not a model: perhaps a TensorProto (test data .pb); the model's error stands
 	 * when it is not one either */
@@ -214,10 +233,28 @@ static oxs_mentry *find(oxs_models *mc, const char *id)
 	return NULL;
 }
 
+/* The remembered failure of id (mu held), or NULL. */
+static failure *failure_of(oxs_models *mc, const char *id)
+{
+	int64_t now = oxs_now_ms();
+	for (unsigned i = 0; i < FAILURES; i++)
+		if (mc->failures[i].until_ms > now && strcmp(mc->failures[i].id, id) == 0)
+			return &mc->failures[i];
+	return NULL;
+}
+
 oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, const char *src,
                           oxs_mentry **out, oxp_error *perr)
 {
 	pthread_mutex_lock(&mc->mu);
+	failure *f = failure_of(mc, id);
+	if (f != NULL) {
+		if (perr != NULL)
+			*perr = f->err;
+		pthread_mutex_unlock(&mc->mu);
+		oxs_metrics_load(OXS_LOAD_REMEMBERED);
+		return OXS_E_INVALID;
+	}
 	oxs_mentry *e;
 	for (;;) {
 		e = find(mc, id);
@@ -254,13 +291,21 @@ oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, cons
 		rc = store->ops->model_path(store, id, path, sizeof(path));
 	oxp_error err;
 	memset(&err, 0, sizeof(err));
-	if (rc == OXS_OK && oxs_load(&e->l, path, &err) != OXP_OK)
+	if (rc == OXS_OK && oxs_load(&e->l, path, mc->budget, &err) != OXP_OK)
 		rc = err.code == OXP_E_IO ? OXS_E_IO : err.code == OXP_E_NOMEM ? OXS_E_NOMEM
 		                                                               : OXS_E_INVALID;
 	if (rc != OXS_OK && perr != NULL)
 		*perr = err;
+	oxs_metrics_load(rc == OXS_OK ? OXS_LOAD_OK : rc == OXS_E_INVALID ? OXS_LOAD_INVALID
+	                                                                 : OXS_LOAD_FAILED);
 
 	pthread_mutex_lock(&mc->mu);
+	if (rc == OXS_E_INVALID && !e->gone) {
+		failure *nf = &mc->failures[mc->next_failure++ % FAILURES];
+		snprintf(nf->id, sizeof(nf->id), "%s", id);
+		nf->err = err;
+		nf->until_ms = oxs_now_ms() + FAILURE_TTL_MS;
+	}
 	e->loading = false;
 	oxs_mentry *dead = NULL;
 	if (rc == OXS_OK) {
@@ -326,6 +371,9 @@ void oxs_models_release(oxs_models *mc, oxs_mentry *e)
 void oxs_models_forget(oxs_models *mc, const char *id)
 {
 	pthread_mutex_lock(&mc->mu);
+	failure *f = failure_of(mc, id);
+	if (f != NULL)
+		f->until_ms = 0;
 	oxs_mentry *e = find(mc, id);
 	oxs_mentry *dead = NULL;
 	if (e != NULL) {

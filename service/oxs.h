@@ -87,6 +87,7 @@ typedef struct oxs_config {
 	unsigned upload_rate;    /* --upload-rate: uploads per minute per address; 0 = off */
 	unsigned model_cache;    /* --model-cache: parsed models kept in memory */
 	uint64_t model_cache_bytes; /* --model-cache-bytes */
+	uint64_t model_memory;   /* --model-memory: the parse budget of one model */
 	uint64_t memory_cache;   /* --memory-cache: bytes of responses kept in memory */
 	unsigned grace;          /* --grace: seconds to finish requests on SIGTERM */
 	bool log_requests;       /* --log-requests: one line per request on stderr */
@@ -260,7 +261,7 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 typedef struct oxs_store_s3_options {
 	const char *url;        /* s3://BUCKET[/PREFIX] */
 	const char *cache_dir;  /* the local cache folder */
-	uint64_t cache_budget;  /* bytes of the local cache */
+	uint64_t cache_budget;  /* bytes of the local cache (> 0): a model and its data fit it */
 	unsigned timeout;       /* seconds a request may stall (connect, no progress) */
 	uint64_t part_size;     /* multipart upload above this many bytes (>= 5 MiB) */
 	char *const *envp;      /* the environment to read AWS_* from */

@@ -10,11 +10,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The web page's files (web/embed.sh generates the table into build/gen/). */
@@ -554,50 +552,6 @@ static bool is_file_route(int route)
 	return route >= R_FILE && route <= R_FILE_TENSOR;
 }
 
-/* Open rel beneath dirfd with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|
- * RESOLVE_NO_MAGICLINKS); where the kernel has no openat2, component by component with
- * O_NOFOLLOW (rel was checked by oxs_location_valid: no "..", not absolute).  -1 with
- * errno (ELOOP for a symbolic link, EXDEV for an escape). */
-static int open_beneath(int dirfd, const char *rel, int flags)
-{
-	struct open_how how;
-	memset(&how, 0, sizeof(how));
-	how.flags = (uint64_t)(unsigned)(flags | O_CLOEXEC | O_NOFOLLOW);
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	long fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
-	if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
-		return (int)fd;
-	char part[OXS_LOCATION_MAX + 1];
-	snprintf(part, sizeof(part), "%s", rel);
-	int cur = dirfd;
-	char *save = NULL;
-	char *c = strtok_r(part, "/", &save);
-	while (c != NULL) {
-		char *next = strtok_r(NULL, "/", &save);
-		int f = openat(cur, c, (next ? O_PATH | O_DIRECTORY : flags) | O_NOFOLLOW | O_CLOEXEC);
-		int e = errno;
-		if (cur != dirfd)
-			close(cur);
-		if (f < 0) {
-			errno = e;
-			return -1;
-		}
-		struct stat st;
-		if (next != NULL && (fstat(f, &st) != 0 || !S_ISDIR(st.st_mode))) {
-			close(f);
-			errno = ENOTDIR;
-			return -1;
-		}
-		cur = f;
-		c = next;
-	}
-	if (cur == dirfd) {
-		errno = ENOENT;
-		return -1;
-	}
-	return cur;
-}
-
 /* Open r->fpath under --models-dir: r->file_fd, r->dir_fd (its folder) and r->id, a
  * name of this version of the file (SHA-256 of the path, device, inode, size and
  * change times: a rewritten file gets a new one).  Replies and returns false when the
@@ -616,8 +570,9 @@ static bool open_file_route(oxs_req *r)
 		oxs_reply_error(r, 400, "bad_path", extra, "path refused (%s)", rule);
 		return false;
 	}
-	int fd = open_beneath(srv->models_dirfd, r->fpath, O_RDONLY | O_NONBLOCK | O_NOCTTY);
-	int e = errno;
+	int fd = -1;
+	int e = oxp_open_beneath(&fd, srv->models_dirfd, r->fpath, strlen(r->fpath),
+	                         O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 	struct stat st;
 	if (fd >= 0 && fstat(fd, &st) != 0) {
 		e = errno;
@@ -644,8 +599,12 @@ static bool open_file_route(oxs_req *r)
 	char dir[OXS_LOCATION_MAX + 1];
 	snprintf(dir, sizeof(dir), "%s", r->fpath);
 	char *slash = strrchr(dir, '/');
-	int dfd = slash ? (*slash = '\0', open_beneath(srv->models_dirfd, dir, O_PATH | O_DIRECTORY))
-	                : fcntl(srv->models_dirfd, F_DUPFD_CLOEXEC, 0);
+	int dfd = -1;
+	if (slash == NULL)
+		dfd = fcntl(srv->models_dirfd, F_DUPFD_CLOEXEC, 0);
+	else if (oxp_open_beneath(&dfd, srv->models_dirfd, dir, (size_t)(slash - dir),
+	                          O_PATH | O_DIRECTORY, 0) != 0)
+		dfd = -1;
 	if (dfd < 0) {
 		close(fd);
 		oxs_reply_error(r, 404, "not_found", "", "the file's folder is gone");

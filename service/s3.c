@@ -653,16 +653,17 @@ static void mark(oxs_s3 *c, bool up, int64_t started_ms)
 oxs_status oxs_s3_do(oxs_s3 *c, oxs_s3_req *r)
 {
 	char sha[65];
+	const char *body_sha = r->body_sha256; /* r keeps no pointer into this frame */
 	r->status = 0;
 	r->code[0] = '\0';
 	if (atomic_load(&c->cancelled) || known_down(c)) {
 		oxs_metrics_store(r->op, 0, OXS_STORE_SHED);
 		return OXS_E_UNAVAILABLE;
 	}
-	if (r->body_sha256 == NULL && (r->body_fd >= 0 || r->body_len > 0)) {
+	if (body_sha == NULL && (r->body_fd >= 0 || r->body_len > 0)) {
 		if (!body_sha256(r, sha))
 			return OXS_E_IO;
-		r->body_sha256 = sha;
+		body_sha = sha;
 	}
 	oxr_buf url;
 	oxr_buf_init(&url, 16384);
@@ -680,7 +681,7 @@ oxs_status oxs_s3_do(oxs_s3 *c, oxs_s3_req *r)
 
 	char h_sha[100], h_tok[4200];
 	snprintf(h_sha, sizeof(h_sha), "x-amz-content-sha256: %s",
-	         r->body_sha256 ? r->body_sha256 : EMPTY_SHA256);
+	         body_sha ? body_sha : EMPTY_SHA256);
 	snprintf(h_tok, sizeof(h_tok), "x-amz-security-token: %s", c->cfg.token);
 	struct curl_slist *hl = curl_slist_append(NULL, h_sha);
 	struct curl_slist *t = hl;

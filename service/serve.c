@@ -210,7 +210,7 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 		}
 	}
 	srv->cache = oxs_cache_new(c->memory_cache, 65536);
-	srv->models = oxs_models_new(c->model_cache, c->model_cache_bytes);
+	srv->models = oxs_models_new(c->model_cache, c->model_cache_bytes, c->model_memory);
 	srv->flights = oxs_flights_new();
 	srv->rl = oxs_ratelimit_new(c->upload_rate);
 	srv->work = oxs_pool_new("work", c->workers, c->work_queue);

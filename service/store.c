@@ -577,35 +577,10 @@ bool oxs_data_files(const char *dir, oxs_bundle_file **files, size_t *n, uint64_
 
 int oxs_create_beneath(int dirfd, const char *loc, int *err)
 {
-	char part[OXS_LOCATION_MAX + 1];
-	snprintf(part, sizeof(part), "%s", loc);
-	int cur = dirfd, e = 0;
-	char *save = NULL, *c = strtok_r(part, "/", &save);
-	bool ok = c != NULL;
-	if (!ok)
-		e = EINVAL;
-	while (ok && c != NULL) {
-		char *next = strtok_r(NULL, "/", &save);
-		int f;
-		if (next != NULL) {
-			if (mkdirat(cur, c, 0700) != 0 && errno != EEXIST) {
-				ok = false;
-				e = errno;
-			}
-			f = ok ? openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
-		} else {
-			f = openat(cur, c, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		}
-		if (f < 0 && ok)
-			e = errno;
-		if (cur != dirfd)
-			close(cur);
-		cur = f;
-		ok = f >= 0;
-		c = next;
-	}
-	*err = e;
-	return ok ? cur : -1;
+	int fd = -1;
+	*err = oxp_open_beneath(&fd, dirfd, loc, strlen(loc), O_RDWR | O_CREAT | O_EXCL,
+	                        OXP_BENEATH_MKDIRS);
+	return *err == 0 ? fd : -1;
 }
 
 /* fsync every folder of a tree (the files were fsync'ed as they were written). */
@@ -1353,22 +1328,7 @@ static void op_close(oxs_store *base)
 
 static const oxs_store_ops local_ops = {
     .name = "local",
-    .spool = op_spool,
-    .put_model = op_put_model,
-    .stat_model = op_stat_model,
-    .put_meta = op_put_meta,
-    .open_model = op_open_model,
-    .model_path = op_model_path,
-    .list_models = op_list,
-    .delete_model = op_delete,
-    .get_rendering = op_get_rendering,
-    .put_rendering = op_put_rendering,
-    .stats = op_stats,
-    .writable = op_writable,
-    .close = op_close,
-    .spool_dir = op_spool_dir,
-    .put_data = op_put_data,
-    .open_data = op_open_data,
+    OXS_STORE_OPS_OF_FILE,
 };
 
 /* ---------------------------------------------------------------------------------------

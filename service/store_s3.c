@@ -58,6 +58,7 @@
 #define READY_TTL_MS 2000
 #define LIST_THREADS 8
 #define KEY_MAX 2048
+#define UPLOAD_ID_MAX 512 /* bytes of a multipart upload's id, NUL included (AWS: ~170) */
 
 typedef struct known_slot {
 	char id[OXS_ID_LEN + 1]; /* "" = empty */
@@ -285,13 +286,17 @@ static oxs_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t siz
 	if (st != OXS_E_NOT_FOUND)
 		return st;
 
-	char query[600], upload_id[512];
+	/* query: "partNumber=N&uploadId=ID" with every byte of the ID percent-encoded at
+	 * worst; upload: "uploadId=ID", for the completion and the abort */
+	char upload_id[UPLOAD_ID_MAX];
+	char query[sizeof("partNumber=10000&uploadId=") + 3 * UPLOAD_ID_MAX], upload[sizeof(query)];
 	const char *kv0[] = {"uploads", NULL};
+	if (!oxs_s3_query(query, sizeof(query), kv0, 1))
+		return OXS_E_INVALID;
 	oxr_buf body;
 	oxr_buf_init(&body, 1 << 16);
 	oxs_s3_req r;
 	oxs_s3_req_init(&r, OXS_S3OP_MULTIPART, "POST", s->bucket, key);
-	(void)oxs_s3_query(query, sizeof(query), kv0, 1);
 	r.query = query;
 	r.out = &body;
 	st = oxs_s3_do(s->s3, &r);
@@ -300,6 +305,9 @@ static oxs_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t siz
 	                     !oxs_xml_next(&p, p + body.len, "UploadId", upload_id, sizeof(upload_id))))
 		st = unexpected(&r);
 	oxr_buf_free(&body);
+	const char *kv1[] = {"uploadId", upload_id};
+	if (st == OXS_OK && !oxs_s3_query(upload, sizeof(upload), kv1, 1))
+		st = OXS_E_INVALID; /* cannot happen (sized above); left to the lifecycle rule */
 	if (st != OXS_OK)
 		return st;
 
@@ -332,15 +340,13 @@ static oxs_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t siz
 			               i + 1, r.etag);
 	}
 	oxr_buf_printf(&done, "</CompleteMultipartUpload>");
-	const char *kv1[] = {"uploadId", upload_id};
-	(void)oxs_s3_query(query, sizeof(query), kv1, 1);
 	if (st == OXS_OK && done.failed)
 		st = OXS_E_NOMEM;
 	if (st == OXS_OK) {
 		oxr_buf ans;
 		oxr_buf_init(&ans, 1 << 16);
 		oxs_s3_req_init(&r, OXS_S3OP_MULTIPART, "POST", s->bucket, key);
-		r.query = query;
+		r.query = upload;
 		r.body = done.data;
 		r.body_len = done.len;
 		r.if_none_match = "*"; /* honoured by AWS S3; ignored by Ceph RGW 16 */
@@ -358,7 +364,7 @@ static oxs_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t siz
 	if (st != OXS_OK) {
 		/* give the parts back (best effort: a lifecycle rule removes what stays) */
 		oxs_s3_req_init(&r, OXS_S3OP_MULTIPART, "DELETE", s->bucket, key);
-		r.query = query;
+		r.query = upload;
 		(void)oxs_s3_do(s->s3, &r);
 	}
 	return st;
@@ -526,9 +532,11 @@ static void close_unlink(int fd, const char *path)
 }
 
 /* The data files of id (data/<id>/...) into a new spool folder of the cache: *dir (""
- * when the model has none), their list in *files and *n (the caller frees). */
-static oxs_status fetch_data(s3_store *s, const char *id, char *dir, size_t dirsize,
-                             oxs_bundle_file **files, size_t *n)
+ * when the model has none), their list in *files and *n (the caller frees).  Together
+ * they take at most `budget` bytes (what the cache has left beside the model): more is
+ * OXS_E_NOSPACE, found while downloading (a download stops at what is left). */
+static oxs_status fetch_data(s3_store *s, const char *id, uint64_t budget, char *dir,
+                             size_t dirsize, oxs_bundle_file **files, size_t *n)
 {
 	char prefix[KEY_MAX];
 	dir[0] = '\0';
@@ -568,10 +576,14 @@ static oxs_status fetch_data(s3_store *s, const char *id, char *dir, size_t dirs
 		oxs_s3_req_init(&r, OXS_S3OP_GET, "GET", s->bucket, keys[i]);
 		r.out_fd = f;
 		r.out_sha = true;
-		r.out_max = s->cache_budget;
+		r.out_max = budget > 0 ? budget : 1; /* 0 would be no limit: 1 byte is too many */
 		st = oxs_s3_do(s->s3, &r);
 		if (st == OXS_OK && r.status != 200)
 			st = r.status == 404 ? OXS_E_UNAVAILABLE : unexpected(&r); /* deleted meanwhile */
+		if (st == OXS_OK && r.received > budget)
+			st = OXS_E_NOSPACE;
+		if (st == OXS_OK)
+			budget -= r.received;
 		close(f);
 		if (st == OXS_OK) {
 			oxs_bundle_file *bf = &(*files)[(*n)++];
@@ -614,8 +626,8 @@ static oxs_status download(s3_store *s, const char *id)
 		st = unexpected(&r);
 	oxs_bundle_file *files = NULL;
 	size_t nfiles = 0;
-	if (st == OXS_OK)
-		st = fetch_data(s, id, dir, sizeof(dir), &files, &nfiles);
+	if (st == OXS_OK) /* the model and its data must fit the cache together */
+		st = fetch_data(s, id, s->cache_budget - r.received, dir, sizeof(dir), &files, &nfiles);
 	char bid[OXS_ID_LEN + 1];
 	if (st == OXS_OK && (!oxs_bundle_id(r.sha256, r.received, files, nfiles, bid) ||
 	                     strcmp(bid, id) != 0)) {
@@ -1152,22 +1164,7 @@ static void op_close(oxs_store *base)
 static const oxs_store_ops s3_ops = {
     .name = "s3",
     .remote = true,
-    .spool = op_spool,
-    .put_model = op_put_model,
-    .stat_model = op_stat_model,
-    .put_meta = op_put_meta,
-    .open_model = op_open_model,
-    .model_path = op_model_path,
-    .list_models = op_list,
-    .delete_model = op_delete,
-    .get_rendering = op_get_rendering,
-    .put_rendering = op_put_rendering,
-    .stats = op_stats,
-    .writable = op_writable,
-    .close = op_close,
-    .spool_dir = op_spool_dir,
-    .put_data = op_put_data,
-    .open_data = op_open_data,
+    OXS_STORE_OPS_OF_FILE,
 };
 
 oxs_status oxs_store_s3_open(oxs_store **out, const oxs_store_s3_options *opt, char *err,
@@ -1181,6 +1178,10 @@ oxs_status oxs_store_s3_open(oxs_store **out, const oxs_store_s3_options *opt, c
 	}
 	if (opt->part_size < ((uint64_t)5 << 20) || opt->part_size > ((uint64_t)5 << 30)) {
 		snprintf(err, errsize, "--s3-part-size: 5M..5G (the S3 limits of a part)");
+		return OXS_E_INVALID;
+	}
+	if (opt->cache_budget == 0) { /* every download is bounded by it */
+		snprintf(err, errsize, "--store-budget: an S3 store's cache needs one (> 0)");
 		return OXS_E_INVALID;
 	}
 	oxs_s3_config cfg;

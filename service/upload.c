@@ -549,7 +549,9 @@ static unsigned parse_status(oxp_code c)
 		return 400; /* not protobuf: a malformed body */
 	case OXP_E_IO:
 		return 500;
-	default:
+	case OXP_E_NOMEM:
+		return 503; /* the server's memory, not the model: Retry-After */
+	default: /* OXP_E_BUDGET included: the model needs more than its budget, permanently */
 		return 422; /* well-formed, but not a model we accept */
 	}
 }
@@ -682,7 +684,7 @@ static bool keep_model(oxs_req *r, oxs_upload *u, const char *id, const char *pa
 	}
 	oxp_error pe;
 	memset(&pe, 0, sizeof(pe));
-	if (oxs_load(l, u->path, &pe) != OXP_OK) {
+	if (oxs_load(l, u->path, r->srv->cfg.model_memory, &pe) != OXP_OK) {
 		drop_spool(u);
 		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
 		reply_parse_error(r, &pe, part);

@@ -21,7 +21,9 @@ INT4/UINT4 tensors (data_type 22/21, which onnx 1.12 does not know) are written 
 bytes packed by hand: two values per byte, the first in the low nibble.
 
 As a program: quant_models.py OUTDIR writes every model there and prints a JSON index;
-quant_models.py --small DIR writes the small ones committed under tests/data/quant.
+quant_models.py --small DIR writes the small ones committed under tests/data/quant;
+quant_models.py --hostile DIR the hostile pairings under tests/data/quant/hostile
+(hostile_dequant_cases: attributes and dims that broke the dequantization arithmetic).
 """
 import json
 import os
@@ -593,6 +595,102 @@ def write_small(outdir):
         onnx.save(ms[name], os.path.join(outdir, name + ".onnx"))
 
 
+# ------------------------------------------------------------------------------ hostile cases
+def hostile_dequant_cases():
+    """Pairings whose attributes or dims would break the dequantization arithmetic (issue
+    22): [(name, ModelProto, tensor, error, says, ref)].  error is the oxp code name the
+    pairing must fail with (oxp_code_name: 'out_of_range', 'bad_storage'), says a word its
+    message must hold (the attribute or dim at fault); or error is None, the model is
+    valid, and ref is the float32 reference of the tensor's dequantized values.
+    gbq_block0 is the issue's 2 KB model whose preview killed the server (SIGFPE)."""
+    rng = np.random.default_rng(22)
+    cases = []
+    R, S = "out_of_range", "bad_storage"
+
+    def gbq(name, error, says, data_dims=(4, 8), block_size=0, bits=4, quantize_axis=1,
+            scale_dims=(4, 1), zp_dims=(4, 1), data_type=TensorProto.UINT8):
+        data = rng.integers(0, 256, size=data_dims).astype(np.uint8)
+        if data_type == TensorProto.UINT8:
+            dt = numpy_helper.from_array(data, "W")
+        else:
+            dt = int4_tensor("W", data.astype(np.int64) % 16 - 8, data_type == INT4)
+        scales = f32(rng.uniform(0.01, 0.1, size=scale_dims))
+        zp = rng.integers(0, 256, size=zp_dims).astype(np.uint8)
+        node = helper.make_node("GatherBlockQuantized", ["W", "idx", "scales", "zp"], ["y"],
+                                domain=MS, gather_axis=0, quantize_axis=quantize_axis,
+                                block_size=block_size, bits=bits)
+        m = model([node], [dt, numpy_helper.from_array(scales, "scales"),
+                           numpy_helper.from_array(zp, "zp")],
+                  [vi("idx", TensorProto.INT64, [2])], [vi("y")], ms=True, opset=21, ir=10)
+        ref = None
+        if error is None:  # 4 bits packed low nibble first along the last axis
+            q = np.stack([data & 0xF, data >> 4], axis=-1).reshape(data.shape[0], -1)
+            ref = ref_dequant(q, scales, zp & 0xF, quantize_axis, min(block_size, q.shape[1]))
+        cases.append((name, m, "W", error, says, ref))
+
+    gbq("gbq_block0", R, "block_size")  # the issue's model
+    gbq("gbq_block_negative", R, "block_size", block_size=-16)
+    gbq("gbq_block_int64_min", R, "block_size", block_size=-2**63)
+    gbq("gbq_zero_axis", R, "length 0", data_dims=(0, 8), block_size=16, quantize_axis=0,
+        scale_dims=(0, 16), zp_dims=(0, 8))  # count / dim with dim 0
+    gbq("gbq_zero_last_axis", R, "length 0", data_dims=(4, 0), block_size=16, scale_dims=(4, 0),
+        zp_dims=(4, 0))
+    gbq("gbq_bits_huge", R, "bits", block_size=16, bits=2**62)
+    gbq("gbq_bits_3", R, "bits", block_size=16, bits=3)
+    gbq("gbq_bits_negative", R, "bits", block_size=16, bits=-4)
+    gbq("gbq_int4_bits_2", R, "bits", block_size=16, bits=2, data_type=INT4)
+    gbq("gbq_axis_out_of_range", R, "axis", block_size=16, quantize_axis=2)
+    gbq("gbq_axis_int64_min", R, "axis", block_size=16, quantize_axis=-2**63)
+    gbq("gbq_block_over_dim_bad_scales", S, "scale", block_size=32, scale_dims=(4, 2))
+    gbq("gbq_block_over_dim", None, None, block_size=2**62)  # one partial block: valid
+
+    def dq(name, error, says, q_dims, scale_dims, axis=1, block_size=0):
+        q = rng.integers(-128, 128, size=q_dims).astype(np.int8)
+        scale = f32(rng.uniform(0.01, 0.1, size=scale_dims))
+        attrs = {"axis": axis}
+        if block_size:
+            attrs["block_size"] = block_size
+        nodes = [helper.make_node("DequantizeLinear", ["W", "scale"], ["w"], **attrs),
+                 helper.make_node("Add", ["x", "w"], ["y"])]
+        m = model(nodes, [numpy_helper.from_array(q, "W"), numpy_helper.from_array(scale, "scale")],
+                  [vi("x", shape=list(q_dims))], [vi("y")], opset=21, ir=10)
+        cases.append((name, m, "W", error, says, None))
+
+    dq("dq_block_negative", R, "block_size", (4, 8), (4, 2), block_size=-4)
+    dq("dq_zero_axis", S, "scale", (4, 0), (4, 0), block_size=4)
+    dq("dq_zero_axis_per_axis", S, "scale", (0, 4), (0,), axis=0)
+    dq("dq_zero_inner", R, "length 0", (4, 8, 0), (8,), axis=1)  # i / inner with inner 0
+    dq("dq_axis_huge", R, "axis", (4, 8), (8,), axis=2**62)
+
+    def nbits(name, says, K=32, N=4, bits=4, block_size=16, error=R):
+        B = rng.integers(0, 256, size=(min(N, 4), 2, 8)).astype(np.uint8)
+        scales = f32(rng.uniform(0.01, 0.1, size=(8,)))
+        node = helper.make_node("MatMulNBits", ["A", "B", "scales"], ["y"], domain=MS, K=K, N=N,
+                                bits=bits, block_size=block_size)
+        m = model([node], [numpy_helper.from_array(B, "B"), numpy_helper.from_array(scales, "scales")],
+                  [vi("A", shape=[1, max(K, 1)])], [vi("y")], ms=True)
+        cases.append((name, m, "B", error, says, None))
+
+    nbits("nbits_block0", "block_size", block_size=0)
+    nbits("nbits_block_negative", "block_size", block_size=-16)
+    nbits("nbits_bits_huge", "bits", bits=2**62)
+    nbits("nbits_K0", "K=0", K=0)
+    nbits("nbits_N_huge", "B holds", N=2**40, error=S)
+    return cases
+
+
+def write_hostile(outdir):
+    """The hostile pairings, committed under tests/data/quant/hostile for the unit tests
+    (tests/unit/test_quant.c), with index.txt: what each must answer."""
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, "index.txt"), "w") as f:
+        f.write("# model tensor error says (- when valid): quant_models.py --hostile DIR\n")
+        for name, m, tensor, error, says, _ in hostile_dequant_cases():
+            m.producer_name = "quant_models.py"
+            onnx.save(m, os.path.join(outdir, name + ".onnx"))
+            f.write("%s %s %s %s\n" % (name, tensor, error or "-", (says or "-").replace(" ", "+")))
+
+
 def write_all(outdir, torchvision=True):
     os.makedirs(outdir, exist_ok=True)
     index = {"dequant": [], "drawings": {}}
@@ -626,5 +724,7 @@ def write_all(outdir, torchvision=True):
 if __name__ == "__main__":
     if sys.argv[1] == "--small":
         write_small(sys.argv[2])
+    elif sys.argv[1] == "--hostile":
+        write_hostile(sys.argv[2])
     else:
         print(json.dumps(write_all(sys.argv[1], torchvision="--no-torch" not in sys.argv)))

@@ -207,7 +207,7 @@ static void check_problems(const oxp_model *m, const oxp_dag *d)
 	oxp_error e;
 	oxp_code rc = oxp_check_run(&c, m, d, -1, &e);
 	if (rc != OXP_OK) {
-		FZ_CHECK(rc == OXP_E_NOMEM && c == NULL);
+		FZ_CHECK((rc == OXP_E_NOMEM || rc == OXP_E_BUDGET) && c == NULL);
 		return;
 	}
 	const oxp_dag_view *v = oxp_dag_get(d);
@@ -247,7 +247,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc != OXP_OK) {
 			FZ_CHECK(d == NULL);
 			fz_parse_error(&pe, rc, size);
-			FZ_CHECK(rc == OXP_E_RECURSION || rc == OXP_E_LIMIT || rc == OXP_E_NOMEM);
+			FZ_CHECK(rc == OXP_E_RECURSION || rc == OXP_E_LIMIT || rc == OXP_E_NOMEM ||
+			         rc == OXP_E_BUDGET);
 			break;
 		}
 		FZ_CHECK(d != NULL);

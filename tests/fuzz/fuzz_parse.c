@@ -351,7 +351,7 @@ static void parse_model(const uint8_t *data, size_t size, const oxp_limits *lim)
 		check_error(&e, rc, size, m);
 		/* structures cost at most ~120x the wire bytes (an empty AttributeProto: 2 bytes
 		 * on the wire, 232 in the arena), so running out means a small budget */
-		if (rc == OXP_E_NOMEM)
+		if (rc == OXP_E_NOMEM || rc == OXP_E_BUDGET)
 			FZ_CHECK(lim->max_alloc / 256 < size);
 	}
 }

@@ -11,7 +11,8 @@
  * region (as in fuzz_tensor.c).
  *
  * Checks:
- *  - analysis fails only for memory (OXP_E_NOMEM, with a message); its answer is
+ *  - analysis fails only for memory (OXP_E_BUDGET past its arena's budget, OXP_E_NOMEM
+ *    when malloc fails, with a message); its answer is
  *    consistent: one record per node, roles in range, an op's record points back at its
  *    node, plumbing joins a box of its own scope that is not plumbing, the summary counts
  *    the roles, formats are the OR of the ops' (one bit each), the precisions are sorted
@@ -142,7 +143,7 @@ static void analyze(const oxp_dag *d, size_t budget, bool must_fit)
 	oxp_error e;
 	oxp_code rc = oxp_quant_analyze(d, a, &q, &e);
 	if (rc != OXP_OK) {
-		FZ_CHECK(rc == OXP_E_NOMEM && q == NULL);
+		FZ_CHECK((rc == OXP_E_BUDGET || rc == OXP_E_NOMEM) && q == NULL);
 		FZ_CHECK(e.code == rc && e.message[0] != '\0');
 		FZ_CHECK(!must_fit);
 	} else {

@@ -765,6 +765,58 @@ def t_slowloris():
     check(s.stop() == 0, "server exit (slowloris)")
 
 
+def t_quant_arith():
+    """Quantization attributes and dims that broke the dequantization arithmetic (issue 22:
+    a GatherBlockQuantized with block_size=0 killed the server with SIGFPE on its preview;
+    tests/data/quant_models.py hostile_dequant_cases).  Each model is stored; its preview
+    with dequantize=1, JSON and .npy, answers a JSON 422 bad_quantization whose message
+    names the fault (a valid variant: 200 with numpy's values); the raw preview, JSON and
+    .npy, answers 200; after every request the process is alive and /healthz answers."""
+    import numpy as np
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "data"))
+    import quant_models as QM
+    s = Server()
+    try:
+        c = Client(s)
+        for name, m, tensor, error, says, ref in QM.hostile_dequant_cases():
+            st, hd, body = post_model(c, m.SerializeToString())
+            if not check(st in (200, 201), "%s stored: %s %r" % (name, st, body[:200])):
+                continue
+            base = "/models/%s/tensors/%s" % (json.loads(body)["id"], tensor)
+            for q in ("?dequantize=1", "?dequantize=1&format=npy", "", "?format=npy"):
+                try:
+                    st, hd, body = c.request("GET", base + q)
+                except (ConnectionError, http.client.HTTPException, socket.timeout) as e:
+                    st, hd, body = 0, {}, repr(e).encode()
+                up = s.proc.poll() is None and healthy(s)
+                if not check(up, "%s %s: the server is up after it (exit status %r)" %
+                             (name, q or "raw", s.proc.poll())):
+                    s.stop()
+                    s = Server(store=s.store)
+                    c = Client(s)
+                    continue
+                if "dequantize" in q and error:
+                    e = jerr(body)
+                    check(is_json_4xx(st, hd, body, {"bad_quantization"}) and st == 422 and
+                          says in e.get("message", ""),
+                          "%s %s: 422 bad_quantization naming %r: %s %r" % (name, q, says, st, body[:300]))
+                elif "dequantize" in q and q.endswith("npy"):
+                    ok = st == 200 and body.startswith(b"\x93NUMPY")
+                    hl = struct.unpack("<H", body[8:10])[0] if ok else 0
+                    got = np.frombuffer(body[10 + hl:], "<f4") if ok else None
+                    check(ok and got.tobytes() == ref.astype("<f4").ravel().tobytes(),
+                          "%s %s: numpy's float32 values: %s %r" % (name, q, st, body[:200]))
+                elif "dequantize" in q:
+                    j = json.loads(body) if st == 200 else {}
+                    got = np.asarray(j.get("values", {}).get("data", []), np.float32)
+                    check(st == 200 and got.tobytes() == ref.ravel()[:got.size].tobytes() and got.size > 0,
+                          "%s %s: numpy's float32 values: %s %r" % (name, q, st, body[:200]))
+                else:
+                    check(st == 200, "%s %s: the stored values: %s %r" % (name, q or "raw", st, body[:200]))
+    finally:
+        check(s.stop() == 0, "server exit (quantization arithmetic)")
+
+
 def t_cut_uploads(s):
     """Uploads cut at every 10% (FIN and RST, raw, chunked and multipart): no temporary
     stays, nothing is stored."""
@@ -1298,6 +1350,7 @@ def main():
              ("functions", t_functions, True), ("names", t_names, True),
              ("multipart", t_multipart, True), ("headers", t_headers, True),
              ("cut uploads", t_cut_uploads, True), ("external", t_external, False),
+             ("quantization arithmetic", t_quant_arith, False),
              ("layout isolation", t_layout_isolation, False),
              ("slowloris", t_slowloris, False), ("full disk", t_full_disk, False),
              ("crash loop", t_crash_loop, False), ("load", t_load, False),

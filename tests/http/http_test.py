@@ -985,6 +985,36 @@ def t_restart():
     check(s2.stop() == 0, "server exit (restart)")
 
 
+def t_budget():
+    """Over the parse budget is the model's fault and permanent: 422 over_budget, for an
+    upload and for a stored model loaded under a smaller budget; the refusal of a stored
+    model is remembered (a retry does not parse it again).  Out of memory stays 503 (the
+    hostile suite's failmalloc cases)."""
+    s = Server("--model-memory", "64K")
+    r = upload(s, TRANSFORMER)
+    e = (r.json() or {}).get("error", {})
+    check(r.status == 422 and e.get("code") == "over_budget" and "budget" in e.get("message", "")
+          and "retry-after" not in r.headers, "an upload over the parse budget: 422 over_budget: %r" % r)
+    check(s.stop() == 0, "server exit (budget)")
+    s = Server()
+    mid = upload(s, TRANSFORMER).json()["id"]
+    check(s.stop() == 0, "server exit (budget, store)")
+    s = Server("--model-memory", "64K", store=s.store)
+    before = s.metrics()
+    for what in ("/models/%s/document.json", "/models/%s/nodes/0", "/models/%s/document.json?x"):
+        r = curl(s.url(what % mid))
+        e = (r.json() or {}).get("error", {})
+        check(r.status == 422 and "over_budget" in (e.get("code", "") + e.get("message", "")),
+              "a stored model over a smaller budget: 422 over_budget: %r" % r)
+    m = s.metrics()
+    loads = {k: m.get('onnxviz_model_loads_total{result="%s"}' % k, 0) -
+             before.get('onnxviz_model_loads_total{result="%s"}' % k, 0)
+             for k in ("ok", "invalid", "failed", "remembered")}
+    check(loads["invalid"] == 1 and loads["remembered"] >= 1 and loads["failed"] == 0,
+          "parsed once, then refused from memory: %r" % loads)
+    check(s.stop() == 0, "server exit (budget, restart)")
+
+
 def t_sigterm():
     s = Server("--grace", "20")
     result = {}
@@ -1097,6 +1127,7 @@ def main():
     step("storage", t_storage)
     step("connections", t_connections)
     step("restart", t_restart)
+    step("budget", t_budget)
     step("sigterm", t_sigterm)
     step("corpus uploads", t_corpus_uploads)
     n = audit_headers()

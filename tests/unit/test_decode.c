@@ -1221,8 +1221,10 @@ static void test_limit_alloc_budget(void **state)
 	model_with_graph(&m, &g, &gpay);
 	oxp_limits lim = oxp_limits_default();
 	lim.max_alloc = (size_t)1 << 20;
-	oxp_error e = pb_parse_err(&m, &lim, OXP_E_NOMEM);
-	assert_string_equal(oxp_code_name(e.code), "out_of_memory");
+	/* over the budget is the model's own (permanent) error, not out of memory */
+	oxp_error e = pb_parse_err(&m, &lim, OXP_E_BUDGET);
+	assert_string_equal(oxp_code_name(e.code), "over_budget");
+	assert_non_null(strstr(e.message, "budget"));
 	oxp_model *ok = pb_parse_ok(&m, NULL);
 	assert_int_equal(oxp_model_proto_get(ok)->graph->nnodes, 100000);
 	assert_true(oxp_model_arena_bytes(ok) > lim.max_alloc);

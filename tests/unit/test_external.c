@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "parser/oxp.h"
+#include "tests/unit/support_fs.h"
 #include "tests/unit/support_pbw.h"
 
 #define SECRET "TOPSECRET-TOPSECRET-TOPSECRET-42"
@@ -108,21 +109,7 @@ static int teardown(void **state)
 	(void)state;
 	if (dirfd_model >= 0)
 		close(dirfd_model);
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-	if (d == NULL)
-		return -1;
-	while (readdir(d) != NULL)
-		n++;
-	closedir(d);
-	return n;
+	return sfs_remove_tree(root);
 }
 
 /* A UINT8 tensor of `count` elements with the given external_data entries (pairs of key,
@@ -166,7 +153,7 @@ static void expect_loc(const char *loc, size_t loclen, const char *offset,
 		pbw b = {0};
 		oxp_model *m = ext_tensor(&b, OXP_DT_UINT8, count, kvs, n, true);
 		const oxp_tensor *t = oxp_model_tensor_get(m);
-		int fds = count_fds();
+		int fds = sfs_count_fds();
 		oxp_external_file f = {-1, 0, 0, 0};
 		oxp_ext_rule rule = OXP_EXT__COUNT;
 		oxp_error err;
@@ -179,7 +166,7 @@ static void expect_loc(const char *loc, size_t loclen, const char *offset,
 		if (want != OXP_EXT_OK) {
 			assert_int_not_equal(rc, OXP_OK);
 			assert_int_equal(f.fd, -1); /* nothing handed out */
-			assert_int_equal(count_fds(), fds); /* nothing leaked */
+			assert_int_equal(sfs_count_fds(), fds); /* nothing leaked */
 			assert_non_null(strstr(err.message, oxp_ext_rule_name(want)));
 		} else {
 			assert_int_equal(rc, OXP_OK);
@@ -198,7 +185,7 @@ static void expect_loc(const char *loc, size_t loclen, const char *offset,
 			oxp_external_unmap(&r);
 			oxp_external_close(&f);
 			assert_int_equal(f.fd, -1);
-			assert_int_equal(count_fds(), fds);
+			assert_int_equal(sfs_count_fds(), fds);
 		}
 		oxp_model_free(m);
 		pbw_free(&b);

@@ -1,8 +1,9 @@
 /*
  * test_hostile.c — regressions for what the fuzz targets graph and render found in
  * render/ (tests/fuzz/regressions/graph/, docs/security-tests.md): the cost of a node's
- * JSON must stay linear in the node's size, and a JSON writer must keep its buffer's cap.
- * Models are encoded by hand (tests/unit/support_pbw.h).
+ * JSON must stay linear in the node's size, and a JSON writer must keep its buffer's cap;
+ * and (issue 22) sums of counts from the file saturate instead of wrapping.  Models are
+ * encoded by hand (tests/unit/support_pbw.h).
  */
 #include "render/oxr.h"
 #include "tests/unit/support_pbw.h"
@@ -12,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,12 +139,60 @@ static void test_json_writer_keeps_the_cap(void **state)
 	unload(&l);
 }
 
+/* Four initializers of 2^62 FLOAT elements (no values: allowed until read), then one of
+ * 2 elements: the bytes of the first saturate at UINT64_MAX, and adding the next ones
+ * wrapped the total; the parameters of the four are 2^64, past UINT64_MAX.  The document
+ * says INT64_MAX for both, never a negative or small number. */
+static void test_summary_sums_saturate(void **state)
+{
+	(void)state;
+	pbw m = {0}, graph = {0}, t = {0}, opset = {0};
+	const int64_t huge[] = {INT64_C(1) << 62}, two[] = {2};
+	const float v[2] = {1, 2};
+	for (int k = 0; k < 5; k++) {
+		char name[8];
+		snprintf(name, sizeof(name), "t%d", k);
+		pbw_tensor_head(&t, k < 4 ? huge : two, 1, OXP_DT_FLOAT);
+		pbw_str(&t, 8, name);
+		if (k == 4)
+			pbw_bytes(&t, 9, v, sizeof(v));
+		pbw_bytes(&graph, 5, t.p, t.len);
+		pbw_free(&t);
+	}
+	pbw_int(&opset, 2, 17);
+	pbw_int(&m, 1, 8);
+	pbw_bytes(&m, 7, graph.p, graph.len);
+	pbw_bytes(&m, 8, opset.p, opset.len);
+	oxp_model *model;
+	oxp_dag *dag;
+	oxp_error e;
+	assert_int_equal(oxp_model_parse(&model, m.p, m.len, NULL, &e), OXP_OK);
+	assert_int_equal(oxp_dag_build(&dag, model, NULL, &e), OXP_OK);
+	const oxp_dag_summary *s = &oxp_dag_get(dag)->summary;
+	assert_true(s->parameter_bytes == UINT64_MAX);
+	assert_true(s->parameters == UINT64_MAX);
+	assert_true(s->bytes_by_dtype[OXP_DT_FLOAT] == UINT64_MAX);
+	assert_true(s->params_by_dtype[OXP_DT_FLOAT] == UINT64_MAX);
+	oxr_buf b;
+	oxr_buf_init(&b, 0);
+	assert_int_equal(oxr_doc_json(model, dag, OXR_DOC_SUMMARY, &b, NULL), OXR_OK);
+	if (strstr(b.data, "\"count\":9223372036854775807,\"bytes\":9223372036854775807") == NULL)
+		fail_msg("%.600s", b.data);
+	oxr_buf_free(&b);
+	oxp_dag_free(dag);
+	oxp_model_free(model);
+	pbw_free(&m);
+	pbw_free(&graph);
+	pbw_free(&opset);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_node_json_linear_in_inputs),
 	    cmocka_unit_test(test_document_linear_in_inputs),
 	    cmocka_unit_test(test_json_writer_keeps_the_cap),
+	    cmocka_unit_test(test_summary_sums_saturate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,8 @@
  * index arithmetic on hand-made layouts (per-axis, blocked with a partial block,
  * MatMulNBits rows with padding, packed zero points), float32 results with signed zeros,
  * and, for every initializer of every model, that the stored elements a dequantization
- * reads stay inside the tensor.
+ * reads stay inside the tensor.  The hostile pairings of tests/data/quant/hostile (issue
+ * 22: block_size 0 divided by zero) fail with their code and a message naming the fault.
  */
 #include "parser/oxp.h"
 
@@ -311,13 +312,69 @@ static void test_spans_inside(void **state)
 	assert_true(paired >= 20);
 }
 
+/* tests/data/quant/hostile/index.txt: "model tensor error says" per line (error the
+ * oxp_code_name, says a word of the message, '+' for a space; "-" when valid).  Each
+ * model is analysed, then its tensor's pairing fails as the index says, or (valid) pairs
+ * with every index inside the scales and the stored bytes. */
+static void test_hostile_pairings(void **state)
+{
+	(void)state;
+	FILE *f = fopen("tests/data/quant/hostile/index.txt", "r");
+	assert_non_null(f);
+	char line[256];
+	unsigned failed = 0, valid = 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char name[64], tensor[64], code[64], says[64];
+		if (line[0] == '#')
+			continue;
+		assert_int_equal(sscanf(line, "%63s %63s %63s %63s", name, tensor, code, says), 4);
+		for (char *p = says; *p; p++)
+			if (*p == '+')
+				*p = ' ';
+		char path[128];
+		snprintf(path, sizeof(path), "hostile/%s", name);
+		loaded l;
+		load(&l, path);
+		const oxp_tensor *t = oxp_dag_find_tensor(l.d, tensor);
+		assert_non_null(t);
+		oxp_dequant dq;
+		oxp_error err;
+		oxp_code rc = oxp_dequant_find(l.d, t, &dq, &err);
+		if (strcmp(code, "-") != 0) {
+			if (rc == OXP_OK || strcmp(oxp_code_name(rc), code) != 0 ||
+			    strstr(err.message, says) == NULL)
+				fail_msg("%s: %s \"%s\"; want %s naming \"%s\"", name, oxp_code_name(rc),
+				         err.message, code, says);
+			assert_int_equal(err.code, rc);
+			assert_int_equal(dq.node, OXP_NONE);
+			failed++;
+		} else {
+			if (rc != OXP_OK)
+				fail_msg("%s: %s", name, err.message);
+			assert_int_not_equal(dq.node, OXP_NONE);
+			uint64_t stored = 0, first, count;
+			assert_true(oxp_dims_count(t->dims, t->ndims, &stored));
+			assert_true(dq.count > 0 && dq.block > 0 && dq.nblocks > 0);
+			for (uint64_t e = 0; e < dq.count; e++) {
+				oxp_dequant_span(&dq, e, 1, &first, &count);
+				assert_true(first + count <= stored);
+				assert_true(oxp_dequant_scale_index(&dq, e) < dq.nscales);
+			}
+			valid++;
+		}
+		unload(&l);
+	}
+	fclose(f);
+	assert_true(failed >= 20 && valid >= 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_qdq_roles),     cmocka_unit_test(test_dynamic_roles),
 	    cmocka_unit_test(test_qoperator_roles), cmocka_unit_test(test_scale_index),
 	    cmocka_unit_test(test_nbits_unpack),  cmocka_unit_test(test_apply),
-	    cmocka_unit_test(test_spans_inside),
+	    cmocka_unit_test(test_spans_inside), cmocka_unit_test(test_hostile_pairings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1406,6 +1406,77 @@ static void chain_model(pbw *m, unsigned len, unsigned fan)
 	put_msg(m, 7, &g);
 }
 
+/* The model in m parsed, linked and rendered in full detail (group=none) into b. */
+static void render_full(const pbw *m, oxr_format fmt, oxr_buf *b)
+{
+	oxp_model *model;
+	oxp_dag *dag;
+	oxp_limits lim = oxp_limits_default();
+	assert_int_equal(oxp_model_parse(&model, m->p, m->len, &lim, NULL), OXP_OK);
+	assert_int_equal(oxp_dag_build(&dag, model, NULL, NULL), OXP_OK);
+	oxr_options o;
+	oxr_options_default(&o);
+	assert_int_equal(oxr_options_set(&o, "group", "none", NULL), OXR_OK);
+	oxr_buf_init(b, 0);
+	assert_int_equal(oxr_render(model, dag, &o, fmt, b, NULL), OXR_OK);
+	oxp_dag_free(dag);
+	oxp_model_free(model);
+}
+
+/* Regression (issue 22): a folded chain's row whose type text overflows the row at once
+ * (a long value name, then dims of 4-byte characters: the dims piece does not fit).  The
+ * row was cut at a fixed length past what had been written, so it held unwritten bytes
+ * and lost its "· N ops"; it must end with an ellipsis and its count. */
+static void test_fold_row_overflow(void **state)
+{
+	(void)state;
+	static const char EMOJI[] = "\xf0\x9f\x98\x80"; /* 4 bytes */
+	char longname[128] = "", param[8][64];
+	for (int k = 0; k < 24; k++)
+		strcat(longname, EMOJI);
+	pbw m = {0}, g = {0}, op = {0}, vi = {0}, tp = {0}, tt = {0}, sh = {0};
+	for (int d = 0; d < 8; d++) {
+		snprintf(param[d], sizeof(param[d]), "%c", 'A' + d);
+		for (int k = 0; k < 13; k++)
+			strcat(param[d], EMOJI);
+		pbw dim = {0};
+		pbw_str(&dim, 2, param[d]);
+		put_msg(&sh, 1, &dim);
+	}
+	pbw_str(&vi, 1, "x");
+	pbw_int(&tt, 1, OXP_DT_FLOAT);
+	put_msg(&tt, 2, &sh);
+	put_msg(&tp, 1, &tt);
+	put_msg(&vi, 2, &tp);
+	put_msg(&g, 11, &vi);
+	char ins[160];
+	node(&g, "Shape", "shp", 3, "x", "s", NULL);
+	node(&g, "ConstantOfShape", "cos", 3, "s", longname, NULL);
+	snprintf(ins, sizeof(ins), "x,%s", longname);
+	node(&g, "Add", "add", 3, ins, "y", NULL);
+	value_info(&g, 12, "y", OXP_DT_FLOAT, NULL);
+	pbw_str(&g, 2, "overflow");
+	pbw_int(&m, 1, 8);
+	pbw_str(&op, 1, "");
+	pbw_int(&op, 2, 17);
+	put_msg(&m, 8, &op);
+	put_msg(&m, 7, &g);
+	oxr_buf b;
+	render_full(&m, OXR_FMT_LAYOUT_JSON, &b);
+	json_t *lay = parse(&b);
+	char got[1024];
+	rows_of(lay, "add", got, sizeof(got), true);
+	static const char tail[] = "\xe2\x80\xa6 \xc2\xb7 2 ops"; /* "… · 2 ops" */
+	size_t n = strlen(got);
+	if (n < sizeof(tail) - 1 || strcmp(got + n - (sizeof(tail) - 1), tail) != 0)
+		fail_msg("the row lost its count: \"%s\"", got);
+	assert_true(n < 320);
+	assert_true(strncmp(got, EMOJI, 4) == 0); /* the name, as far as it goes */
+	json_decref(lay);
+	oxr_buf_free(&b);
+	pbw_free(&m);
+}
+
 static void test_fold_budget(void **state)
 {
 	(void)state;
@@ -1413,25 +1484,13 @@ static void test_fold_budget(void **state)
 	for (size_t c = 0; c < 2; c++) {
 		pbw m = {0};
 		chain_model(&m, cases[c][0], cases[c][1]);
-		oxp_model *model;
-		oxp_dag *dag;
-		oxp_error pe;
-		oxp_limits lim = oxp_limits_default();
-		assert_int_equal(oxp_model_parse(&model, m.p, m.len, &lim, &pe), OXP_OK);
-		assert_int_equal(oxp_dag_build(&dag, model, NULL, &pe), OXP_OK);
-		oxr_options o;
-		oxr_options_default(&o);
-		assert_int_equal(oxr_options_set(&o, "group", "none", NULL), OXR_OK);
 		oxr_buf b;
-		oxr_buf_init(&b, 0);
-		assert_int_equal(oxr_render(model, dag, &o, OXR_FMT_DOT, &b, NULL), OXR_OK);
+		render_full(&m, OXR_FMT_DOT, &b);
 		/* folded: the fan's Reshapes (and X, the outputs); given up: every Add too */
 		bool chain_drawn = strstr(b.data, "label=\"Add\\n") != NULL;
 		if (chain_drawn != (cases[c][2] == 1))
 			fail_msg("chain %u x %u: chain drawn %d", cases[c][0], cases[c][1], chain_drawn);
 		oxr_buf_free(&b);
-		oxp_dag_free(dag);
-		oxp_model_free(model);
 		pbw_free(&m);
 	}
 }
@@ -1442,6 +1501,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fold_default, bk_setup, bk_teardown),
 	    cmocka_unit_test_setup_teardown(test_fold_nodes_and_unfold, bk_setup, bk_teardown),
 	    cmocka_unit_test(test_fold_budget),
+	    cmocka_unit_test(test_fold_row_overflow),
 	    cmocka_unit_test(test_options_default_key),
 	    cmocka_unit_test(test_options_accepted),
 	    cmocka_unit_test(test_options_rejected),

@@ -1,17 +1,30 @@
 /*
  * test_s3.c — the S3 client's pure parts: store URLs, the configuration from the
  * environment, percent-encoding and canonical query strings (as SigV4 signs them), the
- * XML the store reads, ISO 8601 times, and model meta's JSON.  The requests themselves are
- * tested against a real object store by the s3 suite (tests/s3).
+ * XML the store reads, ISO 8601 times, and model meta's JSON.  Against a fake object store
+ * (a thread answering HTTP on 127.0.0.1): the client leaves the caller's request as it
+ * was, multipart uploads name their upload in every query, and a download of a model's
+ * data stops at the cache's budget.  The requests themselves are tested against a real
+ * object store by the s3 suite (tests/s3).
  */
 #include "service/internal.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -212,6 +225,449 @@ static void test_meta_json(void **state)
 	assert_false(oxs_meta_parse(big, strlen(big), &back));
 }
 
+/* ---------------------------------------------------------------------------------------
+ * A fake object store: one thread answering HTTP/1.1 on 127.0.0.1 (one request per
+ * connection), logging each request and answering through the test's handler.
+ */
+typedef struct fake_req {
+	char method[8];
+	char target[4096];
+	char sha[72];   /* x-amz-content-sha256 */
+	uint64_t body;  /* bytes of body received */
+} fake_req;
+
+typedef struct fake_reply {
+	int status;
+	char headers[256];   /* extra header lines, each ending in \r\n */
+	const char *body;    /* body[0..len), or len bytes of `fill` when body is NULL */
+	size_t len;
+	char fill;
+} fake_reply;
+
+typedef void (*fake_fn)(const fake_req *q, fake_reply *a);
+
+#define FAKE_LOG 512
+static struct {
+	int lfd, port;
+	pthread_t th;
+	pthread_mutex_t mu;
+	fake_req log[FAKE_LOG];
+	size_t nlog;
+	fake_fn fn;
+	atomic_bool stop;
+} fk = {.lfd = -1, .mu = PTHREAD_MUTEX_INITIALIZER};
+
+static bool send_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n > 0) {
+		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			return false;
+		c += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+/* The value of header `name` (lowercase, with ": ") in head, into out. */
+static void header_of(const char *head, const char *name, char *out, size_t size)
+{
+	out[0] = '\0';
+	for (const char *p = strstr(head, "\r\n"); p != NULL && p[2] != '\r';
+	     p = strstr(p + 2, "\r\n")) {
+		size_t n = strlen(name);
+		if (strncasecmp(p + 2, name, n) == 0) {
+			const char *v = p + 2 + n, *e = strstr(v, "\r\n");
+			snprintf(out, size, "%.*s", (int)(e - v), v);
+			return;
+		}
+	}
+}
+
+static void fake_serve(int cfd)
+{
+	static char head[16384];
+	size_t got = 0;
+	char *end = NULL;
+	while (end == NULL && got < sizeof(head) - 1) {
+		ssize_t r = recv(cfd, head + got, sizeof(head) - 1 - got, 0);
+		if (r <= 0)
+			return;
+		got += (size_t)r;
+		head[got] = '\0';
+		end = strstr(head, "\r\n\r\n");
+	}
+	if (end == NULL)
+		return;
+	fake_req q;
+	memset(&q, 0, sizeof(q));
+	if (sscanf(head, "%7s %4095s", q.method, q.target) != 2)
+		return;
+	char v[128];
+	header_of(head, "x-amz-content-sha256: ", q.sha, sizeof(q.sha));
+	header_of(head, "content-length: ", v, sizeof(v));
+	uint64_t want = strtoull(v, NULL, 10);
+	header_of(head, "expect: ", v, sizeof(v));
+	static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	if (strcasecmp(v, "100-continue") == 0 && !send_all(cfd, cont, strlen(cont)))
+		return;
+	q.body = got - (size_t)(end + 4 - head);
+	char buf[65536];
+	while (q.body < want) {
+		ssize_t r = recv(cfd, buf, sizeof(buf), 0);
+		if (r <= 0)
+			return;
+		q.body += (uint64_t)r;
+	}
+	pthread_mutex_lock(&fk.mu);
+	if (fk.nlog < FAKE_LOG)
+		fk.log[fk.nlog++] = q;
+	pthread_mutex_unlock(&fk.mu);
+	fake_reply a = {.status = 404, .headers = "", .body = "", .len = 0, .fill = 0};
+	fk.fn(&q, &a);
+	char top[512];
+	int n = snprintf(top, sizeof(top), "HTTP/1.1 %d X\r\nContent-Length: %zu\r\n"
+	                 "Connection: close\r\n%s\r\n", a.status, a.len, a.headers);
+	if (!send_all(cfd, top, (size_t)n) || strcmp(q.method, "HEAD") == 0)
+		return;
+	if (a.body != NULL) {
+		(void)send_all(cfd, a.body, a.len);
+		return;
+	}
+	memset(buf, a.fill, sizeof(buf));
+	for (size_t left = a.len; left > 0;) {
+		size_t k = left < sizeof(buf) ? left : sizeof(buf);
+		if (!send_all(cfd, buf, k))
+			return;
+		left -= k;
+	}
+}
+
+static void *fake_main(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&fk.stop)) {
+		int cfd = accept(fk.lfd, NULL, NULL);
+		if (cfd < 0)
+			continue;
+		struct timeval tv = {10, 0};
+		setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		fake_serve(cfd);
+		close(cfd);
+	}
+	return NULL;
+}
+
+static void fake_start(fake_fn fn)
+{
+	fk.fn = fn;
+	fk.nlog = 0;
+	atomic_store(&fk.stop, false);
+	fk.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fk.lfd >= 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+	assert_int_equal(bind(fk.lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fk.lfd, 16), 0);
+	assert_int_equal(getsockname(fk.lfd, (struct sockaddr *)&sa, &sl), 0);
+	fk.port = ntohs(sa.sin_port);
+	/* accept() wakes up every 100 ms to see fk.stop */
+	struct timeval tv = {0, 100000};
+	setsockopt(fk.lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	assert_int_equal(pthread_create(&fk.th, NULL, fake_main, NULL), 0);
+}
+
+static int fake_stop(void **state)
+{
+	(void)state;
+	if (fk.lfd >= 0) {
+		atomic_store(&fk.stop, true);
+		pthread_join(fk.th, NULL);
+		close(fk.lfd);
+		fk.lfd = -1;
+	}
+	return 0;
+}
+
+/* Requests logged so far whose method is `method` and whose target contains `part`. */
+static size_t fake_count(const char *method, const char *part)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&fk.mu);
+	for (size_t i = 0; i < fk.nlog; i++)
+		n += strcmp(fk.log[i].method, method) == 0 && strstr(fk.log[i].target, part) != NULL;
+	pthread_mutex_unlock(&fk.mu);
+	return n;
+}
+
+static void sha_hex(const void *p, size_t n, char out[65])
+{
+	unsigned char md[32];
+	unsigned int mn = 0;
+	assert_int_equal(EVP_Digest(p, n, md, &mn, EVP_sha256(), NULL), 1);
+	oxs_hex(out, md, 32);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The client's request stays the caller's: no pointer into oxs_s3_do's frame is left in
+ * it (a body hashed by the call once was; the next call on the same request then sent
+ * the old hash — or, under ASan's detect_stack_use_after_return, read a dead frame).
+ */
+static void answer_ok(const fake_req *q, fake_reply *a)
+{
+	(void)q;
+	a->status = 200;
+}
+
+static void test_request_keeps_nothing(void **state)
+{
+	(void)state;
+	fake_start(answer_ok);
+	oxs_s3_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.endpoint, sizeof(cfg.endpoint), "http://127.0.0.1:%d", fk.port);
+	snprintf(cfg.region, sizeof(cfg.region), "us-east-1");
+	snprintf(cfg.access, sizeof(cfg.access), "AK");
+	snprintf(cfg.secret, sizeof(cfg.secret), "SK");
+	cfg.path_style = true;
+	cfg.timeout = 5;
+	oxs_s3 *c = oxs_s3_new(&cfg);
+	assert_non_null(c);
+	oxs_s3_req r;
+	oxs_s3_req_init(&r, OXS_S3OP_PUT, "PUT", "bkt", "k");
+	static const char *const bodies[] = {"hello", "another body"};
+	for (size_t i = 0; i < 2; i++) {
+		r.body = bodies[i];
+		r.body_len = strlen(bodies[i]);
+		assert_int_equal(oxs_s3_do(c, &r), OXS_OK);
+		assert_int_equal(r.status, 200);
+		assert_null(r.body_sha256);
+		char want[65];
+		sha_hex(bodies[i], strlen(bodies[i]), want);
+		assert_int_equal(fk.nlog, i + 1);
+		assert_string_equal(fk.log[i].sha, want);
+		assert_int_equal(fk.log[i].body, strlen(bodies[i]));
+	}
+	oxs_s3_free(c);
+	fake_stop(NULL);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * The S3 store against the fake: multipart uploads' queries, the download budget.
+ */
+static char s3root[256];
+static char upload_id[700];
+static bool fail_parts;
+
+static oxs_store *open_store(uint64_t budget)
+{
+	snprintf(s3root, sizeof(s3root), "/tmp/oxs_s3_XXXXXX");
+	assert_non_null(mkdtemp(s3root));
+	char cache[300], endpoint[100];
+	snprintf(cache, sizeof(cache), "%s/cache", s3root);
+	snprintf(endpoint, sizeof(endpoint), "AWS_ENDPOINT_URL=http://127.0.0.1:%d", fk.port);
+	char *env[] = {"AWS_ACCESS_KEY_ID=AK", "AWS_SECRET_ACCESS_KEY=SK", endpoint, NULL};
+	oxs_store_s3_options o = {.url = "s3://bkt", .cache_dir = cache, .cache_budget = budget,
+	                          .timeout = 5, .part_size = (uint64_t)5 << 20, .envp = env};
+	oxs_store *s = NULL;
+	char err[256];
+	if (oxs_store_s3_open(&s, &o, err, sizeof(err)) != OXS_OK)
+		fail_msg("open: %s", err);
+	return s;
+}
+
+static void close_store(oxs_store *s)
+{
+	s->ops->close(s);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", s3root);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void answer_multipart(const fake_req *q, fake_reply *a)
+{
+	static char xml[1024];
+	a->status = 404;
+	if (strcmp(q->method, "PUT") == 0 && strstr(q->target, ".readyz") != NULL) {
+		a->status = 200;
+	} else if (strcmp(q->method, "POST") == 0 && strstr(q->target, "?uploads=") != NULL) {
+		a->status = 200;
+		a->len = (size_t)snprintf(xml, sizeof(xml), "<InitiateMultipartUploadResult><UploadId>"
+		                          "%s</UploadId></InitiateMultipartUploadResult>", upload_id);
+		a->body = xml;
+	} else if (strcmp(q->method, "PUT") == 0 && strstr(q->target, "partNumber=") != NULL) {
+		a->status = fail_parts ? 403 : 200;
+		snprintf(a->headers, sizeof(a->headers), "ETag: \"e%zu\"\r\n", (size_t)q->body);
+	} else if (strcmp(q->method, "POST") == 0 && strstr(q->target, "?uploadId=") != NULL) {
+		a->status = 200;
+		a->body = "<CompleteMultipartUploadResult></CompleteMultipartUploadResult>";
+		a->len = strlen(a->body);
+	} else if (strcmp(q->method, "DELETE") == 0) {
+		a->status = 204;
+	}
+}
+
+/* Put a model of 5 MiB + 1 byte (two parts) with the current upload_id. */
+static oxs_status put_big(oxs_store *s, const char *id)
+{
+	int fd = -1;
+	char path[600];
+	assert_int_equal(s->ops->spool(s, &fd, path, sizeof(path)), OXS_OK);
+	assert_int_equal(ftruncate(fd, ((off_t)5 << 20) + 1), 0);
+	bool created = false;
+	oxs_status st = s->ops->put_model(s, id, path, fd, &created);
+	assert_true(st != OXS_OK || created);
+	close(fd);
+	(void)unlink(path);
+	return st;
+}
+
+static void test_multipart_queries(void **state)
+{
+	(void)state;
+	fake_start(answer_multipart);
+	oxs_store *s = open_store((uint64_t)64 << 20);
+	char id[65], enc[2048] = "uploadId=";
+	sha_hex("multipart", 9, id);
+	/* the longest upload id the store takes, every byte of it percent-encoded */
+	memset(upload_id, '+', 511);
+	upload_id[511] = '\0';
+	for (size_t i = 0; i < 511; i++)
+		strcat(enc, "%2B");
+	fail_parts = false;
+	assert_int_equal(put_big(s, id), OXS_OK);
+	assert_int_equal(fake_count("POST", "?uploads="), 1);
+	assert_int_equal(fake_count("PUT", enc), 2); /* both parts name the upload */
+	assert_int_equal(fake_count("PUT", "?partNumber=1&"), 1);
+	assert_int_equal(fake_count("PUT", "?partNumber=2&"), 1);
+	char want[2100];
+	snprintf(want, sizeof(want), "?%s", enc);
+	assert_int_equal(fake_count("POST", want), 1); /* the completion: exactly that query */
+	assert_int_equal(fake_count("DELETE", ""), 0);
+
+	/* a part refused: the upload is aborted with its id, never a DELETE of anything else */
+	fk.nlog = 0;
+	sha_hex("multipart 2", 11, id);
+	fail_parts = true;
+	assert_int_equal(put_big(s, id), OXS_E_UNAVAILABLE);
+	assert_int_equal(fake_count("DELETE", ""), 1);
+	assert_int_equal(fake_count("DELETE", want), 1);
+
+	/* an upload id too long to keep: an error, and nothing sent after it */
+	fk.nlog = 0;
+	sha_hex("multipart 3", 11, id);
+	memset(upload_id, 'u', 600);
+	upload_id[600] = '\0';
+	fail_parts = false;
+	assert_int_equal(put_big(s, id), OXS_E_UNAVAILABLE);
+	assert_int_equal(fake_count("PUT", "partNumber"), 0);
+	assert_int_equal(fake_count("DELETE", ""), 0);
+	close_store(s);
+	fake_stop(NULL);
+}
+
+/* A model with data files: nfiles of file_size bytes under data/<id>/ */
+#define MODEL_BYTES 1000
+static char dl_id[65];
+static size_t dl_nfiles;
+static size_t dl_file_size;
+
+static void answer_download(const fake_req *q, fake_reply *a)
+{
+	static char xml[65536];
+	char model[200], data[200];
+	snprintf(model, sizeof(model), "/bkt/models/%s.onnx", dl_id);
+	snprintf(data, sizeof(data), "/bkt/data/%s/", dl_id);
+	a->status = 404;
+	if (strcmp(q->method, "PUT") == 0 && strstr(q->target, ".readyz") != NULL) {
+		a->status = 200;
+	} else if (strcmp(q->method, "GET") != 0) {
+		return;
+	} else if (strcmp(q->target, model) == 0) {
+		a->status = 200;
+		a->body = NULL;
+		a->fill = 'M';
+		a->len = MODEL_BYTES;
+	} else if (strncmp(q->target, data, strlen(data)) == 0) {
+		a->status = 200;
+		a->body = NULL;
+		a->fill = 'D';
+		a->len = dl_file_size;
+	} else if (strstr(q->target, "list-type=2") != NULL && strstr(q->target, "data%2F") != NULL) {
+		size_t o = (size_t)snprintf(xml, sizeof(xml), "<ListBucketResult>");
+		for (size_t i = 0; i < dl_nfiles; i++)
+			o += (size_t)snprintf(xml + o, sizeof(xml) - o, "<Contents><Key>data/%s/f%03zu.bin"
+			                      "</Key><Size>%zu</Size></Contents>", dl_id, i, dl_file_size);
+		o += (size_t)snprintf(xml + o, sizeof(xml) - o, "<IsTruncated>false</IsTruncated>"
+		                      "</ListBucketResult>");
+		a->status = 200;
+		a->body = xml;
+		a->len = o;
+	}
+}
+
+/* The id of the bundle answer_download serves. */
+static void bundle_id(char out[65])
+{
+	static char buf[1 << 20];
+	char msha[65];
+	memset(buf, 'M', MODEL_BYTES);
+	sha_hex(buf, MODEL_BYTES, msha);
+	oxs_bundle_file *files = calloc(dl_nfiles, sizeof(*files));
+	assert_non_null(files);
+	assert_true(dl_file_size <= sizeof(buf));
+	memset(buf, 'D', dl_file_size);
+	for (size_t i = 0; i < dl_nfiles; i++) {
+		snprintf(files[i].location, sizeof(files[i].location), "f%03zu.bin", i);
+		files[i].size = dl_file_size;
+		sha_hex(buf, dl_file_size, files[i].sha256);
+	}
+	assert_true(oxs_bundle_id(msha, MODEL_BYTES, files, dl_nfiles, out));
+	free(files);
+}
+
+static void test_download_budget(void **state)
+{
+	(void)state;
+	fake_start(answer_download);
+	const uint64_t budget = 1 << 20;
+	oxs_store *s = open_store(budget);
+	/* within the budget together: served */
+	dl_nfiles = 2;
+	dl_file_size = 400 << 10;
+	bundle_id(dl_id);
+	int fd = -1;
+	uint64_t size = 0;
+	assert_int_equal(s->ops->open_model(s, dl_id, &fd, &size), OXS_OK);
+	assert_int_equal(size, MODEL_BYTES);
+	close(fd);
+	assert_int_equal(fake_count("GET", "/bkt/data/"), 2);
+
+	/* 40 files of 512 KiB, each within the budget, 20 MiB together: 507, and the
+	 * downloads stop where the budget ends (the model and two files at most) */
+	fk.nlog = 0;
+	dl_nfiles = 40;
+	dl_file_size = 512 << 10;
+	bundle_id(dl_id);
+	assert_int_equal(s->ops->open_model(s, dl_id, &fd, &size), OXS_E_NOSPACE);
+	size_t gets = fake_count("GET", "/bkt/data/");
+	if (gets > 2)
+		fail_msg("%zu data files downloaded past a budget of 2", gets);
+	/* nothing kept: the cache's temporary folder is empty */
+	char tmp[300];
+	snprintf(tmp, sizeof(tmp), "%s/cache/tmp", s3root);
+	DIR *d = opendir(tmp);
+	assert_non_null(d);
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			fail_msg("left in the cache: %s", e->d_name);
+	closedir(d);
+	close_store(s);
+	fake_stop(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +675,9 @@ int main(void)
 	    cmocka_unit_test(test_encode_query), cmocka_unit_test(test_xml),
 	    cmocka_unit_test(test_iso8601),    cmocka_unit_test(test_meta_json),
 	    cmocka_unit_test(test_part_for),
+	    cmocka_unit_test_teardown(test_request_keeps_nothing, fake_stop),
+	    cmocka_unit_test_teardown(test_multipart_queries, fake_stop),
+	    cmocka_unit_test_teardown(test_download_budget, fake_stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -242,6 +242,7 @@ static void test_conv_bad_attributes(void **state)
 	expect(f, "bad_autopad", "1:1,8,?,?");
 	expect(f, "bad_huge", "1:1,8,?,?");
 	expect(f, "bad_nokernel", "1:1,3,?,?");
+	expect(f, "mp_ceil_huge", "1:1,1,2,4"); /* the third window starts past INT64_MAX */
 }
 
 static void test_tensor_ops(void **state)

@@ -119,12 +119,15 @@ def conv():
         node('Conv', ['X', 'W'], ['bad_huge'], kernel_shape=[9223372036854775807, 3],
              dilations=[9223372036854775807, 1]),
         node('MaxPool', ['X'], ['bad_nokernel']),
+        # ceil_mode past INT64_MAX: the last window's start 2 x (2^62 + 1) overflowed
+        node('MaxPool', ['XH'], ['mp_ceil_huge'], kernel_shape=[1, 1], strides=[2**62 + 1, 1],
+             ceil_mode=1),                                                      # 2 windows
     ]
     model('conv', nodes,
           [vi('X', F, [1, 3, 32, 32]), vi('W', F, [8, 3, 3, 3]), vi('W1', F, [8, 3, 1, 1]),
            vi('XS', F, ['N', 3, 'H', 'W']), vi('X1d', F, [1, 2, 100]), vi('W1d', F, [4, 2, 5]),
            vi('XT', F, [1, 8, 16, 16]), vi('WT', F, [8, 4, 3, 3]), vi('X5', F, [1, 1, 5, 5]),
-           vi('C8', F, [8])],
+           vi('C8', F, [8]), vi('XH', F, [1, 1, 2**63 - 10, 4])],
           [vi('bn', F, None)], 11)
 
 
