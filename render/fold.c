@@ -430,9 +430,10 @@ static const char *chain_row(view *v, uint32_t node, const oxp_node *n, size_t k
 	char count[40];
 	snprintf(count, sizeof(count), " \xc2\xb7 %u op%s", v->fold[vi].ops,
 	         v->fold[vi].ops == 1 ? "" : "s"); /* · */
-	if (l.full) {
+	if (l.full || l.n + strlen(count) >= sizeof(l.b)) {
 		/* keep the count: cut whole characters until it fits, never past what was
-		 * written (a piece that did not fit left l.n short of the end) */
+		 * written (a piece that did not fit left l.n short of the end); also when the
+		 * text fitted but the count would not */
 		size_t keep = sizeof(l.b) - strlen(count) - 4;
 		if (keep > l.n)
 			keep = l.n;

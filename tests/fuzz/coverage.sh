@@ -17,6 +17,9 @@ if [ $# -eq 0 ]; then
     tensor) set -- parser/tensor.c parser/dtype.c parser/external.c ;;
     render) set -- render/view.c render/hier.c render/style.c render/layout.c render/svg.c \
                    render/options.c ;;
+    quant) set -- parser/quant.c service/preview.c ;;
+    derived) set -- render/view.c render/fold.c render/quant.c render/hier.c render/repeat.c \
+                    render/style.c render/textfit.c render/svg.c ;;
     http) set -- service/http.c service/routes.c service/upload.c service/artifacts.c \
                  service/deadline.c service/util.c service/cache.c service/models.c ;;
     *) set -- parser/*.c ;;

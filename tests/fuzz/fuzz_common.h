@@ -1,7 +1,7 @@
 /*
- * fuzz_common.h — what the fuzz targets fuzz_graph.c, fuzz_tensor.c, fuzz_render.c and
- * fuzz_http.c share: the invariant check that aborts (libFuzzer then keeps the input), and
- * the checks of a parser error and a render error.  Header-only (static inline): each
+ * fuzz_common.h — what the fuzz targets share: the invariant check that aborts (libFuzzer
+ * then keeps the input), the checks of a parser error and a render error, parsing and
+ * linking a model under limits, a UTF-8 validator.  Header-only (static inline): each
  * target is one translation unit linked with tests/fuzz/replay.c or libFuzzer.
  */
 #ifndef FUZZ_COMMON_H
@@ -56,6 +56,25 @@ static inline void fz_buf(const oxr_buf *b)
 {
 	FZ_CHECK(b->len <= b->max);
 	FZ_CHECK(b->len == 0 || b->data[b->len] == '\0');
+}
+
+/* Parse the input as a model under lim and link it (with or without shape inference):
+ * true with *m and *d set, false (nothing to free) when either step refuses it. */
+static inline bool fz_parse_link(const uint8_t *data, size_t size, const oxp_limits *lim,
+                                 bool infer_shapes, oxp_model **m, oxp_dag **d)
+{
+	oxp_error pe;
+	*m = NULL;
+	*d = NULL;
+	if (oxp_model_parse(m, data, size, lim, &pe) != OXP_OK)
+		return false;
+	oxp_dag_options dopt = {.infer_shapes = infer_shapes};
+	if (oxp_dag_build(d, *m, &dopt, &pe) != OXP_OK) {
+		oxp_model_free(*m);
+		*m = NULL;
+		return false;
+	}
+	return true;
 }
 
 /* Valid UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF). */

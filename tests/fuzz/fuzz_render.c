@@ -353,16 +353,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	oxp_limits lim = {.max_depth = 100, .max_graph_depth = 4, .max_alloc = (size_t)16 << 20,
 	                  .max_nodes = 200, .max_node_io = 16, .max_repeated = 256};
-	oxp_model *m = NULL;
-	oxp_dag *d = NULL;
-	oxp_error pe;
-	if (oxp_model_parse(&m, data, size, &lim, &pe) != OXP_OK)
+	oxp_model *m;
+	oxp_dag *d;
+	if (!fz_parse_link(data, size, &lim, true, &m, &d))
 		return 0;
-	oxp_dag_options dopt = {.infer_shapes = true};
-	if (oxp_dag_build(&d, m, &dopt, &pe) != OXP_OK) {
-		oxp_model_free(m);
-		return 0;
-	}
 	oxr_options o;
 	options_from(size > 0 ? data[size - 1] : 0, size > 1 ? data[size - 2] : 0, &o);
 	static const oxr_format fmts[] = {OXR_FMT_SVG, OXR_FMT_DOT, OXR_FMT_LAYOUT_JSON};

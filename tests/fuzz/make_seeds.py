@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """make_seeds.py — regenerates the hand-made seeds of the fuzz targets graph, tensor,
-render and http (tests/fuzz/corpus/<name>/), from the generators of tests/hostile/models.py.
+render, http, quant and derived (tests/fuzz/corpus/<name>/), from the generators of
+tests/hostile/models.py, tests/data/quant_models.py, tests/bench/render_models.py and
+tests/render/repeats.py.
 
 Run by hand (/usr/bin/python3 tests/fuzz/make_seeds.py); the files are committed (each
-under 64 KB) so replays need no python.  The targets also read the parse target's corpus
+under 64 KB, derived's under 128 KB) so replays need no python.  The targets also read the parse target's corpus
 (tests/fuzz/<name>.seeds).
 """
 import os
@@ -11,10 +13,15 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "hostile"))
+sys.path.insert(0, os.path.join(HERE, "..", "data"))
+sys.path.insert(0, os.path.join(HERE, "..", "bench"))
+sys.path.insert(0, os.path.join(HERE, "..", "render"))
+sys.dont_write_bytecode = True
 
 import models as M  # noqa: E402
 
 MAX_SEED = 64 * 1024
+MAX_SEED_DERIVED = 128 * 1024  # a 400-node decoder (the overview starts at 320 boxes)
 
 
 def graph_seeds():
@@ -45,6 +52,102 @@ def render_seeds():
         "long_names": M.chain(8, name_len=3000),
         "small": M.small(),
     }
+
+
+def quant_seeds():
+    """Every dequantization layout of quant_models.dequant_cases() (DequantizeLinear per
+    tensor / axis / block on 2-, 4- and 8-bit types, MatMulNBits, GatherBlockQuantized),
+    and hostile variants of the GatherBlockQuantized and MatMulNBits ones: block size 0 and
+    negative, a zero-length quantize axis, bits 0, 3 and 64, a scale of the wrong size."""
+    import quant_models as Q
+    from onnx import helper, numpy_helper
+    import numpy as np
+    s = {}
+    for name, m, _, _ in Q.dequant_cases():
+        s["dq_" + name] = m.SerializeToString()
+
+    def gbq(block_size=16, bits=4, axis=1, V=4, D=8, S=1):
+        data = numpy_helper.from_array(np.arange(V * D, dtype=np.uint8).reshape(V, D), "W")
+        scales = numpy_helper.from_array(np.ones((V, S), np.float32), "scales")
+        zp = numpy_helper.from_array(np.full((V, S), 0x88, np.uint8), "zp")
+        n = helper.make_node("GatherBlockQuantized", ["W", "idx", "scales", "zp"], ["y"],
+                             domain=Q.MS, gather_axis=0, quantize_axis=axis,
+                             block_size=block_size, bits=bits)
+        return Q.model([n], [data, scales, zp], [Q.vi("idx", 7, [2])], [Q.vi("y")],
+                       ms=True, opset=21, ir=10).SerializeToString()
+
+    s["gbq_block0"] = gbq(block_size=0)  # issue 22: SIGFPE in the preview
+    s["gbq_block_neg"] = gbq(block_size=-16)
+    s["gbq_axis_zero_len"] = gbq(D=0, S=0)
+    s["gbq_bits3"] = gbq(bits=3)
+    s["gbq_bits64"] = gbq(bits=64)
+    s["gbq_axis0"] = gbq(axis=0, S=2)
+    s["gbq_scale_wrong"] = gbq(S=3)
+
+    def nbits(K=16, N=2, bs=16, bits=4, nbytes=None):
+        kb = max(1, -(-K // bs)) if bs > 0 else 1
+        blob = max(1, bs * bits // 8) if bs > 0 else 1
+        B = np.arange(nbytes if nbytes is not None else N * kb * blob, dtype=np.uint8)
+        n = helper.make_node("MatMulNBits", ["A", "B", "scales"], ["y"], domain=Q.MS, K=K,
+                             N=N, bits=bits, block_size=bs)
+        return Q.model([n], [numpy_helper.from_array(B, "B"),
+                             numpy_helper.from_array(np.ones(N * kb, np.float32), "scales")],
+                       [Q.vi("A", shape=[1, K])], [Q.vi("y")], ms=True).SerializeToString()
+
+    s["nbits_block0"] = nbits(bs=0, nbytes=4)
+    s["nbits_bits3"] = nbits(bits=3, nbytes=12)
+    s["nbits_k0"] = nbits(K=0, nbytes=0)
+    s["nbits_short"] = nbits(nbytes=5)
+    return s
+
+
+def derived_seeds():
+    """Graphs big enough for the automatic overview (more than 320 drawn nodes) with name
+    scopes: runs of identical layers, layers that differ (ranges), a LLaMA-like decoder
+    whose Shape/Gather/Concat chains fold, and the 2,000-node scoped graph."""
+    import render_models as R
+    import repeats as P
+
+    def differ(i, spec):
+        spec["alpha"] = 0.1 + i  # every layer its own: no run; a family of more than 32: ranges
+    from onnx import helper, TensorProto
+    # a folded Shape whose known value overflows the row early: 8 symbolic dims of 13
+    # four-byte characters, each shown as 12 and an ellipsis (issue 22, render/fold.c)
+    dims = ["\U0001d538" * 13 + str(i) for i in range(8)]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph([helper.make_node("Shape", ["x"], ["s"], name="shape_of_x"),
+                           helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")],
+                          "long_dims", [x], [y])
+    long_dims = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    s = {
+        "fold_row_long_dims": long_dims,
+        "layered_4": R.layered_graph(4, "layered_4"),
+        "chain_30_top": P.chain_model(30, extra_top=True),
+        "chain_34_differ": P.chain_model(34, tweak=differ),
+        "norms": P.norms_model(),
+        "scoped_2x5": R.scoped_graph(2, 5, "scoped_2x5"),
+    }
+    # the target takes its options from the input's last two bytes: end each model with an
+    # unknown ModelProto field (15, bytes) holding them, one seed per set of options
+    opts = {"": (0x00, 0x00),                # arith=fold, group=auto, attrs=key, quant=fold
+            "_unfold_all": (0x02, 0x80),     # unfold=n0,n1,n2,n3, attrs=all
+            "_ranges": (0x00, 0x30),         # group=2
+            "_range_open": (0x80 | 7 << 3, 0x30),  # group=2, expand=/model/layers.0..9
+            "_open": (0x80 | 2 << 3, 0x08),  # expand=/model/layers.0..3/*, subgraphs=expand
+            "_depth2": (0x40 | 0x08, 0x00),  # depth=2
+            "_nodes": (0x01, 0x03)}          # arith=nodes, initializers=nodes, quant=nodes
+    which = {"layered_4": ["", "_unfold_all", "_nodes"],  # the big ones: a few (the size)
+             "chain_30_top": ["", "_open", "_depth2"],
+             "chain_34_differ": ["_ranges", "_range_open"],
+             "scoped_2x5": ["", "_depth2"]}
+    out = {}
+    for k, m in s.items():
+        b = m.SerializeToString()
+        for suffix in which.get(k, opts):
+            k2, k1 = opts[suffix]
+            out[k + suffix] = b + bytes([15 << 3 | 2, 2, k2, k1])
+    return out
 
 
 def req(method, path, body=None, headers=(), chunked=False):
@@ -116,12 +219,14 @@ def http_seeds():
 
 def main():
     sets = {"graph": graph_seeds(), "tensor": M.tensor_seeds(), "render": render_seeds(),
-            "http": http_seeds()}
+            "http": http_seeds(), "quant": quant_seeds(),
+            "derived": derived_seeds()}
     for target, seeds in sets.items():
         out = os.path.join(HERE, "corpus", target)
         os.makedirs(out, exist_ok=True)
         for name, data in seeds.items():
-            assert len(data) <= MAX_SEED, "%s/%s: %d bytes" % (target, name, len(data))
+            limit = MAX_SEED_DERIVED if target == "derived" else MAX_SEED
+            assert len(data) <= limit, "%s/%s: %d bytes" % (target, name, len(data))
             with open(os.path.join(out, "seed_" + name), "wb") as f:
                 f.write(data)
         print("%-7s %3d seeds" % (target, len(seeds)))
