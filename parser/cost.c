@@ -292,6 +292,8 @@ char *oxp_cost_poly_format(const oxp_cost *c, const oxp_cost_poly *p, unsigned f
  */
 oxp_code oxp_cost_bind_parse(oxp_cost_bind *out, const char *text, oxp_error *err)
 {
+	if (err != NULL) /* oxp__set_error keeps the first error: start from none */
+		memset(err, 0, sizeof(*err));
 	oxp_cost_bind r;
 	r.n = 0;
 	const char *s = text;
