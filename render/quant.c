@@ -303,10 +303,11 @@ void oxr__quant_rows(view *v, uint32_t bi)
 		return;
 	const oxp_node *n = v->dv->nodes[b->node].proto;
 	/* the float op on the header (a name of parser/quant.c's table: plain ASCII); a float
-	 * op between Q and DQ keeps its own, already display text; what the file holds stays
-	 * in the tooltip */
+	 * op between Q and DQ keeps its own; what the file holds stays in the tooltip.  As
+	 * display text: a float op between Q and DQ is the model's op type cut at its first
+	 * NUL byte, which differs from the op type and may hold control characters */
 	if (!oxp_str_eq(n->op_type, op->float_op)) {
-		b->rows[0].text = op->float_op;
+		b->rows[0].text = oxr__text(v->arena, (oxp_str){op->float_op, strlen(op->float_op)}, 40);
 		b->family = oxr__op_family((oxp_str){"", 0}, (oxp_str){op->float_op, strlen(op->float_op)});
 	}
 	const char *badge = badge_text(v, op);
