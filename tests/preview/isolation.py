@@ -69,7 +69,7 @@ def run(H, tmp):
     saved_bin = H.BIN
     H.BIN = fault_bin
     try:
-        s = H.Server("--isolation-timeout", "3")
+        s = H.Server("--isolation=on", "--isolation-timeout", "3")
     finally:
         H.BIN = saved_bin
     try:
