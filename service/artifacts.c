@@ -475,8 +475,11 @@ static void doc_fn(void *ctx, oxs_preview_out *out)
 	}
 }
 
+/* code (may be NULL) gets the failure's own code when the document's process crashed or
+ * overran ("document_crashed", ...); err then holds its message alone, else "code: message". */
 static oxs_centry *compute_doc(oxs_server *srv, const oxs_art *a, const oxp_model *m,
-                               const oxp_dag *d, unsigned *status, char *err, size_t errsize)
+                               const oxp_dag *d, unsigned *status, char *err, size_t errsize,
+                               char *code, size_t codesize)
 {
 	oxr_buf doc, out;
 	oxr_error rerr;
@@ -515,7 +518,12 @@ static oxs_centry *compute_doc(oxs_server *srv, const oxs_art *a, const oxp_mode
 		oxs_isolated(srv, OXS_ISO_DOCUMENT, doc_fn, &dc, DOC_MAX, &o);
 		if (o.status != 0) {
 			*status = o.status;
-			snprintf(err, errsize, "%s: %s", o.code, o.message);
+			if (code != NULL && strncmp(o.code, "document_", 9) == 0) {
+				snprintf(code, codesize, "%s", o.code);
+				snprintf(err, errsize, "%s", o.message);
+			} else {
+				snprintf(err, errsize, "%s: %s", o.code, o.message);
+			}
 			oxs_preview_out_free(&o);
 			goto done;
 		}
@@ -576,14 +584,7 @@ static oxs_centry *compute_doc_loaded(oxs_server *srv, const oxs_art *a, unsigne
 	}
 	snprintf(code, codesize, oxs_mentry_dag(me) == NULL ? "tensor_upload" : "render_failed");
 	oxs_centry *e = compute_doc(srv, a, oxs_mentry_model(me), oxs_mentry_dag(me), status, err,
-	                            errsize);
-	/* a computation that crashed or overran answers with its own code */
-	if (e == NULL && strncmp(err, "document_", 9) == 0) {
-		size_t n = strcspn(err, ":");
-		snprintf(code, codesize, "%.*s", (int)(n < codesize ? n : codesize - 1), err);
-		if (err[n] == ':' && err[n + 1] == ' ')
-			memmove(err, err + n + 2, strlen(err + n + 2) + 1);
-	}
+	                            errsize, code, codesize);
 	oxs_models_release(srv->models, me);
 	return e;
 }
@@ -600,7 +601,7 @@ oxs_centry *oxs_art_summary_now(oxs_server *srv, const char *id, const oxp_model
 	if (e == NULL) {
 		char code[64];
 		if (m != NULL)
-			e = compute_doc(srv, &a, m, d, status, err, errsize);
+			e = compute_doc(srv, &a, m, d, status, err, errsize, NULL, 0);
 		else
 			e = compute_doc_loaded(srv, &a, status, err, errsize, code, sizeof(code));
 	}
