@@ -52,6 +52,14 @@ static const opt opts[] = {
      "serve the models of this folder read-only at /files/<path>/... (default: none)"},
     {"max-upload", "ONNXVIZ_MAX_UPLOAD", T_SIZE, F(max_upload), 0, 0, "SIZE",
      "largest request body (default 2G)"},
+    {"upload-part-size", "ONNXVIZ_UPLOAD_PART_SIZE", T_SIZE, F(upload_part_size), 0, 0,
+     "SIZE", "part size of resumable uploads (POST /uploads; default 16M; 64K..1G; more "
+     "when 10,000 parts would not hold a file)"},
+    {"max-resumable", "ONNXVIZ_MAX_RESUMABLE", T_SIZE, F(max_resumable), 0, 0, "SIZE",
+     "largest file of a resumable upload (default 0: what the store budget and the disk "
+     "hold)"},
+    {"upload-expiry", "ONNXVIZ_UPLOAD_EXPIRY", T_UINT, F(upload_expiry), 1, 31 * 86400, "SEC",
+     "seconds a resumable upload is kept after its last part (default 86400)"},
     {"token", "ONNXVIZ_TOKEN", T_STR, F(token), 0, 0, "TOKEN",
      "bearer token for uploads and deletes (DELETE is refused without one)"},
     {"read-token", "ONNXVIZ_READ_TOKEN", T_STR, F(read_token), 0, 0, "TOKEN",
@@ -125,6 +133,8 @@ void oxs_config_default(oxs_config *c)
 	c->s3_timeout = 10;
 	c->s3_part_size = (uint64_t)16 << 20;
 	c->max_upload = (uint64_t)2 << 30;
+	c->upload_part_size = (uint64_t)16 << 20;
+	c->upload_expiry = 86400;
 	c->threads = 4;
 	c->workers = 2;
 	c->work_queue = 64;
@@ -328,6 +338,8 @@ int oxs_config_parse(oxs_config *c, int argc, char **argv, char *const *envp, ch
 		return fail(err, errsize, "--store: an empty path");
 	if (c->s3_part_size < ((uint64_t)5 << 20) || c->s3_part_size > ((uint64_t)5 << 30))
 		return fail(err, errsize, "--s3-part-size: must be within 5M..5G (S3's part limits)");
+	if (c->upload_part_size < ((uint64_t)64 << 10) || c->upload_part_size > ((uint64_t)1 << 30))
+		return fail(err, errsize, "--upload-part-size: must be within 64K..1G");
 	if (strncmp(c->store, "s3://", 5) == 0 && c->cache_dir[0] == '\0')
 		return fail(err, errsize, "--cache-dir: an empty path");
 	if (c->max_upload == 0)

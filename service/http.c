@@ -76,6 +76,31 @@ unsigned oxs_authorize(oxs_req *r, oxs_access access)
 	return 403;
 }
 
+bool oxs_authorize_body(oxs_req *r, const oxs_route *rt)
+{
+	unsigned denied = oxs_authorize(r, rt->post_access);
+	if (denied == 0)
+		return true;
+	oxs_reply_error(r, denied, denied == 401 ? "unauthorized" : "forbidden", "",
+	                "uploading needs \"Authorization: Bearer <token>\"");
+	return false;
+}
+
+bool oxs_rate_allow(oxs_req *r)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	unsigned retry = 0;
+	if (oxs_ratelimit_allow(r->srv->rl, ci ? ci->client_addr : NULL, &retry))
+		return true;
+	oxs_reply_error(r, 429, "rate_limited", "", "too many uploads; retry in %u s", retry);
+	char ra[16];
+	snprintf(ra, sizeof(ra), "%u", retry);
+	if (r->reply != NULL)
+		MHD_add_response_header(r->reply, "Retry-After", ra);
+	return false;
+}
+
 /* ---------------------------------------------------------------------------------------
  * Jobs
  */
@@ -166,6 +191,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		log_request(r, ns, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
 	if (r->up != NULL)
 		oxs_upload_cleanup(r);
+	if (r->rp != NULL)
+		oxs_resumable_cleanup(r);
 	if (r->file_fd >= 0)
 		close(r->file_fd);
 	if (r->dir_fd >= 0)
@@ -203,6 +230,8 @@ static unsigned method_bit(const char *m)
 		return OXS_M_POST;
 	if (strcmp(m, "DELETE") == 0)
 		return OXS_M_DELETE;
+	if (strcmp(m, "PATCH") == 0)
+		return OXS_M_PATCH;
 	return OXS_M_OTHER;
 }
 
@@ -249,7 +278,7 @@ static void allow_header(const oxs_route *rt, char *out, size_t size)
 
 static oxs_access access_for(const oxs_route *rt, unsigned m)
 {
-	if (m == OXS_M_POST)
+	if (m == OXS_M_POST || m == OXS_M_PATCH)
 		return rt->post_access;
 	if (m == OXS_M_DELETE)
 		return rt->del_access;
@@ -264,6 +293,8 @@ static oxs_handler handler_for(const oxs_route *rt, unsigned m)
 		return rt->post;
 	if (m == OXS_M_DELETE)
 		return rt->del;
+	if (m == OXS_M_PATCH && strstr(rt->methods, "PATCH") != NULL)
+		return oxs_resumable_patch_end; /* PATCH is the resumable uploads' only */
 	return NULL;
 }
 
@@ -325,6 +356,10 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 		oxs_upload_begin(r);
 		return;
 	}
+	if (rt != NULL && r->method == OXS_M_PATCH && handler_for(rt, r->method) != NULL) {
+		oxs_resumable_patch_begin(r);
+		return;
+	}
 	/* no other request takes a body: answer now rather than read one */
 	if (r->has_body && !reply_unrouted(r))
 		oxs_reply_error(r, 413, "body_not_allowed", "", "this request takes no body");
@@ -348,8 +383,35 @@ static bool reply_unrouted(oxs_req *r)
 	return true;
 }
 
+/* A structure whose whole model has arrived (resumable.c): its GET/HEAD URLs answer
+ * 307 to the same URL of the whole model.  False when r is not such a request. */
+static bool redirect_moved(oxs_req *r, const oxs_route *rt, const char *url)
+{
+	char full[OXS_ID_LEN + 1];
+	if ((r->method != OXS_M_GET && r->method != OXS_M_HEAD) || r->id[0] == '\0' ||
+	    strncmp(rt->pattern, "/models/{id}", 12) != 0 || strncmp(url, "/models/", 8) != 0 ||
+	    !oxs_resumable_moved(r->srv->rs, r->id, full))
+		return false;
+	oxr_buf loc;
+	oxr_buf_init(&loc, 256);
+	oxr_buf_printf(&loc, "/models/%s", full);
+	oxs_s3_encode(&loc, url + 8 + OXS_ID_LEN, true);
+	if (r->query[0] != '\0')
+		oxr_buf_printf(&loc, "?%s", r->query);
+	if (loc.failed) {
+		oxr_buf_free(&loc);
+		return false;
+	}
+	oxs_reply_error(r, 307, "moved", "", "the whole model of this structure has arrived: %s",
+	                full);
+	if (r->reply != NULL)
+		MHD_add_response_header(r->reply, "Location", loc.data);
+	oxr_buf_free(&loc);
+	return true;
+}
+
 /* The final call: everything but uploads is answered here. */
-static void final_call(oxs_req *r)
+static void final_call(oxs_req *r, const char *url)
 {
 	if (reply_unrouted(r))
 		return;
@@ -363,6 +425,8 @@ static void final_call(oxs_req *r)
 		reply_auth(r, denied);
 		return;
 	}
+	if (redirect_moved(r, rt, url))
+		return;
 	if (rt->upload && r->method == OXS_M_POST)
 		oxs_upload_end(r);
 	else
@@ -390,6 +454,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		*upload_data_size = 0;
 		if (r->up != NULL)
 			return oxs_upload_data(r, upload_data, n) ? MHD_YES : MHD_NO;
+		if (r->rp != NULL)
+			return oxs_resumable_patch_data(r, upload_data, n) ? MHD_YES : MHD_NO;
 		return MHD_YES; /* not reached: bodies elsewhere are refused early */
 	}
 	if (has_reply(r))
@@ -397,7 +463,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 	if (r->suspended)
 		return MHD_YES; /* woken without a reply: wait for the job */
 	(void)conn;
-	final_call(r);
+	final_call(r, url);
 	if (r->suspended)
 		return MHD_YES; /* a job answers; do not touch the reply meanwhile */
 	if (has_reply(r))

@@ -24,6 +24,8 @@
 
 typedef struct oxs_server oxs_server;
 typedef struct oxs_req oxs_req;
+typedef struct oxs_resumable oxs_resumable; /* resumable.c */
+typedef struct oxs_rpatch oxs_rpatch;
 
 /* ---------------------------------------------------------------------------------------
  * Job pools (jobs.c): fixed threads, a bounded FIFO.  A job is embedded in its owner.
@@ -282,7 +284,8 @@ enum {
 	OXS_M_HEAD = 2,
 	OXS_M_POST = 4,
 	OXS_M_DELETE = 8,
-	OXS_M_OTHER = 16
+	OXS_M_OTHER = 16,
+	OXS_M_PATCH = 32 /* resumable uploads only (resumable.c): routes whose methods name it */
 };
 
 typedef enum {
@@ -479,6 +482,7 @@ struct oxs_server {
 	int64_t started_ms;
 	int models_dirfd;      /* --models-dir, O_PATH; -1 when not configured */
 	oxs_s3 *s3;            /* reads models registered by reference (--source-buckets) */
+	oxs_resumable *rs;     /* resumable uploads (resumable.c) */
 };
 
 #define OXS_QUERY_MAX 4096
@@ -520,6 +524,7 @@ struct oxs_req {
 	void (*work)(oxs_req *r);
 	oxs_req *next_waiter;
 	oxs_upload *up;
+	oxs_rpatch *rp;        /* PATCH /uploads/{uid}: the part being received */
 };
 
 /* Response helpers (reply.c).  Each sets r->reply (taking ownership of resp). */
@@ -564,6 +569,12 @@ void oxs_resume(oxs_req *r);
 
 /* Authorization for an access level: 0 when allowed, else the status to answer. */
 unsigned oxs_authorize(oxs_req *r, oxs_access access);
+/* Before reading a body (POST uploads, PATCH parts): the route's upload access; false
+ * after the 401/403 reply. */
+bool oxs_authorize_body(oxs_req *r, const oxs_route *rt);
+/* An upload within --upload-rate for the client's address; false after the 429 reply
+ * (with Retry-After). */
+bool oxs_rate_allow(oxs_req *r);
 
 /* Upload hooks (upload.c), called by http.c for routes with `upload`. */
 void oxs_upload_begin(oxs_req *r);
@@ -571,6 +582,30 @@ void oxs_upload_begin(oxs_req *r);
 bool oxs_upload_data(oxs_req *r, const char *data, size_t size);
 void oxs_upload_end(oxs_req *r);
 void oxs_upload_cleanup(oxs_req *r);
+/* From a job (r suspended): store the complete file at path (open as fd; both pass to
+ * this call) as model r->id, exactly as POST /models stores an upload (parse, meta, the
+ * store), and answer r as it does (201/200 with the summary, or the parse error); r is
+ * resumed.  on_stored (may be NULL) runs once the model is stored, before the answer. */
+typedef void (*oxs_stored_fn)(oxs_req *r, const char *id, bool created);
+void oxs_upload_adopt(oxs_req *r, int fd, const char *path, const char *name, uint64_t bytes,
+                      oxs_stored_fn on_stored);
+
+/* Resumable uploads (resumable.c, issue 23): POST /uploads, GET/HEAD/PATCH/DELETE
+ * /uploads/{uid}.  The parts area lives in the store's folder (or an S3 store's cache). */
+/* NULL with a message in err when the folder cannot be made. */
+oxs_resumable *oxs_resumable_open(const oxs_config *c, char *err, size_t errsize);
+void oxs_resumable_free(oxs_resumable *rs);
+void oxs_resumable_create(oxs_req *r);  /* POST /uploads */
+void oxs_resumable_get(oxs_req *r);     /* GET, HEAD /uploads/{uid} */
+void oxs_resumable_delete(oxs_req *r);  /* DELETE /uploads/{uid} */
+void oxs_resumable_patch_begin(oxs_req *r); /* PATCH: headers (first call) */
+bool oxs_resumable_patch_data(oxs_req *r, const char *data, size_t size);
+void oxs_resumable_patch_end(oxs_req *r);   /* PATCH: the final call */
+void oxs_resumable_cleanup(oxs_req *r);
+/* GET/HEAD of a structure's URL whose whole model has arrived: the whole model's id
+ * into full (then the request is redirected).  False when id is not such a structure. */
+bool oxs_resumable_moved(oxs_resumable *rs, const char *id, char full[OXS_ID_LEN + 1]);
+void oxs_resumable_metrics(oxs_server *srv, oxr_buf *o);
 
 /* Daemon lifetime (http.c).  listen: on cfg.bind/port; else without a listening socket,
  * fed by oxs_server_add_connection. */

@@ -188,6 +188,7 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 		               get(&uploads[i]));
 	header(o, "onnxviz_upload_bytes_total", "counter", "Bytes of model uploads received.");
 	oxr_buf_printf(o, "onnxviz_upload_bytes_total %" PRIu64 "\n", get(&upload_bytes));
+	oxs_resumable_metrics(srv, o);
 
 	header(o, "onnxviz_cache_hits_total", "counter",
 	       "Renderings and documents answered from the memory or the store cache.");

@@ -63,6 +63,10 @@ typedef struct oxs_config {
 	char source_buckets[1024]; /* --source-buckets: buckets POST /models may register
 	                              models from by reference ("" = none) */
 	uint64_t max_upload;     /* --max-upload: bytes of one request body */
+	uint64_t upload_part_size; /* --upload-part-size: parts of resumable uploads */
+	uint64_t max_resumable;  /* --max-resumable: bytes of one resumable upload (0: the
+	                            store budget and the disk) */
+	unsigned upload_expiry;  /* --upload-expiry: seconds an idle resumable upload is kept */
 	char token[256];         /* --token, ONNXVIZ_TOKEN: "" = no token */
 	char read_token[256];    /* --read-token, ONNXVIZ_READ_TOKEN */
 	bool auth_reads;         /* --auth-reads: reads need a token too */

@@ -97,6 +97,8 @@ enum {
 	R_POST_DOT,
 	R_POST_DIFF_JSON,
 	R_POST_DIFF_SVG,
+	R_UPLOADS,
+	R_UPLOAD,
 	R_ASSET,
 	R__COUNT
 };
@@ -162,6 +164,9 @@ static const oxs_route routes[R__COUNT] = {
     [R_POST_DOT] = {"/graph.dot", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
     [R_POST_DIFF_JSON] = {"/diff.json", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
     [R_POST_DIFF_SVG] = {"/diff.svg", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true},
+    [R_UPLOADS] = {"/uploads", "POST", NULL, oxs_resumable_create, NULL, OPEN, UPLOAD, OPEN, false},
+    [R_UPLOAD] = {"/uploads/{uid}", "GET HEAD PATCH DELETE", oxs_resumable_get, NULL,
+                  oxs_resumable_delete, UPLOAD, UPLOAD, UPLOAD, false},
     [R_ASSET] = {"/{file}", "GET HEAD", h_asset, NULL, NULL, OPEN, OPEN, OPEN, false},
 };
 
@@ -708,12 +713,16 @@ static void list_models(oxs_req *r)
 	oxr_buf_init(&b, 0);
 	oxr_buf_init(&m, 1 << 16);
 	oxr_buf_printf(&b, "{\"total\":%" PRIu64 ",\"models\":[", total);
+	size_t shown = 0;
 	for (size_t i = 0; i < got; i++) {
+		char full[OXS_ID_LEN + 1];
+		if (oxs_resumable_moved(r->srv->rs, items[i].id, full))
+			continue; /* a structure whose whole model arrived: listed as that model */
 		/* the meta kept at upload, as members of the item (null when not kept) */
 		m.len = 0;
 		oxs_meta_json(&m, items[i].has_meta ? &items[i].meta : &none);
 		oxr_buf_printf(&b, "%s{\"id\":\"%s\",\"size\":%" PRIu64 ",\"created\":%" PRId64 ",",
-		               i ? "," : "", items[i].id, items[i].size, items[i].created);
+		               shown++ ? "," : "", items[i].id, items[i].size, items[i].created);
 		if (!m.failed && m.len >= 2)
 			oxr_buf_append(&b, m.data + 1, m.len - 2); /* without its braces */
 		oxr_buf_printf(&b, ",\"links\":{\"self\":\"/models/%s\"}}", items[i].id);

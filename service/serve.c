@@ -98,6 +98,7 @@ static void server_free(oxs_server *srv)
 	oxs_flights_free(srv->flights);
 	oxs_ratelimit_free(srv->rl);
 	oxs_s3_free(srv->s3);
+	oxs_resumable_free(srv->rs);
 	if (srv->store != NULL)
 		srv->store->ops->close(srv->store);
 	if (srv->models_dirfd >= 0)
@@ -189,6 +190,9 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	         srv->store->ops->name, st.models, st.renderings, st.removed_temporaries,
 	         st.quarantined, st.verifying ? "true" : "false");
 	oxs_log("info", "store opened", extra);
+	srv->rs = oxs_resumable_open(c, err, errsize);
+	if (srv->rs == NULL)
+		return -1;
 
 	if (c->models_dir[0] != '\0') {
 		srv->models_dirfd = open(c->models_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);

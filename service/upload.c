@@ -72,6 +72,8 @@ struct oxs_upload {
 	size_t jlen;
 	char jbuf[MAX_JSON_BYTES + 1];
 	char src_bucket[64], src_key[520];
+	/* a resumable upload's assembled file (oxs_upload_adopt): told once it is stored */
+	oxs_stored_fn on_stored;
 	/* POST /diff.*: this upload takes part `a`; part `b` goes to its own upload */
 	bool diff;
 	struct oxs_upload *b;
@@ -334,23 +336,10 @@ void oxs_upload_begin(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
 	const oxs_route *rt = oxs_route_at(r->route);
-	unsigned denied = oxs_authorize(r, rt->post_access);
-	if (denied != 0) {
-		oxs_reply_error(r, denied, denied == 401 ? "unauthorized" : "forbidden", "",
-		                "uploading needs \"Authorization: Bearer <token>\"");
+	if (!oxs_authorize_body(r, rt))
 		return;
-	}
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	unsigned retry = 0;
-	if (!oxs_ratelimit_allow(srv->rl, ci ? ci->client_addr : NULL, &retry)) {
-		oxs_reply_error(r, 429, "rate_limited", "", "too many uploads; retry in %u s", retry);
-		char ra[16];
-		snprintf(ra, sizeof(ra), "%u", retry);
-		if (r->reply != NULL)
-			MHD_add_response_header(r->reply, "Retry-After", ra);
+	if (!oxs_rate_allow(r))
 		return;
-	}
 	if (r->query_too_long) {
 		oxs_reply_error(r, 414, "uri_too_long", "", "the query string is too long");
 		return;
@@ -754,6 +743,8 @@ static void upload_finish(oxs_req *r)
 	}
 	oxs_metrics_upload(created ? OXS_UP_CREATED : OXS_UP_EXISTING, u->body_bytes);
 	r->existing = !created;
+	if (u->on_stored != NULL)
+		u->on_stored(r, r->id, created);
 	oxs_centry *e = oxs_art_summary_now(srv, r->id, l.model, l.dag, &status, err, sizeof(err));
 	if (l.model != NULL)
 		oxs_models_add(srv->models, r->id, &l); /* the mapping outlives the rename */
@@ -787,6 +778,29 @@ static void upload_finish(oxs_req *r)
 		oxs_cache_release(e);
 	}
 	oxs_resume(r);
+}
+
+void oxs_upload_adopt(oxs_req *r, int fd, const char *path, const char *name, uint64_t bytes,
+                      oxs_stored_fn on_stored)
+{
+	oxs_upload *u = calloc(1, sizeof(*u));
+	if (u == NULL) {
+		close(fd);
+		(void)unlink(path);
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		oxs_resume(r);
+		return;
+	}
+	u->fd = fd;
+	u->dfd = u->dirfd = -1;
+	snprintf(u->path, sizeof(u->path), "%s", path);
+	u->spooled = true;
+	u->store = r->srv->store;
+	u->body_bytes = u->model_bytes = bytes;
+	u->on_stored = on_stored;
+	set_name(u, name, strlen(name));
+	r->up = u;
+	upload_finish(r);
 }
 
 /* True when bucket is one of --source-buckets (comma-separated, spaces ignored). */

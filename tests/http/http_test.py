@@ -846,6 +846,8 @@ def t_openapi_live(s, mid, token_server):
     for path, item in doc["paths"].items():
         if path.startswith("/files/"):
             continue  # needs --models-dir: probed by the preview suite
+        if path.startswith("/uploads"):
+            continue  # an upload's state: probed by tests/http/resumable.py
         for method in item:
             if method not in ("get", "post", "delete"):
                 continue
@@ -1158,6 +1160,10 @@ def main():
     step("budget", t_budget)
     step("sigterm", t_sigterm)
     step("corpus uploads", t_corpus_uploads)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.dont_write_bytecode = True  # no __pycache__ in the tree
+    import resumable  # noqa: E402  (tests/http/resumable.py: POST /uploads, PATCH ...)
+    step("resumable uploads", resumable.t_resumable, sys.modules[__name__])
     n = audit_headers()
     print("  header audit: %d responses" % n)
     print("  steps: " + ", ".join(steps))

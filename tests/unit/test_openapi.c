@@ -46,6 +46,8 @@ static const char *op_name(const char *m, size_t n)
 		return "post";
 	if (n == 6 && !strncmp(m, "DELETE", 6))
 		return "delete";
+	if (n == 5 && !strncmp(m, "PATCH", 5))
+		return "patch";
 	return NULL;
 }
 

@@ -1,0 +1,1209 @@
+/*
+ * resumable.c — resumable uploads (issue 23, docs/api.md "Resumable uploads"): the tus
+ * 1.0.0 protocol (core, creation, termination, expiration) with one rule of S3 multipart
+ * added: a file goes up in parts of a fixed size, one part per PATCH, so that each maps
+ * to one object-store part.
+ *
+ *   POST   /uploads          Upload-Length + Upload-Metadata "sha256 <b64>, filename <b64>,
+ *                            structure <b64>": 200 + the model when the server holds the
+ *                            file already (nothing is sent twice), else 201 (new) or 200
+ *                            (one in progress for the same file: its offset) with
+ *                            Location /uploads/{uid}, Upload-Offset, Upload-Part-Size
+ *   HEAD   /uploads/{uid}    Upload-Offset, Upload-Length, Upload-Expires (GET: as JSON)
+ *   PATCH  /uploads/{uid}    Upload-Offset + the next part (application/offset+octet-
+ *                            stream): 204 + the new offset once the part is on disk
+ *                            (fdatasync, then the state file); the last part: the SHA-256
+ *                            of the whole is checked and the file is stored as a model
+ *                            exactly as POST /models stores it (201/200 + its summary)
+ *   DELETE /uploads/{uid}    204
+ *
+ * The upload id is derived from the file's claimed SHA-256 and length, so the same file
+ * chosen again (a reload, another tab, a script) finds the same upload and goes on from
+ * its offset; concurrent transfers of one file converge on one upload, one PATCH at a
+ * time (409 upload_busy to the other).
+ *
+ * On disk, under <store>/uploads/ (an S3 store: under its cache folder):
+ *   <uid>/data     the bytes received, written in place at their offsets
+ *   <uid>/state    "key value" lines: length, part, offset, sha256, created, expires,
+ *                  structure, name — replaced atomically after each part is synced
+ *   links          "<structure id> <model id>" lines: structures whose whole model
+ *                  arrived (their URLs redirect to it; GET /models lists the model once)
+ * A part cut short is not acknowledged: its bytes past the state's offset are written
+ * over by the part sent again.  After kill -9 the state says what was acknowledged.
+ * Uploads idle past --upload-expiry are removed (at start and on each POST /uploads).
+ */
+#include "service/internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define UID_LEN 32
+#define MAX_ACTIVE 4096
+#define HASH_CHUNK ((size_t)1 << 20)
+
+typedef struct upstate {
+	uint64_t length, part, offset;
+	int64_t created, expires;   /* Unix seconds */
+	char sha256[OXS_ID_LEN + 1];
+	char structure[OXS_ID_LEN + 1]; /* "" = none */
+	char name[OXS_META_STR];
+} upstate;
+
+/* An upload this process has seen since it started: whether a PATCH holds it, and the
+ * SHA-256 of its first `hashed` bytes (so the last part does not rehash the file). */
+typedef struct active {
+	char uid[UID_LEN + 1];
+	bool busy;
+	EVP_MD_CTX *md;
+	uint64_t hashed;
+} active;
+
+typedef struct slink {
+	char structure[OXS_ID_LEN + 1], full[OXS_ID_LEN + 1];
+} slink;
+
+struct oxs_resumable {
+	char dir[PATH_MAX];
+	uint64_t part_size, max_total;
+	unsigned expiry;
+	pthread_mutex_t mu;
+	active *act;
+	size_t nact;
+	slink *links;
+	size_t nlinks, caplinks;
+	atomic_uint_fast64_t started, resumed, held, completed, expired, aborted, refused, bytes;
+};
+
+/* What one request carries: POST /uploads (the claimed state) or a PATCH (its part). */
+struct oxs_rpatch {
+	char uid[UID_LEN + 1];
+	upstate st;
+	bool claimed; /* holds the busy mark of uid */
+	int fd;       /* PATCH: the data file */
+	uint64_t at, want, got;
+	int werr;     /* errno of a failed write, 0 */
+};
+
+/* ---------------------------------------------------------------------------------------
+ * Files
+ */
+static bool uid_valid(const char *s)
+{
+	size_t n = 0;
+	for (; s[n] != '\0'; n++)
+		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+			return false;
+	return n == UID_LEN;
+}
+
+/* The upload of a file: the first 32 hex digits of SHA-256("onnxviz-upload/1 SHA LEN"). */
+static void uid_of(const char *sha, uint64_t length, char out[UID_LEN + 1])
+{
+	char text[128];
+	int n = snprintf(text, sizeof(text), "onnxviz-upload/1 %s %" PRIu64, sha, length);
+	char hex[OXS_ID_LEN + 1]; /* oxs_sha256_hex writes all 64 digits first */
+	oxs_sha256_hex(text, (size_t)n, hex, OXS_ID_LEN);
+	memcpy(out, hex, UID_LEN);
+	out[UID_LEN] = '\0';
+}
+
+static bool path_of(const oxs_resumable *rs, char *out, size_t size, const char *uid,
+                    const char *file)
+{
+	int n = snprintf(out, size, "%s/%s%s%s", rs->dir, uid, file[0] ? "/" : "", file);
+	return n > 0 && (size_t)n < size;
+}
+
+static int sync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+static oxs_status errno_status(int e)
+{
+	if (e == ENOENT)
+		return OXS_E_NOT_FOUND;
+	if (e == ENOSPC || e == EDQUOT || e == EFBIG)
+		return OXS_E_NOSPACE;
+	if (e == ENOMEM)
+		return OXS_E_NOMEM;
+	return OXS_E_IO;
+}
+
+static oxs_status state_read(const oxs_resumable *rs, const char *uid, upstate *st)
+{
+	char path[PATH_MAX];
+	if (!path_of(rs, path, sizeof(path), uid, "state"))
+		return OXS_E_INVALID;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno_status(errno);
+	char buf[2048];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return OXS_E_IO;
+	buf[n] = '\0';
+	memset(st, 0, sizeof(*st));
+	unsigned seen = 0;
+	for (char *line = buf, *next; line != NULL && *line != '\0'; line = next) {
+		next = strchr(line, '\n');
+		if (next != NULL)
+			*next++ = '\0';
+		char *v = strchr(line, ' ');
+		if (v == NULL)
+			continue;
+		*v++ = '\0';
+		char *end = NULL;
+		if (strcmp(line, "length") == 0)
+			st->length = strtoull(v, &end, 10), seen |= 1;
+		else if (strcmp(line, "part") == 0)
+			st->part = strtoull(v, &end, 10), seen |= 2;
+		else if (strcmp(line, "offset") == 0)
+			st->offset = strtoull(v, &end, 10), seen |= 4;
+		else if (strcmp(line, "created") == 0)
+			st->created = strtoll(v, &end, 10), seen |= 8;
+		else if (strcmp(line, "expires") == 0)
+			st->expires = strtoll(v, &end, 10), seen |= 16;
+		else if (strcmp(line, "sha256") == 0 && oxs_id_valid(v))
+			memcpy(st->sha256, v, OXS_ID_LEN + 1), seen |= 32;
+		else if (strcmp(line, "structure") == 0 && oxs_id_valid(v))
+			memcpy(st->structure, v, OXS_ID_LEN + 1);
+		else if (strcmp(line, "name") == 0)
+			snprintf(st->name, sizeof(st->name), "%s", v);
+		if (end != NULL && *end != '\0')
+			return OXS_E_IO;
+	}
+	if (seen != 63 || st->part == 0 || st->offset > st->length)
+		return OXS_E_IO;
+	return OXS_OK;
+}
+
+/* Replace <uid>/state durably: a temporary, fsync, rename, fsync of the folder. */
+static oxs_status state_write(const oxs_resumable *rs, const char *uid, const upstate *st)
+{
+	char path[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX];
+	if (!path_of(rs, path, sizeof(path), uid, "state") ||
+	    !path_of(rs, tmp, sizeof(tmp), uid, "state.tmp") || !path_of(rs, dir, sizeof(dir), uid, ""))
+		return OXS_E_INVALID;
+	char buf[2048];
+	int n = snprintf(buf, sizeof(buf),
+	                 "length %" PRIu64 "\npart %" PRIu64 "\noffset %" PRIu64
+	                 "\ncreated %" PRId64 "\nexpires %" PRId64 "\nsha256 %s\n%s%s%sname %s\n",
+	                 st->length, st->part, st->offset, st->created, st->expires, st->sha256,
+	                 st->structure[0] ? "structure " : "", st->structure,
+	                 st->structure[0] ? "\n" : "", st->name);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		return OXS_E_INVALID;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return errno_status(errno);
+	bool ok = write(fd, buf, (size_t)n) == n && fsync(fd) == 0;
+	int e = errno;
+	close(fd);
+	if (!ok || rename(tmp, path) != 0 || sync_dir(dir) != 0) {
+		e = ok ? errno : e;
+		(void)unlink(tmp);
+		return errno_status(e);
+	}
+	return OXS_OK;
+}
+
+/* The file's name as kept: no control characters, no newline. */
+static void set_name(upstate *st, const char *s, size_t n)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n && o + 1 < sizeof(st->name); i++)
+		if ((unsigned char)s[i] >= 0x20 && s[i] != 0x7f)
+			st->name[o++] = s[i];
+	st->name[o] = '\0';
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Uploads this process knows (mu held)
+ */
+static active *find_active(oxs_resumable *rs, const char *uid)
+{
+	for (size_t i = 0; i < rs->nact; i++)
+		if (strcmp(rs->act[i].uid, uid) == 0)
+			return &rs->act[i];
+	return NULL;
+}
+
+static void forget_active(oxs_resumable *rs, const char *uid)
+{
+	active *a = find_active(rs, uid);
+	if (a == NULL)
+		return;
+	EVP_MD_CTX_free(a->md);
+	*a = rs->act[--rs->nact];
+}
+
+/* Mark uid busy; false when another request holds it (or the table is full). */
+static bool claim(oxs_resumable *rs, const char *uid)
+{
+	pthread_mutex_lock(&rs->mu);
+	active *a = find_active(rs, uid);
+	bool ok = false;
+	if (a == NULL && rs->nact < MAX_ACTIVE) {
+		a = &rs->act[rs->nact++];
+		memset(a, 0, sizeof(*a));
+		memcpy(a->uid, uid, UID_LEN + 1);
+	}
+	if (a != NULL && !a->busy) {
+		a->busy = true;
+		ok = true;
+	}
+	pthread_mutex_unlock(&rs->mu);
+	return ok;
+}
+
+static void release(oxs_resumable *rs, const char *uid)
+{
+	pthread_mutex_lock(&rs->mu);
+	active *a = find_active(rs, uid);
+	if (a != NULL)
+		a->busy = false;
+	pthread_mutex_unlock(&rs->mu);
+}
+
+/* Remove an upload's folder (the caller holds it, or it is expired and not busy). */
+static void remove_upload(oxs_resumable *rs, const char *uid)
+{
+	char dir[PATH_MAX];
+	if (path_of(rs, dir, sizeof(dir), uid, ""))
+		oxs_remove_path(dir);
+	(void)sync_dir(rs->dir);
+}
+
+/* Remove the uploads idle past their expiry that no request holds. */
+static void sweep(oxs_resumable *rs)
+{
+	DIR *d = opendir(rs->dir);
+	if (d == NULL)
+		return;
+	int64_t now = (int64_t)time(NULL);
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (!uid_valid(e->d_name))
+			continue;
+		upstate st;
+		oxs_status s = state_read(rs, e->d_name, &st);
+		if (s == OXS_OK && st.expires > now)
+			continue;
+		char uid[UID_LEN + 1];
+		memcpy(uid, e->d_name, UID_LEN + 1);
+		if (!claim(rs, uid))
+			continue;
+		remove_upload(rs, uid);
+		pthread_mutex_lock(&rs->mu);
+		forget_active(rs, uid);
+		pthread_mutex_unlock(&rs->mu);
+		atomic_fetch_add(&rs->expired, 1);
+		char extra[96];
+		snprintf(extra, sizeof(extra), ",\"upload\":\"%s\"", uid);
+		oxs_log("info", s == OXS_OK ? "resumable upload expired" : "resumable upload unreadable: removed", extra);
+	}
+	closedir(d);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Structures and their whole models
+ */
+static bool load_links(oxs_resumable *rs)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/links", rs->dir) >= (int)sizeof(path))
+		return false;
+	FILE *f = fopen(path, "re");
+	if (f == NULL)
+		return errno == ENOENT;
+	char line[256];
+	while (fgets(line, sizeof(line), f) != NULL) {
+		slink l;
+		if (strlen(line) != 2 * OXS_ID_LEN + 2 || line[OXS_ID_LEN] != ' ')
+			continue; /* a torn last line */
+		memcpy(l.structure, line, OXS_ID_LEN);
+		l.structure[OXS_ID_LEN] = '\0';
+		memcpy(l.full, line + OXS_ID_LEN + 1, OXS_ID_LEN);
+		l.full[OXS_ID_LEN] = '\0';
+		if (!oxs_id_valid(l.structure) || !oxs_id_valid(l.full))
+			continue;
+		if (rs->nlinks == rs->caplinks) {
+			size_t cap = rs->caplinks ? 2 * rs->caplinks : 64;
+			slink *n = realloc(rs->links, cap * sizeof(*n));
+			if (n == NULL)
+				break;
+			rs->links = n;
+			rs->caplinks = cap;
+		}
+		rs->links[rs->nlinks++] = l;
+	}
+	fclose(f);
+	return true;
+}
+
+static const slink *find_link(const oxs_resumable *rs, const char *structure)
+{
+	for (size_t i = rs->nlinks; i > 0; i--)
+		if (strcmp(rs->links[i - 1].structure, structure) == 0)
+			return &rs->links[i - 1];
+	return NULL;
+}
+
+bool oxs_resumable_moved(oxs_resumable *rs, const char *id, char full[OXS_ID_LEN + 1])
+{
+	if (rs == NULL || id[0] == '\0')
+		return false;
+	pthread_mutex_lock(&rs->mu);
+	const slink *l = find_link(rs, id);
+	if (l != NULL)
+		memcpy(full, l->full, OXS_ID_LEN + 1);
+	pthread_mutex_unlock(&rs->mu);
+	return l != NULL;
+}
+
+/* The whole model `full` of a structure upload has arrived: the structure's URLs redirect
+ * to it from now on.  Only a structure the store holds, smaller than the whole file and
+ * kept under the same file name, is linked (a structure is the same file with its weights
+ * cut out), and only once. */
+static void link_structure(oxs_server *srv, const upstate *st, const char *full)
+{
+	oxs_resumable *rs = srv->rs;
+	if (st->structure[0] == '\0' || strcmp(st->structure, full) == 0)
+		return;
+	oxs_store *store = srv->store;
+	uint64_t size = 0;
+	if (store->ops->stat_model(store, st->structure, 0, &size) != OXS_OK || size >= st->length)
+		return;
+	oxs_model_info info;
+	size_t n = 0;
+	char after[OXS_ID_LEN + 1] = "";
+	/* the structure's meta: list from just before its id (ids are in order) */
+	memcpy(after, st->structure, OXS_ID_LEN + 1);
+	for (int i = OXS_ID_LEN - 1; i >= 0; i--) { /* the id just before: decrement */
+		if (after[i] == '0') {
+			after[i] = 'f';
+			continue;
+		}
+		after[i] = after[i] == 'a' ? '9' : (char)(after[i] - 1);
+		break;
+	}
+	if (store->ops->list_models(store, after, &info, 1, &n, NULL) != OXS_OK || n != 1 ||
+	    strcmp(info.id, st->structure) != 0 || !info.has_meta ||
+	    strcmp(info.meta.name, st->name) != 0)
+		return;
+	pthread_mutex_lock(&rs->mu);
+	bool have = find_link(rs, st->structure) != NULL;
+	bool room = have || rs->nlinks < rs->caplinks;
+	if (!have && !room) {
+		size_t cap = rs->caplinks ? 2 * rs->caplinks : 64;
+		slink *nl = realloc(rs->links, cap * sizeof(*nl));
+		if (nl != NULL) {
+			rs->links = nl;
+			rs->caplinks = cap;
+			room = true;
+		}
+	}
+	if (!have && room) {
+		char path[PATH_MAX], line[2 * OXS_ID_LEN + 3];
+		snprintf(line, sizeof(line), "%s %s\n", st->structure, full);
+		int fd = snprintf(path, sizeof(path), "%s/links", rs->dir) < (int)sizeof(path)
+		             ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)
+		             : -1;
+		if (fd >= 0 && write(fd, line, strlen(line)) == (ssize_t)strlen(line) &&
+		    fdatasync(fd) == 0) {
+			slink *l = &rs->links[rs->nlinks++];
+			memcpy(l->structure, st->structure, OXS_ID_LEN + 1);
+			memcpy(l->full, full, OXS_ID_LEN + 1);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	pthread_mutex_unlock(&rs->mu);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Replies
+ */
+static void http_date(int64_t t, char *out, size_t size)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(out, size, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+}
+
+static void add_header_u64(oxs_req *r, const char *name, uint64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	if (r->reply != NULL)
+		MHD_add_response_header(r->reply, name, buf);
+}
+
+/* The tus headers every answer about an upload carries. */
+static void add_upload_headers(oxs_req *r, const upstate *st)
+{
+	if (r->reply == NULL)
+		return;
+	MHD_add_response_header(r->reply, "Tus-Resumable", "1.0.0");
+	MHD_add_response_header(r->reply, "Cache-Control", "no-store");
+	add_header_u64(r, "Upload-Offset", st->offset);
+	add_header_u64(r, "Upload-Length", st->length);
+	add_header_u64(r, "Upload-Part-Size", st->part);
+	char date[64];
+	http_date(st->expires, date, sizeof(date));
+	MHD_add_response_header(r->reply, "Upload-Expires", date);
+}
+
+static void reply_state(oxs_req *r, unsigned status, const char *uid, const upstate *st)
+{
+	oxr_buf b;
+	oxr_buf_init(&b, 512);
+	char date[64];
+	http_date(st->expires, date, sizeof(date));
+	oxr_buf_printf(&b,
+	               "{\"upload\":\"%s\",\"location\":\"/uploads/%s\",\"offset\":%" PRIu64
+	               ",\"length\":%" PRIu64 ",\"part_size\":%" PRIu64
+	               ",\"sha256\":\"%s\",\"expires\":\"%s\",\"name\":",
+	               uid, uid, st->offset, st->length, st->part, st->sha256, date);
+	oxs_json_string(&b, st->name, strlen(st->name));
+	oxr_buf_printf(&b, ",\"structure\":");
+	if (st->structure[0] != '\0')
+		oxr_buf_printf(&b, "\"%s\"}\n", st->structure);
+	else
+		oxr_buf_printf(&b, "null}\n");
+	oxs_reply_json(r, status, &b);
+	add_upload_headers(r, st);
+	if (r->reply != NULL && status == 201) {
+		char loc[64];
+		snprintf(loc, sizeof(loc), "/uploads/%s", uid);
+		MHD_add_response_header(r->reply, "Location", loc);
+	}
+}
+
+static void reply_204(oxs_req *r)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	if (resp == NULL) {
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return;
+	}
+	oxs_response_common(resp, NULL);
+	oxs_reply(r, 204, resp, 0);
+}
+
+static void reply_io(oxs_req *r, oxs_status s, const char *what)
+{
+	if (s == OXS_E_NOSPACE)
+		oxs_reply_error(r, 507, "insufficient_storage", "", "%s: no space left", what);
+	else
+		oxs_reply_store_error(r, s, what);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * POST /uploads
+ */
+
+/* A tus metadata value (base64) into out; false when malformed or too long. */
+static bool b64_decode(const char *s, size_t n, char *out, size_t size)
+{
+	size_t o = 0;
+	unsigned acc = 0, bits = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		unsigned v;
+		if (c >= 'A' && c <= 'Z')
+			v = (unsigned)(c - 'A');
+		else if (c >= 'a' && c <= 'z')
+			v = (unsigned)(c - 'a') + 26;
+		else if (c >= '0' && c <= '9')
+			v = (unsigned)(c - '0') + 52;
+		else if (c == '+' || c == '-')
+			v = 62;
+		else if (c == '/' || c == '_')
+			v = 63;
+		else if (c == '=')
+			break;
+		else
+			return false;
+		acc = (acc << 6) | v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o + 1 >= size)
+				return false;
+			out[o++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	out[o] = '\0';
+	return memchr(out, '\0', o) == NULL;
+}
+
+/* Upload-Metadata: "key b64, key b64, ...": sha256 (required), filename, structure. */
+static bool parse_metadata(const char *h, upstate *st, char *err, size_t errsize)
+{
+	char sha[OXS_ID_LEN + 8] = "", structure[OXS_ID_LEN + 8] = "", name[OXS_META_STR * 2] = "";
+	for (const char *p = h; *p != '\0';) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		if (*p == '\0')
+			break;
+		size_t kn = strcspn(p, " ,");
+		const char *v = p + kn;
+		while (*v == ' ')
+			v++;
+		size_t vn = *v == ',' ? 0 : strcspn(v, " ,");
+		char *out = NULL;
+		size_t osize = 0;
+		if (kn == 6 && memcmp(p, "sha256", 6) == 0)
+			out = sha, osize = sizeof(sha);
+		else if (kn == 9 && memcmp(p, "structure", 9) == 0)
+			out = structure, osize = sizeof(structure);
+		else if (kn == 8 && memcmp(p, "filename", 8) == 0)
+			out = name, osize = sizeof(name);
+		if (out != NULL && !b64_decode(v, vn, out, osize)) {
+			snprintf(err, errsize, "Upload-Metadata: the value of %.*s is not base64 of a "
+			         "short text", (int)kn, p);
+			return false;
+		}
+		p = v + vn;
+	}
+	for (char *c = sha; *c; c++)
+		*c = (char)(*c >= 'A' && *c <= 'F' ? *c + 32 : *c);
+	if (!oxs_id_valid(sha)) {
+		snprintf(err, errsize, "Upload-Metadata: sha256 (the file's SHA-256 as 64 hex "
+		         "digits, base64-encoded as tus wants) is missing or malformed");
+		return false;
+	}
+	if (structure[0] != '\0' && !oxs_id_valid(structure)) {
+		snprintf(err, errsize, "Upload-Metadata: structure is not a model id");
+		return false;
+	}
+	memcpy(st->sha256, sha, OXS_ID_LEN + 1);
+	memcpy(st->structure, structure, strlen(structure) + 1);
+	const char *base = name;
+	for (const char *c = name; *c; c++)
+		if (*c == '/' || *c == '\\')
+			base = c + 1;
+	set_name(st, base, strlen(base));
+	return true;
+}
+
+/* The request's upload object (freed by oxs_resumable_cleanup); NULL after a reply. */
+static oxs_rpatch *new_rpatch(oxs_req *r)
+{
+	oxs_rpatch *p = calloc(1, sizeof(*p));
+	if (p == NULL) {
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return NULL;
+	}
+	p->fd = -1;
+	r->rp = p;
+	return p;
+}
+
+static bool tus_version_ok(oxs_req *r)
+{
+	const char *v = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Tus-Resumable");
+	if (v == NULL || strcmp(v, "1.0.0") == 0)
+		return true;
+	oxs_reply_error(r, 412, "tus_version", "", "Tus-Resumable: this server speaks 1.0.0");
+	if (r->reply != NULL)
+		MHD_add_response_header(r->reply, "Tus-Version", "1.0.0");
+	return false;
+}
+
+static void create_job(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	oxs_resumable *rs = srv->rs;
+	oxs_rpatch *p = r->rp;
+	upstate *st = &p->st;
+	oxs_store *store = srv->store;
+	/* never twice: the server holds the file already */
+	oxs_status have = store->ops->stat_model(store, st->sha256, OXS_STAT_FRESH, NULL);
+	if (have == OXS_OK) {
+		link_structure(srv, st, st->sha256);
+		atomic_fetch_add(&rs->held, 1);
+		oxr_buf b;
+		oxr_buf_init(&b, 256);
+		oxr_buf_printf(&b, "{\"id\":\"%s\",\"stored\":true,\"links\":{\"self\":\"/models/%s\"}}\n",
+		               st->sha256, st->sha256);
+		oxs_reply_json(r, 200, &b);
+		if (r->reply != NULL) {
+			char loc[OXS_ID_LEN + 16];
+			snprintf(loc, sizeof(loc), "/models/%s", st->sha256);
+			MHD_add_response_header(r->reply, "Location", loc);
+			MHD_add_response_header(r->reply, "Tus-Resumable", "1.0.0");
+			MHD_add_response_header(r->reply, "Cache-Control", "no-store");
+		}
+		oxs_resume(r);
+		return;
+	}
+	if (have != OXS_E_NOT_FOUND) {
+		oxs_reply_store_error(r, have, "cannot look the model up in the store");
+		oxs_resume(r);
+		return;
+	}
+	sweep(rs);
+	uid_of(st->sha256, st->length, p->uid);
+	if (!claim(rs, p->uid)) {
+		/* a part of it is arriving right now: its state as it stands */
+		upstate cur;
+		if (state_read(rs, p->uid, &cur) == OXS_OK) {
+			atomic_fetch_add(&rs->resumed, 1);
+			reply_state(r, 200, p->uid, &cur);
+		} else {
+			oxs_reply_error(r, 409, "upload_busy", "", "this upload is busy; retry");
+		}
+		oxs_resume(r);
+		return;
+	}
+	p->claimed = true;
+	upstate cur;
+	oxs_status s = state_read(rs, p->uid, &cur);
+	if (s == OXS_OK) {
+		/* the same file again (a reload, another client): go on from its offset */
+		cur.expires = (int64_t)time(NULL) + rs->expiry;
+		if (cur.structure[0] == '\0' && st->structure[0] != '\0')
+			memcpy(cur.structure, st->structure, OXS_ID_LEN + 1);
+		(void)state_write(rs, p->uid, &cur);
+		atomic_fetch_add(&rs->resumed, 1);
+		reply_state(r, 200, p->uid, &cur);
+		oxs_resume(r);
+		return;
+	}
+	char dir[PATH_MAX], data[PATH_MAX];
+	if (!path_of(rs, dir, sizeof(dir), p->uid, "") ||
+	    !path_of(rs, data, sizeof(data), p->uid, "data")) {
+		oxs_reply_error(r, 500, "internal", "", "upload path too long");
+		oxs_resume(r);
+		return;
+	}
+	oxs_remove_path(dir); /* an unreadable leftover */
+	int fd = -1;
+	if (mkdir(dir, 0700) != 0 ||
+	    (fd = open(data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+		reply_io(r, errno_status(errno), "cannot start the upload");
+		oxs_resume(r);
+		return;
+	}
+	close(fd);
+	st->offset = 0;
+	st->created = (int64_t)time(NULL);
+	st->expires = st->created + rs->expiry;
+	st->part = oxs_s3_part_for(st->length, rs->part_size);
+	s = state_write(rs, p->uid, st);
+	if (s != OXS_OK) {
+		remove_upload(rs, p->uid);
+		reply_io(r, s, "cannot start the upload");
+		oxs_resume(r);
+		return;
+	}
+	(void)sync_dir(rs->dir);
+	atomic_fetch_add(&rs->started, 1);
+	reply_state(r, 201, p->uid, st);
+	oxs_resume(r);
+}
+
+void oxs_resumable_create(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	oxs_resumable *rs = srv->rs;
+	if (!tus_version_ok(r))
+		return;
+	if (!oxs_rate_allow(r))
+		return;
+	const char *len = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Upload-Length");
+	if (MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Upload-Defer-Length") != NULL) {
+		oxs_reply_error(r, 400, "bad_upload", "", "Upload-Defer-Length: the length must be known");
+		return;
+	}
+	char *end = NULL;
+	errno = 0;
+	unsigned long long n = len != NULL && len[0] >= '0' && len[0] <= '9' ? strtoull(len, &end, 10) : 0;
+	if (len == NULL || end == NULL || *end != '\0' || errno != 0 || n == 0 ||
+	    n > ((uint64_t)1 << 50)) {
+		oxs_reply_error(r, 400, "bad_upload", "", "Upload-Length: the file's size in bytes (1 or more)");
+		return;
+	}
+	const char *meta = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Upload-Metadata");
+	oxs_rpatch *p = new_rpatch(r);
+	if (p == NULL)
+		return;
+	p->st.length = n;
+	char err[300];
+	if (!parse_metadata(meta != NULL ? meta : "", &p->st, err, sizeof(err))) {
+		oxs_reply_error(r, 400, "bad_upload", "", "%s", err);
+		return;
+	}
+	if (rs->max_total != 0 && n > rs->max_total) {
+		oxs_reply_error(r, 413, "upload_too_large", "",
+		                "the file (%llu bytes) is larger than --max-resumable (%" PRIu64 " bytes)",
+		                n, rs->max_total);
+		return;
+	}
+	oxs_store_stats ss;
+	srv->store->ops->stats(srv->store, &ss);
+	if (ss.budget != 0 && n > ss.budget) {
+		oxs_reply_error(r, 507, "insufficient_storage", "",
+		                "the file (%llu bytes) is larger than the store's budget (%" PRIu64
+		                " bytes, --store-budget)", n, ss.budget);
+		return;
+	}
+	struct statvfs vfs;
+	if (statvfs(rs->dir, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < n) {
+		oxs_reply_error(r, 507, "insufficient_storage", "",
+		                "the file (%llu bytes) does not fit the disk (%" PRIu64 " bytes free)",
+		                n, (uint64_t)vfs.f_bavail * vfs.f_frsize);
+		return;
+	}
+	memcpy(r->id, p->st.sha256, OXS_ID_LEN + 1);
+	oxs_defer(r, srv->work, create_job);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * GET/HEAD, DELETE /uploads/{uid}
+ */
+
+/* The state of the upload named by the path, answering 404 when there is none (or it
+ * expired: then it is removed).  False after a reply. */
+static bool find_upload(oxs_req *r, upstate *st)
+{
+	oxs_resumable *rs = r->srv->rs;
+	if (!uid_valid(r->param)) {
+		oxs_reply_error(r, 404, "upload_not_found", "", "no such upload");
+		return false;
+	}
+	oxs_status s = state_read(rs, r->param, st);
+	if (s == OXS_OK && st->expires <= (int64_t)time(NULL)) {
+		sweep(rs);
+		s = OXS_E_NOT_FOUND;
+	}
+	if (s == OXS_E_NOT_FOUND || s == OXS_E_IO) {
+		oxs_reply_error(r, 404, "upload_not_found", "",
+		                "no such upload (it finished, expired or was deleted)");
+		if (r->reply != NULL)
+			MHD_add_response_header(r->reply, "Tus-Resumable", "1.0.0");
+		return false;
+	}
+	if (s != OXS_OK) {
+		reply_io(r, s, "cannot read the upload");
+		return false;
+	}
+	return true;
+}
+
+void oxs_resumable_get(oxs_req *r)
+{
+	upstate st;
+	if (find_upload(r, &st))
+		reply_state(r, 200, r->param, &st);
+}
+
+void oxs_resumable_delete(oxs_req *r)
+{
+	oxs_resumable *rs = r->srv->rs;
+	upstate st;
+	if (!tus_version_ok(r) || !find_upload(r, &st))
+		return;
+	if (!claim(rs, r->param)) {
+		oxs_reply_error(r, 409, "upload_busy", "", "a part of this upload is arriving");
+		return;
+	}
+	remove_upload(rs, r->param);
+	pthread_mutex_lock(&rs->mu);
+	forget_active(rs, r->param);
+	pthread_mutex_unlock(&rs->mu);
+	atomic_fetch_add(&rs->aborted, 1);
+	reply_204(r);
+	if (r->reply != NULL)
+		MHD_add_response_header(r->reply, "Tus-Resumable", "1.0.0");
+}
+
+/* ---------------------------------------------------------------------------------------
+ * PATCH /uploads/{uid}
+ */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	if (s == NULL || *s < '0' || *s > '9' || strlen(s) > 19)
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return false;
+	*out = v;
+	return true;
+}
+
+void oxs_resumable_patch_begin(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	oxs_resumable *rs = srv->rs;
+	if (!oxs_authorize_body(r, oxs_route_at(r->route)))
+		return;
+	if (!tus_version_ok(r))
+		return;
+	const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Type");
+	if (ct == NULL || strcasecmp(ct, "application/offset+octet-stream") != 0) {
+		oxs_reply_error(r, 415, "unsupported_media_type", "",
+		                "a part is sent as application/offset+octet-stream");
+		return;
+	}
+	uint64_t offset = 0, clen = 0;
+	if (!parse_u64(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Upload-Offset"),
+	               &offset)) {
+		oxs_reply_error(r, 400, "bad_upload", "", "Upload-Offset: the part's offset in bytes");
+		return;
+	}
+	if (!parse_u64(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length"),
+	               &clen)) {
+		oxs_reply_error(r, 411, "length_required", "", "a part needs its Content-Length");
+		return;
+	}
+	upstate st;
+	if (!find_upload(r, &st))
+		return;
+	if (offset != st.offset) {
+		oxs_reply_error(r, 409, "offset_mismatch", "",
+		                "the upload is at byte %" PRIu64 ", not %" PRIu64 " (Upload-Offset "
+		                "tells where to go on)", st.offset, offset);
+		add_upload_headers(r, &st);
+		return;
+	}
+	uint64_t want = st.length - st.offset < st.part ? st.length - st.offset : st.part;
+	if (clen != want) {
+		oxs_reply_error(r, clen > want ? 413 : 400, clen > want ? "part_too_large" : "bad_part_size",
+		                "",
+		                "the part at byte %" PRIu64 " is %" PRIu64 " bytes (parts are %" PRIu64
+		                " bytes, the last one the rest), not %" PRIu64,
+		                offset, want, st.part, clen);
+		add_upload_headers(r, &st);
+		return;
+	}
+	oxs_rpatch *p = new_rpatch(r);
+	if (p == NULL)
+		return;
+	memcpy(p->uid, r->param, UID_LEN + 1);
+	p->st = st;
+	if (!claim(rs, p->uid)) {
+		oxs_reply_error(r, 409, "upload_busy", "", "another part of this upload is arriving");
+		add_upload_headers(r, &st);
+		return;
+	}
+	p->claimed = true;
+	char data[PATH_MAX];
+	if (path_of(rs, data, sizeof(data), p->uid, "data"))
+		p->fd = open(data, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (p->fd < 0) {
+		reply_io(r, errno_status(errno), "cannot open the upload");
+		return;
+	}
+	p->at = offset;
+	p->want = want;
+	memcpy(r->id, st.sha256, OXS_ID_LEN + 1);
+}
+
+bool oxs_resumable_patch_data(oxs_req *r, const char *data, size_t size)
+{
+	oxs_rpatch *p = r->rp;
+	if (p->fd < 0 || p->werr != 0)
+		return true; /* a reply is set; the rest is dropped */
+	while (size > 0) {
+		ssize_t w = pwrite(p->fd, data, size, (off_t)(p->at + p->got));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			p->werr = w < 0 ? errno : EIO;
+			return true;
+		}
+		p->got += (uint64_t)w;
+		data += w;
+		size -= (size_t)w;
+	}
+	return true;
+}
+
+/* The hash of the upload's first `upto` bytes in a's context, from what it holds (after
+ * a restart: from the start of the data file). */
+static bool hash_upto(oxs_resumable *rs, const char *uid, int fd, uint64_t upto)
+{
+	pthread_mutex_lock(&rs->mu);
+	active *a = find_active(rs, uid);
+	EVP_MD_CTX *md = a != NULL ? a->md : NULL;
+	uint64_t from = a != NULL ? a->hashed : 0;
+	if (a != NULL)
+		a->md = NULL; /* ours while hashing (we hold the busy mark) */
+	pthread_mutex_unlock(&rs->mu);
+	if (a == NULL)
+		return false;
+	if (md == NULL || from > upto) {
+		EVP_MD_CTX_free(md);
+		md = EVP_MD_CTX_new();
+		from = 0;
+		if (md == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+			EVP_MD_CTX_free(md);
+			return false;
+		}
+	}
+	char *buf = malloc(HASH_CHUNK);
+	bool ok = buf != NULL;
+	while (ok && from < upto) {
+		size_t want = upto - from < HASH_CHUNK ? (size_t)(upto - from) : HASH_CHUNK;
+		ssize_t n = pread(fd, buf, want, (off_t)from);
+		if (n <= 0) {
+			ok = false;
+			break;
+		}
+		ok = EVP_DigestUpdate(md, buf, (size_t)n) == 1;
+		from += (uint64_t)n;
+	}
+	free(buf);
+	pthread_mutex_lock(&rs->mu);
+	a = find_active(rs, uid);
+	if (a != NULL && ok) {
+		a->md = md;
+		a->hashed = from;
+		md = NULL;
+	}
+	pthread_mutex_unlock(&rs->mu);
+	EVP_MD_CTX_free(md);
+	return ok && a != NULL;
+}
+
+/* The SHA-256 the upload's context holds (its whole file, after hash_upto). */
+static bool hash_final(oxs_resumable *rs, const char *uid, char hex[OXS_ID_LEN + 1])
+{
+	unsigned char md[32];
+	unsigned int n = 0;
+	pthread_mutex_lock(&rs->mu);
+	active *a = find_active(rs, uid);
+	bool ok = a != NULL && a->md != NULL && EVP_DigestFinal_ex(a->md, md, &n) == 1 && n == 32;
+	if (a != NULL) {
+		EVP_MD_CTX_free(a->md);
+		a->md = NULL;
+		a->hashed = 0;
+	}
+	pthread_mutex_unlock(&rs->mu);
+	if (ok)
+		oxs_hex(hex, md, 32);
+	return ok;
+}
+
+static void on_stored(oxs_req *r, const char *id, bool created)
+{
+	(void)created;
+	oxs_rpatch *p = r->rp;
+	atomic_fetch_add(&r->srv->rs->completed, 1);
+	link_structure(r->srv, &p->st, id);
+}
+
+/* The last part is in: the whole file's hash, then the model is stored as an upload. */
+static void complete(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	oxs_resumable *rs = srv->rs;
+	oxs_rpatch *p = r->rp;
+	char hex[OXS_ID_LEN + 1];
+	if (!hash_final(rs, p->uid, hex)) {
+		oxs_reply_error(r, 500, "internal", "", "hashing the upload failed");
+		oxs_resume(r);
+		return;
+	}
+	if (strcmp(hex, p->st.sha256) != 0) {
+		remove_upload(rs, p->uid);
+		atomic_fetch_add(&rs->refused, 1);
+		oxs_reply_error(r, 422, "checksum_mismatch", ",\"rule\":\"sha256\"",
+		                "the %" PRIu64 " bytes received hash to %s, not to the sha256 given "
+		                "(%s): nothing is kept",
+		                p->st.length, hex, p->st.sha256);
+		oxs_resume(r);
+		return;
+	}
+	/* the file moves to a spool file of the store, the upload's folder goes, and the
+	 * spool file is stored like any upload (a crash in between leaves a temporary the
+	 * store removes at start: the upload then starts over) */
+	char data[PATH_MAX], spool[PATH_MAX];
+	int sfd = -1;
+	oxs_status s = srv->store->ops->spool(srv->store, &sfd, spool, sizeof(spool));
+	if (s == OXS_OK) {
+		close(sfd);
+		sfd = -1;
+		if (!path_of(rs, data, sizeof(data), p->uid, "data") || rename(data, spool) != 0) {
+			s = errno_status(errno);
+			(void)unlink(spool);
+		} else {
+			sfd = open(spool, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			if (sfd < 0) {
+				s = errno_status(errno);
+				(void)unlink(spool);
+			}
+		}
+	}
+	if (s != OXS_OK) {
+		reply_io(r, s, "cannot store the upload");
+		oxs_resume(r);
+		return;
+	}
+	remove_upload(rs, p->uid);
+	pthread_mutex_lock(&rs->mu);
+	forget_active(rs, p->uid);
+	pthread_mutex_unlock(&rs->mu);
+	p->claimed = false;
+	memcpy(r->id, p->st.sha256, OXS_ID_LEN + 1);
+	oxs_upload_adopt(r, sfd, spool, p->st.name, p->st.length, on_stored);
+}
+
+static void patch_job(oxs_req *r)
+{
+	oxs_resumable *rs = r->srv->rs;
+	oxs_rpatch *p = r->rp;
+	if (p->werr != 0) {
+		reply_io(r, errno_status(p->werr), "cannot write the part");
+		oxs_resume(r);
+		return;
+	}
+	if (fdatasync(p->fd) != 0) {
+		reply_io(r, errno_status(errno), "cannot write the part");
+		oxs_resume(r);
+		return;
+	}
+	upstate st = p->st;
+	st.offset = p->at + p->got;
+	st.expires = (int64_t)time(NULL) + rs->expiry;
+	/* the hash follows the parts (read back from the page cache) */
+	if (!hash_upto(rs, p->uid, p->fd, st.offset)) {
+		oxs_reply_error(r, 500, "internal", "", "hashing the upload failed");
+		oxs_resume(r);
+		return;
+	}
+	oxs_status s = state_write(rs, p->uid, &st);
+	if (s != OXS_OK) {
+		reply_io(r, s, "cannot record the part");
+		oxs_resume(r);
+		return;
+	}
+	p->st = st;
+	atomic_fetch_add(&rs->bytes, p->got);
+	if (st.offset == st.length) {
+		close(p->fd);
+		p->fd = -1;
+		complete(r);
+		return;
+	}
+	reply_204(r);
+	add_upload_headers(r, &st);
+	oxs_resume(r);
+}
+
+void oxs_resumable_patch_end(oxs_req *r)
+{
+	oxs_rpatch *p = r->rp;
+	if (p == NULL || p->fd < 0) {
+		oxs_reply_error(r, 500, "internal", "", "no part");
+		return;
+	}
+	if (p->got != p->want) {
+		oxs_reply_error(r, 400, "bad_part_size", "", "the part ended after %" PRIu64 " of %" PRIu64
+		                " bytes", p->got, p->want);
+		return;
+	}
+	oxs_defer(r, r->srv->work, patch_job);
+}
+
+void oxs_resumable_cleanup(oxs_req *r)
+{
+	oxs_rpatch *p = r->rp;
+	r->rp = NULL;
+	if (p == NULL)
+		return;
+	if (p->fd >= 0)
+		close(p->fd);
+	if (p->claimed)
+		release(r->srv->rs, p->uid);
+	free(p);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Life and metrics
+ */
+oxs_resumable *oxs_resumable_open(const oxs_config *c, char *err, size_t errsize)
+{
+	oxs_resumable *rs = calloc(1, sizeof(*rs));
+	if (rs == NULL || (rs->act = calloc(MAX_ACTIVE, sizeof(*rs->act))) == NULL) {
+		free(rs);
+		snprintf(err, errsize, "out of memory");
+		return NULL;
+	}
+	bool s3 = strncmp(c->store, "s3://", 5) == 0;
+	int n = snprintf(rs->dir, sizeof(rs->dir), "%s/uploads", s3 ? c->cache_dir : c->store);
+	if (n < 0 || (size_t)n >= sizeof(rs->dir) || (mkdir(rs->dir, 0700) != 0 && errno != EEXIST)) {
+		snprintf(err, errsize, "cannot create %s: %s", rs->dir, strerror(errno));
+		free(rs->act);
+		free(rs);
+		return NULL;
+	}
+	rs->part_size = c->upload_part_size;
+	rs->max_total = c->max_resumable;
+	rs->expiry = c->upload_expiry;
+	pthread_mutex_init(&rs->mu, NULL);
+	(void)load_links(rs);
+	sweep(rs);
+	rs->expired = 0; /* counted from now: the metrics are this process's */
+	return rs;
+}
+
+void oxs_resumable_free(oxs_resumable *rs)
+{
+	if (rs == NULL)
+		return;
+	for (size_t i = 0; i < rs->nact; i++)
+		EVP_MD_CTX_free(rs->act[i].md);
+	free(rs->act);
+	free(rs->links);
+	pthread_mutex_destroy(&rs->mu);
+	free(rs);
+}
+
+void oxs_resumable_metrics(oxs_server *srv, oxr_buf *o)
+{
+	oxs_resumable *rs = srv->rs;
+	if (rs == NULL)
+		return;
+	oxr_buf_printf(o, "# HELP onnxviz_resumable_uploads_total Resumable uploads (POST "
+	               "/uploads) by event: started, resumed (the same file again), held (the "
+	               "server had the file: nothing sent), completed, refused (hash or model), "
+	               "expired, aborted (DELETE).\n# TYPE onnxviz_resumable_uploads_total counter\n");
+	const struct {
+		const char *name;
+		atomic_uint_fast64_t *v;
+	} ev[] = {{"started", &rs->started},     {"resumed", &rs->resumed},
+	          {"held", &rs->held},           {"completed", &rs->completed},
+	          {"refused", &rs->refused},     {"expired", &rs->expired},
+	          {"aborted", &rs->aborted}};
+	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
+		oxr_buf_printf(o, "onnxviz_resumable_uploads_total{event=\"%s\"} %" PRIu64 "\n",
+		               ev[i].name, (uint64_t)atomic_load(ev[i].v));
+	oxr_buf_printf(o, "# HELP onnxviz_resumable_bytes_total Bytes of resumable upload parts "
+	               "acknowledged.\n# TYPE onnxviz_resumable_bytes_total counter\n"
+	               "onnxviz_resumable_bytes_total %" PRIu64 "\n",
+	               (uint64_t)atomic_load(&rs->bytes));
+}

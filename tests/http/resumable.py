@@ -1,0 +1,300 @@
+"""http suite, resumable uploads (issue 23; docs/api.md "Resumable uploads"): POST /uploads,
+HEAD/GET/PATCH/DELETE /uploads/{uid} against the real server.
+
+Imported by http_test.py, which passes itself (h): its curl, Server, check, ... are used,
+so the responses are audited with the rest and the servers stopped with the rest.  The
+same tests run against the S3 store when the s3 suite sets ONNXVIZ_TEST_S3.
+"""
+import base64
+import hashlib
+import os
+import signal
+import socket
+import time
+
+PART = 1 << 20  # --upload-part-size of these tests: squeezenet (4.9 MB) is 5 parts
+
+
+def b64(s):
+    return base64.b64encode(s.encode()).decode()
+
+
+def begin(h, s, size, sha, name="model.onnx", structure=None, headers=(), token=None):
+    meta = "sha256 %s,filename %s" % (b64(sha), b64(name))
+    if structure:
+        meta += ",structure %s" % b64(structure)
+    hs = ["Upload-Length: %d" % size, "Upload-Metadata: " + meta] + list(headers)
+    if not any(x.lower().startswith("tus-resumable:") for x in hs):
+        hs.append("Tus-Resumable: 1.0.0")
+    if token:
+        hs.append("Authorization: Bearer %s" % token)
+    return h.curl(s.url("/uploads"), method="POST", headers=hs)
+
+
+def patch(h, s, uid, offset, data, ctype="application/offset+octet-stream", token=None):
+    hs = ["Content-Type: " + ctype, "Upload-Offset: %d" % offset, "Tus-Resumable: 1.0.0"]
+    if token:
+        hs.append("Authorization: Bearer %s" % token)
+    return h.curl(s.url("/uploads/" + uid), method="PATCH", headers=hs, data=data)
+
+
+def send_from(h, s, uid, blob, offset, part=PART, stop_after=None):
+    """PATCH the parts of blob from offset on; the last answer (or the one that stopped)."""
+    r = None
+    sent = 0
+    while offset < len(blob):
+        chunk = blob[offset:offset + part]
+        r = patch(h, s, uid, offset, chunk)
+        if r.status not in (200, 201, 204):
+            return r
+        offset += len(chunk)
+        sent += 1
+        if stop_after is not None and sent >= stop_after:
+            break
+    return r
+
+
+def offset_of(r):
+    v = r.h("upload-offset")
+    return int(v) if v is not None and v.isdigit() else -1
+
+
+def t_protocol(h):
+    """begin, parts, HEAD, a part twice, wrong offsets and sizes, the end, never twice."""
+    s = h.Server("--upload-part-size", "1M")
+    blob = open(h.SQUEEZENET, "rb").read()
+    sha = hashlib.sha256(blob).hexdigest()
+    r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx")
+    j = r.json() or {}
+    uid = j.get("upload", "")
+    h.check(r.status == 201 and r.h("location") == "/uploads/" + uid and offset_of(r) == 0 and
+            r.h("upload-part-size") == str(PART) and r.h("tus-resumable") == "1.0.0" and
+            r.h("upload-expires"), "POST /uploads: 201, Location, Upload-Offset 0, part size: %r %r" % (r, r.headers))
+    h.check(j.get("length") == len(blob) and j.get("sha256") == sha and j.get("name") == "squeezenet1_1.onnx",
+            "the upload's JSON: %r" % j)
+    r = h.curl(s.url("/uploads/" + uid), head=True)
+    h.check(r.status == 200 and offset_of(r) == 0 and r.h("upload-length") == str(len(blob)) and
+            r.h("cache-control") == "no-store", "HEAD: offset 0: %r %r" % (r, r.headers))
+    r = patch(h, s, uid, 0, blob[:PART])
+    h.check(r.status == 204 and offset_of(r) == PART, "first part: 204, offset %d: %r %r" % (PART, r, r.headers))
+    r = patch(h, s, uid, 0, blob[:PART])
+    h.check(r.status == 409 and r.error_code() == "offset_mismatch" and offset_of(r) == PART,
+            "a part sent twice: 409 with the offset to go on from: %r" % r)
+    r = patch(h, s, uid, 2 * PART, blob[2 * PART:3 * PART])
+    h.check(r.status == 409 and r.error_code() == "offset_mismatch", "a part out of order: 409: %r" % r)
+    r = patch(h, s, uid, PART, blob[PART:PART + 1000])
+    h.check(r.status == 400 and r.error_code() == "bad_part_size", "a short part: 400: %r" % r)
+    r = patch(h, s, uid, PART, blob[PART:PART + PART + 1])
+    h.check(r.status == 413 and r.error_code() == "part_too_large", "an oversized part: 413: %r" % r)
+    r = patch(h, s, uid, PART, blob[PART:2 * PART], ctype="application/octet-stream")
+    h.check(r.status == 415, "a part of another type: 415: %r" % r)
+    r = h.curl(s.url("/uploads/" + uid), method="PATCH", headers=["Content-Type: application/offset+octet-stream"],
+               data=blob[PART:2 * PART])
+    h.check(r.status == 400 and r.error_code() == "bad_upload", "a part without Upload-Offset: 400: %r" % r)
+    r = patch(h, s, "0" * 32, 0, b"x")
+    h.check(r.status == 404 and r.error_code() == "upload_not_found", "PATCH of no upload: 404: %r" % r)
+    # the same file chosen again (a reload): the same upload, from its offset
+    r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx")
+    h.check(r.status == 200 and (r.json() or {}).get("upload") == uid and offset_of(r) == PART,
+            "POST again: the upload in progress, at its offset: %r" % r)
+    r = h.curl(s.url("/uploads/" + uid))
+    h.check(r.status == 200 and (r.json() or {}).get("offset") == PART, "GET: the offset as JSON: %r" % r)
+    r = send_from(h, s, uid, blob, PART)
+    j = r.json() or {}
+    h.check(r.status == 201 and j.get("id") == sha and r.h("location") == "/models/" + sha,
+            "last part: 201 with the model's summary: %r" % r)
+    r = h.curl(s.url("/models/%s/model.onnx" % sha))
+    h.check(r.status == 200 and r.body == blob, "the model stored is the file, bit for bit")
+    r = h.curl(s.url("/models"))
+    item = [m for m in (r.json() or {}).get("models", []) if m["id"] == sha]
+    h.check(item and item[0].get("name") == "squeezenet1_1.onnx", "listed with its file name: %r" % item)
+    r = h.curl(s.url("/uploads/" + uid), head=True)
+    h.check(r.status == 404, "the finished upload is gone: %r" % r)
+    r = begin(h, s, len(blob), sha)
+    h.check(r.status == 200 and (r.json() or {}).get("stored") is True and r.h("location") == "/models/" + sha,
+            "never twice: POST /uploads of a stored file: 200 and its model: %r" % r)
+    m = s.metrics()
+    ev = lambda e: m.get('onnxviz_resumable_uploads_total{event="%s"}' % e, 0)  # noqa: E731
+    h.check(ev("started") == 1 and ev("completed") == 1 and ev("held") == 1 and ev("resumed") == 1,
+            "metrics: started, resumed, completed, held: %r" % {k: v for k, v in m.items() if "resumable" in k})
+    h.check(m.get("onnxviz_resumable_bytes_total") == len(blob), "metrics: bytes acknowledged")
+    # bad requests
+    r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Metadata: sha256 %s" % b64(sha)])
+    h.check(r.status == 400 and r.error_code() == "bad_upload", "no Upload-Length: 400: %r" % r)
+    r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Length: 10"])
+    h.check(r.status == 400 and r.error_code() == "bad_upload", "no sha256: 400: %r" % r)
+    r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Length: 10", "Upload-Metadata: sha256 %%%"])
+    h.check(r.status == 400 and r.error_code() == "bad_upload", "metadata not base64: 400: %r" % r)
+    r = begin(h, s, 10, "ab" * 32, headers=["Tus-Resumable: 0.2.2"])
+    h.check(r.status == 412 and r.h("tus-version") == "1.0.0", "another tus version: 412: %r" % r)
+    r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Length: 10"], data=b"0123456789")
+    h.check(r.status == 413, "POST /uploads with a body: 413: %r" % r)
+    # DELETE
+    r = begin(h, s, 5000, "cd" * 32)
+    uid2 = (r.json() or {}).get("upload", "")
+    r = h.curl(s.url("/uploads/" + uid2), method="DELETE")
+    h.check(r.status == 204, "DELETE: 204: %r" % r)
+    r = h.curl(s.url("/uploads/" + uid2), head=True)
+    h.check(r.status == 404, "deleted: 404: %r" % r)
+    h.check(s.metrics().get('onnxviz_resumable_uploads_total{event="aborted"}') == 1, "metrics: aborted")
+    r = h.curl(s.url("/uploads/" + uid2), method="PUT")
+    h.check(r.status == 405 and "PATCH" in (r.h("allow") or ""), "PUT: 405 naming PATCH: %r" % r)
+    # an LLM-sized file with the default limits: taken (the parts are what --max-upload bounds)
+    big = h.Server()
+    free = os.statvfs(big.store)
+    size = 3 << 30
+    r = begin(h, big, size, "ef" * 32, name="llm.onnx.data")
+    if free.f_bavail * free.f_frsize > size:
+        h.check(r.status == 201 and r.h("upload-part-size") == str(16 << 20),
+                "a 3 GiB file with the default limits: 201, 16 MiB parts: %r" % r)
+    else:
+        h.check(r.status == 507 and r.error_code() == "insufficient_storage", "3 GiB on a small disk: 507: %r" % r)
+    r = begin(h, big, 1 << 52, "ef" * 32)
+    h.check(r.status == 400, "an absurd length: 400: %r" % r)
+    h.check(big.stop() == 0, "server exit (default limits)")
+    lim = h.Server("--max-resumable", "1M")
+    r = begin(h, lim, 2 << 20, "ef" * 32)
+    h.check(r.status == 413 and r.error_code() == "upload_too_large", "--max-resumable: 413: %r" % r)
+    h.check(lim.stop() == 0, "server exit (--max-resumable)")
+    h.check(s.stop() == 0, "server exit (resumable protocol)")
+
+
+def t_wrong_hash(h):
+    """The bytes do not hash to the sha256 given: 422 at the end, nothing kept."""
+    s = h.Server("--upload-part-size", "1M")
+    blob = open(h.SQUEEZENET, "rb").read()
+    real = hashlib.sha256(blob).hexdigest()
+    claimed = hashlib.sha256(b"another file").hexdigest()
+    r = begin(h, s, len(blob), claimed)
+    uid = (r.json() or {}).get("upload", "")
+    r = send_from(h, s, uid, blob, 0)
+    h.check(r.status == 422 and r.error_code() == "checksum_mismatch" and real in r.json()["error"]["message"],
+            "wrong hash: 422 checksum_mismatch naming the hash received: %r" % r)
+    h.check(h.curl(s.url("/models/" + claimed)).status == 404 and h.curl(s.url("/models/" + real)).status == 404,
+            "wrong hash: no model under either id")
+    h.check(h.curl(s.url("/uploads/" + uid), head=True).status == 404, "wrong hash: the upload is gone")
+    h.check(not s.model_files(), "wrong hash: nothing in the store")
+    h.check(s.metrics().get('onnxviz_resumable_uploads_total{event="refused"}') == 1, "metrics: refused")
+    # a file that is not a model: refused by the parser, as a plain upload would be
+    junk = os.urandom(3 * PART // 2)
+    r = begin(h, s, len(junk), hashlib.sha256(junk).hexdigest())
+    uid = (r.json() or {}).get("upload", "")
+    r = send_from(h, s, uid, junk, 0)
+    h.check(r.status in (400, 422) and r.error_code() not in (None, "checksum_mismatch"),
+            "not a model: refused by the parser: %r" % r)
+    h.check(not s.model_files() and h.curl(s.url("/uploads/" + uid), head=True).status == 404,
+            "not a model: nothing kept")
+    h.check(s.stop() == 0, "server exit (wrong hash)")
+
+
+def t_expiry(h):
+    """Idle uploads expire: their parts go, HEAD says 404, the metrics count them."""
+    s = h.Server("--upload-part-size", "1M", "--upload-expiry", "3")
+    blob = open(h.SQUEEZENET, "rb").read()
+    r = begin(h, s, len(blob), hashlib.sha256(blob).hexdigest())
+    uid = (r.json() or {}).get("upload", "")
+    r = patch(h, s, uid, 0, blob[:PART])
+    h.check(r.status == 204, "expiry: a part: %r" % r)
+    time.sleep(4.2)
+    r = h.curl(s.url("/uploads/" + uid), head=True)
+    h.check(r.status == 404, "expired: HEAD 404: %r" % r)
+    h.check(not os.path.exists(os.path.join(s.store, "uploads", uid)), "expired: its parts removed")
+    h.check(s.metrics().get('onnxviz_resumable_uploads_total{event="expired"}') == 1, "metrics: expired")
+    h.check(s.stop() == 0, "server exit (expiry)")
+
+
+def t_kill_resume(h):
+    """kill -9 of the server mid-transfer (mid-part too): after a restart the upload goes on
+    from the last acknowledged part, and ends with the right model."""
+    s = h.Server("--upload-part-size", "1M")
+    blob = open(h.SQUEEZENET, "rb").read()
+    sha = hashlib.sha256(blob).hexdigest()
+    r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx")
+    uid = (r.json() or {}).get("upload", "")
+    r = send_from(h, s, uid, blob, 0, stop_after=2)
+    h.check(r.status == 204 and offset_of(r) == 2 * PART, "two parts acknowledged: %r" % r)
+    # half of the third part on the wire, then the server dies
+    c = socket.create_connection(("127.0.0.1", s.port))
+    c.sendall(("PATCH /uploads/%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/offset+octet-stream\r\n"
+               "Upload-Offset: %d\r\nContent-Length: %d\r\n\r\n" % (uid, 2 * PART, PART)).encode() +
+              blob[2 * PART:2 * PART + PART // 2])
+    time.sleep(0.3)
+    s.proc.send_signal(signal.SIGKILL)
+    s.proc.wait()
+    c.close()
+    s2 = h.Server("--upload-part-size", "1M", store=s.store)
+    r = h.curl(s2.url("/uploads/" + uid), head=True)
+    h.check(r.status == 200 and offset_of(r) == 2 * PART, "after kill -9: HEAD says the acknowledged offset: %r" % r)
+    r = begin(h, s2, len(blob), sha, name="squeezenet1_1.onnx")
+    h.check(r.status == 200 and offset_of(r) == 2 * PART, "after kill -9: POST finds the upload: %r" % r)
+    r = send_from(h, s2, uid, blob, offset_of(r))
+    h.check(r.status == 201 and (r.json() or {}).get("id") == sha, "resumed after kill -9: stored: %r" % r)
+    r = h.curl(s2.url("/models/%s/model.onnx" % sha))
+    h.check(r.status == 200 and hashlib.sha256(r.body).hexdigest() == sha, "resumed: bit for bit")
+    h.check(s2.stop() == 0, "server exit (kill -9 resume)")
+
+
+def t_structure_link(h):
+    """A structure uploaded first, then its file: the structure's URLs redirect to the whole
+    model's, and GET /models lists the model once."""
+    s = h.Server("--upload-part-size", "1M")
+    blob = open(h.SQUEEZENET, "rb").read()
+    sha = hashlib.sha256(blob).hexdigest()
+    # a smaller model under the file's name stands for the structure the page cuts out
+    st = h.upload(s, h.write_tmp(h.make_chain(3)), query="?name=squeezenet1_1.onnx")
+    sid = (st.json() or {}).get("id", "")
+    h.check(st.status == 201, "structure stored: %r" % st)
+    other = h.upload(s, h.write_tmp(h.make_chain(4)), query="?name=other.onnx").json()["id"]
+    r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx", structure=sid)
+    uid = (r.json() or {}).get("upload", "")
+    h.check((r.json() or {}).get("structure") == sid, "the upload names its structure: %r" % r)
+    r = send_from(h, s, uid, blob, 0)
+    h.check(r.status == 201, "the whole model: %r" % r)
+    r = h.curl(s.url("/models/" + sid))
+    h.check(r.status == 307 and r.h("location") == "/models/" + sha, "structure summary: 307 to the model: %r %r" %
+            (r, r.headers))
+    r = h.curl(s.url("/models/%s/graph.svg?rankdir=LR" % sid))
+    h.check(r.status == 307 and r.h("location") == "/models/%s/graph.svg?rankdir=LR" % sha,
+            "structure drawing: 307 with the path and query kept: %r" % r.h("location"))
+    r = h.curl(s.url("/models/%s/tensors/a%%20b" % sid))
+    h.check(r.status == 307 and r.h("location") == "/models/%s/tensors/a%%20b" % sha,
+            "a tensor URL: the name stays encoded: %r" % r.h("location"))
+    ids = [m["id"] for m in (h.curl(s.url("/models")).json() or {}).get("models", [])]
+    h.check(sha in ids and sid not in ids and other in ids, "listed once: %r" % ids)
+    h.check(h.curl(s.url("/models/" + other)).status == 200, "another model is not redirected")
+    # a structure the upload does not belong to (another name) is not linked
+    blob2 = open(h.SILERO, "rb").read()
+    sha2 = hashlib.sha256(blob2).hexdigest()
+    r = begin(h, s, len(blob2), sha2, name="silero.onnx", structure=other)
+    send_from(h, s, (r.json() or {}).get("upload", ""), blob2, 0)
+    h.check(h.curl(s.url("/models/" + other)).status == 200, "a model of another name is never redirected")
+    # the link survives a restart
+    h.check(s.stop() == 0, "server exit (structure link)")
+    s2 = h.Server("--upload-part-size", "1M", store=s.store)
+    r = h.curl(s2.url("/models/" + sid))
+    h.check(r.status == 307 and r.h("location") == "/models/" + sha, "after a restart: still 307: %r" % r)
+    h.check(s2.stop() == 0, "server exit (structure link, restarted)")
+
+
+def t_auth(h):
+    s = h.Server("--token", "t", "--upload-part-size", "1M")
+    r = begin(h, s, 100, "ab" * 32)
+    h.check(r.status == 401, "POST /uploads without the token: 401: %r" % r)
+    r = begin(h, s, 100, "ab" * 32, token="t")
+    uid = (r.json() or {}).get("upload", "")
+    h.check(r.status == 201, "with the token: 201: %r" % r)
+    r = patch(h, s, uid, 0, b"x" * 100)
+    h.check(r.status == 401, "PATCH without the token: 401: %r" % r)
+    r = h.curl(s.url("/uploads/" + uid), head=True)
+    h.check(r.status == 401, "HEAD without the token: 401: %r" % r)
+    r = h.curl(s.url("/uploads/" + uid), method="DELETE", headers=["Authorization: Bearer t"])
+    h.check(r.status == 204, "DELETE with the token: 204: %r" % r)
+    h.check(s.stop() == 0, "server exit (resumable auth)")
+
+
+def t_resumable(h):
+    for name, fn in (("protocol", t_protocol), ("wrong hash", t_wrong_hash), ("expiry", t_expiry),
+                     ("kill -9 resume", t_kill_resume), ("structure link", t_structure_link), ("auth", t_auth)):
+        t = time.time()
+        fn(h)
+        print("  resumable %s: %.1f s" % (name, time.time() - t), flush=True)
