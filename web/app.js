@@ -1274,13 +1274,13 @@ async function structureFirst(file) {
     } else {
       const t2 = performance.now();
       const w = sendWeights({
-        file, structure: s, sha256: hex,
+        file, sha256: hex, structureId: sid,
         onProgress: (loaded, total) => {
           const bar = $('upload-progress'); // the bar follows the weights now
           bar.hidden = false;
           bar.value = total ? (100 * loaded) / total : 0;
           const secs = (performance.now() - t2) / 1000;
-          state(`sending · ${fmtBytes(loaded)} of ${fmtBytes(total)} · ${Math.floor((100 * loaded) / total)}%${secs > 0.3 ? ` · ${fmtBytes(loaded / secs)}/s` : ''}`, 'sending');
+          state(`arriving: ${Math.floor((100 * loaded) / total)}% · ${fmtBytes(loaded)} of ${fmtBytes(total)}${secs > 0.3 ? ` · ${fmtBytes(loaded / secs)}/s` : ''}`, 'sending');
         },
       });
       abort = w.abort;

@@ -8,11 +8,11 @@ import { chromium } from 'playwright-core';
 // Start `BUILD/onnxviz serve --port 0` on a new store under `work`.  Answers {base, log(),
 // stop()}: stop() sends SIGTERM and answers the exit code (or 'timeout' after 40 s, then
 // the process is killed).
-export async function startServer(build, work) {
+export async function startServer(build, work, extra = []) {
   const store = path.join(work, 'store');
   fs.mkdirSync(store, { recursive: true });
   const proc = spawn(path.join(build, 'onnxviz'),
-    ['serve', '--port', '0', '--store', store, '--log-requests=off', '--grace', '3'],
+    ['serve', '--port', '0', '--store', store, '--log-requests=off', '--grace', '3', ...extra],
     { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise((res) => proc.on('exit', (code, sig) => res(code ?? sig)));
   // the server never outlives the suite, however the suite ends (a failed hook, a signal)
@@ -39,6 +39,11 @@ export async function startServer(build, work) {
       const code = await Promise.race([exited, new Promise((res) => setTimeout(() => res('timeout'), 40000))]);
       if (code === 'timeout') proc.kill('SIGKILL');
       return code;
+    },
+    // kill -9, as a crash would (answers once it has exited)
+    async kill() {
+      proc.kill('SIGKILL');
+      return exited;
     },
   };
 }

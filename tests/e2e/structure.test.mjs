@@ -154,11 +154,11 @@ describe('structure first in Chromium at 100 Mbit/s, 20 ms', () => {
 
   test('corpus models: drawn from the structure, the same drawing; previews say the weights are not there yet; then the whole model with the view kept', async () => {
     let hold = null;
-    let held = 0;
-    // the weights (the second POST /models) wait until the test has looked at the structure
-    const uploads = (u) => u.pathname === '/models' && u.search.startsWith('?name=');
+    // the weights (POST /uploads, then the parts) wait until the test has looked at the
+    // structure
+    const uploads = (u) => u.pathname === '/uploads';
     await page.route(uploads, async (route) => {
-      if (route.request().method() === 'POST' && ++held % 2 === 0) await new Promise((res) => { hold = res; });
+      if (route.request().method() === 'POST') await new Promise((res) => { hold = res; });
       await route.continue();
     });
     await throttle(true);
@@ -197,6 +197,9 @@ describe('structure first in Chromium at 100 Mbit/s, 20 ms', () => {
       await page.waitForTimeout(400);
       const before = await view();
       const hash = await page.evaluate(() => location.hash);
+      // the structure's drawing, before its URLs redirect to the whole model's
+      const drawn = {};
+      for (const q of ['', '?group=none']) drawn[q] = await nodeIds(r.structure, q);
       while (!hold) await page.waitForTimeout(50);
       hold();
       hold = null;
@@ -211,7 +214,13 @@ describe('structure first in Chromium at 100 Mbit/s, 20 ms', () => {
         assert.match(await page.textContent('#side-body'), /· raw/, 'the panel, now of the whole model');
       }
       // the same drawing: the structure's and the plain upload's node ids, overview and detail
-      for (const q of ['', '?group=none']) assert.deepEqual(await nodeIds(r.structure, q), await nodeIds(sha, q), `${path.basename(m)} ${q}`);
+      for (const q of ['', '?group=none']) assert.deepEqual(drawn[q], await nodeIds(sha, q), `${path.basename(m)} ${q}`);
+      // the structure's URLs now lead to the whole model; GET /models lists it once
+      const moved = await fetch(`${base}/models/${r.structure}/graph.svg`, { redirect: 'manual' });
+      assert.equal(moved.status, 307);
+      assert.equal(moved.headers.get('location'), `/models/${sha}/graph.svg`);
+      const listed = (await (await fetch(`${base}/models`)).json()).models.map((x) => x.id);
+      assert.ok(listed.includes(sha) && !listed.includes(r.structure), 'listed once');
     }
     await page.unroute(uploads);
     await throttle(false);
