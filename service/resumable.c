@@ -51,6 +51,8 @@
 #define UID_LEN 32
 #define MAX_ACTIVE 4096
 #define HASH_CHUNK ((size_t)1 << 20)
+#define MAX_MANIFEST ((uint64_t)8 << 20) /* a bundle's manifest (4096 files fit) */
+#define MAX_BUNDLE_FILES 4096
 
 typedef struct upstate {
 	uint64_t length, part, offset;
@@ -58,6 +60,8 @@ typedef struct upstate {
 	char sha256[OXS_ID_LEN + 1];
 	char structure[OXS_ID_LEN + 1]; /* "" = none */
 	char name[OXS_META_STR];
+	char kind[8]; /* "model"; "data": a data file of a bundle, kept as a blob by its
+	               * SHA-256; "bundle": the manifest of a model and its data files */
 } upstate;
 
 /* An upload this process has seen since it started: whether a PATCH holds it, and the
@@ -74,7 +78,7 @@ typedef struct slink {
 } slink;
 
 struct oxs_resumable {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX / 2]; /* <store>/uploads (shorter than PATH_MAX: paths below it fit) */
 	uint64_t part_size, max_total;
 	unsigned expiry;
 	pthread_mutex_t mu;
@@ -93,6 +97,10 @@ struct oxs_rpatch {
 	int fd;       /* PATCH: the data file */
 	uint64_t at, want, got;
 	int werr;     /* errno of a failed write, 0 */
+	/* a bundle being stored: its data files (their blobs move into the model's data) */
+	oxs_bundle_file *files;
+	size_t nfiles;
+	char model_sha[OXS_ID_LEN + 1];
 };
 
 /* ---------------------------------------------------------------------------------------
@@ -187,11 +195,15 @@ static oxs_status state_read(const oxs_resumable *rs, const char *uid, upstate *
 			memcpy(st->structure, v, OXS_ID_LEN + 1);
 		else if (strcmp(line, "name") == 0)
 			snprintf(st->name, sizeof(st->name), "%s", v);
+		else if (strcmp(line, "kind") == 0)
+			snprintf(st->kind, sizeof(st->kind), "%s", v);
 		if (end != NULL && *end != '\0')
 			return OXS_E_IO;
 	}
 	if (seen != 63 || st->part == 0 || st->offset > st->length)
 		return OXS_E_IO;
+	if (st->kind[0] == '\0')
+		snprintf(st->kind, sizeof(st->kind), "model");
 	return OXS_OK;
 }
 
@@ -205,9 +217,9 @@ static oxs_status state_write(const oxs_resumable *rs, const char *uid, const up
 	char buf[2048];
 	int n = snprintf(buf, sizeof(buf),
 	                 "length %" PRIu64 "\npart %" PRIu64 "\noffset %" PRIu64
-	                 "\ncreated %" PRId64 "\nexpires %" PRId64 "\nsha256 %s\n%s%s%sname %s\n",
+	                 "\ncreated %" PRId64 "\nexpires %" PRId64 "\nsha256 %s\nkind %s\n%s%s%sname %s\n",
 	                 st->length, st->part, st->offset, st->created, st->expires, st->sha256,
-	                 st->structure[0] ? "structure " : "", st->structure,
+	                 st->kind, st->structure[0] ? "structure " : "", st->structure,
 	                 st->structure[0] ? "\n" : "", st->name);
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return OXS_E_INVALID;
@@ -320,6 +332,25 @@ static void sweep(oxs_resumable *rs)
 		oxs_log("info", s == OXS_OK ? "resumable upload expired" : "resumable upload unreadable: removed", extra);
 	}
 	closedir(d);
+	/* data files no bundle took */
+	char blobs[PATH_MAX];
+	snprintf(blobs, sizeof(blobs), "%s/blobs", rs->dir);
+	int bfd = open(blobs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = bfd >= 0 ? fdopendir(bfd) : NULL;
+	if (d == NULL) {
+		if (bfd >= 0)
+			close(bfd);
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		struct stat sb;
+		if (e->d_name[0] == '.' || fstatat(bfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    (int64_t)sb.st_mtime + rs->expiry > now)
+			continue;
+		if (unlinkat(bfd, e->d_name, 0) == 0)
+			atomic_fetch_add(&rs->expired, 1);
+	}
+	closedir(d);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -378,19 +409,15 @@ bool oxs_resumable_moved(oxs_resumable *rs, const char *id, char full[OXS_ID_LEN
 	return l != NULL;
 }
 
-/* The whole model `full` of a structure upload has arrived: the structure's URLs redirect
- * to it from now on.  Only a structure the store holds, smaller than the whole file and
- * kept under the same file name, is linked (a structure is the same file with its weights
- * cut out), and only once. */
-static void link_structure(oxs_server *srv, const upstate *st, const char *full)
+/* Whether st->structure can be the structure of the upload's file: a model the store
+ * holds, smaller than the whole file and kept under the same file name (a structure is
+ * the same file with its weights cut out; decision 55). */
+static bool looks_like_structure(oxs_server *srv, const upstate *st)
 {
-	oxs_resumable *rs = srv->rs;
-	if (st->structure[0] == '\0' || strcmp(st->structure, full) == 0)
-		return;
 	oxs_store *store = srv->store;
 	uint64_t size = 0;
 	if (store->ops->stat_model(store, st->structure, 0, &size) != OXS_OK || size >= st->length)
-		return;
+		return false;
 	oxs_model_info info;
 	size_t n = 0;
 	char after[OXS_ID_LEN + 1] = "";
@@ -404,9 +431,20 @@ static void link_structure(oxs_server *srv, const upstate *st, const char *full)
 		after[i] = after[i] == 'a' ? '9' : (char)(after[i] - 1);
 		break;
 	}
-	if (store->ops->list_models(store, after, &info, 1, &n, NULL) != OXS_OK || n != 1 ||
-	    strcmp(info.id, st->structure) != 0 || !info.has_meta ||
-	    strcmp(info.meta.name, st->name) != 0)
+	return store->ops->list_models(store, after, &info, 1, &n, NULL) == OXS_OK && n == 1 &&
+	       strcmp(info.id, st->structure) == 0 && info.has_meta &&
+	       strcmp(info.meta.name, st->name) == 0;
+}
+
+/* The whole model `full` of a structure upload has arrived: the structure's URLs redirect
+ * to it from now on (decision 55).  verified: the structure is known to be the model's
+ * (a bundle's model file); else looks_like_structure decides. */
+static void link_structure(oxs_server *srv, const upstate *st, const char *full, bool verified)
+{
+	oxs_resumable *rs = srv->rs;
+	if (st->structure[0] == '\0' || strcmp(st->structure, full) == 0)
+		return;
+	if (!verified && !looks_like_structure(srv, st))
 		return;
 	pthread_mutex_lock(&rs->mu);
 	bool have = find_link(rs, st->structure) != NULL;
@@ -484,7 +522,7 @@ static void reply_state(oxs_req *r, unsigned status, const char *uid, const upst
 	               ",\"sha256\":\"%s\",\"expires\":\"%s\",\"name\":",
 	               uid, uid, st->offset, st->length, st->part, st->sha256, date);
 	oxs_json_string(&b, st->name, strlen(st->name));
-	oxr_buf_printf(&b, ",\"structure\":");
+	oxr_buf_printf(&b, ",\"kind\":\"%s\",\"structure\":", st->kind);
 	if (st->structure[0] != '\0')
 		oxr_buf_printf(&b, "\"%s\"}\n", st->structure);
 	else
@@ -515,6 +553,41 @@ static void reply_io(oxs_req *r, oxs_status s, const char *what)
 		oxs_reply_error(r, 507, "insufficient_storage", "", "%s: no space left", what);
 	else
 		oxs_reply_store_error(r, s, what);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Blobs: the data files of bundles, kept by SHA-256 under uploads/blobs/ until a bundle
+ * takes them (or they expire)
+ */
+static bool blob_path(const oxs_resumable *rs, const char *sha, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%s/blobs/%s", rs->dir, sha);
+	return n > 0 && (size_t)n < size;
+}
+
+/* OXS_OK when the blob of sha is there with `length` bytes. */
+static oxs_status blob_stat(const oxs_resumable *rs, const char *sha, uint64_t length)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+	if (!blob_path(rs, sha, path, sizeof(path)))
+		return OXS_E_INVALID;
+	if (lstat(path, &sb) != 0)
+		return errno_status(errno);
+	return S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == length ? OXS_OK : OXS_E_NOT_FOUND;
+}
+
+static void reply_blob(oxs_req *r, unsigned status, const upstate *st)
+{
+	oxr_buf b;
+	oxr_buf_init(&b, 256);
+	oxr_buf_printf(&b, "{\"sha256\":\"%s\",\"size\":%" PRIu64 ",\"kind\":\"data\",\"stored\":true}\n",
+	               st->sha256, st->length);
+	oxs_reply_json(r, status, &b);
+	if (r->reply != NULL) {
+		MHD_add_response_header(r->reply, "Tus-Resumable", "1.0.0");
+		MHD_add_response_header(r->reply, "Cache-Control", "no-store");
+	}
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -560,6 +633,7 @@ static bool b64_decode(const char *s, size_t n, char *out, size_t size)
 static bool parse_metadata(const char *h, upstate *st, char *err, size_t errsize)
 {
 	char sha[OXS_ID_LEN + 8] = "", structure[OXS_ID_LEN + 8] = "", name[OXS_META_STR * 2] = "";
+	char kind[16] = "model";
 	for (const char *p = h; *p != '\0';) {
 		while (*p == ' ' || *p == ',')
 			p++;
@@ -578,6 +652,8 @@ static bool parse_metadata(const char *h, upstate *st, char *err, size_t errsize
 			out = structure, osize = sizeof(structure);
 		else if (kn == 8 && memcmp(p, "filename", 8) == 0)
 			out = name, osize = sizeof(name);
+		else if (kn == 4 && memcmp(p, "kind", 4) == 0)
+			out = kind, osize = sizeof(kind);
 		if (out != NULL && !b64_decode(v, vn, out, osize)) {
 			snprintf(err, errsize, "Upload-Metadata: the value of %.*s is not base64 of a "
 			         "short text", (int)kn, p);
@@ -596,6 +672,11 @@ static bool parse_metadata(const char *h, upstate *st, char *err, size_t errsize
 		snprintf(err, errsize, "Upload-Metadata: structure is not a model id");
 		return false;
 	}
+	if (strcmp(kind, "model") != 0 && strcmp(kind, "data") != 0 && strcmp(kind, "bundle") != 0) {
+		snprintf(err, errsize, "Upload-Metadata: kind is model (the default), data or bundle");
+		return false;
+	}
+	snprintf(st->kind, sizeof(st->kind), "%s", kind);
 	memcpy(st->sha256, sha, OXS_ID_LEN + 1);
 	memcpy(st->structure, structure, strlen(structure) + 1);
 	const char *base = name;
@@ -637,10 +718,19 @@ static void create_job(oxs_req *r)
 	oxs_rpatch *p = r->rp;
 	upstate *st = &p->st;
 	oxs_store *store = srv->store;
-	/* never twice: the server holds the file already */
-	oxs_status have = store->ops->stat_model(store, st->sha256, OXS_STAT_FRESH, NULL);
+	/* never twice: the server holds the file already (a data file: as a blob) */
+	bool data = strcmp(st->kind, "data") == 0;
+	oxs_status have = data ? blob_stat(rs, st->sha256, st->length)
+	                       : store->ops->stat_model(store, st->sha256, OXS_STAT_FRESH, NULL);
+	if (have == OXS_OK && data) {
+		atomic_fetch_add(&rs->held, 1);
+		reply_blob(r, 200, st);
+		oxs_resume(r);
+		return;
+	}
 	if (have == OXS_OK) {
-		link_structure(srv, st, st->sha256);
+		if (strcmp(st->kind, "model") == 0)
+			link_structure(srv, st, st->sha256, false);
 		atomic_fetch_add(&rs->held, 1);
 		oxr_buf b;
 		oxr_buf_init(&b, 256);
@@ -690,9 +780,9 @@ static void create_job(oxs_req *r)
 		oxs_resume(r);
 		return;
 	}
-	char dir[PATH_MAX], data[PATH_MAX];
+	char dir[PATH_MAX], dpath[PATH_MAX];
 	if (!path_of(rs, dir, sizeof(dir), p->uid, "") ||
-	    !path_of(rs, data, sizeof(data), p->uid, "data")) {
+	    !path_of(rs, dpath, sizeof(dpath), p->uid, "data")) {
 		oxs_reply_error(r, 500, "internal", "", "upload path too long");
 		oxs_resume(r);
 		return;
@@ -700,7 +790,7 @@ static void create_job(oxs_req *r)
 	oxs_remove_path(dir); /* an unreadable leftover */
 	int fd = -1;
 	if (mkdir(dir, 0700) != 0 ||
-	    (fd = open(data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+	    (fd = open(dpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
 		reply_io(r, errno_status(errno), "cannot start the upload");
 		oxs_resume(r);
 		return;
@@ -752,6 +842,11 @@ void oxs_resumable_create(oxs_req *r)
 	char err[300];
 	if (!parse_metadata(meta != NULL ? meta : "", &p->st, err, sizeof(err))) {
 		oxs_reply_error(r, 400, "bad_upload", "", "%s", err);
+		return;
+	}
+	if (strcmp(p->st.kind, "bundle") == 0 && n > MAX_MANIFEST) {
+		oxs_reply_error(r, 413, "upload_too_large", "",
+		                "a bundle's manifest is at most %" PRIu64 " bytes", MAX_MANIFEST);
 		return;
 	}
 	if (rs->max_total != 0 && n > rs->max_total) {
@@ -1013,7 +1108,291 @@ static void on_stored(oxs_req *r, const char *id, bool created)
 	(void)created;
 	oxs_rpatch *p = r->rp;
 	atomic_fetch_add(&r->srv->rs->completed, 1);
-	link_structure(r->srv, &p->st, id);
+	bool bundle = strcmp(p->st.kind, "bundle") == 0;
+	link_structure(r->srv, &p->st, id, bundle && strcmp(p->st.structure, p->model_sha) == 0);
+}
+
+/* The upload is over (stored, or refused): its folder and what this process knew go. */
+static void finish_upload(oxs_resumable *rs, oxs_rpatch *p)
+{
+	remove_upload(rs, p->uid);
+	pthread_mutex_lock(&rs->mu);
+	forget_active(rs, p->uid);
+	pthread_mutex_unlock(&rs->mu);
+	p->claimed = false;
+}
+
+/* A data file of a bundle has arrived: kept as a blob until its bundle's manifest. */
+static void complete_blob(oxs_req *r)
+{
+	oxs_resumable *rs = r->srv->rs;
+	oxs_rpatch *p = r->rp;
+	char data[PATH_MAX], blob[PATH_MAX], dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/blobs", rs->dir);
+	if (!path_of(rs, data, sizeof(data), p->uid, "data") ||
+	    !blob_path(rs, p->st.sha256, blob, sizeof(blob)) || rename(data, blob) != 0 ||
+	    sync_dir(dir) != 0) {
+		reply_io(r, errno_status(errno), "cannot keep the data file");
+		oxs_resume(r);
+		return;
+	}
+	finish_upload(rs, p);
+	atomic_fetch_add(&rs->completed, 1);
+	reply_blob(r, 201, &p->st);
+	oxs_resume(r);
+}
+
+/* Copy len bytes of in (from 0) to out (at 0). */
+static bool copy_fd(int in, int out, uint64_t len)
+{
+	loff_t ip = 0, op = 0;
+	while ((uint64_t)ip < len) {
+		size_t want = len - (uint64_t)ip > ((uint64_t)1 << 30) ? (size_t)1 << 30 : (size_t)(len - (uint64_t)ip);
+		ssize_t n = copy_file_range(in, &ip, out, &op, want, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0)
+			continue;
+		if (n == 0)
+			return false;
+		/* no copy_file_range here: read and write */
+		char buf[1 << 16];
+		while ((uint64_t)ip < len) {
+			ssize_t k = pread(in, buf, sizeof(buf), ip);
+			if (k <= 0 || pwrite(out, buf, (size_t)k, op) != k)
+				return false;
+			ip += k;
+			op += k;
+		}
+	}
+	return true;
+}
+
+/* Make the folders of loc (a valid location) beneath dir. */
+static bool make_parents(const char *dir, const char *loc)
+{
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s/%s", dir, loc);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return false;
+	for (char *c = path + strlen(dir) + 1; *c != '\0'; c++) {
+		if (*c != '/')
+			continue;
+		*c = '\0';
+		bool ok = mkdir(path, 0700) == 0 || errno == EEXIST;
+		*c = '/';
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+static int cmp_location(const void *a, const void *b)
+{
+	return strcmp(((const oxs_bundle_file *)a)->location, ((const oxs_bundle_file *)b)->location);
+}
+
+/* The manifest text (an upload of kind bundle) into p->files and p->model_sha; false with
+ * a message. */
+static bool parse_manifest(oxs_rpatch *p, char *text, uint64_t *model_size, char *err,
+                           size_t errsize)
+{
+	static const char head[] = "onnxviz-bundle/1\nmodel ";
+	if (strncmp(text, head, sizeof(head) - 1) != 0) {
+		snprintf(err, errsize, "the manifest does not start with \"onnxviz-bundle/1\\nmodel \"");
+		return false;
+	}
+	char *line = text + sizeof(head) - 1, *end = NULL;
+	size_t lines = 0;
+	for (const char *c = line; *c != '\0'; c++)
+		lines += *c == '\n';
+	if (lines < 2 || lines - 1 > MAX_BUNDLE_FILES) {
+		snprintf(err, errsize, "a manifest lists 1 to %d data files", MAX_BUNDLE_FILES);
+		return false;
+	}
+	p->files = calloc(lines - 1, sizeof(*p->files));
+	if (p->files == NULL) {
+		snprintf(err, errsize, "out of memory");
+		return false;
+	}
+	if (strlen(line) < OXS_ID_LEN + 3 || line[OXS_ID_LEN] != ' ')
+		goto bad;
+	memcpy(p->model_sha, line, OXS_ID_LEN);
+	p->model_sha[OXS_ID_LEN] = '\0';
+	errno = 0;
+	*model_size = strtoull(line + OXS_ID_LEN + 1, &end, 10);
+	if (!oxs_id_valid(p->model_sha) || errno != 0 || *end != '\n' || *model_size == 0)
+		goto bad;
+	for (line = end + 1; *line != '\0'; line = end + 1) {
+		oxs_bundle_file *f = &p->files[p->nfiles];
+		if (strncmp(line, "file ", 5) != 0 || strlen(line) < 5 + OXS_ID_LEN + 3 ||
+		    line[5 + OXS_ID_LEN] != ' ')
+			goto bad;
+		memcpy(f->sha256, line + 5, OXS_ID_LEN);
+		f->sha256[OXS_ID_LEN] = '\0';
+		errno = 0;
+		f->size = strtoull(line + 6 + OXS_ID_LEN, &end, 10);
+		if (!oxs_id_valid(f->sha256) || errno != 0 || *end != ' ')
+			goto bad;
+		char *loc = end + 1;
+		end = strchr(loc, '\n');
+		if (end == NULL || (size_t)(end - loc) > OXS_LOCATION_MAX)
+			goto bad;
+		memcpy(f->location, loc, (size_t)(end - loc));
+		f->location[end - loc] = '\0';
+		const char *rule = NULL;
+		if (!oxs_location_valid(f->location, &rule)) {
+			snprintf(err, errsize, "the data file's location '%s' is refused (%s)", f->location,
+			         rule ? rule : "invalid");
+			return false;
+		}
+		p->nfiles++;
+	}
+	qsort(p->files, p->nfiles, sizeof(*p->files), cmp_location);
+	for (size_t i = 1; i < p->nfiles; i++) {
+		if (strcmp(p->files[i - 1].location, p->files[i].location) == 0) {
+			snprintf(err, errsize, "the location '%s' is listed twice", p->files[i].location);
+			return false;
+		}
+	}
+	return true;
+bad:
+	snprintf(err, errsize, "malformed manifest line %zu (want \"file <sha256> <size> "
+	         "<location>\")", p->nfiles + 2);
+	return false;
+}
+
+/* A bundle's manifest has arrived: the model file (stored, e.g. uploaded alone first as
+ * the bundle's structure) and the data files (blobs) it lists make the model, stored as
+ * POST /models stores a model with its data files. */
+static void complete_bundle(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	oxs_resumable *rs = srv->rs;
+	oxs_rpatch *p = r->rp;
+	oxs_store *store = srv->store;
+	char data[PATH_MAX], err[1400] = "";
+	char *text = calloc(1, (size_t)p->st.length + 1);
+	int fd = path_of(rs, data, sizeof(data), p->uid, "data") ? open(data, O_RDONLY | O_CLOEXEC) : -1;
+	bool read_ok = text != NULL && fd >= 0 &&
+	               pread(fd, text, (size_t)p->st.length, 0) == (ssize_t)p->st.length;
+	if (fd >= 0)
+		close(fd);
+	finish_upload(rs, p); /* the manifest is read: whatever comes, the upload is over */
+	uint64_t msize = 0;
+	if (!read_ok) {
+		free(text);
+		oxs_reply_error(r, 500, "io_error", "", "cannot read the manifest");
+		oxs_resume(r);
+		return;
+	}
+	bool ok = memchr(text, '\0', (size_t)p->st.length) == NULL &&
+	          parse_manifest(p, text, &msize, err, sizeof(err));
+	free(text);
+	char id[OXS_ID_LEN + 1];
+	if (ok && !(oxs_bundle_id(p->model_sha, msize, p->files, p->nfiles, id) &&
+	            strcmp(id, p->st.sha256) == 0)) {
+		snprintf(err, sizeof(err), "the manifest is not in its canonical form (files sorted by "
+		         "location, as oxs_bundle_id writes it): its id would be %s", id);
+		ok = false;
+	}
+	if (!ok) {
+		atomic_fetch_add(&rs->refused, 1);
+		oxs_reply_error(r, 422, "bad_manifest", "", "%s", err[0] ? err : "a NUL byte in the manifest");
+		oxs_resume(r);
+		return;
+	}
+	/* every piece is here? */
+	uint64_t total = msize;
+	for (size_t i = 0; i < p->nfiles && ok; i++) {
+		total += p->files[i].size;
+		if (blob_stat(rs, p->files[i].sha256, p->files[i].size) != OXS_OK) {
+			snprintf(err, sizeof(err), "the data file %s (%s, %" PRIu64 " bytes) has not been "
+			         "uploaded (POST /uploads with kind data)", p->files[i].location,
+			         p->files[i].sha256, p->files[i].size);
+			ok = false;
+		}
+	}
+	int mfd = -1;
+	uint64_t have = 0;
+	if (ok && (store->ops->open_model(store, p->model_sha, &mfd, &have) != OXS_OK || have != msize)) {
+		if (mfd >= 0)
+			close(mfd);
+		mfd = -1;
+		char blob[PATH_MAX];
+		if (blob_stat(rs, p->model_sha, msize) == OXS_OK && blob_path(rs, p->model_sha, blob, sizeof(blob)))
+			mfd = open(blob, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (mfd < 0) {
+			snprintf(err, sizeof(err), "the model file %s (%" PRIu64 " bytes) has not been "
+			         "uploaded (POST /models, or POST /uploads with kind data)", p->model_sha, msize);
+			ok = false;
+		}
+	}
+	if (!ok) {
+		atomic_fetch_add(&rs->refused, 1);
+		oxs_reply_error(r, 422, "bundle_incomplete", "", "%s", err);
+		oxs_resume(r);
+		return;
+	}
+	/* the model file into a spool file, the blobs linked into a spool folder */
+	char spool[PATH_MAX], dir[PATH_MAX];
+	int sfd = -1;
+	oxs_status s = store->ops->spool(store, &sfd, spool, sizeof(spool));
+	bool spooled = s == OXS_OK, dirred = false;
+	if (s == OXS_OK && !copy_fd(mfd, sfd, msize))
+		s = OXS_E_IO;
+	close(mfd);
+	if (s == OXS_OK) {
+		s = store->ops->spool_dir(store, dir, sizeof(dir));
+		dirred = s == OXS_OK;
+	}
+	for (size_t i = 0; s == OXS_OK && i < p->nfiles; i++) {
+		char blob[PATH_MAX], path[PATH_MAX];
+		(void)blob_path(rs, p->files[i].sha256, blob, sizeof(blob));
+		if (!make_parents(dir, p->files[i].location) ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, p->files[i].location) >= (int)sizeof(path)) {
+			s = OXS_E_IO;
+			break;
+		}
+		/* the blob moves into the model's data (a stored data file has one link); the
+		 * same bytes at another location again: a copy of the first */
+		size_t first = i;
+		for (size_t k = 0; k < i && first == i; k++)
+			if (strcmp(p->files[k].sha256, p->files[i].sha256) == 0)
+				first = k;
+		if (first == i && rename(blob, path) == 0)
+			continue;
+		if (first != i)
+			snprintf(blob, sizeof(blob), "%s/%s", dir, p->files[first].location);
+		int in = open(blob, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (in < 0 || out < 0 || !copy_fd(in, out, p->files[i].size) || fsync(out) != 0)
+			s = errno_status(errno ? errno : EIO);
+		if (in >= 0)
+			close(in);
+		if (out >= 0)
+			close(out);
+	}
+	if (s == OXS_OK) {
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0 || syncfs(dfd) != 0)
+			s = OXS_E_IO;
+		if (dfd >= 0)
+			close(dfd);
+	}
+	if (s != OXS_OK) {
+		if (sfd >= 0)
+			close(sfd);
+		if (spooled)
+			(void)unlink(spool);
+		if (dirred)
+			oxs_remove_path(dir);
+		reply_io(r, s, "cannot assemble the bundle");
+		oxs_resume(r);
+		return;
+	}
+	memcpy(r->id, p->st.sha256, OXS_ID_LEN + 1);
+	oxs_upload_adopt(r, sfd, spool, dir, p->st.name, total, on_stored);
 }
 
 /* The last part is in: the whole file's hash, then the model is stored as an upload. */
@@ -1036,6 +1415,14 @@ static void complete(oxs_req *r)
 		                "(%s): nothing is kept",
 		                p->st.length, hex, p->st.sha256);
 		oxs_resume(r);
+		return;
+	}
+	if (strcmp(p->st.kind, "data") == 0) {
+		complete_blob(r);
+		return;
+	}
+	if (strcmp(p->st.kind, "bundle") == 0) {
+		complete_bundle(r);
 		return;
 	}
 	/* the file moves to a spool file of the store, the upload's folder goes, and the
@@ -1063,13 +1450,9 @@ static void complete(oxs_req *r)
 		oxs_resume(r);
 		return;
 	}
-	remove_upload(rs, p->uid);
-	pthread_mutex_lock(&rs->mu);
-	forget_active(rs, p->uid);
-	pthread_mutex_unlock(&rs->mu);
-	p->claimed = false;
+	finish_upload(rs, p);
 	memcpy(r->id, p->st.sha256, OXS_ID_LEN + 1);
-	oxs_upload_adopt(r, sfd, spool, p->st.name, p->st.length, on_stored);
+	oxs_upload_adopt(r, sfd, spool, NULL, p->st.name, p->st.length, on_stored);
 }
 
 static void patch_job(oxs_req *r)
@@ -1139,6 +1522,7 @@ void oxs_resumable_cleanup(oxs_req *r)
 		close(p->fd);
 	if (p->claimed)
 		release(r->srv->rs, p->uid);
+	free(p->files);
 	free(p);
 }
 
@@ -1157,6 +1541,14 @@ oxs_resumable *oxs_resumable_open(const oxs_config *c, char *err, size_t errsize
 	int n = snprintf(rs->dir, sizeof(rs->dir), "%s/uploads", s3 ? c->cache_dir : c->store);
 	if (n < 0 || (size_t)n >= sizeof(rs->dir) || (mkdir(rs->dir, 0700) != 0 && errno != EEXIST)) {
 		snprintf(err, errsize, "cannot create %s: %s", rs->dir, strerror(errno));
+		free(rs->act);
+		free(rs);
+		return NULL;
+	}
+	char blobs[PATH_MAX];
+	if (snprintf(blobs, sizeof(blobs), "%s/blobs", rs->dir) >= (int)sizeof(blobs) ||
+	    (mkdir(blobs, 0700) != 0 && errno != EEXIST)) {
+		snprintf(err, errsize, "cannot create %s/blobs: %s", rs->dir, strerror(errno));
 		free(rs->act);
 		free(rs);
 		return NULL;

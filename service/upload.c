@@ -780,13 +780,15 @@ static void upload_finish(oxs_req *r)
 	oxs_resume(r);
 }
 
-void oxs_upload_adopt(oxs_req *r, int fd, const char *path, const char *name, uint64_t bytes,
-                      oxs_stored_fn on_stored)
+void oxs_upload_adopt(oxs_req *r, int fd, const char *path, const char *datadir,
+                      const char *name, uint64_t bytes, oxs_stored_fn on_stored)
 {
 	oxs_upload *u = calloc(1, sizeof(*u));
 	if (u == NULL) {
 		close(fd);
 		(void)unlink(path);
+		if (datadir != NULL)
+			oxs_remove_path(datadir);
 		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
 		oxs_resume(r);
 		return;
@@ -795,6 +797,10 @@ void oxs_upload_adopt(oxs_req *r, int fd, const char *path, const char *name, ui
 	u->dfd = u->dirfd = -1;
 	snprintf(u->path, sizeof(u->path), "%s", path);
 	u->spooled = true;
+	if (datadir != NULL) {
+		snprintf(u->dir, sizeof(u->dir), "%s", datadir);
+		u->has_dir = true;
+	}
 	u->store = r->srv->store;
 	u->body_bytes = u->model_bytes = bytes;
 	u->on_stored = on_stored;

@@ -19,8 +19,10 @@ def b64(s):
     return base64.b64encode(s.encode()).decode()
 
 
-def begin(h, s, size, sha, name="model.onnx", structure=None, headers=(), token=None):
+def begin(h, s, size, sha, name="model.onnx", structure=None, headers=(), token=None, kind=None):
     meta = "sha256 %s,filename %s" % (b64(sha), b64(name))
+    if kind:
+        meta += ",kind %s" % b64(kind)
     if structure:
         meta += ",structure %s" % b64(structure)
     hs = ["Upload-Length: %d" % size, "Upload-Metadata: " + meta] + list(headers)
@@ -276,6 +278,97 @@ def t_structure_link(h):
     h.check(s2.stop() == 0, "server exit (structure link, restarted)")
 
 
+def make_bundle(d):
+    """model.onnx with two initializers in external data files (w.bin, sub/b.bin): the
+    model's bytes and {location: bytes}."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.standard_normal((256, 256)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal((256,)).astype(np.float32), "b")
+    files = {"w.bin": w.raw_data, "sub/b.bin": b.raw_data}
+    for t, loc in ((w, "w.bin"), (b, "sub/b.bin")):
+        t.ClearField("raw_data")
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in (("location", loc), ("offset", "0"), ("length", str(len(files[loc])))):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm"),
+             helper.make_node("Add", ["y", "b"], ["z"], name="add")]
+    g = helper.make_graph(nodes, "bundle", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 256])],
+                          [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 256])], [w, b])
+    m = helper.make_model(g, producer_name="resumable-test", opset_imports=[helper.make_opsetid("", 17)])
+    return m.SerializeToString(), files
+
+
+def manifest(model, files):
+    """The bundle's manifest: its SHA-256 is the bundle's model id (oxs_bundle_id)."""
+    text = "onnxviz-bundle/1\nmodel %s %d\n" % (hashlib.sha256(model).hexdigest(), len(model))
+    for loc in sorted(files, key=lambda x: x.encode()):
+        text += "file %s %d %s\n" % (hashlib.sha256(files[loc]).hexdigest(), len(files[loc]), loc)
+    return text.encode()
+
+
+def t_bundle(h):
+    """A model and its external data files, resumably: the model alone first (the page's
+    structure: drawn at once), each data file as kind data, then the manifest (kind
+    bundle): the same id as a multipart upload of them all; the model's URLs redirect."""
+    s = h.Server("--upload-part-size", "64K")
+    model, files = make_bundle(h.TMP)
+    sid = h.upload(s, h.write_tmp(model), query="?name=model.onnx").json()["id"]
+    for loc, data in files.items():
+        sha = hashlib.sha256(data).hexdigest()
+        r = begin(h, s, len(data), sha, name=loc, kind="data")
+        uid = (r.json() or {}).get("upload", "")
+        h.check(r.status == 201 and (r.json() or {}).get("kind") == "data", "data file %s: 201: %r" % (loc, r))
+        r = send_from(h, s, uid, data, 0, part=64 << 10)
+        h.check(r.status == 201 and (r.json() or {}).get("stored") is True, "data file %s stored: %r" % (loc, r))
+        r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Length: %d" % len(data),
+                   "Upload-Metadata: sha256 %s,kind %s" % (b64(sha), b64("data"))])
+        h.check(r.status == 200 and (r.json() or {}).get("stored") is True, "a data file again: held: %r" % r)
+    man = manifest(model, files)
+    bid = hashlib.sha256(man).hexdigest()
+    meta = "sha256 %s,kind %s,filename %s,structure %s" % (b64(bid), b64("bundle"), b64("model.onnx"), b64(sid))
+    r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Length: %d" % len(man), "Upload-Metadata: " + meta])
+    uid = (r.json() or {}).get("upload", "")
+    h.check(r.status == 201, "the manifest: 201: %r" % r)
+    r = patch(h, s, uid, 0, man)
+    h.check(r.status == 201 and (r.json() or {}).get("id") == bid, "the bundle stored under its id: %r" % r)
+    # the same id as a plain multipart upload of the model with its data files
+    plain = h.Server()
+    form = [("model", "@%s;filename=model.onnx" % h.write_tmp(model))] + \
+        [(loc, "@%s;filename=%s" % (h.write_tmp(data), os.path.basename(loc))) for loc, data in files.items()]
+    r = h.curl(plain.url("/models"), form=form)
+    h.check(r.status == 201 and (r.json() or {}).get("id") == bid, "a multipart upload gives the same id: %r" % r)
+    h.check(plain.stop() == 0, "server exit (plain bundle)")
+    r = h.curl(s.url("/models/%s/tensors/w?values=4" % bid))
+    import struct
+    want = list(struct.unpack("<4f", files["w.bin"][:16]))
+    got = ((r.json() or {}).get("values") or {}).get("data")
+    h.check(r.status == 200 and got is not None and len(got) == 4 and all(abs(a - b) <= 1e-6 * max(1, abs(b)) for a, b in zip(got, want)),
+            "the weights are there: %r" % r)
+    r = h.curl(s.url("/models/%s/tensors/b?values=4" % bid))
+    h.check(r.status == 200, "the data file in a folder: %r" % r)
+    r = h.curl(s.url("/models/" + sid))
+    h.check(r.status == 307 and r.h("location") == "/models/" + bid, "the model file's URLs lead to the bundle: %r" % r)
+    h.check(not os.listdir(os.path.join(s.store, "uploads", "blobs")), "the blobs went into the model")
+    r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Length: %d" % len(man), "Upload-Metadata: " + meta])
+    h.check(r.status == 200 and (r.json() or {}).get("id") == bid, "the bundle again: held: %r" % r)
+    # a manifest naming a data file never sent; one not in canonical order
+    files2 = dict(files, **{"c.bin": b"\x01" * 1000})
+    for what, man2, code in (("missing data", manifest(model, files2), "bundle_incomplete"),
+                             ("unsorted", b"onnxviz-bundle/1\nmodel %s %d\n" % (sid.encode(), len(model)) +
+                              b"".join(b"file %s %d %s\n" % (hashlib.sha256(files[k]).hexdigest().encode(), len(files[k]), k.encode())
+                                       for k in ("w.bin", "sub/b.bin")), "bad_manifest")):
+        m2 = hashlib.sha256(man2).hexdigest()
+        r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Length: %d" % len(man2), "Upload-Metadata: sha256 %s,kind %s" % (b64(m2), b64("bundle"))])
+        r = patch(h, s, (r.json() or {}).get("upload", ""), 0, man2)
+        h.check(r.status == 422 and r.error_code() == code, "%s: 422 %s: %r" % (what, code, r))
+        h.check(h.curl(s.url("/models/" + m2)).status == 404, "%s: nothing stored" % what)
+    h.check(s.stop() == 0, "server exit (bundle)")
+
+
 def t_auth(h):
     s = h.Server("--token", "t", "--upload-part-size", "1M")
     r = begin(h, s, 100, "ab" * 32)
@@ -294,7 +387,8 @@ def t_auth(h):
 
 def t_resumable(h):
     for name, fn in (("protocol", t_protocol), ("wrong hash", t_wrong_hash), ("expiry", t_expiry),
-                     ("kill -9 resume", t_kill_resume), ("structure link", t_structure_link), ("auth", t_auth)):
+                     ("kill -9 resume", t_kill_resume), ("structure link", t_structure_link), ("bundle", t_bundle),
+                     ("auth", t_auth)):
         t = time.time()
         fn(h)
         print("  resumable %s: %.1f s" % (name, time.time() - t), flush=True)
