@@ -8,7 +8,7 @@ import { modelPanel, nodePanel, tensorPanel, tensorUploadPanel, valuePanel } fro
 import { h, clear, fmtInt, fmtBytes, fmtDate, shortId, debounce, downloadBlob, groupAttr, groupOf, pathAttr, spanOf, inSpan } from './util.js';
 import { DiffView, compareSection } from './diff.js';
 import { serverHas, structures, structureWorker } from './first.js';
-import { sendWeights } from './weights.js';
+import { bundleOf, sendWeights } from './weights.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -1176,9 +1176,9 @@ async function uploadFiles(files) {
     ? h('span', { class: 'note-ok', text: `With ${extra.length} data file${extra.length === 1 ? '' : 's'}: ${extra.map(dataLocation).join(', ')}` })
     : null;
   let last = null;
-  // one .onnx alone: its structure first (docs/web.md)
-  if (models.length === 1 && !extra.length && /\.onnx$/i.test(models[0].name) && typeof Worker !== 'undefined' && structureFirstOn()) {
-    await structureFirst(models[0]);
+  // one .onnx (with its data files or not): its structure first (docs/web.md)
+  if (models.length === 1 && /\.onnx$/i.test(models[0].name) && typeof Worker !== 'undefined' && structureFirstOn()) {
+    await structureFirst(models[0], extra);
     return;
   }
   for (const [i, f] of models.entries()) {
@@ -1209,7 +1209,9 @@ function structureFirstOn() {
 // to the whole model's id and keeps the view.  A file the walk cannot read, and a
 // structure the server refuses, go up as they are: the server's message names the file's
 // own bytes.
-async function structureFirst(file) {
+// With data files (a model with external data), the model file alone is the structure and
+// the data files are the weights (a bundle: web/weights.js).
+async function structureFirst(file, data = []) {
   const t0 = performance.now();
   $('upload-name').textContent = file.name;
   $('upload-progress').hidden = true;
@@ -1218,7 +1220,9 @@ async function structureFirst(file) {
   announce(`Reading the structure of ${file.name}…`);
   const sw = structureWorker(file);
   let s;
-  try { s = await sw.read(); } catch (e) { s = { bytes: null, reason: e.message }; }
+  if (data.length) s = { bytes: file, ms: 0 }; // the model file is the structure as it is
+  else try { s = await sw.read(); } catch (e) { s = { bytes: null, reason: e.message }; }
+  const total = file.size + data.reduce((n, d) => n + d.size, 0);
   if (!s.bytes) {
     sw.close();
     uploadCard.dataset.structureBytes = String(file.size);
@@ -1226,23 +1230,25 @@ async function structureFirst(file) {
     if (res) openUploaded(res, null);
     return;
   }
-  const structure = new File([s.bytes], file.name, { type: 'application/octet-stream' });
+  const structure = data.length ? file : new File([s.bytes], file.name, { type: 'application/octet-stream' });
   uploadCard.dataset.structureBytes = String(structure.size);
-  uploadCard.dataset.fileBytes = String(file.size);
+  uploadCard.dataset.fileBytes = String(total);
   uploadCard.dataset.walkMs = String(Math.round(s.ms));
-  const sizes = () => h('span', { class: 'note-ok', id: 'structure-sizes', text: `Structure ${fmtBytes(structure.size)} of ${fmtBytes(file.size)} (read in ${Math.round(s.ms)} ms)` });
+  const sizes = () => h('span', { class: 'note-ok', id: 'structure-sizes', text: data.length
+    ? `Model file ${fmtBytes(structure.size)} of ${fmtBytes(total)}, then ${data.length} data file${data.length === 1 ? '' : 's'}: ${data.map(dataLocation).join(', ')}`
+    : `Structure ${fmtBytes(structure.size)} of ${fmtBytes(file.size)} (read in ${Math.round(s.ms)} ms)` });
   const res = await uploadOne(structure, [], '', sizes(), { refused: () => 'refused' });
   if (res === 'refused') { // the server judges the file itself
     sw.close();
     uploadCard.dataset.structureBytes = String(file.size);
-    const whole = await uploadOne(file, [], '', null);
+    const whole = await uploadOne(file, data, '', null);
     if (whole) openUploaded(whole, null);
     return;
   }
   if (!res) { sw.close(); return; }
   const sid = res.body.id;
   uploadCard.dataset.structureId = sid;
-  const info = { name: file.name, size: file.size, bytes: structure.size, state: 'checking whether the server holds them', full: null, toGraph: 0 };
+  const info = { name: file.name, size: total, bytes: structure.size, state: 'checking whether the server holds them', full: null, toGraph: 0 };
   structures.set(sid, info);
   uploadState.following = true;
   uploadCard.classList.add('following');
@@ -1265,7 +1271,20 @@ async function structureFirst(file) {
   };
   try {
     const t1 = performance.now();
-    const hex = await sw.sha256((hashed, size) => state(`hashing the file · ${Math.floor((100 * hashed) / size)}%`));
+    let hashed = 0;
+    const hashing = (n) => state(`hashing the file${data.length ? 's' : ''} · ${Math.floor((100 * (hashed + n)) / total)}%`);
+    let hex = await (data.length ? sw.sha256Of(file, hashing) : sw.sha256(hashing)); // (no walk: no file in the worker yet)
+    let bundle = null;
+    if (data.length) { // the bundle's id: every file's hash in its manifest
+      const files = [];
+      hashed = file.size;
+      for (const d of data) {
+        files.push({ file: d, location: dataLocation(d), size: d.size, sha256: await sw.sha256Of(d, (n) => hashing(n)) });
+        hashed += d.size;
+      }
+      bundle = { files, ...bundleOf({ sha256: hex, size: file.size }, files) };
+      hex = bundle.id;
+    }
     uploadCard.dataset.hashMs = String(Math.round(performance.now() - t1));
     sw.close();
     info.sha256 = hex;
@@ -1274,7 +1293,7 @@ async function structureFirst(file) {
     } else {
       const t2 = performance.now();
       const w = sendWeights({
-        file, sha256: hex, structureId: sid,
+        file, sha256: hex, structureId: sid, bundle,
         onProgress: (loaded, total) => {
           const bar = $('upload-progress'); // the bar follows the weights now
           bar.hidden = false;

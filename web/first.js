@@ -6,8 +6,8 @@
 import { ApiError, modelUrl, request } from './api.js';
 
 // The structure's worker for one file: read() answers structure.js's answer ({bytes,
-// ranges, location, reason, fileSize, cut, ms}); sha256(onProgress) the file's hash (hex);
-// close() ends the worker.
+// ranges, location, reason, fileSize, cut, ms}); sha256(onProgress) the file's hash (hex),
+// sha256Of(otherFile, onProgress) another's; close() ends the worker.
 // One worker is made ahead (when this module loads), so that a file chosen does not wait
 // for the worker's thread and script; each file takes it and leaves a new one behind.
 let spare = null;
@@ -34,6 +34,8 @@ export function structureWorker(file) {
   return {
     read: () => ask('structure', { type: 'structure', file, name: file.name }),
     sha256: async (onProgress) => (await ask('sha256', { type: 'hash' }, onProgress)).hex,
+    // the SHA-256 of another file (a data file of a bundle), in the same worker
+    sha256Of: async (f, onProgress) => (await ask('sha256', { type: 'hash', file: f }, onProgress)).hex,
     // ends the worker; what is still awaited is rejected with code 'aborted'
     close: () => {
       worker.terminate();

@@ -401,7 +401,8 @@ export async function sha256Of(file, onProgress, chunk = HASH_CHUNK) {
 }
 
 // ---------------------------------------------------------------------------- worker
-// Messages in: {type: 'structure', file, name}, then {type: 'hash'} (the same file).
+// Messages in: {type: 'structure', file, name}, then {type: 'hash'} (the same file), or
+// {type: 'hash', file} (that file).
 // Messages out: {type: 'structure', ...structureOf's answer (bytes transferred)},
 // {type: 'hash-progress', hashed, size}, {type: 'sha256', hex, ms}, {type: 'error', message}.
 if (typeof WorkerGlobalScope !== 'undefined' && self instanceof WorkerGlobalScope) {
@@ -413,7 +414,7 @@ if (typeof WorkerGlobalScope !== 'undefined' && self instanceof WorkerGlobalScop
         file = m.file;
         const s = await structureOf(file, { name: m.name || file.name });
         self.postMessage({ type: 'structure', ...s }, s.bytes ? [s.bytes.buffer] : []);
-      } else if (m.type === 'hash' && file) {
+      } else if (m.type === 'hash' && (file = m.file || file)) { // m.file: another file (a bundle's)
         const t0 = performance.now();
         let last = 0;
         const hex = await sha256Of(file, (hashed, size) => {

@@ -1,9 +1,10 @@
 // weights.js — the weights follow a structure upload (issue 23, part 2), resumable.
 //
-// The boundary: sendWeights({file, sha256, structureId, onProgress}) answers {promise,
-// abort}; the promise resolves to the id of the whole model (the file's SHA-256) once the
-// server holds it.  onProgress(acknowledged, total) counts bytes the server has stored
-// durably, plus the part on the wire.
+// The boundary: sendWeights({file, sha256, structureId, bundle, onProgress}) answers
+// {promise, abort}; the promise resolves to the id of the whole model (the file's SHA-256,
+// or the bundle's id for a model with data files) once the server holds it.
+// onProgress(acknowledged, total) counts bytes the server has stored durably, plus the
+// part on the wire.
 //
 // The transfer is the server's resumable upload (docs/api.md, "Resumable uploads"; tus
 // 1.0.0 with fixed-size parts): POST /uploads names the file by its SHA-256 and size, and
@@ -15,6 +16,7 @@
 // a time (File.slice): the page never holds more than one part of it.
 
 import { ApiError, token } from './api.js';
+import { Sha256 } from './structure.js';
 
 const b64 = (s) => btoa(String.fromCharCode(...new TextEncoder().encode(s)));
 const sleep = (ms, signal) => new Promise((resolve) => {
@@ -79,49 +81,91 @@ async function call(method, url, headers, signal) {
   return { status: res.status, body, offset: parseInt(res.headers.get('Upload-Offset') || '', 10), part: parseInt(res.headers.get('Upload-Part-Size') || '', 10), location: res.headers.get('Location') };
 }
 
-// Where the server's upload of this file stands: {id} when it holds the model, else
-// {uid, offset, part}.
-async function begin(file, sha256, structureId, signal) {
-  const meta = [`sha256 ${b64(sha256)}`, `filename ${b64(file.name || 'model.onnx')}`];
-  if (structureId) meta.push(`structure ${b64(structureId)}`);
-  const r = await call('POST', '/uploads', { 'Upload-Length': String(file.size), 'Upload-Metadata': meta.join(',') }, signal);
-  if (r.body && r.body.stored) return { id: r.body.id };
+// Where the server's upload of this blob stands: {done: body} when it holds it (a model:
+// {id}; a data file: {sha256, stored}), else {uid, offset, part}.
+async function begin(t, signal) {
+  const meta = [`sha256 ${b64(t.sha256)}`, `filename ${b64(t.name || 'model.onnx')}`, `kind ${b64(t.kind)}`];
+  if (t.structureId) meta.push(`structure ${b64(t.structureId)}`);
+  const r = await call('POST', '/uploads', { 'Upload-Length': String(t.blob.size), 'Upload-Metadata': meta.join(',') }, signal);
+  if (r.body && r.body.stored) return { done: r.body };
   return { uid: r.body.upload, offset: r.body.offset, part: r.body.part_size };
 }
 
-export function sendWeights({ file, sha256, structureId, onProgress }) {
+// One resumable transfer: t = {blob, sha256, name, kind, structureId}; answers the body of
+// the last part's answer (or of the held answer).  onSent(bytes of blob acknowledged or
+// on the wire).
+async function transfer(t, onSent, ctl, aborter, isAborted) {
+  const cancelled = () => new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
+  const size = t.blob.size;
+  let up = null;
+  let wait = 500;
+  for (;;) {
+    if (isAborted()) throw cancelled();
+    try {
+      if (!up) {
+        up = await begin(t, ctl.signal);
+        if (up.done) { onSent(size); return up.done; }
+      }
+      onSent(up.offset);
+      const end = Math.min(size, up.offset + up.part);
+      const r = await patchPart(up.uid, up.offset, t.blob.slice(up.offset, end), (n) => onSent(up.offset + n), aborter);
+      wait = 500;
+      if (r.status === 200 || r.status === 201) { onSent(size); return r.body; }
+      up.offset = Number.isFinite(r.offset) ? r.offset : end;
+    } catch (e) {
+      if (isAborted() || e.code === 'aborted') throw cancelled();
+      if (e.code === 'offset_mismatch' && Number.isFinite(e.uploadOffset) && e.uploadOffset !== null) { up.offset = e.uploadOffset; continue; }
+      if (e.code === 'upload_not_found') { up = null; continue; } // expired or finished elsewhere: ask again
+      if (!transient(e)) throw e;
+      await sleep(e.retryAfter ? e.retryAfter * 1000 : wait, ctl.signal);
+      wait = Math.min(wait * 2, 15000);
+      if (up) { // where does it stand now?  (a restarted server kept what it acknowledged)
+        try { const h = await call('HEAD', `/uploads/${up.uid}`, {}, ctl.signal); if (Number.isFinite(h.offset)) up.offset = h.offset; } catch (e2) { if (e2.status === 404) up = null; }
+      }
+    }
+  }
+}
+
+// Byte order of the UTF-8 of two strings (the server sorts a bundle's files so).
+function cmpUtf8(a, b) {
+  const x = new TextEncoder().encode(a), y = new TextEncoder().encode(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length;
+}
+
+// The manifest of a model file and its data files, and the bundle's id (its SHA-256:
+// what the server names a model uploaded with its data files).  model = {sha256, size},
+// files = [{location, sha256, size}].
+export function bundleOf(model, files) {
+  const sorted = [...files].sort((a, b) => cmpUtf8(a.location, b.location));
+  let text = `onnxviz-bundle/1\nmodel ${model.sha256} ${model.size}\n`;
+  for (const f of sorted) text += `file ${f.sha256} ${f.size} ${f.location}\n`;
+  const bytes = new TextEncoder().encode(text);
+  return { manifest: bytes, id: new Sha256().update(bytes).hex() };
+}
+
+// sendWeights({file, sha256, structureId, onProgress}): the whole file after its structure.
+// With `bundle` = {files: [{file, location, sha256}], manifest, id}: the model file is on
+// the server already (it was the structure); each data file goes up (kind data), then the
+// manifest (kind bundle), which makes the model; the promise resolves to the bundle's id.
+export function sendWeights({ file, sha256, structureId, bundle, onProgress }) {
   const ctl = new AbortController();
   const aborter = { current: null };
   let aborted = false;
-  const report = (n) => { if (onProgress) onProgress(Math.min(n, file.size), file.size); };
+  const isAborted = () => aborted;
   const run = async () => {
-    let up = null;
-    let wait = 500;
-    for (;;) {
-      if (aborted) throw new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
-      try {
-        if (!up) {
-          up = await begin(file, sha256, structureId, ctl.signal);
-          if (up.id) { report(file.size); return up.id; }
-        }
-        report(up.offset);
-        const end = Math.min(file.size, up.offset + up.part);
-        const r = await patchPart(up.uid, up.offset, file.slice(up.offset, end), (n) => report(up.offset + n), aborter);
-        wait = 500;
-        if (r.status === 200 || r.status === 201) { report(file.size); return r.body.id; }
-        up.offset = Number.isFinite(r.offset) ? r.offset : end;
-      } catch (e) {
-        if (aborted || e.code === 'aborted') throw new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
-        if (e.code === 'offset_mismatch' && Number.isFinite(e.uploadOffset) && e.uploadOffset !== null) { up.offset = e.uploadOffset; continue; }
-        if (e.code === 'upload_not_found') { up = null; continue; } // expired or finished elsewhere: ask again
-        if (!transient(e)) throw e;
-        await sleep(e.retryAfter ? e.retryAfter * 1000 : wait, ctl.signal);
-        wait = Math.min(wait * 2, 15000);
-        if (up) { // where does it stand now?  (a restarted server kept what it acknowledged)
-          try { const h = await call('HEAD', `/uploads/${up.uid}`, {}, ctl.signal); if (Number.isFinite(h.offset)) up.offset = h.offset; } catch (e2) { if (e2.status === 404) up = null; }
-        }
-      }
+    if (!bundle) {
+      const body = await transfer({ blob: file, sha256, name: file.name, kind: 'model', structureId }, (n) => onProgress && onProgress(Math.min(n, file.size), file.size), ctl, aborter, isAborted);
+      return body.id;
     }
+    const total = bundle.files.reduce((n, f) => n + f.file.size, 0);
+    let done = 0;
+    for (const f of bundle.files) {
+      await transfer({ blob: f.file, sha256: f.sha256, name: f.location, kind: 'data' }, (n) => onProgress && onProgress(Math.min(done + n, total), total), ctl, aborter, isAborted);
+      done += f.file.size;
+    }
+    const body = await transfer({ blob: new Blob([bundle.manifest]), sha256: bundle.id, name: file.name, kind: 'bundle', structureId }, () => {}, ctl, aborter, isAborted);
+    return body.id;
   };
   return {
     promise: run(),

@@ -362,11 +362,21 @@ describe('web page in Chromium', () => {
   });
 
   test('a model with external data: both files in one upload, values read from the data file', async () => {
+    // the model file without its data: the graph, and a preview that says what is missing
+    // (before the page uploads both: then the model file's URLs lead to the whole model)
+    const id = await idOf(MODELS.ext.file);
+    await page.goto(`${base}/#/models/${id}?node=n0&tensor=@i0`);
+    await page.waitForSelector('#side-body .notice.error');
+    assert.match(await page.textContent('#side-body'), /external_data_missing[\s\S]*together with its data files/);
     await page.goto(`${base}/#/`);
     await uploadFile([MODELS.ext.file, MODELS.ext.data]);
     await page.waitForFunction(() => /ext\.onnx/.test(document.getElementById('crumb-name').textContent), null, { timeout: 30000 });
     await graphShown();
     assert.match(await page.textContent('#upload-detail'), /ext_weights\.bin/);
+    // the model file first, then its data (a bundle, web/weights.js): the page moves to it
+    await page.waitForFunction(() => document.getElementById('upload-card').dataset.weights === 'sent', null, { timeout: 30000 });
+    await page.waitForFunction((old) => document.getElementById('canvas').dataset.model !== old, id);
+    await graphShown();
     await clickInGraph('#canvas svg g.node[data-node]:has(text:text-is("Gemm"))');
     await page.click('#side-body .init-box button[data-ref]');
     await page.waitForSelector('#side-body .values, #side-body .values-table, #side-body .notice.error');
@@ -375,11 +385,8 @@ describe('web page in Chromium', () => {
     assert.match(await page.textContent('#side-body'), /ext_weights\.bin/);
     const vals = await page.$$eval('#side-body .values li span:last-child, #side-body .values-table td', (t) => t.map((x) => Number(x.textContent)));
     assert.deepEqual(vals, MODELS.ext.values);
-    // the same model without its data: the graph, and a preview that says what is missing
-    const id = await idOf(MODELS.ext.file);
-    await page.goto(`${base}/#/models/${id}?node=n0&tensor=@i0`);
-    await page.waitForSelector('#side-body .notice.error');
-    assert.match(await page.textContent('#side-body'), /external_data_missing[\s\S]*together with its data files/);
+    const res = await fetch(`${base}/models/${id}`, { redirect: 'manual' });
+    assert.equal(res.status, 307, 'the model file alone now leads to the model with its data');
   });
 
   test('a lone TensorProto (.pb) opens as a tensor: values, statistics, no graph', async () => {

@@ -114,4 +114,42 @@ describe(`resumable weights in Chromium at 100 Mbit/s (a ${MB} MB model, 1 MiB p
     assert.equal(patches.length, 0, 'no part sent for a model the server holds');
     assert.deepEqual(errors, []);
   });
+
+  test('a model with one data file per tensor: drawn from the model file, then the bundle (the id a multipart upload gives); a reopen sends nothing', async () => {
+    const bdir = path.join(dir, 'bundle');
+    fs.mkdirSync(bdir, { recursive: true });
+    execFileSync('/usr/bin/python3', ['-c', `import onnx, sys
+m = onnx.load(sys.argv[1])
+onnx.save_model(m, sys.argv[2], save_as_external_data=True, all_tensors_to_one_file=False, size_threshold=1024)`, model.file, path.join(bdir, 'model.onnx')]);
+    const names = fs.readdirSync(bdir).filter((n) => n !== 'model.onnx');
+    assert.ok(names.length >= 4, `data files: ${names}`);
+    const sha = (p) => crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+    const mfile = path.join(bdir, 'model.onnx');
+    let manifest = `onnxviz-bundle/1\nmodel ${sha(mfile)} ${fs.statSync(mfile).size}\n`;
+    for (const n of [...names].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))) manifest += `file ${sha(path.join(bdir, n))} ${fs.statSync(path.join(bdir, n)).size} ${n}\n`;
+    const id = crypto.createHash('sha256').update(manifest).digest('hex');
+    await page.goto(`${base}/`);
+    patches.length = 0;
+    await page.setInputFiles('#file-input', [mfile, ...names.map((n) => path.join(bdir, n))]);
+    await page.waitForFunction((x) => document.getElementById('canvas').dataset.model === x, id, { timeout: 120000 });
+    await graphShown(page, null, id);
+    assert.equal(await card('weights'), 'sent');
+    assert.ok(patches.length >= names.length + 1, `${patches.length} PATCHes for ${names.length} data files and the manifest`);
+    // a weight's values are the data file's
+    const t = await (await fetch(`${base}/models/${id}/tensors/blocks.0.w?values=3`)).json();
+    const raw = fs.readFileSync(path.join(bdir, 'blocks.0.w'));
+    const want = [0, 1, 2].map((i) => raw.readFloatLE(4 * i));
+    assert.equal(t.values.data.length, 3);
+    t.values.data.forEach((v, i) => assert.ok(Math.fround(v) === want[i], `value ${i}: ${v} != ${want[i]}`));
+    // the model file's URLs lead to the bundle
+    assert.equal((await fetch(`${base}/models/${sha(mfile)}`, { redirect: 'manual' })).status, 307);
+    // reopen: nothing more is sent
+    await page.goto(`${base}/`);
+    patches.length = 0;
+    await page.setInputFiles('#file-input', [mfile, ...names.map((n) => path.join(bdir, n))]);
+    await page.waitForFunction((x) => document.getElementById('canvas').dataset.model === x, id, { timeout: 60000 });
+    assert.ok(await until(async () => (await card('weights')) === 'held'));
+    assert.equal(patches.length, 0, 'no part sent for a bundle the server holds');
+    assert.deepEqual(errors, []);
+  });
 });
