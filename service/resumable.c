@@ -477,6 +477,123 @@ static void link_structure(oxs_server *srv, const upstate *st, const char *full,
 }
 
 /* ---------------------------------------------------------------------------------------
+ * A structure that lies about its weights (issue 23): the byte ranges its external
+ * tensors claim in the file must lie within the file's length and must not overlap.
+ */
+typedef struct xrange {
+	uint64_t off, len;
+	oxp_str name;
+} xrange;
+
+typedef struct xranges {
+	xrange *r;
+	size_t n, cap;
+	bool failed;
+	const char *file; /* the file's name: the location the structure's tensors give */
+} xranges;
+
+static void ranges_tensor(xranges *x, const oxp_tensor *t)
+{
+	oxp_external e;
+	oxp_ext_rule rule;
+	oxp_error err;
+	if (t == NULL || t->data_location != 1 || oxp_external_parse(t, &e, &rule, &err) != OXP_OK ||
+	    e.location.len != strlen(x->file) || memcmp(e.location.p, x->file, e.location.len) != 0)
+		return; /* not a range of this file (the parser judges the rest when read) */
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 64;
+		xrange *n = realloc(x->r, cap * sizeof(*n));
+		if (n == NULL) {
+			x->failed = true;
+			return;
+		}
+		x->r = n;
+		x->cap = cap;
+	}
+	x->r[x->n++] = (xrange){e.offset, e.length, t->name};
+}
+
+static void ranges_nodes(xranges *x, const oxp_node *nodes, size_t n, int depth);
+
+static void ranges_graph(xranges *x, const oxp_graph *g, int depth)
+{
+	if (g == NULL || depth > 64)
+		return;
+	for (size_t i = 0; i < g->ninitializers; i++)
+		ranges_tensor(x, &g->initializers[i]);
+	for (size_t i = 0; i < g->nsparse_initializers; i++) {
+		ranges_tensor(x, g->sparse_initializers[i].values);
+		ranges_tensor(x, g->sparse_initializers[i].indices);
+	}
+	ranges_nodes(x, g->nodes, g->nnodes, depth);
+}
+
+static void ranges_nodes(xranges *x, const oxp_node *nodes, size_t n, int depth)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < nodes[i].nattrs; k++) {
+			const oxp_attr *a = &nodes[i].attrs[k];
+			ranges_tensor(x, a->t);
+			for (size_t j = 0; j < a->ntensors; j++)
+				ranges_tensor(x, &a->tensors[j]);
+			if (a->sparse_tensor != NULL)
+				ranges_tensor(x, a->sparse_tensor->values);
+			ranges_graph(x, a->g, depth + 1);
+			for (size_t j = 0; j < a->ngraphs; j++)
+				ranges_graph(x, &a->graphs[j], depth + 1);
+		}
+	}
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const xrange *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off ? 1 : 0;
+}
+
+/* The structure's external ranges against the file's length: false after a 422 naming
+ * the tensor and the rule (past_end, overlap). */
+static bool structure_honest(oxs_req *r, const upstate *st)
+{
+	oxs_server *srv = r->srv;
+	oxs_mentry *e = NULL;
+	if (oxs_models_get(srv->models, srv->store, st->structure, NULL, &e, NULL) != OXS_OK)
+		return true; /* not a model the store holds: it is not linked either */
+	const oxp_model_proto *mp = oxp_model_proto_get(oxs_mentry_model(e));
+	xranges x = {NULL, 0, 0, false, st->name};
+	if (mp != NULL) {
+		ranges_graph(&x, mp->graph, 0);
+		for (size_t i = 0; i < mp->nfunctions; i++)
+			ranges_nodes(&x, mp->functions[i].nodes, mp->functions[i].nnodes, 1);
+	}
+	bool ok = true;
+	if (!x.failed)
+		qsort(x.r, x.n, sizeof(*x.r), cmp_range);
+	for (size_t i = 0; ok && !x.failed && i < x.n; i++) {
+		const xrange *c = &x.r[i];
+		if (c->len > st->length || c->off > st->length - c->len) {
+			oxs_reply_error(r, 422, "structure_lies", ",\"rule\":\"past_end\"",
+			                "tensor '%.*s' of the structure claims bytes %" PRIu64 "..%" PRIu64
+			                " of %s, which has %" PRIu64 " bytes",
+			                (int)(c->name.len > 200 ? 200 : c->name.len), c->name.p, c->off,
+			                c->off + c->len, st->name, st->length);
+			ok = false;
+		} else if (i > 0 && c->off < x.r[i - 1].off + x.r[i - 1].len && c->len > 0) {
+			oxs_reply_error(r, 422, "structure_lies", ",\"rule\":\"overlap\"",
+			                "tensor '%.*s' of the structure claims bytes from %" PRIu64
+			                ", inside those of '%.*s'",
+			                (int)(c->name.len > 200 ? 200 : c->name.len), c->name.p, c->off,
+			                (int)(x.r[i - 1].name.len > 200 ? 200 : x.r[i - 1].name.len),
+			                x.r[i - 1].name.p);
+			ok = false;
+		}
+	}
+	free(x.r);
+	oxs_models_release(srv->models, e);
+	return ok;
+}
+
+/* ---------------------------------------------------------------------------------------
  * Replies
  */
 static void http_date(int64_t t, char *out, size_t size)
@@ -749,6 +866,11 @@ static void create_job(oxs_req *r)
 	}
 	if (have != OXS_E_NOT_FOUND) {
 		oxs_reply_store_error(r, have, "cannot look the model up in the store");
+		oxs_resume(r);
+		return;
+	}
+	if (st->structure[0] != '\0' && strcmp(st->kind, "model") == 0 && !structure_honest(r, st)) {
+		atomic_fetch_add(&rs->refused, 1);
 		oxs_resume(r);
 		return;
 	}

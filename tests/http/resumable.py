@@ -371,6 +371,42 @@ def t_bundle(h):
     h.check(s.stop() == 0, "server exit (bundle)")
 
 
+def structure_model(ranges, location="m.onnx"):
+    """A structure: initializers of 256 floats each, external at (offset) in `location`."""
+    from onnx import TensorProto, helper
+    inits, nodes, prev = [], [], "x"
+    for i, off in enumerate(ranges):
+        t = TensorProto(name="w%d" % i, data_type=TensorProto.FLOAT, dims=[256])
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in (("location", location), ("offset", str(off)), ("length", "1024")):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        inits.append(t)
+        nodes.append(helper.make_node("Add", [prev, "w%d" % i], ["y%d" % i], name="add%d" % i))
+        prev = "y%d" % i
+    g = helper.make_graph(nodes, "s", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256])],
+                          [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [256])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def t_structure_lies(h):
+    """A structure whose ranges do not fit the file it names is refused at POST /uploads:
+    422 structure_lies naming the tensor and the rule; nothing is begun."""
+    s = h.Server("--upload-part-size", "64K")
+    size = 4096
+    for what, ranges, rule in (("past the end", [0, 1024, 3584], "past_end"), ("overlap", [0, 512], "overlap")):
+        sid = h.upload(s, h.write_tmp(structure_model(ranges)), query="?name=m.onnx").json()["id"]
+        r = begin(h, s, size, hashlib.sha256(what.encode()).hexdigest(), name="m.onnx", structure=sid)
+        e = (r.json() or {}).get("error", {})
+        h.check(r.status == 422 and e.get("code") == "structure_lies" and e.get("rule") == rule and
+                "'w" in e.get("message", ""), "%s: 422 structure_lies %s naming the tensor: %r" % (what, rule, r))
+    h.check(not [d for d in os.listdir(os.path.join(s.store, "uploads")) if len(d) == 32], "nothing begun")
+    sid = h.upload(s, h.write_tmp(structure_model([0, 1024, 3072])), query="?name=m.onnx").json()["id"]
+    r = begin(h, s, size, hashlib.sha256(b"fits").hexdigest(), name="m.onnx", structure=sid)
+    h.check(r.status == 201, "ranges within the file: 201: %r" % r)
+    h.check(s.stop() == 0, "server exit (structure lies)")
+
+
 def t_auth(h):
     s = h.Server("--token", "t", "--upload-part-size", "1M")
     r = begin(h, s, 100, "ab" * 32)
@@ -390,7 +426,7 @@ def t_auth(h):
 def t_resumable(h):
     for name, fn in (("protocol", t_protocol), ("wrong hash", t_wrong_hash), ("expiry", t_expiry),
                      ("kill -9 resume", t_kill_resume), ("structure link", t_structure_link), ("bundle", t_bundle),
-                     ("auth", t_auth)):
+                     ("structure lies", t_structure_lies), ("auth", t_auth)):
         t = time.time()
         fn(h)
         print("  resumable %s: %.1f s" % (name, time.time() - t), flush=True)
