@@ -387,7 +387,7 @@ static bool reply_unrouted(oxs_req *r)
  * 307 to the same URL of the whole model.  False when r is not such a request. */
 static bool redirect_moved(oxs_req *r, const oxs_route *rt, const char *url)
 {
-	char full[OXS_ID_LEN + 1];
+	char full[OXST_ID_LEN + 1];
 	if ((r->method != OXS_M_GET && r->method != OXS_M_HEAD) || r->id[0] == '\0' ||
 	    strncmp(rt->pattern, "/models/{id}", 12) != 0 || strncmp(url, "/models/", 8) != 0 ||
 	    !oxs_resumable_moved(r->srv->rs, r->id, full))
@@ -395,7 +395,7 @@ static bool redirect_moved(oxs_req *r, const oxs_route *rt, const char *url)
 	oxr_buf loc;
 	oxr_buf_init(&loc, 256);
 	oxr_buf_printf(&loc, "/models/%s", full);
-	oxs_s3_encode(&loc, url + 8 + OXS_ID_LEN, true);
+	oxs_url_path(&loc, url + 8 + OXST_ID_LEN);
 	if (r->query[0] != '\0')
 		oxr_buf_printf(&loc, "?%s", r->query);
 	if (loc.failed) {

@@ -57,9 +57,9 @@
 typedef struct upstate {
 	uint64_t length, part, offset;
 	int64_t created, expires;   /* Unix seconds */
-	char sha256[OXS_ID_LEN + 1];
-	char structure[OXS_ID_LEN + 1]; /* "" = none */
-	char name[OXS_META_STR];
+	char sha256[OXST_ID_LEN + 1];
+	char structure[OXST_ID_LEN + 1]; /* "" = none */
+	char name[OXST_META_STR];
 	char kind[8]; /* "model"; "data": a data file of a bundle, kept as a blob by its
 	               * SHA-256; "bundle": the manifest of a model and its data files */
 } upstate;
@@ -74,7 +74,7 @@ typedef struct active {
 } active;
 
 typedef struct slink {
-	char structure[OXS_ID_LEN + 1], full[OXS_ID_LEN + 1];
+	char structure[OXST_ID_LEN + 1], full[OXST_ID_LEN + 1];
 } slink;
 
 struct oxs_resumable {
@@ -98,9 +98,9 @@ struct oxs_rpatch {
 	uint64_t at, want, got;
 	int werr;     /* errno of a failed write, 0 */
 	/* a bundle being stored: its data files (their blobs move into the model's data) */
-	oxs_bundle_file *files;
+	oxst_bundle_file *files;
 	size_t nfiles;
-	char model_sha[OXS_ID_LEN + 1];
+	char model_sha[OXST_ID_LEN + 1];
 };
 
 /* ---------------------------------------------------------------------------------------
@@ -120,8 +120,8 @@ static void uid_of(const char *sha, uint64_t length, char out[UID_LEN + 1])
 {
 	char text[128];
 	int n = snprintf(text, sizeof(text), "onnxviz-upload/1 %s %" PRIu64, sha, length);
-	char hex[OXS_ID_LEN + 1]; /* oxs_sha256_hex writes all 64 digits first */
-	oxs_sha256_hex(text, (size_t)n, hex, OXS_ID_LEN);
+	char hex[OXST_ID_LEN + 1]; /* oxs_sha256_hex writes all 64 digits first */
+	oxs_sha256_hex(text, (size_t)n, hex, OXST_ID_LEN);
 	memcpy(out, hex, UID_LEN);
 	out[UID_LEN] = '\0';
 }
@@ -143,22 +143,22 @@ static int sync_dir(const char *path)
 	return rc;
 }
 
-static oxs_status errno_status(int e)
+static oxst_status errno_status(int e)
 {
 	if (e == ENOENT)
-		return OXS_E_NOT_FOUND;
+		return OXST_E_NOT_FOUND;
 	if (e == ENOSPC || e == EDQUOT || e == EFBIG)
-		return OXS_E_NOSPACE;
+		return OXST_E_NOSPACE;
 	if (e == ENOMEM)
-		return OXS_E_NOMEM;
-	return OXS_E_IO;
+		return OXST_E_NOMEM;
+	return OXST_E_IO;
 }
 
-static oxs_status state_read(const oxs_resumable *rs, const char *uid, upstate *st)
+static oxst_status state_read(const oxs_resumable *rs, const char *uid, upstate *st)
 {
 	char path[PATH_MAX];
 	if (!path_of(rs, path, sizeof(path), uid, "state"))
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return errno_status(errno);
@@ -166,7 +166,7 @@ static oxs_status state_read(const oxs_resumable *rs, const char *uid, upstate *
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return OXS_E_IO;
+		return OXST_E_IO;
 	buf[n] = '\0';
 	memset(st, 0, sizeof(*st));
 	unsigned seen = 0;
@@ -189,31 +189,31 @@ static oxs_status state_read(const oxs_resumable *rs, const char *uid, upstate *
 			st->created = strtoll(v, &end, 10), seen |= 8;
 		else if (strcmp(line, "expires") == 0)
 			st->expires = strtoll(v, &end, 10), seen |= 16;
-		else if (strcmp(line, "sha256") == 0 && oxs_id_valid(v))
-			memcpy(st->sha256, v, OXS_ID_LEN + 1), seen |= 32;
-		else if (strcmp(line, "structure") == 0 && oxs_id_valid(v))
-			memcpy(st->structure, v, OXS_ID_LEN + 1);
+		else if (strcmp(line, "sha256") == 0 && oxst_id_valid(v))
+			memcpy(st->sha256, v, OXST_ID_LEN + 1), seen |= 32;
+		else if (strcmp(line, "structure") == 0 && oxst_id_valid(v))
+			memcpy(st->structure, v, OXST_ID_LEN + 1);
 		else if (strcmp(line, "name") == 0)
 			snprintf(st->name, sizeof(st->name), "%s", v);
 		else if (strcmp(line, "kind") == 0)
 			snprintf(st->kind, sizeof(st->kind), "%s", v);
 		if (end != NULL && *end != '\0')
-			return OXS_E_IO;
+			return OXST_E_IO;
 	}
 	if (seen != 63 || st->part == 0 || st->offset > st->length)
-		return OXS_E_IO;
+		return OXST_E_IO;
 	if (st->kind[0] == '\0')
 		snprintf(st->kind, sizeof(st->kind), "model");
-	return OXS_OK;
+	return OXST_OK;
 }
 
 /* Replace <uid>/state durably: a temporary, fsync, rename, fsync of the folder. */
-static oxs_status state_write(const oxs_resumable *rs, const char *uid, const upstate *st)
+static oxst_status state_write(const oxs_resumable *rs, const char *uid, const upstate *st)
 {
 	char path[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX];
 	if (!path_of(rs, path, sizeof(path), uid, "state") ||
 	    !path_of(rs, tmp, sizeof(tmp), uid, "state.tmp") || !path_of(rs, dir, sizeof(dir), uid, ""))
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	char buf[2048];
 	int n = snprintf(buf, sizeof(buf),
 	                 "length %" PRIu64 "\npart %" PRIu64 "\noffset %" PRIu64
@@ -222,7 +222,7 @@ static oxs_status state_write(const oxs_resumable *rs, const char *uid, const up
 	                 st->kind, st->structure[0] ? "structure " : "", st->structure,
 	                 st->structure[0] ? "\n" : "", st->name);
 	if (n < 0 || (size_t)n >= sizeof(buf))
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return errno_status(errno);
@@ -234,7 +234,7 @@ static oxs_status state_write(const oxs_resumable *rs, const char *uid, const up
 		(void)unlink(tmp);
 		return errno_status(e);
 	}
-	return OXS_OK;
+	return OXST_OK;
 }
 
 /* The file's name as kept: no control characters, no newline. */
@@ -300,7 +300,7 @@ static void remove_upload(oxs_resumable *rs, const char *uid)
 {
 	char dir[PATH_MAX];
 	if (path_of(rs, dir, sizeof(dir), uid, ""))
-		oxs_remove_path(dir);
+		oxst_remove_path(dir);
 	(void)sync_dir(rs->dir);
 }
 
@@ -315,8 +315,8 @@ static void sweep(oxs_resumable *rs)
 		if (!uid_valid(e->d_name))
 			continue;
 		upstate st;
-		oxs_status s = state_read(rs, e->d_name, &st);
-		if (s == OXS_OK && st.expires > now)
+		oxst_status s = state_read(rs, e->d_name, &st);
+		if (s == OXST_OK && st.expires > now)
 			continue;
 		char uid[UID_LEN + 1];
 		memcpy(uid, e->d_name, UID_LEN + 1);
@@ -329,7 +329,7 @@ static void sweep(oxs_resumable *rs)
 		atomic_fetch_add(&rs->expired, 1);
 		char extra[96];
 		snprintf(extra, sizeof(extra), ",\"upload\":\"%s\"", uid);
-		oxs_log("info", s == OXS_OK ? "resumable upload expired" : "resumable upload unreadable: removed", extra);
+		oxs_log("info", s == OXST_OK ? "resumable upload expired" : "resumable upload unreadable: removed", extra);
 	}
 	closedir(d);
 	/* data files no bundle took */
@@ -367,13 +367,13 @@ static bool load_links(oxs_resumable *rs)
 	char line[256];
 	while (fgets(line, sizeof(line), f) != NULL) {
 		slink l;
-		if (strlen(line) != 2 * OXS_ID_LEN + 2 || line[OXS_ID_LEN] != ' ')
+		if (strlen(line) != 2 * OXST_ID_LEN + 2 || line[OXST_ID_LEN] != ' ')
 			continue; /* a torn last line */
-		memcpy(l.structure, line, OXS_ID_LEN);
-		l.structure[OXS_ID_LEN] = '\0';
-		memcpy(l.full, line + OXS_ID_LEN + 1, OXS_ID_LEN);
-		l.full[OXS_ID_LEN] = '\0';
-		if (!oxs_id_valid(l.structure) || !oxs_id_valid(l.full))
+		memcpy(l.structure, line, OXST_ID_LEN);
+		l.structure[OXST_ID_LEN] = '\0';
+		memcpy(l.full, line + OXST_ID_LEN + 1, OXST_ID_LEN);
+		l.full[OXST_ID_LEN] = '\0';
+		if (!oxst_id_valid(l.structure) || !oxst_id_valid(l.full))
 			continue;
 		if (rs->nlinks == rs->caplinks) {
 			size_t cap = rs->caplinks ? 2 * rs->caplinks : 64;
@@ -397,33 +397,33 @@ static const slink *find_link(const oxs_resumable *rs, const char *structure)
 	return NULL;
 }
 
-bool oxs_resumable_moved(oxs_resumable *rs, const char *id, char full[OXS_ID_LEN + 1])
+bool oxs_resumable_moved(oxs_resumable *rs, const char *id, char full[OXST_ID_LEN + 1])
 {
 	if (rs == NULL || id[0] == '\0')
 		return false;
 	pthread_mutex_lock(&rs->mu);
 	const slink *l = find_link(rs, id);
 	if (l != NULL)
-		memcpy(full, l->full, OXS_ID_LEN + 1);
+		memcpy(full, l->full, OXST_ID_LEN + 1);
 	pthread_mutex_unlock(&rs->mu);
 	return l != NULL;
 }
 
 /* Whether st->structure can be the structure of the upload's file: a model the store
  * holds, smaller than the whole file and kept under the same file name (a structure is
- * the same file with its weights cut out; decision 55). */
+ * the same file with its weights cut out; decision 57). */
 static bool looks_like_structure(oxs_server *srv, const upstate *st)
 {
-	oxs_store *store = srv->store;
+	oxst_store *store = srv->store;
 	uint64_t size = 0;
-	if (store->ops->stat_model(store, st->structure, 0, &size) != OXS_OK || size >= st->length)
+	if (store->ops->stat_model(store, st->structure, 0, &size) != OXST_OK || size >= st->length)
 		return false;
-	oxs_model_info info;
+	oxst_model_info info;
 	size_t n = 0;
-	char after[OXS_ID_LEN + 1] = "";
+	char after[OXST_ID_LEN + 1] = "";
 	/* the structure's meta: list from just before its id (ids are in order) */
-	memcpy(after, st->structure, OXS_ID_LEN + 1);
-	for (int i = OXS_ID_LEN - 1; i >= 0; i--) { /* the id just before: decrement */
+	memcpy(after, st->structure, OXST_ID_LEN + 1);
+	for (int i = OXST_ID_LEN - 1; i >= 0; i--) { /* the id just before: decrement */
 		if (after[i] == '0') {
 			after[i] = 'f';
 			continue;
@@ -431,13 +431,13 @@ static bool looks_like_structure(oxs_server *srv, const upstate *st)
 		after[i] = after[i] == 'a' ? '9' : (char)(after[i] - 1);
 		break;
 	}
-	return store->ops->list_models(store, after, &info, 1, &n, NULL) == OXS_OK && n == 1 &&
+	return store->ops->list_models(store, after, &info, 1, &n, NULL) == OXST_OK && n == 1 &&
 	       strcmp(info.id, st->structure) == 0 && info.has_meta &&
 	       strcmp(info.meta.name, st->name) == 0;
 }
 
 /* The whole model `full` of a structure upload has arrived: the structure's URLs redirect
- * to it from now on (decision 55).  verified: the structure is known to be the model's
+ * to it from now on (decision 57).  verified: the structure is known to be the model's
  * (a bundle's model file); else looks_like_structure decides. */
 static void link_structure(oxs_server *srv, const upstate *st, const char *full, bool verified)
 {
@@ -459,7 +459,7 @@ static void link_structure(oxs_server *srv, const upstate *st, const char *full,
 		}
 	}
 	if (!have && room) {
-		char path[PATH_MAX], line[2 * OXS_ID_LEN + 3];
+		char path[PATH_MAX], line[2 * OXST_ID_LEN + 3];
 		snprintf(line, sizeof(line), "%s %s\n", st->structure, full);
 		int fd = snprintf(path, sizeof(path), "%s/links", rs->dir) < (int)sizeof(path)
 		             ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)
@@ -467,8 +467,8 @@ static void link_structure(oxs_server *srv, const upstate *st, const char *full,
 		if (fd >= 0 && write(fd, line, strlen(line)) == (ssize_t)strlen(line) &&
 		    fdatasync(fd) == 0) {
 			slink *l = &rs->links[rs->nlinks++];
-			memcpy(l->structure, st->structure, OXS_ID_LEN + 1);
-			memcpy(l->full, full, OXS_ID_LEN + 1);
+			memcpy(l->structure, st->structure, OXST_ID_LEN + 1);
+			memcpy(l->full, full, OXST_ID_LEN + 1);
 		}
 		if (fd >= 0)
 			close(fd);
@@ -557,7 +557,7 @@ static bool structure_honest(oxs_req *r, const upstate *st)
 {
 	oxs_server *srv = r->srv;
 	oxs_mentry *e = NULL;
-	if (oxs_models_get(srv->models, srv->store, st->structure, NULL, &e, NULL) != OXS_OK)
+	if (oxs_models_get(srv->models, srv->store, st->structure, NULL, &e, NULL) != OXST_OK)
 		return true; /* not a model the store holds: it is not linked either */
 	const oxp_model_proto *mp = oxp_model_proto_get(oxs_mentry_model(e));
 	xranges x = {NULL, 0, 0, false, st->name};
@@ -638,7 +638,7 @@ static void reply_state(oxs_req *r, unsigned status, const char *uid, const upst
 	               ",\"length\":%" PRIu64 ",\"part_size\":%" PRIu64
 	               ",\"sha256\":\"%s\",\"expires\":\"%s\",\"name\":",
 	               uid, uid, st->offset, st->length, st->part, st->sha256, date);
-	oxs_json_string(&b, st->name, strlen(st->name));
+	oxr_json_string(&b, st->name, strlen(st->name));
 	oxr_buf_printf(&b, ",\"kind\":\"%s\",\"structure\":", st->kind);
 	if (st->structure[0] != '\0')
 		oxr_buf_printf(&b, "\"%s\"}\n", st->structure);
@@ -664,9 +664,9 @@ static void reply_204(oxs_req *r)
 	oxs_reply(r, 204, resp, 0);
 }
 
-static void reply_io(oxs_req *r, oxs_status s, const char *what)
+static void reply_io(oxs_req *r, oxst_status s, const char *what)
 {
-	if (s == OXS_E_NOSPACE)
+	if (s == OXST_E_NOSPACE)
 		oxs_reply_error(r, 507, "insufficient_storage", "", "%s: no space left", what);
 	else
 		oxs_reply_store_error(r, s, what);
@@ -682,16 +682,16 @@ static bool blob_path(const oxs_resumable *rs, const char *sha, char *out, size_
 	return n > 0 && (size_t)n < size;
 }
 
-/* OXS_OK when the blob of sha is there with `length` bytes. */
-static oxs_status blob_stat(const oxs_resumable *rs, const char *sha, uint64_t length)
+/* OXST_OK when the blob of sha is there with `length` bytes. */
+static oxst_status blob_stat(const oxs_resumable *rs, const char *sha, uint64_t length)
 {
 	char path[PATH_MAX];
 	struct stat sb;
 	if (!blob_path(rs, sha, path, sizeof(path)))
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	if (lstat(path, &sb) != 0)
 		return errno_status(errno);
-	return S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == length ? OXS_OK : OXS_E_NOT_FOUND;
+	return S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == length ? OXST_OK : OXST_E_NOT_FOUND;
 }
 
 static void reply_blob(oxs_req *r, unsigned status, const upstate *st)
@@ -749,7 +749,7 @@ static bool b64_decode(const char *s, size_t n, char *out, size_t size)
 /* Upload-Metadata: "key b64, key b64, ...": sha256 (required), filename, structure. */
 static bool parse_metadata(const char *h, upstate *st, char *err, size_t errsize)
 {
-	char sha[OXS_ID_LEN + 8] = "", structure[OXS_ID_LEN + 8] = "", name[OXS_META_STR * 2] = "";
+	char sha[OXST_ID_LEN + 8] = "", structure[OXST_ID_LEN + 8] = "", name[OXST_META_STR * 2] = "";
 	char kind[16] = "model";
 	for (const char *p = h; *p != '\0';) {
 		while (*p == ' ' || *p == ',')
@@ -780,12 +780,12 @@ static bool parse_metadata(const char *h, upstate *st, char *err, size_t errsize
 	}
 	for (char *c = sha; *c; c++)
 		*c = (char)(*c >= 'A' && *c <= 'F' ? *c + 32 : *c);
-	if (!oxs_id_valid(sha)) {
+	if (!oxst_id_valid(sha)) {
 		snprintf(err, errsize, "Upload-Metadata: sha256 (the file's SHA-256 as 64 hex "
 		         "digits, base64-encoded as tus wants) is missing or malformed");
 		return false;
 	}
-	if (structure[0] != '\0' && !oxs_id_valid(structure)) {
+	if (structure[0] != '\0' && !oxst_id_valid(structure)) {
 		snprintf(err, errsize, "Upload-Metadata: structure is not a model id");
 		return false;
 	}
@@ -794,7 +794,7 @@ static bool parse_metadata(const char *h, upstate *st, char *err, size_t errsize
 		return false;
 	}
 	snprintf(st->kind, sizeof(st->kind), "%s", kind);
-	memcpy(st->sha256, sha, OXS_ID_LEN + 1);
+	memcpy(st->sha256, sha, OXST_ID_LEN + 1);
 	memcpy(st->structure, structure, strlen(structure) + 1);
 	const char *base = name;
 	for (const char *c = name; *c; c++)
@@ -834,18 +834,18 @@ static void create_job(oxs_req *r)
 	oxs_resumable *rs = srv->rs;
 	oxs_rpatch *p = r->rp;
 	upstate *st = &p->st;
-	oxs_store *store = srv->store;
+	oxst_store *store = srv->store;
 	/* never twice: the server holds the file already (a data file: as a blob) */
 	bool data = strcmp(st->kind, "data") == 0;
-	oxs_status have = data ? blob_stat(rs, st->sha256, st->length)
-	                       : store->ops->stat_model(store, st->sha256, OXS_STAT_FRESH, NULL);
-	if (have == OXS_OK && data) {
+	oxst_status have = data ? blob_stat(rs, st->sha256, st->length)
+	                       : store->ops->stat_model(store, st->sha256, OXST_STAT_FRESH, NULL);
+	if (have == OXST_OK && data) {
 		atomic_fetch_add(&rs->held, 1);
 		reply_blob(r, 200, st);
 		oxs_resume(r);
 		return;
 	}
-	if (have == OXS_OK) {
+	if (have == OXST_OK) {
 		if (strcmp(st->kind, "model") == 0)
 			link_structure(srv, st, st->sha256, false);
 		atomic_fetch_add(&rs->held, 1);
@@ -855,7 +855,7 @@ static void create_job(oxs_req *r)
 		               st->sha256, st->sha256);
 		oxs_reply_json(r, 200, &b);
 		if (r->reply != NULL) {
-			char loc[OXS_ID_LEN + 16];
+			char loc[OXST_ID_LEN + 16];
 			snprintf(loc, sizeof(loc), "/models/%s", st->sha256);
 			MHD_add_response_header(r->reply, "Location", loc);
 			MHD_add_response_header(r->reply, "Tus-Resumable", "1.0.0");
@@ -864,7 +864,7 @@ static void create_job(oxs_req *r)
 		oxs_resume(r);
 		return;
 	}
-	if (have != OXS_E_NOT_FOUND) {
+	if (have != OXST_E_NOT_FOUND) {
 		oxs_reply_store_error(r, have, "cannot look the model up in the store");
 		oxs_resume(r);
 		return;
@@ -879,7 +879,7 @@ static void create_job(oxs_req *r)
 	if (!claim(rs, p->uid)) {
 		/* a part of it is arriving right now: its state as it stands */
 		upstate cur;
-		if (state_read(rs, p->uid, &cur) == OXS_OK) {
+		if (state_read(rs, p->uid, &cur) == OXST_OK) {
 			atomic_fetch_add(&rs->resumed, 1);
 			reply_state(r, 200, p->uid, &cur);
 		} else {
@@ -890,12 +890,12 @@ static void create_job(oxs_req *r)
 	}
 	p->claimed = true;
 	upstate cur;
-	oxs_status s = state_read(rs, p->uid, &cur);
-	if (s == OXS_OK) {
+	oxst_status s = state_read(rs, p->uid, &cur);
+	if (s == OXST_OK) {
 		/* the same file again (a reload, another client): go on from its offset */
 		cur.expires = (int64_t)time(NULL) + rs->expiry;
 		if (cur.structure[0] == '\0' && st->structure[0] != '\0')
-			memcpy(cur.structure, st->structure, OXS_ID_LEN + 1);
+			memcpy(cur.structure, st->structure, OXST_ID_LEN + 1);
 		(void)state_write(rs, p->uid, &cur);
 		atomic_fetch_add(&rs->resumed, 1);
 		reply_state(r, 200, p->uid, &cur);
@@ -909,7 +909,7 @@ static void create_job(oxs_req *r)
 		oxs_resume(r);
 		return;
 	}
-	oxs_remove_path(dir); /* an unreadable leftover */
+	oxst_remove_path(dir); /* an unreadable leftover */
 	int fd = -1;
 	if (mkdir(dir, 0700) != 0 ||
 	    (fd = open(dpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
@@ -921,9 +921,9 @@ static void create_job(oxs_req *r)
 	st->offset = 0;
 	st->created = (int64_t)time(NULL);
 	st->expires = st->created + rs->expiry;
-	st->part = oxs_s3_part_for(st->length, rs->part_size);
+	st->part = oxst_s3_part_for(st->length, rs->part_size);
 	s = state_write(rs, p->uid, st);
-	if (s != OXS_OK) {
+	if (s != OXST_OK) {
 		remove_upload(rs, p->uid);
 		reply_io(r, s, "cannot start the upload");
 		oxs_resume(r);
@@ -977,7 +977,7 @@ void oxs_resumable_create(oxs_req *r)
 		                n, rs->max_total);
 		return;
 	}
-	oxs_store_stats ss;
+	oxst_stats ss;
 	srv->store->ops->stats(srv->store, &ss);
 	if (ss.budget != 0 && n > ss.budget) {
 		oxs_reply_error(r, 507, "insufficient_storage", "",
@@ -992,7 +992,7 @@ void oxs_resumable_create(oxs_req *r)
 		                n, (uint64_t)vfs.f_bavail * vfs.f_frsize);
 		return;
 	}
-	memcpy(r->id, p->st.sha256, OXS_ID_LEN + 1);
+	memcpy(r->id, p->st.sha256, OXST_ID_LEN + 1);
 	oxs_defer(r, srv->work, create_job);
 }
 
@@ -1009,19 +1009,19 @@ static bool find_upload(oxs_req *r, upstate *st)
 		oxs_reply_error(r, 404, "upload_not_found", "", "no such upload");
 		return false;
 	}
-	oxs_status s = state_read(rs, r->param, st);
-	if (s == OXS_OK && st->expires <= (int64_t)time(NULL)) {
+	oxst_status s = state_read(rs, r->param, st);
+	if (s == OXST_OK && st->expires <= (int64_t)time(NULL)) {
 		sweep(rs);
-		s = OXS_E_NOT_FOUND;
+		s = OXST_E_NOT_FOUND;
 	}
-	if (s == OXS_E_NOT_FOUND || s == OXS_E_IO) {
+	if (s == OXST_E_NOT_FOUND || s == OXST_E_IO) {
 		oxs_reply_error(r, 404, "upload_not_found", "",
 		                "no such upload (it finished, expired or was deleted)");
 		if (r->reply != NULL)
 			MHD_add_response_header(r->reply, "Tus-Resumable", "1.0.0");
 		return false;
 	}
-	if (s != OXS_OK) {
+	if (s != OXST_OK) {
 		reply_io(r, s, "cannot read the upload");
 		return false;
 	}
@@ -1136,7 +1136,7 @@ void oxs_resumable_patch_begin(oxs_req *r)
 	}
 	p->at = offset;
 	p->want = want;
-	memcpy(r->id, st.sha256, OXS_ID_LEN + 1);
+	memcpy(r->id, st.sha256, OXST_ID_LEN + 1);
 }
 
 bool oxs_resumable_patch_data(oxs_req *r, const char *data, size_t size)
@@ -1207,7 +1207,7 @@ static bool hash_upto(oxs_resumable *rs, const char *uid, int fd, uint64_t upto)
 }
 
 /* The SHA-256 the upload's context holds (its whole file, after hash_upto). */
-static bool hash_final(oxs_resumable *rs, const char *uid, char hex[OXS_ID_LEN + 1])
+static bool hash_final(oxs_resumable *rs, const char *uid, char hex[OXST_ID_LEN + 1])
 {
 	unsigned char md[32];
 	unsigned int n = 0;
@@ -1311,7 +1311,7 @@ static bool make_parents(const char *dir, const char *loc)
 
 static int cmp_location(const void *a, const void *b)
 {
-	return strcmp(((const oxs_bundle_file *)a)->location, ((const oxs_bundle_file *)b)->location);
+	return strcmp(((const oxst_bundle_file *)a)->location, ((const oxst_bundle_file *)b)->location);
 }
 
 /* The manifest text (an upload of kind bundle) into p->files and p->model_sha; false with
@@ -1337,33 +1337,33 @@ static bool parse_manifest(oxs_rpatch *p, char *text, uint64_t *model_size, char
 		snprintf(err, errsize, "out of memory");
 		return false;
 	}
-	if (strlen(line) < OXS_ID_LEN + 3 || line[OXS_ID_LEN] != ' ')
+	if (strlen(line) < OXST_ID_LEN + 3 || line[OXST_ID_LEN] != ' ')
 		goto bad;
-	memcpy(p->model_sha, line, OXS_ID_LEN);
-	p->model_sha[OXS_ID_LEN] = '\0';
+	memcpy(p->model_sha, line, OXST_ID_LEN);
+	p->model_sha[OXST_ID_LEN] = '\0';
 	errno = 0;
-	*model_size = strtoull(line + OXS_ID_LEN + 1, &end, 10);
-	if (!oxs_id_valid(p->model_sha) || errno != 0 || *end != '\n' || *model_size == 0)
+	*model_size = strtoull(line + OXST_ID_LEN + 1, &end, 10);
+	if (!oxst_id_valid(p->model_sha) || errno != 0 || *end != '\n' || *model_size == 0)
 		goto bad;
 	for (line = end + 1; *line != '\0'; line = end + 1) {
-		oxs_bundle_file *f = &p->files[p->nfiles];
-		if (strncmp(line, "file ", 5) != 0 || strlen(line) < 5 + OXS_ID_LEN + 3 ||
-		    line[5 + OXS_ID_LEN] != ' ')
+		oxst_bundle_file *f = &p->files[p->nfiles];
+		if (strncmp(line, "file ", 5) != 0 || strlen(line) < 5 + OXST_ID_LEN + 3 ||
+		    line[5 + OXST_ID_LEN] != ' ')
 			goto bad;
-		memcpy(f->sha256, line + 5, OXS_ID_LEN);
-		f->sha256[OXS_ID_LEN] = '\0';
+		memcpy(f->sha256, line + 5, OXST_ID_LEN);
+		f->sha256[OXST_ID_LEN] = '\0';
 		errno = 0;
-		f->size = strtoull(line + 6 + OXS_ID_LEN, &end, 10);
-		if (!oxs_id_valid(f->sha256) || errno != 0 || *end != ' ')
+		f->size = strtoull(line + 6 + OXST_ID_LEN, &end, 10);
+		if (!oxst_id_valid(f->sha256) || errno != 0 || *end != ' ')
 			goto bad;
 		char *loc = end + 1;
 		end = strchr(loc, '\n');
-		if (end == NULL || (size_t)(end - loc) > OXS_LOCATION_MAX)
+		if (end == NULL || (size_t)(end - loc) > OXST_LOCATION_MAX)
 			goto bad;
 		memcpy(f->location, loc, (size_t)(end - loc));
 		f->location[end - loc] = '\0';
 		const char *rule = NULL;
-		if (!oxs_location_valid(f->location, &rule)) {
+		if (!oxst_location_valid(f->location, &rule)) {
 			snprintf(err, errsize, "the data file's location '%s' is refused (%s)", f->location,
 			         rule ? rule : "invalid");
 			return false;
@@ -1392,7 +1392,7 @@ static void complete_bundle(oxs_req *r)
 	oxs_server *srv = r->srv;
 	oxs_resumable *rs = srv->rs;
 	oxs_rpatch *p = r->rp;
-	oxs_store *store = srv->store;
+	oxst_store *store = srv->store;
 	char data[PATH_MAX], err[1400] = "";
 	char *text = calloc(1, (size_t)p->st.length + 1);
 	int fd = path_of(rs, data, sizeof(data), p->uid, "data") ? open(data, O_RDONLY | O_CLOEXEC) : -1;
@@ -1411,11 +1411,11 @@ static void complete_bundle(oxs_req *r)
 	bool ok = memchr(text, '\0', (size_t)p->st.length) == NULL &&
 	          parse_manifest(p, text, &msize, err, sizeof(err));
 	free(text);
-	char id[OXS_ID_LEN + 1];
-	if (ok && !(oxs_bundle_id(p->model_sha, msize, p->files, p->nfiles, id) &&
+	char id[OXST_ID_LEN + 1];
+	if (ok && !(oxst_bundle_id(p->model_sha, msize, p->files, p->nfiles, id) &&
 	            strcmp(id, p->st.sha256) == 0)) {
 		snprintf(err, sizeof(err), "the manifest is not in its canonical form (files sorted by "
-		         "location, as oxs_bundle_id writes it): its id would be %s", id);
+		         "location, as oxst_bundle_id writes it): its id would be %s", id);
 		ok = false;
 	}
 	if (!ok) {
@@ -1428,7 +1428,7 @@ static void complete_bundle(oxs_req *r)
 	uint64_t total = msize;
 	for (size_t i = 0; i < p->nfiles && ok; i++) {
 		total += p->files[i].size;
-		if (blob_stat(rs, p->files[i].sha256, p->files[i].size) != OXS_OK) {
+		if (blob_stat(rs, p->files[i].sha256, p->files[i].size) != OXST_OK) {
 			snprintf(err, sizeof(err), "the data file %s (%s, %" PRIu64 " bytes) has not been "
 			         "uploaded (POST /uploads with kind data)", p->files[i].location,
 			         p->files[i].sha256, p->files[i].size);
@@ -1437,12 +1437,12 @@ static void complete_bundle(oxs_req *r)
 	}
 	int mfd = -1;
 	uint64_t have = 0;
-	if (ok && (store->ops->open_model(store, p->model_sha, &mfd, &have) != OXS_OK || have != msize)) {
+	if (ok && (store->ops->open_model(store, p->model_sha, &mfd, &have) != OXST_OK || have != msize)) {
 		if (mfd >= 0)
 			close(mfd);
 		mfd = -1;
 		char blob[PATH_MAX];
-		if (blob_stat(rs, p->model_sha, msize) == OXS_OK && blob_path(rs, p->model_sha, blob, sizeof(blob)))
+		if (blob_stat(rs, p->model_sha, msize) == OXST_OK && blob_path(rs, p->model_sha, blob, sizeof(blob)))
 			mfd = open(blob, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (mfd < 0) {
 			snprintf(err, sizeof(err), "the model file %s (%" PRIu64 " bytes) has not been "
@@ -1459,21 +1459,21 @@ static void complete_bundle(oxs_req *r)
 	/* the model file into a spool file, the blobs linked into a spool folder */
 	char spool[PATH_MAX], dir[PATH_MAX];
 	int sfd = -1;
-	oxs_status s = store->ops->spool(store, &sfd, spool, sizeof(spool));
-	bool spooled = s == OXS_OK, dirred = false;
-	if (s == OXS_OK && !copy_fd(mfd, sfd, msize))
-		s = OXS_E_IO;
+	oxst_status s = store->ops->spool(store, &sfd, spool, sizeof(spool));
+	bool spooled = s == OXST_OK, dirred = false;
+	if (s == OXST_OK && !copy_fd(mfd, sfd, msize))
+		s = OXST_E_IO;
 	close(mfd);
-	if (s == OXS_OK) {
+	if (s == OXST_OK) {
 		s = store->ops->spool_dir(store, dir, sizeof(dir));
-		dirred = s == OXS_OK;
+		dirred = s == OXST_OK;
 	}
-	for (size_t i = 0; s == OXS_OK && i < p->nfiles; i++) {
+	for (size_t i = 0; s == OXST_OK && i < p->nfiles; i++) {
 		char blob[PATH_MAX], path[PATH_MAX];
 		(void)blob_path(rs, p->files[i].sha256, blob, sizeof(blob));
 		if (!make_parents(dir, p->files[i].location) ||
 		    snprintf(path, sizeof(path), "%s/%s", dir, p->files[i].location) >= (int)sizeof(path)) {
-			s = OXS_E_IO;
+			s = OXST_E_IO;
 			break;
 		}
 		/* the blob moves into the model's data (a stored data file has one link); the
@@ -1495,25 +1495,25 @@ static void complete_bundle(oxs_req *r)
 		if (out >= 0)
 			close(out);
 	}
-	if (s == OXS_OK) {
+	if (s == OXST_OK) {
 		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd < 0 || syncfs(dfd) != 0)
-			s = OXS_E_IO;
+			s = OXST_E_IO;
 		if (dfd >= 0)
 			close(dfd);
 	}
-	if (s != OXS_OK) {
+	if (s != OXST_OK) {
 		if (sfd >= 0)
 			close(sfd);
 		if (spooled)
 			(void)unlink(spool);
 		if (dirred)
-			oxs_remove_path(dir);
+			oxst_remove_path(dir);
 		reply_io(r, s, "cannot assemble the bundle");
 		oxs_resume(r);
 		return;
 	}
-	memcpy(r->id, p->st.sha256, OXS_ID_LEN + 1);
+	memcpy(r->id, p->st.sha256, OXST_ID_LEN + 1);
 	oxs_upload_adopt(r, sfd, spool, dir, p->st.name, total, on_stored);
 }
 
@@ -1523,7 +1523,7 @@ static void complete(oxs_req *r)
 	oxs_server *srv = r->srv;
 	oxs_resumable *rs = srv->rs;
 	oxs_rpatch *p = r->rp;
-	char hex[OXS_ID_LEN + 1];
+	char hex[OXST_ID_LEN + 1];
 	if (!hash_final(rs, p->uid, hex)) {
 		oxs_reply_error(r, 500, "internal", "", "hashing the upload failed");
 		oxs_resume(r);
@@ -1552,8 +1552,8 @@ static void complete(oxs_req *r)
 	 * store removes at start: the upload then starts over) */
 	char data[PATH_MAX], spool[PATH_MAX];
 	int sfd = -1;
-	oxs_status s = srv->store->ops->spool(srv->store, &sfd, spool, sizeof(spool));
-	if (s == OXS_OK) {
+	oxst_status s = srv->store->ops->spool(srv->store, &sfd, spool, sizeof(spool));
+	if (s == OXST_OK) {
 		close(sfd);
 		sfd = -1;
 		if (!path_of(rs, data, sizeof(data), p->uid, "data") || rename(data, spool) != 0) {
@@ -1567,13 +1567,13 @@ static void complete(oxs_req *r)
 			}
 		}
 	}
-	if (s != OXS_OK) {
+	if (s != OXST_OK) {
 		reply_io(r, s, "cannot store the upload");
 		oxs_resume(r);
 		return;
 	}
 	finish_upload(rs, p);
-	memcpy(r->id, p->st.sha256, OXS_ID_LEN + 1);
+	memcpy(r->id, p->st.sha256, OXST_ID_LEN + 1);
 	oxs_upload_adopt(r, sfd, spool, NULL, p->st.name, p->st.length, on_stored);
 }
 
@@ -1600,8 +1600,8 @@ static void patch_job(oxs_req *r)
 		oxs_resume(r);
 		return;
 	}
-	oxs_status s = state_write(rs, p->uid, &st);
-	if (s != OXS_OK) {
+	oxst_status s = state_write(rs, p->uid, &st);
+	if (s != OXST_OK) {
 		reply_io(r, s, "cannot record the part");
 		oxs_resume(r);
 		return;
