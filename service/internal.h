@@ -13,6 +13,9 @@
 
 #include "parser/oxp.h"
 #include "render/oxr.h"
+#include "service/clock.h"
+#include "service/hash.h"
+#include "service/log.h"
 #include "service/oxs.h"
 
 #include <limits.h>
@@ -129,7 +132,7 @@ const oxp_tensor *oxs_mentry_tensor(const oxs_mentry *e); /* the tensor of a ten
 void oxs_models_stats(oxs_models *mc, uint64_t *count, uint64_t *bytes);
 
 /* ---------------------------------------------------------------------------------------
- * Metrics (metrics.c) and request logs.
+ * Metrics (metrics.c); request logs: log.h.
  */
 enum { OXS_UP_CREATED, OXS_UP_EXISTING, OXS_UP_REJECTED, OXS_UP__COUNT };
 enum { OXS_HIT_MEMORY, OXS_HIT_STORE, OXS_MISS, OXS_HIT__COUNT };
@@ -161,10 +164,7 @@ enum { OXS_STORE_OK, OXS_STORE_ERROR, OXS_STORE_RETRIED, OXS_STORE_FAILED, OXS_S
 void oxs_metrics_store(int op, uint64_t ns, int outcome);
 void oxs_metrics_render(oxs_server *srv, oxr_buf *out);
 
-/* One JSON line on stderr: {"ts":..,"level":..,"msg":..} plus preformatted fields
- * (`extra` is either "" or starts with ',' and holds valid JSON members). */
-void oxs_log(const char *level, const char *msg, const char *extra);
-void oxs_logf(const char *level, const char *fmt, ...) OXS_PRINTF(2, 3);
+/* The JSON log lines: log.h. */
 
 /* ---------------------------------------------------------------------------------------
  * An S3 client (s3.c): path-style (custom endpoints) or virtual-hosted (AWS) requests
@@ -557,7 +557,8 @@ void oxs_response_immutable(struct MHD_Response *resp, const char *etag, const c
  * data: attachment for .onnx and .npy, inline for renderings, none for JSON. */
 void oxs_response_disposition(struct MHD_Response *resp, const char *id, const char *ext);
 
-/* Run fn(r) on pool p while the connection waits; replies 503 when the queue is full. */
+/* Run fn(r) on pool p while the connection waits; replies 503 when the queue is full
+ * (request.c, as the two below). */
 void oxs_defer(oxs_req *r, oxs_pool *p, void (*fn)(oxs_req *r));
 /* From a job: the reply is set; let libmicrohttpd send it. */
 void oxs_resume(oxs_req *r);
@@ -606,14 +607,8 @@ bool oxs_data_files(const char *dir, oxs_bundle_file **files, size_t *n, uint64_
  * is there). */
 int oxs_create_beneath(int dirfd, const char *loc, int *err);
 
-/* SHA-256 of data as lowercase hex into out (65 bytes); the first `hexlen` characters
- * when hexlen < 64 (reply.c, as the two below and the clocks). */
-void oxs_sha256_hex(const void *data, size_t len, char *out, size_t hexlen);
-/* A strong ETag for bytes: "\"" + 32 hex digits of their SHA-256 + "\"" (48 bytes). */
-void oxs_etag_of(const void *data, size_t len, char out[48]);
-/* SHA-256 of a whole file (read with pread from offset 0) as hex; false on read errors. */
+/* SHA-256 of a whole file (read with pread from offset 0) as hex; false on read errors
+ * (store.c).  Hex and the other digests: hash.h; the clocks: clock.h. */
 bool oxs_sha256_fd(int fd, char hex[OXS_ID_LEN + 1]);
-int64_t oxs_now_ms(void);
-uint64_t oxs_now_ns(void);
 
 #endif /* OXS_INTERNAL_H */

@@ -10,6 +10,7 @@
 #define OXS_H
 
 #include "render/oxr.h"
+#include "service/hash.h" /* oxs_hex */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -316,8 +317,6 @@ bool oxs_bundle_id(const char *model_sha, uint64_t model_size, oxs_bundle_file *
                    size_t n, char out[OXS_ID_LEN + 1]);
 /* 64 lowercase hex characters. */
 bool oxs_id_valid(const char *s);
-/* Lowercase hex of n bytes into out (2n+1 bytes). */
-void oxs_hex(char *out, const unsigned char *bytes, size_t n);
 
 typedef struct oxs_query_pair {
 	const char *key, *value; /* NUL-terminated, inside the caller's buffer */

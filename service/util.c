@@ -26,16 +26,6 @@ bool oxs_id_valid(const char *s)
 	return s[i] == '\0';
 }
 
-void oxs_hex(char *out, const unsigned char *bytes, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[bytes[i] >> 4];
-		out[2 * i + 1] = digits[bytes[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
