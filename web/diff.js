@@ -6,7 +6,7 @@
 
 import { ApiError, getJSON, modelUrl, upload } from './api.js';
 import { fetchSvg, READABLE } from './graph.js';
-import { h, clear, fmtInt, fmtNum, fmtShape, dtypeShort, shortId } from './util.js';
+import { h, clear, fmtInt, fmtNum, fmtShape, dtypeShort, kv, shortId, typeText } from './util.js';
 
 const LIST_MAX = 400; // items listed per group; the rest are counted
 
@@ -14,14 +14,16 @@ export const diffUrl = (a, b, ext, query = '') => `${modelUrl(a)}/diff/${b}.${ex
 
 const SIGN = { added: '+', removed: '−', changed: '~', unchanged: '=' };
 
-function typeText(t) {
-  if (!t) return '?';
-  return `${t.elem_type ? dtypeShort(t.elem_type) : '?'} ${t.shape ? fmtShape(t.shape) : '?'}`;
+// An attribute's value on one side of a change: the server's text, as the drawing prints
+// it (a_text / b_text, diff/json.c), else from the raw value.
+function attrValueText(text, v) {
+  if (text !== undefined) return text;
+  return rawValueText(v);
 }
 
-function valueText(v) {
+function rawValueText(v) {
   if (v === null || v === undefined) return '(none)';
-  if (Array.isArray(v)) return v.length > 12 ? `[${v.slice(0, 12).map(valueText).join(', ')}, … (${v.length})]` : `[${v.map(valueText).join(', ')}]`;
+  if (Array.isArray(v)) return v.length > 12 ? `[${v.slice(0, 12).map(rawValueText).join(', ')}, … (${v.length})]` : `[${v.map(rawValueText).join(', ')}]`;
   if (typeof v === 'object') {
     if ('dtype' in v) return `⟨${fmtShape(v.dims)}⟩ ${dtypeShort(v.dtype)}`;
     if ('graph' in v) return `graph of ${v.graph} nodes`;
@@ -53,7 +55,7 @@ function changeText(c, tensors) {
     case 'op_type': case 'domain': case 'overload': case 'name':
       return `${c.kind.replace('_', ' ')}: ${c.a || '""'} → ${c.b || '""'}`;
     case 'attribute':
-      return `attribute ${c.name}: ${valueText(c.a)} → ${valueText(c.b)}${c.tensor && tensors.get(c.tensor) ? ` (${tensorLine(tensors.get(c.tensor))})` : ''}`;
+      return `attribute ${c.name}: ${attrValueText(c.a_text, c.a)} → ${attrValueText(c.b_text, c.b)}${c.tensor && tensors.get(c.tensor) ? ` (${tensorLine(tensors.get(c.tensor))})` : ''}`;
     case 'input':
       return `input ${c.index} rewired: ${c.a ?? '(none)'} → ${c.b ?? '(none)'}`;
     case 'output':
@@ -257,7 +259,6 @@ export class DiffView {
   details(it, box) {
     const d = this.d;
     const body = d.openSide(it.kind === 'node' ? `${it.n.op_type} node` : it.kind === 'tensor' ? 'Tensor' : 'Change');
-    const kv = (pairs) => h('dl', { class: 'kv' }, ...pairs.filter(Boolean).flatMap(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]));
     body.append(h('p', null, h('span', { class: `dchip ${it.status}`, text: it.status })));
     if (it.kind === 'node') {
       const n = it.n;
