@@ -1,5 +1,5 @@
 /*
- * buf.c — the bounded output buffer, and render's error names.
+ * buf.c — the bounded output buffer (with a JSON string writer), and render's error names.
  */
 #include "render/oxr.h"
 
@@ -89,6 +89,54 @@ char *oxr_buf_steal(oxr_buf *b, size_t *len)
 	memset(b, 0, sizeof(*b));
 	b->max = max;
 	return d;
+}
+
+bool oxr_json_string(oxr_buf *b, const char *s, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
+	oxr_buf_append(b, "\"", 1);
+	size_t run = 0; /* start of the pending run of bytes copied verbatim */
+	size_t i = 0;
+	while (i < n) {
+		unsigned char c = u[i];
+		const char *esc = NULL;
+		char tmp[8];
+		size_t step = 1;
+		if (c == '"')
+			esc = "\\\"";
+		else if (c == '\\')
+			esc = "\\\\";
+		else if (c == '\n')
+			esc = "\\n";
+		else if (c == '\r')
+			esc = "\\r";
+		else if (c == '\t')
+			esc = "\\t";
+		else if (c < 0x20 || c == 0x7f) {
+			memcpy(tmp, "\\u00", 4);
+			tmp[4] = digits[c >> 4];
+			tmp[5] = digits[c & 15];
+			tmp[6] = '\0';
+			esc = tmp;
+		} else if (c >= 0x80) {
+			uint32_t cp;
+			step = oxp_utf8_at(u, n, i, &cp); /* parser/text.c */
+			if (step == 0) {
+				esc = "\\ufffd";
+				step = 1;
+			}
+		}
+		if (esc != NULL) {
+			oxr_buf_append(b, s + run, i - run);
+			oxr_buf_append(b, esc, strlen(esc));
+			run = i + step;
+		}
+		i += step;
+	}
+	oxr_buf_append(b, s + run, n - run);
+	oxr_buf_append(b, "\"", 1);
+	return !b->failed;
 }
 
 const char *oxr_code_name(oxr_code code)

@@ -3,7 +3,7 @@
  * single write() so lines from several threads never interleave.
  */
 #include "service/log.h"
-#include "service/oxs.h" /* oxs_json_string */
+#include "render/oxr.h" /* oxr_json_string */
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,7 +26,7 @@ void oxs_log(const char *level, const char *msg, const char *extra)
 		return;
 	oxr_buf b;
 	oxr_buf_init(&b, sizeof(line) - (size_t)n - 64);
-	oxs_json_string(&b, msg, strlen(msg));
+	oxr_json_string(&b, msg, strlen(msg));
 	if (!b.failed) {
 		memcpy(line + n, b.data, b.len);
 		n += (int)b.len;
