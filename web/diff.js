@@ -2,9 +2,9 @@
 // marked (GET /models/{a}/diff/{b}.svg), the list of changes from the JSON document
 // (.../diff/{b}.json, onnxviz.diff/1, docs/diff.md) in the left panel; a click on a change
 // centres its box and opens its details, a click on a box selects its change.  The home
-// page's "Compare" picks two stored models, or takes two dropped files (uploaded first).
+// page's "Compare" (home.js) opens it.
 
-import { ApiError, getJSON, modelUrl, upload } from './api.js';
+import { ApiError, getJSON, modelUrl } from './api.js';
 import { fetchSvg, READABLE } from './graph.js';
 import { h, clear, fmtInt, fmtNum, fmtShape, dtypeShort, kv, shortId, typeText } from './util.js';
 
@@ -307,63 +307,4 @@ export class DiffView {
     }
     return null;
   }
-}
-
-// ------------------------------------------------------------------------- home page
-// The "Compare" section: pick two stored models (A then B), or drop / choose two files.
-export function compareSection({ onCompare, onError, announce, names }) {
-  const picked = [];
-  const status = h('p', { class: 'compare-status', 'aria-live': 'polite', text: 'Pick two models below (A, then B), or drop two .onnx files here.' });
-  const go = h('button', { type: 'button', class: 'btn btn-accent btn-small', id: 'btn-compare', disabled: true, text: 'Compare' });
-  const swap = h('button', { type: 'button', class: 'btn btn-plain btn-small', disabled: true, text: 'Swap A and B' });
-  const fileInput = h('input', { type: 'file', multiple: true, accept: '.onnx', hidden: true, id: 'compare-input' });
-  const zone = h('div', { class: 'dropzone compare-drop', id: 'compare-drop', tabindex: '0', role: 'button', 'aria-describedby': 'compare-hint' },
-    h('div', { class: 'dropzone-title', text: 'Drop two .onnx files here' }),
-    h('div', { class: 'dropzone-hint', id: 'compare-hint', text: 'the first is A (the old one), the second B — or press Enter to choose them' }));
-  const refresh = () => {
-    go.disabled = picked.length !== 2;
-    swap.disabled = picked.length !== 2;
-    const nm = (id) => {
-      const li = document.querySelector(`input.compare-pick[value="${id}"]`)?.closest('li');
-      const shown = li && li.querySelector('.ml-name');
-      return `${names.get()[id] || (shown && shown.textContent) || 'model'} (${shortId(id)})`;
-    };
-    status.textContent = picked.length === 0 ? 'Pick two models below (A, then B), or drop two .onnx files here.'
-      : picked.length === 1 ? `A: ${nm(picked[0])} — now pick B.` : `A: ${nm(picked[0])} → B: ${nm(picked[1])}`;
-    for (const cb of document.querySelectorAll('input.compare-pick')) {
-      const k = picked.indexOf(cb.value);
-      cb.checked = k >= 0;
-      cb.closest('li').dataset.pick = k === 0 ? 'A' : k === 1 ? 'B' : '';
-    }
-  };
-  const toggle = (id) => {
-    const k = picked.indexOf(id);
-    if (k >= 0) picked.splice(k, 1);
-    else { if (picked.length === 2) picked.shift(); picked.push(id); }
-    refresh();
-  };
-  go.addEventListener('click', () => { if (picked.length === 2) onCompare(picked[0], picked[1]); });
-  swap.addEventListener('click', () => { picked.reverse(); refresh(); });
-  const files = async (list) => {
-    const ms = [...list].filter((f) => /\.onnx$/i.test(f.name));
-    if (ms.length !== 2) { status.textContent = `Two .onnx files are needed (got ${ms.length}).`; return; }
-    const ids = [];
-    for (const [i, f] of ms.entries()) {
-      status.textContent = `Uploading ${i === 0 ? 'A' : 'B'}: ${f.name}…`;
-      announce(status.textContent);
-      try {
-        const res = await upload(f).promise;
-        names.set(res.body.id, f.name);
-        ids.push(res.body.id);
-      } catch (e) { status.textContent = `${f.name}: ${e.message}`; onError(e); return; }
-    }
-    onCompare(ids[0], ids[1]);
-  };
-  fileInput.addEventListener('change', () => { const f = [...fileInput.files]; fileInput.value = ''; files(f); });
-  zone.addEventListener('click', () => fileInput.click());
-  zone.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); fileInput.click(); } });
-  const section = h('section', { class: 'compare', 'aria-labelledby': 'compare-title' },
-    h('div', { class: 'section-head' }, h('h2', { id: 'compare-title', text: 'Compare two models' }), h('div', { class: 'compare-actions' }, swap, go)),
-    zone, fileInput, status);
-  return { section, toggle, refresh, files, zone };
 }

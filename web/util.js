@@ -105,6 +105,14 @@ export function kv(pairs) {
     .map(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]));
 }
 
+// An error as a notice: its message, and where the server says it lies (an API error's
+// code and byte offset / field path, api.js).
+export function errorNotice(e) {
+  const api = typeof e.where === 'function';
+  return h('div', { class: 'notice error' }, e.message,
+    api && (e.where() || e.code) ? h('span', { class: 'err-where', text: [e.code, e.where()].filter(Boolean).join(' · ') }) : null);
+}
+
 export function fmtDate(unixSeconds) {
   if (typeof unixSeconds !== 'number') return '';
   const d = new Date(unixSeconds * 1000);
