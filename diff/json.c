@@ -174,6 +174,12 @@ static json_t *change(jw *w, const oxd_node *r, const oxd_change *c)
 		set(w, o, "name", str(w, (c->b ? c->b : c->a)->name));
 		set(w, o, "a", attr_value(w, c->a));
 		set(w, o, "b", attr_value(w, c->b));
+		/* the values as the drawing prints them (parser/attrtext.c) */
+		char text[256];
+		if (c->a != NULL)
+			set(w, o, "a_text", cstr(w, oxp_attr_text(c->a, text, sizeof(text))));
+		if (c->b != NULL)
+			set(w, o, "b_text", cstr(w, oxp_attr_text(c->b, text, sizeof(text))));
 		if (c->tensor != OXP_NONE)
 			set(w, o, "tensor", str(w, oxd_tensor_name(d, &d->view.tensors[c->tensor])));
 		break;

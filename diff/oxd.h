@@ -203,8 +203,6 @@ const char *oxd_text(oxd_diff *d, oxp_str s, size_t max_chars);
 /* One line about a tensor pair for people: "1 of 9,408 elements changed, max |Δ| 0.5",
  * "f32 → f16, max |Δ| 0.00049", "64×3×7×7 → 64×3×5×5", "added", ... into buf. */
 char *oxd_tensor_line(const oxd_tensor *t, char *buf, size_t size);
-/* The value of an attribute as short text ("3,3", "0.2", "LINEAR", "⟨64×3⟩ f32"). */
-char *oxd_attr_text(const oxp_attr *a, char *buf, size_t size);
 /* The name of a tensor record: the initializer's (B's, else A's), or for attribute
  * tensors the node's first output name (a Constant's value) / "<node>.<attribute>". */
 oxp_str oxd_tensor_name(const oxd_diff *d, const oxd_tensor *t);

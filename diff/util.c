@@ -1,6 +1,7 @@
 /*
  * util.c — the small pieces diff/ shares: growable arrays, a string map, a hash, display
- * text, names of enums, and one-line texts of tensors and attributes.
+ * text (parser/text.c's), names of enums, and the one-line text of a tensor pair
+ * (attributes: oxp_attr_text, parser/attrtext.c).
  */
 #include "diff/internal.h"
 
@@ -124,72 +125,9 @@ smap_entry *oxd__smap_put(smap *m, oxp_str key, bool *fresh)
 /* ---------------------------------------------------------------------------------------
  * Display text
  */
-/* Length of the UTF-8 sequence at s[i] (code point in *cp), 0 when it is not valid. */
-static size_t utf8_len(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
-{
-	unsigned char c = s[i];
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-	if (len == 0 || n - i < len)
-		return 0;
-	uint32_t v = c & (0x7fu >> len);
-	for (size_t k = 1; k < len; k++) {
-		if ((s[i + k] & 0xc0) != 0x80)
-			return 0;
-		v = v << 6 | (s[i + k] & 0x3fu);
-	}
-	bool overlong = (len == 3 && v < 0x800) || (len == 4 && v < 0x10000);
-	if (overlong || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-		return 0;
-	*cp = v;
-	return len;
-}
-
-/* s as display text into out, which has room for min(s.len, 4 * max_chars) * 3 + 4
- * bytes (an invalid byte becomes 3, the ellipsis 3, the NUL 1); returns the length. */
-static size_t text_into(char *out, oxp_str s, size_t max_chars)
-{
-	size_t limit = s.len < max_chars * 4 ? s.len : max_chars * 4;
-	const unsigned char *u = (const unsigned char *)s.p;
-	size_t o = 0, chars = 0;
-	for (size_t i = 0; i < s.len;) {
-		if (chars == max_chars || i >= limit) {
-			memcpy(out + o, "\xe2\x80\xa6", 3);
-			o += 3;
-			break;
-		}
-		uint32_t cp = 0;
-		size_t k = utf8_len(u, s.len, i, &cp);
-		if (k == 0 || cp == 0xfffe || cp == 0xffff) {
-			memcpy(out + o, "\xef\xbf\xbd", 3); /* U+FFFD */
-			o += 3;
-			i += k ? k : 1;
-		} else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0x2028 ||
-		           cp == 0x2029) {
-			out[o++] = ' ';
-			i += k;
-		} else {
-			memcpy(out + o, u + i, k);
-			o += k;
-			i += k;
-		}
-		chars++;
-	}
-	out[o] = '\0';
-	return o;
-}
-
 const char *oxd__text(oxp_arena *a, oxp_str s, size_t max_chars)
 {
-	size_t limit = s.len < max_chars * 4 ? s.len : max_chars * 4;
-	char *out = oxp_arena_alloc(a, limit * 3 + 4);
-	if (out == NULL)
-		return "";
-	text_into(out, s, max_chars);
-	return out;
+	return oxp_text(a, s, max_chars);
 }
 
 const char *oxd_text(oxd_diff *d, oxp_str s, size_t max_chars)
@@ -234,59 +172,15 @@ const char *oxd_change_name(oxd_change_kind k)
 /* ---------------------------------------------------------------------------------------
  * One-line texts
  */
-typedef struct line {
-	char *b;
-	size_t size, n;
-} line;
-
-static void put(line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(line *l, const char *fmt, ...)
-{
-	if (l->n + 1 >= l->size)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	int w = vsnprintf(l->b + l->n, l->size - l->n, fmt, ap);
-	va_end(ap);
-	if (w < 0)
-		return;
-	l->n = (size_t)w < l->size - l->n ? l->n + (size_t)w : l->size - 1;
-	/* a cut multi-byte character would make the line invalid UTF-8 */
-	size_t back = 0;
-	while (l->n > back && back < 3 && ((unsigned char)l->b[l->n - 1 - back] & 0xc0) == 0x80)
-		back++;
-	if (l->n > back && (unsigned char)l->b[l->n - 1 - back] >= 0xc0) {
-		unsigned char lead = (unsigned char)l->b[l->n - 1 - back];
-		size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
-		if (need != back + 1) {
-			l->n -= back + 1;
-			l->b[l->n] = '\0';
-		}
-	}
-}
-
 /* "1,234,567" */
-static void put_count(line *l, uint64_t v)
+static void put_count(oxp_textbuf *l, uint64_t v)
 {
 	char d[32];
 	int n = snprintf(d, sizeof(d), "%" PRIu64, v);
 	for (int i = 0; i < n; i++) {
-		put(l, "%c", d[i]);
+		oxp_textbuf_printf(l, "%c", d[i]);
 		if ((n - 1 - i) % 3 == 0 && i != n - 1)
-			put(l, ",");
-	}
-}
-
-static void put_dims(line *l, const oxp_tensor *t)
-{
-	if (t->ndims == 0)
-		put(l, "scalar");
-	for (size_t i = 0; i < t->ndims; i++) {
-		if (i == 8 && t->ndims > 9) {
-			put(l, "\xc3\x97\xe2\x80\xa6(%zu)", t->ndims);
-			break;
-		}
-		put(l, "%s%" PRId64, i ? "\xc3\x97" : "", t->dims[i]);
+			oxp_textbuf_printf(l, ",");
 	}
 }
 
@@ -302,110 +196,44 @@ static bool dims_equal(const oxp_tensor *a, const oxp_tensor *b)
 
 char *oxd_tensor_line(const oxd_tensor *t, char *buf, size_t size)
 {
-	line l = {buf, size, 0};
+	oxp_textbuf l = {.b = buf, .size = size};
 	if (size == 0)
 		return buf;
 	buf[0] = '\0';
 	if (t->status == OXD_ADDED || t->status == OXD_REMOVED) {
 		const oxp_tensor *x = t->a ? t->a : t->b;
-		put(&l, "%s ", t->status == OXD_ADDED ? "added" : "removed");
-		put_dims(&l, x);
-		put(&l, " %s", oxp_dtype_short(x->data_type));
+		oxp_textbuf_printf(&l, "%s ", t->status == OXD_ADDED ? "added" : "removed");
+		oxp_textbuf_dims(&l, x->dims, x->ndims);
+		oxp_textbuf_printf(&l, " %s", oxp_dtype_short(x->data_type));
 		return buf;
 	}
 	if (t->status == OXD_SAME) {
-		put(&l, "unchanged");
+		oxp_textbuf_printf(&l, "unchanged");
 		return buf;
 	}
 	const char *sep = "";
 	if (t->dtype_changed) {
-		put(&l, "%s \xe2\x86\x92 %s", oxp_dtype_short(t->a->data_type),
+		oxp_textbuf_printf(&l, "%s \xe2\x86\x92 %s", oxp_dtype_short(t->a->data_type),
 		    oxp_dtype_short(t->b->data_type));
 		sep = ", ";
 	}
 	if (t->shape_changed || !dims_equal(t->a, t->b)) {
-		put(&l, "%s", sep);
-		put_dims(&l, t->a);
-		put(&l, " \xe2\x86\x92 ");
-		put_dims(&l, t->b);
+		oxp_textbuf_printf(&l, "%s", sep);
+		oxp_textbuf_dims(&l, t->a->dims, t->a->ndims);
+		oxp_textbuf_printf(&l, " \xe2\x86\x92 ");
+		oxp_textbuf_dims(&l, t->b->dims, t->b->ndims);
 		sep = ", ";
 	}
 	if (t->compared) {
-		put(&l, "%s", sep);
+		oxp_textbuf_printf(&l, "%s", sep);
 		put_count(&l, t->changed);
-		put(&l, " of ");
+		oxp_textbuf_printf(&l, " of ");
 		put_count(&l, t->elements);
-		put(&l, " changed");
+		oxp_textbuf_printf(&l, " changed");
 		if (t->changed > 0 && t->changed > t->nonfinite)
-			put(&l, ", max |\xce\x94| %.3g", t->max_abs);
+			oxp_textbuf_printf(&l, ", max |\xce\x94| %.3g", t->max_abs);
 	} else if (t->not_compared != NULL) {
-		put(&l, "%s%s", sep, t->not_compared);
-	}
-	return buf;
-}
-
-char *oxd_attr_text(const oxp_attr *a, char *buf, size_t size)
-{
-	line l = {buf, size, 0};
-	if (size == 0)
-		return buf;
-	buf[0] = '\0';
-	char tmp[96];
-	switch (a->type) {
-	case OXP_ATTR_FLOAT:
-		put(&l, "%.6g", (double)a->f);
-		break;
-	case OXP_ATTR_INT:
-		put(&l, "%" PRId64, a->i);
-		break;
-	case OXP_ATTR_STRING: {
-		char t[40 * 12 + 4];
-		text_into(t, a->s, 40);
-		put(&l, "%s", t);
-		break;
-	}
-	case OXP_ATTR_INTS:
-		for (size_t i = 0; i < a->nints; i++) {
-			if (i == 8 && a->nints > 9) {
-				put(&l, ",\xe2\x80\xa6(%zu)", a->nints);
-				break;
-			}
-			put(&l, "%s%" PRId64, i ? "," : "", a->ints[i]);
-		}
-		if (a->nints == 0)
-			put(&l, "[]");
-		break;
-	case OXP_ATTR_FLOATS:
-		for (size_t i = 0; i < a->nfloats; i++) {
-			if (i == 6 && a->nfloats > 7) {
-				put(&l, ",\xe2\x80\xa6(%zu)", a->nfloats);
-				break;
-			}
-			put(&l, "%s%.4g", i ? "," : "", (double)a->floats[i]);
-		}
-		if (a->nfloats == 0)
-			put(&l, "[]");
-		break;
-	case OXP_ATTR_STRINGS:
-		put(&l, "%zu strings", a->nstrings);
-		break;
-	case OXP_ATTR_TENSOR:
-		if (a->t != NULL) {
-			line t = {tmp, sizeof(tmp), 0};
-			tmp[0] = '\0';
-			put_dims(&t, a->t);
-			put(&l, "\xe2\x9f\xa8%s\xe2\x9f\xa9 %s", tmp, oxp_dtype_short(a->t->data_type));
-		}
-		break;
-	case OXP_ATTR_GRAPH:
-		put(&l, "graph");
-		break;
-	case OXP_ATTR_GRAPHS:
-		put(&l, "%zu graphs", a->ngraphs);
-		break;
-	default:
-		put(&l, "%s", oxp_attr_type_name(a->type));
-		break;
+		oxp_textbuf_printf(&l, "%s%s", sep, t->not_compared);
 	}
 	return buf;
 }

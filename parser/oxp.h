@@ -1528,6 +1528,48 @@ char *oxp_cost_poly_format(const oxp_cost *c, const oxp_cost_poly *p, unsigned f
                            char *buf, size_t size);
 
 /* ---------------------------------------------------------------------------------------
+ * Text (parser/text.c, parser/attrtext.c): the one UTF-8 module and the one attribute
+ * formatter; render/, diff/ and service/ print model bytes through these.
+ */
+/* The UTF-8 sequence at s[i] (of n bytes): its length and code point in *cp, or 0 when it
+ * is not valid UTF-8 (overlong, surrogate, cut, beyond U+10FFFF). */
+size_t oxp_utf8_at(const unsigned char *s, size_t n, size_t i, uint32_t *cp);
+/* True when s[0..n) is valid UTF-8 throughout. */
+bool oxp_utf8_valid(const char *s, size_t n);
+/* The length of s[0..n) without a multi-byte sequence cut short at its end. */
+size_t oxp_utf8_whole(const char *s, size_t n);
+/* Model bytes as display text: valid UTF-8, no control characters (a space instead),
+ * U+FFFD for an invalid byte, at most max_chars characters, an ellipsis marking a cut.
+ * oxp_text_into writes into out, which has room for oxp_text_size(s.len, max_chars)
+ * bytes, and returns the length; oxp_text allocates in the arena ("" without memory);
+ * oxp_text_tail keeps the end of a long string ("…/attn/Softmax"). */
+size_t oxp_text_size(size_t len, size_t max_chars);
+size_t oxp_text_into(char *out, oxp_str s, size_t max_chars);
+const char *oxp_text(oxp_arena *a, oxp_str s, size_t max_chars);
+const char *oxp_text_tail(oxp_arena *a, oxp_str s, size_t max_chars);
+
+/* A fixed buffer for one line of text: printf appends, and what does not fit is cut on a
+ * character boundary, after which nothing more is appended (b stays a NUL-terminated
+ * prefix of the whole text, valid UTF-8 when what is appended is): {.b = buf, .size = size}. */
+typedef struct oxp_textbuf {
+	char *b;
+	size_t size, n;
+	bool full; /* cut: later appends are dropped */
+} oxp_textbuf;
+void oxp_textbuf_printf(oxp_textbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Dims as "64×3×7×7" ("scalar" for none; after 8 of more than 9, "×…(n)"). */
+void oxp_textbuf_dims(oxp_textbuf *t, const int64_t *dims, size_t n);
+
+/* The value of an attribute as one line of text, as drawings and diffs print it: floats
+ * with 4 significant digits ("0.2"), ints ("3"; an element type's name for "to":
+ * "FLOAT16"), lists joined by commas and cut after 8 ints, 6 floats or 4 strings
+ * ("3,3", "1,2,3,4,5,6,7,8,…(12)", "[]"), strings as display text of at most 32
+ * characters (12 in a list), a tensor's dims and type ("⟨64×3⟩ f32", "⟨scalar⟩ i64"),
+ * "graph", "2 graphs", else the type's name.  Into buf (always NUL-terminated, cut on a
+ * character boundary); returns buf. */
+char *oxp_attr_text(const oxp_attr *a, char *buf, size_t size);
+
+/* ---------------------------------------------------------------------------------------
  * Small helpers
  */
 bool oxp_str_eq(oxp_str a, const char *s);

@@ -91,40 +91,6 @@ char *oxr_buf_steal(oxr_buf *b, size_t *len)
 	return d;
 }
 
-/* Length of the valid UTF-8 sequence at s[0..n) (1..4), or 0 when invalid (overlong
- * forms, surrogates and values above U+10FFFF are invalid). */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len;
-	uint32_t cp;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1fu;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0fu;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07u;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3fu);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 bool oxr_json_string(oxr_buf *b, const char *s, size_t n)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -154,7 +120,8 @@ bool oxr_json_string(oxr_buf *b, const char *s, size_t n)
 			tmp[6] = '\0';
 			esc = tmp;
 		} else if (c >= 0x80) {
-			step = utf8_len(u + i, n - i);
+			uint32_t cp;
+			step = oxp_utf8_at(u, n, i, &cp); /* parser/text.c */
 			if (step == 0) {
 				esc = "\\ufffd";
 				step = 1;

@@ -208,15 +208,22 @@ enum {
 uint8_t oxr__op_family(oxp_str domain, oxp_str op);
 const char *oxr__family_name(uint8_t fam);
 const char *oxr__family_color(uint8_t fam);
-/* The UTF-8 sequence at s[i] (of n bytes): its length and code point in *cp, or 0 when it
- * is not valid UTF-8 (overlong, surrogate, cut, beyond U+10FFFF). */
-size_t oxr__utf8_at(const unsigned char *s, size_t n, size_t i, uint32_t *cp);
-/* Model bytes as display text: valid UTF-8, no control characters, at most max_chars
- * characters (an ellipsis marks a cut). */
-const char *oxr__text(oxp_arena *a, oxp_str s, size_t max_chars);
-/* The same, keeping the end of a long string ("…/attn/Softmax"): the part of a node name
- * that tells nodes apart. */
-const char *oxr__text_tail(oxp_arena *a, oxp_str s, size_t max_chars);
+/* Model bytes as text: the parser's one UTF-8 module (parser/text.c, oxp.h "Text") under
+ * render's names.  oxr__utf8_at: the sequence at s[i], 0 when invalid; oxr__text: display
+ * text of at most max_chars characters; oxr__text_tail: the same keeping the end of a long
+ * string ("…/attn/Softmax"), the part of a node name that tells nodes apart. */
+static inline size_t oxr__utf8_at(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
+{
+	return oxp_utf8_at(s, n, i, cp);
+}
+static inline const char *oxr__text(oxp_arena *a, oxp_str s, size_t max_chars)
+{
+	return oxp_text(a, s, max_chars);
+}
+static inline const char *oxr__text_tail(oxp_arena *a, oxp_str s, size_t max_chars)
+{
+	return oxp_text_tail(a, s, max_chars);
+}
 /* Shape text of a value for an edge label ("1×64×56×56", "i64 4", "scalar"), or NULL. */
 const char *oxr__shape_text(oxp_arena *a, const oxp_value *val);
 /* "W ⟨64×3×7×7⟩ f16" */

@@ -110,62 +110,11 @@ void jx_scratch_end(void)
 	tl_chunks = NULL;
 }
 
-bool jx_utf8_valid(const char *p, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)p;
-	size_t i = 0;
-	while (i < n) {
-		unsigned char c = s[i];
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		size_t len;
-		uint32_t cp;
-		if (c >= 0xc2 && c <= 0xdf) {
-			len = 2;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			len = 3;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			len = 4;
-			cp = c & 0x07;
-		} else {
-			return false;
-		}
-		if (n - i < len)
-			return false;
-		for (size_t k = 1; k < len; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += len;
-	}
-	return true;
-}
-
-/* Length of the valid UTF-8 sequence at s[i] (1..4), or 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n, size_t i)
-{
-	unsigned char c = s[i];
-	if (c < 0x80)
-		return 1;
-	size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-	if (len == 0 || n - i < len)
-		return 0;
-	return jx_utf8_valid((const char *)s + i, len) ? len : 0;
-}
-
 json_t *jx_str(oxp_str s)
 {
 	if (s.len == 0)
 		return json_stringn_nocheck("", 0);
-	if (jx_utf8_valid(s.p, s.len))
+	if (oxp_utf8_valid(s.p, s.len))
 		return json_stringn_nocheck(s.p, s.len);
 	if (s.len > SIZE_MAX / 3)
 		return NULL;
@@ -177,7 +126,8 @@ json_t *jx_str(oxp_str s)
 	size_t o = 0;
 	const unsigned char *u = (const unsigned char *)s.p;
 	for (size_t i = 0; i < s.len;) {
-		size_t k = utf8_seq(u, s.len, i);
+		uint32_t cp;
+		size_t k = oxp_utf8_at(u, s.len, i, &cp);
 		if (k == 0) {
 			tmp[o++] = (char)0xef; /* U+FFFD */
 			tmp[o++] = (char)0xbf;
@@ -228,7 +178,7 @@ static json_t *hex_of(oxp_str s)
 void jx_set_str(json_t *obj, const char *key, oxp_str s)
 {
 	jx_set(obj, key, jx_str(s));
-	if (s.len > 0 && !jx_utf8_valid(s.p, s.len)) {
+	if (s.len > 0 && !oxp_utf8_valid(s.p, s.len)) {
 		char k2[64];
 		snprintf(k2, sizeof(k2), "%s_hex", key);
 		jx_set(obj, k2, hex_of(s));
@@ -241,7 +191,7 @@ void jx_set_str_array(json_t *obj, const char *key, const oxp_str *s, size_t n)
 	bool invalid = false;
 	for (size_t i = 0; a != NULL && i < n; i++) {
 		json_array_append_new(a, jx_str(s[i]));
-		invalid |= !jx_utf8_valid(s[i].p, s[i].len);
+		invalid |= !oxp_utf8_valid(s[i].p, s[i].len);
 	}
 	jx_set(obj, key, a);
 	if (!invalid)
@@ -250,7 +200,7 @@ void jx_set_str_array(json_t *obj, const char *key, const oxp_str *s, size_t n)
 	snprintf(k2, sizeof(k2), "%s_hex", key);
 	json_t *h = json_array();
 	for (size_t i = 0; h != NULL && i < n; i++)
-		json_array_append_new(h, jx_utf8_valid(s[i].p, s[i].len) ? json_null() : hex_of(s[i]));
+		json_array_append_new(h, oxp_utf8_valid(s[i].p, s[i].len) ? json_null() : hex_of(s[i]));
 	jx_set(obj, k2, h);
 }
 
@@ -324,7 +274,7 @@ void jx_set_dims(json_t *obj, const char *key, const oxp_dim *dims, int32_t rank
 	bool invalid = false;
 	for (int32_t i = 0; i < rank; i++)
 		invalid |= dims[i].kind == OXP_DIM_PARAM &&
-		           !jx_utf8_valid(dims[i].param.p, dims[i].param.len);
+		           !oxp_utf8_valid(dims[i].param.p, dims[i].param.len);
 	if (!invalid)
 		return;
 	char k2[64];
@@ -332,7 +282,7 @@ void jx_set_dims(json_t *obj, const char *key, const oxp_dim *dims, int32_t rank
 	json_t *h = json_array();
 	for (int32_t i = 0; h != NULL && i < rank; i++) {
 		const oxp_dim *d = &dims[i];
-		bool bad = d->kind == OXP_DIM_PARAM && !jx_utf8_valid(d->param.p, d->param.len);
+		bool bad = d->kind == OXP_DIM_PARAM && !oxp_utf8_valid(d->param.p, d->param.len);
 		json_array_append_new(h, bad ? hex_of(d->param) : json_null());
 	}
 	jx_set(obj, k2, h);
@@ -462,7 +412,7 @@ json_t *jx_tensor(const oxp_tensor *t, const char *ref)
 		for (size_t i = 0; i < t->nexternal_data; i++) {
 			char key[64];
 			size_t kl = t->external_data[i].key.len < 40 ? t->external_data[i].key.len : 40;
-			if (!jx_utf8_valid(t->external_data[i].key.p, kl))
+			if (!oxp_utf8_valid(t->external_data[i].key.p, kl))
 				continue;
 			if (kl > 0) /* an empty key may have no bytes at all (p == NULL) */
 				memcpy(key, t->external_data[i].key.p, kl);
@@ -565,7 +515,7 @@ json_t *jx_attr(const oxp_dag *d, uint32_t node, const oxp_attr *a, size_t index
 		bool invalid = false;
 		for (size_t i = 0; i < a->nstrings; i++) {
 			json_array_append_new(arr, jx_str(a->strings[i]));
-			invalid |= !jx_utf8_valid(a->strings[i].p, a->strings[i].len);
+			invalid |= !oxp_utf8_valid(a->strings[i].p, a->strings[i].len);
 		}
 		if (invalid) {
 			json_t *hex = json_array();

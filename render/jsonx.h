@@ -18,8 +18,6 @@
  * stay below this. */
 #define JX_REF_MAX 4096
 
-/* True when s is valid UTF-8 without NUL bytes... NULs are valid JSON (\u0000) and kept. */
-bool jx_utf8_valid(const char *p, size_t n);
 /* A JSON string for any bytes (see above); NULL only when out of memory. */
 json_t *jx_str(oxp_str s);
 json_t *jx_cstr(const char *s);

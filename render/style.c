@@ -115,235 +115,96 @@ const char *oxr__family_color(uint8_t fam)
 }
 
 /* ---------------------------------------------------------------------------------------
- * Text
- */
-size_t oxr__utf8_at(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
-{
-	unsigned char c = s[i];
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-	if (len == 0 || n - i < len)
-		return 0;
-	uint32_t v = c & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
-	for (size_t k = 1; k < len; k++) {
-		if ((s[i + k] & 0xc0) != 0x80)
-			return 0;
-		v = (v << 6) | (s[i + k] & 0x3f);
-	}
-	if ((len == 3 && v < 0x800) || (len == 4 && (v < 0x10000 || v > 0x10ffff)) ||
-	    (v >= 0xd800 && v <= 0xdfff))
-		return 0;
-	*cp = v;
-	return len;
-}
-
-/* Characters that may not appear in output text: controls (C0, DEL, C1), the line and
- * paragraph separators, and what XML 1.0 does not allow (U+FFFE, U+FFFF). */
-static bool unprintable(uint32_t cp)
-{
-	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0x2028 ||
-	       cp == 0x2029 || cp == 0xfffe || cp == 0xffff;
-}
-
-const char *oxr__text(oxp_arena *a, oxp_str s, size_t max_chars)
-{
-	/* at most max_chars characters of at most 4 bytes are read; each input byte makes at
-	 * most 3 output bytes (an invalid byte becomes U+FFFD), plus the ellipsis and NUL */
-	size_t limit = s.len < max_chars * 4 ? s.len : max_chars * 4;
-	char *out = oxp_arena_alloc(a, limit * 3 + 4);
-	if (out == NULL)
-		return "";
-	const unsigned char *u = (const unsigned char *)s.p;
-	size_t o = 0, chars = 0, i = 0;
-	while (i < s.len) {
-		if (chars == max_chars || i >= limit) {
-			memcpy(out + o, "\xe2\x80\xa6", 3); /* … */
-			o += 3;
-			break;
-		}
-		uint32_t cp;
-		size_t k = oxr__utf8_at(u, s.len, i, &cp);
-		if (k == 0) {
-			memcpy(out + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		} else if (unprintable(cp)) {
-			if (cp == 0xfffe || cp == 0xffff) {
-				memcpy(out + o, "\xef\xbf\xbd", 3);
-				o += 3;
-			} else {
-				out[o++] = ' ';
-			}
-			i += k;
-		} else {
-			memcpy(out + o, u + i, k);
-			o += k;
-			i += k;
-		}
-		chars++;
-	}
-	out[o] = '\0';
-	return out;
-}
-
-const char *oxr__text_tail(oxp_arena *a, oxp_str s, size_t max_chars)
-{
-	/* count characters from the end; cut on a character boundary */
-	size_t chars = 0, start = s.len;
-	while (start > 0 && chars < max_chars) {
-		start--;
-		if (((unsigned char)s.p[start] & 0xc0) != 0x80)
-			chars++;
-	}
-	if (start == 0)
-		return oxr__text(a, s, max_chars);
-	const char *tail = oxr__text(a, (oxp_str){s.p + start, s.len - start}, max_chars);
-	return oxp_arena_printf(a, "\xe2\x80\xa6%s", tail);
-}
-
-/* ---------------------------------------------------------------------------------------
  * Shapes and tensors as text
  */
-typedef struct tbuf {
-	char b[256];
-	size_t n;
-} tbuf;
-
-static void tput(tbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Length of s[0..n) without a UTF-8 sequence cut at its end. */
-static size_t utf8_whole(const char *s, size_t n)
-{
-	size_t i = n, back = 0;
-	while (i > 0 && back < 4 && ((unsigned char)s[i - 1] & 0xc0) == 0x80) {
-		i--;
-		back++;
-	}
-	if (i == 0)
-		return n;
-	unsigned char lead = (unsigned char)s[i - 1];
-	size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-	return need == back + 1 ? n : i - 1;
-}
-
-/* Append to a fixed buffer; text that does not fit is cut on a character boundary. */
-static void tput(tbuf *t, const char *fmt, ...)
-{
-	if (t->n >= sizeof(t->b) - 1)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	int w = vsnprintf(t->b + t->n, sizeof(t->b) - t->n, fmt, ap);
-	va_end(ap);
-	if (w < 0)
-		return;
-	if ((size_t)w < sizeof(t->b) - t->n) {
-		t->n += (size_t)w;
-		return;
-	}
-	t->n = utf8_whole(t->b, sizeof(t->b) - 1);
-	t->b[t->n] = '\0';
-}
-
 #define TIMES "\xc3\x97" /* × */
-
-static void put_dims_i64(tbuf *t, const int64_t *dims, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (i == 8 && n > 9) {
-			tput(t, TIMES "\xe2\x80\xa6(%zu)", n);
-			return;
-		}
-		tput(t, "%s%" PRId64, i ? TIMES : "", dims[i]);
-	}
-}
 
 const char *oxr__shape_text(oxp_arena *a, const oxp_value *val)
 {
 	const oxp_value_type *ty = oxp_value_best_type(val);
 	if (ty->source == OXP_SHAPE_NONE || ty->rank < 0)
 		return NULL;
-	tbuf t = {.n = 0};
-	t.b[0] = '\0';
+	char tb[256];
+	oxp_textbuf t = {.b = tb, .size = sizeof(tb)};
+	tb[0] = '\0';
 	if (ty->elem_type != 0 && ty->elem_type != OXP_DT_FLOAT)
-		tput(&t, "%s ", oxp_dtype_short(ty->elem_type));
+		oxp_textbuf_printf(&t, "%s ", oxp_dtype_short(ty->elem_type));
 	if (ty->rank == 0)
-		tput(&t, "scalar");
+		oxp_textbuf_printf(&t, "scalar");
 	for (int32_t i = 0; i < ty->rank; i++) {
 		if (i == 8 && ty->rank > 9) {
-			tput(&t, TIMES "\xe2\x80\xa6(%" PRId32 ")", ty->rank);
+			oxp_textbuf_printf(&t, TIMES "\xe2\x80\xa6(%" PRId32 ")", ty->rank);
 			break;
 		}
 		const oxp_dim *d = &ty->dims[i];
 		if (i)
-			tput(&t, TIMES);
+			oxp_textbuf_printf(&t, TIMES);
 		if (d->kind == OXP_DIM_VALUE && d->value >= 0)
-			tput(&t, "%" PRId64, d->value);
+			oxp_textbuf_printf(&t, "%" PRId64, d->value);
 		else if (d->kind == OXP_DIM_PARAM) {
 			const char *p = oxr__text(a, d->param, 12);
-			tput(&t, "%s", p);
+			oxp_textbuf_printf(&t, "%s", p);
 		} else
-			tput(&t, "?");
+			oxp_textbuf_printf(&t, "?");
 	}
-	return oxp_arena_strndup(a, t.b, t.n);
+	return oxp_arena_strndup(a, tb, t.n);
 }
 
 /* The value of element i as text into t. */
-static void put_scalar(tbuf *t, const oxp_scalar *x)
+static void put_scalar(oxp_textbuf *t, const oxp_scalar *x)
 {
 	switch (x->cls) {
 	case OXP_VC_FLOAT:
-		tput(t, "%.4g", x->v.f);
+		oxp_textbuf_printf(t, "%.4g", x->v.f);
 		break;
 	case OXP_VC_INT:
-		tput(t, "%" PRId64, x->v.i);
+		oxp_textbuf_printf(t, "%" PRId64, x->v.i);
 		break;
 	case OXP_VC_UINT:
-		tput(t, "%" PRIu64, x->v.u);
+		oxp_textbuf_printf(t, "%" PRIu64, x->v.u);
 		break;
 	case OXP_VC_BOOL:
-		tput(t, "%s", x->v.b ? "true" : "false");
+		oxp_textbuf_printf(t, "%s", x->v.b ? "true" : "false");
 		break;
 	default:
-		tput(t, "?");
+		oxp_textbuf_printf(t, "?");
 		break;
 	}
 }
 
 const char *oxr__tensor_row(oxp_arena *a, const char *label, const oxp_tensor *t)
 {
-	tbuf b = {.n = 0};
-	b.b[0] = '\0';
+	char bb[256];
+	oxp_textbuf b = {.b = bb, .size = sizeof(bb)};
+	bb[0] = '\0';
 	oxp_scalar one;
 	if (t->ndims == 0 && t->storage != OXP_STORE_EXTERNAL && t->data_type != OXP_DT_STRING &&
 	    oxp_tensor_read(t, NULL, 0, 0, 1, &one, NULL) == OXP_OK) {
-		tput(&b, "%s = ", label);
+		oxp_textbuf_printf(&b, "%s = ", label);
 		put_scalar(&b, &one);
-		tput(&b, " %s", oxp_dtype_short(t->data_type));
-		return oxp_arena_strndup(a, b.b, b.n);
+		oxp_textbuf_printf(&b, " %s", oxp_dtype_short(t->data_type));
+		return oxp_arena_strndup(a, bb, b.n);
 	}
-	tput(&b, "%s \xe2\x9f\xa8", label); /* ⟨ */
-	put_dims_i64(&b, t->dims, t->ndims);
-	tput(&b, "\xe2\x9f\xa9 %s", oxp_dtype_short(t->data_type)); /* ⟩ */
+	oxp_textbuf_printf(&b, "%s \xe2\x9f\xa8", label); /* ⟨ */
+	oxp_textbuf_dims(&b, t->dims, t->ndims);
+	oxp_textbuf_printf(&b, "\xe2\x9f\xa9 %s", oxp_dtype_short(t->data_type)); /* ⟩ */
 	if (t->storage == OXP_STORE_EXTERNAL)
-		tput(&b, " ext");
+		oxp_textbuf_printf(&b, " ext");
 	/* small tensors (shapes, axes, scalars) show their values */
 	uint64_t count;
 	oxp_scalar vals[8];
 	if (oxp_dims_count(t->dims, t->ndims, &count) && count > 0 && count <= 8 &&
 	    t->storage != OXP_STORE_EXTERNAL && t->data_type != OXP_DT_STRING &&
 	    oxp_tensor_read(t, NULL, 0, 0, (size_t)count, vals, NULL) == OXP_OK) {
-		tput(&b, " = [");
+		oxp_textbuf_printf(&b, " = [");
 		for (uint64_t i = 0; i < count; i++) {
 			if (i)
-				tput(&b, ",");
+				oxp_textbuf_printf(&b, ",");
 			put_scalar(&b, &vals[i]);
 		}
-		tput(&b, "]");
+		oxp_textbuf_printf(&b, "]");
 	}
-	return oxp_arena_strndup(a, b.b, b.n);
+	return oxp_arena_strndup(a, bb, b.n);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -415,67 +276,9 @@ static bool default_valued(const oxp_dnode *dn, const oxp_attr *a)
 
 static const char *attr_text(view *v, const oxp_attr *a)
 {
-	tbuf t = {.n = 0};
-	t.b[0] = '\0';
-	const char *name = oxr__text(v->arena, a->name, 28);
-	tput(&t, "%s ", name);
-	switch (a->type) {
-	case OXP_ATTR_FLOAT:
-		tput(&t, "%.4g", (double)a->f);
-		break;
-	case OXP_ATTR_INT:
-		if (oxp_str_eq(a->name, "to"))
-			tput(&t, "%s", oxp_dtype_name((int32_t)a->i));
-		else
-			tput(&t, "%" PRId64, a->i);
-		break;
-	case OXP_ATTR_STRING:
-		tput(&t, "%s", oxr__text(v->arena, a->s, 32));
-		break;
-	case OXP_ATTR_INTS:
-		for (size_t i = 0; i < a->nints; i++) {
-			if (i == 8 && a->nints > 9) {
-				tput(&t, ",\xe2\x80\xa6(%zu)", a->nints);
-				break;
-			}
-			tput(&t, "%s%" PRId64, i ? "," : "", a->ints[i]);
-		}
-		if (a->nints == 0)
-			tput(&t, "[]");
-		break;
-	case OXP_ATTR_FLOATS:
-		for (size_t i = 0; i < a->nfloats; i++) {
-			if (i == 6 && a->nfloats > 7) {
-				tput(&t, ",\xe2\x80\xa6(%zu)", a->nfloats);
-				break;
-			}
-			tput(&t, "%s%.4g", i ? "," : "", (double)a->floats[i]);
-		}
-		break;
-	case OXP_ATTR_STRINGS:
-		for (size_t i = 0; i < a->nstrings && i < 4; i++)
-			tput(&t, "%s%s", i ? "," : "", oxr__text(v->arena, a->strings[i], 12));
-		if (a->nstrings > 4)
-			tput(&t, ",\xe2\x80\xa6(%zu)", a->nstrings);
-		break;
-	case OXP_ATTR_TENSOR:
-		if (a->t != NULL) {
-			tput(&t, "\xe2\x9f\xa8");
-			put_dims_i64(&t, a->t->dims, a->t->ndims);
-			tput(&t, "\xe2\x9f\xa9 %s", oxp_dtype_short(a->t->data_type));
-		}
-		break;
-	case OXP_ATTR_GRAPH:
-		tput(&t, "graph");
-		break;
-	case OXP_ATTR_GRAPHS:
-		tput(&t, "%zu graphs", a->ngraphs);
-		break;
-	default:
-		tput(&t, "%s", oxp_attr_type_name(a->type));
-		break;
-	}
-	return oxp_arena_strndup(v->arena, t.b, t.n);
+	char val[256];
+	return oxp_arena_printf(v->arena, "%s %s", oxr__text(v->arena, a->name, 28),
+	                        oxp_attr_text(a, val, sizeof(val)));
 }
 
 const char *oxr__macs_text(view *v, const oxp_cost_poly *macs, const char *suffix)

@@ -6,6 +6,7 @@
  * (2 for usage errors).
  */
 #include "render/oxr.h"
+#include "service/formats.h"
 #include "service/oxs.h"
 
 #include <errno.h>
@@ -484,20 +485,11 @@ int oxs_cli_render_option(oxr_options *opt, const char *cmd, const char *arg)
 	return 0;
 }
 
+/* --format=EXT, else -o's extension (formats.c); a drawing is SVG by default. */
 static oxr_format format_of(const char *out, const char *fmt)
 {
-	const char *ext = fmt;
-	if (ext == NULL && out != NULL) {
-		const char *dot = strrchr(out, '.');
-		ext = dot ? dot + 1 : "svg";
-	}
-	if (ext == NULL)
-		return OXR_FMT_SVG;
-	if (!strcmp(ext, "dot") || !strcmp(ext, "gv"))
-		return OXR_FMT_DOT;
-	if (!strcmp(ext, "json"))
-		return OXR_FMT_LAYOUT_JSON;
-	return OXR_FMT_SVG;
+	const oxs_ext_format *e = fmt != NULL ? oxs_format_of_ext(fmt) : oxs_format_of_path(out);
+	return e != NULL && e->render >= 0 ? (oxr_format)e->render : OXR_FMT_SVG;
 }
 
 int oxs_cli_render(int argc, char **argv)

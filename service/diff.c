@@ -14,6 +14,7 @@
  */
 #include "diff/oxd.h"
 #include "render/oxr.h"
+#include "service/formats.h"
 #include "service/oxs.h"
 
 #include <errno.h>
@@ -184,13 +185,13 @@ static void node_marks(ovbuild *o, uint32_t n)
 				notes[nn++] = line(o, "\xe2\x88\x92 %s", oxd_text(o->df, c->a->name, 28));
 			else if (c->a == NULL)
 				notes[nn++] = line(o, "+ %s %s", oxd_text(o->df, c->b->name, 28),
-				                   oxd_attr_text(c->b, v2, sizeof(v2)));
+				                   oxp_attr_text(c->b, v2, sizeof(v2)));
 			else if (c->tensor != OXP_NONE)
 				notes[nn++] = line(o, "%s: %s", oxd_text(o->df, c->b->name, 28),
 				                   oxd_tensor_line(&o->dv->tensors[c->tensor], v1, sizeof(v1)));
 			else
 				notes[nn++] = line(o, "%s was %s", oxd_text(o->df, c->b->name, 28),
-				                   oxd_attr_text(c->a, v1, sizeof(v1)));
+				                   oxp_attr_text(c->a, v1, sizeof(v1)));
 			break;
 		case OXD_CH_TENSOR:
 			if (c->pos < 64)
@@ -369,8 +370,8 @@ static void print_text(FILE *f, oxd_diff *df, const side *a, const side *b)
 			if (c->kind == OXD_CH_ATTRIBUTE) {
 				const oxp_attr *at = c->b ? c->b : c->a;
 				fprintf(f, " %s %s \xe2\x86\x92 %s", oxd_text(df, at->name, 40),
-				        c->a ? oxd_attr_text(c->a, t1, sizeof(t1)) : "(none)",
-				        c->b ? oxd_attr_text(c->b, t2, sizeof(t2)) : "(none)");
+				        c->a ? oxp_attr_text(c->a, t1, sizeof(t1)) : "(none)",
+				        c->b ? oxp_attr_text(c->b, t2, sizeof(t2)) : "(none)");
 			} else if (c->kind == OXD_CH_INPUT || c->kind == OXD_CH_OUTPUT || c->kind == OXD_CH_TYPE ||
 			           c->kind == OXD_CH_TENSOR) {
 				fprintf(f, " %u", c->pos);
@@ -432,10 +433,11 @@ static oxr_code diff_sides(side *b, side *a, const char *fmt, const oxr_options 
 		}
 		free(text);
 	} else {
-		oxr_format f = !strcmp(fmt, "svg")      ? OXR_FMT_SVG
-		               : !strcmp(fmt, "dot")    ? OXR_FMT_DOT
-		               : !strcmp(fmt, "layout") ? OXR_FMT_LAYOUT_JSON
-		                                        : (oxr_format)-1;
+		/* "layout" names the drawing's JSON ("json" is the diff document) */
+		const oxs_ext_format *e = oxs_format_of_ext(fmt);
+		oxr_format f = !strcmp(fmt, "layout") ? OXR_FMT_LAYOUT_JSON
+		               : e != NULL            ? (oxr_format)e->render
+		                                      : (oxr_format)-1;
 		oxp_arena *ar = oxp_arena_new((size_t)512 << 20);
 		oxr_overlay ov;
 		if ((int)f < 0)
@@ -494,20 +496,6 @@ static const char *folder_of(const char *path, char *buf, size_t size)
 	return buf;
 }
 
-static const char *format_of_path(const char *p)
-{
-	const char *dot = p ? strrchr(p, '.') : NULL;
-	if (dot == NULL)
-		return "json";
-	if (!strcmp(dot, ".svg") || !strcmp(dot, ".dot") || !strcmp(dot, ".json"))
-		return dot + 1;
-	if (!strcmp(dot, ".gv"))
-		return "dot";
-	if (!strcmp(dot, ".txt"))
-		return "text";
-	return "json";
-}
-
 int oxs_cli_diff(int argc, char **argv)
 {
 	const char *paths[2] = {NULL, NULL}, *out_path = NULL, *fmt = NULL;
@@ -545,8 +533,11 @@ int oxs_cli_diff(int argc, char **argv)
 		fputs(USAGE, stderr);
 		return 2;
 	}
-	if (fmt == NULL)
-		fmt = out_path != NULL ? format_of_path(out_path) : "text";
+	if (fmt == NULL) {
+		/* -o's extension (formats.c); a diff is the JSON document by default */
+		const oxs_ext_format *e = oxs_format_of_path(out_path);
+		fmt = out_path == NULL ? "text" : e != NULL ? e->diff : "json";
+	}
 	char da[4096], db[4096];
 	oxr_model_files fa = {paths[0], folder_of(paths[0], da, sizeof(da))};
 	oxr_model_files fb = {paths[1], folder_of(paths[1], db, sizeof(db))};

@@ -1,6 +1,7 @@
 /*
- * http.c — the libmicrohttpd glue: daemon options, the life of a request, authorization,
- * and handing work to job threads (the replies themselves are built by reply.c).
+ * http.c — the libmicrohttpd glue: daemon options and the life of a request (what a
+ * handler does with its request — authorization, work on job threads — is request.c's;
+ * the replies are built by reply.c).
  *
  * A request object is made in the URI-log callback (first thing libmicrohttpd reports),
  * routed on the handler's first call, and answered on its final call (after the body),
@@ -16,8 +17,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,111 +27,6 @@
 static bool has_reply(const oxs_req *r)
 {
 	return r->reply != NULL || r->shared != NULL;
-}
-
-/* ---------------------------------------------------------------------------------------
- * Authorization
- */
-
-/* True when the request carries "Authorization: Bearer T" with SHA-256(T) == md. */
-static bool bearer_is(oxs_req *r, const unsigned char md[32])
-{
-	const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
-	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
-		return false;
-	h += 7;
-	while (*h == ' ')
-		h++;
-	unsigned char got[32];
-	unsigned int n = 0;
-	if (EVP_Digest(h, strlen(h), got, &n, EVP_sha256(), NULL) != 1 || n != 32)
-		return false;
-	/* equal-length digests compared in constant time: neither the token's bytes nor its
-	 * length leak through timing */
-	return CRYPTO_memcmp(got, md, 32) == 0;
-}
-
-unsigned oxs_authorize(oxs_req *r, oxs_access access)
-{
-	oxs_server *srv = r->srv;
-	switch (access) {
-	case OXS_ACCESS_OPEN:
-		return 0;
-	case OXS_ACCESS_READ:
-		if (!srv->cfg.auth_reads && !srv->has_read_token)
-			return 0;
-		if (srv->has_token && bearer_is(r, srv->token_md))
-			return 0;
-		if (srv->has_read_token && bearer_is(r, srv->read_md))
-			return 0;
-		return 401;
-	case OXS_ACCESS_UPLOAD:
-		return !srv->has_token || bearer_is(r, srv->token_md) ? 0 : 401;
-	case OXS_ACCESS_ADMIN:
-		if (!srv->has_token)
-			return 403;
-		return bearer_is(r, srv->token_md) ? 0 : 401;
-	}
-	return 403;
-}
-
-bool oxs_authorize_body(oxs_req *r, const oxs_route *rt)
-{
-	unsigned denied = oxs_authorize(r, rt->post_access);
-	if (denied == 0)
-		return true;
-	oxs_reply_error(r, denied, denied == 401 ? "unauthorized" : "forbidden", "",
-	                "uploading needs \"Authorization: Bearer <token>\"");
-	return false;
-}
-
-bool oxs_rate_allow(oxs_req *r)
-{
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	unsigned retry = 0;
-	if (oxs_ratelimit_allow(r->srv->rl, ci ? ci->client_addr : NULL, &retry))
-		return true;
-	oxs_reply_error(r, 429, "rate_limited", "", "too many uploads; retry in %u s", retry);
-	char ra[16];
-	snprintf(ra, sizeof(ra), "%u", retry);
-	if (r->reply != NULL)
-		MHD_add_response_header(r->reply, "Retry-After", ra);
-	return false;
-}
-
-/* ---------------------------------------------------------------------------------------
- * Jobs
- */
-static void job_run(oxs_job *j)
-{
-	oxs_req *r = (oxs_req *)((char *)j - offsetof(oxs_req, job));
-	r->work(r);
-}
-
-static void job_cancel(oxs_job *j)
-{
-	oxs_req *r = (oxs_req *)((char *)j - offsetof(oxs_req, job));
-	oxs_reply_error(r, 503, "shutting_down", "", "the server is shutting down");
-	oxs_resume(r);
-}
-
-void oxs_defer(oxs_req *r, oxs_pool *p, void (*fn)(oxs_req *r))
-{
-	r->work = fn;
-	r->job.run = job_run;
-	r->job.cancel = job_cancel;
-	MHD_suspend_connection(r->conn);
-	r->suspended = true;
-	if (!oxs_pool_submit(p, &r->job)) {
-		oxs_reply_error(r, 503, "busy", "", "the server is busy; retry later");
-		oxs_resume(r);
-	}
-}
-
-void oxs_resume(oxs_req *r)
-{
-	MHD_resume_connection(r->conn);
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -13,6 +13,9 @@
 
 #include "parser/oxp.h"
 #include "render/oxr.h"
+#include "service/clock.h"
+#include "service/hash.h"
+#include "service/log.h"
 #include "service/oxs.h"
 #include "store/oxst.h"
 
@@ -132,7 +135,7 @@ const oxp_tensor *oxs_mentry_tensor(const oxs_mentry *e); /* the tensor of a ten
 void oxs_models_stats(oxs_models *mc, uint64_t *count, uint64_t *bytes);
 
 /* ---------------------------------------------------------------------------------------
- * Metrics (metrics.c) and request logs.
+ * Metrics (metrics.c); request logs: log.h.
  */
 enum { OXS_UP_CREATED, OXS_UP_EXISTING, OXS_UP_REJECTED, OXS_UP__COUNT };
 enum { OXS_HIT_MEMORY, OXS_HIT_STORE, OXS_MISS, OXS_HIT__COUNT };
@@ -157,10 +160,7 @@ void oxs_metrics_load(int result);
 void oxs_metrics_store(int op, uint64_t ns, int outcome);
 void oxs_metrics_render(oxs_server *srv, oxr_buf *out);
 
-/* One JSON line on stderr: {"ts":..,"level":..,"msg":..} plus preformatted fields
- * (`extra` is either "" or starts with ',' and holds valid JSON members). */
-void oxs_log(const char *level, const char *msg, const char *extra);
-void oxs_logf(const char *level, const char *fmt, ...) OXS_PRINTF(2, 3);
+/* The JSON log lines: log.h. */
 
 /* ---------------------------------------------------------------------------------------
  * Per-address upload rate limit (ratelimit.c): a token bucket per client address.
@@ -460,7 +460,8 @@ void oxs_response_immutable(struct MHD_Response *resp, const char *etag, const c
  * data: attachment for .onnx and .npy, inline for renderings, none for JSON. */
 void oxs_response_disposition(struct MHD_Response *resp, const char *id, const char *ext);
 
-/* Run fn(r) on pool p while the connection waits; replies 503 when the queue is full. */
+/* Run fn(r) on pool p while the connection waits; replies 503 when the queue is full
+ * (request.c, as the two below). */
 void oxs_defer(oxs_req *r, oxs_pool *p, void (*fn)(oxs_req *r));
 /* From a job: the reply is set; let libmicrohttpd send it. */
 void oxs_resume(oxs_req *r);
@@ -514,13 +515,6 @@ unsigned oxs_http_port(oxs_server *srv);
 void oxs_http_quiesce(oxs_server *srv);
 void oxs_http_stop(oxs_server *srv);
 
-
-/* SHA-256 of data as lowercase hex into out (65 bytes); the first `hexlen` characters
- * when hexlen < 64 (reply.c, as the two below and the clocks). */
-void oxs_sha256_hex(const void *data, size_t len, char *out, size_t hexlen);
-/* A strong ETag for bytes: "\"" + 32 hex digits of their SHA-256 + "\"" (48 bytes). */
-void oxs_etag_of(const void *data, size_t len, char out[48]);
-int64_t oxs_now_ms(void);
-uint64_t oxs_now_ns(void);
+/* Hex and digests: hash.h; the clocks: clock.h. */
 
 #endif /* OXS_INTERNAL_H */

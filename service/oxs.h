@@ -10,6 +10,7 @@
 #define OXS_H
 
 #include "render/oxr.h"
+#include "service/hash.h" /* oxs_hex */
 #include "store/oxst.h"
 
 #include <stdbool.h>
@@ -137,8 +138,6 @@ void oxs_server_close(oxs_server *srv);
 /* ---------------------------------------------------------------------------------------
  * Helpers of the HTTP layer, pure and exposed for the unit tests (util.c, routes.c).
  */
-/* Lowercase hex of n bytes into out (2n+1 bytes). */
-void oxs_hex(char *out, const unsigned char *bytes, size_t n);
 
 typedef struct oxs_query_pair {
 	const char *key, *value; /* NUL-terminated, inside the caller's buffer */

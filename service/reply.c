@@ -6,50 +6,16 @@
  */
 #include "service/internal.h"
 
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char API_CSP[] =
     "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 static const char SVG_CSP[] =
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'none'; object-src 'none'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox";
-
-int64_t oxs_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-uint64_t oxs_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void oxs_sha256_hex(const void *data, size_t len, char *out, size_t hexlen)
-{
-	unsigned char md[32];
-	unsigned int n = 0;
-	if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32)
-		memset(md, 0, sizeof(md));
-	oxs_hex(out, md, 32);
-	if (hexlen < 64)
-		out[hexlen] = '\0';
-}
-
-void oxs_etag_of(const void *data, size_t len, char out[48])
-{
-	char h[65];
-	oxs_sha256_hex(data, len, h, 32);
-	snprintf(out, 48, "\"%.32s\"", h);
-}
 
 /* ---------------------------------------------------------------------------------------
  * Responses

@@ -5,6 +5,7 @@
  * header, the metrics labels and the OpenAPI test (tests/unit/test_openapi.c checks the
  * table against service/openapi.json in both directions) all read it.
  */
+#include "service/formats.h"
 #include "service/internal.h"
 
 #include <errno.h>
@@ -806,10 +807,7 @@ static void h_graph(oxs_req *r)
 		return;
 	if (!need_model(r))
 		return;
-	oxr_format fmt = r->route == R_GRAPH_SVG || r->route == R_FILE_SVG ? OXR_FMT_SVG
-	                 : r->route == R_GRAPH_DOT || r->route == R_FILE_DOT ? OXR_FMT_DOT
-	                                                                     : OXR_FMT_LAYOUT_JSON;
-	art_for(r, OXS_ART_GRAPH, fmt, &opt);
+	art_for(r, OXS_ART_GRAPH, oxs_format_of_route(routes[r->route].pattern), &opt);
 	oxs_art_request(r, &r->art, false);
 }
 
@@ -1140,9 +1138,7 @@ static void h_diff(oxs_req *r)
 		oxs_reply_error(r, 404, "not_found", "", "no such model to compare with");
 		return;
 	}
-	oxr_format fmt = r->route == R_DIFF_SVG ? OXR_FMT_SVG : r->route == R_DIFF_DOT ? OXR_FMT_DOT
-	                                                                              : OXR_FMT_LAYOUT_JSON;
-	oxs_art_init(&r->art, OXS_ART_DIFF, r->id, fmt, &opt);
+	oxs_art_init(&r->art, OXS_ART_DIFF, r->id, oxs_format_of_route(routes[r->route].pattern), &opt);
 	oxs_art_diff(&r->art, r->param);
 	oxs_art_request(r, &r->art, false);
 }

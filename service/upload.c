@@ -16,6 +16,7 @@
  * store instead (from the buckets --source-buckets allows): a work thread downloads it
  * into the spool file, hashing it, and it goes on as an upload.
  */
+#include "service/formats.h"
 #include "service/internal.h"
 
 #include <errno.h>
@@ -369,9 +370,7 @@ void oxs_upload_begin(oxs_req *r)
 			oxs_reply_error(r, 400, "bad_option", "", "%s", err);
 			return;
 		}
-		const char *ext = strrchr(rt->pattern, '.') + 1;
-		u->fmt = !strcmp(ext, "svg") ? OXR_FMT_SVG : !strcmp(ext, "dot") ? OXR_FMT_DOT
-		                                                                   : OXR_FMT_LAYOUT_JSON;
+		u->fmt = oxs_format_of_route(rt->pattern);
 		r->oneshot = true;
 	}
 	const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Type");

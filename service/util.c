@@ -1,22 +1,12 @@
 /*
- * util.c — small pure helpers of the service: hex, query strings, ETag matching.  No
- * allocation.  (Ids, bundle ids and model meta are the store's: store/ids.c; JSON strings
- * are written by oxr_json_string, render/buf.c.)
+ * util.c — small pure helpers of the service: query strings, ETag matching.  No
+ * allocation.  (Hex: hash.c; ids, bundle ids and model meta are the store's: store/ids.c;
+ * JSON strings are written by oxr_json_string, render/buf.c.)
  */
 #include "render/oxr.h"
 #include "service/oxs.h"
 
 #include <string.h>
-
-void oxs_hex(char *out, const unsigned char *bytes, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[bytes[i] >> 4];
-		out[2 * i + 1] = digits[bytes[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
 
 static int hexval(char c)
 {

@@ -1,86 +1,27 @@
-// app.js — the onnxviz page: routing (#/models/{id}?options), upload, graph, panels, search.
+// app.js — the onnxviz page: the current route and what it shows (the model's drawing with
+// its toolbar, options, downloads and selection, the side panels, the diff view), and the
+// start.  Other concerns are modules of their own: the URL (route.js), search (search.js),
+// the keyboard (keys.js), uploads (upload.js), the home page (home.js), the panels
+// (panels.js), the diff view (diff.js), formatters (util.js).
 // No framework; every piece of server text goes into text nodes; the SVG is parsed as XML,
 // checked, and imported (graph.js).
 
-import { ApiError, dataLocation, getJSON, getBlob, listModels, modelUrl, upload, setToken } from './api.js';
+import { ApiError, getJSON, getBlob, modelUrl } from './api.js';
 import { fetchSvg, Minimap, PanZoom, READABLE, startBox, stubPeers } from './graph.js';
 import { modelPanel, nodePanel, tensorPanel, tensorUploadPanel, valuePanel } from './panels.js';
-import { h, clear, fmtInt, fmtBytes, fmtDate, shortId, debounce, downloadBlob, groupAttr, groupOf, pathAttr, spanOf, inSpan } from './util.js';
-import { DiffView, compareSection } from './diff.js';
-import { serverHas, structures, structureWorker } from './first.js';
-import { bundleOf, sendWeights } from './weights.js';
+import { h, clear, errorNotice, fmtInt, fmtBytes, shortId, downloadBlob, groupAttr, groupOf, pathAttr, spanOf, inSpan } from './util.js';
+import { DiffView } from './diff.js';
+import { structures } from './first.js';
+import { initHome } from './home.js';
+import { initKeys } from './keys.js';
+import { buildHash, DEFAULTS, DIMS, NODE_ID, parseHash, renderQuery } from './route.js';
+import { initSearch } from './search.js';
+import { initUpload } from './upload.js';
 
 const $ = (id) => document.getElementById(id);
 
 // ------------------------------------------------------------------------- route
-// #/models/{id}?rankdir=LR&initializers=nodes&group=none&subgraphs=expand&shapes=off
-//   &attrs=all&arith=nodes&quant=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
-//   &dequantize=1&dims=batch:1,sequence_length:128
-// #/diff/{a}/{b}?{the same options}&change=N — the diff view (diff.js)
-const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold' };
-const OPTION_VALUES = {
-  rankdir: ['TB', 'LR'], initializers: ['fold', 'nodes', 'hide'], subgraphs: ['collapse', 'expand'],
-  group: ['auto', 'none', ...Array.from({ length: 16 }, (_, i) => String(i + 1))], shapes: ['on', 'off'], attrs: ['none', 'key', 'all'],
-  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'],
-};
-const NODE_ID = /^[A-Za-z0-9_.]{1,200}$/;
-// dims=NAME:VALUE,... binds named dims in the MAC rows and the cost panel (docs/cost.md)
-const DIMS = /^[^&=,:]{1,200}:\d{1,19}(?:,[^&=,:]{1,200}:\d{1,19}){0,31}$/;
-
-function parseHash(hash) {
-  const r = { id: null, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null, dequantize: false, diff: null, change: null, dims: '' };
-  const m = /^#\/(?:models\/([0-9a-f]{64})|diff\/([0-9a-f]{64})\/([0-9a-f]{64}))(?:\?(.*))?$/.exec(hash);
-  if (!m) return r;
-  if (m[1]) r.id = m[1];
-  else r.diff = { a: m[2], b: m[3] };
-  for (const part of (m[4] || '').split('&')) {
-    if (!part) continue;
-    const eq = part.indexOf('=');
-    let k, v;
-    try {
-      k = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
-      v = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1));
-    } catch { continue; }
-    if (k in OPTION_VALUES) { if (OPTION_VALUES[k].includes(v)) r.opts[k] = v; }
-    else if (k === 'expand') r.expand = [...new Set(v.split(',').filter(Boolean))];
-    else if (k === 'unfold') r.unfold = [...new Set(v.split(',').filter((x) => NODE_ID.test(x)))];
-    else if (k === 'node') r.node = v || null;
-    else if (k === 'value') r.value = /^\d+$/.test(v) ? v : null;
-    else if (k === 'tensor') r.tensor = v || null;
-    else if (k === 'dequantize') r.dequantize = v === '1';
-    else if (k === 'dims') r.dims = DIMS.test(v) ? v : '';
-    else if (k === 'change' && r.diff) r.change = /^\d+$/.test(v) ? +v : null;
-  }
-  return r;
-}
-
-// Readable encoding: '/' and ',' stay as they are in expand paths.
-const enc = (v) => encodeURIComponent(v).replace(/%2F/g, '/').replace(/%2C/g, ',').replace(/%40/g, '@');
-
-function renderQuery(r) {
-  const q = [];
-  for (const k of Object.keys(DEFAULTS)) if (r.opts[k] !== DEFAULTS[k]) q.push(`${k}=${enc(r.opts[k])}`);
-  if (r.expand.length) q.push(`expand=${r.expand.map(enc).join(',')}`);
-  if (r.unfold.length) q.push(`unfold=${r.unfold.join(',')}`);
-  if (r.dims) q.push(`dims=${enc(r.dims)}`);
-  return q.join('&');
-}
-
-function buildHash(r) {
-  if (r.diff) {
-    const q = [renderQuery(r), r.change !== null && r.change !== undefined ? `change=${r.change}` : ''].filter(Boolean).join('&');
-    return `#/diff/${r.diff.a}/${r.diff.b}${q ? `?${q}` : ''}`;
-  }
-  if (!r.id) return '#/';
-  const q = [renderQuery(r)];
-  if (r.node) q.push(`node=${enc(r.node)}`);
-  if (r.value) q.push(`value=${enc(r.value)}`);
-  if (r.tensor) q.push(`tensor=${enc(r.tensor)}`);
-  if (r.tensor && r.dequantize) q.push('dequantize=1');
-  const qs = q.filter(Boolean).join('&');
-  return `#/models/${r.id}${qs ? `?${qs}` : ''}`;
-}
-
+// the current route (route.js: the URL as a route object and back)
 let route = parseHash(location.hash);
 
 // Change the route: a new history entry (or the current one replaced) and apply it.
@@ -173,7 +114,7 @@ function showHome() {
   minimap.set(null);
   delete canvas.dataset.key;
   delete canvas.dataset.model;
-  refreshModels();
+  home.refresh();
 }
 
 // A tensor upload (a lone TensorProto) has no graph: its preview takes the graph's place.
@@ -223,7 +164,7 @@ async function openModel(id) {
   $('crumb-name').textContent = modelTitle(id, null);
   $('crumb-meta').textContent = '';
   closeSide();
-  resetSearch();
+  search.reset();
   try {
     const s = await getJSON(modelUrl(id));
     if (cur.id !== id) return;
@@ -256,11 +197,6 @@ async function openModel(id) {
       actions: [['Try again', () => { cur.id = null; apply(route); }], ['All models', () => navigate({ id: null })]],
     });
   }
-}
-
-function errorNotice(e) {
-  return h('div', { class: 'notice error' }, e.message,
-    e instanceof ApiError && (e.where() || e.code) ? h('span', { class: 'err-where', text: [e.code, e.where()].filter(Boolean).join(' · ') }) : null);
 }
 
 // ------------------------------------------------------------------------- graph
@@ -370,7 +306,7 @@ async function loadGraph(r, key, seq) {
   focusAfterLoad = null;
   if (f) revealGroup(f);
   // the upload that opened this model is over: its card no longer covers the drawing
-  if (uploadState.done && !uploadState.following && !uploadCard.classList.contains('error')) hideUploadCard();
+  uploads.closeCardIfDone();
   // the minimap's picture once the drawing is on screen (it reads every box)
   minimap.set(null);
   requestAnimationFrame(() => setTimeout(() => { if (cur.svg === svg) minimap.set(svg, w, hgt); }, 0));
@@ -944,7 +880,7 @@ for (const [b, m] of menus) {
 }
 document.addEventListener('pointerdown', (e) => {
   if (!e.target.closest('.menu-wrap')) closeMenus(null);
-  if (!e.target.closest('.search')) closeSearch();
+  if (!e.target.closest('.search')) search.close();
 });
 
 // ------------------------------------------------------------------------- downloads
@@ -976,352 +912,13 @@ $('downloads').addEventListener('click', async (e) => {
 });
 
 // ------------------------------------------------------------------------- search
-const searchInput = $('search');
-const searchPopup = $('search-popup');
-const searchList = $('search-results');
-let searchHits = [];
-let searchActive = -1;
-let searchCtl = null;
-
-function closeSearch() {
-  searchPopup.hidden = true;
-  searchInput.setAttribute('aria-expanded', 'false');
-  searchInput.removeAttribute('aria-activedescendant');
-  clearHighlights('hit');
-}
-
-function resetSearch() {
-  if (searchCtl) searchCtl.abort();
-  runSearch.cancel();
-  searchInput.value = '';
-  searchHits = [];
-  searchActive = -1;
-  clear(searchList);
-  delete searchList.dataset.query;
-  closeSearch();
-}
-
-function markText(text, q) {
-  const i = text.toLowerCase().indexOf(q.toLowerCase());
-  if (i < 0 || !q) return [text];
-  return [text.slice(0, i), h('mark', { text: text.slice(i, i + q.length) }), text.slice(i + q.length)];
-}
-
-const runSearch = debounce(async () => {
-  const q = searchInput.value.trim();
-  if (searchCtl) searchCtl.abort();
-  if (!q || !route.id) { closeSearch(); return; }
-  searchCtl = new AbortController();
-  try {
-    const res = await getJSON(`${modelUrl(route.id)}/search?q=${encodeURIComponent(q)}&limit=50`, { signal: searchCtl.signal });
-    if (searchInput.value.trim() !== q) return;
-    searchHits = res.hits || [];
-    searchActive = searchHits.length ? 0 : -1;
-    $('search-summary').textContent = res.total === 0 ? `No match for “${q}”`
-      : `${fmtInt(res.total)} match${res.total === 1 ? '' : 'es'}${res.total > searchHits.length ? ` (first ${searchHits.length})` : ''} — ↑↓ to choose, Enter to go`;
-    clear(searchList);
-    searchHits.forEach((hit, i) => {
-      searchList.append(h('li', {
-        id: `hit-${i}`, role: 'option', 'aria-selected': String(i === searchActive),
-        onmousedown: (ev) => { ev.preventDefault(); chooseHit(i); },
-      },
-      h('span', { class: 'hit-op', text: hit.op_type }),
-      h('span', { class: 'hit-name' }, markText(hit.name || hit.node, hit.match === 'name' ? q : '')),
-      hit.match !== 'name' ? h('span', { class: 'hit-text' }, `${hit.match}: `, markText(hit.text || '', q)) : null));
-    });
-    searchList.dataset.query = q;
-    searchPopup.hidden = false;
-    searchInput.setAttribute('aria-expanded', 'true');
-    updateActive();
-    // mark the hits drawn in this view
-    clearHighlights('hit');
-    for (const hit of searchHits) { const el = nodeEl(hit.node); if (el) el.classList.add('hit'); }
-    announce(`${fmtInt(res.total)} search results.`);
-  } catch (e) {
-    if (e.name === 'AbortError') return;
-    $('search-summary').textContent = e.message;
-    clear(searchList);
-    searchPopup.hidden = false;
-  }
-}, 160);
-
-function updateActive() {
-  [...searchList.children].forEach((li, i) => li.setAttribute('aria-selected', String(i === searchActive)));
-  if (searchActive >= 0) {
-    searchInput.setAttribute('aria-activedescendant', `hit-${searchActive}`);
-    const li = searchList.children[searchActive];
-    if (li) li.scrollIntoView({ block: 'nearest' });
-  }
-}
-
-async function chooseHit(i) {
-  const hit = searchHits[i];
-  if (!hit) return;
-  closeSearch();
-  await goToNode(hit);
-}
-
-searchInput.addEventListener('input', runSearch);
-searchInput.addEventListener('focus', () => { if (searchHits.length && searchInput.value.trim()) { searchPopup.hidden = false; searchInput.setAttribute('aria-expanded', 'true'); } });
-searchInput.addEventListener('keydown', (e) => {
-  if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
-    if (!searchHits.length) return;
-    e.preventDefault();
-    searchActive = (searchActive + (e.key === 'ArrowDown' ? 1 : -1) + searchHits.length) % searchHits.length;
-    searchPopup.hidden = false;
-    updateActive();
-  } else if (e.key === 'Enter') {
-    e.preventDefault();
-    runSearch.cancel();
-    if (searchActive >= 0 && !searchPopup.hidden) chooseHit(searchActive);
-    else runSearch();
-  } else if (e.key === 'Escape') {
-    e.stopPropagation();
-    if (!searchPopup.hidden) closeSearch(); else searchInput.blur();
-  }
-});
-
-// ------------------------------------------------------------------------- keyboard
-document.addEventListener('keydown', (e) => {
-  const typing = e.target.closest && e.target.closest('input, textarea, select, [contenteditable]');
-  if (e.key === '/' && !typing && !$('search-box').hidden) {
-    e.preventDefault();
-    searchInput.focus();
-    searchInput.select();
-  } else if (e.key === 'Escape') {
-    if (!$('options').hidden || !$('downloads').hidden) { closeMenus(null); return; }
-    if (!searchPopup.hidden) { closeSearch(); return; }
-    if (!$('upload-card').hidden && uploadState.done) { hideUploadCard(); return; }
-    if (!side.hidden) {
-      if (route.tensor && (route.node || route.value)) navigate({ tensor: null });
-      else navigate({ node: null, value: null, tensor: null });
-      viewport.focus();
-    }
-  } else if (!typing && e.target === document.body && cur.svg && ['+', '=', '-', '0'].includes(e.key)) {
-    viewport.focus();
-    viewport.dispatchEvent(new KeyboardEvent('keydown', { key: e.key, bubbles: true }));
-  }
-});
+const search = initSearch({ modelId: () => route.id, goToNode, nodeEl, clearHighlights, announce });
 
 // ------------------------------------------------------------------------- upload
-const fileInput = $('file-input');
-const uploadCard = $('upload-card');
-const uploadState = { abort: null, done: true, files: null, following: false };
-
-$('btn-upload').addEventListener('click', () => fileInput.click());
-$('dropzone').addEventListener('click', () => fileInput.click());
-$('dropzone').addEventListener('keydown', (e) => {
-  if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); fileInput.click(); }
+const uploads = initUpload({
+  navigate, modelId: () => route.id, names, announce, showWhole: moveToWhole,
+  compareFiles: (files) => home.compareFiles(files),
 });
-fileInput.addEventListener('change', () => {
-  const files = [...fileInput.files];
-  fileInput.value = '';
-  uploadFiles(files);
-});
-
-// Drag and drop anywhere on the window.
-let dragDepth = 0;
-const hasFiles = (e) => e.dataTransfer && [...e.dataTransfer.types].includes('Files');
-window.addEventListener('dragenter', (e) => {
-  if (!hasFiles(e)) return;
-  e.preventDefault();
-  dragDepth++;
-  $('drop-overlay').hidden = false;
-  $('dropzone').classList.add('over');
-});
-window.addEventListener('dragover', (e) => { if (hasFiles(e)) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } });
-window.addEventListener('dragleave', (e) => {
-  if (!hasFiles(e)) return;
-  if (--dragDepth <= 0) { dragDepth = 0; $('drop-overlay').hidden = true; $('dropzone').classList.remove('over'); }
-});
-window.addEventListener('drop', (e) => {
-  if (!hasFiles(e)) return;
-  e.preventDefault();
-  dragDepth = 0;
-  $('drop-overlay').hidden = true;
-  $('dropzone').classList.remove('over');
-  if (e.target.closest && e.target.closest('#compare-drop')) { compare.files(e.dataTransfer.files); return; }
-  uploadFiles([...e.dataTransfer.files]);
-});
-
-$('upload-cancel').addEventListener('click', () => {
-  if (uploadState.abort && (!uploadState.done || uploadState.following)) uploadState.abort();
-  else hideUploadCard();
-});
-$('upload-token').addEventListener('submit', (e) => {
-  e.preventDefault();
-  setToken($('token-input').value.trim());
-  $('token-input').value = '';
-  $('upload-token').hidden = true;
-  if (uploadState.files) uploadFiles(uploadState.files);
-});
-
-function hideUploadCard() { uploadCard.hidden = true; }
-
-function setUploadDetail(...parts) { clear($('upload-detail')).append(...parts.filter(Boolean)); }
-
-// Split a selection into models (.onnx) and data files (external data, sent with each
-// model); a lone file of another kind (a TensorProto .pb) is uploaded as it is.
-async function uploadFiles(files) {
-  if (!files.length || !uploadState.done) return;
-  if (uploadState.following && uploadState.abort) uploadState.abort(); // a new upload ends the last one's weights
-  let models = files.filter((f) => /\.onnx$/i.test(f.name));
-  if (!models.length) models = files.length === 1 ? files : [];
-  const extra = files.filter((f) => !models.includes(f));
-  uploadState.files = files;
-  uploadCard.hidden = false;
-  uploadCard.classList.remove('error', 'following');
-  for (const k of ['structureBytes', 'structureId', 'fileBytes', 'weights', 'toGraph', 'walkMs', 'hashMs']) delete uploadCard.dataset[k];
-  $('upload-token').hidden = true;
-  if (!models.length) {
-    uploadCard.classList.add('error');
-    $('upload-name').textContent = `${files.length} files`;
-    setUploadDetail(h('span', { class: 'err-title', text: 'No .onnx file among them' }), 'Choose the model file (.onnx) together with its external data files.');
-    return;
-  }
-  const extraNote = extra.length
-    ? h('span', { class: 'note-ok', text: `With ${extra.length} data file${extra.length === 1 ? '' : 's'}: ${extra.map(dataLocation).join(', ')}` })
-    : null;
-  let last = null;
-  // one .onnx (with its data files or not): its structure first (docs/web.md)
-  if (models.length === 1 && /\.onnx$/i.test(models[0].name) && typeof Worker !== 'undefined' && structureFirstOn()) {
-    await structureFirst(models[0], extra);
-    return;
-  }
-  for (const [i, f] of models.entries()) {
-    const res = await uploadOne(f, extra, models.length > 1 ? `(${i + 1} of ${models.length}) ` : '', extraNote);
-    if (!res) return;
-    last = res;
-  }
-  if (last) openUploaded(last, extraNote);
-}
-
-function openUploaded(res, note) {
-  setUploadDetail(`${res.status === 201 ? 'Stored' : 'Already stored'} · opening it…`, note);
-  // the card closes once the graph is drawn (loadGraph), or now if it already was
-  return navigate({ id: res.body.id, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null }).then(() => {
-    if (uploadState.done && !uploadState.following && !uploadCard.classList.contains('error')) hideUploadCard();
-  });
-}
-
-// Off in this browser with localStorage['onnxviz.structureFirst'] = 'off' (the bench's
-// anchor, the whole file as before).
-function structureFirstOn() {
-  try { return localStorage.getItem('onnxviz.structureFirst') !== 'off'; } catch { return true; }
-}
-
-// Structure first (issue 23): the worker cuts the weights out, the structure goes up and
-// is drawn; then the file's SHA-256 asks the server whether it holds the whole model
-// (HEAD), and otherwise the weights follow (weights.js).  Either way the page then moves
-// to the whole model's id and keeps the view.  A file the walk cannot read, and a
-// structure the server refuses, go up as they are: the server's message names the file's
-// own bytes.
-// With data files (a model with external data), the model file alone is the structure and
-// the data files are the weights (a bundle: web/weights.js).
-async function structureFirst(file, data = []) {
-  const t0 = performance.now();
-  $('upload-name').textContent = file.name;
-  $('upload-progress').hidden = true;
-  uploadState.done = false;
-  setUploadDetail('Reading the structure…');
-  announce(`Reading the structure of ${file.name}…`);
-  const sw = structureWorker(file);
-  let s;
-  if (data.length) s = { bytes: file, ms: 0 }; // the model file is the structure as it is
-  else try { s = await sw.read(); } catch (e) { s = { bytes: null, reason: e.message }; }
-  const total = file.size + data.reduce((n, d) => n + d.size, 0);
-  if (!s.bytes) {
-    sw.close();
-    uploadCard.dataset.structureBytes = String(file.size);
-    const res = await uploadOne(file, [], '', null);
-    if (res) openUploaded(res, null);
-    return;
-  }
-  const structure = data.length ? file : new File([s.bytes], file.name, { type: 'application/octet-stream' });
-  uploadCard.dataset.structureBytes = String(structure.size);
-  uploadCard.dataset.fileBytes = String(total);
-  uploadCard.dataset.walkMs = String(Math.round(s.ms));
-  const sizes = () => h('span', { class: 'note-ok', id: 'structure-sizes', text: data.length
-    ? `Model file ${fmtBytes(structure.size)} of ${fmtBytes(total)}, then ${data.length} data file${data.length === 1 ? '' : 's'}: ${data.map(dataLocation).join(', ')}`
-    : `Structure ${fmtBytes(structure.size)} of ${fmtBytes(file.size)} (read in ${Math.round(s.ms)} ms)` });
-  const res = await uploadOne(structure, [], '', sizes(), { refused: () => 'refused' });
-  if (res === 'refused') { // the server judges the file itself
-    sw.close();
-    uploadCard.dataset.structureBytes = String(file.size);
-    const whole = await uploadOne(file, data, '', null);
-    if (whole) openUploaded(whole, null);
-    return;
-  }
-  if (!res) { sw.close(); return; }
-  const sid = res.body.id;
-  uploadCard.dataset.structureId = sid;
-  const info = { name: file.name, size: total, bytes: structure.size, state: 'checking whether the server holds them', full: null, toGraph: 0 };
-  structures.set(sid, info);
-  uploadState.following = true;
-  uploadCard.classList.add('following');
-  uploadCard.dataset.weights = 'checking';
-  const state = (text, step) => {
-    info.state = text;
-    if (step) uploadCard.dataset.weights = step;
-    if (!uploadCard.hidden && uploadState.following) setUploadDetail(sizes(), h('span', { id: 'weights-state', text: `Weights: ${text}` }));
-    const m = document.getElementById('weights-missing');
-    if (m && route.id === sid) m.lastChild.textContent = ` — this is the structure of ${info.name} (${fmtBytes(info.bytes)} of ${fmtBytes(info.size)}); ${text}.`;
-  };
-  openUploaded(res, sizes()).then(() => { info.toGraph = performance.now() - t0; uploadCard.dataset.toGraph = String(Math.round(info.toGraph)); });
-  let abort = () => sw.close();
-  uploadState.abort = () => abort();
-  const done = (text, step) => {
-    state(text, step);
-    uploadState.following = false;
-    uploadCard.classList.remove('following');
-    $('upload-cancel').setAttribute('aria-label', 'Close');
-  };
-  try {
-    const t1 = performance.now();
-    let hashed = 0;
-    const hashing = (n) => state(`hashing the file${data.length ? 's' : ''} · ${Math.floor((100 * (hashed + n)) / total)}%`);
-    let hex = await (data.length ? sw.sha256Of(file, hashing) : sw.sha256(hashing)); // (no walk: no file in the worker yet)
-    let bundle = null;
-    if (data.length) { // the bundle's id: every file's hash in its manifest
-      const files = [];
-      hashed = file.size;
-      for (const d of data) {
-        files.push({ file: d, location: dataLocation(d), size: d.size, sha256: await sw.sha256Of(d, (n) => hashing(n)) });
-        hashed += d.size;
-      }
-      bundle = { files, ...bundleOf({ sha256: hex, size: file.size }, files) };
-      hex = bundle.id;
-    }
-    uploadCard.dataset.hashMs = String(Math.round(performance.now() - t1));
-    sw.close();
-    info.sha256 = hex;
-    if (await serverHas(hex)) {
-      done('the server already holds this model: nothing more is sent', 'held');
-    } else {
-      const t2 = performance.now();
-      const w = sendWeights({
-        file, sha256: hex, structureId: sid, bundle,
-        onProgress: (loaded, total) => {
-          const bar = $('upload-progress'); // the bar follows the weights now
-          bar.hidden = false;
-          bar.value = total ? (100 * loaded) / total : 0;
-          const secs = (performance.now() - t2) / 1000;
-          state(`arriving: ${Math.floor((100 * loaded) / total)}% · ${fmtBytes(loaded)} of ${fmtBytes(total)}${secs > 0.3 ? ` · ${fmtBytes(loaded / secs)}/s` : ''}`, 'sending');
-        },
-      });
-      abort = w.abort;
-      const id = await w.promise;
-      if (id !== hex) throw new Error(`the server stored the file as ${shortId(id)}, not ${shortId(hex)}`);
-      done('sent: the page now shows the whole model', 'sent');
-    }
-    info.full = hex;
-    names.set(hex, file.name);
-    moveToWhole(sid, hex);
-  } catch (e) {
-    sw.close();
-    done(e.code === 'aborted' ? 'not sent (cancelled)' : `not sent: ${e.message}`, 'failed');
-  }
-}
 
 // The whole model is on the server: if its structure is shown, show the whole model
 // instead, with the same view (options, scopes, selection in the route; zoom and
@@ -1332,123 +929,26 @@ function moveToWhole(structureId, id) {
   navigate({ id }, { replace: true });
 }
 
-function uploadOne(file, data, prefix, extraNote, { refused: onRefused } = {}) {
-  const bar = $('upload-progress');
-  $('upload-name').textContent = `${prefix}${file.name}`;
-  bar.max = 100;
-  bar.value = 0;
-  bar.hidden = false;
-  delete bar.dataset.sent;
-  uploadState.done = false;
-  $('upload-cancel').setAttribute('aria-label', 'Cancel upload');
-  const t0 = performance.now();
-  let lastAnnounce = 0;
-  setUploadDetail(`Uploading · 0 of ${fmtBytes(file.size + data.reduce((n, d) => n + d.size, 0))}`, extraNote);
-  announce(`Uploading ${file.name}…`);
-  const up = upload(file, {
-    data,
-    onProgress: (loaded, total) => {
-      const pct = total ? Math.min(100, (100 * loaded) / total) : 0;
-      bar.value = pct;
-      const secs = (performance.now() - t0) / 1000;
-      const rate = secs > 0.3 ? ` · ${fmtBytes(loaded / secs)}/s` : '';
-      setUploadDetail(`Uploading · ${fmtBytes(loaded)} of ${fmtBytes(total)} · ${Math.floor(pct)}%${rate}`, extraNote);
-      if (performance.now() - lastAnnounce > 2000) { lastAnnounce = performance.now(); announce(`Uploading: ${Math.floor(pct)}%`); }
-    },
-    onSent: () => {
-      bar.value = 100;
-      bar.dataset.sent = '1';
-      setUploadDetail('Uploaded · the server is checking the model…', extraNote);
-      announce('Upload complete; the server is checking the model.');
-    },
-  });
-  uploadState.abort = up.abort;
-  return up.promise.then((res) => {
-    uploadState.done = true;
-    $('upload-cancel').setAttribute('aria-label', 'Close');
-    if (res.body && res.body.id) names.set(res.body.id, file.name);
-    announce(`${file.name}: ${res.status === 201 ? 'stored' : 'already stored'}.`);
-    return res;
-  }, (e) => {
-    uploadState.done = true;
-    $('upload-cancel').setAttribute('aria-label', 'Close');
-    uploadCard.classList.add('error');
-    bar.value = 0;
-    if (e.code === 'aborted') {
-      setUploadDetail(h('span', { class: 'err-title', text: 'Upload cancelled' }));
-      announce('Upload cancelled.');
-      return null;
-    }
-    if (e.status === 401) $('upload-token').hidden = false;
-    bar.hidden = true;
-    const refused = e.status === 400 || e.status === 422;
-    if (refused && onRefused) { uploadCard.classList.remove('error'); uploadState.done = false; return onRefused(e); }
-    setUploadDetail(
-      h('span', { class: 'err-title', text: refused ? 'Not an ONNX model this server accepts' : 'Upload failed' }),
-      h('span', { text: `${e.message}${e.where() ? ` ${e.where()}` : ''}` }),
-      e.code ? h('span', { class: 'err-where', text: `error code ${e.code}${e.status ? ` (HTTP ${e.status})` : ''}` }) : null);
-    announce(`Upload failed: ${e.message} ${e.where()}`);
-    return null;
-  });
-}
-
 // ------------------------------------------------------------------------- home
-let modelsSeq = 0;
-async function refreshModels() {
-  const seq = ++modelsSeq;
-  const list = $('model-list');
-  list.setAttribute('aria-busy', 'true');
-  try {
-    const models = await listModels(1000);
-    if (seq !== modelsSeq) return;
-    clear(list);
-    $('model-list-empty').hidden = models.length > 0;
-    const known = names.get();
-    const shown = models.slice(0, 40);
-    for (const m of shown) {
-      const name = h('span', { class: 'ml-name', text: known[m.id] || m.name || `model ${shortId(m.id)}` });
-      const meta = h('span', { class: 'ml-meta' }, h('span', { class: 'mono', text: shortId(m.id) }), ` · ${fmtBytes(m.size)}`);
-      list.append(h('li', { class: 'ml-item' },
-        h('input', { type: 'checkbox', class: 'compare-pick', value: m.id, 'aria-label': `Compare ${known[m.id] || m.name || shortId(m.id)}`, onchange: () => compare.toggle(m.id) }),
-        h('a', { href: `#/models/${m.id}` }, name, h('span', { class: 'ml-when', text: fmtDate(m.created) }), meta)));
-      m.nameEl = name; m.metaEl = meta;
-    }
-    if (models.length > shown.length) list.append(h('li', { class: 'empty', text: `… and ${fmtInt(models.length - shown.length)} older models` }));
-    compare.refresh();
-    // the listing says nodes and producer of models it kept them for; the others (and
-    // tensors, for dtype and dims) from each summary (cached: immutable answers)
-    let next = 0;
-    const worker = async () => {
-      while (next < shown.length && seq === modelsSeq) {
-        const m = shown[next++];
-        if (m.kind === 'model' && m.nodes != null) {
-          m.metaEl.append(` · ${fmtInt(m.nodes)} nodes · ${m.producer || 'unknown producer'}`);
-          continue;
-        }
-        try {
-          const s = await getJSON(modelUrl(m.id));
-          if (s.kind === 'tensor') {
-            const t = s.tensor || {};
-            if (!known[m.id]) m.nameEl.textContent = t.name || `tensor ${shortId(m.id)}`;
-            m.metaEl.append(` · tensor ${t.dtype} ⟨${(t.dims || []).join('×') || 'scalar'}⟩`);
-            continue;
-          }
-          const mm = s.summary.model || {};
-          const sm = s.summary.summary || {};
-          if (!known[m.id] && !m.name && mm.graph_name) m.nameEl.textContent = mm.graph_name;
-          m.metaEl.append(` · ${fmtInt(sm.nodes)} nodes · ${[mm.producer_name, mm.producer_version].filter(Boolean).join(' ') || 'unknown producer'}`);
-        } catch { /* keep the short form */ }
-      }
-    };
-    await Promise.all([worker(), worker(), worker(), worker()]);
-  } catch (e) {
-    if (seq !== modelsSeq) return;
-    clear(list).append(h('li', null, errorNotice(e)));
-  } finally {
-    list.setAttribute('aria-busy', 'false');
-  }
-}
-$('btn-refresh-models').addEventListener('click', refreshModels);
+const home = initHome({
+  names, announce,
+  onCompare: (a, b) => navigate({ id: null, diff: { a, b }, change: null, opts: { ...DEFAULTS }, expand: [], node: null, value: null, tensor: null }),
+});
+
+// ------------------------------------------------------------------------- keyboard
+initKeys({
+  search, viewport,
+  menusOpen: () => !$('options').hidden || !$('downloads').hidden,
+  closeMenus: () => closeMenus(null),
+  uploadCardOpen: () => uploads.finishedCardOpen(),
+  closeUploadCard: () => uploads.closeCard(),
+  sideOpen: () => !side.hidden,
+  closeSide: () => {
+    if (route.tensor && (route.node || route.value)) navigate({ tensor: null });
+    else navigate({ node: null, value: null, tensor: null });
+  },
+  zoomable: () => !!cur.svg,
+});
 
 // ------------------------------------------------------------------------- diff
 const diffView = new DiffView({
@@ -1466,13 +966,6 @@ const diffView = new DiffView({
   renderQuery: (r) => renderQuery(r),
   retry: () => apply(route),
 });
-const compare = compareSection({
-  names, announce,
-  onCompare: (a, b) => navigate({ id: null, diff: { a, b }, change: null, opts: { ...DEFAULTS }, expand: [], node: null, value: null, tensor: null }),
-  onError: (e) => announce(`The upload failed: ${e.message}`),
-});
-$('recent').before(compare.section);
-
 // ------------------------------------------------------------------------- start
 function onLocation() {
   if (location.hash === buildHash(route) && (route.id ? cur.id === route.id : true) && !route.diff && document.body.dataset.ready) return;

@@ -2,11 +2,11 @@
 // marked (GET /models/{a}/diff/{b}.svg), the list of changes from the JSON document
 // (.../diff/{b}.json, onnxviz.diff/1, docs/diff.md) in the left panel; a click on a change
 // centres its box and opens its details, a click on a box selects its change.  The home
-// page's "Compare" picks two stored models, or takes two dropped files (uploaded first).
+// page's "Compare" (home.js) opens it.
 
-import { ApiError, getJSON, modelUrl, upload } from './api.js';
+import { ApiError, getJSON, modelUrl } from './api.js';
 import { fetchSvg, READABLE } from './graph.js';
-import { h, clear, fmtInt, fmtNum, fmtShape, dtypeShort, shortId } from './util.js';
+import { h, clear, fmtInt, fmtNum, fmtShape, dtypeShort, kv, shortId, typeText } from './util.js';
 
 const LIST_MAX = 400; // items listed per group; the rest are counted
 
@@ -14,14 +14,16 @@ export const diffUrl = (a, b, ext, query = '') => `${modelUrl(a)}/diff/${b}.${ex
 
 const SIGN = { added: '+', removed: '−', changed: '~', unchanged: '=' };
 
-function typeText(t) {
-  if (!t) return '?';
-  return `${t.elem_type ? dtypeShort(t.elem_type) : '?'} ${t.shape ? fmtShape(t.shape) : '?'}`;
+// An attribute's value on one side of a change: the server's text, as the drawing prints
+// it (a_text / b_text, diff/json.c), else from the raw value.
+function attrValueText(text, v) {
+  if (text !== undefined) return text;
+  return rawValueText(v);
 }
 
-function valueText(v) {
+function rawValueText(v) {
   if (v === null || v === undefined) return '(none)';
-  if (Array.isArray(v)) return v.length > 12 ? `[${v.slice(0, 12).map(valueText).join(', ')}, … (${v.length})]` : `[${v.map(valueText).join(', ')}]`;
+  if (Array.isArray(v)) return v.length > 12 ? `[${v.slice(0, 12).map(rawValueText).join(', ')}, … (${v.length})]` : `[${v.map(rawValueText).join(', ')}]`;
   if (typeof v === 'object') {
     if ('dtype' in v) return `⟨${fmtShape(v.dims)}⟩ ${dtypeShort(v.dtype)}`;
     if ('graph' in v) return `graph of ${v.graph} nodes`;
@@ -53,7 +55,7 @@ function changeText(c, tensors) {
     case 'op_type': case 'domain': case 'overload': case 'name':
       return `${c.kind.replace('_', ' ')}: ${c.a || '""'} → ${c.b || '""'}`;
     case 'attribute':
-      return `attribute ${c.name}: ${valueText(c.a)} → ${valueText(c.b)}${c.tensor && tensors.get(c.tensor) ? ` (${tensorLine(tensors.get(c.tensor))})` : ''}`;
+      return `attribute ${c.name}: ${attrValueText(c.a_text, c.a)} → ${attrValueText(c.b_text, c.b)}${c.tensor && tensors.get(c.tensor) ? ` (${tensorLine(tensors.get(c.tensor))})` : ''}`;
     case 'input':
       return `input ${c.index} rewired: ${c.a ?? '(none)'} → ${c.b ?? '(none)'}`;
     case 'output':
@@ -257,7 +259,6 @@ export class DiffView {
   details(it, box) {
     const d = this.d;
     const body = d.openSide(it.kind === 'node' ? `${it.n.op_type} node` : it.kind === 'tensor' ? 'Tensor' : 'Change');
-    const kv = (pairs) => h('dl', { class: 'kv' }, ...pairs.filter(Boolean).flatMap(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]));
     body.append(h('p', null, h('span', { class: `dchip ${it.status}`, text: it.status })));
     if (it.kind === 'node') {
       const n = it.n;
@@ -306,63 +307,4 @@ export class DiffView {
     }
     return null;
   }
-}
-
-// ------------------------------------------------------------------------- home page
-// The "Compare" section: pick two stored models (A then B), or drop / choose two files.
-export function compareSection({ onCompare, onError, announce, names }) {
-  const picked = [];
-  const status = h('p', { class: 'compare-status', 'aria-live': 'polite', text: 'Pick two models below (A, then B), or drop two .onnx files here.' });
-  const go = h('button', { type: 'button', class: 'btn btn-accent btn-small', id: 'btn-compare', disabled: true, text: 'Compare' });
-  const swap = h('button', { type: 'button', class: 'btn btn-plain btn-small', disabled: true, text: 'Swap A and B' });
-  const fileInput = h('input', { type: 'file', multiple: true, accept: '.onnx', hidden: true, id: 'compare-input' });
-  const zone = h('div', { class: 'dropzone compare-drop', id: 'compare-drop', tabindex: '0', role: 'button', 'aria-describedby': 'compare-hint' },
-    h('div', { class: 'dropzone-title', text: 'Drop two .onnx files here' }),
-    h('div', { class: 'dropzone-hint', id: 'compare-hint', text: 'the first is A (the old one), the second B — or press Enter to choose them' }));
-  const refresh = () => {
-    go.disabled = picked.length !== 2;
-    swap.disabled = picked.length !== 2;
-    const nm = (id) => {
-      const li = document.querySelector(`input.compare-pick[value="${id}"]`)?.closest('li');
-      const shown = li && li.querySelector('.ml-name');
-      return `${names.get()[id] || (shown && shown.textContent) || 'model'} (${shortId(id)})`;
-    };
-    status.textContent = picked.length === 0 ? 'Pick two models below (A, then B), or drop two .onnx files here.'
-      : picked.length === 1 ? `A: ${nm(picked[0])} — now pick B.` : `A: ${nm(picked[0])} → B: ${nm(picked[1])}`;
-    for (const cb of document.querySelectorAll('input.compare-pick')) {
-      const k = picked.indexOf(cb.value);
-      cb.checked = k >= 0;
-      cb.closest('li').dataset.pick = k === 0 ? 'A' : k === 1 ? 'B' : '';
-    }
-  };
-  const toggle = (id) => {
-    const k = picked.indexOf(id);
-    if (k >= 0) picked.splice(k, 1);
-    else { if (picked.length === 2) picked.shift(); picked.push(id); }
-    refresh();
-  };
-  go.addEventListener('click', () => { if (picked.length === 2) onCompare(picked[0], picked[1]); });
-  swap.addEventListener('click', () => { picked.reverse(); refresh(); });
-  const files = async (list) => {
-    const ms = [...list].filter((f) => /\.onnx$/i.test(f.name));
-    if (ms.length !== 2) { status.textContent = `Two .onnx files are needed (got ${ms.length}).`; return; }
-    const ids = [];
-    for (const [i, f] of ms.entries()) {
-      status.textContent = `Uploading ${i === 0 ? 'A' : 'B'}: ${f.name}…`;
-      announce(status.textContent);
-      try {
-        const res = await upload(f).promise;
-        names.set(res.body.id, f.name);
-        ids.push(res.body.id);
-      } catch (e) { status.textContent = `${f.name}: ${e.message}`; onError(e); return; }
-    }
-    onCompare(ids[0], ids[1]);
-  };
-  fileInput.addEventListener('change', () => { const f = [...fileInput.files]; fileInput.value = ''; files(f); });
-  zone.addEventListener('click', () => fileInput.click());
-  zone.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); fileInput.click(); } });
-  const section = h('section', { class: 'compare', 'aria-labelledby': 'compare-title' },
-    h('div', { class: 'section-head' }, h('h2', { id: 'compare-title', text: 'Compare two models' }), h('div', { class: 'compare-actions' }, swap, go)),
-    zone, fileInput, status);
-  return { section, toggle, refresh, files, zone };
 }

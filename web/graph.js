@@ -2,8 +2,8 @@
 // transform on one element, applied once per animation frame (never a re-layout).
 
 import { getText } from './api.js';
+import { SVGNS } from './util.js';
 
-const SVGNS = 'http://www.w3.org/2000/svg';
 const XLINKNS = 'http://www.w3.org/1999/xlink';
 
 // Elements our renderer emits (and a few harmless relatives).  Anything else — <script>,

@@ -1,14 +1,9 @@
 // panels.js — the model panel, the node panel and the tensor preview, built from the
 // service's JSON (docs/api.md) with DOM calls only.
 
-import { h, s, clear, fmtInt, fmtBytes, fmtNum, fmtShape, dtypeShort, isSpecial } from './util.js';
+import { h, s, clear, fmtInt, fmtBytes, fmtNum, fmtShape, dtypeShort, isSpecial, kv, typeText } from './util.js';
 
 const domainName = (d) => (d === '' || d === undefined || d === null ? 'ai.onnx' : d);
-
-function kv(pairs) {
-  return h('dl', { class: 'kv' }, pairs.filter((p) => p && p[1] !== undefined && p[1] !== null && p[1] !== '')
-    .map(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]));
-}
 
 // Bar list (op histogram), the first `shown` rows and a "show all" button.
 function bars(rows, shown = 12) {
@@ -309,14 +304,6 @@ function attrValue(a, ctx) {
   }
 }
 
-function typeText(t) {
-  if (!t) return 'type unknown';
-  if (t.kind && t.kind !== 'tensor' && t.kind !== 'sparse_tensor') return t.kind;
-  const et = t.elem_type ? dtypeShort(t.elem_type) : '?';
-  const shape = t.shape === null || t.shape === undefined ? 'rank unknown' : fmtShape(t.shape);
-  return `${et} ⟨${shape}⟩${t.source && t.source !== 'declared' && t.source !== 'initializer' ? ` (${t.source})` : ''}`;
-}
-
 // "Conv-11 (ai.onnx, opset 13)" linking to onnx.ai's page of that version.
 function schemaLink(sc) {
   if (!sc) return undefined;
@@ -576,10 +563,11 @@ export function tensorPanel(t, { label, onMore, npyUrl, onDequantize, onNode } =
   return frag;
 }
 
-const valueText = (v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : fmtNum(v, 9));
+// One element of a tensor preview: a number (or "NaN"/"Inf"), or a complex pair as JSON.
+const elementText = (v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : fmtNum(v, 9));
 
 function valueCell(v) {
-  return h('td', { class: isSpecial(v) ? 'special' : '', text: valueText(v) });
+  return h('td', { class: isSpecial(v) ? 'special' : '', text: elementText(v) });
 }
 
 // Values in rows of the last dimension (row labels are the leading indices) when that is
@@ -601,5 +589,5 @@ function valuesView(vals, dims) {
   }
   return h('ol', { class: 'values', 'aria-label': 'Values' }, vals.map((v, i) => h('li', null,
     h('span', { class: 'vi', text: String(i) }),
-    h('span', { class: isSpecial(v) ? 'special' : '', text: valueText(v) }))));
+    h('span', { class: isSpecial(v) ? 'special' : '', text: elementText(v) }))));
 }

@@ -1,4 +1,6 @@
-// util.js — DOM building without markup strings, and number/size formatting.
+// util.js — DOM building without markup strings, and the page's one set of formatters
+// (numbers, sizes, shapes, element and value types, key/value lists), which the node
+// panel and the diff view share so that both print a thing the same way.
 // Text from the server (model names, attribute strings) only ever becomes text nodes.
 
 // h('div', {class: 'x', onclick: fn, 'aria-label': 'y'}, child, 'text', [more]) -> Element.
@@ -28,7 +30,7 @@ export function append(parent, children) {
   return parent;
 }
 
-const SVGNS = 'http://www.w3.org/2000/svg';
+export const SVGNS = 'http://www.w3.org/2000/svg';
 // Same as h() for SVG elements (no listeners: our charts are passive).
 export function s(tag, attrs, ...children) {
   const e = document.createElementNS(SVGNS, tag);
@@ -85,6 +87,31 @@ const SHORT = {
   FLOAT8E5M2FNUZ: 'f8e5m2fnuz', FLOAT8E8M0: 'f8e8m0', FLOAT4E2M1: 'f4e2m1',
 };
 export const dtypeShort = (t) => SHORT[t] || (t ? String(t).toLowerCase() : '?');
+
+// A value's type, {elem_type, shape, kind?, source?} of the documents: "f32 ⟨1×3×224×224⟩",
+// "i64 ⟨batch×?⟩ (inferred)", "sequence"; "type unknown" without one.
+export function typeText(t) {
+  if (!t) return 'type unknown';
+  if (t.kind && t.kind !== 'tensor' && t.kind !== 'sparse_tensor') return t.kind;
+  const et = t.elem_type ? dtypeShort(t.elem_type) : '?';
+  const shape = t.shape === null || t.shape === undefined ? 'rank unknown' : fmtShape(t.shape);
+  return `${et} ⟨${shape}⟩${t.source && t.source !== 'declared' && t.source !== 'initializer' ? ` (${t.source})` : ''}`;
+}
+
+// A definition list from [key, value] pairs; pairs that are missing or have no value
+// (undefined, null, '') are left out.
+export function kv(pairs) {
+  return h('dl', { class: 'kv' }, pairs.filter((p) => p && p[1] !== undefined && p[1] !== null && p[1] !== '')
+    .map(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]));
+}
+
+// An error as a notice: its message, and where the server says it lies (an API error's
+// code and byte offset / field path, api.js).
+export function errorNotice(e) {
+  const api = typeof e.where === 'function';
+  return h('div', { class: 'notice error' }, e.message,
+    api && (e.where() || e.code) ? h('span', { class: 'err-where', text: [e.code, e.where()].filter(Boolean).join(' · ') }) : null);
+}
 
 export function fmtDate(unixSeconds) {
   if (typeof unixSeconds !== 'number') return '';

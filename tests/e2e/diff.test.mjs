@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, startServer, stopChecked, uploadRaw } from './harness.mjs';
+import { launchBrowser, settled as settledOn, startServer, stopChecked, uploadRaw } from './harness.mjs';
 
 const BUILD = process.env.BUILD || 'build';
 const CORPUS = process.env.ONNXVIZ_CORPUS || '../shared/corpus';
@@ -30,21 +30,8 @@ async function diffShown(a, b) {
   }, [a, b], { timeout: 60000 });
 }
 
-// Wait until the view stops moving (pan/zoom animations).
-async function settled() {
-  await page.evaluate(() => { window.__lastT = null; window.__since = 0; });
-  await page.waitForFunction(() => {
-    const c = document.getElementById('canvas');
-    const t = getComputedStyle(c).transform;
-    const now = performance.now();
-    if (window.__lastT !== t || c.classList.contains('moving') || c.dataset.animating) {
-      window.__lastT = t;
-      window.__since = now;
-      return false;
-    }
-    return now - window.__since > 250;
-  }, null, { timeout: 15000, polling: 50 });
-}
+// Wait until the view stops moving (harness.mjs).
+const settled = () => settledOn(page);
 
 // Is the element inside the viewport (and big enough to see)?
 async function inViewport(sel) {

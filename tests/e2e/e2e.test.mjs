@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { graphShown as shown, launchBrowser, startServer, uploadRaw, wheelFrames } from './harness.mjs';
+import { graphShown as shown, launchBrowser, settled as settledOn, startServer, uploadRaw, wheelFrames } from './harness.mjs';
 
 const BUILD = process.env.BUILD || 'build';
 const CORPUS = process.env.ONNXVIZ_CORPUS || '../shared/corpus';
@@ -55,23 +55,8 @@ async function shot(name) {
 // render options (the page marks #canvas with data-key and data-model).
 const graphShown = (key, id) => shown(page, key, id);
 
-// Wait until the view stops moving: no animation running (#canvas[data-animating]), no
-// frame pending ("moving" lasts 180 ms past the last change), and the transform still for
-// 250 ms.
-async function settled() {
-  await page.evaluate(() => { window.__lastT = null; window.__since = 0; });
-  await page.waitForFunction(() => {
-    const c = document.getElementById('canvas');
-    const t = getComputedStyle(c).transform;
-    const now = performance.now();
-    if (window.__lastT !== t || c.classList.contains('moving') || c.dataset.animating) {
-      window.__lastT = t;
-      window.__since = now;
-      return false;
-    }
-    return now - window.__since > 250;
-  }, null, { timeout: 15000, polling: 50 });
-}
+// Wait until the view stops moving (harness.mjs).
+const settled = () => settledOn(page);
 
 // How readable the view is: the smallest text of the boxes in view in screen px (its
 // font size times the drawing's scale on screen), how many texts are in view, and whether

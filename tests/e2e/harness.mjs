@@ -1,5 +1,7 @@
-// harness.mjs — what the browser tests and the page benchmark share: the real server on a
-// free port, and the system's Chromium in a fresh profile (playwright-core, no download).
+// harness.mjs — the one helper module of the browser tests (every tests/e2e/*.test.mjs
+// imports it) and the page benchmark: the real server on a free port, the system's
+// Chromium in a fresh profile (playwright-core, no download), and waits on the page
+// (graphShown, settled).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -107,4 +109,22 @@ export async function graphShown(page, key, id, timeout = 60000) {
     return c.querySelector('svg g.node') && st.hidden && (k === null || c.dataset.key === k) &&
       (m === null || c.dataset.model === m);
   }, [key ?? null, id ?? null], { timeout });
+}
+
+// Wait until the view stops moving: no animation running (#canvas[data-animating]), no
+// frame pending ("moving" lasts 180 ms past the last change), and the transform still for
+// 250 ms.
+export async function settled(page) {
+  await page.evaluate(() => { window.__lastT = null; window.__since = 0; });
+  await page.waitForFunction(() => {
+    const c = document.getElementById('canvas');
+    const t = getComputedStyle(c).transform;
+    const now = performance.now();
+    if (window.__lastT !== t || c.classList.contains('moving') || c.dataset.animating) {
+      window.__lastT = t;
+      window.__since = now;
+      return false;
+    }
+    return now - window.__since > 250;
+  }, null, { timeout: 15000, polling: 50 });
 }

@@ -1,0 +1,29 @@
+// keys.js — the page's keyboard shortcuts: "/" searches, Escape closes what is open (the
+// menus, the search list, a finished upload's card, then the side panel), + = - 0 zoom
+// the drawing when nothing else has the focus.
+
+const $ = (id) => document.getElementById(id);
+
+// search: {isOpen, close, focus} (search.js); menusOpen() / closeMenus(); uploadCardOpen()
+// (a finished upload's card) / closeUploadCard(); sideOpen() / closeSide() (leaves the
+// selection); zoomable(): a drawing is shown; viewport: the element that zooms.
+export function initKeys({ search, menusOpen, closeMenus, uploadCardOpen, closeUploadCard, sideOpen, closeSide, zoomable, viewport }) {
+  document.addEventListener('keydown', (e) => {
+    const typing = e.target.closest && e.target.closest('input, textarea, select, [contenteditable]');
+    if (e.key === '/' && !typing && !$('search-box').hidden) {
+      e.preventDefault();
+      search.focus();
+    } else if (e.key === 'Escape') {
+      if (menusOpen()) { closeMenus(); return; }
+      if (search.isOpen()) { search.close(); return; }
+      if (uploadCardOpen()) { closeUploadCard(); return; }
+      if (sideOpen()) {
+        closeSide();
+        viewport.focus();
+      }
+    } else if (!typing && e.target === document.body && zoomable() && ['+', '=', '-', '0'].includes(e.key)) {
+      viewport.focus();
+      viewport.dispatchEvent(new KeyboardEvent('keydown', { key: e.key, bubbles: true }));
+    }
+  });
+}

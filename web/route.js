@@ -1,0 +1,70 @@
+// route.js — the page's URL as a route object and back (app.js keeps the current route
+// and navigates).
+//
+// #/models/{id}?rankdir=LR&initializers=nodes&group=none&subgraphs=expand&shapes=off
+//   &attrs=all&arith=nodes&quant=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
+//   &dequantize=1&dims=batch:1,sequence_length:128
+// #/diff/{a}/{b}?{the same options}&change=N — the diff view (diff.js)
+export const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold' };
+export const OPTION_VALUES = {
+  rankdir: ['TB', 'LR'], initializers: ['fold', 'nodes', 'hide'], subgraphs: ['collapse', 'expand'],
+  group: ['auto', 'none', ...Array.from({ length: 16 }, (_, i) => String(i + 1))], shapes: ['on', 'off'], attrs: ['none', 'key', 'all'],
+  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'],
+};
+export const NODE_ID = /^[A-Za-z0-9_.]{1,200}$/;
+// dims=NAME:VALUE,... binds named dims in the MAC rows and the cost panel (docs/cost.md)
+export const DIMS = /^[^&=,:]{1,200}:\d{1,19}(?:,[^&=,:]{1,200}:\d{1,19}){0,31}$/;
+
+export function parseHash(hash) {
+  const r = { id: null, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null, dequantize: false, diff: null, change: null, dims: '' };
+  const m = /^#\/(?:models\/([0-9a-f]{64})|diff\/([0-9a-f]{64})\/([0-9a-f]{64}))(?:\?(.*))?$/.exec(hash);
+  if (!m) return r;
+  if (m[1]) r.id = m[1];
+  else r.diff = { a: m[2], b: m[3] };
+  for (const part of (m[4] || '').split('&')) {
+    if (!part) continue;
+    const eq = part.indexOf('=');
+    let k, v;
+    try {
+      k = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
+      v = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1));
+    } catch { continue; }
+    if (k in OPTION_VALUES) { if (OPTION_VALUES[k].includes(v)) r.opts[k] = v; }
+    else if (k === 'expand') r.expand = [...new Set(v.split(',').filter(Boolean))];
+    else if (k === 'unfold') r.unfold = [...new Set(v.split(',').filter((x) => NODE_ID.test(x)))];
+    else if (k === 'node') r.node = v || null;
+    else if (k === 'value') r.value = /^\d+$/.test(v) ? v : null;
+    else if (k === 'tensor') r.tensor = v || null;
+    else if (k === 'dequantize') r.dequantize = v === '1';
+    else if (k === 'dims') r.dims = DIMS.test(v) ? v : '';
+    else if (k === 'change' && r.diff) r.change = /^\d+$/.test(v) ? +v : null;
+  }
+  return r;
+}
+
+// Readable encoding: '/' and ',' stay as they are in expand paths.
+const enc = (v) => encodeURIComponent(v).replace(/%2F/g, '/').replace(/%2C/g, ',').replace(/%40/g, '@');
+
+export function renderQuery(r) {
+  const q = [];
+  for (const k of Object.keys(DEFAULTS)) if (r.opts[k] !== DEFAULTS[k]) q.push(`${k}=${enc(r.opts[k])}`);
+  if (r.expand.length) q.push(`expand=${r.expand.map(enc).join(',')}`);
+  if (r.unfold.length) q.push(`unfold=${r.unfold.join(',')}`);
+  if (r.dims) q.push(`dims=${enc(r.dims)}`);
+  return q.join('&');
+}
+
+export function buildHash(r) {
+  if (r.diff) {
+    const q = [renderQuery(r), r.change !== null && r.change !== undefined ? `change=${r.change}` : ''].filter(Boolean).join('&');
+    return `#/diff/${r.diff.a}/${r.diff.b}${q ? `?${q}` : ''}`;
+  }
+  if (!r.id) return '#/';
+  const q = [renderQuery(r)];
+  if (r.node) q.push(`node=${enc(r.node)}`);
+  if (r.value) q.push(`value=${enc(r.value)}`);
+  if (r.tensor) q.push(`tensor=${enc(r.tensor)}`);
+  if (r.tensor && r.dequantize) q.push('dequantize=1');
+  const qs = q.filter(Boolean).join('&');
+  return `#/models/${r.id}${qs ? `?${qs}` : ''}`;
+}

@@ -1,0 +1,306 @@
+// upload.js — uploads from the page: the upload button, the drop zone and drops anywhere
+// on the window; several models with their external data files; one .onnx alone goes
+// structure first (docs/web.md, first.js, weights.js); the upload card with progress,
+// errors and the token form.
+
+import { dataLocation, setToken, upload } from './api.js';
+import { serverHas, structures, structureWorker } from './first.js';
+import { DEFAULTS } from './route.js';
+import { h, clear, fmtBytes, shortId } from './util.js';
+import { bundleOf, sendWeights } from './weights.js';
+
+const $ = (id) => document.getElementById(id);
+
+// navigate(patch) changes the route; modelId(): the model shown; names: the file names of
+// models uploaded here; announce(text); compareFiles(files): a drop on the Compare zone;
+// showWhole(structureId, id): the whole model is on the server, show it instead of its
+// structure.  Answers {closeCard, closeCardIfDone, finishedCardOpen}.
+export function initUpload({ navigate, modelId, names, announce, compareFiles, showWhole }) {
+  const fileInput = $('file-input');
+  const uploadCard = $('upload-card');
+  const uploadState = { abort: null, done: true, files: null, following: false };
+
+  $('btn-upload').addEventListener('click', () => fileInput.click());
+  $('dropzone').addEventListener('click', () => fileInput.click());
+  $('dropzone').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); fileInput.click(); }
+  });
+  fileInput.addEventListener('change', () => {
+    const files = [...fileInput.files];
+    fileInput.value = '';
+    uploadFiles(files);
+  });
+
+  // Drag and drop anywhere on the window.
+  let dragDepth = 0;
+  const hasFiles = (e) => e.dataTransfer && [...e.dataTransfer.types].includes('Files');
+  window.addEventListener('dragenter', (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    dragDepth++;
+    $('drop-overlay').hidden = false;
+    $('dropzone').classList.add('over');
+  });
+  window.addEventListener('dragover', (e) => { if (hasFiles(e)) { e.preventDefault(); e.dataTransfer.dropEffect = 'copy'; } });
+  window.addEventListener('dragleave', (e) => {
+    if (!hasFiles(e)) return;
+    if (--dragDepth <= 0) { dragDepth = 0; $('drop-overlay').hidden = true; $('dropzone').classList.remove('over'); }
+  });
+  window.addEventListener('drop', (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    dragDepth = 0;
+    $('drop-overlay').hidden = true;
+    $('dropzone').classList.remove('over');
+    if (e.target.closest && e.target.closest('#compare-drop')) { compareFiles(e.dataTransfer.files); return; }
+    uploadFiles([...e.dataTransfer.files]);
+  });
+
+  $('upload-cancel').addEventListener('click', () => {
+    if (uploadState.abort && (!uploadState.done || uploadState.following)) uploadState.abort();
+    else hideUploadCard();
+  });
+  $('upload-token').addEventListener('submit', (e) => {
+    e.preventDefault();
+    setToken($('token-input').value.trim());
+    $('token-input').value = '';
+    $('upload-token').hidden = true;
+    if (uploadState.files) uploadFiles(uploadState.files);
+  });
+
+  function hideUploadCard() { uploadCard.hidden = true; }
+
+  function setUploadDetail(...parts) { clear($('upload-detail')).append(...parts.filter(Boolean)); }
+
+  // Split a selection into models (.onnx) and data files (external data, sent with each
+  // model); a lone file of another kind (a TensorProto .pb) is uploaded as it is.
+  async function uploadFiles(files) {
+    if (!files.length || !uploadState.done) return;
+    if (uploadState.following && uploadState.abort) uploadState.abort(); // a new upload ends the last one's weights
+    let models = files.filter((f) => /\.onnx$/i.test(f.name));
+    if (!models.length) models = files.length === 1 ? files : [];
+    const extra = files.filter((f) => !models.includes(f));
+    uploadState.files = files;
+    uploadCard.hidden = false;
+    uploadCard.classList.remove('error', 'following');
+    for (const k of ['structureBytes', 'structureId', 'fileBytes', 'weights', 'toGraph', 'walkMs', 'hashMs']) delete uploadCard.dataset[k];
+    $('upload-token').hidden = true;
+    if (!models.length) {
+      uploadCard.classList.add('error');
+      $('upload-name').textContent = `${files.length} files`;
+      setUploadDetail(h('span', { class: 'err-title', text: 'No .onnx file among them' }), 'Choose the model file (.onnx) together with its external data files.');
+      return;
+    }
+    const extraNote = extra.length
+      ? h('span', { class: 'note-ok', text: `With ${extra.length} data file${extra.length === 1 ? '' : 's'}: ${extra.map(dataLocation).join(', ')}` })
+      : null;
+    let last = null;
+    // one .onnx (with its data files or not): its structure first (docs/web.md)
+    if (models.length === 1 && /\.onnx$/i.test(models[0].name) && typeof Worker !== 'undefined' && structureFirstOn()) {
+      await structureFirst(models[0], extra);
+      return;
+    }
+    for (const [i, f] of models.entries()) {
+      const res = await uploadOne(f, extra, models.length > 1 ? `(${i + 1} of ${models.length}) ` : '', extraNote);
+      if (!res) return;
+      last = res;
+    }
+    if (last) openUploaded(last, extraNote);
+  }
+
+  function openUploaded(res, note) {
+    setUploadDetail(`${res.status === 201 ? 'Stored' : 'Already stored'} · opening it…`, note);
+    // the card closes once the graph is drawn (loadGraph), or now if it already was
+    return navigate({ id: res.body.id, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null }).then(() => {
+      if (uploadState.done && !uploadState.following && !uploadCard.classList.contains('error')) hideUploadCard();
+    });
+  }
+
+  // Off in this browser with localStorage['onnxviz.structureFirst'] = 'off' (the bench's
+  // anchor, the whole file as before).
+  function structureFirstOn() {
+    try { return localStorage.getItem('onnxviz.structureFirst') !== 'off'; } catch { return true; }
+  }
+
+  // Structure first (issue 23): the worker cuts the weights out, the structure goes up and
+  // is drawn; then the file's SHA-256 asks the server whether it holds the whole model
+  // (HEAD), and otherwise the weights follow (weights.js).  Either way the page then moves
+  // to the whole model's id and keeps the view.  A file the walk cannot read, and a
+  // structure the server refuses, go up as they are: the server's message names the file's
+  // own bytes.
+  // With data files (a model with external data), the model file alone is the structure and
+  // the data files are the weights (a bundle: web/weights.js).
+  async function structureFirst(file, data = []) {
+    const t0 = performance.now();
+    $('upload-name').textContent = file.name;
+    $('upload-progress').hidden = true;
+    uploadState.done = false;
+    setUploadDetail('Reading the structure…');
+    announce(`Reading the structure of ${file.name}…`);
+    const sw = structureWorker(file);
+    let s;
+    if (data.length) s = { bytes: file, ms: 0 }; // the model file is the structure as it is
+    else try { s = await sw.read(); } catch (e) { s = { bytes: null, reason: e.message }; }
+    const total = file.size + data.reduce((n, d) => n + d.size, 0);
+    if (!s.bytes) {
+      sw.close();
+      uploadCard.dataset.structureBytes = String(file.size);
+      const res = await uploadOne(file, [], '', null);
+      if (res) openUploaded(res, null);
+      return;
+    }
+    const structure = data.length ? file : new File([s.bytes], file.name, { type: 'application/octet-stream' });
+    uploadCard.dataset.structureBytes = String(structure.size);
+    uploadCard.dataset.fileBytes = String(total);
+    uploadCard.dataset.walkMs = String(Math.round(s.ms));
+    const sizes = () => h('span', { class: 'note-ok', id: 'structure-sizes', text: data.length
+      ? `Model file ${fmtBytes(structure.size)} of ${fmtBytes(total)}, then ${data.length} data file${data.length === 1 ? '' : 's'}: ${data.map(dataLocation).join(', ')}`
+      : `Structure ${fmtBytes(structure.size)} of ${fmtBytes(file.size)} (read in ${Math.round(s.ms)} ms)` });
+    const res = await uploadOne(structure, [], '', sizes(), { refused: () => 'refused' });
+    if (res === 'refused') { // the server judges the file itself
+      sw.close();
+      uploadCard.dataset.structureBytes = String(file.size);
+      const whole = await uploadOne(file, data, '', null);
+      if (whole) openUploaded(whole, null);
+      return;
+    }
+    if (!res) { sw.close(); return; }
+    const sid = res.body.id;
+    uploadCard.dataset.structureId = sid;
+    const info = { name: file.name, size: total, bytes: structure.size, state: 'checking whether the server holds them', full: null, toGraph: 0 };
+    structures.set(sid, info);
+    uploadState.following = true;
+    uploadCard.classList.add('following');
+    uploadCard.dataset.weights = 'checking';
+    const state = (text, step) => {
+      info.state = text;
+      if (step) uploadCard.dataset.weights = step;
+      if (!uploadCard.hidden && uploadState.following) setUploadDetail(sizes(), h('span', { id: 'weights-state', text: `Weights: ${text}` }));
+      const m = document.getElementById('weights-missing');
+      if (m && modelId() === sid) m.lastChild.textContent = ` — this is the structure of ${info.name} (${fmtBytes(info.bytes)} of ${fmtBytes(info.size)}); ${text}.`;
+    };
+    openUploaded(res, sizes()).then(() => { info.toGraph = performance.now() - t0; uploadCard.dataset.toGraph = String(Math.round(info.toGraph)); });
+    let abort = () => sw.close();
+    uploadState.abort = () => abort();
+    const done = (text, step) => {
+      state(text, step);
+      uploadState.following = false;
+      uploadCard.classList.remove('following');
+      $('upload-cancel').setAttribute('aria-label', 'Close');
+    };
+    try {
+      const t1 = performance.now();
+      let hashed = 0;
+      const hashing = (n) => state(`hashing the file${data.length ? 's' : ''} · ${Math.floor((100 * (hashed + n)) / total)}%`);
+      let hex = await (data.length ? sw.sha256Of(file, hashing) : sw.sha256(hashing)); // (no walk: no file in the worker yet)
+      let bundle = null;
+      if (data.length) { // the bundle's id: every file's hash in its manifest
+        const files = [];
+        hashed = file.size;
+        for (const d of data) {
+          files.push({ file: d, location: dataLocation(d), size: d.size, sha256: await sw.sha256Of(d, (n) => hashing(n)) });
+          hashed += d.size;
+        }
+        bundle = { files, ...bundleOf({ sha256: hex, size: file.size }, files) };
+        hex = bundle.id;
+      }
+      uploadCard.dataset.hashMs = String(Math.round(performance.now() - t1));
+      sw.close();
+      info.sha256 = hex;
+      if (await serverHas(hex)) {
+        done('the server already holds this model: nothing more is sent', 'held');
+      } else {
+        const t2 = performance.now();
+        const w = sendWeights({
+          file, sha256: hex, structureId: sid, bundle,
+          onProgress: (loaded, total) => {
+            const bar = $('upload-progress'); // the bar follows the weights now
+            bar.hidden = false;
+            bar.value = total ? (100 * loaded) / total : 0;
+            const secs = (performance.now() - t2) / 1000;
+            state(`arriving: ${Math.floor((100 * loaded) / total)}% · ${fmtBytes(loaded)} of ${fmtBytes(total)}${secs > 0.3 ? ` · ${fmtBytes(loaded / secs)}/s` : ''}`, 'sending');
+          },
+        });
+        abort = w.abort;
+        const id = await w.promise;
+        if (id !== hex) throw new Error(`the server stored the file as ${shortId(id)}, not ${shortId(hex)}`);
+        done('sent: the page now shows the whole model', 'sent');
+      }
+      info.full = hex;
+      names.set(hex, file.name);
+      showWhole(sid, hex);
+    } catch (e) {
+      sw.close();
+      done(e.code === 'aborted' ? 'not sent (cancelled)' : `not sent: ${e.message}`, 'failed');
+    }
+  }
+
+  function uploadOne(file, data, prefix, extraNote, { refused: onRefused } = {}) {
+    const bar = $('upload-progress');
+    $('upload-name').textContent = `${prefix}${file.name}`;
+    bar.max = 100;
+    bar.value = 0;
+    bar.hidden = false;
+    delete bar.dataset.sent;
+    uploadState.done = false;
+    $('upload-cancel').setAttribute('aria-label', 'Cancel upload');
+    const t0 = performance.now();
+    let lastAnnounce = 0;
+    setUploadDetail(`Uploading · 0 of ${fmtBytes(file.size + data.reduce((n, d) => n + d.size, 0))}`, extraNote);
+    announce(`Uploading ${file.name}…`);
+    const up = upload(file, {
+      data,
+      onProgress: (loaded, total) => {
+        const pct = total ? Math.min(100, (100 * loaded) / total) : 0;
+        bar.value = pct;
+        const secs = (performance.now() - t0) / 1000;
+        const rate = secs > 0.3 ? ` · ${fmtBytes(loaded / secs)}/s` : '';
+        setUploadDetail(`Uploading · ${fmtBytes(loaded)} of ${fmtBytes(total)} · ${Math.floor(pct)}%${rate}`, extraNote);
+        if (performance.now() - lastAnnounce > 2000) { lastAnnounce = performance.now(); announce(`Uploading: ${Math.floor(pct)}%`); }
+      },
+      onSent: () => {
+        bar.value = 100;
+        bar.dataset.sent = '1';
+        setUploadDetail('Uploaded · the server is checking the model…', extraNote);
+        announce('Upload complete; the server is checking the model.');
+      },
+    });
+    uploadState.abort = up.abort;
+    return up.promise.then((res) => {
+      uploadState.done = true;
+      $('upload-cancel').setAttribute('aria-label', 'Close');
+      if (res.body && res.body.id) names.set(res.body.id, file.name);
+      announce(`${file.name}: ${res.status === 201 ? 'stored' : 'already stored'}.`);
+      return res;
+    }, (e) => {
+      uploadState.done = true;
+      $('upload-cancel').setAttribute('aria-label', 'Close');
+      uploadCard.classList.add('error');
+      bar.value = 0;
+      if (e.code === 'aborted') {
+        setUploadDetail(h('span', { class: 'err-title', text: 'Upload cancelled' }));
+        announce('Upload cancelled.');
+        return null;
+      }
+      if (e.status === 401) $('upload-token').hidden = false;
+      bar.hidden = true;
+      const refused = e.status === 400 || e.status === 422;
+      if (refused && onRefused) { uploadCard.classList.remove('error'); uploadState.done = false; return onRefused(e); }
+      setUploadDetail(
+        h('span', { class: 'err-title', text: refused ? 'Not an ONNX model this server accepts' : 'Upload failed' }),
+        h('span', { text: `${e.message}${e.where() ? ` ${e.where()}` : ''}` }),
+        e.code ? h('span', { class: 'err-where', text: `error code ${e.code}${e.status ? ` (HTTP ${e.status})` : ''}` }) : null);
+      announce(`Upload failed: ${e.message} ${e.where()}`);
+      return null;
+    });
+  }
+
+  return {
+    closeCard: hideUploadCard,
+    // once the uploaded model is drawn: the card of a finished upload closes
+    closeCardIfDone: () => {
+      if (uploadState.done && !uploadState.following && !uploadCard.classList.contains('error')) hideUploadCard();
+    },
+    finishedCardOpen: () => !uploadCard.hidden && uploadState.done,
+  };
+}
