@@ -90,6 +90,9 @@ typedef struct oxr_options {
 	char unfold[OXR_UNFOLD_MAX]; /* unfold: comma-separated node ids whose folded chains
 	                                are drawn as boxes */
 	bool quant_nodes;       /* quant: fold (default: one box per quantized op) | nodes */
+	bool io_nodes;          /* io: fold (default: families of numbered graph inputs and
+	                           outputs as one terminal, or rows of their only consumer /
+	                           producer) | nodes (one terminal each) */
 } oxr_options;
 
 void oxr_options_default(oxr_options *o);
