@@ -486,7 +486,7 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 		if (b->members > 0)
 			oxr_buf_printf(o, ",\"members\":%u", b->members);
 		if (b->values != NULL) { /* "12 13 14" as [12,13,14] */
-			oxr_buf_append(o, ",\"values\":[", 10);
+			oxr_buf_append(o, ",\"values\":[", 11);
 			for (const char *c = b->values; *c; c++)
 				oxr_buf_append(o, *c == ' ' ? "," : c, 1);
 			oxr_buf_append(o, "]", 1);
