@@ -14,14 +14,14 @@ const $ = (id) => document.getElementById(id);
 
 // ------------------------------------------------------------------------- route
 // #/models/{id}?rankdir=LR&initializers=nodes&group=none&subgraphs=expand&shapes=off
-//   &attrs=all&arith=nodes&quant=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
+//   &attrs=all&arith=nodes&quant=nodes&io=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
 //   &dequantize=1
 // #/diff/{a}/{b}?{the same options}&change=N — the diff view (diff.js)
-const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold' };
+const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold', io: 'fold' };
 const OPTION_VALUES = {
   rankdir: ['TB', 'LR'], initializers: ['fold', 'nodes', 'hide'], subgraphs: ['collapse', 'expand'],
   group: ['auto', 'none', ...Array.from({ length: 16 }, (_, i) => String(i + 1))], shapes: ['on', 'off'], attrs: ['none', 'key', 'all'],
-  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'],
+  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'], io: ['fold', 'nodes'],
 };
 const NODE_ID = /^[A-Za-z0-9_.]{1,200}$/;
 
@@ -563,8 +563,15 @@ async function syncSelection(r, seq) {
   else closeSide();
 }
 
+// A value's box: its terminal, else the family terminal listing it (data-values), else the
+// box it is a row of (an input or output folded by io=fold: text[data-value]).
 function valueEl(v) {
-  return cur.svg ? cur.svg.querySelector(`g.node[data-value="${CSS.escape(v)}"]:not([data-kind^="stub"])`) : null;
+  if (!cur.svg) return null;
+  const q = CSS.escape(v);
+  const row = cur.svg.querySelector(`g.node text[data-value="${q}"]`);
+  return cur.svg.querySelector(`g.node[data-value="${q}"]:not([data-kind^="stub"])`)
+    || cur.svg.querySelector(`g.node[data-values~="${q}"]`)
+    || (row && row.closest('g.node'));
 }
 
 function nameOf(id) {
@@ -896,7 +903,7 @@ $('side-back').addEventListener('click', () => navigate({ tensor: null }));
 const optForm = $('options');
 
 function syncOptionsForm() {
-  for (const k of ['rankdir', 'initializers', 'subgraphs', 'arith', 'quant']) {
+  for (const k of ['rankdir', 'initializers', 'subgraphs', 'arith', 'quant', 'io']) {
     for (const inp of optForm.querySelectorAll(`input[name="${k}"]`)) inp.checked = inp.value === route.opts[k];
   }
   for (const inp of optForm.querySelectorAll('input[name="group"]')) inp.checked = inp.value === (route.opts.group === 'none' ? 'none' : 'auto');
