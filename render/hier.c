@@ -36,7 +36,6 @@
 #define AUTO_FLAT 320   /* up to this many op boxes: no grouping */
 #define AUTO_MAX 160    /* an automatic overview aims at most at this many boxes */
 #define AUTO_MIN 5      /* ... and at least at this many ("a handful") */
-#define AUTO_COPIES 6   /* ... and not a level where more than 1/6 of the boxes are copies */
 #define RANGE_MAX 32    /* a family with more boxes than this is drawn as ranges */
 #define RANGE_BLOCKS 16 /* ... of 10, 20, 50, 100, ... members: at most this many */
 
@@ -295,10 +294,10 @@ static uint64_t level_runs(hier *h, uint32_t depth, int what)
 }
 
 /* The automatic depth: the most detailed whose view has at most AUTO_MAX boxes, but not
- * one that largely repeats what a run at the level above already says (every member of a
- * run opened: 48 copies of one layer; swin_t's 4 blocks alike after the first period of
- * features.5: more than 1/AUTO_COPIES of the boxes).  Fewer than AUTO_MIN boxes: the first member of
- * every run opens one level. */
+ * one that opens copies of what a run at the level above already says (the members of a
+ * run after its first, or after its first period: 48 copies of one layer; vit_b_16's 11
+ * encoder layers after the first; swin_t's features.5.2-5).  Fewer than AUTO_MIN boxes:
+ * the first member of every run opens one level. */
 static int auto_depth(hier *h, const uint32_t *ndepth)
 {
 	uint32_t maxd = 0;
@@ -311,7 +310,7 @@ static int auto_depth(hier *h, const uint32_t *ndepth)
 	uint64_t best_boxes = level_boxes(h, ndepth, 1);
 	for (uint32_t N = 2; N <= maxd; N++) {
 		uint64_t boxes = level_boxes(h, ndepth, N);
-		if (boxes > AUTO_MAX || level_runs(h, N - 2, RUNS_REST) * AUTO_COPIES > boxes)
+		if (boxes > AUTO_MAX || level_runs(h, N - 2, RUNS_REST) > 0)
 			break;
 		best = N;
 		best_boxes = boxes;
