@@ -36,6 +36,8 @@
 #define AUTO_FLAT 320   /* up to this many op boxes: no grouping */
 #define AUTO_MAX 160    /* an automatic overview aims at most at this many boxes */
 #define AUTO_MIN 5      /* ... and at least at this many ("a handful") */
+#define SHUT_MAX 32     /* a group beside numbered blocks with at most this many nodes stays
+                           one box in the automatic overview (mark_shut) */
 #define RANGE_MAX 32    /* a family with more boxes than this is drawn as ranges */
 #define RANGE_BLOCKS 16 /* ... of 10, 20, 50, 100, ... members: at most this many */
 
@@ -237,17 +239,50 @@ static uint32_t items_of(const hier *h, uint32_t p)
 	return total;
 }
 
-/* Boxes of the view collapsing at depth N: nodes filed above N, and the boxes of the
- * children of every group at N-1. */
-static uint64_t level_boxes(const hier *h, const uint32_t *ndepth, uint32_t N)
+/* Boxes of the view collapsing at depth N: nodes filed in open groups above N, the boxes
+ * of the children of every open group at N-1, and one box per group kept shut above N. */
+static uint64_t level_boxes(const hier *h, uint32_t N, bool *open)
 {
 	uint64_t boxes = 0;
-	for (uint32_t d = 0; d < N && d <= MAX_GROUP_DEPTH; d++)
-		boxes += ndepth[d];
-	for (uint32_t gi = 0; gi < h->n; gi++)
-		if (h->g[gi].depth + 1 == N)
-			boxes += items_of(h, gi);
+	for (uint32_t gi = 0; gi < h->n; gi++) {
+		const hgroup *g = &h->g[gi];
+		bool parent_open = gi == 0 || open[g->parent];
+		open[gi] = gi == 0 || (parent_open && g->depth < N && !g->shut);
+		if (open[gi]) {
+			boxes += g->own;
+			if (g->depth + 1 == N)
+				boxes += items_of(h, gi);
+		} else if (parent_open && g->depth < N) {
+			boxes++; /* shut */
+		}
+	}
 	return boxes;
+}
+
+/* Groups the automatic overview keeps shut: small ones (at most SHUT_MAX nodes) holding no
+ * numbered blocks, beside groups that do — swin_t's patch merging between its stages, a
+ * final norm — drawn as one box, not as their ops, at any depth.  A model without
+ * numbered blocks keeps every group as before.  false when out of memory. */
+static bool mark_shut(hier *h)
+{
+	bool *org = calloc(h->n ? h->n : 1, sizeof(bool)); /* holds numbered blocks */
+	if (org == NULL)
+		return false;
+	for (uint32_t gi = 1; gi < h->n; gi++) {
+		const hgroup *g = &h->g[gi];
+		uint32_t nx = g->next_sibling;
+		if (g->num != HIER_NONUM && nx != OXP_NONE && h->g[nx].fam == g->fam)
+			org[g->parent] = true;
+	}
+	for (uint32_t gi = h->n; gi-- > 1;) /* children come after their parents */
+		if (org[gi])
+			org[h->g[gi].parent] = true;
+	for (uint32_t gi = 1; gi < h->n; gi++) {
+		hgroup *g = &h->g[gi];
+		g->shut = !org[gi] && org[g->parent] && g->nops >= 2 && g->nops <= SHUT_MAX;
+	}
+	free(org);
+	return true;
 }
 
 /* The runs among p's children (in families not cut into ranges), all collapsed: the
@@ -298,7 +333,7 @@ static uint64_t level_runs(hier *h, uint32_t depth, int what)
  * run after its first, or after its first period: 48 copies of one layer; vit_b_16's 11
  * encoder layers after the first; swin_t's features.5.2-5).  Fewer than AUTO_MIN boxes:
  * the first member of every run opens one level. */
-static int auto_depth(hier *h, const uint32_t *ndepth)
+static int auto_depth(hier *h)
 {
 	uint32_t maxd = 0;
 	for (uint32_t gi = 0; gi < h->n; gi++)
@@ -306,10 +341,15 @@ static int auto_depth(hier *h, const uint32_t *ndepth)
 			maxd = h->g[gi].depth;
 	if (maxd == 0)
 		return 0; /* no scopes in the names: nothing to group by */
+	bool *open = malloc(h->n * sizeof(bool));
+	if (open == NULL || !mark_shut(h)) {
+		free(open);
+		return -1;
+	}
 	uint32_t best = 1;
-	uint64_t best_boxes = level_boxes(h, ndepth, 1);
+	uint64_t best_boxes = level_boxes(h, 1, open);
 	for (uint32_t N = 2; N <= maxd; N++) {
-		uint64_t boxes = level_boxes(h, ndepth, N);
+		uint64_t boxes = level_boxes(h, N, open);
 		if (boxes > AUTO_MAX || level_runs(h, N - 2, RUNS_REST) > 0)
 			break;
 		best = N;
@@ -320,6 +360,7 @@ static int auto_depth(hier *h, const uint32_t *ndepth)
 		if (extra > 0 && best_boxes + extra <= AUTO_MAX)
 			level_runs(h, best - 1, RUNS_MARK);
 	}
+	free(open);
 	return (int)best;
 }
 
@@ -514,10 +555,10 @@ static bool decide(hstate *st)
 	view *v = st->v;
 	for (uint32_t gi = 1; gi < h->n; gi++) {
 		hgroup *g = &h->g[gi];
-		bool dflt = (int)g->depth < st->N || g->auto_open;
+		bool dflt = ((int)g->depth < st->N && !g->shut) || g->auto_open;
 		g->full = h->g[g->parent].full;
-		g->below = g->keep;
-		g->split = false; /* an overlay keeps it open, as if something below were named */
+		g->below = g->keep; /* an overlay keeps it open, as if something below were named */
+		g->split = false;
 		if (st->nx > 0) {
 			const char *P = group_path(v, h, gi);
 			const char *Q = group_path(v, h, g->parent);
@@ -1020,12 +1061,11 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 	h->g[0].open = true;
 	h->n = 1;
 	bool oom = false;
-	uint32_t ndepth[MAX_GROUP_DEPTH + 1] = {0};
 	for (uint32_t k = 0; k < nn; k++) {
 		uint32_t ni = nodes[k];
 		uint32_t g = file_node(h, v->dv->nodes[ni].proto->name, &oom);
 		node_group[ni] = g;
-		ndepth[h->g[g].depth]++;
+		h->g[g].own++;
 		for (uint32_t x = g;; x = h->g[x].parent) {
 			h->g[x].nops++;
 			if (x == 0)
@@ -1051,8 +1091,12 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 	else if (!automatic)
 		st.N = v->o.expand_depth + 1;
 	else
-		st.N = auto_depth(h, ndepth);
-	if (st.N <= 0)
+		st.N = auto_depth(h);
+	if (st.N < 0) {
+		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if (st.N == 0)
 		goto out; /* flat */
 	v->group_depth = st.N;
 	st.nx = parse_entries(v, &st.x);

@@ -18,6 +18,7 @@ typedef struct hgroup {
 	uint32_t parent;
 	uint32_t depth;     /* root 0 */
 	uint32_t nops;      /* drawn nodes in this group and below */
+	uint32_t own;       /* ... filed in this group itself */
 	/* sibling order (repeat.c): families of numbered keys ("layers.N") by number, where
 	 * the family first appears; other keys in the order they first appear */
 	uint32_t first_child, next_sibling;
@@ -30,6 +31,8 @@ typedef struct hgroup {
 	                       (A B A B: a run of period 2) */
 	/* what the view makes of it (hier.c) */
 	bool auto_open;     /* the automatic overview opens it one level (first of a run) */
+	bool shut;          /* the automatic overview keeps it collapsed above its depth: a small
+	                       step beside numbered blocks (hier.c, mark_shut) */
 	bool open;          /* drawn open: a cluster (or nothing, for one node) */
 	bool full;          /* the expand list opens it and everything below */
 	bool below;         /* the expand list names something below it */
