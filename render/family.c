@@ -40,11 +40,15 @@ typedef struct iopiece {
 struct oxr_io {
 	uint32_t *fam;       /* per value: its family, else OXP_NONE */
 	uint32_t *nextm;     /* per value: next member of its family */
+	uint32_t *piece;     /* per value: the terminal's piece it is drawn in, else OXP_NONE */
 	uint8_t *row;        /* per value: drawn as a row (1 input, 2 output) */
 	iofam *fams;
 	uint32_t nfams;
+	uint32_t nmembers;
 	iopiece *pieces;
 	uint32_t npieces, cappieces;
+	uint32_t *slots;     /* (family, cluster) -> piece, open addressing */
+	uint32_t nslots;
 };
 
 /* ---------------------------------------------------------------------------------------
@@ -212,6 +216,7 @@ static bool find_families(view *v, struct oxr_io *io, cand *c, uint32_t n, bool 
 				io->fams = nf;
 				uint32_t f = io->nfams++;
 				io->fams[f] = (iofam){.output = output, .first = c[i].value, .count = members};
+				io->nmembers += members;
 				for (uint32_t x = i; x < i + members; x++) {
 					io->fam[c[x].value] = f;
 					io->nextm[c[x].value] = x + 1 < i + members ? c[x + 1].value : OXP_NONE;
@@ -263,13 +268,15 @@ oxr_code oxr__io_mark(view *v, oxr_error *err)
 	memset(io, 0, sizeof(*io));
 	io->fam = malloc((size_t)(nv ? nv : 1) * sizeof(uint32_t));
 	io->nextm = malloc((size_t)(nv ? nv : 1) * sizeof(uint32_t));
+	io->piece = malloc((size_t)(nv ? nv : 1) * sizeof(uint32_t));
 	io->row = calloc(nv ? nv : 1, 1);
 	v->io = io; /* freed by oxr__io_free whatever happens next */
-	if (io->fam == NULL || io->nextm == NULL || io->row == NULL) {
+	if (io->fam == NULL || io->nextm == NULL || io->piece == NULL || io->row == NULL) {
 		free(c);
 		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
 	}
 	memset(io->fam, 0xff, (size_t)(nv ? nv : 1) * sizeof(uint32_t));
+	memset(io->piece, 0xff, (size_t)(nv ? nv : 1) * sizeof(uint32_t));
 	bool ok = true;
 	for (int pass = 0; pass < 2 && ok; pass++) {
 		bool output = pass == 1;
@@ -291,6 +298,14 @@ oxr_code oxr__io_mark(view *v, oxr_error *err)
 	free(c);
 	if (!ok)
 		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	/* the pieces' table: at most one piece per member */
+	io->nslots = 16;
+	while (io->nslots < io->nmembers * 2u && io->nslots < (1u << 30))
+		io->nslots <<= 1;
+	io->slots = malloc((size_t)io->nslots * sizeof(uint32_t));
+	if (io->slots == NULL)
+		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	memset(io->slots, 0xff, (size_t)io->nslots * sizeof(uint32_t));
 	/* members drawn as rows of the box they feed or come from */
 	for (uint32_t f = 0; f < io->nfams; f++)
 		for (uint32_t vi = io->fams[f].first; vi != OXP_NONE; vi = io->nextm[vi]) {
@@ -309,6 +324,8 @@ void oxr__io_free(view *v)
 		return;
 	free(v->io->fam);
 	free(v->io->nextm);
+	free(v->io->piece);
+	free(v->io->slots);
 	free(v->io->row);
 	free(v->io->fams);
 	free(v->io->pieces);
@@ -342,13 +359,22 @@ oxr_code oxr__io_box(view *v, uint32_t vi, uint32_t *box, oxr_error *err)
 	struct oxr_io *io = v->io;
 	if (io == NULL || vi >= v->dv->nvalues || io->fam[vi] == OXP_NONE || io->row[vi])
 		return OXR_OK;
+	if (io->piece[vi] != OXP_NONE) {
+		*box = io->pieces[io->piece[vi]].box;
+		return OXR_OK;
+	}
 	uint32_t f = io->fam[vi], cl = anchor_cluster(v, vi);
-	for (uint32_t k = 0; k < io->npieces; k++)
-		if (io->pieces[k].fam == f && io->pieces[k].cluster == cl) {
-			*box = io->pieces[k].box;
+	uint64_t key = (uint64_t)f << 32 | cl;
+	uint32_t h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (io->nslots - 1);
+	for (; io->slots[h] != OXP_NONE; h = (h + 1) & (io->nslots - 1)) {
+		const iopiece *p = &io->pieces[io->slots[h]];
+		if (p->fam == f && p->cluster == cl) {
+			io->piece[vi] = io->slots[h];
+			*box = p->box;
 			return OXR_OK;
 		}
-	if (!grow_pieces(io))
+	}
+	if (io->npieces >= io->nslots / 2 || !grow_pieces(io)) /* the table holds every member */
 		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
 	uint32_t bi = oxr__view_add_box(v, io->fams[f].output ? BX_OUTPUT : BX_INPUT, err);
 	if (bi == OXP_NONE)
@@ -358,6 +384,8 @@ oxr_code oxr__io_box(view *v, uint32_t vi, uint32_t *box, oxr_error *err)
 	b->cluster = OXP_NONE; /* with the other terminals, at the top (bottom) */
 	b->family = FAM_IO;
 	b->id = oxp_arena_printf(v->arena, "%s%u", io->fams[f].output ? "o" : "i", vi);
+	io->slots[h] = io->npieces;
+	io->piece[vi] = io->npieces;
 	io->pieces[io->npieces++] = (iopiece){.fam = f, .cluster = cl, .box = bi};
 	*box = bi;
 	return OXR_OK;
@@ -420,13 +448,10 @@ static const char *piece_label(view *v, uint32_t bi, uint32_t *count, const char
 {
 	struct oxr_io *io = v->io;
 	const vbox *b = &v->boxes[bi];
-	uint32_t f = io->fam[b->value], cl = OXP_NONE;
-	for (uint32_t k = 0; k < io->npieces; k++)
-		if (io->pieces[k].box == bi)
-			cl = io->pieces[k].cluster;
+	uint32_t f = io->fam[b->value], pc = io->piece[b->value];
 	uint32_t n = 0;
 	for (uint32_t vi = io->fams[f].first; vi != OXP_NONE; vi = io->nextm[vi])
-		n += !io->row[vi] && anchor_cluster(v, vi) == cl;
+		n += io->piece[vi] == pc;
 	*count = n;
 	uint64_t *nums = malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
 	oxp_str *tails = malloc((size_t)(n ? n : 1) * sizeof(oxp_str));
@@ -457,7 +482,7 @@ static const char *piece_label(view *v, uint32_t bi, uint32_t *count, const char
 		}
 		uint32_t m = 0;
 		for (uint32_t vi = io->fams[f].first; vi != OXP_NONE; vi = io->nextm[vi])
-			if (!io->row[vi] && anchor_cluster(v, vi) == cl)
+			if (io->piece[vi] == pc)
 				nums[m++] = number_at(v->dv->values[vi].name, slot);
 		qsort(nums, m, sizeof(uint64_t), by_u64);
 		uint32_t d = 0;
@@ -476,7 +501,7 @@ static const char *piece_label(view *v, uint32_t bi, uint32_t *count, const char
 	/* the ends after the last number, in order of first sight, their common start once */
 	uint32_t nt = 0;
 	for (uint32_t vi = io->fams[f].first; vi != OXP_NONE; vi = io->nextm[vi]) {
-		if (io->row[vi] || anchor_cluster(v, vi) != cl)
+		if (io->piece[vi] != pc)
 			continue;
 		oxp_str nm = v->dv->values[vi].name;
 		size_t st = stem_len(nm);
