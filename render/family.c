@@ -391,6 +391,13 @@ oxr_code oxr__io_box(view *v, uint32_t vi, uint32_t *box, oxr_error *err)
 	return OXR_OK;
 }
 
+bool oxr__io_family_box(const view *v, uint32_t bi)
+{
+	const vbox *b = &v->boxes[bi];
+	return v->io != NULL && (b->kind == BX_INPUT || b->kind == BX_OUTPUT) &&
+	       b->value != OXP_NONE && v->io->piece[b->value] != OXP_NONE;
+}
+
 /* "0–4,6–31" from sorted distinct numbers. */
 static void put_ranges(char *buf, size_t size, const uint64_t *nums, uint32_t n)
 {
@@ -489,7 +496,7 @@ static const char *piece_label(view *v, uint32_t bi, uint32_t *count, const char
 		for (uint32_t k = 0; k < m; k++)
 			if (k == 0 || nums[k] != nums[d - 1])
 				nums[d++] = nums[k];
-		char r[128];
+		char r[160];
 		put_ranges(r, sizeof(r), nums, d);
 		ol += (size_t)snprintf(out + ol, sizeof(out) - ol, "%s", r);
 		if (ol >= sizeof(out))

@@ -204,6 +204,7 @@ void oxr__io_free(view *v);
 bool oxr__io_row(const view *v, uint32_t vi);
 oxr_code oxr__io_box(view *v, uint32_t vi, uint32_t *box, oxr_error *err);
 bool oxr__io_terminal_rows(view *v, uint32_t bi);
+bool oxr__io_family_box(const view *v, uint32_t bi); /* a family's terminal */
 void oxr__io_rows(view *v, uint32_t bi);
 
 /* hier.c: name-scope grouping of the main graph; fills node_box for grouped nodes */

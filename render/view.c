@@ -836,8 +836,9 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 	edgemap seen = {0};
 	for (uint32_t e = 0; e < v->nedges; e++) {
 		vedge *ed = &v->edges[e];
-		if (!v->o.shapes || ed->value == OXP_NONE || ed->style == ED_READS)
-			continue;
+		if (!v->o.shapes || ed->value == OXP_NONE || ed->style == ED_READS ||
+		    oxr__io_family_box(v, ed->from) || oxr__io_family_box(v, ed->to))
+			continue; /* a family's terminal says its shape (and count) itself */
 		if (ed->count > 1) {
 			ed->label = oxp_arena_printf(v->arena, "%u tensors", ed->count);
 			continue;
