@@ -406,13 +406,15 @@ static void put_ranges(char *buf, size_t size, const uint64_t *nums, uint32_t n)
 	buf[0] = '\0';
 	for (uint32_t i = 0; i < n && o < size;) {
 		uint32_t j = i;
-		while (j + 1 < n && nums[j + 1] == nums[j] + 1)
+		while (j + 1 < n && nums[j] != UINT64_MAX && nums[j + 1] == nums[j] + 1)
 			j++;
 		if (ranges == LABEL_RANGES) {
 			snprintf(buf + o, size - o, ",\xe2\x80\xa6");
 			return;
 		}
-		int w = i == j ? snprintf(buf + o, size - o, "%s%llu", ranges ? "," : "",
+		int w = nums[i] == UINT64_MAX /* a number too long to read */
+		            ? snprintf(buf + o, size - o, "%s\xe2\x80\xa6", ranges ? "," : "")
+		        : i == j ? snprintf(buf + o, size - o, "%s%llu", ranges ? "," : "",
 		                          (unsigned long long)nums[i])
 		               : snprintf(buf + o, size - o, "%s%llu\xe2\x80\x93%llu", ranges ? "," : "",
 		                          (unsigned long long)nums[i], (unsigned long long)nums[j]);
