@@ -160,7 +160,7 @@ static uint32_t run_span(const hier *h, uint32_t x, uint32_t *period)
 		return n;
 	for (uint32_t p = 2; p <= HIER_PERIOD_MAX; p++) {
 		uint32_t m = 0; /* groups from x on that the group p places on repeats */
-		for (uint32_t y = x; y != OXP_NONE && (h->g[y].same_at >> p & 1u);
+		for (uint32_t y = x; y != OXP_NONE && (((unsigned)h->g[y].same_at >> p) & 1u) != 0;
 		     y = h->g[y].next_sibling)
 			m++;
 		if (m >= p) {
