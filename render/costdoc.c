@@ -101,7 +101,7 @@ static json_t *sum_json(const oxp_cost *c, const oxp_cost_sum *s)
 #define BLOCK_DEPTH 3
 
 typedef struct block {
-	const char *path;
+	oxp_str path;       /* "/encoder/layers.3": the model's bytes (exact, not display text) */
 	uint32_t depth, nodes;
 	oxp_cost_poly macs;
 	uint64_t weights, bytes;
@@ -115,16 +115,35 @@ typedef struct blocks {
 	uint32_t tcap;
 } blocks;
 
-static uint32_t path_hash(const char *p)
+static uint32_t path_hash(oxp_str p)
 {
 	uint32_t h = 2166136261u;
-	for (; *p; p++)
-		h = (h ^ (uint8_t)*p) * 16777619u;
+	for (size_t i = 0; i < p.len; i++)
+		h = (h ^ (uint8_t)p.p[i]) * 16777619u;
 	return h;
 }
 
+/* "/" + c[0] + "/" + c[1] ... in arena a: the exact bytes ({NULL, 0} when out of memory). */
+static oxp_str raw_path(oxp_arena *a, const oxp_str *c, size_t n)
+{
+	size_t len = 0;
+	for (size_t k = 0; k < n; k++)
+		len += 1 + c[k].len;
+	char *p = oxp_arena_alloc(a, len + 1);
+	if (p == NULL)
+		return (oxp_str){NULL, 0};
+	size_t o = 0;
+	for (size_t k = 0; k < n; k++) {
+		p[o++] = '/';
+		memcpy(p + o, c[k].p, c[k].len);
+		o += c[k].len;
+	}
+	p[o] = '\0';
+	return (oxp_str){p, len};
+}
+
 /* The block of path (added when new): NULL when out of memory. */
-static block *block_of(blocks *bs, const char *path, uint32_t depth)
+static block *block_of(blocks *bs, oxp_str path, uint32_t depth)
 {
 	if ((bs->n + 1) * 2 > bs->tcap) {
 		uint32_t tcap = bs->tcap ? bs->tcap * 2 : 256;
@@ -143,7 +162,8 @@ static block *block_of(blocks *bs, const char *path, uint32_t depth)
 	}
 	uint32_t k = path_hash(path) & (bs->tcap - 1);
 	for (; bs->table[k] != 0; k = (k + 1) & (bs->tcap - 1))
-		if (!strcmp(bs->b[bs->table[k] - 1].path, path))
+		if (bs->b[bs->table[k] - 1].path.len == path.len &&
+		    memcmp(bs->b[bs->table[k] - 1].path.p, path.p, path.len) == 0)
 			return &bs->b[bs->table[k] - 1];
 	if (bs->n == bs->cap) {
 		uint32_t cap = bs->cap ? bs->cap * 2 : 64;
@@ -173,8 +193,8 @@ static json_t *blocks_json(const oxp_cost *c, const oxp_dag_view *v, oxp_arena *
 		oxp_str comp[BLOCK_DEPTH];
 		size_t nc = oxr__name_scope(v->nodes[ni].proto->name, comp, BLOCK_DEPTH);
 		for (size_t dpt = 1; dpt <= nc && !oom; dpt++) {
-			const char *path = oxr__scope_path(a, comp, dpt);
-			block *b = block_of(&bs, path, (uint32_t)dpt);
+			oxp_str path = raw_path(a, comp, dpt);
+			block *b = path.p != NULL ? block_of(&bs, path, (uint32_t)dpt) : NULL;
 			if (b == NULL) {
 				oom = true;
 				break;
@@ -190,7 +210,7 @@ static json_t *blocks_json(const oxp_cost *c, const oxp_dag_view *v, oxp_arena *
 	for (uint32_t i = 0; !oom && i < bs.n; i++) {
 		const block *b = &bs.b[i];
 		json_t *o = json_object();
-		jx_set(o, "path", json_string(b->path));
+		jx_set_str(o, "path", b->path);
 		jx_set(o, "depth", json_integer(b->depth));
 		jx_set(o, "nodes", json_integer(b->nodes));
 		jx_set(o, "macs", figure(c, &b->macs));

@@ -64,6 +64,9 @@ bool oxr_buf_printf(oxr_buf *b, const char *fmt, ...) __attribute__((format(prin
 void oxr_buf_free(oxr_buf *b);
 /* Hand the data over (caller frees with free()); the buffer is reset. */
 char *oxr_buf_steal(oxr_buf *b, size_t *len);
+/* Append s[0..n) as a quoted JSON string: control characters escaped, invalid UTF-8
+ * bytes replaced by U+FFFD.  False when the buffer failed. */
+bool oxr_json_string(oxr_buf *b, const char *s, size_t n);
 
 /* ---------------------------------------------------------------------------------------
  * Options, the same for the HTTP service (query parameters) and the CLI (--key=value).
