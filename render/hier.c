@@ -36,6 +36,8 @@
 #define AUTO_FLAT 320   /* up to this many op boxes: no grouping */
 #define AUTO_MAX 160    /* an automatic overview aims at most at this many boxes */
 #define AUTO_MIN 5      /* ... and at least at this many ("a handful") */
+#define SHUT_MAX 32     /* a group beside numbered blocks with at most this many nodes stays
+                           one box in the automatic overview (mark_shut) */
 #define RANGE_MAX 32    /* a family with more boxes than this is drawn as ranges */
 #define RANGE_BLOCKS 16 /* ... of 10, 20, 50, 100, ... members: at most this many */
 
@@ -145,11 +147,35 @@ static const char *group_path(view *v, hier *h, uint32_t gi)
 /* ---------------------------------------------------------------------------------------
  * Runs and ranges as the default view sees them (every child collapsed)
  */
-/* Does a sibling whose predecessor in its family is prev start a box of its own (it is no
- * repeat of prev)? */
-static bool starts_box(const hier *h, uint32_t prev)
+/* The run of siblings starting at x, all collapsed: how many groups it takes (1: x alone)
+ * and its period (1: each repeats the one before; 2 or 3: A B A B ..., whole periods, at
+ * least two). */
+static uint32_t run_span(const hier *h, uint32_t x, uint32_t *period)
 {
-	return prev == OXP_NONE || !h->g[prev].same_next;
+	*period = 1;
+	uint32_t n = 1;
+	for (uint32_t y = x; h->g[y].same_next; y = h->g[y].next_sibling)
+		n++;
+	if (n > 1)
+		return n;
+	for (uint32_t p = 2; p <= HIER_PERIOD_MAX; p++) {
+		uint32_t m = 0; /* groups from x on that the group p places on repeats */
+		for (uint32_t y = x; y != OXP_NONE && (((unsigned)h->g[y].same_at >> p) & 1u) != 0;
+		     y = h->g[y].next_sibling)
+			m++;
+		if (m >= p) {
+			*period = p;
+			return (m + p) / p * p;
+		}
+	}
+	return 1;
+}
+
+static uint32_t skip(const hier *h, uint32_t x, uint32_t n)
+{
+	for (uint32_t i = 0; i < n && x != OXP_NONE; i++)
+		x = h->g[x].next_sibling;
+	return x;
 }
 
 /* Ranges of size s over the family starting at x: how many. */
@@ -187,9 +213,9 @@ static uint32_t range_size(const hier *h, uint32_t x)
  * family ends. */
 static uint32_t family_items(const hier *h, uint32_t x, uint32_t *end)
 {
-	uint32_t fam = h->g[x].fam, items = 0, prev = OXP_NONE;
-	for (; x != OXP_NONE && h->g[x].fam == fam; prev = x, x = h->g[x].next_sibling)
-		items += starts_box(h, prev);
+	uint32_t fam = h->g[x].fam, items = 0, period;
+	for (; x != OXP_NONE && h->g[x].fam == fam; x = skip(h, x, run_span(h, x, &period)))
+		items++;
 	*end = x;
 	return items;
 }
@@ -213,17 +239,50 @@ static uint32_t items_of(const hier *h, uint32_t p)
 	return total;
 }
 
-/* Boxes of the view collapsing at depth N: nodes filed above N, and the boxes of the
- * children of every group at N-1. */
-static uint64_t level_boxes(const hier *h, const uint32_t *ndepth, uint32_t N)
+/* Boxes of the view collapsing at depth N: nodes filed in open groups above N, the boxes
+ * of the children of every open group at N-1, and one box per group kept shut above N. */
+static uint64_t level_boxes(const hier *h, uint32_t N, bool *open)
 {
 	uint64_t boxes = 0;
-	for (uint32_t d = 0; d < N && d <= MAX_GROUP_DEPTH; d++)
-		boxes += ndepth[d];
-	for (uint32_t gi = 0; gi < h->n; gi++)
-		if (h->g[gi].depth + 1 == N)
-			boxes += items_of(h, gi);
+	for (uint32_t gi = 0; gi < h->n; gi++) {
+		const hgroup *g = &h->g[gi];
+		bool parent_open = gi == 0 || open[g->parent];
+		open[gi] = gi == 0 || (parent_open && g->depth < N && !g->shut);
+		if (open[gi]) {
+			boxes += g->own;
+			if (g->depth + 1 == N)
+				boxes += items_of(h, gi);
+		} else if (parent_open && g->depth < N) {
+			boxes++; /* shut */
+		}
+	}
 	return boxes;
+}
+
+/* Groups the automatic overview keeps shut: small ones (at most SHUT_MAX nodes) holding no
+ * numbered blocks, beside groups that do — swin_t's patch merging between its stages, a
+ * final norm — drawn as one box, not as their ops, at any depth.  A model without
+ * numbered blocks keeps every group as before.  false when out of memory. */
+static bool mark_shut(hier *h)
+{
+	bool *org = calloc(h->n ? h->n : 1, sizeof(bool)); /* holds numbered blocks */
+	if (org == NULL)
+		return false;
+	for (uint32_t gi = 1; gi < h->n; gi++) {
+		const hgroup *g = &h->g[gi];
+		uint32_t nx = g->next_sibling;
+		if (g->num != HIER_NONUM && nx != OXP_NONE && h->g[nx].fam == g->fam)
+			org[g->parent] = true;
+	}
+	for (uint32_t gi = h->n; gi-- > 1;) /* children come after their parents */
+		if (org[gi])
+			org[h->g[gi].parent] = true;
+	for (uint32_t gi = 1; gi < h->n; gi++) {
+		hgroup *g = &h->g[gi];
+		g->shut = !org[gi] && org[g->parent] && g->nops >= 2 && g->nops <= SHUT_MAX;
+	}
+	free(org);
+	return true;
 }
 
 /* The runs among p's children (in families not cut into ranges), all collapsed: the
@@ -241,17 +300,18 @@ static uint64_t run_members(hier *h, uint32_t p, int what)
 		}
 		uint32_t end;
 		if (family_items(h, c, &end) <= RANGE_MAX) {
-			uint32_t prev = OXP_NONE;
-			for (uint32_t x = c; x != end; prev = x, x = h->g[x].next_sibling) {
-				bool first = starts_box(h, prev);
-				if (what == RUNS_REST) {
-					if (!first)
-						boxes += items_of(h, x);
-				} else if (first && h->g[x].same_next) {
+			for (uint32_t x = c; x != end;) {
+				uint32_t period, n = run_span(h, x, &period);
+				if (what == RUNS_REST) { /* members after the first period */
+					uint32_t y = skip(h, x, period);
+					for (uint32_t i = period; i < n && y != OXP_NONE; i++, y = h->g[y].next_sibling)
+						boxes += items_of(h, y);
+				} else if (n > 1 && period == 1) {
 					boxes += items_of(h, x);
 					if (what == RUNS_MARK)
 						h->g[x].auto_open = true;
 				}
+				x = skip(h, x, n);
 			}
 		}
 		c = end;
@@ -269,10 +329,11 @@ static uint64_t level_runs(hier *h, uint32_t depth, int what)
 }
 
 /* The automatic depth: the most detailed whose view has at most AUTO_MAX boxes, but not
- * one that mostly repeats what a run at the level above already says (every member of a
- * run opened: 48 copies of one layer).  Fewer than AUTO_MIN boxes: the first member of
- * every run opens one level. */
-static int auto_depth(hier *h, const uint32_t *ndepth)
+ * one that opens copies of what a run at the level above already says (the members of a
+ * run after its first, or after its first period: 48 copies of one layer; vit_b_16's 11
+ * encoder layers after the first; swin_t's features.5.2-5).  Fewer than AUTO_MIN boxes:
+ * the first member of every run opens one level. */
+static int auto_depth(hier *h)
 {
 	uint32_t maxd = 0;
 	for (uint32_t gi = 0; gi < h->n; gi++)
@@ -280,11 +341,16 @@ static int auto_depth(hier *h, const uint32_t *ndepth)
 			maxd = h->g[gi].depth;
 	if (maxd == 0)
 		return 0; /* no scopes in the names: nothing to group by */
+	bool *open = malloc(h->n * sizeof(bool));
+	if (open == NULL || !mark_shut(h)) {
+		free(open);
+		return -1;
+	}
 	uint32_t best = 1;
-	uint64_t best_boxes = level_boxes(h, ndepth, 1);
+	uint64_t best_boxes = level_boxes(h, 1, open);
 	for (uint32_t N = 2; N <= maxd; N++) {
-		uint64_t boxes = level_boxes(h, ndepth, N);
-		if (boxes > AUTO_MAX || level_runs(h, N - 2, RUNS_REST) * 2 > boxes)
+		uint64_t boxes = level_boxes(h, N, open);
+		if (boxes > AUTO_MAX || level_runs(h, N - 2, RUNS_REST) > 0)
 			break;
 		best = N;
 		best_boxes = boxes;
@@ -294,6 +360,7 @@ static int auto_depth(hier *h, const uint32_t *ndepth)
 		if (extra > 0 && best_boxes + extra <= AUTO_MAX)
 			level_runs(h, best - 1, RUNS_MARK);
 	}
+	free(open);
 	return (int)best;
 }
 
@@ -405,6 +472,8 @@ typedef struct hrange {
 
 typedef struct hrun {
 	uint32_t first, last, count, box;
+	uint32_t groups;    /* members: count * period */
+	uint32_t period;    /* 1, or 2, 3: "features.5.0–5 ×3 (2 blocks)" */
 } hrun;
 
 enum { IT_GROUP = 0, IT_RUN, IT_RANGE };
@@ -486,9 +555,10 @@ static bool decide(hstate *st)
 	view *v = st->v;
 	for (uint32_t gi = 1; gi < h->n; gi++) {
 		hgroup *g = &h->g[gi];
-		bool dflt = (int)g->depth < st->N || g->auto_open;
+		bool dflt = ((int)g->depth < st->N && !g->shut) || g->auto_open;
 		g->full = h->g[g->parent].full;
 		g->below = g->keep; /* an overlay keeps it open, as if something below were named */
+		g->split = false;
 		if (st->nx > 0) {
 			const char *P = group_path(v, h, gi);
 			const char *Q = group_path(v, h, g->parent);
@@ -504,6 +574,9 @@ static bool decide(hstate *st)
 				else if (e->all && e->span && e->span_parent == QL &&
 				         memcmp(e->p, Q, QL) == 0 && in_span(e, K, KL))
 					g->full = true;
+				else if (!e->all && e->span && e->span_parent == QL &&
+				         memcmp(e->p, Q, QL) == 0 && in_span(e, K, KL))
+					g->split = true; /* a period of a run, shown block by block */
 				if (e->n > L && e->p[L] == '/' && memcmp(e->p, P, L) == 0)
 					g->below = true;
 			}
@@ -519,7 +592,7 @@ static bool decide(hstate *st)
 			return false;
 	}
 	for (uint32_t gi = 1; gi < h->n; gi++)
-		if (h->g[gi].range != OXP_NONE && (h->g[gi].full || h->g[gi].below))
+		if (h->g[gi].range != OXP_NONE && (h->g[gi].full || h->g[gi].below || h->g[gi].split))
 			st->ranges[h->g[gi].range].open = true;
 	for (uint32_t r = 0; r < st->nranges; r++) {
 		hrange *rg = &st->ranges[r];
@@ -534,31 +607,30 @@ static bool decide(hstate *st)
 			if (!st->x[k].all && strcmp(st->x[k].p, rg->path) == 0)
 				rg->open = true;
 	}
-	/* runs: repeats next to each other, both collapsed, in the same (open) range */
+	/* runs: repeats next to each other (or whole periods of them: A B A B), all collapsed,
+	 * not shown one by one, in the same (open) range */
 	for (uint32_t p = 0; p < h->n; p++) {
 		if (!h->g[p].open && p != 0)
 			continue;
-		uint32_t cur = OXP_NONE;
-		for (uint32_t c = h->g[p].first_child; c != OXP_NONE; c = h->g[c].next_sibling) {
-			hgroup *g = &h->g[c];
-			uint32_t nx = g->next_sibling;
-			if (cur != OXP_NONE) {
-				g->run = cur;
-				st->runs[cur].last = c;
-				st->runs[cur].count++;
-			}
-			bool joins = g->same_next && !g->open && nx != OXP_NONE && !h->g[nx].open &&
-			             g->range == h->g[nx].range;
-			if (!joins) {
-				cur = OXP_NONE;
+		for (uint32_t c = h->g[p].first_child; c != OXP_NONE;) {
+			uint32_t period, n = run_span(h, c, &period), ok = 0;
+			for (uint32_t x = c; ok < n && x != OXP_NONE && !h->g[x].open && !h->g[x].split &&
+			                     h->g[x].range == h->g[c].range;
+			     x = h->g[x].next_sibling)
+				ok++;
+			n = ok / period * period;
+			if (n < 2 * period) {
+				c = h->g[c].next_sibling;
 				continue;
 			}
-			if (cur == OXP_NONE) {
-				if (!grow((void **)&st->runs, &st->capruns, st->nruns, sizeof(hrun)))
-					return false;
-				cur = st->nruns++;
-				st->runs[cur] = (hrun){.first = c, .last = c, .count = 1, .box = OXP_NONE};
-				g->run = cur;
+			if (!grow((void **)&st->runs, &st->capruns, st->nruns, sizeof(hrun)))
+				return false;
+			uint32_t cur = st->nruns++;
+			st->runs[cur] = (hrun){.first = c, .count = n / period, .groups = n,
+			                       .period = period, .box = OXP_NONE};
+			for (uint32_t i = 0; i < n; i++, c = h->g[c].next_sibling) {
+				h->g[c].run = cur;
+				st->runs[cur].last = c;
 			}
 		}
 	}
@@ -814,7 +886,7 @@ static void item_rows(hstate *st, uint32_t bi, uint32_t *stamp)
 	const hitem *it = &st->items[b->group];
 	char label[320], path[320];
 	const char *each = "";
-	uint32_t members = 0;
+	uint32_t members = 0, reps = 0;
 	if (it->kind == IT_GROUP) {
 		const char *p = group_path(v, h, it->ref);
 		snprintf(label, sizeof(label), "%s", key_text(st, it->ref, 40));
@@ -824,21 +896,29 @@ static void item_rows(hstate *st, uint32_t bi, uint32_t *stamp)
 		const hrun *r = &st->runs[it->ref];
 		const char *q = group_path(v, h, h->g[r->first].parent);
 		const char *k = key_text(st, r->first, 40);
+		const char *k60 = key_text(st, r->first, 60);
 		snprintf(label, sizeof(label), "%s\xe2\x80\x93%u \xc3\x97%u", k, h->g[r->last].num,
 		         r->count);
-		snprintf(path, sizeof(path), "%s/%s\xe2\x80\x93%u", q, key_text(st, r->first, 60),
-		         h->g[r->last].num);
-		b->gpath = group_path(v, h, r->first);
-		b->open_all = oxp_arena_printf(v->arena, "%s/%s..%u/*", q, key_text(st, r->first, 60),
-		                               h->g[r->last].num);
-		members = r->count;
-		each = " each";
+		if (r->period > 1) {
+			size_t o = strlen(label);
+			snprintf(label + o, sizeof(label) - o, " (%u blocks)", r->period);
+		}
+		snprintf(path, sizeof(path), "%s/%s\xe2\x80\x93%u", q, k60, h->g[r->last].num);
+		/* a click opens the first member; a period's blocks are shown one by one */
+		b->gpath = r->period == 1 ? group_path(v, h, r->first)
+		                          : oxp_arena_printf(v->arena, "%s/%s..%u", q, k60,
+		                                             h->g[r->first].num + r->period - 1);
+		b->open_all = oxp_arena_printf(v->arena, "%s/%s..%u/*", q, k60, h->g[r->last].num);
+		members = r->groups;
+		reps = r->count;
+		each = r->period > 1 ? " per period" : " each";
 	} else {
 		const hrange *r = &st->ranges[it->ref];
 		snprintf(label, sizeof(label), "%s", r->label);
 		snprintf(path, sizeof(path), "%s/%s", group_path(v, h, r->parent), r->label);
 		b->gpath = r->path;
 		members = r->count;
+		reps = r->count;
 	}
 	b->members = members;
 	oxr__add_row(v, b, ROW_HEADER, oxp_arena_strndup(v->arena, label, strlen(label)));
@@ -916,14 +996,14 @@ static void item_rows(hstate *st, uint32_t bi, uint32_t *stamp)
 	const char *mt = NULL;
 	if (v->cost != NULL && each[0] != '\0') {
 		oxp_cost_poly all = macs;
-		oxp_cost_poly_scale(&all, members);
+		oxp_cost_poly_scale(&all, reps);
 		char t[160];
 		const char *tail = NULL;
 		if (!all.flags) {
 			oxp_cost_poly_format(v->cost, &all, 0, t, sizeof(t));
-			tail = oxp_arena_printf(v->arena, " each \xc2\xb7 %s in all", t);
+			tail = oxp_arena_printf(v->arena, "%s \xc2\xb7 %s in all", each, t);
 		}
-		mt = oxr__macs_text(v, &macs, tail ? tail : " each");
+		mt = oxr__macs_text(v, &macs, tail ? tail : each);
 	} else if (v->cost != NULL) {
 		mt = oxr__macs_text(v, &macs, "");
 	}
@@ -981,12 +1061,11 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 	h->g[0].open = true;
 	h->n = 1;
 	bool oom = false;
-	uint32_t ndepth[MAX_GROUP_DEPTH + 1] = {0};
 	for (uint32_t k = 0; k < nn; k++) {
 		uint32_t ni = nodes[k];
 		uint32_t g = file_node(h, v->dv->nodes[ni].proto->name, &oom);
 		node_group[ni] = g;
-		ndepth[h->g[g].depth]++;
+		h->g[g].own++;
 		for (uint32_t x = g;; x = h->g[x].parent) {
 			h->g[x].nops++;
 			if (x == 0)
@@ -1012,8 +1091,12 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 	else if (!automatic)
 		st.N = v->o.expand_depth + 1;
 	else
-		st.N = auto_depth(h, ndepth);
-	if (st.N <= 0)
+		st.N = auto_depth(h);
+	if (st.N < 0) {
+		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if (st.N == 0)
 		goto out; /* flat */
 	v->group_depth = st.N;
 	st.nx = parse_entries(v, &st.x);
@@ -1035,8 +1118,9 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 		}
 		v->node_box[ni] = g->box;
 		hitem *it = &st.items[v->boxes[g->box].group];
-		if (it->kind == IT_RUN && g->member != st.runs[it->ref].first)
-			continue;
+		if (it->kind == IT_RUN && (h->g[g->member].num - h->g[st.runs[it->ref].first].num >=
+		                           st.runs[it->ref].period))
+			continue; /* summarised by the first member (period) */
 		st.next[ni] = it->first_node;
 		it->first_node = ni;
 	}

@@ -79,6 +79,8 @@ typedef struct vbox {
 	const char *gpath;  /* BX_GROUP: the expand entry that opens it (data-group) */
 	const char *open_all; /* BX_GROUP of a run: the expand entry opening every member */
 	uint32_t members;   /* BX_GROUP of a run or range: scopes it stands for */
+	const char *values; /* a family of inputs/outputs (family.c): its members' value
+	                       indices, space-separated (data-values), else NULL */
 	uint32_t nrows;
 	vrow *rows;
 	double w, h;        /* points */
@@ -167,6 +169,8 @@ typedef struct view {
 	uint64_t virtual_nodes; /* ranks crossed by edges (as-late-as-possible ranks) */
 	char settings[160];  /* dot attributes chosen, for the record */
 	const oxr_overlay *ov; /* marks to draw, or NULL (overlay.c) */
+	struct oxr_io *io;   /* graph inputs/outputs in families and as rows (family.c), NULL
+	                        with io=nodes */
 } view;
 
 /* view.c */
@@ -188,6 +192,20 @@ typedef struct fold_read {
  * with a budget: when it runs out the answer is false, and the edge is drawn).  false
  * when out of memory. */
 bool oxr__fold_reached(const view *v, const fold_read *reads, uint32_t n, bool *reached);
+
+/* family.c: graph inputs and outputs whose names differ only in their numbers as one
+ * terminal per family ("past_key_values.0–31.{key,value} ×64"), and those whose only
+ * consumer (whose producer) is drawn as its own box as rows of it (io=fold).  io_mark runs
+ * once the op boxes exist; io_box gives the family terminal a member is drawn with
+ * (OXP_NONE: not in a family, or a row); terminal_rows writes a family terminal's rows
+ * (false: not one). */
+oxr_code oxr__io_mark(view *v, oxr_error *err);
+void oxr__io_free(view *v);
+bool oxr__io_row(const view *v, uint32_t vi);
+oxr_code oxr__io_box(view *v, uint32_t vi, uint32_t *box, oxr_error *err);
+bool oxr__io_terminal_rows(view *v, uint32_t bi);
+bool oxr__io_family_box(const view *v, uint32_t bi); /* a family's terminal */
+void oxr__io_rows(view *v, uint32_t bi);
 
 /* hier.c: name-scope grouping of the main graph; fills node_box for grouped nodes */
 #define OXR_MAX_GROUP_DEPTH 16

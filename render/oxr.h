@@ -96,6 +96,9 @@ typedef struct oxr_options {
 	bool quant_nodes;       /* quant: fold (default: one box per quantized op) | nodes */
 	char dims[OXR_DIMS_MAX];/* dims: "batch:1,sequence_length:128" binds named dims in the
 	                           MAC rows (oxp_cost_bind_parse); "" leaves them symbols */
+	bool io_nodes;          /* io: fold (default: families of numbered graph inputs and
+	                           outputs as one terminal, or rows of their only consumer /
+	                           producer) | nodes (one terminal each) */
 } oxr_options;
 
 void oxr_options_default(oxr_options *o);

@@ -478,17 +478,49 @@ static bool adjacent(const sigpass *s, uint32_t a, uint32_t b)
 	return (uint64_t)hi - lo + 1 == (uint64_t)s->cnt[a] + s->cnt[b];
 }
 
-/* Could the next sibling of g repeat it?  Same family, the next number, as many nodes. */
-static uint32_t candidate(const hier *h, uint32_t gi)
+/* Could the sibling k places after g repeat it (k = 1: the next)?  Same family, the
+ * number k higher, as many nodes. */
+static uint32_t candidate_at(const hier *h, uint32_t gi, uint32_t k)
 {
 	const hgroup *g = &h->g[gi];
-	uint32_t si = g->next_sibling;
-	if (si == OXP_NONE || g->num == HIER_NONUM || g->nops < 2)
+	if (g->num == HIER_NONUM || g->nops < 2)
+		return OXP_NONE;
+	uint32_t si = gi;
+	for (uint32_t i = 0; i < k && si != OXP_NONE; i++)
+		si = h->g[si].next_sibling;
+	if (si == OXP_NONE)
 		return OXP_NONE;
 	const hgroup *s = &h->g[si];
-	if (s->fam != g->fam || s->num != g->num + 1 || s->nops != g->nops)
+	if (s->fam != g->fam || s->num != g->num + k || s->nops != g->nops)
 		return OXP_NONE;
 	return si;
+}
+
+static uint32_t candidate(const hier *h, uint32_t gi)
+{
+	return candidate_at(h, gi, 1);
+}
+
+/* Any sibling up to HIER_PERIOD_MAX places on that could repeat g. */
+static bool has_candidate(const hier *h, uint32_t gi)
+{
+	for (uint32_t k = 1; k <= HIER_PERIOD_MAX; k++)
+		if (candidate_at(h, gi, k) != OXP_NONE)
+			return true;
+	return false;
+}
+
+/* Do the k siblings from gi on follow each other in the graph's order, each next to the
+ * one before?  (Their places are known: each is a candidate of some period.) */
+static bool chain_adjacent(const sigpass *s, uint32_t gi, uint32_t k)
+{
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t nx = s->h->g[gi].next_sibling;
+		if (nx == OXP_NONE || !adjacent(s, gi, nx))
+			return false;
+		gi = nx;
+	}
+	return true;
 }
 
 oxr_code oxr__hier_repeats(const view *v, hier *h, const uint32_t *node_group,
@@ -499,7 +531,8 @@ oxr_code oxr__hier_repeats(const view *v, hier *h, const uint32_t *node_group,
 	bool need[OXR_MAX_GROUP_DEPTH + 1] = {false};
 	for (uint32_t gi = 1; gi < h->n; gi++) {
 		h->g[gi].same_next = false;
-		if (candidate(h, gi) != OXP_NONE && h->g[gi].depth <= OXR_MAX_GROUP_DEPTH) {
+		h->g[gi].same_at = 0;
+		if (has_candidate(h, gi) && h->g[gi].depth <= OXR_MAX_GROUP_DEPTH) {
 			need[h->g[gi].depth] = true;
 			if (h->g[gi].depth > maxd)
 				maxd = h->g[gi].depth;
@@ -556,11 +589,12 @@ oxr_code oxr__hier_repeats(const view *v, hier *h, const uint32_t *node_group,
 			s.head[gi] = s.tail[gi] = OXP_NONE;
 			s.hash[gi] = 0x243f6a8885a308d3ull;
 		}
-		for (uint32_t gi = 1; gi < h->n; gi++) {
-			uint32_t si = h->g[gi].depth == d ? candidate(h, gi) : OXP_NONE;
-			if (si != OXP_NONE)
-				s.want[gi] = s.want[si] = true;
-		}
+		for (uint32_t gi = 1; gi < h->n; gi++)
+			for (uint32_t k = 1; k <= HIER_PERIOD_MAX && h->g[gi].depth == d; k++) {
+				uint32_t si = candidate_at(h, gi, k);
+				if (si != OXP_NONE)
+					s.want[gi] = s.want[si] = true;
+			}
 		/* every candidate's nodes in order, with their positions (before any form: an
 		 * input may come from a later node in a graph that is not sorted) */
 		for (uint32_t k = 0; k < nn; k++) {
@@ -579,15 +613,27 @@ oxr_code oxr__hier_repeats(const view *v, hier *h, const uint32_t *node_group,
 				s.next[s.tail[a]] = ni;
 			s.tail[a] = ni;
 		}
-		/* forms only for groups next to a candidate neighbour */
-		for (uint32_t gi = 1; gi < h->n; gi++)
-			if (h->g[gi].depth == d)
-				s.want[gi] = false;
+		/* forms only for groups next to a candidate neighbour, or a period on from one
+		 * with every group between them next to each other */
+		bool *near = calloc(h->n, sizeof(bool));
+		if (near == NULL) {
+			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+			goto out;
+		}
 		for (uint32_t gi = 1; gi < h->n; gi++) {
 			uint32_t si = h->g[gi].depth == d ? candidate(h, gi) : OXP_NONE;
 			if (si != OXP_NONE && adjacent(&s, gi, si))
-				s.want[gi] = s.want[si] = true;
+				near[gi] = near[si] = true;
+			for (uint32_t k = 2; k <= HIER_PERIOD_MAX && h->g[gi].depth == d; k++) {
+				si = candidate_at(h, gi, k);
+				if (si != OXP_NONE && chain_adjacent(&s, gi, k))
+					near[gi] = near[si] = true;
+			}
 		}
+		for (uint32_t gi = 1; gi < h->n; gi++)
+			if (h->g[gi].depth == d)
+				s.want[gi] = near[gi];
+		free(near);
 		memset(s.skey, 0xff, (size_t)s.scap * sizeof(uint64_t));
 		mark_exported(&s, nodes, nn);
 		w.n = 0;
@@ -609,6 +655,14 @@ oxr_code oxr__hier_repeats(const view *v, hier *h, const uint32_t *node_group,
 			if (si != OXP_NONE && s.want[gi] && adjacent(&s, gi, si))
 				h->g[gi].same_next = same_forms(&s, gi, si, &w);
 		}
+		/* periods */
+		for (uint32_t gi = 1; gi < h->n; gi++)
+			for (uint32_t k = 2; k <= HIER_PERIOD_MAX && h->g[gi].depth == d; k++) {
+				uint32_t si = candidate_at(h, gi, k);
+				if (si != OXP_NONE && s.want[gi] && s.want[si] && chain_adjacent(&s, gi, k) &&
+				    same_forms(&s, gi, si, &w))
+					h->g[gi].same_at |= (uint8_t)(1u << k);
+			}
 	}
 out:
 	free(s.anc);

@@ -106,6 +106,8 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 	}
 	if (b->members > 0)
 		oxr_buf_printf(o, " data-members=\"%u\"", b->members);
+	if (b->values != NULL) /* digits and spaces */
+		oxr_buf_printf(o, " data-values=\"%s\"", b->values);
 	if (b->open_all != NULL) {
 		oxr_buf_append(o, " data-open-all=\"", 16);
 		xml_path(o, b->open_all);
@@ -483,6 +485,12 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 		}
 		if (b->members > 0)
 			oxr_buf_printf(o, ",\"members\":%u", b->members);
+		if (b->values != NULL) { /* "12 13 14" as [12,13,14] */
+			oxr_buf_append(o, ",\"values\":[", 11);
+			for (const char *c = b->values; *c; c++)
+				oxr_buf_append(o, *c == ' ' ? "," : c, 1);
+			oxr_buf_append(o, "]", 1);
+		}
 		if (b->open_all != NULL) {
 			oxr_buf_append(o, ",\"open_all\":", 12);
 			jstr(o, b->open_all);

@@ -257,7 +257,18 @@ static uint32_t source_box(view *v, vstate *st, uint32_t vi, uint32_t cluster_hi
 		return st->value_box[vi];
 	case OXP_VALUE_INPUT:
 	case OXP_VALUE_UNDEFINED:
+		if (oxr__io_row(v, vi))
+			return OXP_NONE; /* a row of its consumer (family.c) */
 		if (st->value_box[vi] == OXP_NONE) {
+			uint32_t fb;
+			if (oxr__io_box(v, vi, &fb, err) != OXR_OK) {
+				*failed = true;
+				return OXP_NONE;
+			}
+			if (fb != OXP_NONE) { /* the terminal of its family */
+				st->value_box[vi] = fb;
+				return fb;
+			}
 			uint32_t bi = terminal(v, BX_INPUT, vi, cluster_hint, err);
 			if (bi == OXP_NONE) {
 				*failed = true;
@@ -332,13 +343,17 @@ static oxr_code outputs_of_scope(view *v, vstate *st, uint32_t si, uint32_t clus
 	const oxp_scope *s = &v->dv->scopes[si];
 	for (uint32_t i = 0; i < s->noutputs; i++) {
 		uint32_t vi = s->outputs[i];
-		if (vi == OXP_NONE || st->out_box[vi] != OXP_NONE)
+		if (vi == OXP_NONE || st->out_box[vi] != OXP_NONE || (si == 0 && oxr__io_row(v, vi)))
 			continue;
 		bool failed = false;
 		uint32_t src = source_box(v, st, vi, cluster, err, &failed);
 		if (failed)
 			return err ? err->code : OXR_E_NOMEM;
-		uint32_t ob = terminal(v, BX_OUTPUT, vi, cluster, err);
+		uint32_t ob = OXP_NONE;
+		if (si == 0 && oxr__io_box(v, vi, &ob, err) != OXR_OK)
+			return err ? err->code : OXR_E_NOMEM;
+		if (ob == OXP_NONE)
+			ob = terminal(v, BX_OUTPUT, vi, cluster, err);
 		if (ob == OXP_NONE)
 			return err ? err->code : OXR_E_NOMEM;
 		st->out_box[vi] = ob;
@@ -368,6 +383,7 @@ static oxr_code op_box_rows(view *v, uint32_t bi, oxr_error *err)
 			oxr__add_row(v, b, ROW_SUB, macs);
 	}
 	oxr__fold_rows(v, bi);
+	oxr__io_rows(v, bi); /* graph inputs and outputs drawn as its rows */
 	/* subgraphs, when collapsed */
 	if (!v->o.subgraphs_expand) {
 		for (uint32_t k = 0; k < dn->nsubscopes; k++) {
@@ -384,6 +400,8 @@ static void terminal_rows(view *v, vbox *b)
 {
 	if (b->value == OXP_NONE)
 		return; /* subgraph entry: its row is set already */
+	if (oxr__io_terminal_rows(v, (uint32_t)(b - v->boxes)))
+		return; /* a family of inputs or outputs */
 	const oxp_value *val = &v->dv->values[b->value];
 	const char *name = oxr__text(v->arena, val->name, 36);
 	b->title = oxr__text(v->arena, val->name, 200);
@@ -559,7 +577,10 @@ static oxr_code cut_long_edges(view *v, vstate *st, oxr_error *err)
 		uint32_t so = OXP_NONE;
 		uint32_t h = pair_hash(ed->from, ed->value) & (scap - 1);
 		while (skey[h] != OXP_NONE) {
-			if (v->edges[skey[h]].from == ed->from && v->edges[skey[h]].value == ed->value) {
+			/* the earlier edge now starts at its stub-in: compare with its producer, the
+			 * stub-out's peer */
+			if (v->boxes[stub_of[skey[h]]].peer == ed->from &&
+			    v->edges[skey[h]].value == ed->value) {
 				so = stub_of[skey[h]];
 				break;
 			}
@@ -681,6 +702,9 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 			goto out;
 		}
 	}
+	rc = oxr__io_mark(v, err); /* families of inputs and outputs, rows */
+	if (rc != OXR_OK)
+		goto out;
 	/* graph inputs in input order, so they line up at the top */
 	for (uint32_t i = 0; i < main->ninputs; i++) {
 		uint32_t vi = main->inputs[i];
@@ -812,8 +836,9 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 	edgemap seen = {0};
 	for (uint32_t e = 0; e < v->nedges; e++) {
 		vedge *ed = &v->edges[e];
-		if (!v->o.shapes || ed->value == OXP_NONE || ed->style == ED_READS)
-			continue;
+		if (!v->o.shapes || ed->value == OXP_NONE || ed->style == ED_READS ||
+		    oxr__io_family_box(v, ed->from) || oxr__io_family_box(v, ed->to))
+			continue; /* a family's terminal says its shape (and count) itself */
 		if (ed->count > 1) {
 			ed->label = oxp_arena_printf(v->arena, "%u tensors", ed->count);
 			continue;
@@ -878,6 +903,7 @@ void oxr__view_free(view *v)
 	free(v->node_hidden);
 	free(v->node_const);
 	free(v->fold);
+	oxr__io_free(v);
 	oxp_arena_free(v->cost_arena);
 	oxp_arena_free(v->arena);
 	memset(v, 0, sizeof(*v));

@@ -506,8 +506,15 @@ async function syncSelection(r, seq) {
   else closeSide();
 }
 
+// A value's box: its terminal, else the family terminal listing it (data-values), else the
+// box it is a row of (an input or output folded by io=fold: text[data-value]).
 function valueEl(v) {
-  return cur.svg ? cur.svg.querySelector(`g.node[data-value="${CSS.escape(v)}"]:not([data-kind^="stub"])`) : null;
+  if (!cur.svg) return null;
+  const q = CSS.escape(v);
+  const row = cur.svg.querySelector(`g.node text[data-value="${q}"]`);
+  return cur.svg.querySelector(`g.node[data-value="${q}"]:not([data-kind^="stub"])`)
+    || cur.svg.querySelector(`g.node[data-values~="${q}"]`)
+    || (row && row.closest('g.node'));
 }
 
 function nameOf(id) {
@@ -839,7 +846,7 @@ $('side-back').addEventListener('click', () => navigate({ tensor: null }));
 const optForm = $('options');
 
 function syncOptionsForm() {
-  for (const k of ['rankdir', 'initializers', 'subgraphs', 'arith', 'quant']) {
+  for (const k of ['rankdir', 'initializers', 'subgraphs', 'arith', 'quant', 'io']) {
     for (const inp of optForm.querySelectorAll(`input[name="${k}"]`)) inp.checked = inp.value === route.opts[k];
   }
   for (const inp of optForm.querySelectorAll('input[name="group"]')) inp.checked = inp.value === (route.opts.group === 'none' ? 'none' : 'auto');

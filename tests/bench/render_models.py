@@ -148,7 +148,7 @@ def gen_scoped100k(path):
     onnx.save(scoped_graph(100, 50, "scoped100k"), path)  # 100,000 nodes
 
 
-def layered_graph(layers, name, vary=0):
+def layered_graph(layers, name, vary=0, cycle=0):
     """A decoder-only transformer as exporters write it (LLaMA-like, opset 17): scopes
     /model/embed_tokens, /model/layers.<i>/{attn,mlp}, /model/norm, /lm_head.  Each layer is
     100 nodes with the op mix of a real export: RMS norms written out (Pow, ReduceMean, Add,
@@ -158,7 +158,8 @@ def layered_graph(layers, name, vary=0):
     Gather, Slice, Neg, Concat), a causal mask built from the sequence length (Greater,
     Where, Expand), Softmax, and a SwiGLU MLP.  Every layer has the same structure; with
     vary=k every k-th layer's MLP uses QuickGELU instead of SiLU (101 nodes; a model whose
-    layers are not all alike).  layers=1000 makes the issue's 1,000-layer model (100,009
+    layers are not all alike); with cycle=k layer i's MLP has i % k Identity nodes more
+    (k different layers in turn: no two alike within k of each other).  layers=1000 makes the issue's 1,000-layer model (100,009
     nodes)."""
     rng = np.random.default_rng(0)
     nodes, inits = [], []
@@ -251,6 +252,8 @@ def layered_graph(layers, name, vary=0):
             act = op(s, "Mul", [g, op(s, "Sigmoid", [op(s, "Mul", [g, c["quick"]])])])
         else:  # SiLU
             act = op(s, "Mul", [g, op(s, "Sigmoid", [g])])
+        for _ in range(i % cycle if cycle else 0):
+            act = op(s, "Identity", [act])
         d = op(s, "MatMul", [op(s, "Mul", [act, u]),
                              weight("layers.%d.down.weight" % i, (FF, D))])
         x = op(s, "Add", [x, d])                                                   # 7 (8)

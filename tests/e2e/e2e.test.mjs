@@ -476,6 +476,36 @@ describe('web page in Chromium', () => {
   });
 
 
+  test('an LLM with a KV cache lands on its compute; a cache input\'s URL selects its box', async () => {
+    const id = await idOf(MODELS.llm.file);
+    await page.goto(`${base}/#/models/${id}`);
+    await graphShown('', id);
+    // what the first view shows: the stack of layers, two cache terminals (not 128 pills)
+    const seen = () => page.evaluate(() => {
+      const vr = document.getElementById('viewport').getBoundingClientRect();
+      return [...document.querySelectorAll('#canvas svg g.node')].filter((g) => {
+        const b = g.getBoundingClientRect();
+        return b.right > vr.left && b.left < vr.right && b.bottom > vr.top && b.top < vr.bottom;
+      }).map((g) => g.querySelector('text').textContent);
+    });
+    let texts = await seen();
+    assert.ok(texts.some((t) => /^layers\.1–31 ×31$/.test(t)), `the stack is in view: ${texts}`);
+    assert.deepEqual(texts.filter((t) => /past_key_values|present\./.test(t)).sort(),
+      ['past_key_values.0–31.{key,value} ×64', 'present.0–31.{key,value} ×64']);
+    await shot('07c-llm-overview');
+    // full detail, a cache input named in the URL: layer 5's attention box is selected
+    const doc = await (await fetch(`${base}/models/${id}/document.json`)).json();
+    const v5 = doc.values.findIndex((v) => v.name === 'past_key_values.5.key');
+    assert.ok(v5 >= 0);
+    await page.goto(`${base}/#/models/${id}?group=none&value=${v5}`);
+    await graphShown('group=none', id);
+    await page.waitForSelector('#canvas svg g.node.selected');
+    const sel = await page.$eval('#canvas svg g.node.selected', (g) => [...g.querySelectorAll('text')].map((t) => t.textContent));
+    assert.ok(sel.includes('/model/layers.5/attn/GroupQueryAttention') && sel.includes('past_key = past_key_values.5.key'), `selected: ${sel}`);
+    texts = await seen();
+    assert.ok(texts.some((t) => /GroupQueryAttention/.test(t)), `the selected box is in view: ${texts}`);
+  });
+
   test('a float32 weight of the transformer: first values, then more on demand', async () => {
     const id = await idOf(TRANSFORMER);
     await page.goto(`${base}/#/models/${id}?tensor=@i1`);

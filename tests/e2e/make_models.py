@@ -152,6 +152,15 @@ def quant_models(folder):
             'negzero_count': int(sum(1 for v in ref if v == 0 and np.signbit(v)))}
 
 
+def llm_model(path):
+    """A 32-layer LLM laid out as onnxruntime-genai exports it (tests/data/llm_models.py):
+    64 past_key_values.N.key/value inputs, 64 present.N.* outputs."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data'))
+    import llm_models
+    onnx.save(llm_models.genai(32), path)
+    return {'file': path}
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -159,7 +168,8 @@ def main():
             'big': big_model(os.path.join(out, 'big10k.onnx')),
             'ext': external_model(out),
             'tensor': tensor_file(out),
-            'quant': quant_models(out)}
+            'quant': quant_models(out),
+            'llm': llm_model(os.path.join(out, 'llm_genai32.onnx'))}
     json.dump(info, sys.stdout)
 
 

@@ -30,7 +30,8 @@
  *    fold.c writes, rebuilt into a scratch box) it always ends with it;
  *  - a scope box's count of nodes is the number of drawn nodes that map to it; a run's box
  *    ("layers.0–47 ×48") has as many members as its header says, and its nodes are the
- *    first member's times the members (repeats have the same structure);
+ *    first member's times the members (repeats have the same structure); a run of a
+ *    period ("features.5.0–5 ×3 (2 blocks)") the first period's times the repetitions;
  *  - the layout JSON of the view parses (jansson) with one node per box, one edge per edge,
  *    one cluster per cluster, each box's rows in order with their text;
  *  - oxr__text / oxr__text_tail give valid printable UTF-8 of at most max characters plus
@@ -269,14 +270,18 @@ static void check_group_box(const view *v, uint32_t bi)
 	check_opt_text(b->open_all);
 	const char *count = b->rows[2].text;
 	uint32_t mapped = mapped_to(v, bi);
-	if (b->open_all != NULL) { /* a run: "layers.0–47 ×48", "N nodes · … each" */
+	if (b->open_all != NULL) { /* a run: "layers.0–47 ×48", "N nodes · … each", or of a
+	                             * period: "features.5.0–5 ×3 (2 blocks)", "… per period" */
 		FZ_CHECK(b->members >= 2);
 		const char *x = strstr(b->rows[0].text, " \xc3\x97");
 		long said = x ? strtol(x + 3, NULL, 10) : -1;
+		const char *p = x ? strstr(x, " (") : NULL;
+		long period = p ? strtol(p + 2, NULL, 10) : 1;
 		if (!ends_with(b->rows[0].text, ELLIPSIS))
-			FZ_CHECK(said == (long)b->members);
+			FZ_CHECK(said >= 2 && said * period == (long)b->members);
 		long each = row_number(count, " node");
-		FZ_CHECK(each >= 1 && (uint64_t)each * b->members == mapped);
+		FZ_CHECK(each >= 1 && period >= 1 && period <= 3 && b->members % (uint32_t)period == 0 &&
+		         (uint64_t)each * (b->members / (uint32_t)period) == mapped);
 	} else if (strstr(count, " scopes \xc2\xb7 ") != NULL) { /* a range */
 		FZ_CHECK(row_number(count, " scopes") == (long)b->members);
 		FZ_CHECK(row_number(count, " node") == (long)mapped);

@@ -258,8 +258,9 @@ def test_open(tmp):
 
 
 def test_ranges(tmp):
-    # 120 layers, every other one different: 120 boxes would be too many for one level
-    m = render_models.layered_graph(120, "ranges", vary=2)
+    # 120 layers, four kinds in turn (no period of 2 or 3): 120 boxes would be too many
+    # for one level
+    m = render_models.layered_graph(120, "ranges", cycle=4)
     d = draw(tmp, m)
     ranges = [b for b in d.groups() if b["group"] and ".." in b["group"] and not b["open_all"]]
     check(len(ranges) == 12, "ranges: 12 range boxes, got %s" % [b["group"] for b in d.groups()])
@@ -288,6 +289,42 @@ def test_ranges(tmp):
           "group=1: the named member's range opens")
     check(len([b for b in d.groups() if b["group"] and ".." in b["group"]]) == 11,
           "group=1: the other 11 ranges stay closed: %s" % sorted(b["group"] for b in d.groups()))
+
+
+def test_periods(tmp):
+    # layers alternating two kinds (every other MLP QuickGELU): one stack of the period
+    m = render_models.layered_graph(12, "period", vary=2)
+    d = draw(tmp, m, "--group=2")
+    runs = d.runs()
+    check(len(runs) == 1 and runs[0]["texts"][0] == "layers.0\u201311 \u00d76 (2 blocks)"
+          and runs[0]["members"] == "12" and runs[0]["group"] == "/model/layers.0..1"
+          and runs[0]["open_all"] == "/model/layers.0..11/*",
+          "period 2: one run: %s" % [(b["texts"][:1], b["group"], b["members"]) for b in runs])
+    check(runs and "per period" in runs[0]["texts"][2], "period 2: summary per period: %r" %
+          (runs[0]["texts"] if runs else None))
+    # opening it shows one period, block by block (each a group that opens), the rest a run
+    d = draw(tmp, m, "--group=2", "--expand=/model/layers.0..1")
+    got = sorted((b["group"], b["members"], b["texts"][0]) for b in d.groups()
+                 if b["group"].startswith("/model/layers."))
+    check(got == [("/model/layers.0", None, "layers.0"), ("/model/layers.1", None, "layers.1"),
+                  ("/model/layers.2..3", "10", "layers.2\u201311 \u00d75 (2 blocks)")],
+          "period open: A, B and the rest: %s" % got)
+    # period 3 (every third layer different, starting A B B: no neighbours alike first)
+    m = render_models.layered_graph(9, "period3", cycle=3)
+    runs = draw(tmp, m, "--group=2").runs()
+    check(len(runs) == 1 and runs[0]["texts"][0] == "layers.0\u20138 \u00d73 (3 blocks)",
+          "period 3: one run: %s" % [b["texts"][:1] for b in runs])
+    # exact match only: one layer of the period changed breaks it (A B A B' A B)
+    def tweak(i, spec):
+        if i % 2 == 1:
+            spec["alpha"] = 0.2  # B: another LeakyRelu slope
+        if i == 7:
+            spec["bias_shape"] = (1, D)
+    d = draw(tmp, chain_model(12, tweak), "--group=2")
+    got = [b["texts"][0] for b in d.groups() if b["group"].startswith("/model/layers.")]
+    check(sorted(got) == sorted(["layers.0\u20135 \u00d73 (2 blocks)", "layers.6", "layers.7",
+                                 "layers.8\u201311 \u00d72 (2 blocks)"]),
+          "period broken by one block: %s" % got)
 
 
 def test_big_stack(tmp):
@@ -334,8 +371,8 @@ def test_summaries(tmp):
 
 def main():
     with tempfile.TemporaryDirectory(prefix="onnxviz-repeats-") as tmp:
-        for t in (test_identical, test_differences, test_open, test_ranges, test_big_stack,
-                  test_summaries):
+        for t in (test_identical, test_differences, test_open, test_ranges, test_periods,
+                  test_big_stack, test_summaries):
             before = len(failures)
             t(tmp)
             print("%-18s %s" % (t.__name__, "ok" if len(failures) == before else "FAILED"))

@@ -274,7 +274,8 @@ static void assert_ints(json_t *arr, const int64_t *want, size_t n)
  * Options
  */
 static const char DEFAULT_KEY[] = "rankdir=TB&initializers=fold&subgraphs=collapse&group=auto&"
-                                  "expand=&depth=0&shapes=on&attrs=key&arith=fold&unfold=&quant=fold&dims=";
+                                  "expand=&depth=0&shapes=on&attrs=key&arith=fold&unfold=&quant=fold&dims="
+                                  "&io=fold";
 
 static void key_of(const oxr_options *o, char *buf, size_t size)
 {
@@ -323,6 +324,7 @@ static const accepted accepts[] = {
     {"unfold", "", "unfold="}, {"unfold", "n12", "unfold=n12"},
     {"unfold", "n12,n3.then_branch.n0,f2.n5,n7.a1.0.n2", "unfold=n12,n3.then_branch.n0,f2.n5,n7.a1.0.n2"},
     {"quant", "nodes", "&quant=nodes"},
+    {"io", "fold", "&io=fold"}, {"io", "nodes", "&io=nodes"},
 };
 
 static void test_options_accepted(void **state)
@@ -384,6 +386,7 @@ static const rejected rejects[] = {
     {"expand", "\xc3"}, {"expand", "\xff"}, {"expand", "\xed\xa0\x80"}, {"expand", "\xc2\x85"},
     {"expand", "nl\n"}, {"depth", ""}, {"depth", "-1"}, {"depth", "65"},
     {"quant", ""}, {"quant", "Fold"}, {"quant", "on"}, {"quant", "fold "},
+    {"io", ""}, {"io", "Fold"}, {"io", "terminals"}, {"io", "nodes "},
     {"depth", "1.5"}, {"depth", "x"}, {"depth", "1000"}, {"shapes", ""}, {"shapes", "ON"},
     {"shapes", "maybe"}, {"shapes", "2"}, {"attrs", ""}, {"attrs", "3"}, {"attrs", "some"},
     {"attrs", "-1"}, {"attrs", "ALL"}, {"arith", ""}, {"arith", "Fold"}, {"arith", "boxes"},
@@ -497,11 +500,12 @@ static void test_option_names(void **state)
 	(void)state;
 	static const char *const want[] = {"rankdir", "initializers", "subgraphs", "group",
 	                                   "expand",  "depth",        "shapes",    "attrs",
-	                                   "arith",   "unfold",       "quant",     "dims"};
+	                                   "arith",   "unfold",       "quant",     "dims",
+	                                   "io"};
 	size_t n = 0;
 	while (oxr_option_names[n] != NULL)
 		n++;
-	assert_int_equal(n, 12);
+	assert_int_equal(n, 13);
 	char key[2048];
 	oxr_options o;
 	oxr_options_default(&o);
