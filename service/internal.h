@@ -467,6 +467,8 @@ bool oxs_upload_data(oxs_req *r, const char *data, size_t size);
 void oxs_upload_end(oxs_req *r);
 void oxs_upload_cleanup(oxs_req *r);
 
+/* Load libmicrohttpd (once; service/mhd.c): false with the reason in err (may be NULL). */
+bool oxs_mhd_load(char *err, size_t errsize);
 /* Daemon lifetime (http.c).  listen: on cfg.bind/port; else without a listening socket,
  * fed by oxs_server_add_connection. */
 int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize);
