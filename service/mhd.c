@@ -15,7 +15,6 @@
  */
 #include "service/internal.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,10 +32,13 @@ OXST_DLOPEN_NOTE(mhd, "serve", "the HTTP service (onnxviz serve)", MHD_SONAME);
 	X(add_response_header) X(destroy_response) X(create_post_processor)                \
 	X(post_process) X(destroy_post_processor)
 
-static struct {
+static union {
+	struct {
 #define X(name) __typeof__(MHD_##name) *name;
-	MHD_FNS(X)
+		MHD_FNS(X)
 #undef X
+	};
+	void *slot[0 MHD_FNS(OXST_DLOPEN_SLOT)];
 } lib;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -45,19 +47,9 @@ static char load_err[300];
 
 static void load(void)
 {
-	void *so = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-	bool ok = so != NULL;
-#define X(name)                                                                          \
-	if (ok && (*(void **)&lib.name = dlsym(so, "MHD_" #name)) == NULL)                  \
-		ok = false;
-	MHD_FNS(X)
-#undef X
-	if (!ok) {
-		const char *e = dlerror();
-		snprintf(load_err, sizeof(load_err), "cannot load %s: %s", MHD_SONAME,
-		         e != NULL ? e : "a symbol is missing");
-	}
-	loaded = ok;
+	static const char *const names[] = {MHD_FNS(OXST_DLOPEN_NAME)};
+	loaded = oxst_dlopen(MHD_SONAME, "MHD_", names, lib.slot, sizeof(names) / sizeof(names[0]),
+	                      load_err, sizeof(load_err));
 }
 
 bool oxs_mhd_load(char *err, size_t errsize)

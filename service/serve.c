@@ -160,7 +160,7 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	        "limit", "");
 #endif
 
-	if (!oxs_mhd_load(err, errsize))
+	if (!oxs_mhd_load(err, errsize) || !oxst_crypto_load(err, errsize))
 		return -1;
 	/* the store logs and counts its object store requests through the service's */
 	static const oxst_hooks hooks = {.log = oxs_log, .request = oxs_metrics_store};

@@ -294,6 +294,20 @@ void oxst_set_hooks(const oxst_hooks *h);
 	} var##_dlopen_note = {4, sizeof(OXST_DLOPEN_JSON(feature, description, soname)),   \
 	                       0x407c0c0a, "FDO", OXST_DLOPEN_JSON(feature, description, soname)}
 
+/* Open soname (dlopen) and look up prefix + names[i] into slots[i] for i < n (the
+ * loaders of libcurl, libmicrohttpd, libcrypto: a union of their functions' struct and
+ * this array of slots).  False with the reason in err. */
+bool oxst_dlopen(const char *soname, const char *prefix, const char *const *names,
+                 void **slots, size_t n, char *err, size_t errsize);
+/* For a loader's X-macro list of functions: their names, and their count. */
+#define OXST_DLOPEN_NAME(name) #name,
+#define OXST_DLOPEN_SLOT(name) +1
+
+/* Load libcrypto (once; store/crypto.c: the program's EVP_* calls go through it): false
+ * with the reason in err (may be NULL).  A hash without it stops the program; the server
+ * calls this at start to fail there instead. */
+bool oxst_crypto_load(char *err, size_t errsize);
+
 /* ---------------------------------------------------------------------------------------
  * An S3 client (s3client.c): path-style (custom endpoints) or virtual-hosted (AWS) requests
  * signed by libcurl (CURLOPT_AWS_SIGV4) with the payload's SHA-256 in

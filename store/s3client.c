@@ -20,7 +20,6 @@
 #include "store/internal.h"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <openssl/evp.h>
@@ -313,10 +312,13 @@ int64_t oxst_iso8601(const char *s)
 #define LIBCURL_FNS(X)                                                                   \
 	X(global_init) X(easy_init) X(easy_cleanup) X(easy_reset) X(easy_setopt)         \
 	X(easy_getinfo) X(easy_perform) X(easy_strerror) X(slist_append) X(slist_free_all)
-static struct {
+static union {
+	struct {
 #define X(name) __typeof__(curl_##name) *name;
-	LIBCURL_FNS(X)
+		LIBCURL_FNS(X)
 #undef X
+	};
+	void *slot[0 LIBCURL_FNS(OXST_DLOPEN_SLOT)];
 } libcurl;
 
 OXST_DLOPEN_NOTE(libcurl, "s3", "the S3 store and models registered by reference",
@@ -328,18 +330,10 @@ static char global_err[256];
 
 static void global_init(void)
 {
-	void *so = dlopen(LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
-	bool ok = so != NULL;
-#define X(name)                                                                          \
-	if (ok && (*(void **)&libcurl.name = dlsym(so, "curl_" #name)) == NULL)          \
-		ok = false;
-	LIBCURL_FNS(X)
-#undef X
-	if (!ok) {
-		const char *e = dlerror();
-		snprintf(global_err, sizeof(global_err), "cannot load %s: %s", LIBCURL_SONAME,
-		         e != NULL ? e : "a symbol is missing");
-	} else if (libcurl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+	static const char *const names[] = {LIBCURL_FNS(OXST_DLOPEN_NAME)};
+	bool ok = oxst_dlopen(LIBCURL_SONAME, "curl_", names, libcurl.slot,
+	                      sizeof(names) / sizeof(names[0]), global_err, sizeof(global_err));
+	if (ok && libcurl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(global_err, sizeof(global_err), "curl_global_init failed");
 		ok = false;
 	}
