@@ -507,6 +507,8 @@ void oxs_resumable_cleanup(oxs_req *r);
 bool oxs_resumable_moved(oxs_resumable *rs, const char *id, char full[OXST_ID_LEN + 1]);
 void oxs_resumable_metrics(oxs_server *srv, oxr_buf *o);
 
+/* Load libmicrohttpd (once; service/mhd.c): false with the reason in err (may be NULL). */
+bool oxs_mhd_load(char *err, size_t errsize);
 /* Daemon lifetime (http.c).  listen: on cfg.bind/port; else without a listening socket,
  * fed by oxs_server_add_connection. */
 int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize);

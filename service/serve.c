@@ -161,6 +161,8 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	        "limit", "");
 #endif
 
+	if (!oxs_mhd_load(err, errsize) || !oxst_crypto_load(err, errsize))
+		return -1;
 	/* the store logs and counts its object store requests through the service's */
 	static const oxst_hooks hooks = {.log = oxs_log, .request = oxs_metrics_store};
 	oxst_set_hooks(&hooks);
@@ -192,7 +194,8 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	if (c->source_buckets[0] != '\0') {
 		/* models registered by reference are read with the AWS_* configuration */
 		oxst_s3_config sc;
-		if (!oxst_s3_config_env(&sc, environ, c->s3_timeout, err, errsize))
+		if (!oxst_s3_config_env(&sc, environ, c->s3_timeout, err, errsize) ||
+		    !oxst_s3_load(err, errsize))
 			return -1;
 		srv->s3 = oxst_s3_new(&sc);
 		OPENSSL_cleanse(&sc, sizeof(sc));

@@ -284,6 +284,38 @@ typedef struct oxst_hooks {
 void oxst_set_hooks(const oxst_hooks *h);
 
 /* ---------------------------------------------------------------------------------------
+ * Libraries loaded when first needed
+ */
+/* Names a library loaded with dlopen (libcurl here, libmicrohttpd in service/mhd.c) in the
+ * binary's .note.dlopen section (the ELF dlopen
+ * metadata of systemd.io/ELF_DLOPEN_METADATA: owner "FDO", type 0x407c0c0a, a JSON array),
+ * so that tools — the image check (tests/docker/run.sh) — see it as a dependency. */
+#define OXST_DLOPEN_JSON(feature, description, soname)                                    \
+	"[{\"soname\":[\"" soname "\"],\"feature\":\"" feature "\",\"description\":\"" \
+	description "\",\"priority\":\"required\"}]"
+#define OXST_DLOPEN_NOTE(var, feature, description, soname)                               \
+	__attribute__((used, section(".note.dlopen"), aligned(4))) static const struct {      \
+		uint32_t namesz, descsz, type;                                               \
+		char name[4];                                                                \
+		char desc[(sizeof(OXST_DLOPEN_JSON(feature, description, soname)) + 3) & ~3u]; \
+	} var##_dlopen_note = {4, sizeof(OXST_DLOPEN_JSON(feature, description, soname)),   \
+	                       0x407c0c0a, "FDO", OXST_DLOPEN_JSON(feature, description, soname)}
+
+/* Open soname (dlopen) and look up prefix + names[i] into slots[i] for i < n (the
+ * loaders of libcurl, libmicrohttpd, libcrypto: a union of their functions' struct and
+ * this array of slots).  False with the reason in err. */
+bool oxst_dlopen(const char *soname, const char *prefix, const char *const *names,
+                 void **slots, size_t n, char *err, size_t errsize);
+/* For a loader's X-macro list of functions: their names, and their count. */
+#define OXST_DLOPEN_NAME(name) #name,
+#define OXST_DLOPEN_SLOT(name) +1
+
+/* Load libcrypto (once; store/crypto.c: the program's EVP_* calls go through it): false
+ * with the reason in err (may be NULL).  A hash without it stops the program; the server
+ * calls this at start to fail there instead. */
+bool oxst_crypto_load(char *err, size_t errsize);
+
+/* ---------------------------------------------------------------------------------------
  * An S3 client (s3client.c): path-style (custom endpoints) or virtual-hosted (AWS) requests
  * signed by libcurl (CURLOPT_AWS_SIGV4) with the payload's SHA-256 in
  * x-amz-content-sha256, so the object store refuses a body that changed on the way.
@@ -311,7 +343,11 @@ bool oxst_s3_config_env(oxst_s3_config *c, char *const *envp, unsigned timeout, 
 bool oxst_s3_url_parse(const char *url, char *bucket, size_t bsize, char *prefix, size_t psize);
 
 typedef struct oxst_s3 oxst_s3;
-/* NULL when out of memory.  Calls curl_global_init the first time (before threads). */
+/* Load libcurl (once; dlopen, see s3client.c): false with the reason in err (may be NULL)
+ * when it cannot be loaded.  oxst_s3_new calls it; callers call it first for the message. */
+bool oxst_s3_load(char *err, size_t errsize);
+/* NULL when out of memory or libcurl cannot be loaded.  Loads libcurl and calls
+ * curl_global_init the first time (before threads). */
 oxst_s3 *oxst_s3_new(const oxst_s3_config *c);
 void oxst_s3_free(oxst_s3 *c);
 /* From now on requests end at once (OXST_E_UNAVAILABLE), those running included: for a

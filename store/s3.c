@@ -1187,6 +1187,10 @@ oxst_status oxst_s3_open(oxst_store **out, const oxst_s3_options *opt, char *err
 	oxst_s3_config cfg;
 	if (!oxst_s3_config_env(&cfg, opt->envp, opt->timeout, err, errsize))
 		return OXST_E_INVALID;
+	if (!oxst_s3_load(err, errsize)) {
+		OPENSSL_cleanse(&cfg, sizeof(cfg));
+		return OXST_E_IO;
+	}
 	s3_store *s = calloc(1, sizeof(*s));
 	if (s == NULL) {
 		snprintf(err, errsize, "out of memory");

@@ -304,18 +304,53 @@ int64_t oxst_iso8601(const char *s)
 /* ---------------------------------------------------------------------------------------
  * The client
  */
+/* libcurl is loaded (dlopen) when the first client is made, not linked: only an S3 store
+ * or models registered by reference use it, and its ~30 libraries (TLS, Kerberos, LDAP,
+ * SSH, ...) would otherwise be mapped and relocated by every run of the program
+ * (docs/decisions.md).  The binary names it in its .note.dlopen note for the image check. */
+#define LIBCURL_SONAME "libcurl.so.4"
+#define LIBCURL_FNS(X)                                                                   \
+	X(global_init) X(easy_init) X(easy_cleanup) X(easy_reset) X(easy_setopt)         \
+	X(easy_getinfo) X(easy_perform) X(easy_strerror) X(slist_append) X(slist_free_all)
+static union {
+	struct {
+#define X(name) __typeof__(curl_##name) *name;
+		LIBCURL_FNS(X)
+#undef X
+	};
+	void *slot[0 LIBCURL_FNS(OXST_DLOPEN_SLOT)];
+} libcurl;
+
+OXST_DLOPEN_NOTE(libcurl, "s3", "the S3 store and models registered by reference",
+                 LIBCURL_SONAME);
+
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static bool global_ok;
+static char global_err[256];
 
 static void global_init(void)
 {
-	global_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+	static const char *const names[] = {LIBCURL_FNS(OXST_DLOPEN_NAME)};
+	bool ok = oxst_dlopen(LIBCURL_SONAME, "curl_", names, libcurl.slot,
+	                      sizeof(names) / sizeof(names[0]), global_err, sizeof(global_err));
+	if (ok && libcurl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(global_err, sizeof(global_err), "curl_global_init failed");
+		ok = false;
+	}
+	global_ok = ok;
+}
+
+bool oxst_s3_load(char *err, size_t errsize)
+{
+	pthread_once(&global_once, global_init);
+	if (!global_ok && err != NULL)
+		snprintf(err, errsize, "%s", global_err);
+	return global_ok;
 }
 
 oxst_s3 *oxst_s3_new(const oxst_s3_config *cfg)
 {
-	pthread_once(&global_once, global_init);
-	if (!global_ok)
+	if (!oxst_s3_load(NULL, 0))
 		return NULL;
 	oxst_s3 *c = calloc(1, sizeof(*c));
 	if (c == NULL)
@@ -331,7 +366,7 @@ void oxst_s3_free(oxst_s3 *c)
 	if (c == NULL)
 		return;
 	for (size_t i = 0; i < c->npool; i++)
-		curl_easy_cleanup(c->pool[i]);
+		libcurl.easy_cleanup(c->pool[i]);
 	/* the secrets do not outlive the client in this process's memory */
 	OPENSSL_cleanse(&c->cfg, sizeof(c->cfg));
 	pthread_mutex_destroy(&c->mu);
@@ -345,7 +380,7 @@ static CURL *handle_get(oxst_s3 *c)
 	if (c->npool > 0)
 		h = c->pool[--c->npool];
 	pthread_mutex_unlock(&c->mu);
-	return h != NULL ? h : curl_easy_init();
+	return h != NULL ? h : libcurl.easy_init();
 }
 
 static void handle_put(oxst_s3 *c, CURL *h)
@@ -357,7 +392,7 @@ static void handle_put(oxst_s3 *c, CURL *h)
 	}
 	pthread_mutex_unlock(&c->mu);
 	if (h != NULL)
-		curl_easy_cleanup(h);
+		libcurl.easy_cleanup(h);
 }
 
 void oxst_s3_req_init(oxst_s3_req *r, int op, const char *method, const char *bucket,
@@ -440,7 +475,7 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 	oxst_s3_req *r = x->r;
 	size_t n = size * nmemb;
 	long code = 0;
-	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
+	libcurl.easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
 	if (code < 200 || code > 299) {
 		/* an error's body: kept (bounded) for its <Code> */
 		size_t k = n < sizeof(x->errbody) - 1 - x->errlen ? n : sizeof(x->errbody) - 1 - x->errlen;
@@ -683,13 +718,13 @@ oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 	snprintf(h_sha, sizeof(h_sha), "x-amz-content-sha256: %s",
 	         body_sha ? body_sha : EMPTY_SHA256);
 	snprintf(h_tok, sizeof(h_tok), "x-amz-security-token: %s", c->cfg.token);
-	struct curl_slist *hl = curl_slist_append(NULL, h_sha);
+	struct curl_slist *hl = libcurl.slist_append(NULL, h_sha);
 	struct curl_slist *t = hl;
 	if (t != NULL && r->if_none_match != NULL)
-		t = curl_slist_append(hl, strcmp(r->if_none_match, "*") == 0 ? "if-none-match: *"
+		t = libcurl.slist_append(hl, strcmp(r->if_none_match, "*") == 0 ? "if-none-match: *"
 		                                                             : "if-none-match: \"\"");
 	if (t != NULL && c->cfg.token[0] != '\0')
-		t = curl_slist_append(hl, h_tok);
+		t = libcurl.slist_append(hl, h_tok);
 	OPENSSL_cleanse(h_tok, sizeof(h_tok));
 	CURL *h = t != NULL ? handle_get(c) : NULL;
 	xfer *x = h != NULL ? calloc(1, sizeof(*x)) : NULL;
@@ -699,7 +734,7 @@ oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 		free(x);
 		if (h != NULL)
 			handle_put(c, h);
-		curl_slist_free_all(hl);
+		libcurl.slist_free_all(hl);
 		oxr_buf_free(&url);
 		return OXST_E_NOMEM;
 	}
@@ -725,45 +760,45 @@ oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 		}
 		if (r->out != NULL)
 			r->out->len = 0;
-		curl_easy_reset(h);
-		curl_easy_setopt(h, CURLOPT_URL, url.data);
-		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
-		curl_easy_setopt(h, CURLOPT_USERNAME, c->cfg.access);
-		curl_easy_setopt(h, CURLOPT_PASSWORD, c->cfg.secret);
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
-		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)c->cfg.timeout * 1000L);
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->cfg.timeout);
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)cap_ms);
-		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-		curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
-		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-		curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
-		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-		curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
-		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+		libcurl.easy_reset(h);
+		libcurl.easy_setopt(h, CURLOPT_URL, url.data);
+		libcurl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+		libcurl.easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
+		libcurl.easy_setopt(h, CURLOPT_USERNAME, c->cfg.access);
+		libcurl.easy_setopt(h, CURLOPT_PASSWORD, c->cfg.secret);
+		libcurl.easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+		libcurl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)c->cfg.timeout * 1000L);
+		libcurl.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		libcurl.easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->cfg.timeout);
+		libcurl.easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)cap_ms);
+		libcurl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+		libcurl.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+		libcurl.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+		libcurl.easy_setopt(h, CURLOPT_WRITEDATA, x);
+		libcurl.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+		libcurl.easy_setopt(h, CURLOPT_HEADERDATA, x);
+		libcurl.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+		libcurl.easy_setopt(h, CURLOPT_XFERINFODATA, c);
+		libcurl.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 		if (strcmp(r->method, "HEAD") == 0) {
-			curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+			libcurl.easy_setopt(h, CURLOPT_NOBODY, 1L);
 		} else if (has_body) {
-			curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-			curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)body);
-			curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
-			curl_easy_setopt(h, CURLOPT_READDATA, x);
-			curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, on_seek);
-			curl_easy_setopt(h, CURLOPT_SEEKDATA, x);
+			libcurl.easy_setopt(h, CURLOPT_UPLOAD, 1L);
+			libcurl.easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)body);
+			libcurl.easy_setopt(h, CURLOPT_READFUNCTION, on_read);
+			libcurl.easy_setopt(h, CURLOPT_READDATA, x);
+			libcurl.easy_setopt(h, CURLOPT_SEEKFUNCTION, on_seek);
+			libcurl.easy_setopt(h, CURLOPT_SEEKDATA, x);
 			if (strcmp(r->method, "PUT") != 0)
-				curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
+				libcurl.easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
 		} else if (strcmp(r->method, "GET") != 0) {
-			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
+			libcurl.easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
 		}
 		uint64_t t0 = oxst_now_ns();
-		CURLcode rc = curl_easy_perform(h);
+		CURLcode rc = libcurl.easy_perform(h);
 		uint64_t ns = oxst_now_ns() - t0;
 		long code = 0;
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+		libcurl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 		r->status = rc == CURLE_OK ? code : 0;
 		if (x->errlen > 0) {
 			const char *p = x->errbody;
@@ -781,7 +816,7 @@ oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 		if (rc != CURLE_OK && !retry) {
 			/* a local failure (the spool file could not be read, a bad URL) */
 			oxst_count_request(r->op, ns, OXST_REQ_ERROR);
-			log_failure(r, curl_easy_strerror(rc), attempt, true);
+			log_failure(r, libcurl.easy_strerror(rc), attempt, true);
 			st = rc == CURLE_READ_ERROR ||
 			             (rc == CURLE_ABORTED_BY_CALLBACK && !atomic_load(&c->cancelled))
 			         ? OXST_E_IO
@@ -806,7 +841,7 @@ oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 		oxst_count_request(r->op, ns, last ? OXST_REQ_FAILED : OXST_REQ_RETRIED);
 		char what[200];
 		if (rc != CURLE_OK)
-			snprintf(what, sizeof(what), "%s", curl_easy_strerror(rc));
+			snprintf(what, sizeof(what), "%s", libcurl.easy_strerror(rc));
 		else
 			snprintf(what, sizeof(what), "%s", r->code[0] ? r->code : "server error");
 		log_failure(r, what, attempt, last);
@@ -828,7 +863,7 @@ oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 	EVP_MD_CTX_free(x->md);
 	free(x);
 	handle_put(c, h);
-	curl_slist_free_all(hl);
+	libcurl.slist_free_all(hl);
 	oxr_buf_free(&url);
 	return st;
 }

@@ -712,6 +712,16 @@ devpk=$(chroot "$RFS" dpkg-query -W -f='${Package}\n' | grep -E -- '-dev$|^(gcc|
 missing=$(chroot "$RFS" /usr/bin/ldd "${ENTRY[0]}" 2>&1 | grep 'not found' | tr '\n' ' ' || true)
 [ -z "$missing" ] && ok "ldd ${ENTRY[0]} inside the image: every library found" ||
 	bad "ldd inside the image: $missing"
+for so in $(dlopen_sonames "$RFS${ENTRY[0]}"); do
+	path=$(chroot "$RFS" /sbin/ldconfig -p | awk -v so="$so" '$1 == so && !found { print $NF; found = 1 }')
+	if [ -z "$path" ]; then
+		bad "$so (dlopened by ${ENTRY[0]}) is not in the image"
+	else
+		missing=$(chroot "$RFS" /usr/bin/ldd "$path" 2>&1 | grep 'not found' | tr '\n' ' ' || true)
+		[ -z "$missing" ] && ok "$so (dlopened) inside the image: $path, every library found" ||
+			bad "ldd $path inside the image: $missing"
+	fi
+done
 [ -f "$RFS$GVCONFIG" ] && ok "libgvc6's trigger wrote $GVCONFIG during the install" ||
 	bad "$GVCONFIG missing after the install"
 

@@ -142,3 +142,10 @@ for n, u in re.findall(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|ns)", v):
 print(int(secs))
 PY
 }
+
+# dlopen_sonames BIN: the sonames BIN's .note.dlopen section names (the ELF dlopen metadata,
+# systemd.io/ELF_DLOPEN_METADATA: JSON arrays of {"soname": [...], ...}), one per line.
+dlopen_sonames() {
+	readelf -p .note.dlopen "$1" 2>/dev/null | grep -o '"soname":\[[^]]*\]' |
+		grep -o '"lib[^"]*"' | tr -d '"' | sort -u
+}

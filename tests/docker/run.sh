@@ -207,13 +207,28 @@ pkg_of() { # path -> the Debian package owning it
 	return 1
 }
 ldd "$BIN" >"$tmp/ldd" 2>&1 || bad "ldd $BIN failed: $(cat "$tmp/ldd")"
+readelf -d "$BIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' >"$tmp/needed"
+# Libraries the binary loads with dlopen (libcurl, when an S3 store is used) are named in
+# its .note.dlopen section (systemd.io/ELF_DLOPEN_METADATA): they count as linked
+# directly, and what they load in turn as the binary's libraries too.
+dlopen_sonames "$BIN" >"$tmp/dlopen"
+[ -s "$tmp/dlopen" ] && ok "dlopened libraries named in .note.dlopen: $(tr '\n' ' ' <"$tmp/dlopen")"
+while read -r so; do
+	path=$(ldconfig -p | awk -v so="$so" '$1 == so && !found { print $NF; found = 1 }')
+	if [ -z "$path" ]; then
+		bad "$so (dlopened) is not installed here"
+		continue
+	fi
+	echo "$so" >>"$tmp/needed"
+	printf '\t%s => %s (dlopen)\n' "$so" "$path" >>"$tmp/ldd"
+	ldd "$path" >>"$tmp/ldd" 2>&1 || bad "ldd $path failed"
+done <"$tmp/dlopen"
 if grep -q 'not found' "$tmp/ldd"; then
 	bad "ldd: unresolved libraries: $(grep 'not found' "$tmp/ldd" | tr '\n' ' ')"
 fi
 # "soname => /path (addr)" or "/path (addr)" (the interpreter); the vDSO has no file.
 awk '/=>/ { if ($3 ~ /^\//) print $1 "\t" $3; next } $1 ~ /^\// { print $1 "\t" $1 }' \
-	"$tmp/ldd" >"$tmp/libs"
-readelf -d "$BIN" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' >"$tmp/needed"
+	"$tmp/ldd" | sort -u >"$tmp/libs"
 cut -f2 "$tmp/libs" | while read -r path; do spellings "$path"; done | sort -u >"$tmp/spellings"
 # shellcheck disable=SC2046 # one argument per path
 dpkg -S $(cat "$tmp/spellings") 2>/dev/null | awk '

@@ -1,0 +1,120 @@
+/*
+ * crypto.c — libcrypto (OpenSSL), loaded on the first hash rather than linked.
+ *
+ * The store and the service hash with SHA-256 (ids, ETags, tokens), but the CLI's
+ * commands mostly do not: a linked libcrypto (21,000 relocations) was the largest part
+ * of the program's start-up once libcurl and libmicrohttpd were loaded on use
+ * (docs/decisions.md, docs/bench.md).  This file defines the nine OpenSSL functions the
+ * program calls, each forwarding to the library's own, which the first call loads
+ * (dlopen) and looks up (dlsym) once.  Callers keep calling EVP_* as before.  Should the
+ * library be missing (the package is a dependency of the image and of the build), the
+ * first call stops the program with the reason: there is no id without a hash.  The
+ * server loads it at start (oxst_crypto_load) so that it fails there instead.
+ */
+#include "store/internal.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CRYPTO_SONAME "libcrypto.so.3"
+
+OXST_DLOPEN_NOTE(crypto, "hash", "SHA-256 of models, ETags and tokens", CRYPTO_SONAME);
+
+#define CRYPTO_FNS(X)                                                                    \
+	X(EVP_sha256) X(EVP_MD_CTX_new) X(EVP_MD_CTX_free) X(EVP_DigestInit_ex)           \
+	X(EVP_DigestUpdate) X(EVP_DigestFinal_ex) X(EVP_Digest) X(OPENSSL_cleanse)         \
+	X(CRYPTO_memcmp)
+
+static union {
+	struct {
+#define X(name) __typeof__(name) *name;
+		CRYPTO_FNS(X)
+#undef X
+	};
+	void *slot[0 CRYPTO_FNS(OXST_DLOPEN_SLOT)];
+} lib;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static bool loaded;
+static char load_err[300];
+
+static void load(void)
+{
+	static const char *const names[] = {CRYPTO_FNS(OXST_DLOPEN_NAME)};
+	loaded = oxst_dlopen(CRYPTO_SONAME, "", names, lib.slot, sizeof(names) / sizeof(names[0]),
+	                      load_err, sizeof(load_err));
+}
+
+bool oxst_crypto_load(char *err, size_t errsize)
+{
+	pthread_once(&once, load);
+	if (!loaded && err != NULL)
+		snprintf(err, errsize, "%s", load_err);
+	return loaded;
+}
+
+static void need(void)
+{
+	if (!oxst_crypto_load(NULL, 0)) {
+		fprintf(stderr, "onnxviz: %s\n", load_err);
+		abort();
+	}
+}
+
+const EVP_MD *EVP_sha256(void)
+{
+	need();
+	return lib.EVP_sha256();
+}
+
+EVP_MD_CTX *EVP_MD_CTX_new(void)
+{
+	need();
+	return lib.EVP_MD_CTX_new();
+}
+
+void EVP_MD_CTX_free(EVP_MD_CTX *ctx)
+{
+	need();
+	lib.EVP_MD_CTX_free(ctx);
+}
+
+int EVP_DigestInit_ex(EVP_MD_CTX *ctx, const EVP_MD *type, ENGINE *impl)
+{
+	need();
+	return lib.EVP_DigestInit_ex(ctx, type, impl);
+}
+
+int EVP_DigestUpdate(EVP_MD_CTX *ctx, const void *d, size_t cnt)
+{
+	need();
+	return lib.EVP_DigestUpdate(ctx, d, cnt);
+}
+
+int EVP_DigestFinal_ex(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *s)
+{
+	need();
+	return lib.EVP_DigestFinal_ex(ctx, md, s);
+}
+
+int EVP_Digest(const void *data, size_t count, unsigned char *md, unsigned int *size,
+               const EVP_MD *type, ENGINE *impl)
+{
+	need();
+	return lib.EVP_Digest(data, count, md, size, type, impl);
+}
+
+void OPENSSL_cleanse(void *ptr, size_t len)
+{
+	need();
+	lib.OPENSSL_cleanse(ptr, len);
+}
+
+int CRYPTO_memcmp(const void *in_a, const void *in_b, size_t len)
+{
+	need();
+	return lib.CRYPTO_memcmp(in_a, in_b, len);
+}
