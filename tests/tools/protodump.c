@@ -29,7 +29,7 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <openssl/sha.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,9 +283,13 @@ static void tensor(jw *w, const oxp_tensor *t)
 	kstr(w, "name", t->name);
 	kstr(w, "doc_string", t->doc_string);
 	if (t->has_raw_data) {
-		unsigned char md[SHA256_DIGEST_LENGTH];
-		SHA256((const unsigned char *)(t->raw_data.len ? t->raw_data.p : ""),
-		       t->raw_data.len, md);
+		/* EVP_Digest: libonnxviz.a forwards it to the libcrypto it loads on first use
+		 * (store/crypto.c); SHA256() would need libcrypto linked */
+		unsigned char md[32];
+		unsigned int mdlen = 0;
+		if (EVP_Digest(t->raw_data.len ? t->raw_data.p : "", t->raw_data.len, md, &mdlen,
+		               EVP_sha256(), NULL) != 1 || mdlen != sizeof(md))
+			memset(md, 0, sizeof(md));
 		kobj(w, "raw_data");
 		kint(w, "len", (int64_t)t->raw_data.len);
 		key(w, "sha256");
