@@ -20,9 +20,9 @@
  *     producer's, the producer's single-consumer chain upwards (at most 6 nodes) to a node
  *     of that op type (Conv <- BatchNormalization <- Relu for a fused Conv).
  * A kernel that covers several nodes (a fused group) has its time spread over them in
- * proportion to their MACs + other ops (parser/cost.c), equally when those are all 0 or
- * unknown, in whole microseconds, the remainder to the anchor (the node of the kernel's op
- * type), so the sums stay exact.  Other figures (node data, CSV) go to the anchor only.
+ * proportion to their MACs + other ops (parser/cost.c), in whole microseconds, the
+ * remainder to the anchor (the node of the kernel's op type), so the sums stay exact; when
+ * those figures are all 0 or unknown, the anchor has it all.  Other figures (node data, CSV) go to the anchor only.
  */
 #include "render/internal.h"
 #include "render/jsonx.h"
@@ -800,13 +800,26 @@ typedef struct attr_ctx {
 	                              node (by name, or with "_nchwc"); NULL without one */
 } attr_ctx;
 
-static bool index_dag(const oxp_dag_view *dv, smap *nodes, smap *values)
+/* Node and value names -> indices.  ONNX Runtime names an unnamed node of the main graph
+ * "<op type>_<k>", k counting the unnamed nodes in order: those names are known too
+ * (names the model has win). */
+static bool index_dag(const oxp_dag_view *dv, oxp_arena *a, smap *nodes, smap *values)
 {
 	if (!smap_init(nodes, dv->nnodes + 1) || !smap_init(values, dv->nvalues + 1))
 		return false;
 	for (uint32_t i = 0; i < dv->nnodes; i++) {
 		oxp_str s = dv->nodes[i].proto->name;
 		if (s.len > 0 && !smap_put(nodes, s.p, s.len, i))
+			return false;
+	}
+	uint32_t unnamed = 0;
+	for (uint32_t i = 0; a != NULL && i < dv->nnodes; i++) {
+		const oxp_node *n = dv->nodes[i].proto;
+		if (dv->nodes[i].scope != 0 || n->name.len > 0)
+			continue;
+		char *g = oxp_arena_printf(a, "%.*s_%u", (int)(n->op_type.len > 256 ? 256 : n->op_type.len),
+		                           n->op_type.p, unnamed++);
+		if (g == NULL || !smap_put(nodes, g, strlen(g), i))
 			return false;
 	}
 	for (uint32_t i = 0; i < dv->nvalues; i++) {
@@ -824,11 +837,12 @@ static bool op_is(const oxp_dag_view *dv, uint32_t n, const char *op)
 }
 
 /* The name without ORT's fusion segments: "/x/MatMul/MatmulTransposeFusion//Mul...Fusion/"
- * -> "/x/MatMul".  Returns the new length. */
+ * -> "/x/MatMul", "/x/Slice_3/GatherSliceToSplitFusion" -> "/x/Slice_3".  Returns the new
+ * length. */
 static size_t strip_fusion(const char *s, size_t len)
 {
-	while (len > 0 && s[len - 1] == '/') {
-		size_t end = len - 1, k = end;
+	while (len > 0) {
+		size_t end = s[len - 1] == '/' ? len - 1 : len, k = end;
 		while (k > 0 && s[k - 1] != '/')
 			k--;
 		if (k == 0)
@@ -842,7 +856,7 @@ static size_t strip_fusion(const char *s, size_t len)
 				f = s + j;
 		if (f == NULL || seg < 6)
 			break;
-		len = k - 1; /* drop "/Seg/" */
+		len = k - 1; /* drop "/Seg/" or "/Seg" */
 	}
 	return len;
 }
@@ -1043,7 +1057,7 @@ static void spread(const attr_ctx *c, const uint32_t *g, uint32_t n, int64_t dur
 		W += (w[i] = node_weight(c, g[i]));
 	int64_t given = 0;
 	for (uint32_t i = 1; i < n; i++) {
-		double share = W > 0 ? (double)dur * (w[i] / W) : (double)dur / n;
+		double share = W > 0 ? (double)dur * (w[i] / W) : 0;
 		int64_t s = (int64_t)floor(share);
 		if (s < 0)
 			s = 0;
@@ -1335,8 +1349,8 @@ oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d
 	}
 	c.dv = oxp_dag_get(d);
 	c.mark = calloc(c.dv->nnodes ? c.dv->nnodes : 1, sizeof(uint32_t));
-	if (c.mark == NULL || !index_dag(c.dv, &c.nodes, &c.values) ||
-	    (optimized != NULL && !index_dag(oxp_dag_get(optimized), &c.onodes, &c.ovalues))) {
+	if (c.mark == NULL || !index_dag(c.dv, p.a, &c.nodes, &c.values) ||
+	    (optimized != NULL && !index_dag(oxp_dag_get(optimized), NULL, &c.onodes, &c.ovalues))) {
 		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -1934,7 +1948,7 @@ void oxr__heat_box_json(const view *v, const vbox *b, oxr_buf *o)
 {
 	if (!b->heat)
 		return;
-	oxr_buf_printf(o, ",\"heat\":{\"value\":%.6g,\"color\":\"%s\"", b->heat_value,
+	oxr_buf_printf(o, ",\"heat\":{\"value\":%.10g,\"color\":\"%s\"", b->heat_value,
 	               b->heat_fill ? b->heat_fill : "#ffffff");
 	if (isfinite(v->heat_total) && v->heat_total > 0)
 		oxr_buf_printf(o, ",\"share\":%.6g", b->heat_value / v->heat_total);
