@@ -298,70 +298,416 @@ static int cmp_span(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-static bool json_int(const json_t *j, double lo, double hi, int64_t *out)
+/* Profiles are read by a scanner of their own, not into a jansson tree: a 10 MB profile is
+ * 100,000 events, and the tree of them cost a second.  It reads what it needs (cat, name,
+ * dur, ts, args.op_name, args.provider) and steps over the rest, at most 64 levels deep;
+ * syntax errors name the line and column, field errors the path ($[12].dur). */
+typedef struct scan {
+	const char *s;
+	size_t n, i;
+	parse *p;
+} scan;
+
+static oxr_code scan_fail(scan *sc, const char *what)
 {
+	size_t line = 1, col = 1;
+	for (size_t k = 0; k < sc->i && k < sc->n; k++) {
+		if (sc->s[k] == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	return bad(sc->p, "line %zu, column %zu: %s", line, col, what);
+}
+
+static void scan_ws(scan *sc)
+{
+	while (sc->i < sc->n && (sc->s[sc->i] == ' ' || sc->s[sc->i] == '\t' ||
+	                         sc->s[sc->i] == '\n' || sc->s[sc->i] == '\r'))
+		sc->i++;
+}
+
+static bool scan_lit(scan *sc, char c)
+{
+	scan_ws(sc);
+	if (sc->i < sc->n && sc->s[sc->i] == c) {
+		sc->i++;
+		return true;
+	}
+	return false;
+}
+
+static int hex4(const char *s)
+{
+	int v = 0;
+	for (int k = 0; k < 4; k++) {
+		char c = s[k];
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v |= c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			v |= c - 'A' + 10;
+		else
+			return -1;
+	}
+	return v;
+}
+
+/* A string at sc->i (after whitespace), decoded into out (cap bytes, NUL-terminated; *len
+ * its full decoded length, which may exceed cap - 1: then out holds the start).  out may
+ * be NULL to step over it. */
+static oxr_code scan_string(scan *sc, char *out, size_t cap, size_t *len)
+{
+	scan_ws(sc);
+	if (sc->i >= sc->n || sc->s[sc->i] != '"')
+		return scan_fail(sc, "a string expected");
+	sc->i++;
+	size_t o = 0;
+	while (true) {
+		if (sc->i >= sc->n)
+			return scan_fail(sc, "an unterminated string");
+		unsigned char c = (unsigned char)sc->s[sc->i];
+		uint32_t cp;
+		if (c == '"') {
+			sc->i++;
+			break;
+		}
+		if (c < 0x20)
+			return scan_fail(sc, "a control character in a string");
+		if (c != '\\') {
+			/* runs of plain bytes; UTF-8 is checked where names are kept (oxr__text) */
+			size_t start = sc->i;
+			while (sc->i < sc->n && sc->s[sc->i] != '"' && sc->s[sc->i] != '\\' &&
+			       (unsigned char)sc->s[sc->i] >= 0x20)
+				sc->i++;
+			size_t k = sc->i - start;
+			if (out != NULL && o < cap - 1)
+				memcpy(out + o, sc->s + start, o + k < cap - 1 ? k : cap - 1 - o);
+			o += k;
+			continue;
+		}
+		if (sc->i + 1 >= sc->n)
+			return scan_fail(sc, "an unterminated string");
+		char e = sc->s[sc->i + 1];
+		sc->i += 2;
+		char one = e == '"' ? '"' : e == '\\' ? '\\' : e == '/' ? '/' : e == 'b' ? '\b'
+		         : e == 'f' ? '\f' : e == 'n' ? '\n' : e == 'r' ? '\r' : e == 't' ? '\t' : 0;
+		char u8[4];
+		size_t k = 1;
+		if (one != 0) {
+			u8[0] = one;
+		} else if (e == 'u') {
+			int v = sc->i + 4 <= sc->n ? hex4(sc->s + sc->i) : -1;
+			if (v < 0)
+				return scan_fail(sc, "a bad \\u escape");
+			sc->i += 4;
+			cp = (uint32_t)v;
+			if (cp >= 0xd800 && cp < 0xdc00) {
+				int lo = sc->i + 6 <= sc->n && sc->s[sc->i] == '\\' && sc->s[sc->i + 1] == 'u'
+				             ? hex4(sc->s + sc->i + 2) : -1;
+				if (lo < 0xdc00 || lo > 0xdfff)
+					return scan_fail(sc, "a lone surrogate in a \\u escape");
+				sc->i += 6;
+				cp = 0x10000 + ((cp - 0xd800) << 10) + ((uint32_t)lo - 0xdc00);
+			} else if (cp >= 0xdc00 && cp < 0xe000) {
+				return scan_fail(sc, "a lone surrogate in a \\u escape");
+			}
+			if (cp < 0x80) {
+				u8[0] = (char)cp;
+			} else if (cp < 0x800) {
+				u8[0] = (char)(0xc0 | cp >> 6);
+				u8[1] = (char)(0x80 | (cp & 0x3f));
+				k = 2;
+			} else if (cp < 0x10000) {
+				u8[0] = (char)(0xe0 | cp >> 12);
+				u8[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+				u8[2] = (char)(0x80 | (cp & 0x3f));
+				k = 3;
+			} else {
+				u8[0] = (char)(0xf0 | cp >> 18);
+				u8[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+				u8[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+				u8[3] = (char)(0x80 | (cp & 0x3f));
+				k = 4;
+			}
+		} else {
+			sc->i -= 1;
+			return scan_fail(sc, "a bad escape in a string");
+		}
+		for (size_t j = 0; j < k; j++, o++)
+			if (out != NULL && o < cap - 1)
+				out[o] = u8[j];
+	}
+	if (out != NULL)
+		out[o < cap - 1 ? o : cap - 1] = '\0';
+	if (len != NULL)
+		*len = o;
+	return OXR_OK;
+}
+
+/* A number: JSON's grammar only (no nan, inf, hex) */
+static oxr_code scan_number(scan *sc, double *out)
+{
+	scan_ws(sc);
+	size_t start = sc->i;
+	while (sc->i < sc->n && sc->i - start < 40 &&
+	       ((sc->s[sc->i] >= '0' && sc->s[sc->i] <= '9') || sc->s[sc->i] == '-' ||
+	        sc->s[sc->i] == '+' || sc->s[sc->i] == '.' || sc->s[sc->i] == 'e' || sc->s[sc->i] == 'E'))
+		sc->i++;
+	char buf[48];
+	size_t k = sc->i - start;
+	if (k == 0 || k >= 40)
+		return scan_fail(sc, "a number expected");
+	memcpy(buf, sc->s + start, k);
+	buf[k] = '\0';
+	char *end;
+	*out = strtod(buf, &end);
+	if (*end != '\0' || !(buf[0] == '-' || (buf[0] >= '0' && buf[0] <= '9')))
+		return scan_fail(sc, "a malformed number");
+	return OXR_OK;
+}
+
+static oxr_code scan_skip(scan *sc, int depth)
+{
+	scan_ws(sc);
+	if (sc->i >= sc->n)
+		return scan_fail(sc, "a value expected");
+	char c = sc->s[sc->i];
+	if (c == '"')
+		return scan_string(sc, NULL, 0, NULL);
+	if (c == '{' || c == '[') {
+		if (depth >= 64)
+			return scan_fail(sc, "nested deeper than 64 levels");
+		char close = c == '{' ? '}' : ']';
+		sc->i++;
+		if (scan_lit(sc, close))
+			return OXR_OK;
+		while (true) {
+			oxr_code rc;
+			if (c == '{') {
+				if ((rc = scan_string(sc, NULL, 0, NULL)) != OXR_OK)
+					return rc;
+				if (!scan_lit(sc, ':'))
+					return scan_fail(sc, "':' expected");
+			}
+			if ((rc = scan_skip(sc, depth + 1)) != OXR_OK)
+				return rc;
+			if (scan_lit(sc, close))
+				return OXR_OK;
+			if (!scan_lit(sc, ','))
+				return scan_fail(sc, "',' or the end of an object or array expected");
+		}
+	}
+	static const char *const words[] = {"true", "false", "null"};
+	for (int w = 0; w < 3; w++) {
+		size_t k = strlen(words[w]);
+		if (sc->n - sc->i >= k && memcmp(sc->s + sc->i, words[w], k) == 0) {
+			sc->i += k;
+			return OXR_OK;
+		}
+	}
 	double d;
-	if (json_is_integer(j))
-		d = (double)json_integer_value(j);
-	else if (json_is_real(j))
-		d = json_real_value(j);
-	else
-		return false;
-	if (!(d >= lo && d <= hi) || d != floor(d))
+	return scan_number(sc, &d);
+}
+
+typedef struct kernel_ev {
+	uint32_t entry;
+	int64_t ts, dur;
+	size_t index;
+	bool has_ts;
+} kernel_ev;
+
+/* An event object at sc->i: the fields kept.  kind: 0 other, 1 a kernel, 2 a run. */
+static oxr_code scan_event(scan *sc, size_t idx, char *name, size_t *name_len, char *op,
+                           char *provider, double *dur, double *ts, unsigned *have, int *kind)
+{
+	char cat[16] = "", key[16];
+	*have = 0;
+	op[0] = provider[0] = name[0] = '\0';
+	*name_len = 0;
+	if (!scan_lit(sc, '{'))
+		return bad(sc->p, "$[%zu]: an event is an object", idx);
+	if (!scan_lit(sc, '}'))
+		while (true) {
+			size_t kl;
+			oxr_code rc = scan_string(sc, key, sizeof(key), &kl);
+			if (rc != OXR_OK)
+				return rc;
+			if (!scan_lit(sc, ':'))
+				return scan_fail(sc, "':' expected");
+			if (kl >= sizeof(key))
+				key[0] = '\0';
+			unsigned bit = !strcmp(key, "cat") ? 1u : !strcmp(key, "name") ? 2u
+			             : !strcmp(key, "dur") ? 4u : !strcmp(key, "ts") ? 8u
+			             : !strcmp(key, "args") ? 16u : 0u;
+			if (bit & *have)
+				return bad(sc->p, "$[%zu].%s: given twice", idx, key);
+			*have |= bit;
+			scan_ws(sc);
+			bool str = sc->i < sc->n && sc->s[sc->i] == '"';
+			if (bit == 1 && str) {
+				size_t cl;
+				rc = scan_string(sc, cat, sizeof(cat), &cl);
+				if (cl >= sizeof(cat))
+					cat[0] = '\0';
+			} else if (bit == 2 && str) {
+				rc = scan_string(sc, name, MAX_NAME + 1, name_len);
+			} else if ((bit == 4 || bit == 8) && !str && sc->i < sc->n &&
+			           (sc->s[sc->i] == '-' || (sc->s[sc->i] >= '0' && sc->s[sc->i] <= '9'))) {
+				rc = scan_number(sc, bit == 4 ? dur : ts);
+			} else if (bit == 16 && sc->i < sc->n && sc->s[sc->i] == '{') {
+				/* args: op_name and provider */
+				sc->i++;
+				if (!scan_lit(sc, '}'))
+					while (rc == OXR_OK) {
+						char ak[16];
+						size_t akl;
+						if ((rc = scan_string(sc, ak, sizeof(ak), &akl)) != OXR_OK)
+							break;
+						if (!scan_lit(sc, ':'))
+							return scan_fail(sc, "':' expected");
+						scan_ws(sc);
+						bool astr = sc->i < sc->n && sc->s[sc->i] == '"';
+						if (astr && akl < sizeof(ak) && !strcmp(ak, "op_name"))
+							rc = scan_string(sc, op, 65, NULL);
+						else if (astr && akl < sizeof(ak) && !strcmp(ak, "provider"))
+							rc = scan_string(sc, provider, 65, NULL);
+						else
+							rc = scan_skip(sc, 2);
+						if (rc != OXR_OK || scan_lit(sc, '}'))
+							break;
+						if (!scan_lit(sc, ','))
+							return scan_fail(sc, "',' or '}' expected");
+					}
+			} else {
+				if (bit == 2 || bit == 1)
+					*have &= ~bit; /* not a string: as if absent */
+				if (bit == 4 || bit == 8)
+					*have |= 32u; /* a duration or time that is no number */
+				rc = scan_skip(sc, 2);
+			}
+			if (rc != OXR_OK)
+				return rc;
+			if (scan_lit(sc, '}'))
+				break;
+			if (!scan_lit(sc, ','))
+				return scan_fail(sc, "',' or '}' expected");
+		}
+	*kind = 0;
+	if ((*have & 2u) && !strcmp(cat, "Session") && !strcmp(name, "model_run"))
+		*kind = 2;
+	static const char suffix[] = "_kernel_time";
+	size_t sl = sizeof(suffix) - 1;
+	if ((*have & 2u) && !strcmp(cat, "Node") && *name_len > sl && *name_len <= MAX_NAME &&
+	    memcmp(name + *name_len - sl, suffix, sl) == 0)
+		*kind = 1; /* fences and other node events are not kernel time */
+	return OXR_OK;
+}
+
+static bool whole(double d, double hi, int64_t *out)
+{
+	if (!(d >= 0 && d <= hi) || d != floor(d))
 		return false;
 	*out = (int64_t)d;
 	return true;
 }
 
-static const char *jstr_or_null(parse *p, const json_t *o, const char *key)
+/* events: the profile's array, at data[start] */
+static oxr_code parse_profile(parse *p, const char *data, size_t len, size_t start)
 {
-	const json_t *s = json_object_get(o, key);
-	if (!json_is_string(s))
-		return NULL;
-	return oxr__text(p->a, (oxp_str){json_string_value(s), json_string_length(s)}, 64);
-}
-
-static oxr_code parse_profile(parse *p, const json_t *events)
-{
-	size_t n = json_array_size(events);
-	/* runs: the "model_run" session events; a kernel belongs to the one it lies in */
+	scan sc = {data, len, start, p};
 	run_span *spans = NULL;
-	size_t nspans = 0;
+	size_t nspans = 0, nev = 0, capev = 0;
+	kernel_ev *ev = NULL;
+	char *name = malloc(MAX_NAME + 1);
+	char op[65], provider[65];
 	oxr_code rc = OXR_OK;
-	for (size_t i = 0; i < n; i++) {
-		const json_t *ev = json_array_get(events, i);
-		if (!json_is_object(ev)) {
-			rc = bad(p, "$[%zu]: an event is an object", i);
-			goto out;
-		}
-		const json_t *name = json_object_get(ev, "name");
-		const json_t *cat = json_object_get(ev, "cat");
-		if (!json_is_string(cat) || strcmp(json_string_value(cat), "Session") != 0 ||
-		    !json_is_string(name) || strcmp(json_string_value(name), "model_run") != 0)
-			continue;
-		int64_t ts, dur;
-		if (!json_int(json_object_get(ev, "ts"), 0, 9e15, &ts)) {
-			rc = bad(p, "$[%zu].ts: a whole number of microseconds, 0..9e15", i);
-			goto out;
-		}
-		if (!json_int(json_object_get(ev, "dur"), 0, MAX_DUR, &dur)) {
-			rc = bad(p, "$[%zu].dur: a whole number of microseconds, 0..1e12", i);
-			goto out;
-		}
-		if (nspans >= MAX_RUNS) {
-			rc = bad(p, "more than %u runs", MAX_RUNS);
-			goto out;
-		}
-		run_span *ns = realloc(spans, (nspans + 1) * sizeof(run_span));
-		if (ns == NULL) {
-			rc = nomem(p);
-			goto out;
-		}
-		spans = ns;
-		spans[nspans].ts = ts;
-		spans[nspans].end = ts + dur;
-		nspans++;
+	if (name == NULL) {
+		rc = nomem(p);
+		goto out;
 	}
+	if (!scan_lit(&sc, '[')) {
+		rc = scan_fail(&sc, "'[' expected");
+		goto out;
+	}
+	bool empty = scan_lit(&sc, ']');
+	for (size_t idx = 0; !empty; idx++) {
+		double dur = 0, ts = 0;
+		unsigned have = 0;
+		int kind = 0;
+		size_t nl = 0;
+		rc = scan_event(&sc, idx, name, &nl, op, provider, &dur, &ts, &have, &kind);
+		if (rc != OXR_OK)
+			goto out;
+		int64_t d = 0, t = 0;
+		if (kind != 0 && (!(have & 4u) || !whole(dur, MAX_DUR, &d))) {
+			rc = bad(p, "$[%zu].dur: a whole number of microseconds, 0..1e12", idx);
+			goto out;
+		}
+		if (kind != 0 && (have & 8u) && !whole(ts, 9e15, &t)) {
+			rc = bad(p, "$[%zu].ts: a whole number of microseconds, 0..9e15", idx);
+			goto out;
+		}
+		if (kind == 2) {
+			if (!(have & 8u)) {
+				rc = bad(p, "$[%zu].ts: a whole number of microseconds, 0..9e15", idx);
+				goto out;
+			}
+			if (nspans >= MAX_RUNS) {
+				rc = bad(p, "more than %u runs", MAX_RUNS);
+				goto out;
+			}
+			run_span *ns = realloc(spans, (nspans + 1) * sizeof(run_span));
+			if (ns == NULL) {
+				rc = nomem(p);
+				goto out;
+			}
+			spans = ns;
+			spans[nspans].ts = t;
+			spans[nspans].end = t + d;
+			nspans++;
+		} else if (kind == 1) {
+			bool fresh;
+			uint32_t ei = entry_of(p, name, nl - (sizeof("_kernel_time") - 1), KEY_ANY, &fresh);
+			if (ei == OXP_NONE) {
+				rc = p->err->code;
+				goto out;
+			}
+			if (fresh) {
+				p->e[ei].op = op[0] ? oxr__text(p->a, (oxp_str){op, strlen(op)}, 64) : NULL;
+				p->e[ei].provider =
+				    provider[0] ? oxr__text(p->a, (oxp_str){provider, strlen(provider)}, 64) : NULL;
+			}
+			p->e[ei].total += d;
+			if (p->e[ei].total > (int64_t)9e15) {
+				rc = bad(p, "$[%zu].dur: the kernel's total passes 9e15 us", idx);
+				goto out;
+			}
+			if (nev == capev) {
+				size_t cap = capev ? capev * 2 : 1024;
+				kernel_ev *ne = realloc(ev, cap * sizeof(kernel_ev));
+				if (ne == NULL) {
+					rc = nomem(p);
+					goto out;
+				}
+				ev = ne;
+				capev = cap;
+			}
+			ev[nev++] = (kernel_ev){ei, t, d, idx, (have & 8u) != 0};
+		}
+		if (scan_lit(&sc, ']'))
+			break;
+		if (!scan_lit(&sc, ',')) {
+			rc = scan_fail(&sc, "',' or ']' expected");
+			goto out;
+		}
+	}
+	/* runs: the "model_run" session events; a kernel belongs to the last one starting at
+	 * or before it */
 	if (nspans > 1)
 		qsort(spans, nspans, sizeof(run_span), cmp_span);
 	uint32_t base = p->runs, nruns = nspans ? (uint32_t)nspans : 1;
@@ -370,78 +716,67 @@ static oxr_code parse_profile(parse *p, const json_t *events)
 		goto out;
 	}
 	p->runs += nruns;
-	for (size_t i = 0; i < n; i++) {
-		const json_t *ev = json_array_get(events, i);
-		const json_t *cat = json_object_get(ev, "cat");
-		if (!json_is_string(cat) || strcmp(json_string_value(cat), "Node") != 0)
-			continue;
-		const json_t *name = json_object_get(ev, "name");
-		if (!json_is_string(name)) {
-			rc = bad(p, "$[%zu].name: a string", i);
+	if (p->nk + nev > p->capk) {
+		void *nk = realloc(p->k, (p->nk + nev) * sizeof(*p->k));
+		if (nk == NULL) {
+			rc = nomem(p);
 			goto out;
 		}
-		const char *s = json_string_value(name);
-		size_t len = json_string_length(name);
-		static const char suffix[] = "_kernel_time";
-		size_t sl = sizeof(suffix) - 1;
-		if (len <= sl || memcmp(s + len - sl, suffix, sl) != 0)
-			continue; /* fences and other node events are not kernel time */
-		int64_t dur, ts = 0;
-		if (!json_int(json_object_get(ev, "dur"), 0, MAX_DUR, &dur)) {
-			rc = bad(p, "$[%zu].dur: a whole number of microseconds, 0..1e12", i);
-			goto out;
-		}
+		p->k = nk;
+		p->capk = p->nk + nev;
+	}
+	for (size_t i = 0; i < nev; i++) {
 		uint32_t run = 0;
 		if (nspans > 0) {
-			if (!json_int(json_object_get(ev, "ts"), 0, 9e15, &ts)) {
-				rc = bad(p, "$[%zu].ts: a whole number of microseconds, 0..9e15", i);
+			if (!ev[i].has_ts) {
+				rc = bad(p, "$[%zu].ts: a whole number of microseconds, 0..9e15", ev[i].index);
 				goto out;
 			}
-			/* the last run starting at or before ts */
 			size_t lo = 0, hi = nspans;
 			while (hi - lo > 1) {
 				size_t mid = (lo + hi) / 2;
-				if (spans[mid].ts <= ts)
+				if (spans[mid].ts <= ev[i].ts)
 					lo = mid;
 				else
 					hi = mid;
 			}
 			run = (uint32_t)lo;
 		}
-		bool fresh;
-		uint32_t ei = entry_of(p, s, len - sl, KEY_ANY, &fresh);
-		if (ei == OXP_NONE) {
-			rc = p->err->code;
-			goto out;
-		}
-		const json_t *args = json_object_get(ev, "args");
-		if (fresh && json_is_object(args)) {
-			p->e[ei].op = jstr_or_null(p, args, "op_name");
-			p->e[ei].provider = jstr_or_null(p, args, "provider");
-		}
-		if (p->nk == p->capk) {
-			size_t cap = p->capk ? p->capk * 2 : 1024;
-			void *nk = realloc(p->k, cap * sizeof(*p->k));
-			if (nk == NULL) {
-				rc = nomem(p);
-				goto out;
-			}
-			p->k = nk;
-			p->capk = cap;
-		}
-		p->k[p->nk].entry = ei;
+		p->k[p->nk].entry = ev[i].entry;
 		p->k[p->nk].run = base + run;
-		p->k[p->nk].dur = dur;
+		p->k[p->nk].dur = ev[i].dur;
 		p->nk++;
-		p->e[ei].total += dur; /* at most 2e6 entries x ... bounded: see below */
-		if (p->e[ei].total > (int64_t)9e15) {
-			rc = bad(p, "$[%zu].dur: the kernel's total passes 9e15 us", i);
-			goto out;
-		}
 	}
 out:
+	free(name);
+	free(ev);
 	free(spans);
 	return rc;
+}
+
+/* {"traceEvents": [...], ...} (already checked by jansson): the array, by the scanner */
+static oxr_code parse_trace_object(parse *p, const char *data, size_t len, size_t start)
+{
+	scan sc = {data, len, start, p};
+	if (!scan_lit(&sc, '{'))
+		return scan_fail(&sc, "'{' expected");
+	while (true) {
+		char key[16];
+		size_t kl;
+		oxr_code rc = scan_string(&sc, key, sizeof(key), &kl);
+		if (rc != OXR_OK)
+			return rc;
+		if (!scan_lit(&sc, ':'))
+			return scan_fail(&sc, "':' expected");
+		if (kl == 11 && !strcmp(key, "traceEvents")) {
+			scan_ws(&sc);
+			return parse_profile(p, data, len, sc.i);
+		}
+		if ((rc = scan_skip(&sc, 1)) != OXR_OK)
+			return rc;
+		if (!scan_lit(&sc, ','))
+			return scan_fail(&sc, "no traceEvents");
+	}
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -739,6 +1074,13 @@ static oxr_code parse_one(parse *p, const oxr_heat_input *in)
 			return bad(p, "a CSV file among %s inputs: one format at a time", p->format);
 		return parse_csv(p, d, in->len);
 	}
+	if (d[i] == '[') { /* an array: a profile's events */
+		if (p->format != NULL && strcmp(p->format, "ort-profile") != 0)
+			return bad(p, "an ort-profile input among %s inputs: one format at a time", p->format);
+		p->format = "ort-profile";
+		p->profile = true;
+		return parse_profile(p, d, in->len, i);
+	}
 	json_error_t je;
 	/* jansson's depth limit (2048) bounds the nesting; numbers beyond a double fail.  The
 	 * tree comes from a scratch arena (jsonx.c): what is kept is copied out */
@@ -749,7 +1091,7 @@ static oxr_code parse_one(parse *p, const oxr_heat_input *in)
 		return bad(p, "line %d, column %d: %s", je.line, je.column, je.text);
 	}
 	oxr_code rc = OXR_OK;
-	const json_t *events = json_is_array(root) ? root : json_object_get(root, "traceEvents");
+	const json_t *events = json_object_get(root, "traceEvents");
 	const json_t *sig = json_object_get(root, "signature");
 	if (json_is_array(events)) {
 		fmt = "ort-profile";
@@ -767,7 +1109,7 @@ static oxr_code parse_one(parse *p, const oxr_heat_input *in)
 	} else if (!strcmp(fmt, "ort-profile")) {
 		p->format = fmt;
 		p->profile = true;
-		rc = parse_profile(p, events);
+		rc = parse_trace_object(p, d, in->len, i);
 	} else if (!strcmp(fmt, "netron")) {
 		rc = parse_netron(p, root);
 	} else {
@@ -793,7 +1135,10 @@ typedef struct attr_ctx {
 	smap nodes, values;        /* names in the model: node / value -> index */
 	const oxp_dag_view *ov;    /* the optimized model, or NULL */
 	smap onodes, ovalues;
-	const oxp_cost *cost;      /* for the spreading weights, or NULL */
+	const oxp_dag *d;
+	const oxp_cost *cost;      /* for the spreading weights (computed when first needed), */
+	oxp_arena *cost_arena;     /* or NULL */
+	bool cost_tried;
 	uint32_t *mark;            /* per node: generation last put in a group */
 	uint32_t gen;
 	bool *owned;               /* per node: an output of it is an output of an optimized
@@ -1040,8 +1385,15 @@ anchor:
 	return n;
 }
 
-static double node_weight(const attr_ctx *c, uint32_t node)
+static double node_weight(attr_ctx *c, uint32_t node)
 {
+	if (!c->cost_tried) {
+		c->cost_tried = true;
+		c->cost_arena = oxp_arena_new((size_t)512 << 20);
+		if (c->cost_arena == NULL ||
+		    oxp_cost_compute(c->d, c->cost_arena, NULL, &c->cost, NULL) != OXP_OK)
+			c->cost = NULL;
+	}
 	if (c->cost == NULL)
 		return 0;
 	double w = oxp_cost_poly_eval(&c->cost->nodes[node].macs, 1) +
@@ -1050,9 +1402,13 @@ static double node_weight(const attr_ctx *c, uint32_t node)
 }
 
 /* dur spread over the group: out[i] for g[i], whole microseconds summing to dur exactly */
-static void spread(const attr_ctx *c, const uint32_t *g, uint32_t n, int64_t dur, int64_t *out)
+static void spread(attr_ctx *c, const uint32_t *g, uint32_t n, int64_t dur, int64_t *out)
 {
 	double w[MAX_GROUP], W = 0;
+	if (n == 1) {
+		out[0] = dur;
+		return;
+	}
 	for (uint32_t i = 0; i < n; i++)
 		W += (w[i] = node_weight(c, g[i]));
 	int64_t given = 0;
@@ -1328,7 +1684,6 @@ oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d
 	memset(&p, 0, sizeof(p));
 	attr_ctx c;
 	memset(&c, 0, sizeof(c));
-	oxp_arena *cost_arena = NULL;
 	int64_t *node_total = NULL;
 	p.err = err;
 	p.a = oxp_arena_new((size_t)1 << 30);
@@ -1361,11 +1716,7 @@ oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d
 			goto out;
 		}
 	}
-	if (p.profile) {
-		cost_arena = oxp_arena_new((size_t)512 << 20);
-		if (cost_arena == NULL || oxp_cost_compute(d, cost_arena, NULL, &c.cost, NULL) != OXP_OK)
-			c.cost = NULL;
-	}
+	c.d = d;
 	uint32_t nm = p.profile ? 4 : p.nmetrics;
 	oxr_heat *h = heat_new(p.a, c.dv->nnodes, nm);
 	if (h == NULL) {
@@ -1422,7 +1773,7 @@ out:
 	smap_free(&c.ovalues);
 	free(c.mark);
 	free(c.owned);
-	oxp_arena_free(cost_arena);
+	oxp_arena_free(c.cost_arena);
 	oxp_arena_free(p.a);
 	return rc;
 }

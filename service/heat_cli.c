@@ -30,7 +30,9 @@ static char *read_bounded(const char *path, size_t max, size_t *len)
 		close(fd);
 		return NULL;
 	}
-	size_t cap = 65536, n = 0;
+	/* a regular file is read into one allocation of its size (a pipe grows by doubling) */
+	size_t cap = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536,
+	       n = 0;
 	char *buf = malloc(cap);
 	while (buf != NULL) {
 		if (n == cap) {

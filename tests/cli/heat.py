@@ -280,7 +280,13 @@ hostile("an unterminated quote", 'node,t\n"abc,1\n', r"line 2: an unterminated q
 hostile("a JSON number beyond a double", '{"results": {"%s": {"value": 1e400}}}' % names[0], r"line 1, column \d+: .*")
 hostile("a huge JSON number (1e301)", '{"results": {"%s": {"value": 1e301}}}' % names[0],
         r"\$.results\[\"%s\"\].value: not a finite number" % re.escape(names[0]))
-hostile("deep nesting", "[" * 100000 + "]" * 100000, r"line 1, column \d+: maximum parsing depth")
+hostile("deep nesting (node data)", '{"results": ' + "[" * 100000 + "]" * 100000 + "}",
+        r"line 1, column \d+: maximum parsing depth")
+hostile("deep nesting (a profile)", '[{"cat": "Node", "args": {"x": ' + "[" * 100000 + "]" * 100000 + "}}]",
+        r"line 1, column \d+: nested deeper than 64 levels")
+hostile("a profile cut short", '[{"cat": "Node", "name": "x_kernel_time", "dur": 5}, {"cat"', r"line 1, column \d+: ")
+hostile("a profile with a bad escape", '[{"cat": "Node", "name": "x\\q_kernel_time", "dur": 5}]', r"a bad escape")
+hostile("a profile event given a key twice", '[{"cat": "Node", "dur": 1, "dur": 2}]', r"\$\[0\]\.dur: given twice")
 hostile("a profile duration below 0", json.dumps([{"cat": "Node", "name": "x_kernel_time", "dur": 5, "ts": 1},
                                                   {"cat": "Node", "name": "y_kernel_time", "dur": -1, "ts": 2}]),
         r"\$\[1\]\.dur: a whole number of microseconds")
