@@ -116,6 +116,8 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 		xml_path(o, b->open_all);
 		oxr_buf_append(o, "\"", 1);
 	}
+	if (b->heat) /* a heat overlay's figure, for scripts (web/heat.js) */
+		oxr_buf_printf(o, " data-heat=\"%.10g\"", b->heat_value);
 	for (uint32_t i = 0; i < b->nrows; i++)
 		if (b->rows[i].style == ROW_BADGE) { /* a quantized op's precision */
 			oxr_buf_append(o, " data-quant=\"", 13);

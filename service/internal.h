@@ -326,7 +326,8 @@ typedef enum {
 	OXS_ART_TENSOR, /* a tensor preview (preview.c): JSON or .npy */
 	OXS_ART_DIFF,   /* what changed from model id to model `other` (diff.c): the JSON
 	                   document (fmt OXR_FMT_LAYOUT_JSON stands for it), SVG or DOT */
-	OXS_ART_COST    /* cost.json (oxr_cost_json) with the dims bound by `dims` */
+	OXS_ART_COST,   /* cost.json (oxr_cost_json) with the dims bound by `dims` */
+	OXS_ART_HEAT    /* a drawing with a heat overlay (heat_svc.c): `heat` */
 } oxs_art_kind;
 
 #define OXS_KEY_MAX (OXR_OPTIONS_KEY_MAX + 256)
@@ -351,7 +352,24 @@ typedef struct oxs_art {
 	oxs_preview_opt popt;
 	/* OXS_ART_COST (oxs_art_cost): "batch:1,sequence_length:128", checked, or "" */
 	char dims[512];
+	/* OXS_ART_HEAT (oxs_art_heat) */
+	struct oxs_heat_req {
+		char overlay[72]; /* "cost", or an overlay id */
+		char metric[72];  /* "" for the overlay's primary */
+		uint8_t scale;    /* oxr_heat_scale */
+	} heat;
 } oxs_art;
+
+typedef struct oxs_heat_req oxs_heat_req;
+
+/* Takes overlay=, metric= and scale= out of a drawing's query (pairs and *n shrink):
+ * false with a message when one is malformed (heat_svc.c). */
+bool oxs_heat_query(oxs_query_pair *pairs, size_t *n, oxs_heat_req *hr, char *err,
+                    size_t errsize);
+/* After oxs_art_init(OXS_ART_HEAT): the overlay, metric and scale (cache key, store
+ * name). */
+void oxs_art_heat(oxs_art *a, const oxs_heat_req *hr);
+
 
 void oxs_art_init(oxs_art *a, oxs_art_kind kind, const char *id, oxr_format fmt,
                   const oxr_options *opt);

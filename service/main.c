@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "serve") == 0)
 		return oxs_serve_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "__render") == 0) /* the layout worker process (render/worker.c) */
-		return oxr_worker_main_pair(argc - 1, argv + 1, oxs_diff_pair);
+		return oxr_worker_main_pair(argc - 1, argv + 1, oxs_pair);
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("onnxviz %s\n", OXS_VERSION);
 		return 0;

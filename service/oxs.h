@@ -37,6 +37,13 @@ int oxs_cli_diff(int argc, char **argv);
  * marked) or "text" (diff.c). */
 oxr_code oxs_diff_pair(const oxr_model_files *model, const oxr_model_files *other,
                        const char *fmt, const oxr_options *o, oxr_buf *out, oxr_error *err);
+/* err (may be NULL) set to code and the message; returns code (diff.c). */
+oxr_code oxs_render_fail(oxr_error *err, oxr_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The layout worker's pair function: heat drawings (fmt "heat-svg|dot|json", heat_svc.c)
+ * there, the rest to oxs_diff_pair. */
+oxr_code oxs_pair(const oxr_model_files *model, const oxr_model_files *other, const char *fmt,
+                  const oxr_options *o, oxr_buf *out, oxr_error *err);
 /* Write out whole to path ("-" or NULL: standard output) through a temporary renamed over
  * it; 0, or 1 after a message on stderr (cli.c). */
 int oxs_write_output(const char *path, const oxr_buf *out);

@@ -793,14 +793,26 @@ static bool request_options(oxs_req *r, oxr_options *opt)
 static void h_graph(oxs_req *r)
 {
 	oxr_options opt;
-	if (!request_options(r, &opt))
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
 		return;
+	size_t np = (size_t)n;
+	char err[600];
+	oxs_heat_req hr; /* overlay=, metric=, scale= (heat_svc.c) */
+	if (!oxs_heat_query(pairs, &np, &hr, err, sizeof(err)) ||
+	    !oxs_query_options(pairs, np, &opt, err, sizeof(err))) {
+		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
+		return;
+	}
 	if (!need_model(r))
 		return;
 	oxr_format fmt = r->route == R_GRAPH_SVG || r->route == R_FILE_SVG ? OXR_FMT_SVG
 	                 : r->route == R_GRAPH_DOT || r->route == R_FILE_DOT ? OXR_FMT_DOT
 	                                                                     : OXR_FMT_LAYOUT_JSON;
-	art_for(r, OXS_ART_GRAPH, fmt, &opt);
+	art_for(r, hr.overlay[0] ? OXS_ART_HEAT : OXS_ART_GRAPH, fmt, &opt);
+	if (hr.overlay[0])
+		oxs_art_heat(&r->art, &hr);
 	oxs_art_request(r, &r->art, false);
 }
 

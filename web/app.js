@@ -9,6 +9,7 @@ import { h, clear, fmtInt, fmtBytes, fmtDate, shortId, debounce, downloadBlob, g
 import { DiffView, compareSection } from './diff.js';
 import { serverHas, structures, structureWorker } from './first.js';
 import { sendWeights } from './weights.js';
+import { HEAT_DEFAULTS, HEAT_VALUES, heatFieldset, heatPatch, showHottest, syncHeat } from './heat.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -17,11 +18,11 @@ const $ = (id) => document.getElementById(id);
 //   &attrs=all&arith=nodes&quant=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
 //   &dequantize=1
 // #/diff/{a}/{b}?{the same options}&change=N — the diff view (diff.js)
-const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold' };
+const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold', ...HEAT_DEFAULTS };
 const OPTION_VALUES = {
   rankdir: ['TB', 'LR'], initializers: ['fold', 'nodes', 'hide'], subgraphs: ['collapse', 'expand'],
   group: ['auto', 'none', ...Array.from({ length: 16 }, (_, i) => String(i + 1))], shapes: ['on', 'off'], attrs: ['none', 'key', 'all'],
-  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'],
+  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'], ...HEAT_VALUES,
 };
 const NODE_ID = /^[A-Za-z0-9_.]{1,200}$/;
 
@@ -343,6 +344,7 @@ async function loadGraph(r, key, seq) {
   cur.svg = svg;
   cur.svgKey = key;
   cur.selected = null;
+  showHottest($('graph-area'), svg, (id) => navigate({ node: id, value: null, tensor: null }));
   const vb = svg.viewBox && svg.viewBox.baseVal;
   const w = parseFloat(svg.getAttribute('width')) || (vb && vb.width) || 100;
   const hgt = parseFloat(svg.getAttribute('height')) || (vb && vb.height) || 100;
@@ -894,6 +896,7 @@ $('side-back').addEventListener('click', () => navigate({ tensor: null }));
 
 // ------------------------------------------------------------------------- options
 const optForm = $('options');
+heatFieldset(optForm); // heat.js: overlay, metric, scale
 
 function syncOptionsForm() {
   for (const k of ['rankdir', 'initializers', 'subgraphs', 'arith', 'quant']) {
@@ -902,12 +905,14 @@ function syncOptionsForm() {
   for (const inp of optForm.querySelectorAll('input[name="group"]')) inp.checked = inp.value === (route.opts.group === 'none' ? 'none' : 'auto');
   optForm.querySelector('input[name="shapes"]').checked = route.opts.shapes === 'on';
   optForm.querySelector('select[name="attrs"]').value = route.opts.attrs;
+  syncHeat(optForm, route.opts);
 }
 
 optForm.addEventListener('change', (e) => {
   const t = e.target;
   const opts = {};
   if (t.name === 'shapes') opts.shapes = t.checked ? 'on' : 'off';
+  else if (t.name in HEAT_DEFAULTS) Object.assign(opts, heatPatch(t.name, t.value));
   else if (t.name in DEFAULTS) opts[t.name] = t.value;
   const patch = { opts };
   if (t.name === 'group') patch.expand = [];

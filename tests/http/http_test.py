@@ -698,6 +698,24 @@ def t_cache_etag(s, mid):
     for q in ("dims=batch", "dims=a:1,a:2", "dim=a:1"):
         r2 = curl(base + "/cost.json?" + q)
         check(r2.status == 400 and r2.error_code() == "bad_query", "cost.json?%s: %r" % (q, r2))
+    # heat overlays (docs/overlays.md): the built-in cost as box fills; layout JSON adds up
+    # to cost.json's total; bad overlay, metric and scale values are 400s
+    r = curl(base + "/graph.svg?overlay=cost&metric=macs&scale=log")
+    check(r.status == 200 and b'class="legend heat-legend"' in r.body and b"macs (MACs)" in r.body,
+          "graph.svg?overlay=cost: %r" % r)
+    r = curl(base + "/graph.json?overlay=cost&metric=macs&group=none")
+    lay = r.json() or {}
+    check(r.status == 200 and lay.get("heat", {}).get("metric") == "macs"
+          and abs(sum(b["heat"]["value"] for b in lay["nodes"] if "heat" in b) - c["total"]["macs"]) < 1,
+          "graph.json?overlay=cost: boxes add up to the MACs: %r" % r)
+    r = curl(base + "/graph.dot?overlay=cost")
+    check(r.status == 200 and b"fillcolor" in r.body, "graph.dot?overlay=cost: %r" % r)
+    for q, needle in (("overlay=/etc/passwd", "overlay"), ("overlay=cost&metric=nosuch", "no metric"),
+                      ("metric=macs", "go with overlay"), ("overlay=cost&scale=cubic", "scale"),
+                      ("overlay=cost&overlay=cost", "once")):
+        r = curl(base + "/graph.svg?" + q)
+        msg = ((r.json() or {}).get("error") or {}).get("message", "")
+        check(r.status == 400 and needle in msg, "heat query %s: %r" % (q, r))
     r = curl(base)
     check(r.status == 200 and r.json().get("id") == mid and "summary" in r.json(), "summary: %r" % r)
     check(curl(base, headers=["If-None-Match: " + r.h("etag")]).status == 304, "summary 304")
