@@ -649,18 +649,35 @@ static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a
 	return rc;
 }
 
-/* A heat drawing in a worker process (heat_svc.c): the overlay is "cost" (the stored
- * overlays of POST /models/{id}/overlays are not there yet). */
+/* A heat drawing in a worker process (heat_svc.c): the overlay is "cost", or one stored
+ * by POST /models/{id}/overlays (a rendering of the model). */
 static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *path,
                               oxr_buf *out, oxr_error *err)
 {
 	static const char *const scales[] = {"linear", "log", "thresholds"};
-	char args[96];
+	char args[96], opath[64] = "cost";
+	int fd = -1;
+	if (strcmp(art->heat.overlay, "cost") != 0) {
+		/* a stored overlay: the worker reads our descriptor of it */
+		char name[96];
+		uint64_t size = 0;
+		snprintf(name, sizeof(name), "overlay-%s.dat", art->heat.overlay);
+		if (srv->store->ops->get_rendering(srv->store, art->id, name, &fd, &size) != OXS_OK) {
+			err->code = OXR_E_NOT_FOUND;
+			snprintf(err->message, sizeof(err->message), "no such overlay of this model");
+			return OXR_E_NOT_FOUND;
+		}
+		snprintf(opath, sizeof(opath), "/proc/%ld/fd/%d", (long)getpid(), fd);
+	}
 	snprintf(args, sizeof(args), "%s|%s", scales[art->heat.scale % 3], art->heat.metric);
-	oxr_model_files m = {path, ""}, other = {art->heat.overlay, args};
+	oxr_model_files m = {path, ""}, other = {opath, args};
 	const char *fmt = art->fmt == OXR_FMT_DOT ? "heat-dot" : art->fmt == OXR_FMT_LAYOUT_JSON
 	                                                             ? "heat-json" : "heat-svg";
-	return oxr_render_isolated_pair(srv->exe, &m, &other, fmt, &art->opt, &srv->wlim, out, err);
+	oxr_code rc = oxr_render_isolated_pair(srv->exe, &m, &other, fmt, &art->opt, &srv->wlim,
+	                                       out, err);
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
 /* Layout thread: run the worker process. */

@@ -28,10 +28,11 @@ bool oxs_heat_query(oxs_query_pair *pairs, size_t *n, oxs_heat_req *hr, char *er
 	for (size_t i = 0; i < *n; i++) {
 		const char *key = pairs[i].key, *v = pairs[i].value;
 		if (!strcmp(key, "overlay")) {
-			/* the built-in only: stored overlays (POST /models/{id}/overlays) are not there
-			 * yet, and nothing else may reach the worker as a path */
-			if (strcmp(v, "cost") != 0 || hr->overlay[0] != '\0') {
-				snprintf(err, errsize, "overlay: 'cost' (the cost model's figures), once");
+			/* the built-in, or a stored overlay's id: nothing else may reach the worker */
+			size_t len = strlen(v);
+			bool id = len == 64 && strspn(v, "0123456789abcdef") == 64;
+			if ((strcmp(v, "cost") != 0 && !id) || hr->overlay[0] != '\0') {
+				snprintf(err, errsize, "overlay: 'cost' or an overlay's id (64 hex digits), once");
 				return false;
 			}
 			snprintf(hr->overlay, sizeof(hr->overlay), "%s", v);
@@ -153,4 +154,197 @@ oxr_code oxs_pair(const oxr_model_files *model, const oxr_model_files *other, co
 	if (!strncmp(fmt, "heat-", 5))
 		return heat_pair(model, other, fmt, o, out, err);
 	return oxs_diff_pair(model, other, fmt, o, out, err);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Stored overlays: POST /models/{id}/overlays keeps the body as a rendering of the model
+ * ("overlay-<sha256>.dat", through the store's put_rendering: the S3 store and replicas
+ * see it as they see renderings), after checking that it parses and attributes to the
+ * model; GET /models/{id}/overlays/{oid} answers the attributed table; graph.svg?overlay=
+ * <oid> draws it.  Renderings may be evicted under a store budget: an overlay then answers
+ * 404 and is posted again.
+ */
+bool oxs_body_begin(oxs_req *r)
+{
+	unsigned denied = oxs_authorize(r, oxs_route_at(r->route)->post_access);
+	if (denied != 0) {
+		oxs_reply_error(r, denied, denied == 401 ? "unauthorized" : "forbidden", "",
+		                "posting an overlay needs \"Authorization: Bearer <token>\"");
+		return true;
+	}
+	r->body = malloc(sizeof(oxr_buf));
+	if (r->body == NULL)
+		return false;
+	oxr_buf_init(r->body, OXS_OVERLAY_MAX);
+	return true;
+}
+
+bool oxs_body_data(oxs_req *r, const char *data, size_t len)
+{
+	if (r->body->failed)
+		return true; /* drained; answered at the end */
+	oxr_buf_append(r->body, data, len);
+	return true;
+}
+
+void oxs_body_free(oxs_req *r)
+{
+	if (r->body != NULL) {
+		oxr_buf_free(r->body);
+		free(r->body);
+		r->body = NULL;
+	}
+}
+
+static void overlay_name(const char *oid, char *name, size_t size)
+{
+	snprintf(name, size, "overlay-%.64s.dat", oid);
+}
+
+/* The attributed overlay of model r->id from data: NULL after replying. */
+static oxr_heat *attribute(oxs_req *r, const char *data, size_t len, oxs_mentry **me)
+{
+	oxs_server *srv = r->srv;
+	*me = NULL;
+	oxs_status st = oxs_models_get(srv->models, srv->store, r->id, "", me, NULL);
+	if (st != OXS_OK) {
+		oxs_reply_store_error(r, st, "cannot read the model");
+		return NULL;
+	}
+	const oxp_dag *d = oxs_mentry_dag(*me);
+	if (d == NULL) {
+		oxs_reply_error(r, 422, "tensor_upload", "", "this upload is a lone tensor, not a model");
+		return NULL;
+	}
+	oxr_heat *h = NULL;
+	oxr_error err;
+	memset(&err, 0, sizeof(err));
+	oxr_heat_input in = {data, len, "overlay"};
+	if (oxr_heat_build(&in, 1, d, NULL, &h, &err) != OXR_OK) {
+		oxs_reply_error(r, err.code == OXR_E_NOMEM ? 503 : 422, oxr_code_name(err.code), "",
+		                "%s", err.message);
+		return NULL;
+	}
+	return h;
+}
+
+static void work_overlay_post(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	oxs_mentry *me = NULL;
+	oxr_heat *h = attribute(r, r->body->data ? r->body->data : "", r->body->len, &me);
+	if (h != NULL) {
+		char oid[65], name[96];
+		oxs_sha256_hex(r->body->data ? r->body->data : "", r->body->len, oid, 64);
+		overlay_name(oid, name, sizeof(name));
+		oxs_status st = srv->store->ops->put_rendering(srv->store, r->id, name, r->body->data,
+		                                               r->body->len);
+		if (st != OXS_OK) {
+			oxs_reply_store_error(r, st, "cannot store the overlay");
+		} else {
+			oxr_buf b;
+			oxr_buf_init(&b, 0);
+			oxr_buf_printf(&b,
+			               "{\"id\":\"%s\",\"model\":\"%s\",\"source\":\"%s\",\"runs\":%u,"
+			               "\"entries\":%u,\"matched\":%u,\"unmatched\":%u,\"coverage\":%.9g,"
+			               "\"metrics\":[",
+			               oid, r->id, h->format, h->runs, h->nentries, h->nmatched,
+			               h->nunmatched, h->total != 0 ? h->attributed / h->total : 1.0);
+			for (uint32_t k = 0; k < h->nmetrics; k++) /* names: [A-Za-z0-9._-] or text */
+				oxr_buf_printf(&b, "%s\"%s\"", k ? "," : "",
+				               strspn(h->metrics[k], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM"
+				                                     "NOPQRSTUVWXYZ0123456789._-") ==
+				                       strlen(h->metrics[k])
+				                   ? h->metrics[k] : "?");
+			oxr_buf_printf(&b, "],\"links\":{\"self\":\"/models/%s/overlays/%s\","
+			                   "\"graph.svg\":\"/models/%s/graph.svg?overlay=%s\"}}",
+			               r->id, oid, r->id, oid);
+			oxs_reply_json(r, 201, &b);
+			oxr_buf_free(&b);
+		}
+		oxr_heat_free(h);
+	}
+	if (me != NULL)
+		oxs_models_release(srv->models, me);
+	oxs_resume(r);
+}
+
+void oxs_overlay_post(oxs_req *r)
+{
+	if (r->body == NULL || r->body->len == 0) {
+		oxs_reply_error(r, 400, "empty_body", "", "send the overlay file as the body");
+		return;
+	}
+	if (r->body->failed) {
+		oxs_reply_error(r, 413, "payload_too_large", "", "an overlay is at most %zu bytes",
+		                OXS_OVERLAY_MAX);
+		return;
+	}
+	if (r->id[0] == '\0') {
+		oxs_reply_error(r, 404, "not_found", "", "no such model");
+		return;
+	}
+	oxs_defer(r, r->srv->work, work_overlay_post);
+}
+
+static bool oid_ok(const char *s)
+{
+	return strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
+}
+
+static void work_overlay_get(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	char name[96];
+	overlay_name(r->param, name, sizeof(name));
+	int fd = -1;
+	uint64_t size = 0;
+	oxs_status st = srv->store->ops->get_rendering(srv->store, r->id, name, &fd, &size);
+	if (st != OXS_OK || size > OXR_HEAT_MAX_BYTES) {
+		if (fd >= 0)
+			close(fd);
+		oxs_reply_error(r, 404, "not_found", "", "no such overlay of this model");
+		oxs_resume(r);
+		return;
+	}
+	char *data = oxs_read_all(fd, size);
+	close(fd);
+	oxs_mentry *me = NULL;
+	oxr_heat *h = data ? attribute(r, data, (size_t)size, &me) : NULL;
+	if (data == NULL)
+		oxs_reply_error(r, 503, "io_error", "", "cannot read the overlay");
+	if (h != NULL) {
+		oxs_query_pair pairs[8];
+		char q[OXS_QUERY_MAX];
+		snprintf(q, sizeof(q), "%s", r->query);
+		int n = oxs_query_split(q, pairs, 8);
+		int k = (int)h->primary;
+		for (int i = 0; i < n; i++)
+			if (!strcmp(pairs[i].key, "metric"))
+				k = oxr_heat_metric(h, pairs[i].value);
+		oxr_buf b;
+		oxr_error err;
+		oxr_buf_init(&b, 0);
+		if (k < 0)
+			oxs_reply_error(r, 400, "bad_option", "", "no such metric in the overlay");
+		else if (oxr_heat_table_json(h, oxs_mentry_dag(me), (uint32_t)k, 0, &b, &err) != OXR_OK)
+			oxs_reply_error(r, 503, oxr_code_name(err.code), "", "%s", err.message);
+		else
+			oxs_reply_json(r, 200, &b);
+		oxr_buf_free(&b);
+		oxr_heat_free(h);
+	}
+	free(data);
+	if (me != NULL)
+		oxs_models_release(srv->models, me);
+	oxs_resume(r);
+}
+
+void oxs_overlay_get(oxs_req *r)
+{
+	if (r->id[0] == '\0' || !oid_ok(r->param)) {
+		oxs_reply_error(r, 404, "not_found", "", "no such overlay");
+		return;
+	}
+	oxs_defer(r, r->srv->work, work_overlay_get);
 }

@@ -166,6 +166,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		log_request(r, ns, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
 	if (r->up != NULL)
 		oxs_upload_cleanup(r);
+	oxs_body_free(r);
 	if (r->file_fd >= 0)
 		close(r->file_fd);
 	if (r->dir_fd >= 0)
@@ -325,6 +326,12 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 		oxs_upload_begin(r);
 		return;
 	}
+	/* a POST to a route with a handler (overlays): the body in memory, bounded */
+	if (rt != NULL && rt->post != NULL && r->method == OXS_M_POST) {
+		if (!oxs_body_begin(r))
+			oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return;
+	}
 	/* no other request takes a body: answer now rather than read one */
 	if (r->has_body && !reply_unrouted(r))
 		oxs_reply_error(r, 413, "body_not_allowed", "", "this request takes no body");
@@ -390,6 +397,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		*upload_data_size = 0;
 		if (r->up != NULL)
 			return oxs_upload_data(r, upload_data, n) ? MHD_YES : MHD_NO;
+		if (r->body != NULL)
+			return oxs_body_data(r, upload_data, n) ? MHD_YES : MHD_NO;
 		return MHD_YES; /* not reached: bodies elsewhere are refused early */
 	}
 	if (has_reply(r))

@@ -361,6 +361,14 @@ typedef struct oxs_art {
 } oxs_art;
 
 typedef struct oxs_heat_req oxs_heat_req;
+/* POST /models/{id}/overlays and GET /models/{id}/overlays/{oid} (heat_svc.c); the body
+ * of such a POST is kept in r->body (oxs_body_*, at most OXS_OVERLAY_MAX bytes). */
+#define OXS_OVERLAY_MAX ((size_t)32 << 20)
+void oxs_overlay_post(oxs_req *r);
+void oxs_overlay_get(oxs_req *r);
+bool oxs_body_begin(oxs_req *r);
+bool oxs_body_data(oxs_req *r, const char *data, size_t len);
+void oxs_body_free(oxs_req *r);
 
 /* Takes overlay=, metric= and scale= out of a drawing's query (pairs and *n shrink):
  * false with a message when one is malformed (heat_svc.c). */
@@ -538,6 +546,8 @@ struct oxs_req {
 	void (*work)(oxs_req *r);
 	oxs_req *next_waiter;
 	oxs_upload *up;
+	oxr_buf *body;         /* POST /models/{id}/overlays: the body, in memory, bounded
+	                          (heat_svc.c) */
 };
 
 /* Response helpers (reply.c).  Each sets r->reply (taking ownership of resp). */

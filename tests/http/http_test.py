@@ -716,6 +716,29 @@ def t_cache_etag(s, mid):
         r = curl(base + "/graph.svg?" + q)
         msg = ((r.json() or {}).get("error") or {}).get("message", "")
         check(r.status == 400 and needle in msg, "heat query %s: %r" % (q, r))
+    # stored overlays: a profile in ORT's form (built here from the model's node names),
+    # its table (exact sums, the unmatched markup name as text), its drawing; bad files 422
+    names = [n["name"] for n in (curl(base + "/document.json").json() or {}).get("nodes", []) if n["name"]][:5]
+    prof = [{"cat": "Session", "name": "model_run", "ts": 0, "dur": 1000, "ph": "X"}]
+    prof += [{"cat": "Node", "name": n + "_kernel_time", "ts": i + 1, "dur": 10 * (i + 1), "ph": "X",
+              "args": {"op_name": "X", "provider": "CPUExecutionProvider"}} for i, n in enumerate(names)]
+    prof.append({"cat": "Node", "name": "<script>x</script>_kernel_time", "ts": 99, "dur": 7, "ph": "X"})
+    r = curl(base + "/overlays", method="POST", data=json.dumps(prof), headers=["Content-Type: application/json"])
+    o = r.json() or {}
+    check(r.status == 201 and o.get("source") == "ort-profile" and o.get("matched") == len(names) == 5
+          and o.get("unmatched") == 1, "POST overlays: %r" % r)
+    oid = o.get("id", "0" * 64)
+    r = curl(base + "/overlays/" + oid)
+    t = r.json() or {}
+    check(r.status == 200 and t.get("total") == 157 and sum(n["values"]["dur.total"] for n in t.get("nodes", [])) == 150
+          and t["unmatched"][0]["name"] == "<script>x</script>", "GET overlay table: %r" % r)
+    r = curl(base + "/graph.svg?overlay=%s&metric=dur.total&scale=log" % oid)
+    check(r.status == 200 and b"dur.total (us)" in r.body and b"<script" not in r.body, "graph.svg?overlay=ID: %r" % r)
+    for body, status in (("node,t\nx,nan\n", 422), ("", 400), ("[" * 5000, 422)):
+        r = curl(base + "/overlays", method="POST", data=body)
+        check(r.status == status, "POST overlays %r: %r" % (body[:20], r))
+    check(curl(base + "/overlays/" + "0" * 64).status == 404, "unknown overlay: 404")
+    check(curl(base + "/graph.svg?overlay=" + "0" * 64).status == 404, "drawing an unknown overlay: 404")
     r = curl(base)
     check(r.status == 200 and r.json().get("id") == mid and "summary" in r.json(), "summary: %r" % r)
     check(curl(base, headers=["If-None-Match: " + r.h("etag")]).status == 304, "summary 304")
