@@ -209,8 +209,8 @@ static const char *caption(const oxr_heat *h, const char *name, char *buf, size_
 	if (h->runs > 1 && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, " · %u runs", h->runs);
 	if (n > 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n, " · coverage %.1f%% · %u unmatched", 100 * cov,
-		         h->nunmatched);
+		snprintf(buf + n, size - (size_t)n, " · coverage %.2f%% · %u unmatched",
+		         floor(10000 * cov) / 100, h->nunmatched); /* never 100% with unmatched */
 	return buf;
 }
 
@@ -366,7 +366,7 @@ int oxs_cli_overlay(int argc, char **argv)
 				printf(", %u runs", h->runs);
 			printf(", %u names, %u matched, %u unmatched; coverage %.2f%% of %s\n", h->nentries,
 			       h->nmatched, h->nunmatched,
-			       100 * (h->total != 0 ? h->attributed / h->total : 1), tot);
+			       floor(10000 * (h->total != 0 ? h->attributed / h->total : 1)) / 100, tot);
 			for (uint32_t i = 0; i < h->nproviders; i++) {
 				oxr_heat_format(h, h->primary, h->providers[i].total, tot, sizeof(tot));
 				printf("provider %s: %s (%.1f%%)\n", h->providers[i].name, tot,

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,8 +138,10 @@ static oxr_code heat_pair(const oxr_model_files *model, const oxr_model_files *o
 		ov.heat_metric = (uint32_t)k;
 		ov.heat_scale = scale;
 		char cap[200];
-		snprintf(cap, sizeof(cap), "%s · coverage %.1f%% · %u unmatched", h->format,
-		         100 * (h->total != 0 ? h->attributed / h->total : 1), h->nunmatched);
+		/* rounded down: never "100%" with something unmatched */
+		snprintf(cap, sizeof(cap), "%s · coverage %.2f%% · %u unmatched", h->format,
+		         floor(10000 * (h->total != 0 ? h->attributed / h->total : 1)) / 100,
+		         h->nunmatched);
 		ov.legend = cap;
 		rc = oxr_render_overlay(m, d, o, &ov, f, out, err);
 	}

@@ -896,7 +896,9 @@ $('side-back').addEventListener('click', () => navigate({ tensor: null }));
 
 // ------------------------------------------------------------------------- options
 const optForm = $('options');
-heatFieldset(optForm); // heat.js: overlay, metric, scale
+// heat.js: overlay, metric, scale; a loaded profile is posted and drawn
+heatFieldset(optForm, () => route.id, (overlay, metric) => navigate({ opts: { overlay, metric } }),
+  (e) => showGraphState({ title: 'The overlay was refused', detail: errorNotice(e), error: true, spinner: false, actions: [['Close', hideGraphState]] }));
 
 function syncOptionsForm() {
   for (const k of ['rankdir', 'initializers', 'subgraphs', 'arith', 'quant']) {

@@ -7,25 +7,51 @@
 // caption (source, coverage, unmatched).  Everything shown is text (textContent): names
 // from the model or an overlay never become markup.
 import { h, clear } from './util.js';
+import { modelUrl, request } from './api.js';
 
+const OID = /^[0-9a-f]{64}$/;
 export const HEAT_DEFAULTS = { overlay: '', metric: '', scale: 'linear' };
+// what the URL may say (app.js checks values with includes()): a stored overlay's id and
+// its metric names too
 export const HEAT_VALUES = {
-  overlay: ['', 'cost'],
-  metric: ['', 'macs', 'flops', 'params', 'bytes'],
+  overlay: { includes: (v) => v === '' || v === 'cost' || OID.test(v) },
+  metric: { includes: (v) => /^[A-Za-z0-9._-]{0,64}$/.test(v) },
+  scale: ['linear', 'log', 'thresholds'],
+};
+const CHOICES = {
+  overlay: ['', 'cost', 'file'],
+  metric: ['', 'macs', 'flops', 'params', 'bytes', 'dur.mean', 'dur.p50', 'dur.p90', 'dur.total'],
   scale: ['linear', 'log', 'thresholds'],
 };
 const LABELS = {
-  overlay: { '': 'none', cost: 'the cost model' },
-  metric: { '': '—', macs: 'MACs', flops: 'FLOPs', params: 'parameters', bytes: 'activation bytes' },
+  overlay: { '': 'none', cost: 'the cost model', file: 'a profile or node data (loaded)' },
+  metric: {
+    '': '—', macs: 'MACs', flops: 'FLOPs', params: 'parameters', bytes: 'activation bytes',
+    'dur.mean': 'time, mean', 'dur.p50': 'time, p50', 'dur.p90': 'time, p90', 'dur.total': 'time, total',
+  },
   scale: { linear: 'linear', log: 'log', thresholds: 'thresholds' },
 };
 
-// The fieldset, put into the View form before its reset button.
-export function heatFieldset(form) {
+// The fieldset, put into the View form before its reset button.  "Load a file…" posts an
+// ONNX Runtime profile, Model Explorer / Netron node data or CSV to the server
+// (POST /models/{id}/overlays) and calls onLoaded(overlay id, its first metric).
+export function heatFieldset(form, modelId, onLoaded, onError) {
   const sel = (name, title) => h('label', { class: 'select-label' }, title,
-    h('select', { name }, HEAT_VALUES[name].map((v) => h('option', { value: v, text: LABELS[name][v] }))));
+    h('select', { name }, CHOICES[name].map((v) => h('option', { value: v, text: LABELS[name][v], hidden: v === 'file' }))));
+  const input = h('input', { type: 'file', accept: '.json,.csv,application/json,text/csv', hidden: true });
+  input.addEventListener('change', async () => {
+    const f = input.files && input.files[0];
+    input.value = '';
+    if (!f || !modelId()) return;
+    try {
+      const res = await request(`${modelUrl(modelId())}/overlays`, { method: 'POST', body: f });
+      const o = await res.json();
+      onLoaded(o.id, (o.metrics || [])[0] || '');
+    } catch (e) { onError(e); }
+  });
   const fs = h('fieldset', { class: 'heat-options' }, h('legend', { text: 'Heat' }),
-    sel('overlay', 'Colour by'), sel('metric', 'Figure'), sel('scale', 'Scale'));
+    sel('overlay', 'Colour by'), sel('metric', 'Figure'), sel('scale', 'Scale'),
+    h('button', { type: 'button', class: 'btn btn-plain btn-small', text: 'Load a profile…', onclick: () => input.click() }), input);
   form.insertBefore(fs, form.querySelector('#btn-reset-options'));
   return fs;
 }
@@ -33,7 +59,7 @@ export function heatFieldset(form) {
 export function syncHeat(form, opts) {
   for (const k of Object.keys(HEAT_DEFAULTS)) {
     const s = form.querySelector(`select[name="${k}"]`);
-    if (s) s.value = opts[k];
+    if (s) s.value = k === 'overlay' && OID.test(opts[k]) ? 'file' : opts[k];
   }
   for (const k of ['metric', 'scale']) {
     const s = form.querySelector(`select[name="${k}"]`);
@@ -43,6 +69,7 @@ export function syncHeat(form, opts) {
 
 // The options a change of one heat choice makes: metric and scale only with an overlay.
 export function heatPatch(name, value) {
+  if (name === 'overlay' && value === 'file') return {}; // chosen by loading one
   if (name === 'overlay') return value ? { overlay: value, metric: 'macs' } : { ...HEAT_DEFAULTS };
   return { [name]: value };
 }
