@@ -723,7 +723,8 @@ def t_cache_etag(s, mid):
     prof += [{"cat": "Node", "name": n + "_kernel_time", "ts": i + 1, "dur": 10 * (i + 1), "ph": "X",
               "args": {"op_name": "X", "provider": "CPUExecutionProvider"}} for i, n in enumerate(names)]
     prof.append({"cat": "Node", "name": "<script>x</script>_kernel_time", "ts": 99, "dur": 7, "ph": "X"})
-    r = curl(base + "/overlays", method="POST", data=json.dumps(prof), headers=["Content-Type: application/json"])
+    r = curl(base + "/overlays", method="POST", data=json.dumps(prof).encode(),
+             headers=["Content-Type: application/json"])
     o = r.json() or {}
     check(r.status == 201 and o.get("source") == "ort-profile" and o.get("matched") == len(names) == 5
           and o.get("unmatched") == 1, "POST overlays: %r" % r)
@@ -734,7 +735,7 @@ def t_cache_etag(s, mid):
           and t["unmatched"][0]["name"] == "<script>x</script>", "GET overlay table: %r" % r)
     r = curl(base + "/graph.svg?overlay=%s&metric=dur.total&scale=log" % oid)
     check(r.status == 200 and b"dur.total (us)" in r.body and b"<script" not in r.body, "graph.svg?overlay=ID: %r" % r)
-    for body, status in (("node,t\nx,nan\n", 422), ("", 400), ("[" * 5000, 422)):
+    for body, status in ((b"node,t\nx,nan\n", 422), (b"", 400), (b"[" * 5000, 422)):
         r = curl(base + "/overlays", method="POST", data=body)
         check(r.status == status, "POST overlays %r: %r" % (body[:20], r))
     check(curl(base + "/overlays/" + "0" * 64).status == 404, "unknown overlay: 404")
@@ -883,6 +884,8 @@ def t_oneshot(s):
 def t_openapi_live(s, mid, token_server):
     """Every documented path and method answers something other than 404/405."""
     doc = curl(s.url("/openapi.json")).json()
+    # a stored overlay of the model (docs/overlays.md) for /models/{id}/overlays/{oid}
+    oid = (curl(s.url("/models/%s/overlays" % mid), data=b"node,t\nx,1\n").json() or {}).get("id", "0" * 64)
     n = 0
     for path, item in doc["paths"].items():
         if path.startswith("/files/"):
@@ -891,7 +894,7 @@ def t_openapi_live(s, mid, token_server):
             if method not in ("get", "post", "delete"):
                 continue
             url = path.replace("{id}", mid).replace("{node_id}", "n0").replace("{file}", "index.html") \
-                .replace("{name}", "@i0").replace("{other}", mid)
+                .replace("{name}", "@i0").replace("{other}", mid).replace("{oid}", oid)
             if path.endswith("/search"):
                 url += "?q=a"
             if method == "get":
