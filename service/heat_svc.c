@@ -82,7 +82,7 @@ static char *read_overlay(const char *path, size_t *len, oxr_error *err)
 		                 OXR_HEAT_MAX_BYTES);
 		return NULL;
 	}
-	char *buf = oxs_read_all(fd, (uint64_t)st.st_size);
+	char *buf = oxst_read_all(fd, (uint64_t)st.st_size);
 	close(fd);
 	if (buf == NULL)
 		oxs_render_fail(err, OXR_E_IO, "cannot read the overlay");
@@ -209,8 +209,8 @@ static oxr_heat *attribute(oxs_req *r, const char *data, size_t len, oxs_mentry 
 {
 	oxs_server *srv = r->srv;
 	*me = NULL;
-	oxs_status st = oxs_models_get(srv->models, srv->store, r->id, "", me, NULL);
-	if (st != OXS_OK) {
+	oxst_status st = oxs_models_get(srv->models, srv->store, r->id, "", me, NULL);
+	if (st != OXST_OK) {
 		oxs_reply_store_error(r, st, "cannot read the model");
 		return NULL;
 	}
@@ -240,9 +240,9 @@ static void work_overlay_post(oxs_req *r)
 		char oid[65], name[96];
 		oxs_sha256_hex(r->body->data ? r->body->data : "", r->body->len, oid, 64);
 		overlay_name(oid, name, sizeof(name));
-		oxs_status st = srv->store->ops->put_rendering(srv->store, r->id, name, r->body->data,
+		oxst_status st = srv->store->ops->put_rendering(srv->store, r->id, name, r->body->data,
 		                                               r->body->len);
-		if (st != OXS_OK) {
+		if (st != OXST_OK) {
 			oxs_reply_store_error(r, st, "cannot store the overlay");
 		} else {
 			oxr_buf b;
@@ -302,15 +302,15 @@ static void work_overlay_get(oxs_req *r)
 	overlay_name(r->param, name, sizeof(name));
 	int fd = -1;
 	uint64_t size = 0;
-	oxs_status st = srv->store->ops->get_rendering(srv->store, r->id, name, &fd, &size);
-	if (st != OXS_OK || size > OXR_HEAT_MAX_BYTES) {
+	oxst_status st = srv->store->ops->get_rendering(srv->store, r->id, name, &fd, &size);
+	if (st != OXST_OK || size > OXR_HEAT_MAX_BYTES) {
 		if (fd >= 0)
 			close(fd);
 		oxs_reply_error(r, 404, "not_found", "", "no such overlay of this model");
 		oxs_resume(r);
 		return;
 	}
-	char *data = oxs_read_all(fd, size);
+	char *data = oxst_read_all(fd, size);
 	close(fd);
 	oxs_mentry *me = NULL;
 	oxr_heat *h = data ? attribute(r, data, (size_t)size, &me) : NULL;
