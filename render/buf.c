@@ -152,6 +152,7 @@ const char *oxr_code_name(oxr_code code)
 	    [OXR_E_NOT_FOUND] = "not_found",
 	    [OXR_E_MODEL] = "bad_model",
 	    [OXR_E_IO] = "io_error",
+	    [OXR_E_OVERLAY] = "bad_overlay",
 	};
 	return (unsigned)code < OXR_E__COUNT && names[code] ? names[code] : "unknown";
 }

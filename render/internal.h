@@ -63,6 +63,7 @@ typedef struct vrow {
 	uint32_t value;     /* a folded row: the dag value it shows, else OXP_NONE */
 	bool chain;         /* ... computed by folded bookkeeping nodes (unfold= opens them) */
 	bool mark;          /* highlighted by an overlay */
+	bool heat;          /* the heat overlay's value row (heat.c) */
 } vrow;
 
 typedef struct vbox {
@@ -89,6 +90,11 @@ typedef struct vbox {
 	void *gv;           /* Agnode_t * while laying out */
 	uint8_t mark;       /* oxr_mark of an overlay (0: none) */
 	const char *other;  /* ghosts: the node's id in the overlay's other model */
+	bool heat;          /* a heat overlay's value (heat.c): its fill and figure */
+	bool heat_dark;     /* ... a dark fill: white text */
+	const char *heat_fill;
+	double heat_value;
+	uint32_t heat_fused; /* a node of the fused group it shows, else OXP_NONE */
 } vbox;
 
 /* A run's box is drawn as a stack: two copies behind it, OXR_STACK points down and to the
@@ -171,6 +177,9 @@ typedef struct view {
 	const oxr_overlay *ov; /* marks to draw, or NULL (overlay.c) */
 	struct oxr_io *io;   /* graph inputs/outputs in families and as rows (family.c), NULL
 	                        with io=nodes */
+	double heat_lo, heat_hi, heat_total; /* the heat scale's ends, the metric's total */
+	double heat_thr[8];  /* the thresholds scale's bins */
+	uint32_t heat_nthr;
 } view;
 
 /* view.c */
@@ -305,7 +314,15 @@ oxr_code oxr__overlay_apply(view *v, oxr_error *err);
 const char *oxr__mark_name(uint8_t mark);  /* "same", "added", ... */
 const char *oxr__mark_color(uint8_t mark); /* its outline colour */
 
+/* heat.c: fills, value rows, legend of a heat overlay (ov->heat) */
+oxr_code oxr__heat_apply(view *v, oxr_error *err);
+double oxr__heat_legend_width(const view *v);
+void oxr__heat_legend_svg(const view *v, oxr_buf *o, double y);
+void oxr__heat_layout_json(const view *v, oxr_buf *o);
+void oxr__heat_box_json(const view *v, const vbox *b, oxr_buf *o);
+
 /* svg.c */
+void oxr__xml(oxr_buf *o, const char *s); /* text escaped for XML */
 oxr_code oxr__write_svg(const view *v, oxr_buf *out, oxr_error *err);
 oxr_code oxr__write_layout_json(const view *v, oxr_buf *out, oxr_error *err);
 

@@ -406,7 +406,10 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 			}
 			agxset(n, a_label, label);
 			free(label);
-			agxset(n, a_fill, (char *)oxr__family_color(b->family));
+			agxset(n, a_fill, b->heat && b->heat_fill ? (char *)b->heat_fill
+			                                          : (char *)oxr__family_color(b->family));
+			if (b->heat_dark)
+				agsafeset(n, "fontcolor", "#ffffff", "black");
 			if (b->title != NULL) {
 				char *t = dot_plain(b->title);
 				if (t == NULL) {

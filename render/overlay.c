@@ -251,5 +251,8 @@ oxr_code oxr__overlay_apply(view *v, oxr_error *err)
 				b->mark = OXR_MARK_CHANGED;
 		}
 	}
-	return ghosts(v, err);
+	oxr_code rc = ghosts(v, err);
+	if (rc == OXR_OK && ov->heat != NULL)
+		rc = oxr__heat_apply(v, err);
+	return rc;
 }

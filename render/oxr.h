@@ -36,6 +36,8 @@ typedef enum oxr_code {
 	OXR_E_NOT_FOUND,  /* node / scope / tensor id unknown */
 	OXR_E_MODEL,      /* the model could not be parsed or linked (message says why) */
 	OXR_E_IO,
+	OXR_E_OVERLAY,    /* an overlay file (profile, node data, CSV) is malformed: the message
+	                     names the line or JSON path */
 	OXR_E__COUNT
 } oxr_code;
 
@@ -209,12 +211,97 @@ typedef struct oxr_overlay {
 	uint32_t nghost_edges;
 	const oxr_ghost_edge *ghost_edges;
 	const char *legend;             /* a caption under the drawing, or NULL */
+	const struct oxr_heat *heat;    /* per-node figures drawn as heat (render/heat.c), or
+	                                   NULL; nodes may then be NULL */
+	uint32_t heat_metric;           /* which of heat's metrics */
+	uint8_t heat_scale;             /* oxr_heat_scale */
 } oxr_overlay;
 
 /* oxr_render with an overlay (NULL: exactly oxr_render). */
 oxr_code oxr_render_overlay(const oxp_model *m, const oxp_dag *d, const oxr_options *o,
                             const oxr_overlay *ov, oxr_format fmt, oxr_buf *out,
                             oxr_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Heat (render/heat.c, docs/overlays.md): per-node figures from a file, attributed to the
+ * nodes of one model and drawn as box fills.  Inputs, told apart by content: an ONNX
+ * Runtime profile (Chrome trace JSON, one or more runs; several files are several
+ * inputs), Model Explorer node data, a Netron attachment ("netron:attachment") and CSV
+ * `node,metric[,metric...]` with a header.  Names are matched to the model's nodes by node
+ * name, then by the value names optimized and fused nodes carry, then (when given) through
+ * ORT's saved optimized model.  What matches nothing is listed with its share.
+ */
+#define OXR_HEAT_MAX_BYTES ((size_t)64 << 20) /* one input */
+#define OXR_HEAT_MAX_INPUTS 64
+#define OXR_HEAT_MAX_METRICS 32
+#define OXR_HEAT_MAX_ENTRIES 2000000u
+
+typedef enum { OXR_HEAT_LINEAR = 0, OXR_HEAT_LOG, OXR_HEAT_THRESHOLDS } oxr_heat_scale;
+/* "linear" | "log" | "thresholds"; false when unknown */
+bool oxr_heat_scale_parse(const char *text, uint8_t *out);
+
+typedef struct oxr_heat_unmatched {
+	const char *name;   /* as the input gave it (UTF-8 checked, may be cut) */
+	const char *op;     /* the kernel's op type, or NULL */
+	double value;       /* of the primary metric (time: the total over runs) */
+	double share;       /* of the input's total, 0..1 */
+} oxr_heat_unmatched;
+
+typedef struct oxr_heat_provider {
+	const char *name;
+	double total;       /* kernel time, us, over all runs */
+} oxr_heat_provider;
+
+typedef struct oxr_heat {
+	const char *format;          /* "ort-profile", "model-explorer", "netron", "csv", "cost" */
+	uint32_t nmetrics;
+	const char *const *metrics;  /* "dur.mean", "dur.p50", "dur.p90", "dur.total", "macs" */
+	const char *const *units;    /* "us", "MACs", "bytes", "" */
+	const bool *sums;            /* groups and stacks add it up (time, MACs, params, bytes);
+	                                else they show the largest */
+	uint32_t primary;            /* the metric drawn when none is asked for */
+	uint32_t nnodes;             /* the dag's nodes */
+	const double *values;        /* nnodes x nmetrics, NaN: no value */
+	const uint32_t *fused;       /* per node: the anchor node of the fused kernel it was
+	                                covered by, else OXP_NONE */
+	const uint32_t *fused_size;  /* per node: nodes in that fused group (0 when none) */
+	uint32_t runs;               /* profile runs (1 for other inputs) */
+	uint32_t nentries;           /* distinct names in the input(s) */
+	uint32_t nmatched;
+	uint32_t nunmatched;
+	const oxr_heat_unmatched *unmatched; /* largest first */
+	double total;                /* of the primary sum metric over the input (time: us) */
+	double attributed;           /* the part given to nodes: coverage = attributed / total */
+	uint32_t nproviders;
+	const oxr_heat_provider *providers;
+	uint32_t nthresholds;        /* Model Explorer's thresholds (ascending), else 0 */
+	const double *thresholds;
+	struct oxp_arena *arena;     /* everything above lives here */
+} oxr_heat;
+
+typedef struct oxr_heat_input {
+	const char *data;
+	size_t len;
+	const char *name;            /* for messages ("profile.json"), may be NULL */
+} oxr_heat_input;
+
+/* Parse the inputs (all of one format) and attribute them to dag d's nodes.  optimized:
+ * ORT's saved optimized model (its dag), or NULL.  OXR_E_OVERLAY with a message naming
+ * the input, line or JSON path when an input is malformed or beyond the bounds. */
+oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d,
+                        const oxp_dag *optimized, oxr_heat **out, oxr_error *err);
+/* The built-in overlay "cost": macs, flops, params, bytes (activations read + written),
+ * from parser/cost.c (dims that stay symbols count as 1). */
+oxr_code oxr_heat_cost(const oxp_dag *d, oxr_heat **out, oxr_error *err);
+void oxr_heat_free(oxr_heat *h);
+/* Index of a metric by name ("dur.mean"; also "mean" for "dur.mean"), -1 when unknown. */
+int oxr_heat_metric(const oxr_heat *h, const char *name);
+/* The attributed table as JSON (onnxviz.overlay/1, docs/overlays.md): format, metrics,
+ * runs, coverage, providers, nodes (largest first, at most max_nodes; 0: all), unmatched. */
+oxr_code oxr_heat_table_json(const oxr_heat *h, const oxp_dag *d, uint32_t metric,
+                             uint32_t max_nodes, oxr_buf *out, oxr_error *err);
+/* "1.29 ms", "231 M", "4.1 MB", "0.25": a metric's value as text. */
+void oxr_heat_format(const oxr_heat *h, uint32_t metric, double value, char *buf, size_t size);
 
 typedef struct oxr_worker_limits {
 	unsigned cpu_seconds;  /* RLIMIT_CPU of the worker */

@@ -65,6 +65,11 @@ static void xml(oxr_buf *o, const char *s)
 	xml_text(o, s, false);
 }
 
+void oxr__xml(oxr_buf *o, const char *s)
+{
+	xml_text(o, s, false);
+}
+
 static void xml_path(oxr_buf *o, const char *s)
 {
 	xml_text(o, s, true);
@@ -113,6 +118,8 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 		xml_path(o, b->open_all);
 		oxr_buf_append(o, "\"", 1);
 	}
+	if (b->heat) /* a heat overlay's figure, for scripts (web/heat.js) */
+		oxr_buf_printf(o, " data-heat=\"%.10g\"", b->heat_value);
 	for (uint32_t i = 0; i < b->nrows; i++)
 		if (b->rows[i].style == ROW_BADGE) { /* a quantized op's precision */
 			oxr_buf_append(o, " data-quant=\"", 13);
@@ -163,6 +170,8 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 		if (b->mark == OXR_MARK_REMOVED)
 			dash = " stroke-dasharray=\"5 3\"";
 	}
+	if (b->heat && b->heat_fill != NULL) /* a heat overlay's figure */
+		fill = b->heat_fill;
 	/* a run of repeated blocks is drawn as a stack (in a group of its own: the box's own
 	 * rect stays its first) */
 	if (b->open_all != NULL) {
@@ -211,6 +220,9 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			                    : r->style == ROW_BADGE   ? "#8a3b12"
 			                    : r->style == ROW_DEFAULT ? "#8a94a3"
 			                                              : "#1f2933";
+			if (b->heat) /* on a heat fill: black or white, for contrast */
+				color = b->heat_dark ? (r->style == ROW_NAME ? "#e5e7eb" : "#ffffff")
+				                     : (r->style == ROW_NAME ? "#374151" : "#111827");
 			if (r->style == ROW_BADGE) /* a pill behind the precision */
 				oxr_buf_printf(o,
 				               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
@@ -223,6 +235,7 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			               center ? x0 + b->w / 2 : x0 + OXR_PAD_X, y + 9, OXR_ROW_SIZE, color,
 			               center ? " text-anchor=\"middle\"" : "",
 			               r->style == ROW_DEFAULT ? " font-style=\"italic\" class=\"default\""
+			               : r->heat               ? " class=\"heat-value\""
 			                                       : "");
 			/* a folded row: the value it shows; a chain also what unfold= opens */
 			if (r->value != OXP_NONE)
@@ -416,7 +429,9 @@ oxr_code oxr__write_svg(const view *v, oxr_buf *o, oxr_error *err)
 	for (uint32_t i = 0; i < v->nboxes; i++)
 		box_svg(v, &v->boxes[i], o);
 	oxr_buf_append(o, "</g>\n", 5);
-	if (v->ov != NULL)
+	if (v->ov != NULL && v->ov->heat != NULL)
+		oxr__heat_legend_svg(v, o, v->height - LEGEND_H + 6);
+	else if (v->ov != NULL)
 		legend_svg(v, o);
 	oxr_buf_append(o, "</svg>\n", 7);
 	if (o->failed)
@@ -458,6 +473,8 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 	               "\"rankdir\":\"%s\",\"group_depth\":%d,\"settings\":",
 	               v->width, v->height, v->o.rankdir_lr ? "LR" : "TB", v->group_depth);
 	jstr(o, v->settings);
+	if (v->ov != NULL && v->ov->heat != NULL)
+		oxr__heat_layout_json(v, o);
 	oxr_buf_append(o, ",\"nodes\":[", 10);
 	for (uint32_t i = 0; i < v->nboxes; i++) {
 		const vbox *b = &v->boxes[i];
@@ -475,6 +492,8 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 			oxr_buf_printf(o, ",\"mark\":\"%s\"", oxr__mark_name(b->mark));
 		if (b->other != NULL)
 			oxr_buf_printf(o, ",\"other\":\"%s\"", b->other);
+		if (v->ov != NULL && v->ov->heat != NULL)
+			oxr__heat_box_json(v, b, o);
 		if (b->title != NULL) {
 			oxr_buf_append(o, ",\"title\":", 9);
 			jstr(o, b->title);
@@ -576,7 +595,7 @@ oxr_code oxr_render_overlay(const oxp_model *m, const oxp_dag *d, const oxr_opti
 		rc = oxr__layout(&v, fmt, out, err);
 	if (rc == OXR_OK && ov != NULL) { /* room for the legend below */
 		v.height += LEGEND_H;
-		double lw = legend_width(&v);
+		double lw = ov->heat != NULL ? oxr__heat_legend_width(&v) : legend_width(&v);
 		if (v.width < lw)
 			v.width = lw;
 	}

@@ -58,20 +58,21 @@ static const char *kind_name(oxs_art_kind k)
 {
 	return k == OXS_ART_SUMMARY ? "summary" : k == OXS_ART_DOCUMENT ? "document"
 	       : k == OXS_ART_TENSOR ? "tensor" : k == OXS_ART_DIFF ? "diff"
-	       : k == OXS_ART_COST ? "cost" : "graph";
+	       : k == OXS_ART_COST ? "cost" : k == OXS_ART_HEAT ? "heat" : "graph";
 }
 
 static const char *art_ext(const oxs_art *a)
 {
 	if (a->kind == OXS_ART_TENSOR)
 		return a->popt.npy ? "npy" : "json";
-	return a->kind == OXS_ART_GRAPH || a->kind == OXS_ART_DIFF ? oxr_format_ext(a->fmt) : "json";
+	return a->kind == OXS_ART_GRAPH || a->kind == OXS_ART_DIFF || a->kind == OXS_ART_HEAT
+	           ? oxr_format_ext(a->fmt) : "json";
 }
 
-/* Drawn by the layout worker: graphs and diffs. */
+/* Drawn by the layout worker: graphs, diffs and heat. */
 static bool laid_out(const oxs_art *a)
 {
-	return a->kind == OXS_ART_GRAPH || a->kind == OXS_ART_DIFF;
+	return a->kind == OXS_ART_GRAPH || a->kind == OXS_ART_DIFF || a->kind == OXS_ART_HEAT;
 }
 
 static const char *art_type(const oxs_art *a)
@@ -147,6 +148,21 @@ void oxs_art_diff(oxs_art *a, const char *other)
 	snprintf(salted, sizeof(salted), "%s|diff|%s|%s|%s", ART_VERSION, art_ext(a), other, optkey);
 	oxs_sha256_hex(salted, strlen(salted), h, 32);
 	snprintf(a->name, sizeof(a->name), "diff-%s.%s", h, art_ext(a));
+}
+
+void oxs_art_heat(oxs_art *a, const oxs_heat_req *hr)
+{
+	a->heat = *hr;
+	static const char *const scales[] = {"linear", "log", "thresholds"};
+	char optkey[OXS_KEY_MAX - 256], h[65];
+	oxr_options_key(&a->opt, optkey, sizeof(optkey));
+	snprintf(a->key, sizeof(a->key), "%s|heat|%s|%s|%s|%s|%s", a->id, art_ext(a), hr->overlay,
+	         hr->metric, scales[hr->scale % 3], optkey);
+	char salted[OXS_KEY_MAX + 32];
+	snprintf(salted, sizeof(salted), "%s|heat|%s|%s|%s|%s|%s", ART_VERSION, art_ext(a),
+	         hr->overlay, hr->metric, scales[hr->scale % 3], optkey);
+	oxs_sha256_hex(salted, strlen(salted), h, 32);
+	snprintf(a->name, sizeof(a->name), "heat-%s.%s", h, art_ext(a));
 }
 
 void oxs_art_file(oxs_art *a, int fd, int dirfd, const char *fpath)
@@ -611,6 +627,37 @@ static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a
 	return rc;
 }
 
+/* A heat drawing in a worker process (heat_svc.c): the overlay is "cost", or one stored
+ * by POST /models/{id}/overlays (a rendering of the model). */
+static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *path,
+                              oxr_buf *out, oxr_error *err)
+{
+	static const char *const scales[] = {"linear", "log", "thresholds"};
+	char args[96], opath[64] = "cost";
+	int fd = -1;
+	if (strcmp(art->heat.overlay, "cost") != 0) {
+		/* a stored overlay: the worker reads our descriptor of it */
+		char name[96];
+		uint64_t size = 0;
+		snprintf(name, sizeof(name), "overlay-%s.dat", art->heat.overlay);
+		if (srv->store->ops->get_rendering(srv->store, art->id, name, &fd, &size) != OXST_OK) {
+			err->code = OXR_E_NOT_FOUND;
+			snprintf(err->message, sizeof(err->message), "no such overlay of this model");
+			return OXR_E_NOT_FOUND;
+		}
+		snprintf(opath, sizeof(opath), "/proc/%ld/fd/%d", (long)getpid(), fd);
+	}
+	snprintf(args, sizeof(args), "%s|%s", scales[art->heat.scale % 3], art->heat.metric);
+	oxr_model_files m = {path, ""}, other = {opath, args};
+	const char *fmt = art->fmt == OXR_FMT_DOT ? "heat-dot" : art->fmt == OXR_FMT_LAYOUT_JSON
+	                                                             ? "heat-json" : "heat-svg";
+	oxr_code rc = oxr_render_isolated_pair(srv->exe, &m, &other, fmt, &art->opt, &srv->wlim,
+	                                       out, err);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 /* Layout thread: run the worker process. */
 static void flight_layout(oxs_job *j)
 {
@@ -651,6 +698,8 @@ static void flight_layout(oxs_job *j)
 	oxr_code rc;
 	if (f->art.kind == OXS_ART_DIFF)
 		rc = diff_isolated(srv, &f->art, path, b_path, &out, &err);
+	else if (f->art.kind == OXS_ART_HEAT)
+		rc = heat_isolated(srv, &f->art, path, &out, &err);
 	else
 		rc = oxr_render_isolated(srv->exe, path, &f->art.opt, f->art.fmt, &srv->wlim, &out,
 		                         &err);

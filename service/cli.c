@@ -1,5 +1,6 @@
 /*
- * cli.c — `onnxviz inspect`, `onnxviz check` and `onnxviz render`.
+ * cli.c — `onnxviz inspect`, `onnxviz check` and `onnxviz render` (its overlay options:
+ * heat_cli.c).
  *
  * Both open the model with oxp_model_open (mmap, zero-copy), link it, and print.  Errors go
  * to stderr as "onnxviz: MODEL: <code>: <message> at byte N in <path>" with exit code 1
@@ -492,15 +493,67 @@ static oxr_format format_of(const char *out, const char *fmt)
 	return e != NULL && e->render >= 0 ? (oxr_format)e->render : OXR_FMT_SVG;
 }
 
+static int render_args(int argc, char **argv, void *heat, oxr_options *opt, const char **pathp,
+                       const char **outp, const char **fmtp);
+
 int oxs_cli_render(int argc, char **argv)
 {
 	const char *path = NULL, *out_path = NULL, *fmt = NULL;
-	int orc;
 	oxr_options opt;
 	oxr_error err;
 	oxr_options_default(&opt);
+	void *heat = oxs_cli_render_heat_new();
+	if (heat == NULL) {
+		fprintf(stderr, "onnxviz render: out of memory\n");
+		return 1;
+	}
+	int rc = render_args(argc, argv, heat, &opt, &path, &out_path, &fmt);
+	if (rc >= 0) {
+		free(heat);
+		return rc;
+	}
+	oxp_model *m;
+	oxp_dag *d;
+	/* shapes are inferred also with --shapes=off (which only hides their labels): the
+	 * cost rows need them, and the layout worker and the service always infer, so the same
+	 * options draw the same picture everywhere */
+	rc = open_linked(path, true, &m, &d);
+	if (rc != 0) {
+		free(heat);
+		return rc;
+	}
+	oxr_buf out;
+	oxr_buf_init(&out, 0);
+	oxr_format f = format_of(out_path, fmt);
+	int hr = oxs_cli_render_heat(heat, m, d, &opt, f, &out, &err);
+	if (hr == 1 || hr == 2) {
+		rc = hr;
+	} else if ((hr == -1 && oxr_render(m, d, &opt, f, &out, &err) != OXR_OK) || hr == 3) {
+		fprintf(stderr, "onnxviz: %s: %s: %s\n", path, oxr_code_name(err.code), err.message);
+		rc = 1;
+	} else {
+		rc = oxs_write_output(out_path, &out);
+	}
+	free(heat);
+	oxr_buf_free(&out);
+	oxp_dag_free(d);
+	oxp_model_free(m);
+	return rc;
+}
+
+/* `onnxviz render`'s arguments: -1 to go on, else the exit status. */
+static int render_args(int argc, char **argv, void *heat, oxr_options *opt, const char **pathp,
+                       const char **outp, const char **fmtp)
+{
+	const char *path = NULL, *out_path = NULL, *fmt = NULL;
+	int orc;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		int t = oxs_cli_render_heat_option(heat, argc, argv, &i);
+		if (t < 0)
+			return 2;
+		if (t > 0)
+			continue;
 		if (!strcmp(a, "-o") && i + 1 < argc) {
 			out_path = argv[++i];
 		} else if (!strncmp(a, "--format=", 9)) {
@@ -512,9 +565,12 @@ int oxs_cli_render(int argc, char **argv)
 			       "  --group=auto|none|N  --expand=SCOPE[,SCOPE...]|*  --depth=N\n"
 			       "  --shapes=on|off  --attrs=none|key|all  --arith=fold|nodes\n"
 			       "  --unfold=NODE_ID[,NODE_ID...]  --quant=fold|nodes  --io=fold|nodes\n"
-			       "  --dims=NAME:VALUE[,...]  bind named dims in the MAC rows\n");
+			       "  --dims=NAME:VALUE[,...]  bind named dims in the MAC rows\n"
+			       "heat (docs/overlays.md):\n"
+			       "  --overlay FILE|cost  --metric M  --scale linear|log|thresholds\n"
+			       "  --optimized OPT.onnx (ORT's optimized model, for profiles)\n");
 			return 0;
-		} else if ((orc = oxs_cli_render_option(&opt, "render", a)) != 1) {
+		} else if ((orc = oxs_cli_render_option(opt, "render", a)) != 1) {
 			if (orc != 0)
 				return 2;
 		} else if (a[0] == '-' && a[1] != '\0') {
@@ -531,24 +587,8 @@ int oxs_cli_render(int argc, char **argv)
 		fprintf(stderr, "usage: onnxviz render MODEL [-o OUT] [--OPTION=VALUE ...]\n");
 		return 2;
 	}
-	oxp_model *m;
-	oxp_dag *d;
-	/* shapes are inferred also with --shapes=off (which only hides their labels): the
-	 * cost rows need them, and the layout worker and the service always infer, so the same
-	 * options draw the same picture everywhere */
-	int rc = open_linked(path, true, &m, &d);
-	if (rc != 0)
-		return rc;
-	oxr_buf out;
-	oxr_buf_init(&out, 0);
-	if (oxr_render(m, d, &opt, format_of(out_path, fmt), &out, &err) != OXR_OK) {
-		fprintf(stderr, "onnxviz: %s: %s: %s\n", path, oxr_code_name(err.code), err.message);
-		rc = 1;
-	} else {
-		rc = oxs_write_output(out_path, &out);
-	}
-	oxr_buf_free(&out);
-	oxp_dag_free(d);
-	oxp_model_free(m);
-	return rc;
+	*pathp = path;
+	*outp = out_path;
+	*fmtp = fmt;
+	return -1;
 }

@@ -66,9 +66,7 @@ static oxr_code open_side(side *s, const oxr_model_files *f, oxr_error *err)
 	return OXR_OK;
 }
 
-static oxr_code fail(oxr_error *err, oxr_code code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static oxr_code fail(oxr_error *err, oxr_code code, const char *fmt, ...)
+oxr_code oxs_render_fail(oxr_error *err, oxr_code code, const char *fmt, ...)
 {
 	if (err != NULL) {
 		err->code = code;
@@ -408,7 +406,7 @@ static oxr_code diff_sides(side *b, side *a, const char *fmt, const oxr_options 
 	oxd_error de;
 	oxd_code dc = oxd_diff_build(&df, a->m, a->d, b->m, b->d, &dopt, &de);
 	if (dc != OXD_OK) /* over the budget: the pair's own (422); out of memory: ours (503) */
-		return fail(err, dc == OXD_E_BUDGET ? OXR_E_TOO_BIG : OXR_E_NOMEM, "%s", de.message);
+		return oxs_render_fail(err, dc == OXD_E_BUDGET ? OXR_E_TOO_BIG : OXR_E_NOMEM, "%s", de.message);
 	if (same != NULL)
 		*same = oxd_get(df)->summary.same;
 	oxr_code rc = OXR_OK;
@@ -416,20 +414,20 @@ static oxr_code diff_sides(side *b, side *a, const char *fmt, const oxr_options 
 		char *text = NULL;
 		size_t len = 0;
 		if (oxd_json(df, &text, &len, &de) != OXD_OK)
-			rc = fail(err, OXR_E_NOMEM, "%s", de.message);
+			rc = oxs_render_fail(err, OXR_E_NOMEM, "%s", de.message);
 		else if (!oxr_buf_append(out, text, len) || !oxr_buf_append(out, "\n", 1))
-			rc = fail(err, OXR_E_TOO_BIG, "the diff exceeds %zu bytes", out->max);
+			rc = oxs_render_fail(err, OXR_E_TOO_BIG, "the diff exceeds %zu bytes", out->max);
 		free(text);
 	} else if (strcmp(fmt, "text") == 0) {
 		char *text = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&text, &len);
 		if (f == NULL)
-			rc = fail(err, OXR_E_NOMEM, "out of memory");
+			rc = oxs_render_fail(err, OXR_E_NOMEM, "out of memory");
 		else {
 			print_text(f, df, a, b);
 			if (fclose(f) != 0 || !oxr_buf_append(out, text, len))
-				rc = fail(err, OXR_E_NOMEM, "out of memory");
+				rc = oxs_render_fail(err, OXR_E_NOMEM, "out of memory");
 		}
 		free(text);
 	} else {
@@ -441,10 +439,10 @@ static oxr_code diff_sides(side *b, side *a, const char *fmt, const oxr_options 
 		oxp_arena *ar = oxp_arena_new((size_t)512 << 20);
 		oxr_overlay ov;
 		if ((int)f < 0)
-			rc = fail(err, OXR_E_OPTION, "unknown diff format '%s' (json, svg, dot, layout, text)",
+			rc = oxs_render_fail(err, OXR_E_OPTION, "unknown diff format '%s' (json, svg, dot, layout, text)",
 			          fmt);
 		else if (ar == NULL || !build_overlay(df, a, b, ar, &ov))
-			rc = fail(err, OXR_E_NOMEM, "out of memory");
+			rc = oxs_render_fail(err, OXR_E_NOMEM, "out of memory");
 		else
 			rc = oxr_render_overlay(b->m, b->d, o, &ov, f, out, err);
 		oxp_arena_free(ar);

@@ -87,6 +87,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		oxs_upload_cleanup(r);
 	if (r->rp != NULL)
 		oxs_resumable_cleanup(r);
+	oxs_body_free(r);
 	if (r->file_fd >= 0)
 		close(r->file_fd);
 	if (r->dir_fd >= 0)
@@ -254,6 +255,12 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 		oxs_resumable_patch_begin(r);
 		return;
 	}
+	/* a POST whose route reads a small body (overlays): the body in memory, bounded */
+	if (rt != NULL && rt->small_body && r->method == OXS_M_POST) {
+		if (!oxs_body_begin(r))
+			oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return;
+	}
 	/* no other request takes a body: answer now rather than read one */
 	if (r->has_body && !reply_unrouted(r))
 		oxs_reply_error(r, 413, "body_not_allowed", "", "this request takes no body");
@@ -350,6 +357,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 			return oxs_upload_data(r, upload_data, n) ? MHD_YES : MHD_NO;
 		if (r->rp != NULL)
 			return oxs_resumable_patch_data(r, upload_data, n) ? MHD_YES : MHD_NO;
+		if (r->body != NULL)
+			return oxs_body_data(r, upload_data, n) ? MHD_YES : MHD_NO;
 		return MHD_YES; /* not reached: bodies elsewhere are refused early */
 	}
 	if (has_reply(r))

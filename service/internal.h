@@ -198,6 +198,7 @@ typedef struct oxs_route {
 	oxs_handler get, post, del;
 	oxs_access get_access, post_access, del_access;
 	bool upload;         /* POST streams a model body (upload.c) */
+	bool small_body;     /* POST reads its body into memory, bounded (heat_svc.c) */
 } oxs_route;
 
 /* Prebuilt responses of the web page and /openapi.json; false when out of memory. */
@@ -224,7 +225,8 @@ typedef enum {
 	OXS_ART_TENSOR, /* a tensor preview (preview.c): JSON or .npy */
 	OXS_ART_DIFF,   /* what changed from model id to model `other` (diff.c): the JSON
 	                   document (fmt OXR_FMT_LAYOUT_JSON stands for it), SVG or DOT */
-	OXS_ART_COST    /* cost.json (oxr_cost_json) with the dims bound by `dims` */
+	OXS_ART_COST,   /* cost.json (oxr_cost_json) with the dims bound by `dims` */
+	OXS_ART_HEAT    /* a drawing with a heat overlay (heat_svc.c): `heat` */
 } oxs_art_kind;
 
 #define OXS_KEY_MAX (OXR_OPTIONS_KEY_MAX + 256)
@@ -249,7 +251,32 @@ typedef struct oxs_art {
 	oxs_preview_opt popt;
 	/* OXS_ART_COST (oxs_art_cost): "batch:1,sequence_length:128", checked, or "" */
 	char dims[512];
+	/* OXS_ART_HEAT (oxs_art_heat) */
+	struct oxs_heat_req {
+		char overlay[72]; /* "cost", or an overlay id */
+		char metric[72];  /* "" for the overlay's primary */
+		uint8_t scale;    /* oxr_heat_scale */
+	} heat;
 } oxs_art;
+
+typedef struct oxs_heat_req oxs_heat_req;
+/* POST /models/{id}/overlays and GET /models/{id}/overlays/{oid} (heat_svc.c); the body
+ * of such a POST is kept in r->body (oxs_body_*, at most OXS_OVERLAY_MAX bytes). */
+#define OXS_OVERLAY_MAX ((size_t)32 << 20)
+void oxs_overlay_post(oxs_req *r);
+void oxs_overlay_get(oxs_req *r);
+bool oxs_body_begin(oxs_req *r);
+bool oxs_body_data(oxs_req *r, const char *data, size_t len);
+void oxs_body_free(oxs_req *r);
+
+/* Takes overlay=, metric= and scale= out of a drawing's query (pairs and *n shrink):
+ * false with a message when one is malformed (heat_svc.c). */
+bool oxs_heat_query(oxs_query_pair *pairs, size_t *n, oxs_heat_req *hr, char *err,
+                    size_t errsize);
+/* After oxs_art_init(OXS_ART_HEAT): the overlay, metric and scale (cache key, store
+ * name). */
+void oxs_art_heat(oxs_art *a, const oxs_heat_req *hr);
+
 
 void oxs_art_init(oxs_art *a, oxs_art_kind kind, const char *id, oxr_format fmt,
                   const oxr_options *opt);
@@ -423,6 +450,8 @@ struct oxs_req {
 	oxs_req *next_waiter;
 	oxs_upload *up;
 	oxs_rpatch *rp;        /* PATCH /uploads/{uid}: the part being received */
+	oxr_buf *body;         /* POST /models/{id}/overlays: the body, in memory, bounded
+	                          (heat_svc.c) */
 };
 
 /* Response helpers (reply.c).  Each sets r->reply (taking ownership of resp). */

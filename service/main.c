@@ -17,6 +17,11 @@ static void usage(FILE *f)
 	           "                                     2 unreadable (docs/check.md)\n"
 	           "  onnxviz render MODEL [-o OUT] [--OPTION=VALUE ...]\n"
 	           "                                     SVG (default), .dot or .json layout\n"
+	           "  onnxviz render MODEL --overlay PROFILE.json|node-data.json|data.csv|cost\n"
+	           "                 [--metric M] [--scale linear|log|thresholds] -o hot.svg\n"
+	           "                                     the same, boxes coloured by the figures\n"
+	           "  onnxviz overlay MODEL FILE... [--json]\n"
+	           "                                     a profile's time per node and its coverage\n"
 	           "  onnxviz diff A B [-o OUT] [--OPTION=VALUE ...]\n"
 	           "                                     what changed from A to B: a summary, or\n"
 	           "                                     .json, .svg, .dot (exit 0 same, 1 differ)\n"
@@ -38,12 +43,14 @@ int main(int argc, char **argv)
 		return oxs_cli_check(argc - 1, argv + 1);
 	if (strcmp(cmd, "render") == 0)
 		return oxs_cli_render(argc - 1, argv + 1);
+	if (strcmp(cmd, "overlay") == 0)
+		return oxs_cli_overlay(argc - 1, argv + 1);
 	if (strcmp(cmd, "diff") == 0)
 		return oxs_cli_diff(argc - 1, argv + 1);
 	if (strcmp(cmd, "serve") == 0)
 		return oxs_serve_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "__render") == 0) /* the layout worker process (render/worker.c) */
-		return oxr_worker_main_pair(argc - 1, argv + 1, oxs_diff_pair);
+		return oxr_worker_main_pair(argc - 1, argv + 1, oxs_pair);
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("onnxviz %s\n", OXS_VERSION);
 		return 0;

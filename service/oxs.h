@@ -39,12 +39,31 @@ int oxs_cli_diff(int argc, char **argv);
  * marked) or "text" (diff.c). */
 oxr_code oxs_diff_pair(const oxr_model_files *model, const oxr_model_files *other,
                        const char *fmt, const oxr_options *o, oxr_buf *out, oxr_error *err);
+/* err (may be NULL) set to code and the message; returns code (diff.c). */
+oxr_code oxs_render_fail(oxr_error *err, oxr_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The layout worker's pair function: heat drawings (fmt "heat-svg|dot|json", heat_svc.c)
+ * there, the rest to oxs_diff_pair. */
+oxr_code oxs_pair(const oxr_model_files *model, const oxr_model_files *other, const char *fmt,
+                  const oxr_options *o, oxr_buf *out, oxr_error *err);
 /* Write out whole to path ("-" or NULL: standard output) through a temporary renamed over
  * it; 0, or 1 after a message on stderr (cli.c). */
 int oxs_write_output(const char *path, const oxr_buf *out);
 /* A command's `--key=value` argument as a render option: 0 set, 1 not of that form (the
  * caller goes on), 2 refused after "onnxviz CMD: message" on stderr (cli.c). */
 int oxs_cli_render_option(oxr_options *opt, const char *cmd, const char *arg);
+/* `onnxviz overlay MODEL FILE... [--json]`: the attributed table of a profile or node
+ * data, with its coverage (heat_cli.c, docs/overlays.md). */
+int oxs_cli_overlay(int argc, char **argv);
+/* `onnxviz render`'s overlay options (--overlay FILE, --metric M, --scale S, --optimized
+ * OPT.onnx), kept in a state from oxs_cli_render_heat_new (free()d by the caller):
+ * option: 1 taken (argv[*i], maybe its value too), 0 not one, -1 usage error (printed);
+ * render: -1 no overlay asked for, 0 drawn into out, 1 the overlay could not be read, 2
+ * usage, 3 the drawing failed (err). */
+void *oxs_cli_render_heat_new(void);
+int oxs_cli_render_heat_option(void *state, int argc, char **argv, int *i);
+int oxs_cli_render_heat(void *state, const oxp_model *m, const oxp_dag *d,
+                        const oxr_options *opt, oxr_format fmt, oxr_buf *out, oxr_error *err);
 /* `onnxviz serve [options]`: the HTTP service (serve.c).  Returns the exit code: 0 after
  * a clean SIGTERM/SIGINT shutdown, 2 for a usage error, 1 when it cannot start. */
 int oxs_serve_main(int argc, char **argv);

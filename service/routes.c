@@ -81,6 +81,8 @@ enum {
 	R_CHECK,
 	R_MODEL_ONNX,
 	R_TENSOR,
+	R_OVERLAYS,
+	R_OVERLAY,
 	R_DIFF_JSON,
 	R_DIFF_SVG,
 	R_DIFF_DOT,
@@ -137,6 +139,10 @@ static const oxs_route routes[R__COUNT] = {
                       OPEN, OPEN, false},
     [R_TENSOR] = {"/models/{id}/tensors/{name}", "GET HEAD", h_tensor, NULL, NULL, READ, OPEN,
                   OPEN, false},
+    [R_OVERLAYS] = {"/models/{id}/overlays", "POST", NULL, oxs_overlay_post, NULL, READ, UPLOAD,
+                    OPEN, false, true},
+    [R_OVERLAY] = {"/models/{id}/overlays/{oid}", "GET HEAD", oxs_overlay_get, NULL, NULL, READ,
+                   OPEN, OPEN, false},
     [R_DIFF_JSON] = {"/models/{id}/diff/{other}.json", "GET HEAD", h_diff, NULL, NULL, READ,
                      OPEN, OPEN, false},
     [R_DIFF_SVG] = {"/models/{id}/diff/{other}.svg", "GET HEAD", h_diff, NULL, NULL, READ,
@@ -803,11 +809,24 @@ static bool request_options(oxs_req *r, oxr_options *opt)
 static void h_graph(oxs_req *r)
 {
 	oxr_options opt;
-	if (!request_options(r, &opt))
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
 		return;
+	size_t np = (size_t)n;
+	char err[600];
+	oxs_heat_req hr; /* overlay=, metric=, scale= (heat_svc.c) */
+	if (!oxs_heat_query(pairs, &np, &hr, err, sizeof(err)) ||
+	    !oxs_query_options(pairs, np, &opt, err, sizeof(err))) {
+		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
+		return;
+	}
 	if (!need_model(r))
 		return;
-	art_for(r, OXS_ART_GRAPH, oxs_format_of_route(routes[r->route].pattern), &opt);
+	art_for(r, hr.overlay[0] ? OXS_ART_HEAT : OXS_ART_GRAPH,
+	        oxs_format_of_route(routes[r->route].pattern), &opt);
+	if (hr.overlay[0])
+		oxs_art_heat(&r->art, &hr);
 	oxs_art_request(r, &r->art, false);
 }
 

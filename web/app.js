@@ -17,6 +17,7 @@ import { initKeys } from './keys.js';
 import { buildHash, DEFAULTS, DIMS, NODE_ID, parseHash, renderQuery } from './route.js';
 import { initSearch } from './search.js';
 import { initUpload } from './upload.js';
+import { HEAT_DEFAULTS, heatFieldset, heatPatch, showHottest, syncHeat } from './heat.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -286,6 +287,7 @@ async function loadGraph(r, key, seq) {
   cur.svg = svg;
   cur.svgKey = key;
   cur.selected = null;
+  showHottest($('graph-area'), svg, (id) => navigate({ node: id, value: null, tensor: null }));
   const vb = svg.viewBox && svg.viewBox.baseVal;
   const w = parseFloat(svg.getAttribute('width')) || (vb && vb.width) || 100;
   const hgt = parseFloat(svg.getAttribute('height')) || (vb && vb.height) || 100;
@@ -844,6 +846,9 @@ $('side-back').addEventListener('click', () => navigate({ tensor: null }));
 
 // ------------------------------------------------------------------------- options
 const optForm = $('options');
+// heat.js: overlay, metric, scale; a loaded profile is posted and drawn
+heatFieldset(optForm, () => route.id, (overlay, metric) => navigate({ opts: { overlay, metric } }),
+  (e) => showGraphState({ title: 'The overlay was refused', detail: errorNotice(e), error: true, spinner: false, actions: [['Close', hideGraphState]] }));
 
 function syncOptionsForm() {
   for (const k of ['rankdir', 'initializers', 'subgraphs', 'arith', 'quant', 'io']) {
@@ -852,12 +857,14 @@ function syncOptionsForm() {
   for (const inp of optForm.querySelectorAll('input[name="group"]')) inp.checked = inp.value === (route.opts.group === 'none' ? 'none' : 'auto');
   optForm.querySelector('input[name="shapes"]').checked = route.opts.shapes === 'on';
   optForm.querySelector('select[name="attrs"]').value = route.opts.attrs;
+  syncHeat(optForm, route.opts);
 }
 
 optForm.addEventListener('change', (e) => {
   const t = e.target;
   const opts = {};
   if (t.name === 'shapes') opts.shapes = t.checked ? 'on' : 'off';
+  else if (t.name in HEAT_DEFAULTS) Object.assign(opts, heatPatch(t.name, t.value));
   else if (t.name in DEFAULTS) opts[t.name] = t.value;
   const patch = { opts };
   if (t.name === 'group') patch.expand = [];

@@ -1,5 +1,5 @@
 #!/bin/sh
-# cli suite: the onnxviz command line on real and broken files.
+# cli suite: the onnxviz command line on real and broken files; heat overlays (heat.py).
 # Checks exit codes (0 ok, 1 bad model, 2 usage), that errors name a code, a byte offset
 # and a field path, and that every output format is produced.
 set -u
@@ -149,6 +149,19 @@ expect_rc 2 "$BIN" check
 expect_rc 2 "$BIN" check --bogus "$M/real/squeezenet1_1.onnx"
 expect_rc 2 "$BIN" check "$tmp/cast.onnx" "$tmp/cast.onnx"
 expect_rc 0 "$BIN" check --help
+
+# heat overlays (issue 26, docs/overlays.md): real ONNX Runtime profiles recorded here,
+# Model Explorer / Netron / CSV files, the built-in cost, hostile overlay files
+$PY "$(dirname "$0")/heat.py" "$BIN" "$M" "$tmp" > "$tmp/heat.out" 2>&1; hrc=$?
+grep -v '^ok ' "$tmp/heat.out"
+hp=$(sed -n 's/^heat: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$tmp/heat.out")
+hf=$(sed -n 's/^heat: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$tmp/heat.out")
+if [ -z "$hp" ] || [ -z "$hf" ]; then
+  bad "heat.py ended without its counts (exit $hrc)"
+else
+  pass=$((pass + hp)); fail=$((fail + hf))
+  [ "$hrc" = 0 ] || [ "$hf" != 0 ] || bad "heat.py exited $hrc with no failure counted"
+fi
 
 echo "cli: $pass passed, $fail failed, 0 skipped"
 [ $fail = 0 ]

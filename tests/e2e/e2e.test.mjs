@@ -794,6 +794,41 @@ describe('web page in Chromium', () => {
     await shot('11-options-lr');
   });
 
+  test('heat: the cost as box fills from the View menu, in the URL; hottest nodes select and centre', async () => {
+    const sq = await idOf(SQUEEZENET);
+    await page.goto(`${base}/#/models/${sq}`);
+    await graphShown('', sq);
+    assert.equal(await page.isVisible('#heat-panel'), false, 'no list without an overlay');
+    await page.click('#btn-options');
+    await page.selectOption('#options select[name="overlay"]', 'cost');
+    await page.waitForURL(/overlay=cost&metric=macs/);
+    await graphShown('overlay=cost&metric=macs', sq);
+    await page.selectOption('#options select[name="scale"]', 'log');
+    await page.waitForURL(/scale=log/);
+    await graphShown('overlay=cost&metric=macs&scale=log', sq);
+    await page.keyboard.press('Escape');
+    assert.ok(await page.$('#canvas svg #legend.heat-legend'), 'the legend');
+    const fills = await page.$$eval('#canvas svg g.node[data-heat] > rect:first-of-type', (r) => new Set(r.map((x) => x.getAttribute('fill'))).size);
+    assert.ok(fills > 5, `heat fills: ${fills}`);
+    const rows = await page.$$eval('#heat-panel .heat-row', (b) => b.map((x) => x.textContent));
+    assert.equal(rows.length, 20, rows.join('|'));
+    assert.match(rows[0], /classifier\.1\/Conv.*86\.5 M/);
+    await page.click('#heat-panel .heat-row >> nth=0');
+    await page.waitForURL(/node=n\d+/);
+    await settled();
+    const inView = await page.evaluate(() => {
+      const id = decodeURIComponent(location.hash.match(/node=([^&]+)/)[1]);
+      const b = document.querySelector(`#canvas svg g.node[data-node="${id}"]`).getBoundingClientRect();
+      const v = document.getElementById('viewport').getBoundingClientRect();
+      return b.left >= v.left && b.right <= v.right && b.top >= v.top && b.bottom <= v.bottom;
+    });
+    assert.ok(inView, 'the hottest node is brought into view');
+    await page.reload();
+    await graphShown('overlay=cost&metric=macs&scale=log', sq);
+    assert.ok(await page.isVisible('#heat-panel'), 'a shared URL opens the same coloured view');
+    await shot('12-heat-cost');
+  });
+
   test('a shared URL opens the same view and node; the model list shows uploads', async () => {
     const id = await idOf(MODELS.fp16.file);
     const url = `${base}/#/models/${id}?rankdir=LR&node=n0`;

@@ -698,6 +698,48 @@ def t_cache_etag(s, mid):
     for q in ("dims=batch", "dims=a:1,a:2", "dim=a:1"):
         r2 = curl(base + "/cost.json?" + q)
         check(r2.status == 400 and r2.error_code() == "bad_query", "cost.json?%s: %r" % (q, r2))
+    # heat overlays (docs/overlays.md): the built-in cost as box fills; layout JSON adds up
+    # to cost.json's total; bad overlay, metric and scale values are 400s
+    r = curl(base + "/graph.svg?overlay=cost&metric=macs&scale=log")
+    check(r.status == 200 and b'class="legend heat-legend"' in r.body and b"macs (MACs)" in r.body,
+          "graph.svg?overlay=cost: %r" % r)
+    r = curl(base + "/graph.json?overlay=cost&metric=macs&group=none")
+    lay = r.json() or {}
+    check(r.status == 200 and lay.get("heat", {}).get("metric") == "macs"
+          and abs(sum(b["heat"]["value"] for b in lay["nodes"] if "heat" in b) - c["total"]["macs"]) < 1,
+          "graph.json?overlay=cost: boxes add up to the MACs: %r" % r)
+    r = curl(base + "/graph.dot?overlay=cost")
+    check(r.status == 200 and b"fillcolor" in r.body, "graph.dot?overlay=cost: %r" % r)
+    for q, needle in (("overlay=/etc/passwd", "overlay"), ("overlay=cost&metric=nosuch", "no metric"),
+                      ("metric=macs", "go with overlay"), ("overlay=cost&scale=cubic", "scale"),
+                      ("overlay=cost&overlay=cost", "once")):
+        r = curl(base + "/graph.svg?" + q)
+        msg = ((r.json() or {}).get("error") or {}).get("message", "")
+        check(r.status == 400 and needle in msg, "heat query %s: %r" % (q, r))
+    # stored overlays: a profile in ORT's form (built here from the model's node names),
+    # its table (exact sums, the unmatched markup name as text), its drawing; bad files 422
+    names = [n["name"] for n in (curl(base + "/document.json").json() or {}).get("nodes", []) if n["name"]][:5]
+    prof = [{"cat": "Session", "name": "model_run", "ts": 0, "dur": 1000, "ph": "X"}]
+    prof += [{"cat": "Node", "name": n + "_kernel_time", "ts": i + 1, "dur": 10 * (i + 1), "ph": "X",
+              "args": {"op_name": "X", "provider": "CPUExecutionProvider"}} for i, n in enumerate(names)]
+    prof.append({"cat": "Node", "name": "<script>x</script>_kernel_time", "ts": 99, "dur": 7, "ph": "X"})
+    r = curl(base + "/overlays", method="POST", data=json.dumps(prof).encode(),
+             headers=["Content-Type: application/json"])
+    o = r.json() or {}
+    check(r.status == 201 and o.get("source") == "ort-profile" and o.get("matched") == len(names) == 5
+          and o.get("unmatched") == 1, "POST overlays: %r" % r)
+    oid = o.get("id", "0" * 64)
+    r = curl(base + "/overlays/" + oid)
+    t = r.json() or {}
+    check(r.status == 200 and t.get("total") == 157 and sum(n["values"]["dur.total"] for n in t.get("nodes", [])) == 150
+          and t["unmatched"][0]["name"] == "<script>x</script>", "GET overlay table: %r" % r)
+    r = curl(base + "/graph.svg?overlay=%s&metric=dur.total&scale=log" % oid)
+    check(r.status == 200 and b"dur.total (us)" in r.body and b"<script" not in r.body, "graph.svg?overlay=ID: %r" % r)
+    for body, status in ((b"node,t\nx,nan\n", 422), (b"", 400), (b"[" * 5000, 422)):
+        r = curl(base + "/overlays", method="POST", data=body)
+        check(r.status == status, "POST overlays %r: %r" % (body[:20], r))
+    check(curl(base + "/overlays/" + "0" * 64).status == 404, "unknown overlay: 404")
+    check(curl(base + "/graph.svg?overlay=" + "0" * 64).status == 404, "drawing an unknown overlay: 404")
     # blocks: each name scope down to depth 3 sums the MACs of the main graph's nodes under
     # it (a node's name without its last component), counted here from document.json
     doc = curl(base + "/document.json").json() or {}
@@ -863,6 +905,8 @@ def t_oneshot(s):
 def t_openapi_live(s, mid, token_server):
     """Every documented path and method answers something other than 404/405."""
     doc = curl(s.url("/openapi.json")).json()
+    # a stored overlay of the model (docs/overlays.md) for /models/{id}/overlays/{oid}
+    oid = (curl(s.url("/models/%s/overlays" % mid), data=b"node,t\nx,1\n").json() or {}).get("id", "0" * 64)
     n = 0
     for path, item in doc["paths"].items():
         if path.startswith("/files/"):
@@ -873,7 +917,7 @@ def t_openapi_live(s, mid, token_server):
             if method not in ("get", "post", "delete"):
                 continue
             url = path.replace("{id}", mid).replace("{node_id}", "n0").replace("{file}", "index.html") \
-                .replace("{name}", "@i0").replace("{other}", mid)
+                .replace("{name}", "@i0").replace("{other}", mid).replace("{oid}", oid)
             if path.endswith("/search"):
                 url += "?q=a"
             if method == "get":

@@ -613,7 +613,7 @@ static void test_code_and_format_names(void **state)
 	(void)state;
 	static const char *const want[OXR_E__COUNT] = {
 	    "ok", "bad_option", "too_big", "out_of_memory", "layout_failed", "layout_timeout",
-	    "layout_worker_failed", "not_found", "bad_model", "io_error"};
+	    "layout_worker_failed", "not_found", "bad_model", "io_error", "bad_overlay"};
 	for (int c = 0; c < OXR_E__COUNT; c++)
 		assert_string_equal(oxr_code_name((oxr_code)c), want[c]);
 	assert_string_equal(oxr_code_name(OXR_E__COUNT), "unknown");

@@ -1,0 +1,353 @@
+/*
+ * heat_svc.c — heat overlays in the service (docs/overlays.md): the query of a drawing
+ * (`graph.svg?overlay=cost&metric=macs&scale=log`) and the worker side of such a drawing.
+ *
+ * A heat drawing is laid out by the layout worker like a diff, through the worker's pair
+ * function: the model, and as the "other" file the overlay (a path, or "cost" for the
+ * built-in), with the scale and metric where a model's data folder would be ("log|macs");
+ * the format is "heat-svg", "heat-dot" or "heat-json".  oxs_pair routes those here and
+ * everything else to the diff (oxs_diff_pair).
+ */
+#include "render/oxr.h"
+#include "service/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool oxs_heat_query(oxs_query_pair *pairs, size_t *n, oxs_heat_req *hr, char *err,
+                    size_t errsize)
+{
+	memset(hr, 0, sizeof(*hr));
+	size_t k = 0;
+	bool metric = false, scale = false;
+	for (size_t i = 0; i < *n; i++) {
+		const char *key = pairs[i].key, *v = pairs[i].value;
+		if (!strcmp(key, "overlay")) {
+			/* the built-in, or a stored overlay's id: nothing else may reach the worker */
+			size_t len = strlen(v);
+			bool id = len == 64 && strspn(v, "0123456789abcdef") == 64;
+			if ((strcmp(v, "cost") != 0 && !id) || hr->overlay[0] != '\0') {
+				snprintf(err, errsize, "overlay: 'cost' or an overlay's id (64 hex digits), once");
+				return false;
+			}
+			snprintf(hr->overlay, sizeof(hr->overlay), "%s", v);
+		} else if (!strcmp(key, "metric")) {
+			size_t len = strlen(v);
+			if (metric || len == 0 || len > 64 || strspn(v, "abcdefghijklmnopqrstuvwxyz"
+			                                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			                                              "0123456789._-") != len) {
+				snprintf(err, errsize, "metric: a metric name ([A-Za-z0-9._-], 1 to 64), once");
+				return false;
+			}
+			metric = true;
+			snprintf(hr->metric, sizeof(hr->metric), "%s", v);
+		} else if (!strcmp(key, "scale")) {
+			if (scale || !oxr_heat_scale_parse(v, &hr->scale)) {
+				snprintf(err, errsize, "scale: linear, log or thresholds, once");
+				return false;
+			}
+			scale = true;
+		} else {
+			pairs[k++] = pairs[i];
+		}
+	}
+	if ((metric || scale) && hr->overlay[0] == '\0') {
+		snprintf(err, errsize, "metric and scale go with overlay=");
+		return false;
+	}
+	*n = k;
+	return true;
+}
+
+/* The overlay file (the worker's copy of the path it was given), at most the bound. */
+static char *read_overlay(const char *path, size_t *len, oxr_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		if (fd >= 0)
+			close(fd);
+		oxs_render_fail(err, OXR_E_IO, "cannot read the overlay: %s", strerror(errno));
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > OXR_HEAT_MAX_BYTES) {
+		close(fd);
+		oxs_render_fail(err, OXR_E_OVERLAY, "the overlay is more than %zu bytes",
+		                 OXR_HEAT_MAX_BYTES);
+		return NULL;
+	}
+	char *buf = oxst_read_all(fd, (uint64_t)st.st_size);
+	close(fd);
+	if (buf == NULL)
+		oxs_render_fail(err, OXR_E_IO, "cannot read the overlay");
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+static oxr_code heat_pair(const oxr_model_files *model, const oxr_model_files *other,
+                          const char *fmt, const oxr_options *o, oxr_buf *out, oxr_error *err)
+{
+	/* other->data_dir: "<scale>|<metric>" */
+	const char *bar = strchr(other->data_dir, '|');
+	uint8_t scale = 0;
+	char sname[16];
+	snprintf(sname, sizeof(sname), "%.*s", bar ? (int)(bar - other->data_dir) : 0,
+	         other->data_dir);
+	if (bar == NULL || !oxr_heat_scale_parse(sname, &scale))
+		return oxs_render_fail(err, OXR_E_OPTION, "bad heat arguments");
+	const char *metric = bar + 1;
+	oxr_format f = !strcmp(fmt, "heat-dot") ? OXR_FMT_DOT : !strcmp(fmt, "heat-json")
+	                                                         ? OXR_FMT_LAYOUT_JSON
+	                                                         : OXR_FMT_SVG;
+	oxp_model *m = NULL;
+	oxp_dag *d = NULL;
+	oxp_error pe;
+	char msg[600];
+	if (oxp_model_open_ex(&m, model->path, NULL, OXP_OPEN_LOW_RSS, &pe) != OXP_OK) {
+		return oxs_render_fail(err, OXR_E_MODEL, "%s", oxp_error_format(&pe, msg, sizeof(msg)));
+	}
+	oxp_dag_options dopt = {.infer_shapes = true};
+	if (oxp_dag_build(&d, m, &dopt, &pe) != OXP_OK) {
+		oxp_model_free(m);
+		return oxs_render_fail(err, OXR_E_MODEL, "%s", oxp_error_format(&pe, msg, sizeof(msg)));
+	}
+	oxr_heat *h = NULL;
+	oxr_code rc;
+	if (!strcmp(other->path, "cost")) {
+		rc = oxr_heat_cost(d, &h, err);
+	} else {
+		size_t len = 0;
+		char *data = read_overlay(other->path, &len, err);
+		oxr_heat_input in = {data, len, "overlay"};
+		rc = data ? oxr_heat_build(&in, 1, d, NULL, &h, err) : err->code;
+		free(data);
+	}
+	int k = -1;
+	if (rc == OXR_OK && (k = metric[0] ? oxr_heat_metric(h, metric) : (int)h->primary) < 0)
+		rc = oxs_render_fail(err, OXR_E_OPTION, "no metric '%s' in the overlay", metric);
+	if (rc == OXR_OK) {
+		oxr_overlay ov;
+		memset(&ov, 0, sizeof(ov));
+		ov.heat = h;
+		ov.heat_metric = (uint32_t)k;
+		ov.heat_scale = scale;
+		char cap[200];
+		/* rounded down: never "100%" with something unmatched */
+		snprintf(cap, sizeof(cap), "%s · coverage %.2f%% · %u unmatched", h->format,
+		         floor(10000 * (h->total != 0 ? h->attributed / h->total : 1)) / 100,
+		         h->nunmatched);
+		ov.legend = cap;
+		rc = oxr_render_overlay(m, d, o, &ov, f, out, err);
+	}
+	oxr_heat_free(h);
+	oxp_dag_free(d);
+	oxp_model_free(m);
+	return rc;
+}
+
+oxr_code oxs_pair(const oxr_model_files *model, const oxr_model_files *other, const char *fmt,
+                  const oxr_options *o, oxr_buf *out, oxr_error *err)
+{
+	if (!strncmp(fmt, "heat-", 5))
+		return heat_pair(model, other, fmt, o, out, err);
+	return oxs_diff_pair(model, other, fmt, o, out, err);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Stored overlays: POST /models/{id}/overlays keeps the body as a rendering of the model
+ * ("overlay-<sha256>.dat", through the store's put_rendering: the S3 store and replicas
+ * see it as they see renderings), after checking that it parses and attributes to the
+ * model; GET /models/{id}/overlays/{oid} answers the attributed table; graph.svg?overlay=
+ * <oid> draws it.  Renderings may be evicted under a store budget: an overlay then answers
+ * 404 and is posted again.
+ */
+bool oxs_body_begin(oxs_req *r)
+{
+	unsigned denied = oxs_authorize(r, oxs_route_at(r->route)->post_access);
+	if (denied != 0) {
+		oxs_reply_error(r, denied, denied == 401 ? "unauthorized" : "forbidden", "",
+		                "posting an overlay needs \"Authorization: Bearer <token>\"");
+		return true;
+	}
+	r->body = malloc(sizeof(oxr_buf));
+	if (r->body == NULL)
+		return false;
+	oxr_buf_init(r->body, OXS_OVERLAY_MAX);
+	return true;
+}
+
+bool oxs_body_data(oxs_req *r, const char *data, size_t len)
+{
+	if (r->body->failed)
+		return true; /* drained; answered at the end */
+	oxr_buf_append(r->body, data, len);
+	return true;
+}
+
+void oxs_body_free(oxs_req *r)
+{
+	if (r->body != NULL) {
+		oxr_buf_free(r->body);
+		free(r->body);
+		r->body = NULL;
+	}
+}
+
+static void overlay_name(const char *oid, char *name, size_t size)
+{
+	snprintf(name, size, "overlay-%.64s.dat", oid);
+}
+
+/* The attributed overlay of model r->id from data: NULL after replying. */
+static oxr_heat *attribute(oxs_req *r, const char *data, size_t len, oxs_mentry **me)
+{
+	oxs_server *srv = r->srv;
+	*me = NULL;
+	oxst_status st = oxs_models_get(srv->models, srv->store, r->id, "", me, NULL);
+	if (st != OXST_OK) {
+		oxs_reply_store_error(r, st, "cannot read the model");
+		return NULL;
+	}
+	const oxp_dag *d = oxs_mentry_dag(*me);
+	if (d == NULL) {
+		oxs_reply_error(r, 422, "tensor_upload", "", "this upload is a lone tensor, not a model");
+		return NULL;
+	}
+	oxr_heat *h = NULL;
+	oxr_error err;
+	memset(&err, 0, sizeof(err));
+	oxr_heat_input in = {data, len, "overlay"};
+	if (oxr_heat_build(&in, 1, d, NULL, &h, &err) != OXR_OK) {
+		oxs_reply_error(r, err.code == OXR_E_NOMEM ? 503 : 422, oxr_code_name(err.code), "",
+		                "%s", err.message);
+		return NULL;
+	}
+	return h;
+}
+
+static void work_overlay_post(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	oxs_mentry *me = NULL;
+	oxr_heat *h = attribute(r, r->body->data ? r->body->data : "", r->body->len, &me);
+	if (h != NULL) {
+		char oid[65], name[96];
+		oxs_sha256_hex(r->body->data ? r->body->data : "", r->body->len, oid, 64);
+		overlay_name(oid, name, sizeof(name));
+		oxst_status st = srv->store->ops->put_rendering(srv->store, r->id, name, r->body->data,
+		                                               r->body->len);
+		if (st != OXST_OK) {
+			oxs_reply_store_error(r, st, "cannot store the overlay");
+		} else {
+			oxr_buf b;
+			oxr_buf_init(&b, 0);
+			oxr_buf_printf(&b,
+			               "{\"id\":\"%s\",\"model\":\"%s\",\"source\":\"%s\",\"runs\":%u,"
+			               "\"entries\":%u,\"matched\":%u,\"unmatched\":%u,\"coverage\":%.9g,"
+			               "\"metrics\":[",
+			               oid, r->id, h->format, h->runs, h->nentries, h->nmatched,
+			               h->nunmatched, h->total != 0 ? h->attributed / h->total : 1.0);
+			for (uint32_t k = 0; k < h->nmetrics; k++) /* names: [A-Za-z0-9._-] or text */
+				oxr_buf_printf(&b, "%s\"%s\"", k ? "," : "",
+				               strspn(h->metrics[k], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM"
+				                                     "NOPQRSTUVWXYZ0123456789._-") ==
+				                       strlen(h->metrics[k])
+				                   ? h->metrics[k] : "?");
+			oxr_buf_printf(&b, "],\"links\":{\"self\":\"/models/%s/overlays/%s\","
+			                   "\"graph.svg\":\"/models/%s/graph.svg?overlay=%s\"}}",
+			               r->id, oid, r->id, oid);
+			oxs_reply_json(r, 201, &b);
+			oxr_buf_free(&b);
+		}
+		oxr_heat_free(h);
+	}
+	if (me != NULL)
+		oxs_models_release(srv->models, me);
+	oxs_resume(r);
+}
+
+void oxs_overlay_post(oxs_req *r)
+{
+	if (r->body == NULL || r->body->len == 0) {
+		oxs_reply_error(r, 400, "empty_body", "", "send the overlay file as the body");
+		return;
+	}
+	if (r->body->failed) {
+		oxs_reply_error(r, 413, "payload_too_large", "", "an overlay is at most %zu bytes",
+		                OXS_OVERLAY_MAX);
+		return;
+	}
+	if (r->id[0] == '\0') {
+		oxs_reply_error(r, 404, "not_found", "", "no such model");
+		return;
+	}
+	oxs_defer(r, r->srv->work, work_overlay_post);
+}
+
+static bool oid_ok(const char *s)
+{
+	return strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
+}
+
+static void work_overlay_get(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	char name[96];
+	overlay_name(r->param, name, sizeof(name));
+	int fd = -1;
+	uint64_t size = 0;
+	oxst_status st = srv->store->ops->get_rendering(srv->store, r->id, name, &fd, &size);
+	if (st != OXST_OK || size > OXR_HEAT_MAX_BYTES) {
+		if (fd >= 0)
+			close(fd);
+		oxs_reply_error(r, 404, "not_found", "", "no such overlay of this model");
+		oxs_resume(r);
+		return;
+	}
+	char *data = oxst_read_all(fd, size);
+	close(fd);
+	oxs_mentry *me = NULL;
+	oxr_heat *h = data ? attribute(r, data, (size_t)size, &me) : NULL;
+	if (data == NULL)
+		oxs_reply_error(r, 503, "io_error", "", "cannot read the overlay");
+	if (h != NULL) {
+		oxs_query_pair pairs[8];
+		char q[OXS_QUERY_MAX];
+		snprintf(q, sizeof(q), "%s", r->query);
+		int n = oxs_query_split(q, pairs, 8);
+		int k = (int)h->primary;
+		for (int i = 0; i < n; i++)
+			if (!strcmp(pairs[i].key, "metric"))
+				k = oxr_heat_metric(h, pairs[i].value);
+		oxr_buf b;
+		oxr_error err;
+		oxr_buf_init(&b, 0);
+		if (k < 0)
+			oxs_reply_error(r, 400, "bad_option", "", "no such metric in the overlay");
+		else if (oxr_heat_table_json(h, oxs_mentry_dag(me), (uint32_t)k, 0, &b, &err) != OXR_OK)
+			oxs_reply_error(r, 503, oxr_code_name(err.code), "", "%s", err.message);
+		else
+			oxs_reply_json(r, 200, &b);
+		oxr_buf_free(&b);
+		oxr_heat_free(h);
+	}
+	free(data);
+	if (me != NULL)
+		oxs_models_release(srv->models, me);
+	oxs_resume(r);
+}
+
+void oxs_overlay_get(oxs_req *r)
+{
+	if (r->id[0] == '\0' || !oid_ok(r->param)) {
+		oxs_reply_error(r, 404, "not_found", "", "no such overlay");
+		return;
+	}
+	oxs_defer(r, r->srv->work, work_overlay_get);
+}

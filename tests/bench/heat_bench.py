@@ -1,0 +1,105 @@
+"""heat_bench.py — the targets of issue 26 (heat overlays), as ratios against the plain
+drawing measured in the same run:
+  - a 10 MB profile on a 6,600-node model (swin_t) drawn: <= 300 ms beyond the plain SVG;
+  - the overlay table of 10 runs of resnet50 (a real ONNX Runtime profile, tests/ort):
+    <= 20 ms beyond reading the model (`onnxviz inspect`).
+Times are the median of REPEAT runs of the command line, in CPU time (user + system of
+the child: the machine is shared, and its wall-clock time mostly measures the others);
+wall-clock medians are printed beside them.  The models come from
+tests/bench/render.sh's cache (run it first).  Exit 1 when a target is missed.
+
+usage: heat_bench.py BIN CACHE TMP [REPEAT]
+"""
+import json
+import os
+import random
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+BIN, CACHE, TMP = sys.argv[1:4]
+REPEAT = int(sys.argv[4]) if len(sys.argv) > 4 else 5
+ORT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ort")
+status = 0
+
+
+WALL = {}
+
+
+def timed(*args):
+    ts, walls = [], []
+    for _ in range(REPEAT):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        p = subprocess.run([BIN, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        walls.append(time.perf_counter() - t0)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        ts.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+        if p.returncode != 0:
+            sys.exit("heat_bench: %s failed: %s" % (" ".join(args), p.stderr.decode()[:300]))
+    WALL[args] = statistics.median(walls)
+    return statistics.median(ts)
+
+
+def model(name):
+    path = os.path.join(CACHE, name + ".onnx")
+    if not os.path.exists(path):
+        sys.exit("heat_bench: %s missing: run tests/bench/render.sh first (it exports it)" % path)
+    return path
+
+
+# 1. a 10 MB profile on swin_t
+swin = model("swin_t")
+doc = json.loads(subprocess.run([BIN, "inspect", "--json", swin], capture_output=True, text=True).stdout)
+nodes = [(n["name"], n["op_type"]) for n in doc["nodes"] if n["name"]]
+prof = os.path.join(TMP, "swin_t_profile.json")
+random.seed(1)
+events, ts, size, runs = [], 0, 0, 0
+while size < 10 << 20:
+    run_start = ts
+    for name, op in nodes:
+        dur = random.randint(1, 400)
+        ev = {"cat": "Node", "pid": 1, "tid": 1, "dur": dur, "ts": ts, "ph": "X", "name": name + "_kernel_time",
+              "args": {"op_name": op, "provider": "CPUExecutionProvider", "output_size": "3211264",
+                       "parameter_size": "0", "activation_size": "602112",
+                       "input_type_shape": [{"float": [1, 64, 56, 56]}], "output_type_shape": [{"float": [1, 64, 56, 56]}]}}
+        events.append(ev)
+        ts += dur + 1
+    events.append({"cat": "Session", "pid": 1, "tid": 1, "dur": ts - run_start, "ts": run_start, "ph": "X",
+                   "name": "model_run", "args": {}})
+    runs += 1
+    size = len(json.dumps(events))
+with open(prof, "w") as f:
+    json.dump(events, f)
+mb = os.path.getsize(prof) / (1 << 20)
+plain = timed("render", swin, "-o", os.path.join(TMP, "plain.svg"))
+hot = timed("render", swin, "--overlay", prof, "-o", os.path.join(TMP, "hot.svg"))
+extra = (hot - plain) * 1000
+print("swin_t (%d nodes), %.1f MB profile (%d runs): plain %.0f ms, with the overlay %.0f ms CPU: +%.0f ms "
+      "(target <= 300 ms: %.2fx of it) %s [wall: %.0f, %.0f ms]"
+      % (len(doc["nodes"]), mb, runs, plain * 1000, hot * 1000, extra, extra / 300,
+         "OK" if extra <= 300 else "MISSED", *(1000 * w for w in list(WALL.values())[-2:])))
+if extra > 300:
+    status = 1
+
+# 2. the table of 10 runs of resnet50
+r50 = model("resnet50")
+prefix = os.path.join(TMP, "resnet50")
+p = subprocess.run(["node", os.path.join(ORT, "run.mjs"), r50, "--random", "1", "--runs", "10",
+                    "--profile", prefix, "--out", os.devnull], capture_output=True, text=True)
+m = re.search(r"^profile: (.*)$", p.stderr, re.M)
+if p.returncode != 0 or not m:
+    sys.exit("heat_bench: ONNX Runtime on resnet50 failed (tests/ort/setup.sh?): " + p.stderr[-300:])
+base = timed("inspect", r50)
+table = timed("overlay", r50, m.group(1), "--json")
+extra = (table - base) * 1000
+print("resnet50, 10 runs (%.0f KB profile): inspect %.1f ms, overlay table %.1f ms CPU: +%.1f ms "
+      "(target <= 20 ms: %.2fx of it) %s [wall: %.0f, %.0f ms]"
+      % (os.path.getsize(m.group(1)) / 1024, base * 1000, table * 1000, extra, extra / 20,
+         "OK" if extra <= 20 else "MISSED", *(1000 * w for w in list(WALL.values())[-2:])))
+if extra > 20:
+    status = 1
+sys.exit(status)

@@ -1,0 +1,320 @@
+"""heat.py — heat overlays (issue 26, docs/overlays.md) through the command line.
+
+Records real ONNX Runtime profiles of the corpus models with tests/ort/run.mjs (graph
+optimizations on, with the optimized model saved; and off), then checks `onnxviz overlay
+--json` against the profile itself: coverage >= 95% of kernel time on every model and 100%
+with the optimized model given; the per-node totals plus the unmatched add up to the
+profile's kernel time exactly (whole microseconds); without optimizations every node's
+total, mean, p50 and p90 equal the profile's figures for the kernel of its name.  Builds
+Model Explorer node data, a Netron attachment and CSV in their documented forms and checks
+what they attribute; hostile files (huge numbers, NaN, deep nesting, 100 MB, markup in
+names) give clear errors or escaped drawings.  Prints "ok ..." / "FAIL ..." lines and ends
+with "heat: N passed, N failed".
+
+usage: heat.py BIN MODELS_DIR TMP
+"""
+import glob
+import json
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+BIN, M, TMP = sys.argv[1:4]
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORT = os.path.join(os.path.dirname(HERE), "ort")
+passed = failed = 0
+
+
+def check(cond, what, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok", what)
+    else:
+        failed += 1
+        print("FAIL:", what, detail)
+
+
+def run(*args, rc=0):
+    p = subprocess.run([BIN, *args], capture_output=True, text=True)
+    if p.returncode != rc:
+        check(False, "exit %d (want %d): %s" % (p.returncode, rc, " ".join(args)), p.stderr[:300])
+    return p
+
+
+def table(model, *files, extra=()):
+    p = run("overlay", model, *files, "--json", *extra)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        check(False, "overlay --json is JSON: %s" % model, p.stderr[:300])
+        return None
+
+
+def profile_figures(paths):
+    """Per kernel name: total us, and per run (runs: model_run events per file)."""
+    totals, per_run, runs = {}, {}, 0
+    for path in paths:
+        ev = json.load(open(path))
+        spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev
+                       if e.get("cat") == "Session" and e.get("name") == "model_run")
+        n = max(1, len(spans))
+        for e in ev:
+            if e.get("cat") != "Node" or not e["name"].endswith("_kernel_time"):
+                continue
+            k = e["name"][:-len("_kernel_time")]
+            r = 0
+            for i, (s, _) in enumerate(spans):
+                if s <= e["ts"]:
+                    r = i
+            totals[k] = totals.get(k, 0) + e["dur"]
+            per_run.setdefault(k, {})
+            per_run[k][runs + r] = per_run[k].get(runs + r, 0) + e["dur"]
+        runs += n
+    return totals, per_run, runs
+
+
+def record(model, name, opt, runs, extra=()):
+    prefix = os.path.join(TMP, "%s_%s" % (name, opt))
+    for f in glob.glob(prefix + "_*.json"):
+        os.unlink(f)
+    args = ["node", os.path.join(ORT, "run.mjs"), model, "--runs", str(runs), "--opt", opt,
+            "--profile", prefix, "--out", os.devnull, *extra]
+    p = subprocess.run(args, capture_output=True, text=True)
+    m = re.search(r"^profile: (.*)$", p.stderr, re.M)
+    check(p.returncode == 0 and m, "ORT ran %s (opt %s)" % (name, opt), p.stderr[-400:])
+    return m.group(1) if m else None
+
+
+def svg_ok(path, what):
+    text = open(path, encoding="utf-8").read()
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as e:
+        check(False, what + ": SVG is XML", str(e))
+        return None
+    ns = "{http://www.w3.org/2000/svg}"
+    bad_el = [el.tag for el in root.iter() if el.tag in (ns + "script", ns + "foreignObject", ns + "a")]
+    bad_at = [a for el in root.iter() for a in el.attrib if a.lower().startswith("on")]
+    check(not bad_el and not bad_at and "<script" not in text.lower(), what + ": no script in the SVG",
+          str(bad_el + bad_at)[:200])
+    return root, text
+
+
+# ------------------------------------------------------------------------------------------
+# Real profiles
+p = subprocess.run(["sh", os.path.join(ORT, "setup.sh")], capture_output=True, text=True)
+check(p.returncode == 0, "tests/ort/setup.sh", p.stdout[-300:] + p.stderr[-300:])
+
+random.seed(1)
+silero_feeds = os.path.join(TMP, "silero_feeds.json")
+json.dump({"input": {"type": "float32", "dims": [1, 512], "data": [random.uniform(-1, 1) for _ in range(512)]},
+           "state": {"type": "float32", "dims": [2, 1, 128], "data": [0.0] * 256},
+           "sr": {"type": "int64", "dims": [], "data": [16000]}}, open(silero_feeds, "w"))
+MODELS = [
+    ("squeezenet1_1", M + "/real/squeezenet1_1.onnx", ["--random", "1"]),
+    ("silero_vad_v5", M + "/real/silero_vad_v5.onnx", ["--feeds", silero_feeds]),
+    ("transformer_12x12", M + "/real/transformer_12x12.onnx",
+     ["--random", "1", "--dim", "src_len=8", "--dim", "tgt_len=8"]),
+    ("light_resnet50", M + "/onnx-testdata/light/light_resnet50.onnx", ["--random", "1"]),
+]
+
+for name, model, feeds in MODELS:
+    opt_model = os.path.join(TMP, name + ".opt.onnx")
+    prof_all = record(model, name, "all", 3, feeds + ["--optimized", opt_model])
+    prof_off = record(model, name, "disabled", 2, feeds)
+    if not prof_all or not prof_off:
+        continue
+    for prof, with_opt in ((prof_all, False), (prof_all, True), (prof_off, False)):
+        label = "%s %s%s" % (name, "opt" if prof == prof_all else "no-opt", " + optimized model" if with_opt else "")
+        t = table(model, prof, extra=("--optimized", opt_model) if with_opt else ())
+        if t is None:
+            continue
+        totals, per_run, runs = profile_figures([prof])
+        total = sum(totals.values())
+        check(t["source"] == "ort-profile" and t["runs"] == runs, label + ": runs", (t["runs"], runs))
+        check(t["total"] == total, label + ": total = the profile's kernel time", (t["total"], total))
+        cov = t["coverage"]
+        check(cov >= 0.95, label + ": coverage >= 95%% (%.2f%%)" % (100 * cov))
+        if with_opt:
+            check(t["attributed"] == total and not t["unmatched"], label + ": coverage 100%",
+                  [u["name"] for u in t["unmatched"]][:5])
+        node_sum = sum(n["values"]["dur.total"] for n in t["nodes"])
+        un_sum = sum(u["value"] for u in t["unmatched"])
+        check(node_sum + un_sum == total and node_sum == t["attributed"],
+              label + ": nodes + unmatched = the profile, exactly", (node_sum, un_sum, total))
+        check(abs(sum(pv["total"] for pv in t["providers"]) - total) < 0.5 and
+              t["providers"][0]["name"] == "CPUExecutionProvider", label + ": per provider")
+        if prof == prof_off:
+            # no fusion: each node's figures are those of the kernel of its name
+            wrong = []
+            for n in t["nodes"]:
+                k = n["name"]
+                if k not in totals:
+                    continue
+                runs_v = sorted(per_run[k].get(r, 0) for r in range(runs))
+                want = {"dur.total": totals[k], "dur.mean": totals[k] / runs,
+                        "dur.p50": runs_v[math.ceil(0.5 * runs) - 1],
+                        "dur.p90": runs_v[math.ceil(0.9 * runs) - 1]}
+                if any(abs(n["values"][m] - v) > 1e-9 for m, v in want.items()):
+                    wrong.append((k, n["values"], want))
+            matched = sum(1 for n in t["nodes"] if n["name"] in totals)
+            check(not wrong and matched > 0, label + ": %d nodes' total, mean, p50, p90 = the profile's" % matched,
+                  str(wrong[:2])[:300])
+    # drawings: SVG (overview and full detail), layout JSON (values), DOT (colours)
+    svg = os.path.join(TMP, name + ".svg")
+    run("render", model, "--overlay", prof_all, "--optimized", opt_model, "--scale", "log", "-o", svg)
+    r = svg_ok(svg, name + " heat SVG")
+    if r:
+        fills = set(re.findall(r'<rect [^>]*fill="(#[0-9a-f]{6})"', r[1]))
+        check('class="legend heat-legend"' in r[1] and "dur.mean (us)" in r[1] and len(fills) > 5,
+              name + ": the SVG has a legend and heat fills")
+    for group in ("auto", "none"):
+        lj = os.path.join(TMP, name + "_" + group + ".json")
+        run("render", model, "--overlay", prof_all, "--optimized", opt_model, "--group=" + group, "-o", lj)
+        try:
+            lay = json.load(open(lj))
+        except ValueError:
+            check(False, name + ": layout JSON")
+            continue
+        t = table(model, prof_all, extra=("--optimized", opt_model))
+        s = sum(b["heat"]["value"] for b in lay["nodes"] if "heat" in b)
+        want = sum(n["values"]["dur.mean"] for n in t["nodes"])
+        check(lay["heat"]["metric"] == "dur.mean" and abs(s - want) <= 1e-6 * max(want, 1),
+              name + ": group=%s boxes add up to the nodes' figures" % group, (s, want))
+    dot = os.path.join(TMP, name + ".dot")
+    run("render", model, "--overlay", prof_all, "-o", dot)
+    check(len(set(re.findall(r'fillcolor="(#[0-9a-f]{6})"', open(dot).read()))) > 3, name + ": DOT colours")
+
+# several profiles are several runs
+sq = M + "/real/squeezenet1_1.onnx"
+profs = sorted(glob.glob(os.path.join(TMP, "squeezenet1_1_*_*.json")))
+if len(profs) == 2:
+    t = table(sq, *profs)
+    totals, _, runs = profile_figures(profs)
+    check(t is not None and t["runs"] == runs == 5 and t["total"] == sum(totals.values()),
+          "two profiles: runs and totals add up", (t and t["runs"], runs))
+
+# ------------------------------------------------------------------------------------------
+# Model Explorer node data, a Netron attachment, CSV, the built-in cost
+doc = json.loads(run("inspect", "--json", sq).stdout)
+names = [n["name"] for n in doc["nodes"]]
+outs = [n["outputs"][0]["name"] for n in doc["nodes"]]
+me = {"squeezenet": {"results": {names[0]: {"value": 5.0}, outs[1]: {"value": 7.5},
+                                 "no/such/node": {"value": 2.5}, names[2]: {"value": "text"}},
+                     "thresholds": [{"value": 6, "bgColor": "#ff0000"}, {"value": 1, "bgColor": "#00ff00"}]}}
+mef = os.path.join(TMP, "me.json")
+json.dump(me, open(mef, "w"))
+t = table(sq, mef)
+if t:
+    vals = {n["name"]: n["values"]["value"] for n in t["nodes"]}
+    check(t["source"] == "model-explorer" and vals == {names[0]: 5.0, names[1]: 7.5} and
+          [u["name"] for u in t["unmatched"]] == ["no/such/node"] and abs(t["unmatched"][0]["share"] - 2.5 / 15) < 1e-9
+          and t["thresholds"] == [1, 6], "Model Explorer node data: by node name and output tensor name", t)
+run("render", sq, "--overlay", mef, "--scale", "thresholds", "-o", os.path.join(TMP, "me.svg"))
+svg_ok(os.path.join(TMP, "me.svg"), "Model Explorer drawing")
+
+ne = {"signature": "netron:attachment",
+      "metrics": [{"kind": "node", "target": names[3], "name": "latency", "value": 1.5, "type": "float32"},
+                  {"kind": "node", "target": names[3], "name": "error", "value": "0.25"},
+                  {"kind": "value", "target": outs[4], "name": "latency", "value": 2},
+                  {"kind": "model", "target": "", "name": "latency", "value": 9}]}
+nef = os.path.join(TMP, "netron.json")
+json.dump(ne, open(nef, "w"))
+t = table(sq, nef)
+if t:
+    v = {n["name"]: n["values"] for n in t["nodes"]}
+    agg = {m["name"]: m["aggregate"] for m in t["metrics"]}
+    check(t["source"] == "netron" and v[names[3]] == {"latency": 1.5, "error": 0.25} and
+          v[names[4]]["latency"] == 2 and agg == {"latency": "sum", "error": "max"} and not t["unmatched"],
+          "Netron attachment: node and value metrics, sum for latency, max for error", t)
+
+csvf = os.path.join(TMP, "a<b>&'\".csv")
+with open(csvf, "w") as f:
+    f.write("node,latency_ms,accuracy\n%s,1.25,0.5\n\"%s\",2.5,\n\"<script>alert(1)</script>,x\",3,0.9\n" % (names[5], outs[6]))
+t = table(sq, csvf)
+if t:
+    v = {n["name"]: n["values"] for n in t["nodes"]}
+    check(t["source"] == "csv" and v[names[5]]["latency_ms"] == 1.25 and v[names[6]]["latency_ms"] == 2.5
+          and v[names[6]]["accuracy"] is None and t["unmatched"][0]["name"] == "<script>alert(1)</script>,x",
+          "CSV: quoted names, empty cells, unmatched markup kept as text", t)
+for metric in ("latency_ms", "accuracy"):
+    out = os.path.join(TMP, "csv_%s.svg" % metric)
+    run("render", sq, "--overlay", csvf, "--metric", metric, "-o", out)
+    r = svg_ok(out, "CSV drawing (%s)" % metric)
+    if r:
+        check("a&lt;b&gt;&amp;" in r[1], "CSV drawing: the file name in the caption is escaped")
+lj = os.path.join(TMP, "csv.json")
+run("render", sq, "--overlay", csvf, "--metric", "accuracy", "-o", lj)
+check(json.load(open(lj))["heat"]["aggregate"] == "max", "layout JSON: accuracy groups take the max")
+run("render", sq, "--overlay", csvf, "--metric", "nosuch", "-o", lj, rc=2)
+
+t = table(sq, "cost", extra=("--metric", "macs"))
+if t:
+    total = doc["cost"]["total"]["macs"] if "cost" in doc else None
+    check(t["source"] == "cost" and total is not None and abs(sum(n["values"]["macs"] for n in t["nodes"]) - total) < 0.5,
+          "the built-in cost overlay: MACs add up to the cost's total", (total,))
+run("render", sq, "--overlay", "cost", "--metric", "params", "-o", os.path.join(TMP, "cost.svg"))
+svg_ok(os.path.join(TMP, "cost.svg"), "cost drawing")
+
+# ------------------------------------------------------------------------------------------
+# Hostile files: clear errors naming the line or JSON path
+def hostile(label, content, want, binary=False):
+    path = os.path.join(TMP, "hostile.dat")
+    with open(path, "wb" if binary else "w") as f:
+        f.write(content)
+    p = run("overlay", sq, path, rc=1)
+    check(re.search(want, p.stderr) is not None and "bad_overlay" in p.stderr,
+          "hostile: " + label, p.stderr[:300])
+
+
+hostile("a CSV number beyond a double", "node,t\n%s,1e999\n" % names[0], r"line 2, column 2: 1e999 is not a finite number")
+hostile("NaN in CSV", "node,t\n%s,nan\n" % names[0], r"line 2, column 2: nan is not a finite")
+hostile("Inf in CSV", "node,t\nx,1\n%s,-inf\n" % names[0], r"line 3, column 2")
+hostile("a CSV row of the wrong width", "node,t\n%s,1,2\n" % names[0], r"line 2: 3 fields, the header has 2")
+hostile("an unterminated quote", 'node,t\n"abc,1\n', r"line 2: an unterminated quote")
+hostile("a JSON number beyond a double", '{"results": {"%s": {"value": 1e400}}}' % names[0], r"line 1, column \d+: .*")
+hostile("a huge JSON number (1e301)", '{"results": {"%s": {"value": 1e301}}}' % names[0],
+        r"\$.results\[\"%s\"\].value: not a finite number" % re.escape(names[0]))
+hostile("deep nesting (node data)", '{"results": ' + "[" * 100000 + "]" * 100000 + "}",
+        r"line 1, column \d+: maximum parsing depth")
+hostile("deep nesting (a profile)", '[{"cat": "Node", "args": {"x": ' + "[" * 100000 + "]" * 100000 + "}}]",
+        r"line 1, column \d+: nested deeper than 64 levels")
+hostile("a profile cut short", '[{"cat": "Node", "name": "x_kernel_time", "dur": 5}, {"cat"', r"line 1, column \d+: ")
+hostile("a profile with a bad escape", '[{"cat": "Node", "name": "x\\q_kernel_time", "dur": 5}]', r"a bad escape")
+hostile("a profile event given a key twice", '[{"cat": "Node", "dur": 1, "dur": 2}]', r"\$\[0\]\.dur: given twice")
+hostile("a profile duration below 0", json.dumps([{"cat": "Node", "name": "x_kernel_time", "dur": 5, "ts": 1},
+                                                  {"cat": "Node", "name": "y_kernel_time", "dur": -1, "ts": 2}]),
+        r"\$\[1\]\.dur: a whole number of microseconds")
+hostile("a profile duration of 1e300", json.dumps([{"cat": "Node", "name": "x_kernel_time", "dur": 1e300, "ts": 1}]),
+        r"\$\[0\]\.dur")
+hostile("a profile event that is no object", "[1]", r"\$\[0\]: an event is an object")
+hostile("duplicate JSON keys", '{"results": {"a": {"value": 1}, "a": {"value": 2}}}', r"duplicate object key")
+hostile("neither format", '"just a string"', r"line 1")
+hostile("a NUL byte in CSV", b"node,t\nab\0c,1\n", r"line 2: a NUL byte", binary=True)
+big = os.path.join(TMP, "big.csv")
+with open(big, "wb") as f:
+    f.write(b"node,t\n")
+    f.truncate(100 << 20)
+p = run("overlay", sq, big, rc=1)
+check("more than the" in p.stderr, "hostile: a 100 MB file is refused by its size", p.stderr[:200])
+os.unlink(big)
+many = os.path.join(TMP, "many.csv")
+with open(many, "w") as f:
+    f.write("node,t\n")
+    for i in range(200000):
+        f.write("<img src=x onerror=alert(%d)>,%d\n" % (i, i))
+p = run("overlay", sq, many)
+check("unmatched (200000)" in p.stdout, "200,000 unmatched names are all listed", p.stdout[-200:])
+out = os.path.join(TMP, "many.svg")
+run("render", sq, "--overlay", many, "-o", out)
+r = svg_ok(out, "200,000 unmatched markup names")
+if r:
+    check("onerror" not in r[1], "unmatched markup names stay out of the SVG")
+
+print("heat: %d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
