@@ -90,6 +90,8 @@ typedef struct oxr_options {
 	char unfold[OXR_UNFOLD_MAX]; /* unfold: comma-separated node ids whose folded chains
 	                                are drawn as boxes */
 	bool quant_nodes;       /* quant: fold (default: one box per quantized op) | nodes */
+	bool patterns_nodes;    /* patterns: fold (default: a recognised LayerNorm, Gelu, ...
+	                           is one box of that op) | nodes; unfold= opens one */
 } oxr_options;
 
 void oxr_options_default(oxr_options *o);
