@@ -17,11 +17,11 @@ const $ = (id) => document.getElementById(id);
 //   &attrs=all&arith=nodes&quant=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
 //   &dequantize=1
 // #/diff/{a}/{b}?{the same options}&change=N — the diff view (diff.js)
-const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold' };
+const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold', patterns: 'fold' };
 const OPTION_VALUES = {
   rankdir: ['TB', 'LR'], initializers: ['fold', 'nodes', 'hide'], subgraphs: ['collapse', 'expand'],
   group: ['auto', 'none', ...Array.from({ length: 16 }, (_, i) => String(i + 1))], shapes: ['on', 'off'], attrs: ['none', 'key', 'all'],
-  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'],
+  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'], patterns: ['fold', 'nodes'],
 };
 const NODE_ID = /^[A-Za-z0-9_.]{1,200}$/;
 
@@ -737,6 +737,13 @@ async function goToNode(hit) {
     // bookkeeping folded into a row: draw it (and the chain behind it)
     const d = await loadDoc().catch(() => null);
     const n = d && d.nodeById.get(hit.node);
+    // a node of a named pattern drawn as one box: open the pattern (unfold= its node)
+    const pat = d && route.opts.patterns !== 'nodes' && patternOf(d, hit.node);
+    if (pat && !route.unfold.includes(hit.node)) {
+      announce(`Opening the ${pat.op_type} pattern…`);
+      await navigate({ unfold: [...route.unfold, hit.node], node: hit.node, value: null, tensor: null });
+      continue;
+    }
     if (n && n.bookkeeping && route.opts.arith !== 'nodes' && !route.unfold.includes(hit.node)) {
       announce('Drawing the bookkeeping node…');
       await navigate({ unfold: [...route.unfold, hit.node], node: hit.node, value: null, tensor: null });
@@ -747,6 +754,12 @@ async function goToNode(hit) {
   await navigate({ node: hit.node, value: null, tensor: null });
   const el = nodeEl(hit.node);
   if (el) { pz.reveal(el); flash(el); }
+}
+
+// The named pattern (document "patterns") holding a node, or null.
+function patternOf(d, id) {
+  const ms = (d.patterns && d.patterns.matches) || [];
+  return ms.find((m) => m.nodes.includes(id)) || null;
 }
 
 // "/encoder/layers.3/self_attn/MatMul" -> ["/encoder", "/encoder/layers.3", "/encoder/layers.3/self_attn"]
@@ -896,7 +909,7 @@ $('side-back').addEventListener('click', () => navigate({ tensor: null }));
 const optForm = $('options');
 
 function syncOptionsForm() {
-  for (const k of ['rankdir', 'initializers', 'subgraphs', 'arith', 'quant']) {
+  for (const k of ['rankdir', 'initializers', 'subgraphs', 'arith', 'quant', 'patterns']) {
     for (const inp of optForm.querySelectorAll(`input[name="${k}"]`)) inp.checked = inp.value === route.opts[k];
   }
   for (const inp of optForm.querySelectorAll('input[name="group"]')) inp.checked = inp.value === (route.opts.group === 'none' ? 'none' : 'auto');
