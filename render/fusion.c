@@ -145,6 +145,15 @@ bool oxr__fusion_rows(view *v, uint32_t bi)
 	default:
 		break;
 	}
+	/* what its nodes cost together (the MatMuls of an attention core, a Gemm's) */
+	if (v->cost != NULL) {
+		oxp_cost_poly macs = v->cost->nodes[m->nodes[0]].macs;
+		for (uint32_t k = 1; k < m->nnodes; k++)
+			oxp_cost_poly_add(&macs, &v->cost->nodes[m->nodes[k]].macs);
+		const char *t = oxr__macs_text(v, &macs, "");
+		if (t != NULL)
+			oxr__add_row(v, b, ROW_SUB, t);
+	}
 	return true;
 }
 

@@ -295,13 +295,17 @@ def dims_of(val):
     return [d if isinstance(d, int) else 2 for d in shape]
 
 
-def cut(model, d, m, tag):
-    """The match's nodes with the bookkeeping and constants feeding them; outputs: the
-    match's output, then each of its inputs (through Identity).  Feeds: random."""
+def cut(model, d, ms, tag):
+    """All matches ms cut out together: their nodes with the bookkeeping and constants
+    feeding them, the other values as inputs with random values; outputs: each match's
+    output and each of its inputs (through Identity).  One run in onnxruntime; returns
+    per match (output, {port: input})."""
     g = model.graph
     nodes, values = d["nodes"], d["values"]
-    members = [int(x[1:]) for x in m["nodes"]]
-    keep, stack = set(members), list(members)
+    keep = set()
+    for m in ms:
+        keep |= {int(x[1:]) for x in m["nodes"]}
+    stack = list(keep)
     while stack:
         k = stack.pop()
         for inp in nodes[k]["inputs"]:
@@ -328,7 +332,7 @@ def cut(model, d, m, tag):
                 continue
             val = by_name[name]
             dims = dims_of(val)
-            elem = val["type"]["elem_type"]
+            elem = (val.get("type") or {}).get("elem_type")
             if dims is None or elem not in ("FLOAT", "INT64", "BOOL"):
                 raise RuntimeError("input %s: unknown shape or type %s" % (name, elem))
             ins.append(helper.make_tensor_value_info(name, ELEM[elem], dims))
@@ -338,23 +342,18 @@ def cut(model, d, m, tag):
                 feeds[name] = np.zeros(dims, np.int64)
             else:
                 feeds[name] = np.zeros(dims, bool)
-    outname = values[m["output"]]["name"]
-    extra = [helper.make_node("Identity", [values[vi]["name"]], ["__in_" + port])
-             for port, vi in m["inputs"].items()]
-    outs = [helper.make_tensor_value_info(outname, F, None)] + [
-        helper.make_tensor_value_info("__in_" + port, F, None) for port in m["inputs"]]
+    extra, outs = [], []
+    for i, m in enumerate(ms):
+        extra.append(helper.make_node("Identity", [values[m["output"]]["name"]], ["__m%d_y" % i]))
+        outs.append(helper.make_tensor_value_info("__m%d_y" % i, F, None))
+        for port, vi in m["inputs"].items():
+            extra.append(helper.make_node("Identity", [values[vi]["name"]], ["__m%d_%s" % (i, port)]))
+            outs.append(helper.make_tensor_value_info("__m%d_%s" % (i, port), F, None))
     gg = helper.make_graph(kept + extra, "cut", ins, outs, used_inits)
     cm = helper.make_model(gg, opset_imports=model.opset_import, ir_version=model.ir_version)
     got = ort(cm, feeds, tag + "-cut")
-    return got[outname], {p: got["__in_" + p] for p in m["inputs"]}
-
-
-def run_op(op, opset, inputs, attrs, tag, ir):
-    names = list(inputs)
-    n = helper.make_node(op, names, ["y"], **attrs)
-    gm = model_of([n], [helper.make_tensor_value_info(k, F, list(v.shape)) for k, v in inputs.items()],
-                  [tinfo("y")], opset=opset, ir=ir)
-    return ort(gm, {k: v.astype(np.float32) for k, v in inputs.items()}, tag + "-ref")["y"]
+    return [(got["__m%d_y" % i], {p: got["__m%d_%s" % (i, p)] for p in m["inputs"]})
+            for i, m in enumerate(ms)]
 
 
 def softmax(x):
@@ -362,78 +361,111 @@ def softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def reference(m, ins, tag, used):
+def op_node(m, ins, i):
+    """The op a match is named after, as one node on inputs named r<i>_<port>: (opset it
+    needs, node, {input name: array}, reference name); None when numpy answers it."""
     op, at = m["op_type"], m["attributes"]
     x = ins.get("X")
+    def named(args):
+        return {"r%d_%s" % (i, k): np.asarray(v, np.float32) for k, v in args.items()}
     if op == "LayerNormalization":
         ax = at["axis"]
-        sc = ins.get("Scale", np.ones(x.shape[ax:]))
-        args = {"X": x, "Scale": np.broadcast_to(sc, x.shape[ax:]).copy()}
+        args = {"X": x, "Scale": np.broadcast_to(ins.get("Scale", np.ones(x.shape[ax:])), x.shape[ax:])}
         if "B" in ins:
-            args["B"] = np.broadcast_to(ins["B"], x.shape[ax:]).copy()
-        used.add("onnxruntime LayerNormalization-17")
-        return run_op(op, 17, args, {"axis": ax, "epsilon": at["epsilon"]}, tag, 8)
+            args["B"] = np.broadcast_to(ins["B"], x.shape[ax:])
+        attrs, ver = {"axis": ax, "epsilon": at["epsilon"]}, 17
+    elif op == "RMSNormalization":
+        ax = at["axis"]
+        args = {"X": x, "scale": np.broadcast_to(ins.get("scale", np.ones(x.shape[ax:])), x.shape[ax:])}
+        attrs, ver = {"axis": ax, "epsilon": at["epsilon"]}, 23
+    elif op == "Gelu":
+        args, attrs, ver = {"X": x}, {"approximate": at["approximate"]}, 20
+    elif op == "HardSwish":
+        args, attrs, ver = {"X": x}, {}, 14
+    elif op == "Gemm":
+        args, attrs, ver = {"A": ins["A"], "B": ins["B"], "C": ins["C"]}, {}, 13
+    elif op == "Attention" and ins["Q"].ndim == 4:
+        q, kt = ins["Q"], ins["K_transposed"]
+        args = {"Q": q, "K": np.swapaxes(kt, -1, -2), "V": ins["V"]}
+        if "attn_mask" in ins:
+            args["attn_mask"] = np.broadcast_to(ins["attn_mask"], q.shape[:-1] + (kt.shape[-1],))
+        attrs, ver = {"scale": at["scale"]}, 23
+    else:
+        return None
+    args = named(args)
+    node = helper.make_node(op, list(args), ["r%d_y" % i], **attrs)
+    return ver, node, args, "onnxruntime %s-%d" % (op, ver)
+
+
+def numpy_ref(m, ins):
+    op, at = m["op_type"], m["attributes"]
+    x = ins.get("X")
+    if op == "Swish":
+        return x / (1 + np.exp(-x)), "numpy Swish"
     if op == "RMSNormalization":
         ax = at["axis"]
-        sc = np.broadcast_to(ins.get("scale", np.ones(x.shape[ax:])), x.shape[ax:]).copy()
-        try:
-            r = run_op(op, 23, {"X": x, "scale": sc}, {"axis": ax, "epsilon": at["epsilon"]}, tag, 11)
-            used.add("onnxruntime RMSNormalization-23")
-            return r
-        except RuntimeError:
-            used.add("numpy RMSNormalization")
-            axes = tuple(range(x.ndim + ax, x.ndim))
-            return x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + at["epsilon"]) * sc
-    if op == "Gelu":
-        used.add("onnxruntime Gelu-20")
-        return run_op(op, 20, {"X": x}, {"approximate": at["approximate"]}, tag, 9)
-    if op == "HardSwish":
-        used.add("onnxruntime HardSwish-14")
-        return run_op(op, 14, {"X": x}, {}, tag, 8)
-    if op == "Swish":
-        used.add("numpy Swish")
-        return x / (1 + np.exp(-x))
-    if op == "Gemm":
-        used.add("onnxruntime Gemm-13")
-        return run_op(op, 13, {"A": x if x is not None else ins["A"], "B": ins["B"], "C": ins["C"]},
-                      {}, tag, 8)
+        axes = tuple(range(x.ndim + ax, x.ndim))
+        sc = ins.get("scale", 1.0)
+        return x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + at["epsilon"]) * sc, \
+            "numpy RMSNormalization"
     if op == "Attention":
-        q, kt, v = ins["Q"], ins["K_transposed"], ins["V"]
-        mask = ins.get("attn_mask")
-        if q.ndim == 4 and (mask is None or mask.ndim <= 4):
-            args = {"Q": q, "K": np.swapaxes(kt, -1, -2).copy(), "V": v}
-            if mask is not None:
-                args["attn_mask"] = np.broadcast_to(mask, q.shape[:-1] + (kt.shape[-1],)).copy()
-            try:
-                r = run_op(op, 23, args, {"scale": at["scale"]}, tag, 11)
-                used.add("onnxruntime Attention-23")
-                return r
-            except RuntimeError:
-                pass
-        used.add("numpy Attention")
-        s = np.matmul(q, kt) * at["scale"]
-        if mask is not None:
-            s = s + mask
-        return np.matmul(softmax(s), v)
+        s = np.matmul(ins["Q"], ins["K_transposed"]) * at["scale"]
+        if "attn_mask" in ins:
+            s = s + ins["attn_mask"]
+        return np.matmul(softmax(s), ins["V"]), "numpy Attention"
     raise RuntimeError("no reference for " + op)
 
 
-def check_model(path, label, used, limit=None):
+def references(ms, cuts, tag, used):
+    """The named ops on the cut-out inputs: one onnxruntime model per opset they need
+    (opset 23's falling back to numpy when this onnxruntime lacks them)."""
+    refs = [None] * len(ms)
+    groups = {}
+    for i, (m, (_, ins)) in enumerate(zip(ms, cuts)):
+        spec = op_node(m, ins, i)
+        if spec is None:
+            refs[i] = numpy_ref(m, ins)
+        else:
+            groups.setdefault(20 if spec[0] < 23 else 23, []).append((i, spec))
+    for opset, items in sorted(groups.items()):
+        feeds, nodes, ins, outs = {}, [], [], []
+        for i, (ver, node, args, name) in items:
+            nodes.append(node)
+            feeds.update(args)
+            ins += [helper.make_tensor_value_info(k, F, list(v.shape)) for k, v in args.items()]
+            outs.append(tinfo("r%d_y" % i))
+        gm = model_of(nodes, ins, outs, opset=opset, ir=11 if opset >= 23 else 9)
+        try:
+            got = ort(gm, feeds, "%s-ref%d" % (tag, opset))
+        except RuntimeError:
+            if opset < 23:
+                raise
+            for i, _ in items:
+                refs[i] = numpy_ref(ms[i], cuts[i][1])
+            continue
+        for i, (ver, node, args, name) in items:
+            refs[i] = (got["r%d_y" % i], name)
+    for r in refs:
+        used.add(r[1])
+    return [r[0] for r in refs]
+
+
+def check_model(path, label, used):
     model = onnx.load(path)
     d = document(path)
-    ms = d.get("patterns", {}).get("matches", [])
-    worst, n = 0.0, 0
-    fails = []
-    for i, m in enumerate(ms[:limit] if limit else ms):
-        if not all(x.startswith("n") and x[1:].isdigit() for x in m["nodes"]):
-            continue  # inside a subgraph or function: not cut out here
-        tag = "%s-%d" % (os.path.basename(path), i)
-        try:
-            got, ins = cut(model, d, m, tag)
-            ref = reference(m, ins, tag, used)
-        except (RuntimeError, KeyError) as e:
-            fails.append("%s %s at %s: %s" % (label, m["op_type"], m["node"], e))
-            continue
+    all_ms = d.get("patterns", {}).get("matches", [])
+    # the main graph's (a subgraph's or function's nodes are not cut out here)
+    ms = [m for m in all_ms if all(x.startswith("n") and x[1:].isdigit() for x in m["nodes"])]
+    worst, fails = 0.0, []
+    if not ms:
+        return 0, worst, fails, all_ms
+    tag = os.path.basename(path)
+    try:
+        cuts = cut(model, d, ms, tag)
+        refs = references(ms, cuts, tag, used)
+    except (RuntimeError, KeyError) as e:
+        return 0, worst, ["%s: %s" % (label, e)], all_ms
+    for m, (got, _), ref in zip(ms, cuts, refs):
         ref = np.asarray(ref, dtype=np.float64)
         if got.shape != ref.shape:
             fails.append("%s %s at %s: shape %s vs %s" % (label, m["op_type"], m["node"],
@@ -441,10 +473,9 @@ def check_model(path, label, used, limit=None):
             continue
         err = float(np.max(np.abs(got - ref) / (1 + np.abs(ref)))) if got.size else 0.0
         worst = max(worst, err)
-        n += 1
         if not err <= TOL:
             fails.append("%s %s at %s: differs by %.3g" % (label, m["op_type"], m["node"], err))
-    return n, worst, fails, ms
+    return len(ms), worst, fails, all_ms
 
 
 def main():
