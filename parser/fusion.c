@@ -836,6 +836,20 @@ const char *oxp_fusion_name(unsigned kind)
 	return kind < OXP_FU__COUNT ? names[kind] : "?";
 }
 
+/* No input of the op comes out of the match itself (a cycle through it). */
+static bool acyclic(const fctx *c)
+{
+	for (int k = 0; k < 4; k++) {
+		uint32_t vi = c->m.in[k];
+		if (vi == OXP_NONE || c->v->values[vi].producer == OXP_NONE)
+			continue;
+		for (uint32_t i = 0; i < c->m.nnodes; i++)
+			if (c->m.nodes[i] == c->v->values[vi].producer)
+				return false;
+	}
+	return true;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -879,7 +893,7 @@ oxp_code oxp_fusion_find(const oxp_dag *d, oxp_arena *a, const oxp_fusions **out
 			case 5: ok = swish(&c, ni); break;
 			default: ok = gemm(&c, ni); break;
 			}
-			if (!ok || c.m.output == OXP_NONE)
+			if (!ok || c.m.output == OXP_NONE || !acyclic(&c))
 				continue;
 			if (n == cap) {
 				uint32_t ncap = cap ? cap * 2 : 64;

@@ -543,9 +543,12 @@ function syncUnfoldButton(r) {
   if (old) old.remove();
   if (side.hidden || !r.node || r.tensor || !cur.svg ||
       !cur.svg.querySelector(`text[data-unfold="${CSS.escape(r.node)}"]`)) return;
+  const el = nodeEl(r.node);
+  const pattern = el && el.getAttribute('data-pattern'); // a named pattern's box opens it
   sideBody.append(h('p', { id: 'unfold-row' }, h('button', {
     type: 'button', class: 'btn btn-plain btn-small', id: 'btn-unfold',
-    text: 'Draw the bookkeeping that feeds it', onclick: () => unfoldChain(r.node),
+    text: pattern ? `Draw this ${pattern} as its ops` : 'Draw the bookkeeping that feeds it',
+    onclick: () => unfoldChain(r.node),
   })));
 }
 

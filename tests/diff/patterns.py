@@ -275,6 +275,10 @@ BUILT = [
     ("gemm C [3,5]", gemm(cshape=(3, 5)), {"Gemm": 1}),
     ("near: matmul+add on rank 3", gemm(rank=3), {}),
     ("near: gemm C widens", gemm(cshape=(2, 3, 5)), {}),
+    # hostile: a Swish whose Mul feeds its own Sigmoid (a cycle through the match)
+    ("near: swish of its own output", model_of(
+        [helper.make_node("Sigmoid", ["y"], ["s"]), helper.make_node("Mul", ["y", "s"], ["y"])],
+        [tinfo("x", [2, 8])], [tinfo("y")]), {}),
 ]
 # a scale of dims [5, 8] on a norm over the last axis multiplies each row by another
 # vector: not LayerNormalization's scale; the norm itself still is one (7 ops)
