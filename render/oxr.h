@@ -74,7 +74,8 @@ enum { OXR_GROUP_AUTO = -1, OXR_GROUP_NONE = 0 }; /* or N > 0: group by name sco
 #define OXR_EXPAND_MAX 1024
 #define OXR_UNFOLD_MAX 512
 /* Room for oxr_options_key()'s text with the longest lists. */
-#define OXR_OPTIONS_KEY_MAX (OXR_EXPAND_MAX + OXR_UNFOLD_MAX + 256)
+#define OXR_DIMS_MAX 512
+#define OXR_OPTIONS_KEY_MAX (OXR_EXPAND_MAX + OXR_UNFOLD_MAX + OXR_DIMS_MAX + 256)
 
 typedef struct oxr_options {
 	bool rankdir_lr;        /* rankdir: TB (default) or LR */
@@ -90,6 +91,8 @@ typedef struct oxr_options {
 	char unfold[OXR_UNFOLD_MAX]; /* unfold: comma-separated node ids whose folded chains
 	                                are drawn as boxes */
 	bool quant_nodes;       /* quant: fold (default: one box per quantized op) | nodes */
+	char dims[OXR_DIMS_MAX];/* dims: "batch:1,sequence_length:128" binds named dims in the
+	                           MAC rows (oxp_cost_bind_parse); "" leaves them symbols */
 	bool patterns_nodes;    /* patterns: fold (default: a recognised LayerNorm, Gelu, ...
 	                           is one box of that op) | nodes; unfold= opens one */
 } oxr_options;

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 /* Bumped when the renderer's output changes for the same input: names in the store. */
-#define ART_VERSION OXS_VERSION "-r4" /* r2: summaries say their "kind"; r3: documents mark bookkeeping nodes; r4: operator schemas, the check, the quantization summary */
+#define ART_VERSION OXS_VERSION "-r5" /* r2: summaries say their "kind"; r3: documents mark bookkeeping nodes; r4: operator schemas, the check, the quantization summary; r5: cost.json blocks, contrib op shapes */
 #define FAILURE_TTL_MS 60000
 
 typedef struct flight {
