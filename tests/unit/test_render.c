@@ -274,7 +274,7 @@ static void assert_ints(json_t *arr, const int64_t *want, size_t n)
  * Options
  */
 static const char DEFAULT_KEY[] = "rankdir=TB&initializers=fold&subgraphs=collapse&group=auto&"
-                                  "expand=&depth=0&shapes=on&attrs=key&arith=fold&unfold=&quant=fold&dims=";
+                                  "expand=&depth=0&shapes=on&attrs=key&arith=fold&unfold=&quant=fold&dims=&patterns=fold";
 
 static void key_of(const oxr_options *o, char *buf, size_t size)
 {
@@ -323,6 +323,7 @@ static const accepted accepts[] = {
     {"unfold", "", "unfold="}, {"unfold", "n12", "unfold=n12"},
     {"unfold", "n12,n3.then_branch.n0,f2.n5,n7.a1.0.n2", "unfold=n12,n3.then_branch.n0,f2.n5,n7.a1.0.n2"},
     {"quant", "nodes", "&quant=nodes"},
+    {"patterns", "nodes", "&patterns=nodes"}, {"patterns", "fold", "&patterns=fold"},
 };
 
 static void test_options_accepted(void **state)
@@ -384,6 +385,7 @@ static const rejected rejects[] = {
     {"expand", "\xc3"}, {"expand", "\xff"}, {"expand", "\xed\xa0\x80"}, {"expand", "\xc2\x85"},
     {"expand", "nl\n"}, {"depth", ""}, {"depth", "-1"}, {"depth", "65"},
     {"quant", ""}, {"quant", "Fold"}, {"quant", "on"}, {"quant", "fold "},
+    {"patterns", ""}, {"patterns", "Nodes"}, {"patterns", "off"},
     {"depth", "1.5"}, {"depth", "x"}, {"depth", "1000"}, {"shapes", ""}, {"shapes", "ON"},
     {"shapes", "maybe"}, {"shapes", "2"}, {"attrs", ""}, {"attrs", "3"}, {"attrs", "some"},
     {"attrs", "-1"}, {"attrs", "ALL"}, {"arith", ""}, {"arith", "Fold"}, {"arith", "boxes"},
@@ -455,13 +457,14 @@ static void test_options_key_roundtrip(void **state)
 	    {"expand", "", "*", "/a/b,c d", NULL}, {"depth", "0", "1", "64", NULL},
 	    {"shapes", "on", "off", NULL}, {"attrs", "none", "key", "all", NULL},
 	    {"arith", "fold", "nodes", NULL}, {"unfold", "", "n1", "n2,n3.body.n0", NULL},
-	    {"quant", "fold", "nodes", NULL}, {"dims", "", "batch:1", "a:2,b:30", NULL}};
+	    {"quant", "fold", "nodes", NULL}, {"dims", "", "batch:1", "a:2,b:30", NULL},
+	    {"patterns", "fold", "nodes", NULL}};
 	unsigned combos = 0;
 	for (unsigned seed = 0; seed < 2000; seed++) {
 		oxr_options o;
 		oxr_options_default(&o);
 		unsigned x = seed;
-		for (size_t k = 0; k < 12; k++) {
+		for (size_t k = 0; k < 13; k++) {
 			size_t n = 1;
 			while (n < 5 && vals[k][n] != NULL)
 				n++;
@@ -497,11 +500,12 @@ static void test_option_names(void **state)
 	(void)state;
 	static const char *const want[] = {"rankdir", "initializers", "subgraphs", "group",
 	                                   "expand",  "depth",        "shapes",    "attrs",
-	                                   "arith",   "unfold",       "quant",     "dims"};
+	                                   "arith",   "unfold",       "quant",     "dims",
+	                                   "patterns"};
 	size_t n = 0;
 	while (oxr_option_names[n] != NULL)
 		n++;
-	assert_int_equal(n, 12);
+	assert_int_equal(n, 13);
 	char key[2048];
 	oxr_options o;
 	oxr_options_default(&o);
