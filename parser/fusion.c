@@ -533,9 +533,9 @@ static bool layernorm(fctx *c, uint32_t m1)
 		return false;
 	/* the centred value: squared and divided, nothing else */
 	uint32_t d = output(c, sub);
-	const oxp_value *dv = &c->v->values[d];
-	if (dv->graph_output)
+	if (d == OXP_NONE || c->v->values[d].graph_output)
 		return false;
+	const oxp_value *dv = &c->v->values[d];
 	uint32_t sqn = OXP_NONE, div = OXP_NONE;
 	for (uint32_t i = 0; i < dv->nconsumers; i++) {
 		const oxp_edge *e = &c->v->edges[dv->consumers[i]];

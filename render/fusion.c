@@ -157,10 +157,10 @@ bool oxr__fusion_rows(view *v, uint32_t bi)
 	return true;
 }
 
-const char *oxr__fusion_name_of(const view *v, uint32_t bi)
+const char *oxr__fusion_op(const view *v, uint32_t ni)
 {
-	const oxp_fusion *m = folded_match(v, v->boxes[bi].node);
-	return m != NULL && m->anchor == v->boxes[bi].node ? oxp_fusion_name(m->kind) : NULL;
+	const oxp_fusion *m = folded_match(v, ni);
+	return m != NULL && m->anchor == ni ? oxp_fusion_name(m->kind) : NULL;
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -260,7 +260,7 @@ oxr_code oxr__fusion_mark(view *v, oxr_error *err);    /* after quant.c's mark *
 bool oxr__fusion_joined(const view *v, uint32_t node); /* drawn in its match's box */
 void oxr__fusion_link(view *v);                        /* after the op boxes exist */
 bool oxr__fusion_rows(view *v, uint32_t box);          /* true: a match's box, rows done */
-const char *oxr__fusion_name_of(const view *v, uint32_t box); /* its op, else NULL */
+const char *oxr__fusion_op(const view *v, uint32_t node); /* a match's box: its op, else NULL */
 struct json_t;
 /* {"counts": {"LayerNormalization": 25, ...}[, "matches": [...]]} (docs/document.md) */
 struct json_t *oxr__fusion_json(const oxp_dag *d, bool matches);

@@ -111,8 +111,8 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 		xml_path(o, b->open_all);
 		oxr_buf_append(o, "\"", 1);
 	}
-	if (b->kind == BX_OP && oxr__fusion_name_of(v, (uint32_t)(b - v->boxes)) != NULL)
-		oxr_buf_printf(o, " data-pattern=\"%s\"", oxr__fusion_name_of(v, (uint32_t)(b - v->boxes)));
+	if (b->kind == BX_OP && oxr__fusion_op(v, b->node) != NULL)
+		oxr_buf_printf(o, " data-pattern=\"%s\"", oxr__fusion_op(v, b->node));
 	for (uint32_t i = 0; i < b->nrows; i++)
 		if (b->rows[i].style == ROW_BADGE) { /* a quantized op's precision */
 			oxr_buf_append(o, " data-quant=\"", 13);
