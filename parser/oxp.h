@@ -1232,6 +1232,62 @@ oxp_code oxp_arena_code(const oxp_arena *a);
 const oxp_tensor *oxp_dag_find_tensor(const oxp_dag *dag, const char *key);
 
 /* ---------------------------------------------------------------------------------------
+ * Named patterns (parser/fusion.c; the rules: docs/render.md, "Named patterns").
+ *
+ * oxp_fusion_find() recognises groups of plain ops that compute exactly one ONNX op:
+ * LayerNormalization (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div [, Mul [, Add]]),
+ * RMSNormalization, Gelu (erf and tanh forms), Swish (x * Sigmoid(x)), HardSwish, scaled
+ * dot-product Attention (MatMul, a scale, an optional additive mask, Softmax, MatMul) and
+ * the MatMul + Add that is a Gemm.  Axes, the epsilon's place, constant values, the shared
+ * input, broadcasting and the single use of every inner value are checked: a near miss
+ * is no match.  Each node belongs to at most one match.
+ */
+typedef enum oxp_fusion_kind {
+	OXP_FU_LAYERNORM = 0, /* in: X, Scale, B */
+	OXP_FU_RMSNORM,       /* in: X, scale */
+	OXP_FU_GELU,          /* in: X; tanh for approximate="tanh" */
+	OXP_FU_SWISH,         /* in: X */
+	OXP_FU_HARDSWISH,     /* in: X */
+	OXP_FU_ATTENTION,     /* in: Q, K transposed (as the first MatMul reads it), V, mask */
+	OXP_FU_GEMM,          /* in: A, B, C */
+	OXP_FU__COUNT
+} oxp_fusion_kind;
+
+#define OXP_FUSION_MAX_NODES 12
+
+typedef struct oxp_fusion {
+	uint8_t kind;             /* oxp_fusion_kind */
+	bool tanh;                /* Gelu: the tanh approximation */
+	uint32_t anchor;          /* the node whose output is the match's output */
+	uint32_t output;          /* that value */
+	uint32_t nnodes;
+	uint32_t nodes[OXP_FUSION_MAX_NODES]; /* the nodes of the match, in graph order */
+	uint32_t in[4];           /* the op's inputs (see the kinds), OXP_NONE when absent */
+	const oxp_tensor *tin[4]; /* the constant tensor behind each (an initializer or a
+	                             Constant's value, through Identity), else NULL */
+	int64_t axis;             /* norms: first normalised axis, negative (-1: the last) */
+	double epsilon;           /* norms */
+	double scale;             /* Attention: the factor applied to Q·Kᵀ */
+} oxp_fusion;
+
+typedef struct oxp_fusions {
+	uint32_t nmatches;
+	const oxp_fusion *matches;  /* in the order of their anchors */
+	const uint32_t *node_match; /* per dag node: its match, OXP_NONE */
+	uint32_t counts[OXP_FU__COUNT];
+} oxp_fusions;
+
+/* Recognise the named patterns of every scope of d.  *out lives in arena a (one
+ * allocation per node plus the matches); OXP_E_NOMEM when a runs out.  Linear in nodes
+ * and edges: each node is tried as the start of each pattern once, each step follows one
+ * edge, constants are folded at most a few levels deep. */
+oxp_code oxp_fusion_find(const oxp_dag *d, oxp_arena *a, const oxp_fusions **out,
+                         oxp_error *err);
+/* "LayerNormalization", "RMSNormalization", "Gelu", "Swish", "HardSwish", "Attention",
+ * "Gemm"; "?" when out of range. */
+const char *oxp_fusion_name(unsigned kind);
+
+/* ---------------------------------------------------------------------------------------
  * Quantization (parser/quant.c; the formats and rules: docs/quant.md).
  *
  * oxp_quant_analyze() reads a linked graph and says, per node, whether it is a quantized

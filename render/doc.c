@@ -553,6 +553,7 @@ static json_t *summary_json(const oxp_model *m, const oxp_dag *d)
 	jx_set(par, "by_dtype", by);
 	jx_set(o, "parameters", par);
 	jx_set(o, "quantization", quant_json(d));
+	jx_set(o, "patterns", oxr__fusion_json(d, false));
 	return o;
 }
 
@@ -696,6 +697,7 @@ oxr_code oxr_doc_json(const oxp_model *m, const oxp_dag *d, oxr_doc_kind kind, o
 		for (uint32_t ni = 0; a != NULL && ni < v->nnodes; ni++)
 			json_array_append_new(a, node_json(d, ni));
 		jx_set(doc, "nodes", a);
+		jx_set(doc, "patterns", oxr__fusion_json(d, true));
 		a = json_array();
 		for (uint32_t vi = 0; a != NULL && vi < v->nvalues; vi++)
 			json_array_append_new(a, value_json(d, vi));

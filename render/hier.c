@@ -947,7 +947,11 @@ static void item_rows(hstate *st, uint32_t bi, uint32_t *stamp)
 				params = oxp_sat_add_u64(params, n);
 			}
 		}
-		oxp_str op = dn->proto->op_type;
+		/* a named pattern drawn as one box counts once, as its op (fusion.c) */
+		if (oxr__fusion_joined(v, ni))
+			continue;
+		const char *pat = oxr__fusion_op(v, ni);
+		oxp_str op = pat != NULL ? (oxp_str){pat, strlen(pat)} : dn->proto->op_type;
 		uint32_t k = 0;
 		while (k < nops && !same(ops[k].op, op))
 			k++;

@@ -167,6 +167,8 @@ typedef struct view {
 	vfold *fold;         /* per dag value (fold.c), NULL when no chain folds (arith=nodes,
 	                        or chains too big to follow: only constants fold) */
 	const oxp_quant *quant; /* quantization facts (quant=fold), else NULL (quant.c) */
+	const oxp_fusions *fusions; /* named patterns (patterns=fold), else NULL (fusion.c) */
+	bool *fusion_folded;    /* per match: drawn as one box (not opened by unfold=) */
 	oxp_arena *cost_arena;  /* the cost (parser/cost.c) for the MAC rows, NULL when it */
 	const oxp_cost *cost;   /* could not be computed (then boxes have no such row) */
 	double width, height;
@@ -287,6 +289,15 @@ bool oxr__quant_skip_edge(const view *v, const oxp_edge *e);
 uint32_t oxr__quant_edge_value(const view *v, const oxp_edge *e); /* the value to show */
 bool oxr__quant_covers(const view *v, uint32_t node, size_t input); /* a row says it */
 void oxr__quant_rows(view *v, uint32_t box);           /* header, badge, scale rows */
+/* fusion.c: named patterns as one box of the op they compute (patterns=fold) */
+oxr_code oxr__fusion_mark(view *v, oxr_error *err);    /* after quant.c's mark */
+bool oxr__fusion_joined(const view *v, uint32_t node); /* drawn in its match's box */
+void oxr__fusion_link(view *v);                        /* after the op boxes exist */
+bool oxr__fusion_rows(view *v, uint32_t box);          /* true: a match's box, rows done */
+const char *oxr__fusion_op(const view *v, uint32_t node); /* a match's box: its op, else NULL */
+struct json_t;
+/* {"counts": {"LayerNormalization": 25, ...}[, "matches": [...]]} (docs/document.md) */
+struct json_t *oxr__fusion_json(const oxp_dag *d, bool matches);
 /* schemadoc.c: what the operator schemas add to JSON answers (jansson objects) */
 struct json_t;
 /* {"domain","op_type","since_version","opset","link","version_link"[,"deprecated"]}, or

@@ -12,6 +12,7 @@ const char *const oxr_option_names[] = {"rankdir", "initializers", "subgraphs", 
                                         "expand",  "depth",        "shapes",    "attrs",
                                         "arith",   "unfold",       "quant",     "dims",
                                         "io",
+                                        "patterns",
                                         NULL};
 
 void oxr_options_default(oxr_options *o)
@@ -181,12 +182,19 @@ oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr
 			o->io_nodes = true;
 		else
 			return bad(err, key, "fold, nodes");
+	} else if (!strcmp(key, "patterns")) {
+		if (!strcmp(value, "fold"))
+			o->patterns_nodes = false;
+		else if (!strcmp(value, "nodes"))
+			o->patterns_nodes = true;
+		else
+			return bad(err, key, "fold, nodes");
 	} else {
 		if (err != NULL) {
 			err->code = OXR_E_OPTION;
 			snprintf(err->message, sizeof(err->message),
 			         "unknown option '%.64s' (known: rankdir, initializers, subgraphs, group, "
-			         "expand, depth, shapes, attrs, arith, unfold, quant, dims, io)",
+			         "expand, depth, shapes, attrs, arith, unfold, quant, dims, io, patterns)",
 			         key);
 		}
 		return OXR_E_OPTION;
@@ -207,10 +215,11 @@ void oxr_options_key(const oxr_options *o, char *buf, size_t size)
 		snprintf(group, sizeof(group), "%d", o->group);
 	snprintf(buf, size,
 	         "rankdir=%s&initializers=%s&subgraphs=%s&group=%s&expand=%s&depth=%d&shapes=%s"
-	         "&attrs=%s&arith=%s&unfold=%s&quant=%s&dims=%s&io=%s",
+	         "&attrs=%s&arith=%s&unfold=%s&quant=%s&dims=%s&io=%s&patterns=%s",
 	         o->rankdir_lr ? "LR" : "TB", init[o->initializers % 3],
 	         o->subgraphs_expand ? "expand" : "collapse", group, o->expand, o->expand_depth,
 	         o->shapes ? "on" : "off", attrs[(unsigned)o->attrs % 3],
 	         o->arith_nodes ? "nodes" : "fold", o->unfold, o->quant_nodes ? "nodes" : "fold", o->dims,
-	         o->io_nodes ? "nodes" : "fold");
+	         o->io_nodes ? "nodes" : "fold",
+	         o->patterns_nodes ? "nodes" : "fold");
 }

@@ -101,6 +101,8 @@ typedef struct oxr_options {
 	bool io_nodes;          /* io: fold (default: families of numbered graph inputs and
 	                           outputs as one terminal, or rows of their only consumer /
 	                           producer) | nodes (one terminal each) */
+	bool patterns_nodes;    /* patterns: fold (default: a recognised LayerNorm, Gelu, ...
+	                           is one box of that op) | nodes; unfold= opens one */
 } oxr_options;
 
 void oxr_options_default(oxr_options *o);

@@ -120,6 +120,8 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 	}
 	if (b->heat) /* a heat overlay's figure, for scripts (web/heat.js) */
 		oxr_buf_printf(o, " data-heat=\"%.10g\"", b->heat_value);
+	if (b->kind == BX_OP && oxr__fusion_op(v, b->node) != NULL)
+		oxr_buf_printf(o, " data-pattern=\"%s\"", oxr__fusion_op(v, b->node));
 	for (uint32_t i = 0; i < b->nrows; i++)
 		if (b->rows[i].style == ROW_BADGE) { /* a quantized op's precision */
 			oxr_buf_append(o, " data-quant=\"", 13);
@@ -203,8 +205,12 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 				               x0 + 1.5, y + 1.5, b->w - 3, OXR_HDR_H - 3);
 			oxr_buf_printf(o,
 			               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" font-weight=\"bold\" "
-			               "fill=\"#ffffff\" text-anchor=\"middle\">",
+			               "fill=\"#ffffff\" text-anchor=\"middle\"",
 			               x0 + b->w / 2, y + 12.5, OXR_HDR_SIZE);
+			/* a named pattern's header opens it (unfold=) */
+			if (r->chain && b->node != OXP_NONE)
+				oxr_buf_printf(o, " data-unfold=\"%s\"", v->dv->nodes[b->node].id);
+			oxr_buf_append(o, ">", 1);
 			y += OXR_HDR_H;
 		} else {
 			if (i == 0)

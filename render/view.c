@@ -288,7 +288,7 @@ static oxr_code scope_boxes(view *v, uint32_t si, uint32_t c, oxr_error *err)
 	const oxp_scope *s = &v->dv->scopes[si];
 	for (uint32_t k = 0; k < s->nnodes; k++) {
 		uint32_t ni = s->first_node + k;
-		if (v->node_hidden[ni] || oxr__quant_joined(v, ni))
+		if (v->node_hidden[ni] || oxr__quant_joined(v, ni) || oxr__fusion_joined(v, ni))
 			continue;
 		if (op_box(v, ni, c, err) == OXP_NONE)
 			return err ? err->code : OXR_E_NOMEM;
@@ -372,7 +372,7 @@ static oxr_code outputs_of_scope(view *v, vstate *st, uint32_t si, uint32_t clus
 static oxr_code op_box_rows(view *v, uint32_t bi, oxr_error *err)
 {
 	oxr_code rc = oxr__op_rows(v, bi, err);
-	if (rc != OXR_OK)
+	if (rc != OXR_OK || oxr__fusion_rows(v, bi))
 		return rc;
 	oxr__quant_rows(v, bi);
 	vbox *b = &v->boxes[bi];
@@ -678,6 +678,8 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 	rc = oxr__fold_mark(v, err);
 	if (rc == OXR_OK) /* after folding: a weight's DequantizeLinear may be folded already */
 		rc = oxr__quant_mark(v, err);
+	if (rc == OXR_OK)
+		rc = oxr__fusion_mark(v, err);
 	if (rc != OXR_OK)
 		goto out;
 	/* MAC rows: a cost that cannot be computed (memory) leaves them out, nothing else */
@@ -695,7 +697,8 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 	const oxp_scope *main = &v->dv->scopes[0];
 	for (uint32_t k = 0; k < main->nnodes; k++) {
 		uint32_t ni = main->first_node + k;
-		if (v->node_hidden[ni] || v->node_box[ni] != OXP_NONE || oxr__quant_joined(v, ni))
+		if (v->node_hidden[ni] || v->node_box[ni] != OXP_NONE || oxr__quant_joined(v, ni) ||
+		    oxr__fusion_joined(v, ni))
 			continue;
 		if (op_box(v, ni, v->node_cluster[ni], err) == OXP_NONE) {
 			rc = err ? err->code : OXR_E_NOMEM;
@@ -724,6 +727,7 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 			goto out;
 	}
 	oxr__quant_link(v); /* quantization plumbing stands behind the box it joins */
+	oxr__fusion_link(v); /* so do the nodes of a named pattern */
 	/* nodes of subgraphs not drawn stand behind the box of their owner (or its group), so
 	 * values they take from outside still arrive at the If/Loop that holds them */
 	for (uint32_t ni = 0; ni < v->dv->nnodes; ni++) {

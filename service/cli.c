@@ -71,6 +71,24 @@ static bool str_same(oxp_str a, oxp_str b)
 	return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
 }
 
+/* Named patterns by op ("patterns: LayerNormalization ×25, Gelu ×12"), when any. */
+static void print_patterns(const oxp_dag *d)
+{
+	oxp_arena *a = oxp_arena_new((size_t)64 << 20);
+	const oxp_fusions *f = NULL;
+	if (a != NULL && oxp_fusion_find(d, a, &f, NULL) == OXP_OK && f->nmatches > 0) {
+		printf("patterns:    ");
+		const char *sep = " ";
+		for (unsigned k = 0; k < OXP_FU__COUNT; k++)
+			if (f->counts[k] > 0) {
+				printf("%s%s \xc3\x97%" PRIu32, sep, oxp_fusion_name(k), f->counts[k]);
+				sep = ", ";
+			}
+		putchar('\n');
+	}
+	oxp_arena_free(a);
+}
+
 /* The quantization summary (docs/quant.md), when the model is quantized. */
 static bool print_quant(const oxp_dag *d)
 {
@@ -175,6 +193,7 @@ static bool print_summary(const char *path, const oxp_model *m, const oxp_dag *d
 		putchar('\n');
 	}
 	free(ops);
+	print_patterns(d);
 	if (!print_quant(d)) {
 		fflush(stdout);
 		fprintf(stderr, "onnxviz: %s: out of memory (the summary above is incomplete)\n", path);
@@ -565,6 +584,7 @@ static int render_args(int argc, char **argv, void *heat, oxr_options *opt, cons
 			       "  --group=auto|none|N  --expand=SCOPE[,SCOPE...]|*  --depth=N\n"
 			       "  --shapes=on|off  --attrs=none|key|all  --arith=fold|nodes\n"
 			       "  --unfold=NODE_ID[,NODE_ID...]  --quant=fold|nodes  --io=fold|nodes\n"
+			       "  --patterns=fold|nodes\n"
 			       "  --dims=NAME:VALUE[,...]  bind named dims in the MAC rows\n"
 			       "heat (docs/overlays.md):\n"
 			       "  --overlay FILE|cost  --metric M  --scale linear|log|thresholds\n"

@@ -488,9 +488,12 @@ function syncUnfoldButton(r) {
   if (old) old.remove();
   if (side.hidden || !r.node || r.tensor || !cur.svg ||
       !cur.svg.querySelector(`text[data-unfold="${CSS.escape(r.node)}"]`)) return;
+  const el = nodeEl(r.node);
+  const pattern = el && el.getAttribute('data-pattern'); // a named pattern's box opens it
   sideBody.append(h('p', { id: 'unfold-row' }, h('button', {
     type: 'button', class: 'btn btn-plain btn-small', id: 'btn-unfold',
-    text: 'Draw the bookkeeping that feeds it', onclick: () => unfoldChain(r.node),
+    text: pattern ? `Draw this ${pattern} as its ops` : 'Draw the bookkeeping that feeds it',
+    onclick: () => unfoldChain(r.node),
   })));
 }
 
@@ -689,6 +692,13 @@ async function goToNode(hit) {
     // bookkeeping folded into a row: draw it (and the chain behind it)
     const d = await loadDoc().catch(() => null);
     const n = d && d.nodeById.get(hit.node);
+    // a node of a named pattern drawn as one box: open the pattern (unfold= its node)
+    const pat = d && route.opts.patterns !== 'nodes' && patternOf(d, hit.node);
+    if (pat && !route.unfold.includes(hit.node)) {
+      announce(`Opening the ${pat.op_type} pattern…`);
+      await navigate({ unfold: [...route.unfold, hit.node], node: hit.node, value: null, tensor: null });
+      continue;
+    }
     if (n && n.bookkeeping && route.opts.arith !== 'nodes' && !route.unfold.includes(hit.node)) {
       announce('Drawing the bookkeeping node…');
       await navigate({ unfold: [...route.unfold, hit.node], node: hit.node, value: null, tensor: null });
@@ -699,6 +709,12 @@ async function goToNode(hit) {
   await navigate({ node: hit.node, value: null, tensor: null });
   const el = nodeEl(hit.node);
   if (el) { pz.reveal(el); flash(el); }
+}
+
+// The named pattern (document "patterns") holding a node, or null.
+function patternOf(d, id) {
+  const ms = (d.patterns && d.patterns.matches) || [];
+  return ms.find((m) => m.nodes.includes(id)) || null;
 }
 
 // "/encoder/layers.3/self_attn/MatMul" -> ["/encoder", "/encoder/layers.3", "/encoder/layers.3/self_attn"]
@@ -851,7 +867,7 @@ heatFieldset(optForm, () => route.id, (overlay, metric) => navigate({ opts: { ov
   (e) => showGraphState({ title: 'The overlay was refused', detail: errorNotice(e), error: true, spinner: false, actions: [['Close', hideGraphState]] }));
 
 function syncOptionsForm() {
-  for (const k of ['rankdir', 'initializers', 'subgraphs', 'arith', 'quant', 'io']) {
+  for (const k of ['rankdir', 'initializers', 'subgraphs', 'arith', 'quant', 'io', 'patterns']) {
     for (const inp of optForm.querySelectorAll(`input[name="${k}"]`)) inp.checked = inp.value === route.opts[k];
   }
   for (const inp of optForm.querySelectorAll('input[name="group"]')) inp.checked = inp.value === (route.opts.group === 'none' ? 'none' : 'auto');

@@ -2,16 +2,16 @@
 // and navigates).
 //
 // #/models/{id}?rankdir=LR&initializers=nodes&group=none&subgraphs=expand&shapes=off
-//   &attrs=all&arith=nodes&quant=nodes&io=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
+//   &attrs=all&arith=nodes&quant=nodes&io=nodes&patterns=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
 //   &dequantize=1&dims=batch:1,sequence_length:128
 // #/diff/{a}/{b}?{the same options}&change=N — the diff view (diff.js)
 import { HEAT_DEFAULTS, HEAT_VALUES } from './heat.js';
 
-export const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold', io: 'fold', ...HEAT_DEFAULTS };
+export const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold', io: 'fold', patterns: 'fold', ...HEAT_DEFAULTS };
 export const OPTION_VALUES = {
   rankdir: ['TB', 'LR'], initializers: ['fold', 'nodes', 'hide'], subgraphs: ['collapse', 'expand'],
   group: ['auto', 'none', ...Array.from({ length: 16 }, (_, i) => String(i + 1))], shapes: ['on', 'off'], attrs: ['none', 'key', 'all'],
-  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'], io: ['fold', 'nodes'], ...HEAT_VALUES,
+  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'], io: ['fold', 'nodes'], patterns: ['fold', 'nodes'], ...HEAT_VALUES,
 };
 export const NODE_ID = /^[A-Za-z0-9_.]{1,200}$/;
 // dims=NAME:VALUE,... binds named dims in the MAC rows and the cost panel (docs/cost.md)

@@ -282,6 +282,8 @@ RECIPES = {
                              "weights_backbone=None opset11 [3x300x400,3x500x400]"),
     "swin_t": (export_classifier("swin_t", 14),
                "torchvision swin_t weights=None opset14 1x3x224x224"),
+    "vit_b_16": (export_classifier("vit_b_16", 14),
+                 "torchvision vit_b_16 weights=None opset14 1x3x224x224"),
     "encoder48": (export_encoder48, "nn.TransformerEncoder 48 layers d64 h4 ff256 opset14 "
                                     "dynamic seq,batch"),
     "scoped20k": (gen_scoped20k, "scoped_graph v2 50x20x20 d8"),

@@ -39,6 +39,9 @@ for f in "$M/real/squeezenet1_1.onnx" "$M/real/silero_vad_v5.onnx" "$M/real/tran
   "$BIN" inspect --json "$f" > "$tmp/doc.json" && $PY -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['format']=='onnxviz.document/1'; assert d['summary']['nodes']==len(d['nodes'])" "$tmp/doc.json" && ok || bad "inspect --json $f"
 done
 "$BIN" inspect "$M/real/silero_vad_v5.onnx" | grep -q 'subgraphs' && ok || bad "silero subgraphs in summary"
+# named patterns (docs/render.md): counted by op in the summary; patterns= takes fold|nodes
+"$BIN" inspect "$M/real/transformer_12x12.onnx" | grep -q '^patterns: .*LayerNormalization ×62, Attention ×36' && ok || bad "inspect: named patterns by op"
+expect_rc 2 "$BIN" render "$M/real/squeezenet1_1.onnx" --patterns=some
 
 # the cost (docs/cost.md): totals in the summary agree with inspect --json; symbolic dims
 # bound by --dims give the polynomial's value; bad --dims is a usage error

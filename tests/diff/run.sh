@@ -41,6 +41,7 @@ run tests/diff/schemas.py
 echo "== tests/diff/check.py"
 run tests/diff/check.py
 echo "== tests/diff/cost.py"; run tests/diff/cost.py
+echo "== tests/diff/patterns.py"; run tests/diff/patterns.py
 
 [ -z "$failed" ] || echo "diff: FAILED:$failed"
 tally_print diff

@@ -580,8 +580,9 @@ describe('web page in Chromium', () => {
   test('full detail of 4,868 nodes: stubs highlight their peer and jump', async () => {
     const id = await idOf(TRANSFORMER);
     const t0 = Date.now();
-    await page.goto(`${base}/#/models/${id}?group=none`);
-    await graphShown('group=none');
+    // named patterns drawn as their ops: every data-dependent node a box
+    await page.goto(`${base}/#/models/${id}?group=none&patterns=nodes`);
+    await graphShown('group=none&patterns=nodes');
     const loadMs = Date.now() - t0;
     const n = await page.$$eval('#canvas svg g.node', (e) => e.length);
     // every data-dependent node is a box; bookkeeping (3,361 nodes) is folded into rows
@@ -711,8 +712,8 @@ describe('web page in Chromium', () => {
     await page.click('#btn-unfold');
     await graphShown(`group=none&unfold=${node}`, id);
     // and folding can be switched off
-    await page.goto(`${base}/#/models/${id}?group=none&arith=nodes`);
-    await graphShown('group=none&arith=nodes', id);
+    await page.goto(`${base}/#/models/${id}?group=none&arith=nodes&patterns=nodes`);
+    await graphShown('group=none&arith=nodes&patterns=nodes', id);
     assert.ok(await page.$$eval('#canvas svg g.node', (e) => e.length) > 3000);
     assert.equal(await page.$('#canvas svg text[data-unfold]'), null);
   });

@@ -15,9 +15,12 @@ models (tests/data/models, tests/data/shape, tests/data/quant):
     every node (group=none + initializers=nodes + arith=nodes + quant=nodes: exactly the
     main graph's nodes are boxes; + subgraphs=expand: the subgraphs' nodes too);
   - full detail with bookkeeping folded (group=none, the default arith=fold; quant=nodes:
-    quantized ops are tests/render/quant.py's): every main graph node that is not
-    bookkeeping (the document's "bookkeeping") is a box, and a bookkeeping node is a box
-    only when one of its outputs is a graph output or nothing consumes it;
+    quantized ops are tests/render/quant.py's; patterns=nodes): every main graph node that
+    is not bookkeeping (the document's "bookkeeping") is a box, and a bookkeeping node is a
+    box only when one of its outputs is a graph output or nothing consumes it;
+  - the same with named patterns folded (the default patterns=fold): each match of the
+    document's "patterns" is the one box of its last node, marked data-pattern with its
+    op, its other nodes are no boxes, and every other node is as above;
   - in every SVG, no text sticks out of its box (rows), its cluster (labels) or the
     drawing (edge labels), measured with DejaVu Sans (textfit.py): what rsvg and browsers
     without Helvetica/Arial draw in.
@@ -28,6 +31,7 @@ import concurrent.futures
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -49,14 +53,16 @@ WIDTH = textfit.measurer("dejavu")
 # (name, options, formats, what the drawn op boxes must be: None, "main" or "drawable")
 VARIANTS = [
     ("default", [], ("svg", "json", "dot"), None),
-    ("group=none", ["--group=none", "--quant=nodes"], ("svg", "json", "dot"), "data"),
+    ("group=none", ["--group=none", "--quant=nodes", "--patterns=nodes"], ("svg", "json", "dot"),
+     "data"),
+    ("patterns", ["--group=none", "--quant=nodes"], ("svg", "json"), "patterns"),
     ("subgraphs=expand", ["--subgraphs=expand"], ("svg", "json"), None),
     ("initializers=nodes", ["--initializers=nodes"], ("svg",), None),
     ("rankdir=LR", ["--rankdir=LR"], ("svg", "json"), None),
-    ("all main nodes", ["--group=none", "--initializers=nodes", "--arith=nodes", "--quant=nodes"],
-     ("svg",), "main"),
+    ("all main nodes", ["--group=none", "--initializers=nodes", "--arith=nodes", "--quant=nodes",
+                        "--patterns=nodes"], ("svg",), "main"),
     ("all nodes", ["--group=none", "--initializers=nodes", "--subgraphs=expand",
-                   "--arith=nodes", "--quant=nodes"], ("svg",), "drawable"),
+                   "--arith=nodes", "--quant=nodes", "--patterns=nodes"], ("svg",), "drawable"),
 ]
 
 
@@ -74,6 +80,33 @@ def render(model, opts, out):
         return "render %s exited %d: %s" % (" ".join(opts), r.returncode,
                                            r.stderr.decode("utf-8", "replace")[:300])
     return None
+
+
+def pattern_boxes(doc, data, svg_info, must_draw, may_draw):
+    """Problems of a full-detail drawing with named patterns folded."""
+    found = []
+    marked = dict(re.findall(rb'data-node="([^"]+)"[^>]*data-pattern="([A-Za-z]+)"', data))
+    marked = {k.decode(): v.decode() for k, v in marked.items()}
+    drawn = set(svg_info["data_nodes"])
+    inner, anchors = set(), {}
+    for m in doc.get("patterns", {}).get("matches", []):
+        if not m["nodes"][0].startswith("n") or "." in m["node"]:
+            continue  # in a subgraph
+        anchors[m["node"]] = m["op_type"]
+        inner |= set(m["nodes"]) - {m["node"]}
+    if marked != anchors:
+        found.append("pattern boxes %s, expected %s" % (sorted(marked.items())[:3],
+                                                        sorted(anchors.items())[:3]))
+    if drawn & inner:
+        found.append("%d nodes inside patterns are boxes: %s" % (len(drawn & inner),
+                                                              sorted(drawn & inner)[:5]))
+    missing = sorted(must_draw - inner - drawn)
+    if missing:
+        found.append("%d data-dependent nodes are not boxes: %s" % (len(missing), missing[:5]))
+    extra = sorted(drawn - must_draw - may_draw)
+    if extra:
+        found.append("%d bookkeeping nodes are boxes though they fold: %s" % (len(extra), extra[:5]))
+    return found
 
 
 def check_model(model, tmp):
@@ -140,6 +173,8 @@ def check_model(model, tmp):
                     if extra:
                         found.append("%d bookkeeping nodes are boxes though they fold: %s" %
                                      (len(extra), extra[:5]))
+                elif expect == "patterns":
+                    found += pattern_boxes(doc, data, svg_info, must_draw, may_draw)
                 elif expect is not None:
                     want = main_nodes if expect == "main" else drawable
                     if sorted(svg_info["data_nodes"]) != want:

@@ -103,9 +103,11 @@ def main():
 
     boxes = {}
     for k, p in paths.items():
-        lay = render(p, os.path.join(tmp, k + ".json"), "--group=none")
+        # named patterns drawn as nodes: the float MLP's MatMul+Add would be one Gemm box,
+        # which its quantized versions (a quantized MatMul, then the float Add) cannot be
+        lay = render(p, os.path.join(tmp, k + ".json"), "--group=none", "--patterns=nodes")
         svg_path = os.path.join(tmp, k + ".svg")
-        svg = render(p, svg_path, "--group=none")
+        svg = render(p, svg_path, "--group=none", "--patterns=nodes")
         if lay is None or svg is None:
             continue
         png(svg_path, k)

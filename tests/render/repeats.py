@@ -249,7 +249,8 @@ def test_open(tmp):
     check(not d.groups(), "open all: no group box left: %s" % [b["group"] for b in d.groups()])
     check(all(d.cluster("/model/layers.%d" % i) for i in range(12)), "open all: 12 clusters")
     ops = [b for b in d.boxes if b["kind"] == "op"]
-    check(len(ops) == 12 * 12, "open all: every node drawn (%d)" % len(ops))
+    # each layer's 2-D MatMul + bias Add is one Gemm box (a named pattern)
+    check(len(ops) == 12 * 11, "open all: every node drawn, the Gemms as one (%d)" % len(ops))
     d = draw(tmp, m, "--group=2", "--expand=/model/layers.2..4/*")
     got = sorted((b["group"], b["members"]) for b in d.groups())
     check(got == [("/model/layers.0", "2"), ("/model/layers.5", "7")] and
@@ -358,11 +359,13 @@ def test_summaries(tmp):
           "summary: nodes and params %r (want %s)" % (r and r["texts"], fmt_params(want)))
     if r:
         key = r["texts"][3] if len(r["texts"]) > 3 else ""
-        # MatMul, Softmax, LeakyRelu are named compute ops; Add (a bias) has a weight;
-        # Transpose is the rest
-        check(key == "MatMul \u00d77, Softmax \u00d71, LeakyRelu \u00d71, Add \u00d72",
+        # MatMul, Softmax, LeakyRelu are named compute ops, and so is the Gemm its 2-D
+        # MatMul + bias Add is (a named pattern counts once, as its op); Transpose and the
+        # residual Add are the rest
+        check(key == "MatMul \u00d76, Softmax \u00d71, Gemm \u00d71, LeakyRelu \u00d71",
               "summary: named compute ops first: %r" % key)
-        check(r["texts"][4:5] == ["Transpose \u00d71"], "summary: then the rest: %r" % r["texts"])
+        check(r["texts"][4:5] == ["Transpose \u00d71, Add \u00d71"],
+              "summary: then the rest: %r" % r["texts"])
         # then the cost of one repetition and of the run's 2 (docs/cost.md)
         check(len(r["texts"]) == 6 and r["texts"][5].startswith("\u2248 ")
               and " MACs each \u00b7 " in r["texts"][5] and r["texts"][5].endswith(" in all"),

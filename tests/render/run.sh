@@ -3,9 +3,10 @@
 # layout JSON of every corpus model (no text sticking out, in DejaVu Sans), repeated blocks
 # and ranges in the overview, hostile model strings, the layout worker process, and the
 # drawings of quantized models (quant.py: box counts of a QDQ and a dynamic resnet18
-# against the float one, badges; PNGs in $BUILD/quant-png), and LLMs with a KV cache
+# against the float one, badges; PNGs in $BUILD/quant-png), LLMs with a KV cache
 # (llm.py: families of cache inputs/outputs, their rows in full detail; PNGs in
-# $BUILD/llm-png).
+# $BUILD/llm-png), and issue 24's box targets for the full detail of the torch exports
+# (targets.py: swin_t, vit_b_16, encoder48).
 # Needs $BUILD/onnxviz and the test tools (`make tools`);
 # runs the hostile models through build-san/onnxviz too when that exists.
 # Environment: BUILD (default build), ONNXVIZ_CORPUS.
@@ -37,6 +38,7 @@ step hostile.py
 step worker.py
 step quant.py
 step llm.py
+step targets.py
 
 [ -z "$failed" ] || echo "render: FAILED:$failed"
 tally_print render

@@ -275,7 +275,7 @@ static void assert_ints(json_t *arr, const int64_t *want, size_t n)
  */
 static const char DEFAULT_KEY[] = "rankdir=TB&initializers=fold&subgraphs=collapse&group=auto&"
                                   "expand=&depth=0&shapes=on&attrs=key&arith=fold&unfold=&quant=fold&dims="
-                                  "&io=fold";
+                                  "&io=fold&patterns=fold";
 
 static void key_of(const oxr_options *o, char *buf, size_t size)
 {
@@ -325,6 +325,7 @@ static const accepted accepts[] = {
     {"unfold", "n12,n3.then_branch.n0,f2.n5,n7.a1.0.n2", "unfold=n12,n3.then_branch.n0,f2.n5,n7.a1.0.n2"},
     {"quant", "nodes", "&quant=nodes"},
     {"io", "fold", "&io=fold"}, {"io", "nodes", "&io=nodes"},
+    {"patterns", "nodes", "&patterns=nodes"}, {"patterns", "fold", "&patterns=fold"},
 };
 
 static void test_options_accepted(void **state)
@@ -387,6 +388,7 @@ static const rejected rejects[] = {
     {"expand", "nl\n"}, {"depth", ""}, {"depth", "-1"}, {"depth", "65"},
     {"quant", ""}, {"quant", "Fold"}, {"quant", "on"}, {"quant", "fold "},
     {"io", ""}, {"io", "Fold"}, {"io", "terminals"}, {"io", "nodes "},
+    {"patterns", ""}, {"patterns", "Nodes"}, {"patterns", "off"},
     {"depth", "1.5"}, {"depth", "x"}, {"depth", "1000"}, {"shapes", ""}, {"shapes", "ON"},
     {"shapes", "maybe"}, {"shapes", "2"}, {"attrs", ""}, {"attrs", "3"}, {"attrs", "some"},
     {"attrs", "-1"}, {"attrs", "ALL"}, {"arith", ""}, {"arith", "Fold"}, {"arith", "boxes"},
@@ -458,13 +460,14 @@ static void test_options_key_roundtrip(void **state)
 	    {"expand", "", "*", "/a/b,c d", NULL}, {"depth", "0", "1", "64", NULL},
 	    {"shapes", "on", "off", NULL}, {"attrs", "none", "key", "all", NULL},
 	    {"arith", "fold", "nodes", NULL}, {"unfold", "", "n1", "n2,n3.body.n0", NULL},
-	    {"quant", "fold", "nodes", NULL}, {"dims", "", "batch:1", "a:2,b:30", NULL}};
+	    {"quant", "fold", "nodes", NULL}, {"dims", "", "batch:1", "a:2,b:30", NULL},
+	    {"patterns", "fold", "nodes", NULL}};
 	unsigned combos = 0;
 	for (unsigned seed = 0; seed < 2000; seed++) {
 		oxr_options o;
 		oxr_options_default(&o);
 		unsigned x = seed;
-		for (size_t k = 0; k < 12; k++) {
+		for (size_t k = 0; k < 13; k++) {
 			size_t n = 1;
 			while (n < 5 && vals[k][n] != NULL)
 				n++;
@@ -501,11 +504,11 @@ static void test_option_names(void **state)
 	static const char *const want[] = {"rankdir", "initializers", "subgraphs", "group",
 	                                   "expand",  "depth",        "shapes",    "attrs",
 	                                   "arith",   "unfold",       "quant",     "dims",
-	                                   "io"};
+	                                   "io", "patterns"};
 	size_t n = 0;
 	while (oxr_option_names[n] != NULL)
 		n++;
-	assert_int_equal(n, 13);
+	assert_int_equal(n, 14);
 	char key[2048];
 	oxr_options o;
 	oxr_options_default(&o);
