@@ -4,7 +4,9 @@
 # on failure and ends with its counts, "NAME: N passed, N failed, N skipped"
 # (tests/suite.sh).  A suite that is expected but missing, that ends without that line, or
 # a tests/<suite>/run.sh that this list does not run, fails the run.  The last line is the
-# sum: "TOTAL: N passed, N failed, N skipped"; exits 1 when any suite failed.
+# sum: "TOTAL: N passed, N failed, N skipped", then the time budget: "TIME: N s wall (CPU
+# N s); slowest: SUITE N s, ..." (each suite's own line also shows its wall and CPU
+# seconds; docs/bench.md has the figures); exits 1 when any suite failed.
 # Environment: BUILD (build folder, default build), ONNXVIZ_SKIP_BROWSER=1 skips the
 # browser suite (printed, and counted as one skipped).  The first suite, deps, checks that
 # DEPS_TEST has every suite's prerequisites (tests/prereqs.tsv); the last, sanitize, runs
@@ -19,17 +21,25 @@ export ONNXVIZ_CORPUS
 SUITES="deps unit diff fuzz cli clang http preview s3 hostile render modeldiff docker e2e sanitize"
 failed=""
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+times=$(mktemp)
+trap 'rm -f "$log" "$times"' EXIT
+all_wall=$(date +%s) all_cpu=$(clock_cpu)
+# the build before the suites (make test passes its seconds), counted in the budget
+build_s=${ONNXVIZ_BUILD_SECONDS:-0}
+[ "$build_s" = 0 ] || echo "build $build_s" >>"$times"
 run() { # name command...
   name=$1; shift
   echo
   echo "################ $name"
-  start=$(date +%s)
+  clock_start
   if tally_suite "$log" "$@"; then
-    echo "################ $name: ok ($(( $(date +%s) - start )) s)"
+    result=ok
   else
-    failed="$failed $name"; echo "################ $name: FAILED ($(( $(date +%s) - start )) s)"
+    failed="$failed $name"; result=FAILED
   fi
+  took=$(clock_took)
+  echo "################ $name: $result ($took)"
+  echo "$name ${took%% s,*}" >>"$times"
 }
 
 # a suite folder this list does not know would never run
@@ -60,4 +70,6 @@ done
 echo
 [ -z "$failed" ] && echo "all suites passed" || echo "FAILED:$failed"
 tally_print TOTAL
+echo "TIME: $(( $(date +%s) - all_wall + build_s )) s wall (suites' CPU $(( $(clock_cpu) - all_cpu )) s); slowest:" \
+  "$(sort -k2,2nr "$times" | head -n 5 | sed 's/$/ s/' | paste -sd, - | sed 's/,/, /g')"
 [ -z "$failed" ]
