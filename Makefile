@@ -65,7 +65,7 @@ TOOLS_BIN   := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOLS_SRC))
 
 BIN := $(BUILD)/onnxviz
 
-.PHONY: all run test check unit tools deps deps-build print-deps-test bench-deps clean fuzz bench docker-check lint clang-check schemas
+.PHONY: all run test check unit tools deps deps-build print-deps-test bench-deps clean fuzz bench docker-check lint clang-check sanitize-build schemas
 .DEFAULT_GOAL := all
 
 all: $(BIN)
@@ -230,6 +230,13 @@ check: test
 
 clang-check:
 	$(MAKE) -j$(JOBS) CC=clang BUILD=build-clang all $(patsubst $(BUILD)/%,build-clang/%,$(UNIT_BIN) $(TOOLS_BIN))
+
+# Everything the sanitize suite runs (tests/sanitize/run.sh), built with ASan + UBSan into
+# build-san/.  tests/run-all.sh makes it, and clang-check, in the background while the first
+# suites run.
+sanitize-build:
+	$(MAKE) SANITIZE=address,undefined BUILD=build-san all \
+	    $(patsubst $(BUILD)/%,build-san/%,$(UNIT_BIN) $(TOOLS_BIN) $(REPLAY_BIN) $(FAULT_BIN))
 
 bench: all
 	BUILD=$(BUILD) sh tests/bench/run.sh
