@@ -10,7 +10,7 @@
 #   make bench      the benchmark scripts under tests/bench/
 #   make schemas ONNX_SRC=... ORT_CONTRIB=...  regenerate parser/schema_table.c
 #
-# Every module folder (parser/, diff/, render/, service/) is compiled from its *.c files;
+# Every module folder (parser/, diff/, render/, store/, service/) is compiled from its *.c files;
 # service/main.c is the program's entry point.  Unit tests are tests/unit/test_*.c,
 # one cmocka program each.
 
@@ -40,6 +40,7 @@ LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 PARSER_SRC  := $(wildcard parser/*.c)
 DIFF_SRC    := $(wildcard diff/*.c)
 RENDER_SRC  := $(wildcard render/*.c)
+STORE_SRC   := $(wildcard store/*.c)
 SERVICE_SRC := $(filter-out service/main.c,$(wildcard service/*.c))
 WEB_FILES   := $(sort $(wildcard web/*.html web/*.css web/*.js web/*.svg))
 WEB_GEN     := $(BUILD)/gen/web_assets.c
@@ -51,10 +52,11 @@ PARSER_OBJ  := $(call obj,$(PARSER_SRC))
 $(PARSER_OBJ): OPT := -O3
 DIFF_OBJ    := $(call obj,$(DIFF_SRC))
 RENDER_OBJ  := $(call obj,$(RENDER_SRC))
+STORE_OBJ   := $(call obj,$(STORE_SRC))
 SERVICE_OBJ := $(call obj,$(SERVICE_SRC)) $(BUILD)/obj/gen/web_assets.o
 SERVICE_OBJ += $(BUILD)/obj/gen/openapi.o
 OPENAPI_GEN := $(BUILD)/gen/openapi.c
-ALL_OBJ     := $(PARSER_OBJ) $(DIFF_OBJ) $(RENDER_OBJ) $(SERVICE_OBJ)
+ALL_OBJ     := $(PARSER_OBJ) $(DIFF_OBJ) $(RENDER_OBJ) $(STORE_OBJ) $(SERVICE_OBJ)
 
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))

@@ -3,7 +3,7 @@
  *
  * The one implementation of the confinement every untrusted path goes through: external
  * data locations (parser/external.c), --models-dir files (service/routes.c) and the
- * files of uploaded or downloaded data folders (service/store.c).  Two ways, which refuse
+ * files of uploaded or downloaded data folders (store/local.c).  Two ways, which refuse
  * the same things (tests/unit/test_beneath.c runs every case through both):
  *   - openat2() with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS: the
  *     kernel resolves the whole path and refuses any symbolic link, magic link (/proc)

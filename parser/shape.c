@@ -702,9 +702,14 @@ static oxp_code infer_gradient(sh_ctx *c)
 
 static const sh_op *node_op(const sh_ctx *c)
 {
-	if (c->dn->function != OXP_NONE || !is_default_domain(c->node->domain))
+	if (c->dn->function != OXP_NONE)
 		return NULL;
-	return oxp__sh_find_op(c->node->op_type);
+	if (oxp_str_eq(c->node->domain, "com.microsoft"))
+		return oxp__sh_find_ms_op(c->node->op_type);
+	if (!is_default_domain(c->node->domain))
+		return NULL;
+	const sh_op *op = oxp__sh_find_op(c->node->op_type);
+	return op != NULL ? op : oxp__sh_find_ort_onnx_op(c->node->op_type);
 }
 
 static oxp_code infer_node(sh_ctx *c, uint32_t ni)

@@ -4,7 +4,8 @@
  *                type and small-integer-data stores, attribute access, dim arithmetic;
  *   shape_ops.c  rules for tensor, elementwise, reduction and data-propagating ops;
  *   shape_nn.c   rules for convolution, pooling, normalization, recurrent, resize and
- *                control-flow ops.
+ *                control-flow ops;
+ *   shape_ms.c   rules for onnxruntime's contrib ops (com.microsoft) LLM exports use.
  * Never included outside parser/.  docs/shapes.md describes the rules.
  */
 #ifndef OXP_SHAPE_H
@@ -70,6 +71,13 @@ typedef struct sh_op {
 const sh_op *oxp__sh_find_op(oxp_str op_type);
 /* The same for the rules of shape_nn.c. */
 const sh_op *oxp__sh_find_nn_op(oxp_str op_type);
+/* The rules of shape_ms.c: onnxruntime's contrib ops (com.microsoft), and the ones it
+ * registers under the ONNX domain (looked up when the default tables have none). */
+const sh_op *oxp__sh_find_ms_op(oxp_str op_type);
+const sh_op *oxp__sh_find_ort_onnx_op(oxp_str op_type);
+/* MatMul's output shape (numpy matmul: rank-1 operands promoted, batch dims broadcast);
+ * t->rank -1 when a rank is unknown.  t->elem is left to the caller. */
+void oxp__sh_matmul_shape(sh_type *t, const sh_type *a, const sh_type *b);
 /* Binary search of a table sorted by name (strcmp order). */
 const sh_op *oxp__sh_table_find(const sh_op *table, size_t n, oxp_str name);
 

@@ -1563,7 +1563,7 @@ static oxp_code r_argmax(sh_ctx *c) /* ArgMax, ArgMin */
 /* ---------------------------------------------------------------------------------------
  * MatMul, Gemm, Det, Einsum-free linear algebra
  */
-static void matmul_shape(sh_type *t, const sh_type *a0, const sh_type *b0)
+void oxp__sh_matmul_shape(sh_type *t, const sh_type *a0, const sh_type *b0)
 {
 	sh_type a = *a0, b = *b0;
 	t->rank = -1;
@@ -1600,7 +1600,7 @@ static oxp_code r_matmul(sh_ctx *c)
 	sh_type a, b, t;
 	oxp__sh_in(c, 0, &a);
 	oxp__sh_in(c, 1, &b);
-	matmul_shape(&t, &a, &b);
+	oxp__sh_matmul_shape(&t, &a, &b);
 	t.elem = a.elem != 0 ? a.elem : b.elem;
 	return out0(c, &t);
 }
@@ -1610,7 +1610,7 @@ static oxp_code r_matmul_integer(sh_ctx *c)
 	sh_type a, b, t;
 	oxp__sh_in(c, 0, &a);
 	oxp__sh_in(c, 1, &b);
-	matmul_shape(&t, &a, &b);
+	oxp__sh_matmul_shape(&t, &a, &b);
 	t.elem = OXP_DT_INT32;
 	return out0(c, &t);
 }
@@ -1621,7 +1621,7 @@ static oxp_code r_qlinear_matmul(sh_ctx *c)
 	oxp__sh_in(c, 0, &a);
 	oxp__sh_in(c, 3, &b);
 	oxp__sh_in(c, 7, &z);
-	matmul_shape(&t, &a, &b);
+	oxp__sh_matmul_shape(&t, &a, &b);
 	t.elem = z.elem;
 	return out0(c, &t);
 }

@@ -1,5 +1,5 @@
 /*
- * buf.c — the bounded output buffer, and render's error names.
+ * buf.c — the bounded output buffer (with a JSON string writer), and render's error names.
  */
 #include "render/oxr.h"
 
@@ -89,6 +89,87 @@ char *oxr_buf_steal(oxr_buf *b, size_t *len)
 	memset(b, 0, sizeof(*b));
 	b->max = max;
 	return d;
+}
+
+/* Length of the valid UTF-8 sequence at s[0..n) (1..4), or 0 when invalid (overlong
+ * forms, surrogates and values above U+10FFFF are invalid). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	uint32_t cp;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1fu;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0fu;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07u;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3fu);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+bool oxr_json_string(oxr_buf *b, const char *s, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
+	oxr_buf_append(b, "\"", 1);
+	size_t run = 0; /* start of the pending run of bytes copied verbatim */
+	size_t i = 0;
+	while (i < n) {
+		unsigned char c = u[i];
+		const char *esc = NULL;
+		char tmp[8];
+		size_t step = 1;
+		if (c == '"')
+			esc = "\\\"";
+		else if (c == '\\')
+			esc = "\\\\";
+		else if (c == '\n')
+			esc = "\\n";
+		else if (c == '\r')
+			esc = "\\r";
+		else if (c == '\t')
+			esc = "\\t";
+		else if (c < 0x20 || c == 0x7f) {
+			memcpy(tmp, "\\u00", 4);
+			tmp[4] = digits[c >> 4];
+			tmp[5] = digits[c & 15];
+			tmp[6] = '\0';
+			esc = tmp;
+		} else if (c >= 0x80) {
+			step = utf8_len(u + i, n - i);
+			if (step == 0) {
+				esc = "\\ufffd";
+				step = 1;
+			}
+		}
+		if (esc != NULL) {
+			oxr_buf_append(b, s + run, i - run);
+			oxr_buf_append(b, esc, strlen(esc));
+			run = i + step;
+		}
+		i += step;
+	}
+	oxr_buf_append(b, s + run, n - run);
+	oxr_buf_append(b, "\"", 1);
+	return !b->failed;
 }
 
 const char *oxr_code_name(oxr_code code)

@@ -7,9 +7,11 @@
  * {"expr": "3.7 G·batch", "terms": [{"coef": 3700000000, "dims": ["batch"]}]}; a figure
  * without a value is {"marker": "unknown" | "too_large" | "too_complex"}.
  */
+#include "render/internal.h"
 #include "render/jsonx.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define COST_FORMAT "onnxviz.cost/1"
@@ -92,6 +94,142 @@ static json_t *sum_json(const oxp_cost *c, const oxp_cost_sum *s)
 	return o;
 }
 
+/* Blocks: the main graph's name scopes down to BLOCK_DEPTH ("/encoder",
+ * "/encoder/layers.3", ...), each with the sums of the nodes filed under it (hier.c's
+ * oxr__name_scope: a node is under its name without the last component).  The page lists
+ * the blocks with the most MACs ("top blocks"), numbered siblings merged as one family. */
+#define BLOCK_DEPTH 3
+
+typedef struct block {
+	oxp_str path;       /* "/encoder/layers.3": the model's bytes (exact, not display text) */
+	uint32_t depth, nodes;
+	oxp_cost_poly macs;
+	uint64_t weights, bytes;
+	bool params_too_large;
+} block;
+
+typedef struct blocks {
+	block *b;
+	uint32_t n, cap;
+	uint32_t *table; /* open addressing: path -> index + 1, 0 = free */
+	uint32_t tcap;
+} blocks;
+
+static uint32_t path_hash(oxp_str p)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < p.len; i++)
+		h = (h ^ (uint8_t)p.p[i]) * 16777619u;
+	return h;
+}
+
+/* "/" + c[0] + "/" + c[1] ... in arena a: the exact bytes ({NULL, 0} when out of memory). */
+static oxp_str raw_path(oxp_arena *a, const oxp_str *c, size_t n)
+{
+	size_t len = 0;
+	for (size_t k = 0; k < n; k++)
+		len += 1 + c[k].len;
+	char *p = oxp_arena_alloc(a, len + 1);
+	if (p == NULL)
+		return (oxp_str){NULL, 0};
+	size_t o = 0;
+	for (size_t k = 0; k < n; k++) {
+		p[o++] = '/';
+		memcpy(p + o, c[k].p, c[k].len);
+		o += c[k].len;
+	}
+	p[o] = '\0';
+	return (oxp_str){p, len};
+}
+
+/* The block of path (added when new): NULL when out of memory. */
+static block *block_of(blocks *bs, oxp_str path, uint32_t depth)
+{
+	if ((bs->n + 1) * 2 > bs->tcap) {
+		uint32_t tcap = bs->tcap ? bs->tcap * 2 : 256;
+		uint32_t *t = calloc(tcap, sizeof(*t));
+		if (t == NULL)
+			return NULL;
+		for (uint32_t i = 0; i < bs->n; i++) {
+			uint32_t k = path_hash(bs->b[i].path) & (tcap - 1);
+			while (t[k] != 0)
+				k = (k + 1) & (tcap - 1);
+			t[k] = i + 1;
+		}
+		free(bs->table);
+		bs->table = t;
+		bs->tcap = tcap;
+	}
+	uint32_t k = path_hash(path) & (bs->tcap - 1);
+	for (; bs->table[k] != 0; k = (k + 1) & (bs->tcap - 1))
+		if (bs->b[bs->table[k] - 1].path.len == path.len &&
+		    memcmp(bs->b[bs->table[k] - 1].path.p, path.p, path.len) == 0)
+			return &bs->b[bs->table[k] - 1];
+	if (bs->n == bs->cap) {
+		uint32_t cap = bs->cap ? bs->cap * 2 : 64;
+		block *nb = realloc(bs->b, cap * sizeof(*nb));
+		if (nb == NULL)
+			return NULL;
+		bs->b = nb;
+		bs->cap = cap;
+	}
+	block *b = &bs->b[bs->n];
+	memset(b, 0, sizeof(*b));
+	b->path = path;
+	b->depth = depth;
+	bs->table[k] = ++bs->n;
+	return b;
+}
+
+static json_t *blocks_json(const oxp_cost *c, const oxp_dag_view *v, oxp_arena *a)
+{
+	json_t *arr = json_array();
+	blocks bs = {0};
+	bool oom = arr == NULL;
+	const oxp_scope *main = v->nscopes > 0 && v->scopes[0].kind == OXP_SCOPE_MAIN ? &v->scopes[0] : NULL;
+	for (uint32_t k = 0; main != NULL && !oom && k < main->nnodes; k++) {
+		uint32_t ni = main->first_node + k;
+		const oxp_cost_node *n = &c->nodes[ni];
+		oxp_str comp[BLOCK_DEPTH];
+		size_t nc = oxr__name_scope(v->nodes[ni].proto->name, comp, BLOCK_DEPTH);
+		for (size_t dpt = 1; dpt <= nc && !oom; dpt++) {
+			oxp_str path = raw_path(a, comp, dpt);
+			block *b = path.p != NULL ? block_of(&bs, path, (uint32_t)dpt) : NULL;
+			if (b == NULL) {
+				oom = true;
+				break;
+			}
+			b->nodes++;
+			if (n->kind != OXP_CK_UNCOUNTED && n->kind != OXP_CK_CONTROL)
+				oxp_cost_poly_add(&b->macs, &n->macs);
+			b->weights = oxp_sat_add_u64(b->weights, n->params.weights);
+			b->bytes = oxp_sat_add_u64(b->bytes, n->params.bytes);
+			b->params_too_large |= n->params.too_large || b->bytes == UINT64_MAX;
+		}
+	}
+	for (uint32_t i = 0; !oom && i < bs.n; i++) {
+		const block *b = &bs.b[i];
+		json_t *o = json_object();
+		jx_set_str(o, "path", b->path);
+		jx_set(o, "depth", json_integer(b->depth));
+		jx_set(o, "nodes", json_integer(b->nodes));
+		jx_set(o, "macs", figure(c, &b->macs));
+		oxp_cost_params p = {.weights = b->weights, .bytes = b->bytes, .too_large = b->params_too_large};
+		json_t *po = params_json(&p);
+		json_object_del(po, "elements");
+		json_object_del(po, "scale_bytes");
+		jx_set(o, "params", po);
+		json_array_append_new(arr, o);
+	}
+	free(bs.b);
+	free(bs.table);
+	if (oom) {
+		json_decref(arr);
+		return NULL;
+	}
+	return arr;
+}
+
 oxr_code oxr_cost_json(const oxp_model *m, const oxp_dag *d, const oxp_cost_bind *dims,
                        oxr_buf *out, oxr_error *err)
 {
@@ -168,6 +306,7 @@ oxr_code oxr_cost_json(const oxp_model *m, const oxp_dag *d, const oxp_cost_bind
 		json_array_append_new(arr, o);
 	}
 	jx_set(doc, "nodes", arr);
+	jx_set(doc, "blocks", blocks_json(c, v, a));
 	oxr_code rc = doc != NULL ? jx_dump(doc, out, err) : jx_nomem(err);
 	json_decref(doc);
 	jx_scratch_end();

@@ -10,7 +10,8 @@
 
 const char *const oxr_option_names[] = {"rankdir", "initializers", "subgraphs", "group",
                                         "expand",  "depth",        "shapes",    "attrs",
-                                        "arith",   "unfold",       "quant",     NULL};
+                                        "arith",   "unfold",       "quant",     "dims",
+                                        NULL};
 
 void oxr_options_default(oxr_options *o)
 {
@@ -164,12 +165,20 @@ oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr
 			o->quant_nodes = true;
 		else
 			return bad(err, key, "fold, nodes");
+	} else if (!strcmp(key, "dims")) {
+		/* checked here so that a bad binding is a 400 naming it, not a drawing without
+		 * MAC rows; '&' and '=' never pass (names are identifiers-like text up to ':') */
+		oxp_cost_bind b;
+		if (strlen(value) >= OXR_DIMS_MAX || strpbrk(value, "&=") != NULL ||
+		    (value[0] != '\0' && oxp_cost_bind_parse(&b, value, NULL) != OXP_OK))
+			return bad(err, key, "NAME:VALUE,... (e.g. batch:1,sequence_length:128)");
+		snprintf(o->dims, sizeof(o->dims), "%s", value);
 	} else {
 		if (err != NULL) {
 			err->code = OXR_E_OPTION;
 			snprintf(err->message, sizeof(err->message),
 			         "unknown option '%.64s' (known: rankdir, initializers, subgraphs, group, "
-			         "expand, depth, shapes, attrs, arith, unfold, quant)",
+			         "expand, depth, shapes, attrs, arith, unfold, quant, dims)",
 			         key);
 		}
 		return OXR_E_OPTION;
@@ -190,9 +199,9 @@ void oxr_options_key(const oxr_options *o, char *buf, size_t size)
 		snprintf(group, sizeof(group), "%d", o->group);
 	snprintf(buf, size,
 	         "rankdir=%s&initializers=%s&subgraphs=%s&group=%s&expand=%s&depth=%d&shapes=%s"
-	         "&attrs=%s&arith=%s&unfold=%s&quant=%s",
+	         "&attrs=%s&arith=%s&unfold=%s&quant=%s&dims=%s",
 	         o->rankdir_lr ? "LR" : "TB", init[o->initializers % 3],
 	         o->subgraphs_expand ? "expand" : "collapse", group, o->expand, o->expand_depth,
 	         o->shapes ? "on" : "off", attrs[(unsigned)o->attrs % 3],
-	         o->arith_nodes ? "nodes" : "fold", o->unfold, o->quant_nodes ? "nodes" : "fold");
+	         o->arith_nodes ? "nodes" : "fold", o->unfold, o->quant_nodes ? "nodes" : "fold", o->dims);
 }

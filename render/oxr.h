@@ -64,6 +64,9 @@ bool oxr_buf_printf(oxr_buf *b, const char *fmt, ...) __attribute__((format(prin
 void oxr_buf_free(oxr_buf *b);
 /* Hand the data over (caller frees with free()); the buffer is reset. */
 char *oxr_buf_steal(oxr_buf *b, size_t *len);
+/* Append s[0..n) as a quoted JSON string: control characters escaped, invalid UTF-8
+ * bytes replaced by U+FFFD.  False when the buffer failed. */
+bool oxr_json_string(oxr_buf *b, const char *s, size_t n);
 
 /* ---------------------------------------------------------------------------------------
  * Options, the same for the HTTP service (query parameters) and the CLI (--key=value).
@@ -74,7 +77,8 @@ enum { OXR_GROUP_AUTO = -1, OXR_GROUP_NONE = 0 }; /* or N > 0: group by name sco
 #define OXR_EXPAND_MAX 1024
 #define OXR_UNFOLD_MAX 512
 /* Room for oxr_options_key()'s text with the longest lists. */
-#define OXR_OPTIONS_KEY_MAX (OXR_EXPAND_MAX + OXR_UNFOLD_MAX + 256)
+#define OXR_DIMS_MAX 512
+#define OXR_OPTIONS_KEY_MAX (OXR_EXPAND_MAX + OXR_UNFOLD_MAX + OXR_DIMS_MAX + 256)
 
 typedef struct oxr_options {
 	bool rankdir_lr;        /* rankdir: TB (default) or LR */
@@ -90,6 +94,8 @@ typedef struct oxr_options {
 	char unfold[OXR_UNFOLD_MAX]; /* unfold: comma-separated node ids whose folded chains
 	                                are drawn as boxes */
 	bool quant_nodes;       /* quant: fold (default: one box per quantized op) | nodes */
+	char dims[OXR_DIMS_MAX];/* dims: "batch:1,sequence_length:128" binds named dims in the
+	                           MAC rows (oxp_cost_bind_parse); "" leaves them symbols */
 } oxr_options;
 
 void oxr_options_default(oxr_options *o);

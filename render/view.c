@@ -660,8 +660,11 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 	if (rc != OXR_OK)
 		goto out;
 	/* MAC rows: a cost that cannot be computed (memory) leaves them out, nothing else */
+	oxp_cost_bind bind;
+	bool bound = v->o.dims[0] != '\0' && oxp_cost_bind_parse(&bind, v->o.dims, NULL) == OXP_OK;
 	v->cost_arena = oxp_arena_new((size_t)512 << 20);
-	if (v->cost_arena == NULL || oxp_cost_compute(d, v->cost_arena, NULL, &v->cost, NULL) != OXP_OK)
+	if (v->cost_arena == NULL ||
+	    oxp_cost_compute(d, v->cost_arena, bound ? &bind : NULL, &v->cost, NULL) != OXP_OK)
 		v->cost = NULL;
 
 	/* main graph: groups first (they decide which nodes are boxes) */

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 /* Bumped when the renderer's output changes for the same input: names in the store. */
-#define ART_VERSION OXS_VERSION "-r4" /* r2: summaries say their "kind"; r3: documents mark bookkeeping nodes; r4: operator schemas, the check, the quantization summary */
+#define ART_VERSION OXS_VERSION "-r5" /* r2: summaries say their "kind"; r3: documents mark bookkeeping nodes; r4: operator schemas, the check, the quantization summary; r5: cost.json blocks, contrib op shapes */
 #define FAILURE_TTL_MS 60000
 
 typedef struct flight {
@@ -213,10 +213,10 @@ static oxs_centry *entry_from_data(const oxs_art *a, char *data, size_t len)
  * the hash of the content, as for entries in memory (hashed once per load). */
 static oxs_centry *entry_from_fd(const oxs_art *a, int fd, uint64_t size)
 {
-	char h[OXS_ID_LEN + 1];
+	char h[OXST_ID_LEN + 1];
 	oxs_centry *e = calloc(1, sizeof(*e));
 	struct MHD_Response *resp = NULL, *nm = NULL;
-	if (e != NULL && oxs_sha256_fd(fd, h))
+	if (e != NULL && oxst_sha256_fd(fd, h))
 		resp = MHD_create_response_from_fd64(size, fd);
 	if (resp != NULL)
 		nm = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -328,47 +328,26 @@ static oxs_centry *load_stored(oxs_server *srv, const oxs_art *a)
 	uint64_t size;
 	if (a->src[0] != '\0' || a->name[0] == '\0')
 		return NULL; /* --models-dir files and previews are not kept in the store */
-	if (srv->store->ops->get_rendering(srv->store, a->id, a->name, &fd, &size) != OXS_OK)
+	if (srv->store->ops->get_rendering(srv->store, a->id, a->name, &fd, &size) != OXST_OK)
 		return NULL;
 	if (size > srv->cfg.memory_cache / 8 || size > SIZE_MAX / 2)
 		return entry_from_fd(a, fd, size);
-	char *data = oxs_read_all(fd, size);
+	char *data = oxst_read_all(fd, size);
 	close(fd);
 	return data ? entry_from_data(a, data, size) : NULL;
-}
-
-char *oxs_read_all(int fd, uint64_t size)
-{
-	if (size > SIZE_MAX / 2)
-		return NULL;
-	char *data = malloc(size ? (size_t)size : 1);
-	size_t got = 0;
-	while (data != NULL && got < size) {
-		ssize_t n = pread(fd, data + got, (size_t)size - got, (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	if (data != NULL && got != size) {
-		free(data);
-		data = NULL;
-	}
-	return data;
 }
 
 /* Keep the bytes in the store (best effort: a full store only costs the cache), then
  * make the entry. */
 static oxs_centry *store_and_entry(oxs_server *srv, const oxs_art *a, oxr_buf *out)
 {
-	oxs_status st = a->src[0] != '\0' || a->name[0] == '\0'
-	                    ? OXS_OK
-	                    : srv->store->ops->put_rendering(srv->store, a->id, a->name,
-	                                                     out->data, out->len);
-	if (st != OXS_OK && st != OXS_E_NOT_FOUND)
+	oxst_status st = a->src[0] != '\0' || a->name[0] == '\0'
+	                     ? OXST_OK
+	                     : srv->store->ops->put_rendering(srv->store, a->id, a->name,
+	                                                      out->data, out->len);
+	if (st != OXST_OK && st != OXST_E_NOT_FOUND)
 		oxs_logf("warn", "rendering %s of %s not stored: %s", a->name, a->id,
-		         oxs_status_name(st));
+		         oxst_status_name(st));
 	size_t len;
 	char *data = oxr_buf_steal(out, &len);
 	if (data == NULL) {
@@ -571,15 +550,15 @@ static oxs_centry *compute_doc_loaded(oxs_server *srv, const oxs_art *a, unsigne
 	oxs_mentry *me = NULL;
 	oxp_error perr;
 	memset(&perr, 0, sizeof(perr));
-	oxs_status st = oxs_models_get(srv->models, srv->store, a->id, a->src, &me, &perr);
-	if (st != OXS_OK) {
-		*status = st == OXS_E_NOT_FOUND ? 404 : st == OXS_E_INVALID ? 422 : 503;
+	oxst_status st = oxs_models_get(srv->models, srv->store, a->id, a->src, &me, &perr);
+	if (st != OXST_OK) {
+		*status = st == OXST_E_NOT_FOUND ? 404 : st == OXST_E_INVALID ? 422 : 503;
 		snprintf(code, codesize, "%s",
-		         st == OXS_E_INVALID ? oxp_code_name(perr.code) : oxs_status_name(st));
-		if (st == OXS_E_INVALID)
+		         st == OXST_E_INVALID ? oxp_code_name(perr.code) : oxst_status_name(st));
+		if (st == OXST_E_INVALID)
 			oxp_error_format(&perr, err, errsize);
 		else
-			snprintf(err, errsize, "model %s: %s", a->id, oxs_status_name(st));
+			snprintf(err, errsize, "model %s: %s", a->id, oxst_status_name(st));
 		return NULL;
 	}
 	snprintf(code, codesize, oxs_mentry_dag(me) == NULL ? "tensor_upload" : "render_failed");
@@ -620,7 +599,7 @@ static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a
 	char dirs[2][64] = {"", ""};
 	const char *ids[2] = {art->id, art->other};
 	for (int i = 0; i < 2; i++)
-		if (srv->store->ops->open_data(srv->store, ids[i], &fds[i]) == OXS_OK)
+		if (srv->store->ops->open_data(srv->store, ids[i], &fds[i]) == OXST_OK)
 			snprintf(dirs[i], sizeof(dirs[i]), "/proc/%ld/fd/%d", (long)getpid(), fds[i]);
 	oxr_model_files a = {a_path, dirs[0]}, b = {b_path, dirs[1]};
 	oxr_code rc = oxr_render_isolated_pair(srv->exe, &b, &a,
@@ -644,10 +623,10 @@ static void flight_layout(oxs_job *j)
 		snprintf(path, sizeof(path), "/proc/%ld/fd/%s", (long)getpid(),
 		         strrchr(f->art.src, '/') + 1);
 	} else {
-		oxs_status st = srv->store->ops->model_path(srv->store, f->art.id, path, sizeof(path));
-		if (st != OXS_OK) {
+		oxst_status st = srv->store->ops->model_path(srv->store, f->art.id, path, sizeof(path));
+		if (st != OXST_OK) {
 			unsigned status = oxs_store_http_status(st);
-			flight_fail(f, status, status == 404 ? "not_found" : oxs_status_name(st),
+			flight_fail(f, status, status == 404 ? "not_found" : oxst_status_name(st),
 			            status == 404 ? "no such model" : "cannot read the model");
 			return;
 		}
@@ -655,11 +634,11 @@ static void flight_layout(oxs_job *j)
 	char b_path[PATH_MAX] = "";
 	if (f->art.kind == OXS_ART_DIFF) {
 		/* B may be in the object store only: an outage is a 503, not a 404 */
-		oxs_status st = srv->store->ops->model_path(srv->store, f->art.other, b_path,
-		                                            sizeof(b_path));
-		if (st != OXS_OK) {
+		oxst_status st = srv->store->ops->model_path(srv->store, f->art.other, b_path,
+		                                             sizeof(b_path));
+		if (st != OXST_OK) {
 			unsigned status = oxs_store_http_status(st);
-			flight_fail(f, status, status == 404 ? "not_found" : oxs_status_name(st),
+			flight_fail(f, status, status == 404 ? "not_found" : oxst_status_name(st),
 			            status == 404 ? "no such model to compare with"
 			                          : "cannot read the model to compare with");
 			return;
@@ -711,7 +690,7 @@ static void flight_layout(oxs_job *j)
 static bool is_tensor_upload(oxs_server *srv, const oxs_art *a)
 {
 	oxs_mentry *me = NULL;
-	if (oxs_models_get(srv->models, srv->store, a->id, a->src, &me, NULL) != OXS_OK)
+	if (oxs_models_get(srv->models, srv->store, a->id, a->src, &me, NULL) != OXST_OK)
 		return false; /* the layout worker reports what is wrong */
 	bool tensor = oxs_mentry_dag(me) == NULL;
 	oxs_models_release(srv->models, me);

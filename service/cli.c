@@ -519,7 +519,8 @@ int oxs_cli_render(int argc, char **argv)
 			       "  --rankdir=TB|LR  --initializers=fold|nodes|hide  --subgraphs=collapse|expand\n"
 			       "  --group=auto|none|N  --expand=SCOPE[,SCOPE...]|*  --depth=N\n"
 			       "  --shapes=on|off  --attrs=none|key|all  --arith=fold|nodes\n"
-			       "  --unfold=NODE_ID[,NODE_ID...]  --quant=fold|nodes\n");
+			       "  --unfold=NODE_ID[,NODE_ID...]  --quant=fold|nodes\n"
+			       "  --dims=NAME:VALUE[,...]  bind named dims in the MAC rows\n");
 			return 0;
 		} else if ((orc = oxs_cli_render_option(&opt, "render", a)) != 1) {
 			if (orc != 0)

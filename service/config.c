@@ -357,3 +357,20 @@ void oxs_config_usage(FILE *f)
 	}
 	fprintf(f, "  %-26s %-26s %s\n", "--help", "", "this text");
 }
+
+void oxs_config_store(const oxs_config *c, char *const *envp, oxst_options *o)
+{
+	bool s3 = oxst_location_is_s3(c->store);
+	*o = (oxst_options){
+	    .location = c->store,
+	    /* an S3 replica's cache: the budget bounds it (4 GiB unless given) */
+	    .budget = s3 && c->store_budget == 0 ? (uint64_t)4 << 30 : c->store_budget,
+	    .evict_models = c->evict_models,
+	    /* models are verified after start (in the background, and before a model is
+	     * first read): start-up does not grow with the bytes stored */
+	    .verify_background = c->verify_store,
+	    .cache_dir = c->cache_dir,
+	    .timeout = c->s3_timeout,
+	    .part_size = c->s3_part_size,
+	    .envp = envp};
+}

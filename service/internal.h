@@ -14,6 +14,7 @@
 #include "parser/oxp.h"
 #include "render/oxr.h"
 #include "service/oxs.h"
+#include "store/oxst.h"
 
 #include <limits.h>
 #include <microhttpd.h>
@@ -114,11 +115,11 @@ oxp_code oxs_tensor_upload_parse(oxp_model **out, const void *buf, size_t len, o
 oxs_models *oxs_models_new(unsigned max_count, uint64_t max_bytes, uint64_t budget);
 void oxs_models_free(oxs_models *mc);
 /* Load (or find) model id: from src when not NULL/"" (a path, e.g. a --models-dir file
- * opened confined, with id naming that file's version), else from the store.  OXS_OK with
- * *out referenced; OXS_E_NOT_FOUND; OXS_E_INVALID when the file does not parse or link
+ * opened confined, with id naming that file's version), else from the store.  OXST_OK with
+ * *out referenced; OXST_E_NOT_FOUND; OXST_E_INVALID when the file does not parse or link
  * (*perr says why). */
-oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, const char *src,
-                          oxs_mentry **out, oxp_error *perr);
+oxst_status oxs_models_get(oxs_models *mc, oxst_store *store, const char *id, const char *src,
+                           oxs_mentry **out, oxp_error *perr);
 /* Keep an already parsed file (ownership of *l passes; freed if not kept). */
 void oxs_models_add(oxs_models *mc, const char *id, oxs_loaded *l);
 void oxs_models_release(oxs_models *mc, oxs_mentry *e);
@@ -151,13 +152,6 @@ void oxs_metrics_isolated(int what, int result);
  * recent refusal without parsing. */
 enum { OXS_LOAD_OK, OXS_LOAD_INVALID, OXS_LOAD_FAILED, OXS_LOAD_REMEMBERED, OXS_LOAD__COUNT };
 void oxs_metrics_load(int result);
-/* One request to the object store: its op (OXS_S3OP_*), how long it took and its outcome
- * (OXS_STORE_OK: answered as expected — 2xx, 304, 404, 412; OXS_STORE_ERROR: another
- * answer; OXS_STORE_RETRIED: a connection error, timeout or 5xx that was retried;
- * OXS_STORE_FAILED: the same on the last attempt; OXS_STORE_SHED: not sent, the store
- * having just failed). */
-enum { OXS_STORE_OK, OXS_STORE_ERROR, OXS_STORE_RETRIED, OXS_STORE_FAILED, OXS_STORE_SHED,
-       OXS_STORE__COUNT };
 void oxs_metrics_store(int op, uint64_t ns, int outcome);
 void oxs_metrics_render(oxs_server *srv, oxr_buf *out);
 
@@ -165,105 +159,6 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *out);
  * (`extra` is either "" or starts with ',' and holds valid JSON members). */
 void oxs_log(const char *level, const char *msg, const char *extra);
 void oxs_logf(const char *level, const char *fmt, ...) OXS_PRINTF(2, 3);
-
-/* ---------------------------------------------------------------------------------------
- * An S3 client (s3.c): path-style (custom endpoints) or virtual-hosted (AWS) requests
- * signed by libcurl (CURLOPT_AWS_SIGV4) with the payload's SHA-256 in
- * x-amz-content-sha256, so the object store refuses a body that changed on the way.
- * Every request has a connect timeout, a no-progress timeout and a total cap, and is
- * retried with exponential backoff and jitter on connection errors, timeouts and 5xx.
- * Credentials never reach a log: errors name the operation, the key and the status only.
- */
-typedef struct oxs_s3_config {
-	char endpoint[512];  /* scheme://host[:port] ("" = AWS, https://s3.REGION.amazonaws.com) */
-	char region[64];
-	char access[256], secret[256], token[4096];
-	bool path_style;     /* BUCKET in the path (custom endpoints) rather than the host */
-	unsigned timeout;    /* seconds a request may stall (connect, no progress) */
-} oxs_s3_config;
-
-/* The configuration from an environment (NULL-terminated "NAME=value" strings):
- * AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION (else
- * AWS_DEFAULT_REGION, else us-east-1), AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL (path-style
- * addressing then).  False with a message when the credentials are missing or a value is
- * malformed. */
-bool oxs_s3_config_env(oxs_s3_config *c, char *const *envp, unsigned timeout, char *err,
-                       size_t errsize);
-/* "s3://BUCKET[/PREFIX]" into bucket (3..63 characters of [a-z0-9.-]) and prefix (without
- * leading or trailing '/'; "" when none).  False when malformed. */
-bool oxs_s3_url_parse(const char *url, char *bucket, size_t bsize, char *prefix, size_t psize);
-
-typedef struct oxs_s3 oxs_s3;
-/* NULL when out of memory.  Calls curl_global_init the first time (before threads). */
-oxs_s3 *oxs_s3_new(const oxs_s3_config *c);
-void oxs_s3_free(oxs_s3 *c);
-/* From now on requests end at once (OXS_E_UNAVAILABLE), those running included: for a
- * shutdown that must not wait out an object store that hangs. */
-void oxs_s3_cancel(oxs_s3 *c);
-
-/* What a request is, for metrics (onnxviz_store_requests_total{op}). */
-enum { OXS_S3OP_GET, OXS_S3OP_PUT, OXS_S3OP_HEAD, OXS_S3OP_DELETE, OXS_S3OP_LIST,
-       OXS_S3OP_MULTIPART, OXS_S3OP__COUNT };
-
-typedef struct oxs_s3_req {
-	/* in */
-	int op;                   /* OXS_S3OP_* */
-	const char *method;       /* GET, HEAD, PUT, POST, DELETE */
-	const char *bucket;
-	const char *key;          /* "" for the bucket itself */
-	const char *query;        /* canonical query string (oxs_s3_query), NULL = none */
-	const char *if_none_match;/* "*" for a conditional write, NULL = none */
-	/* the request body: body[0..body_len), or body_size bytes of body_fd from body_off */
-	const void *body;
-	size_t body_len;
-	int body_fd;              /* -1 = body is in memory (or none) */
-	uint64_t body_off, body_size;
-	const char *body_sha256;  /* its SHA-256 in hex when known; NULL: hashed by each call
-	                           * (which leaves this NULL: r holds nothing of the call's) */
-	/* the answer's body when 2xx: into out, or written to out_fd from offset 0 */
-	oxr_buf *out;
-	int out_fd;               /* -1 = not to a file */
-	uint64_t out_max;         /* most bytes taken (0 = no limit): more is OXS_E_NOSPACE */
-	bool out_sha;             /* hash what is received into sha256 */
-	/* out */
-	long status;              /* HTTP status of the last attempt, 0 when none answered */
-	char code[64];            /* S3 error code of a non-2xx answer ("NoSuchKey"), or "" */
-	char etag[96];            /* ETag of the answer, quotes included */
-	uint64_t length;          /* Content-Length of the answer */
-	int64_t last_modified;    /* Last-Modified (Unix seconds), 0 when absent */
-	uint64_t received;        /* body bytes received */
-	char sha256[65];          /* out_sha: hex SHA-256 of them */
-} oxs_s3_req;
-
-/* A request with its defaults (no body, answer discarded). */
-void oxs_s3_req_init(oxs_s3_req *r, int op, const char *method, const char *bucket,
-                     const char *key);
-/* Run the request, retrying as above.  OXS_OK when an answer came (whatever its status:
- * see r->status and r->code); OXS_E_UNAVAILABLE when none came after the retries (or the
- * store kept answering 5xx); OXS_E_NOSPACE when the answer was larger than out_max or the
- * disk was full writing it; OXS_E_IO when writing it failed; OXS_E_NOMEM. */
-oxs_status oxs_s3_do(oxs_s3 *c, oxs_s3_req *r);
-
-/* Append s percent-encoded for an S3 URL path or query (every byte but A-Za-z0-9-._~,
- * and '/' too unless keep_slash). */
-bool oxs_s3_encode(oxr_buf *b, const char *s, bool keep_slash);
-/* The canonical query string (pairs sorted by key, both encoded) of n key/value pairs
- * (kv[2i], kv[2i+1]; a NULL value is written as "key=") into out; false when too long. */
-bool oxs_s3_query(char *out, size_t size, const char *const *kv, size_t n);
-/* S3 takes at most 10,000 parts per multipart upload. */
-#define OXS_S3_MAX_PARTS 10000
-/* The part size for an object of size bytes: part_size, or the next MiB above
- * size / OXS_S3_MAX_PARTS (rounded up) when that many parts of part_size would not
- * hold it. */
-uint64_t oxs_s3_part_for(uint64_t size, uint64_t part_size);
-/* The text of the next <tag>...</tag> element at or after *p (before end), XML entities
- * decoded, into out; *p moves past it.  False when there is none or it does not fit. */
-bool oxs_xml_next(const char **p, const char *end, const char *tag, char *out, size_t size);
-/* The next <tag>...</tag> element's raw content [*begin, *stop); *p moves past it. */
-bool oxs_xml_element(const char **p, const char *end, const char *tag, const char **begin,
-                     const char **stop);
-/* An ISO 8601 UTC time "2026-12-01T17:11:17.131Z" as Unix seconds; -1 when malformed. */
-int64_t oxs_iso8601(const char *s);
 
 /* ---------------------------------------------------------------------------------------
  * Per-address upload rate limit (ratelimit.c): a token bucket per client address.
@@ -336,16 +231,16 @@ typedef struct oxs_art {
 	oxs_art_kind kind;
 	oxr_format fmt;
 	oxr_options opt;
-	char id[OXS_ID_LEN + 1];
+	char id[OXST_ID_LEN + 1];
 	char key[OXS_KEY_MAX]; /* cache key: id|kind|options */
 	char name[112];        /* store rendering name */
 	/* a --models-dir file (oxs_art_file): read from src, not kept in the store, answered
 	 * with no-cache instead of immutable; id names that version of the file */
 	char src[64];          /* "/proc/self/fd/N", "" for stored models */
 	int dirfd;             /* its folder (external data), -1 for stored models */
-	char fpath[OXS_LOCATION_MAX + 1]; /* its path under --models-dir, for links */
+	char fpath[OXST_LOCATION_MAX + 1]; /* its path under --models-dir, for links */
 	/* OXS_ART_DIFF (oxs_art_diff): the model compared with (B; id is A) */
-	char other[OXS_ID_LEN + 1];
+	char other[OXST_ID_LEN + 1];
 	/* OXS_ART_TENSOR (oxs_art_tensor) */
 	char tensor[OXS_TENSOR_KEY_MAX + 1];
 	oxs_preview_opt popt;
@@ -409,7 +304,7 @@ typedef struct oxs_preview_in {
 	const oxp_dag *dag;          /* the linked model, NULL for a lone tensor upload */
 	const oxp_tensor *t;         /* the tensor */
 	int datadir;                 /* the folder of its external data, -1 when not open */
-	oxs_status datadir_status;   /* why -1: OXS_E_NOT_FOUND (stored without data files) */
+	oxst_status datadir_status;   /* why -1: OXST_E_NOT_FOUND (stored without data files) */
 	oxs_preview_opt opt;
 	const char *stats;           /* statistics JSON kept from before, or NULL */
 	size_t stats_len;
@@ -461,7 +356,7 @@ uint64_t oxs_deadlines_dropped(oxs_deadlines *d);
  */
 struct oxs_server {
 	oxs_config cfg;
-	oxs_store *store;
+	oxst_store *store;
 	struct MHD_Daemon *daemon;
 	oxs_pool *work, *layout;
 	oxs_cache *cache;
@@ -478,7 +373,7 @@ struct oxs_server {
 	atomic_bool stopping;  /* SIGTERM seen: not ready, no new jobs */
 	int64_t started_ms;
 	int models_dirfd;      /* --models-dir, O_PATH; -1 when not configured */
-	oxs_s3 *s3;            /* reads models registered by reference (--source-buckets) */
+	oxst_s3 *s3;            /* reads models registered by reference (--source-buckets) */
 };
 
 #define OXS_QUERY_MAX 4096
@@ -502,9 +397,9 @@ struct oxs_req {
 	bool existing;         /* upload: the model was already stored */
 	char query[OXS_QUERY_MAX];
 	char inm[256];         /* If-None-Match, "" when absent */
-	char id[OXS_ID_LEN + 1];
+	char id[OXST_ID_LEN + 1];
 	char param[OXS_TENSOR_KEY_MAX + 1]; /* node id, search text or tensor key */
-	char fpath[OXS_LOCATION_MAX + 1];   /* /files/{path} */
+	char fpath[OXST_LOCATION_MAX + 1];   /* /files/{path} */
 	int file_fd, dir_fd;   /* /files: the model file and its folder, open; else -1 */
 	unsigned limit;        /* search: most hits */
 	oxs_art art;           /* the artifact asked for, when any */
@@ -539,9 +434,9 @@ struct MHD_Response *oxs_error_response(unsigned status, const char *code, const
                                         const char *extra, const char **body, size_t *len);
 /* The HTTP status of a store failure: 404 not found, 507 no space, 503 (with Retry-After)
  * when the store does not answer or memory ran out, 500 for an I/O error. */
-unsigned oxs_store_http_status(oxs_status st);
+unsigned oxs_store_http_status(oxst_status st);
 /* Answer a store failure with that status; what: "cannot store the model", ... */
-void oxs_reply_store_error(oxs_req *r, oxs_status st, const char *what);
+void oxs_reply_store_error(oxs_req *r, oxst_status st, const char *what);
 /* Answer from a cache entry: 304 when If-None-Match matches, else the entry. */
 void oxs_reply_entry(oxs_req *r, const oxs_centry *e);
 /* A response for JSON/text bodies with the common headers (nosniff, API CSP); data is
@@ -580,39 +475,12 @@ unsigned oxs_http_port(oxs_server *srv);
 void oxs_http_quiesce(oxs_server *srv);
 void oxs_http_stop(oxs_server *srv);
 
-/* The first size bytes of fd (pread from 0) in a new buffer, NULL when short or out of
- * memory (artifacts.c). */
-char *oxs_read_all(int fd, uint64_t size);
-
-/* Remove a file or a folder tree (never following symbolic links; store.c). */
-void oxs_remove_path(const char *path);
-/* The files of a data folder (regular files and folders only, at most 8 levels and 4096
- * files) with their locations, sizes and SHA-256 into *files (the caller frees); false
- * when it holds anything else or cannot be read (store.c). */
-bool oxs_data_files(const char *dir, oxs_bundle_file **files, size_t *n, uint64_t *bytes);
-/* The operations of an oxs_store_ops whose file defines each as static op_<name>
- * (store.c, store_s3.c): {.name = "...", OXS_STORE_OPS_OF_FILE}. */
-#define OXS_STORE_OPS_OF_FILE                                                            \
-	.spool = op_spool, .put_model = op_put_model, .stat_model = op_stat_model,          \
-	.put_meta = op_put_meta, .open_model = op_open_model, .model_path = op_model_path,  \
-	.list_models = op_list, .delete_model = op_delete,                                  \
-	.get_rendering = op_get_rendering, .put_rendering = op_put_rendering,               \
-	.stats = op_stats, .writable = op_writable, .close = op_close,                      \
-	.spool_dir = op_spool_dir, .put_data = op_put_data, .open_data = op_open_data
-/* Create the file at relative location loc (oxs_location_valid) beneath dirfd, making
- * its folders, never following a symbolic link and never replacing anything
- * (oxp_open_beneath with OXP_BENEATH_MKDIRS): the new file open for reading and writing,
- * or -1 with *err the errno (EEXIST, ENOTDIR, ELOOP, EISDIR: the name collides with what
- * is there). */
-int oxs_create_beneath(int dirfd, const char *loc, int *err);
 
 /* SHA-256 of data as lowercase hex into out (65 bytes); the first `hexlen` characters
  * when hexlen < 64 (reply.c, as the two below and the clocks). */
 void oxs_sha256_hex(const void *data, size_t len, char *out, size_t hexlen);
 /* A strong ETag for bytes: "\"" + 32 hex digits of their SHA-256 + "\"" (48 bytes). */
 void oxs_etag_of(const void *data, size_t len, char out[48]);
-/* SHA-256 of a whole file (read with pread from offset 0) as hex; false on read errors. */
-bool oxs_sha256_fd(int fd, char hex[OXS_ID_LEN + 1]);
 int64_t oxs_now_ms(void);
 uint64_t oxs_now_ns(void);
 

@@ -34,9 +34,9 @@ static atomic_uint_fast64_t cache_events[OXS_HIT__COUNT];
 static atomic_uint_fast64_t layouts[OXS_LAYOUT__COUNT];
 static atomic_uint_fast64_t isolated[OXS_ISO__COUNT][OXS_ISOLATED__COUNT];
 static atomic_uint_fast64_t loads[OXS_LOAD__COUNT];
-static atomic_uint_fast64_t store_requests[OXS_S3OP__COUNT][OXS_STORE__COUNT];
-static atomic_uint_fast64_t store_latency[OXS_S3OP__COUNT][NBUCKETS + 1];
-static atomic_uint_fast64_t store_latency_sum_ns[OXS_S3OP__COUNT];
+static atomic_uint_fast64_t store_requests[OXST_S3OP__COUNT][OXST_REQ__COUNT];
+static atomic_uint_fast64_t store_latency[OXST_S3OP__COUNT][NBUCKETS + 1];
+static atomic_uint_fast64_t store_latency_sum_ns[OXST_S3OP__COUNT];
 
 static size_t status_slot(unsigned status)
 {
@@ -102,7 +102,7 @@ void oxs_metrics_isolated(int what, int result)
 
 void oxs_metrics_store(int op, uint64_t ns, int outcome)
 {
-	if (op < 0 || op >= OXS_S3OP__COUNT || outcome < 0 || outcome >= OXS_STORE__COUNT)
+	if (op < 0 || op >= OXST_S3OP__COUNT || outcome < 0 || outcome >= OXST_REQ__COUNT)
 		return;
 	atomic_fetch_add_explicit(&store_requests[op][outcome], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&store_latency[op][bucket_of(ns)], 1, memory_order_relaxed);
@@ -237,7 +237,7 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 	header(o, "onnxviz_work_queued", "gauge", "Parse and document jobs waiting.");
 	oxr_buf_printf(o, "onnxviz_work_queued %u\n", wq);
 
-	oxs_store_stats st;
+	oxst_stats st;
 	memset(&st, 0, sizeof(st));
 	srv->store->ops->stats(srv->store, &st);
 	header(o, "onnxviz_store_bytes", "gauge", "Bytes in the store by kind.");
@@ -270,11 +270,11 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 	         "error: another 4xx; retried: a connection error, timeout or 5xx retried; failed: "
 	         "the same on the last attempt; shed: failed at once, the store having just "
 	         "failed).",
-	         "op", ops, OXS_S3OP__COUNT, "result", outcomes, OXS_STORE__COUNT,
+	         "op", ops, OXST_S3OP__COUNT, "result", outcomes, OXST_REQ__COUNT,
 	         &store_requests[0][0]);
 	header(o, "onnxviz_object_store_request_duration_seconds", "histogram",
 	       "Time of one attempt of a request to the object store, by operation.");
-	for (int i = 0; i < OXS_S3OP__COUNT; i++) {
+	for (int i = 0; i < OXST_S3OP__COUNT; i++) {
 		uint64_t run = 0, cum = 0;
 		for (size_t b = 0; b <= NBUCKETS; b++)
 			cum += get(&store_latency[i][b]);
@@ -328,7 +328,7 @@ void oxs_log(const char *level, const char *msg, const char *extra)
 		return;
 	oxr_buf b;
 	oxr_buf_init(&b, sizeof(line) - (size_t)n - 64);
-	oxs_json_string(&b, msg, strlen(msg));
+	oxr_json_string(&b, msg, strlen(msg));
 	if (!b.failed) {
 		memcpy(line + n, b.data, b.len);
 		n += (int)b.len;

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 struct oxs_mentry {
-	char id[OXS_ID_LEN + 1];
+	char id[OXST_ID_LEN + 1];
 	oxs_loaded l;
 	uint64_t bytes;
 	unsigned refs;
@@ -33,7 +33,7 @@ struct oxs_mentry {
 #define FAILURE_TTL_MS 60000
 
 typedef struct failure {
-	char id[OXS_ID_LEN + 1];
+	char id[OXST_ID_LEN + 1];
 	int64_t until_ms; /* 0: a free slot */
 	oxp_error err;
 } failure;
@@ -243,8 +243,8 @@ static failure *failure_of(oxs_models *mc, const char *id)
 	return NULL;
 }
 
-oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, const char *src,
-                          oxs_mentry **out, oxp_error *perr)
+oxst_status oxs_models_get(oxs_models *mc, oxst_store *store, const char *id, const char *src,
+                           oxs_mentry **out, oxp_error *perr)
 {
 	pthread_mutex_lock(&mc->mu);
 	failure *f = failure_of(mc, id);
@@ -253,7 +253,7 @@ oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, cons
 			*perr = f->err;
 		pthread_mutex_unlock(&mc->mu);
 		oxs_metrics_load(OXS_LOAD_REMEMBERED);
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	}
 	oxs_mentry *e;
 	for (;;) {
@@ -268,12 +268,12 @@ oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, cons
 		list_push_front(mc, e);
 		pthread_mutex_unlock(&mc->mu);
 		*out = e;
-		return OXS_OK;
+		return OXST_OK;
 	}
 	e = calloc(1, sizeof(*e));
 	if (e == NULL) {
 		pthread_mutex_unlock(&mc->mu);
-		return OXS_E_NOMEM;
+		return OXST_E_NOMEM;
 	}
 	snprintf(e->id, sizeof(e->id), "%s", id);
 	e->loading = true;
@@ -284,23 +284,23 @@ oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, cons
 
 	/* load without the lock */
 	char path[PATH_MAX];
-	oxs_status rc = OXS_OK;
+	oxst_status rc = OXST_OK;
 	if (src != NULL && src[0] != '\0')
 		snprintf(path, sizeof(path), "%s", src);
 	else
 		rc = store->ops->model_path(store, id, path, sizeof(path));
 	oxp_error err;
 	memset(&err, 0, sizeof(err));
-	if (rc == OXS_OK && oxs_load(&e->l, path, mc->budget, &err) != OXP_OK)
-		rc = err.code == OXP_E_IO ? OXS_E_IO : err.code == OXP_E_NOMEM ? OXS_E_NOMEM
-		                                                               : OXS_E_INVALID;
-	if (rc != OXS_OK && perr != NULL)
+	if (rc == OXST_OK && oxs_load(&e->l, path, mc->budget, &err) != OXP_OK)
+		rc = err.code == OXP_E_IO ? OXST_E_IO : err.code == OXP_E_NOMEM ? OXST_E_NOMEM
+		                                                               : OXST_E_INVALID;
+	if (rc != OXST_OK && perr != NULL)
 		*perr = err;
-	oxs_metrics_load(rc == OXS_OK ? OXS_LOAD_OK : rc == OXS_E_INVALID ? OXS_LOAD_INVALID
+	oxs_metrics_load(rc == OXST_OK ? OXS_LOAD_OK : rc == OXST_E_INVALID ? OXS_LOAD_INVALID
 	                                                                 : OXS_LOAD_FAILED);
 
 	pthread_mutex_lock(&mc->mu);
-	if (rc == OXS_E_INVALID && !e->gone) {
+	if (rc == OXST_E_INVALID && !e->gone) {
 		failure *nf = &mc->failures[mc->next_failure++ % FAILURES];
 		snprintf(nf->id, sizeof(nf->id), "%s", id);
 		nf->err = err;
@@ -308,7 +308,7 @@ oxs_status oxs_models_get(oxs_models *mc, oxs_store *store, const char *id, cons
 	}
 	e->loading = false;
 	oxs_mentry *dead = NULL;
-	if (rc == OXS_OK) {
+	if (rc == OXST_OK) {
 		e->bytes = estimate(e->l.model, e->l.dag) + e->l.map_len / 16;
 		if (!e->gone)
 			mc->bytes += e->bytes;

@@ -500,7 +500,7 @@ static void put_ggml_ne(oxr_buf *b, const int64_t *dims, size_t n)
 
 static void put_str(oxr_buf *b, oxp_str s)
 {
-	oxs_json_string(b, s.p ? s.p : "", s.len);
+	oxr_json_string(b, s.p ? s.p : "", s.len);
 }
 
 /* One element as JSON (exact integers, floats with their type's digits). */
@@ -1021,14 +1021,14 @@ static bool open_external(const oxs_preview_in *in, tsrc *s, oxs_preview_out *o)
 	oxp_code rc = oxp_external_parse(s->t, &ext, &rule, &e);
 	int dirfd = in->datadir;
 	if (rc == OXP_OK && dirfd < 0) {
-		oxs_status st = in->datadir_status;
-		if (st == OXS_E_NOT_FOUND) {
+		oxst_status st = in->datadir_status;
+		if (st == OXST_E_NOT_FOUND) {
 			rc = OXP_E_IO;
 			rule = OXP_EXT_NOT_FOUND;
 			snprintf(e.message, sizeof(e.message),
 			         "the model was stored without data files; upload them with it "
 			         "(multipart, one part per location)");
-		} else if (st != OXS_OK) {
+		} else if (st != OXST_OK) {
 			rc = OXP_E_IO;
 			rule = OXP_EXT_IO;
 			snprintf(e.message, sizeof(e.message), "cannot open the model's data folder");
@@ -1117,7 +1117,7 @@ static void preview_json(const oxs_preview_in *in, tsrc *s, dqsrc *d, uint64_t o
 	size_t ndims = d != NULL ? d->dq.ndims : t->ndims;
 	uint64_t count = d != NULL ? d->dq.count : s->count;
 	oxr_buf_printf(b, "{\"model\":\"%s\",\"tensor\":", in->model);
-	oxs_json_string(b, in->key, strlen(in->key));
+	oxr_json_string(b, in->key, strlen(in->key));
 	oxr_buf_printf(b, ",\"name\":");
 	put_str(b, t->name);
 	oxr_buf_printf(b, ",\"dtype\":\"%s\",\"dtype_short\":\"%s\",\"class\":\"%s\",\"dims\":",
@@ -1329,14 +1329,14 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 	oxs_mentry *me = NULL;
 	oxp_error perr;
 	memset(&perr, 0, sizeof(perr));
-	oxs_status st = oxs_models_get(srv->models, srv->store, a->id, a->src, &me, &perr);
-	if (st != OXS_OK) {
-		if (st == OXS_E_NOT_FOUND)
+	oxst_status st = oxs_models_get(srv->models, srv->store, a->id, a->src, &me, &perr);
+	if (st != OXST_OK) {
+		if (st == OXST_E_NOT_FOUND)
 			fail(o, 404, "not_found", NULL, "no such model");
-		else if (st == OXS_E_INVALID)
+		else if (st == OXST_E_INVALID)
 			fail_parser(o, &perr);
 		else
-			fail(o, 503, oxs_status_name(st), NULL, "cannot load the model");
+			fail(o, 503, oxst_status_name(st), NULL, "cannot load the model");
 		return;
 	}
 	oxs_preview_in in;
@@ -1346,7 +1346,7 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 	in.dag = oxs_mentry_dag(me);
 	in.opt = a->popt;
 	in.datadir = a->dirfd;
-	in.datadir_status = OXS_OK;
+	in.datadir_status = OXST_OK;
 	in.t = oxs_mentry_tensor(me);
 	if (in.t == NULL)
 		in.t = oxp_dag_find_tensor(in.dag, a->tensor);
@@ -1365,16 +1365,16 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 	 * found in the computation */
 	if (in.datadir < 0 && (in.t->data_location == 1 || a->popt.dequantize)) {
 		in.datadir_status = srv->store->ops->open_data(srv->store, a->id, &own);
-		in.datadir = in.datadir_status == OXS_OK ? own : -1;
+		in.datadir = in.datadir_status == OXST_OK ? own : -1;
 	} else if (in.datadir < 0) {
-		in.datadir_status = OXS_E_NOT_FOUND;
+		in.datadir_status = OXST_E_NOT_FOUND;
 	}
 	/* statistics computed before: from the store */
 	int fd = -1;
 	uint64_t size = 0;
 	if (store_stats && srv->store->ops->get_rendering(srv->store, a->id, name, &fd, &size) ==
-	                       OXS_OK) {
-		kept = size > 0 && size < (64u << 20) ? oxs_read_all(fd, size) : NULL;
+	                       OXST_OK) {
+		kept = size > 0 && size < (64u << 20) ? oxst_read_all(fd, size) : NULL;
 		close(fd);
 		if (kept != NULL) { /* else unreadable: compute it again */
 			in.stats = kept;

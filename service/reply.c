@@ -124,9 +124,9 @@ struct MHD_Response *oxs_error_response(unsigned status, const char *code, const
 	oxr_buf b;
 	oxr_buf_init(&b, 1 << 16);
 	oxr_buf_printf(&b, "{\"error\":{\"code\":");
-	oxs_json_string(&b, code, strlen(code));
+	oxr_json_string(&b, code, strlen(code));
 	oxr_buf_printf(&b, ",\"message\":");
-	oxs_json_string(&b, msg, strlen(msg));
+	oxr_json_string(&b, msg, strlen(msg));
 	oxr_buf_printf(&b, ",\"status\":%u%s}}\n", status, extra ? extra : "");
 	size_t n = 0;
 	char *data = b.failed ? NULL : oxr_buf_steal(&b, &n);
@@ -208,23 +208,23 @@ void oxs_reply_entry(oxs_req *r, const oxs_centry *e)
 	r->reply_bytes = nm ? 0 : e->len;
 }
 
-unsigned oxs_store_http_status(oxs_status st)
+unsigned oxs_store_http_status(oxst_status st)
 {
 	switch (st) {
-	case OXS_OK: return 200;
-	case OXS_E_NOT_FOUND:
-	case OXS_E_INVALID: return 404;
-	case OXS_E_NOSPACE: return 507;
-	case OXS_E_IO: return 500;
-	case OXS_E_NOMEM:
-	case OXS_E_BUSY:
-	case OXS_E_UNAVAILABLE:
-	case OXS_E_AGAIN: return 503;
+	case OXST_OK: return 200;
+	case OXST_E_NOT_FOUND:
+	case OXST_E_INVALID: return 404;
+	case OXST_E_NOSPACE: return 507;
+	case OXST_E_IO: return 500;
+	case OXST_E_NOMEM:
+	case OXST_E_BUSY:
+	case OXST_E_UNAVAILABLE:
+	case OXST_E_AGAIN: return 503;
 	}
 	return 500;
 }
 
-void oxs_reply_store_error(oxs_req *r, oxs_status st, const char *what)
+void oxs_reply_store_error(oxs_req *r, oxst_status st, const char *what)
 {
 	unsigned status = oxs_store_http_status(st);
 	const char *code = status == 404   ? "not_found"
@@ -234,5 +234,5 @@ void oxs_reply_store_error(oxs_req *r, oxs_status st, const char *what)
 	if (status == 404)
 		oxs_reply_error(r, 404, code, "", "no such model");
 	else
-		oxs_reply_error(r, status, code, "", "%s: %s", what, oxs_status_name(st));
+		oxs_reply_error(r, status, code, "", "%s: %s", what, oxst_status_name(st));
 }

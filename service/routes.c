@@ -215,10 +215,10 @@ static bool match_segment(const char *pat, size_t pn, const char *seg, size_t sn
 	if (pn == 4 && memcmp(pat, "{id}", 4) == 0) {
 		/* any segment routes here; only a valid id is kept (handlers answer 404) */
 		id[0] = '\0';
-		if (sn == OXS_ID_LEN) {
+		if (sn == OXST_ID_LEN) {
 			memcpy(id, seg, sn);
 			id[sn] = '\0';
-			if (!oxs_id_valid(id))
+			if (!oxst_id_valid(id))
 				id[0] = '\0';
 		}
 		return true;
@@ -460,7 +460,7 @@ static void h_healthz(oxs_req *r)
 static void h_readyz(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
-	oxs_store_stats st;
+	oxst_stats st;
 	memset(&st, 0, sizeof(st));
 	srv->store->ops->stats(srv->store, &st);
 	if (atomic_load(&srv->stopping)) {
@@ -569,7 +569,7 @@ static bool open_file_route(oxs_req *r)
 	}
 	const char *rule = NULL;
 	char extra[96];
-	if (!oxs_location_valid(r->fpath, &rule)) {
+	if (!oxst_location_valid(r->fpath, &rule)) {
 		snprintf(extra, sizeof(extra), ",\"rule\":\"%s\"", rule);
 		oxs_reply_error(r, 400, "bad_path", extra, "path refused (%s)", rule);
 		return false;
@@ -600,7 +600,7 @@ static bool open_file_route(oxs_req *r)
 		oxs_reply_error(r, 403, "path_refused", extra, "path refused (%s)", rule);
 		return false;
 	}
-	char dir[OXS_LOCATION_MAX + 1];
+	char dir[OXST_LOCATION_MAX + 1];
 	snprintf(dir, sizeof(dir), "%s", r->fpath);
 	char *slash = strrchr(dir, '/');
 	int dfd = -1;
@@ -614,7 +614,7 @@ static bool open_file_route(oxs_req *r)
 		oxs_reply_error(r, 404, "not_found", "", "the file's folder is gone");
 		return false;
 	}
-	char ver[OXS_LOCATION_MAX + 200];
+	char ver[OXST_LOCATION_MAX + 200];
 	snprintf(ver, sizeof(ver),
 	         "onnxviz-file/1|%s|%ju|%ju|%jd|%jd.%09ld|%jd.%09ld", r->fpath, (uintmax_t)st.st_dev,
 	         (uintmax_t)st.st_ino, (intmax_t)st.st_size, (intmax_t)st.st_mtim.tv_sec,
@@ -642,10 +642,10 @@ static bool need_model(oxs_req *r)
 		return open_file_route(r);
 	/* without waiting: a model not known here yet (stored through another replica, or
 	 * not verified yet) is looked up by the job that answers, which says 404 or 503 */
-	oxs_store *st = r->srv->store;
-	oxs_status s = r->id[0] != '\0' ? st->ops->stat_model(st, r->id, OXS_STAT_NONBLOCK, NULL)
-	                                : OXS_E_NOT_FOUND;
-	if (s == OXS_OK || s == OXS_E_AGAIN)
+	oxst_store *st = r->srv->store;
+	oxst_status s = r->id[0] != '\0' ? st->ops->stat_model(st, r->id, OXST_STAT_NONBLOCK, NULL)
+	                                 : OXST_E_NOT_FOUND;
+	if (s == OXST_OK || s == OXST_E_AGAIN)
 		return true;
 	oxs_reply_error(r, 404, "not_found", "", "no such model");
 	return false;
@@ -683,27 +683,27 @@ static void list_models(oxs_req *r)
 			}
 		} else if (strcmp(pairs[i].key, "after") == 0) {
 			after = pairs[i].value;
-			if (after[0] != '\0' && !oxs_id_valid(after)) {
+			if (after[0] != '\0' && !oxst_id_valid(after)) {
 				oxs_reply_error(r, 400, "bad_query", "", "after: a model id");
 				return;
 			}
 		}
 	}
-	oxs_model_info *items = calloc(limit, sizeof(*items));
+	oxst_model_info *items = calloc(limit, sizeof(*items));
 	if (items == NULL) {
 		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
 		return;
 	}
 	size_t got = 0;
 	uint64_t total = 0;
-	oxs_store *st = r->srv->store;
-	oxs_status ls = st->ops->list_models(st, after, items, limit, &got, &total);
-	if (ls != OXS_OK) {
+	oxst_store *st = r->srv->store;
+	oxst_status ls = st->ops->list_models(st, after, items, limit, &got, &total);
+	if (ls != OXST_OK) {
 		free(items);
 		oxs_reply_store_error(r, ls, "cannot list the store");
 		return;
 	}
-	static const oxs_model_meta none = {.nodes = -1};
+	static const oxst_model_meta none = {.nodes = -1};
 	oxr_buf b, m;
 	oxr_buf_init(&b, 0);
 	oxr_buf_init(&m, 1 << 16);
@@ -711,7 +711,7 @@ static void list_models(oxs_req *r)
 	for (size_t i = 0; i < got; i++) {
 		/* the meta kept at upload, as members of the item (null when not kept) */
 		m.len = 0;
-		oxs_meta_json(&m, items[i].has_meta ? &items[i].meta : &none);
+		oxst_meta_json(&m, items[i].has_meta ? &items[i].meta : &none);
 		oxr_buf_printf(&b, "%s{\"id\":\"%s\",\"size\":%" PRIu64 ",\"created\":%" PRId64 ",",
 		               i ? "," : "", items[i].id, items[i].size, items[i].created);
 		if (!m.failed && m.len >= 2)
@@ -823,13 +823,13 @@ static void h_delete(oxs_req *r)
 static void delete_model(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
-	oxs_status st = r->id[0] ? srv->store->ops->delete_model(srv->store, r->id)
-	                         : OXS_E_NOT_FOUND;
-	if (st != OXS_OK) {
+	oxst_status st = r->id[0] ? srv->store->ops->delete_model(srv->store, r->id)
+	                          : OXST_E_NOT_FOUND;
+	if (st != OXST_OK) {
 		oxs_reply_store_error(r, st, "cannot delete");
 		return;
 	}
-	char prefix[OXS_ID_LEN + 2];
+	char prefix[OXST_ID_LEN + 2];
 	snprintf(prefix, sizeof(prefix), "%s|", r->id);
 	oxs_cache_purge(srv->cache, prefix);
 	oxs_models_forget(srv->models, r->id);
@@ -853,14 +853,14 @@ static void work_model_onnx(oxs_req *r)
 
 static void h_model_onnx(oxs_req *r)
 {
-	oxs_store *st = r->srv->store;
-	oxs_status s = r->id[0] != '\0' ? st->ops->stat_model(st, r->id, OXS_STAT_NONBLOCK, NULL)
-	                                : OXS_E_NOT_FOUND;
-	if (s == OXS_E_NOT_FOUND) {
+	oxst_store *st = r->srv->store;
+	oxst_status s = r->id[0] != '\0' ? st->ops->stat_model(st, r->id, OXST_STAT_NONBLOCK, NULL)
+	                                 : OXST_E_NOT_FOUND;
+	if (s == OXST_E_NOT_FOUND) {
 		oxs_reply_error(r, 404, "not_found", "", "no such model");
 		return;
 	}
-	if (s == OXS_E_AGAIN || remote(r)) /* to be fetched or verified first: a job's work */
+	if (s == OXST_E_AGAIN || remote(r)) /* to be fetched or verified first: a job's work */
 		oxs_defer(r, r->srv->work, work_model_onnx);
 	else
 		model_onnx(r);
@@ -868,14 +868,14 @@ static void h_model_onnx(oxs_req *r)
 
 static void model_onnx(oxs_req *r)
 {
-	char etag[OXS_ID_LEN + 3];
+	char etag[OXST_ID_LEN + 3];
 	snprintf(etag, sizeof(etag), "\"%s\"", r->id);
 	bool nm = r->inm[0] != '\0' && oxs_etag_match(r->inm, etag);
 	int fd = -1;
 	uint64_t size = 0;
-	oxs_store *st = r->srv->store;
-	oxs_status s = st->ops->open_model(st, r->id, &fd, &size);
-	if (s != OXS_OK) {
+	oxst_store *st = r->srv->store;
+	oxst_status s = st->ops->open_model(st, r->id, &fd, &size);
+	if (s != OXST_OK) {
 		oxs_reply_store_error(r, s, "cannot read the model");
 		return;
 	}
@@ -927,22 +927,22 @@ static void reply_computed(oxs_req *r, oxr_buf *b)
 }
 
 /* Reply with the reason a stored model could not be loaded. */
-static void reply_load_error(oxs_req *r, oxs_status st, const oxp_error *perr)
+static void reply_load_error(oxs_req *r, oxst_status st, const oxp_error *perr)
 {
-	if (st == OXS_E_NOT_FOUND) {
+	if (st == OXST_E_NOT_FOUND) {
 		oxs_reply_error(r, 404, "not_found", "", "no such model");
-	} else if (st == OXS_E_INVALID) {
+	} else if (st == OXST_E_INVALID) {
 		char extra[400], msg[700];
 		oxr_buf b;
 		oxr_buf_init(&b, sizeof(extra) - 40);
-		oxs_json_string(&b, perr->path, strlen(perr->path));
+		oxr_json_string(&b, perr->path, strlen(perr->path));
 		snprintf(extra, sizeof(extra), ",\"offset\":%" PRIu64 ",\"path\":%s", perr->offset,
 		         b.failed ? "\"\"" : b.data);
 		oxr_buf_free(&b);
 		oxp_error_format(perr, msg, sizeof(msg));
 		oxs_reply_error(r, 422, oxp_code_name(perr->code), extra, "%s", msg);
 	} else {
-		oxs_reply_error(r, 503, oxs_status_name(st), "", "cannot load the model");
+		oxs_reply_error(r, 503, oxst_status_name(st), "", "cannot load the model");
 	}
 }
 
@@ -963,9 +963,9 @@ static void work_with_model(oxs_req *r,
 	oxs_mentry *me = NULL;
 	oxp_error perr;
 	memset(&perr, 0, sizeof(perr));
-	oxs_status st = oxs_models_get(r->srv->models, r->srv->store, r->id, r->art.src, &me,
-	                               &perr);
-	if (st != OXS_OK) {
+	oxst_status st = oxs_models_get(r->srv->models, r->srv->store, r->id, r->art.src, &me,
+	                                &perr);
+	if (st != OXST_OK) {
 		reply_load_error(r, st, &perr);
 	} else if (oxs_mentry_dag(me) == NULL) {
 		oxs_reply_error(r, 422, "tensor_upload", "",
@@ -1123,11 +1123,11 @@ static void h_diff(oxs_req *r)
 	if (!need_model(r))
 		return;
 	/* without waiting, as need_model: B not known here yet is looked up by the layout */
-	oxs_store *st = r->srv->store;
-	oxs_status s = oxs_id_valid(r->param)
-	                   ? st->ops->stat_model(st, r->param, OXS_STAT_NONBLOCK, NULL)
-	                   : OXS_E_NOT_FOUND;
-	if (s != OXS_OK && s != OXS_E_AGAIN) {
+	oxst_store *st = r->srv->store;
+	oxst_status s = oxst_id_valid(r->param)
+	                    ? st->ops->stat_model(st, r->param, OXST_STAT_NONBLOCK, NULL)
+	                    : OXST_E_NOT_FOUND;
+	if (s != OXST_OK && s != OXST_E_AGAIN) {
 		oxs_reply_error(r, 404, "not_found", "", "no such model to compare with");
 		return;
 	}

@@ -97,7 +97,7 @@ static void server_free(oxs_server *srv)
 	oxs_models_free(srv->models);
 	oxs_flights_free(srv->flights);
 	oxs_ratelimit_free(srv->rl);
-	oxs_s3_free(srv->s3);
+	oxst_s3_free(srv->s3);
 	if (srv->store != NULL)
 		srv->store->ops->close(srv->store);
 	if (srv->models_dirfd >= 0)
@@ -160,26 +160,14 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	        "limit", "");
 #endif
 
-	bool s3 = strncmp(c->store, "s3://", 5) == 0;
-	if (s3) {
-		/* a replica's cache: the budget bounds it (4 GiB unless given) */
-		oxs_store_s3_options o = {
-		    .url = c->store, .cache_dir = c->cache_dir,
-		    .cache_budget = c->store_budget ? c->store_budget : (uint64_t)4 << 30,
-		    .timeout = c->s3_timeout, .part_size = c->s3_part_size, .envp = environ};
-		if (oxs_store_s3_open(&srv->store, &o, err, errsize) != OXS_OK)
-			return -1;
-	} else {
-		/* models are verified after start (in the background, and before a model is
-		 * first read): start-up does not grow with the bytes stored */
-		oxs_store_local_options so = {.budget = c->store_budget,
-		                              .evict_models = c->evict_models,
-		                              .verify = false,
-		                              .verify_background = c->verify_store};
-		if (oxs_store_local_open(&srv->store, c->store, &so, err, errsize) != OXS_OK)
-			return -1;
-	}
-	oxs_store_stats st;
+	/* the store logs and counts its object store requests through the service's */
+	static const oxst_hooks hooks = {.log = oxs_log, .request = oxs_metrics_store};
+	oxst_set_hooks(&hooks);
+	oxst_options so;
+	oxs_config_store(c, environ, &so);
+	if (oxst_open(&srv->store, &so, err, errsize) != OXST_OK)
+		return -1;
+	oxst_stats st;
 	srv->store->ops->stats(srv->store, &st);
 	char extra[300];
 	snprintf(extra, sizeof(extra),
@@ -199,10 +187,10 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	}
 	if (c->source_buckets[0] != '\0') {
 		/* models registered by reference are read with the AWS_* configuration */
-		oxs_s3_config sc;
-		if (!oxs_s3_config_env(&sc, environ, c->s3_timeout, err, errsize))
+		oxst_s3_config sc;
+		if (!oxst_s3_config_env(&sc, environ, c->s3_timeout, err, errsize))
 			return -1;
-		srv->s3 = oxs_s3_new(&sc);
+		srv->s3 = oxst_s3_new(&sc);
 		OPENSSL_cleanse(&sc, sizeof(sc));
 		if (srv->s3 == NULL) {
 			snprintf(err, errsize, "out of memory (S3 client)");

@@ -41,7 +41,7 @@ struct oxs_upload {
 	int fd;
 	char path[PATH_MAX];
 	bool spooled;        /* the spool file exists and is ours to remove */
-	oxs_store *store;
+	oxst_store *store;
 	EVP_MD_CTX *md;
 	struct MHD_PostProcessor *pp;
 	bool multipart;
@@ -52,11 +52,11 @@ struct oxs_upload {
 	uint64_t field_bytes;
 	bool got_model;
 	/* data files: multipart parts other than "model" that carry a filename; the field
-	 * name is the file's location relative to the model (oxs_location_valid) */
+	 * name is the file's location relative to the model (oxst_location_valid) */
 	char dir[PATH_MAX];  /* spool folder, made at the first data part */
 	bool has_dir;
 	int dirfd;
-	oxs_bundle_file *files;
+	oxst_bundle_file *files;
 	size_t nfiles;
 	int dfd;             /* the data file being written, -1 between parts */
 	EVP_MD_CTX *dmd;
@@ -66,7 +66,7 @@ struct oxs_upload {
 	char fail_msg[200];
 	oxr_format fmt;      /* one-shot: what to render */
 	oxr_options opt;
-	char name[OXS_META_STR]; /* the uploaded file's name, kept in its meta */
+	char name[OXST_META_STR]; /* the uploaded file's name, kept in its meta */
 	/* by reference: the JSON body, then the object it names */
 	bool json;
 	size_t jlen;
@@ -75,11 +75,11 @@ struct oxs_upload {
 	/* POST /diff.*: this upload takes part `a`; part `b` goes to its own upload */
 	bool diff;
 	struct oxs_upload *b;
-	char b_id[OXS_ID_LEN + 1];
+	char b_id[OXST_ID_LEN + 1];
 };
 
 /* The file name kept for a model: its last path component (either slash), without
- * control characters, at most OXS_META_STR - 1 bytes cut at a character boundary. */
+ * control characters, at most OXST_META_STR - 1 bytes cut at a character boundary. */
 static void set_name(oxs_upload *u, const char *name, size_t n)
 {
 	for (size_t i = n; i > 0; i--) {
@@ -154,7 +154,7 @@ static void finish_data(oxs_upload *u)
 {
 	if (u->dfd < 0)
 		return;
-	oxs_bundle_file *f = &u->files[u->nfiles - 1];
+	oxst_bundle_file *f = &u->files[u->nfiles - 1];
 	unsigned char md[32];
 	unsigned int n = 0;
 	if (fsync(u->dfd) != 0)
@@ -168,11 +168,11 @@ static void finish_data(oxs_upload *u)
 }
 
 /* Start the data file at location loc in the spool folder (made now when needed). */
-static bool start_data(oxs_upload *u, oxs_store *st, const char *loc)
+static bool start_data(oxs_upload *u, oxst_store *st, const char *loc)
 {
 	const char *rule = NULL;
 	char msg[200];
-	if (!oxs_location_valid(loc, &rule)) {
+	if (!oxst_location_valid(loc, &rule)) {
 		snprintf(msg, sizeof(msg), "data part name refused as a location (%s)", rule);
 		fail(u, 400, "bad_location", msg);
 		return false;
@@ -182,7 +182,7 @@ static bool start_data(oxs_upload *u, oxs_store *st, const char *loc)
 		return false;
 	}
 	if (!u->has_dir) {
-		if (st->ops->spool_dir(st, u->dir, sizeof(u->dir)) != OXS_OK ||
+		if (st->ops->spool_dir(st, u->dir, sizeof(u->dir)) != OXST_OK ||
 		    (u->dirfd = open(u->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 			fail(u, 500, "store_error", "cannot start the data files");
 			return false;
@@ -195,7 +195,7 @@ static bool start_data(oxs_upload *u, oxs_store *st, const char *loc)
 	}
 	/* folders of the location, then the file; nothing here exists but what we made */
 	int e = 0;
-	int cur = oxs_create_beneath(u->dirfd, loc, &e);
+	int cur = oxst_create_beneath(u->dirfd, loc, &e);
 	if (cur < 0) {
 		/* only these say the names collide; anything else is the disk's fault */
 		if (e == EEXIST || e == ENOTDIR || e == ELOOP || e == EISDIR)
@@ -206,7 +206,7 @@ static bool start_data(oxs_upload *u, oxs_store *st, const char *loc)
 		return false;
 	}
 	u->dfd = cur;
-	oxs_bundle_file *bf = &u->files[u->nfiles++];
+	oxst_bundle_file *bf = &u->files[u->nfiles++];
 	snprintf(bf->location, sizeof(bf->location), "%s", loc);
 	bf->size = 0;
 	if (u->dmd == NULL)
@@ -220,7 +220,7 @@ static bool start_data(oxs_upload *u, oxs_store *st, const char *loc)
 
 static void write_data(oxs_upload *u, const char *data, size_t size)
 {
-	oxs_bundle_file *f = &u->files[u->nfiles - 1];
+	oxst_bundle_file *f = &u->files[u->nfiles - 1];
 	write_hashed(u, u->dfd, u->dmd, f->size, data, size);
 	f->size += size;
 }
@@ -453,11 +453,11 @@ void oxs_upload_begin(oxs_req *r)
 			oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
 			return;
 		}
-		oxs_status st = srv->store->ops->spool(srv->store, &x->fd, x->path, sizeof(x->path));
-		if (st != OXS_OK) {
-			oxs_reply_error(r, st == OXS_E_NOSPACE ? 507 : 500,
-			                st == OXS_E_NOSPACE ? "insufficient_storage" : "store_error", "",
-			                "cannot start the upload: %s", oxs_status_name(st));
+		oxst_status st = srv->store->ops->spool(srv->store, &x->fd, x->path, sizeof(x->path));
+		if (st != OXST_OK) {
+			oxs_reply_error(r, st == OXST_E_NOSPACE ? 507 : 500,
+			                st == OXST_E_NOSPACE ? "insufficient_storage" : "store_error", "",
+			                "cannot start the upload: %s", oxst_status_name(st));
 			return;
 		}
 		x->spooled = true;
@@ -512,7 +512,7 @@ static void drop_spool(oxs_upload *u)
 		close(u->dirfd);
 	u->dirfd = -1;
 	if (u->has_dir)
-		oxs_remove_path(u->dir);
+		oxst_remove_path(u->dir);
 	u->has_dir = false;
 }
 
@@ -562,7 +562,7 @@ static void reply_parse_error(oxs_req *r, const oxp_error *e, const char *part)
 {
 	oxr_buf path;
 	oxr_buf_init(&path, 1024);
-	oxs_json_string(&path, e->path, strlen(e->path));
+	oxr_json_string(&path, e->path, strlen(e->path));
 	char extra[1100];
 	snprintf(extra, sizeof(extra), ",\"offset\":%" PRIu64 ",\"path\":%s%s%s%s", e->offset,
 	         path.failed ? "\"\"" : path.data, part ? ",\"part\":\"" : "", part ? part : "",
@@ -639,7 +639,7 @@ static void copy_str(char *out, size_t size, oxp_str v)
 
 /* What is kept with the model: the file's name, and from the parsed model its graph's
  * name, producer and node count. */
-static void meta_of(oxs_model_meta *m, const oxs_upload *u, const oxs_loaded *l)
+static void meta_of(oxst_model_meta *m, const oxs_upload *u, const oxs_loaded *l)
 {
 	memset(m, 0, sizeof(*m));
 	m->nodes = -1;
@@ -668,15 +668,15 @@ static void meta_of(oxs_model_meta *m, const oxs_upload *u, const oxs_loaded *l)
 static bool keep_model(oxs_req *r, oxs_upload *u, const char *id, const char *part,
                        oxs_loaded *l, bool *created)
 {
-	oxs_store *st = r->srv->store;
+	oxst_store *st = r->srv->store;
 	memset(l, 0, sizeof(*l));
 	*created = false;
-	oxs_status have = st->ops->stat_model(st, id, OXS_STAT_FRESH, NULL);
-	if (have == OXS_OK) {
+	oxst_status have = st->ops->stat_model(st, id, OXST_STAT_FRESH, NULL);
+	if (have == OXST_OK) {
 		drop_spool(u); /* the same bytes are already stored */
 		return true;
 	}
-	if (have != OXS_E_NOT_FOUND) {
+	if (have != OXST_E_NOT_FOUND) {
 		drop_spool(u);
 		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
 		oxs_reply_store_error(r, have, "cannot look the model up in the store");
@@ -691,23 +691,23 @@ static bool keep_model(oxs_req *r, oxs_upload *u, const char *id, const char *pa
 		return false;
 	}
 	/* data files, then meta, then the model: a stored model has all it needs */
-	oxs_status s = OXS_OK;
+	oxst_status s = OXST_OK;
 	if (u->has_dir) {
 		s = st->ops->put_data(st, id, u->dir);
-		if (s == OXS_OK)
+		if (s == OXST_OK)
 			u->has_dir = false; /* moved (or dropped: the same data was there) */
 	}
-	oxs_model_meta meta;
+	oxst_model_meta meta;
 	meta_of(&meta, u, l);
-	if (s == OXS_OK)
+	if (s == OXST_OK)
 		s = st->ops->put_meta(st, id, &meta);
-	if (s == OXS_OK)
+	if (s == OXST_OK)
 		s = st->ops->put_model(st, id, u->path, u->fd, created);
-	if (s != OXS_OK) {
+	if (s != OXST_OK) {
 		oxs_loaded_free(l);
 		drop_spool(u);
 		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
-		if (s == OXS_E_NOSPACE)
+		if (s == OXST_E_NOSPACE)
 			oxs_reply_error(r, 507, "insufficient_storage", "",
 			                "the store has no room for this model");
 		else
@@ -778,7 +778,7 @@ static void upload_finish(oxs_req *r)
 		if (resp == NULL) {
 			oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
 		} else {
-			char loc[OXS_ID_LEN + 16];
+			char loc[OXST_ID_LEN + 16];
 			snprintf(loc, sizeof(loc), "/models/%s", r->id);
 			MHD_add_response_header(resp, "Location", loc);
 			MHD_add_response_header(resp, "Cache-Control", "no-store");
@@ -824,8 +824,8 @@ static void parse_source(oxs_server *srv, oxs_upload *u)
 	if (!ok || src == NULL) {
 		fail(u, 400, "bad_source",
 		     "expected {\"source\": \"s3://bucket/key\"} (and an optional \"name\")");
-	} else if (!oxs_s3_url_parse(src, u->src_bucket, sizeof(u->src_bucket), u->src_key,
-	                             sizeof(u->src_key)) ||
+	} else if (!oxst_s3_url_parse(src, u->src_bucket, sizeof(u->src_bucket), u->src_key,
+	                              sizeof(u->src_key)) ||
 	           u->src_key[0] == '\0') {
 		fail(u, 400, "bad_source", "source: expected s3://bucket/key");
 	} else if (srv->s3 == NULL || !source_allowed(srv->cfg.source_buckets, u->src_bucket)) {
@@ -844,17 +844,17 @@ static void fetch_source(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
 	oxs_upload *u = r->up;
-	oxs_s3_req q;
-	oxs_s3_req_init(&q, OXS_S3OP_GET, "GET", u->src_bucket, u->src_key);
+	oxst_s3_req q;
+	oxst_s3_req_init(&q, OXST_S3OP_GET, "GET", u->src_bucket, u->src_key);
 	q.out_fd = u->fd;
 	q.out_sha = true;
 	q.out_max = srv->cfg.max_upload;
-	oxs_status st = oxs_s3_do(srv->s3, &q);
+	oxst_status st = oxst_s3_do(srv->s3, &q);
 	unsigned status = 0;
 	const char *code = "", *msg = "";
-	if (st == OXS_E_NOSPACE && q.length > srv->cfg.max_upload) {
+	if (st == OXST_E_NOSPACE && q.length > srv->cfg.max_upload) {
 		status = 413, code = "payload_too_large", msg = "the source is larger than --max-upload";
-	} else if (st != OXS_OK) {
+	} else if (st != OXST_OK) {
 		status = oxs_store_http_status(st);
 		code = status == 507 ? "insufficient_storage" : "source_unavailable";
 		msg = "cannot read the source from the object store";
@@ -910,12 +910,12 @@ void oxs_upload_end(oxs_req *r)
 	finish_data(u);
 	unsigned char md[32];
 	unsigned int n = 0;
-	char sha[OXS_ID_LEN + 1];
+	char sha[OXST_ID_LEN + 1];
 	bool hashed = EVP_DigestFinal_ex(u->md, md, &n) == 1 && n == 32 &&
-	              (oxs_hex(sha, md, 32), oxs_bundle_id(sha, u->model_bytes, u->files, u->nfiles, r->id));
+	              (oxs_hex(sha, md, 32), oxst_bundle_id(sha, u->model_bytes, u->files, u->nfiles, r->id));
 	if (hashed && u->b != NULL)
 		hashed = EVP_DigestFinal_ex(u->b->md, md, &n) == 1 && n == 32 &&
-		         (oxs_hex(sha, md, 32), oxs_bundle_id(sha, u->b->model_bytes, NULL, 0, u->b_id));
+		         (oxs_hex(sha, md, 32), oxst_bundle_id(sha, u->b->model_bytes, NULL, 0, u->b_id));
 	if (!hashed) {
 		drop_spool(u);
 		if (u->b != NULL)

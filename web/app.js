@@ -15,7 +15,7 @@ const $ = (id) => document.getElementById(id);
 // ------------------------------------------------------------------------- route
 // #/models/{id}?rankdir=LR&initializers=nodes&group=none&subgraphs=expand&shapes=off
 //   &attrs=all&arith=nodes&quant=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
-//   &dequantize=1
+//   &dequantize=1&dims=batch:1,sequence_length:128
 // #/diff/{a}/{b}?{the same options}&change=N — the diff view (diff.js)
 const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold' };
 const OPTION_VALUES = {
@@ -24,9 +24,11 @@ const OPTION_VALUES = {
   arith: ['fold', 'nodes'], quant: ['fold', 'nodes'],
 };
 const NODE_ID = /^[A-Za-z0-9_.]{1,200}$/;
+// dims=NAME:VALUE,... binds named dims in the MAC rows and the cost panel (docs/cost.md)
+const DIMS = /^[^&=,:]{1,200}:\d{1,19}(?:,[^&=,:]{1,200}:\d{1,19}){0,31}$/;
 
 function parseHash(hash) {
-  const r = { id: null, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null, dequantize: false, diff: null, change: null };
+  const r = { id: null, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null, dequantize: false, diff: null, change: null, dims: '' };
   const m = /^#\/(?:models\/([0-9a-f]{64})|diff\/([0-9a-f]{64})\/([0-9a-f]{64}))(?:\?(.*))?$/.exec(hash);
   if (!m) return r;
   if (m[1]) r.id = m[1];
@@ -46,6 +48,7 @@ function parseHash(hash) {
     else if (k === 'value') r.value = /^\d+$/.test(v) ? v : null;
     else if (k === 'tensor') r.tensor = v || null;
     else if (k === 'dequantize') r.dequantize = v === '1';
+    else if (k === 'dims') r.dims = DIMS.test(v) ? v : '';
     else if (k === 'change' && r.diff) r.change = /^\d+$/.test(v) ? +v : null;
   }
   return r;
@@ -59,6 +62,7 @@ function renderQuery(r) {
   for (const k of Object.keys(DEFAULTS)) if (r.opts[k] !== DEFAULTS[k]) q.push(`${k}=${enc(r.opts[k])}`);
   if (r.expand.length) q.push(`expand=${r.expand.map(enc).join(',')}`);
   if (r.unfold.length) q.push(`unfold=${r.unfold.join(',')}`);
+  if (r.dims) q.push(`dims=${enc(r.dims)}`);
   return q.join('&');
 }
 
@@ -240,6 +244,9 @@ async function openModel(id) {
     clear($('model-body')).append(modelPanel(s, {
       fileName: names.get()[id], onNode: (node) => goToNode({ node }),
       loadCost: (dims) => getJSON(`${modelUrl(id)}/cost.json${dims ? `?dims=${encodeURIComponent(dims)}` : ''}`),
+      dims: route.dims,
+      // a binding redraws the boxes' MAC rows with it too (and the URL carries it)
+      onBindDims: (dims) => { if (dims === '' || DIMS.test(dims)) navigate({ dims }); },
     }));
   } catch (e) {
     if (cur.id !== id) return;

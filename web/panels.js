@@ -32,7 +32,7 @@ function bars(rows, shown = 12) {
 }
 
 // GET /models/{id}: {id, size, summary: {model, summary, warnings}, links}.
-export function modelPanel(doc, { fileName, onNode, loadCost } = {}) {
+export function modelPanel(doc, { fileName, onNode, loadCost, dims, onBindDims } = {}) {
   const m = (doc.summary && doc.summary.model) || {};
   const sm = (doc.summary && doc.summary.summary) || {};
   const warnings = (doc.summary && doc.summary.warnings) || [];
@@ -71,7 +71,7 @@ export function modelPanel(doc, { fileName, onNode, loadCost } = {}) {
     ]));
   }
 
-  if (loadCost) frag.append(costSection(loadCost));
+  if (loadCost) frag.append(costSection(loadCost, { dims, onBindDims, onNode }));
 
   const qz = sm.quantization;
   if (qz && qz.formats && qz.formats.length) frag.append(quantSection(qz));
@@ -115,14 +115,47 @@ function fmtFigure(f) {
   return f && f.marker ? f.marker.replace('_', ' ') : '?';
 }
 
+// A figure's size for ordering: a number as it is, a polynomial at every dim = 1 (its
+// coefficients' sum: the same order as any binding for figures of one shape), else 0.
+const figSize = (f) => (typeof f === 'number' ? f : (f && f.terms ? f.terms.reduce((a, t) => a + t.coef, 0) : 0));
+
+// cost.json's blocks (name scopes down to depth 3) as the "top blocks" list: numbered
+// siblings with identical figures ("/encoder/layers.0" … ".11") become one family
+// "/encoder/layers.0–11 ×12"; blocks of depth 1 and 2, most MACs first, the first 8.
+export function topBlocks(blocks, max = 8) {
+  const fams = new Map();
+  const out = [];
+  for (const b of blocks || []) {
+    if (b.depth > 2) continue;
+    const m = /^(.*\/)([^/]*?)(\d+)$/.exec(b.path);
+    if (!m) { out.push({ path: b.path, n: 1, each: b.macs, size: figSize(b.macs), nodes: b.nodes }); continue; }
+    const key = `${m[1]}\u0000${m[2]}`;
+    let f = fams.get(key);
+    if (!f) { f = { head: m[1] + m[2], members: [] }; fams.set(key, f); }
+    f.members.push({ num: Number(m[3]), b });
+  }
+  for (const f of fams.values()) {
+    const same = f.members.every((x) => JSON.stringify(x.b.macs) === JSON.stringify(f.members[0].b.macs));
+    if (f.members.length > 1 && same) {
+      const nums = f.members.map((x) => x.num).sort((a, b) => a - b);
+      const first = f.members[0].b;
+      out.push({ path: `${f.head}${nums[0]}–${nums[nums.length - 1]}`, n: nums.length, each: first.macs, size: figSize(first.macs) * nums.length, nodes: first.nodes });
+    } else {
+      for (const x of f.members) out.push({ path: x.b.path, n: 1, each: x.b.macs, size: figSize(x.b.macs), nodes: x.b.nodes });
+    }
+  }
+  return out.filter((x) => x.size > 0).sort((a, b) => b.size - a.size).slice(0, max);
+}
+
 const figBytes = (f) => (typeof f === 'number' ? fmtBytes(f) : `${fmtFigure(f)} bytes`);
 
 // GET /models/{id}/cost.json (docs/cost.md): totals, the op types with the most MACs and
 // the uncounted ops, with a control binding the named dims (batch:1,sequence_length:128).
-function costSection(loadCost) {
+function costSection(loadCost, { dims = '', onBindDims } = {}) {
   const box = h('section', { class: 'cost-summary', 'aria-label': 'Cost' });
   const body = h('div', null, h('p', { class: 'empty', text: 'Counting…' }));
   const input = h('input', { type: 'text', class: 'cost-dims', placeholder: 'batch:1,sequence_length:128', 'aria-label': 'Bind dims' });
+  input.value = dims;
   const show = (dims) => {
     loadCost(dims).then((c) => {
       const t = c.total || {};
@@ -139,17 +172,28 @@ function costSection(loadCost) {
       if (c.symbols && c.symbols.length) rows.push(['Dims', c.symbols.join(', ')]);
       const top = (c.types || []).filter((ty) => ty.kind === 'counted' && ty.macs !== 0).slice(0, 10);
       const unc = c.uncounted || [];
+      const blocks = topBlocks(c.blocks);
       clear(body).append(...[kv(rows),
         top.length ? h('ul', { class: 'cost-types' }, top.map((ty) => h('li', { text: `${ty.op} ×${fmtInt(ty.count)}: ${fmtFigure(ty.macs)} MACs` }))) : null,
+        blocks.length ? h('h4', { text: 'Top blocks' }) : null,
+        blocks.length ? h('ul', { class: 'cost-blocks', 'aria-label': 'Blocks with the most MACs' }, blocks.map((b) => h('li', {
+          title: `${fmtInt(b.nodes)} nodes${b.n > 1 ? ' each' : ''}`,
+          text: b.n > 1 ? `${b.path} ×${b.n}: ${fmtFigure(b.each)} MACs each` : `${b.path}: ${fmtFigure(b.each)} MACs`,
+        }))) : null,
         unc.length ? h('p', { class: 'notice warn', text: `Uncounted: ${unc.map((u) => `${u.domain ? `${u.domain}.` : ''}${u.op} ×${u.count}`).join(', ')}` }) : null].filter(Boolean));
     }).catch((e) => {
       clear(body).append(h('p', { class: 'notice warn', text: `Cost: ${e.message}` }));
     });
   };
-  const form = h('form', { class: 'cost-form', onsubmit: (ev) => { ev.preventDefault(); show(input.value.trim()); } },
+  const form = h('form', { class: 'cost-form', onsubmit: (ev) => {
+    ev.preventDefault();
+    const d = input.value.trim();
+    show(d);
+    if (onBindDims) onBindDims(d);
+  } },
     input, h('button', { type: 'submit', class: 'btn btn-plain btn-small', text: 'Bind' }));
   box.append(h('h3', { text: 'Cost' }), form, body);
-  show('');
+  show(dims);
   return box;
 }
 

@@ -48,6 +48,21 @@ expect_rc 2 "$BIN" inspect --dims batch "$M/real/squeezenet1_1.onnx"
 "$BIN" inspect --json "$M/real/squeezenet1_1.onnx" > "$tmp/sq.json" && $PY -c "import json,sys,re; c=json.load(open(sys.argv[1]))['cost']; t=open(sys.argv[2]).read(); m=int(re.search(r'MACs exactly: (\d+)', t).group(1)); assert c['format']=='onnxviz.cost/1' and c['total']['macs']==m==sum(n.get('macs',0) for n in c['nodes']) and m>0, m" "$tmp/sq.json" "$tmp/sq.txt" && ok || bad "inspect --json: cost total = summary = sum of nodes"
 "$BIN" inspect --json "$M/real/transformer_12x12.onnx" > "$tmp/tr.json" && "$BIN" inspect --json --dims src_len:10,tgt_len:20 "$M/real/transformer_12x12.onnx" > "$tmp/trb.json" && $PY -c "import json,sys; f=json.load(open(sys.argv[1]))['cost']['total']['macs']; b=json.load(open(sys.argv[2]))['cost']['total']['macs']; v={'src_len':10,'tgt_len':20}; import math; assert 'tgt_len' in f['expr'] and b==sum(t['coef']*math.prod(v[d] for d in t['dims']) for t in f['terms']), (f, b)" "$tmp/tr.json" "$tmp/trb.json" && ok || bad "inspect --dims: the bound figure is the polynomial's value"
 
+# render --dims binds the MAC rows: the encoder stack's row "≈ X MACs each" is the block's
+# bound figure from inspect --json's cost blocks; unbound it is a polynomial in src_len
+"$BIN" render "$M/real/transformer_12x12.onnx" -o "$tmp/tu.svg" && grep -q '≈ [^<]*src_len[^<]*MACs' "$tmp/tu.svg" && ok || bad "render: symbolic MAC rows"
+"$BIN" render "$M/real/transformer_12x12.onnx" --dims=src_len:128,tgt_len:64 -o "$tmp/tb.svg" && "$BIN" inspect --json --dims src_len:128,tgt_len:64 "$M/real/transformer_12x12.onnx" > "$tmp/tbc.json" && $PY -c "
+import json, re, sys
+blocks = {b['path']: b for b in json.load(open(sys.argv[1]))['cost']['blocks']}
+svg = open(sys.argv[2], encoding='utf-8').read()
+m = re.search(r'≈ ([0-9.]+) ([kMG]?) MACs each · ([0-9.]+) ([kMG]?) in all', svg)
+unit = {'': 1, 'k': 1e3, 'M': 1e6, 'G': 1e9}
+each = float(m.group(1)) * unit[m.group(2)]
+want = blocks['/encoder/layers.0']['macs']
+assert isinstance(want, int) and abs(each - want) <= 0.005 * want and 'src_len' not in svg.split('MACs')[0][-200:], (each, want)
+" "$tmp/tbc.json" "$tmp/tb.svg" && ok || bad "render --dims: the stack's MAC row is the bound block figure"
+expect_rc 2 "$BIN" render "$M/real/squeezenet1_1.onnx" --dims=batch
+
 # every output format, by extension and by --format
 for ext in svg dot json; do
   expect_rc 0 "$BIN" render "$M/real/squeezenet1_1.onnx" -o "$tmp/g.$ext"

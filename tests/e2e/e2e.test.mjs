@@ -242,6 +242,21 @@ describe('web page in Chromium', () => {
     await shot('02-transformer-overview');
   });
 
+  test('the cost panel lists the top blocks, and Bind puts the dims into the drawing and the URL', async () => {
+    await page.waitForSelector('#model-body .cost-blocks li', { timeout: 30000 });
+    const blocks = await page.$$eval('#model-body .cost-blocks li', (l) => l.map((x) => x.textContent));
+    assert.ok(blocks.some((b) => /^\/encoder\/layers\.0–11 ×12: .*src_len.* MACs each$/.test(b)), `top blocks: ${blocks.join(' | ')}`);
+    assert.ok(await page.$eval('#canvas svg', (s) => /src_len[^<]*MACs/.test(s.textContent)), 'unbound MAC rows are polynomials');
+    await page.fill('#model-body .cost-dims', 'src_len:128,tgt_len:64');
+    await page.click('#model-body .cost-form button[type="submit"]');
+    await page.waitForURL(/dims=src_len%3A128,tgt_len%3A64/, { timeout: 20000 });
+    await page.waitForFunction(() => /6\.29 M MACs each/.test(document.querySelector('#canvas svg')?.textContent || ''), null, { timeout: 60000 });
+    await page.waitForFunction(() => [...document.querySelectorAll('#model-body .cost-blocks li')].some((li) => li.textContent === '/encoder/layers.0–11 ×12: 6.29 M MACs each'), null, { timeout: 20000 });
+    await shot('02b-transformer-cost-bound');
+    await page.goBack();
+    await page.waitForFunction(() => !/dims=/.test(location.hash));
+  });
+
   test('a broken model shows the server\'s message with offset and path', async () => {
     const bad = path.join(WORK, 'truncated.onnx');
     fs.writeFileSync(bad, fs.readFileSync(SQUEEZENET).subarray(0, 3000));

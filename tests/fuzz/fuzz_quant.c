@@ -522,7 +522,7 @@ static void preview(const oxp_dag *d, const oxp_tensor *t, const char *query)
 	int np = oxs_query_split(q, pairs, 8);
 	FZ_CHECK(np >= 0);
 	oxs_preview_in in = {.model = "fuzz", .key = "t", .dag = d, .t = t, .datadir = -1,
-	                     .datadir_status = OXS_E_NOT_FOUND};
+	                     .datadir_status = OXST_E_NOT_FOUND};
 	char err[256];
 	FZ_CHECK(oxs_preview_query(pairs, (size_t)np, &in.opt, err, sizeof(err)));
 	oxs_preview_out o;

@@ -679,7 +679,7 @@ def t_cache_etag(s, mid):
     r = curl(base + "/graph.svg?rankdir=LR&shapes=off")
     check(r.status == 200 and r.body != r1.body, "options change the rendering")
     for q, needle in (("rankdir=XY", "rankdir"), ("colour=red", "colour"), ("depth=1&depth=2", "twice"),
-                      ("group=%zz", "malformed")):
+                      ("group=%zz", "malformed"), ("dims=batch", "dims"), ("dims=a:1,a:2", "dims")):
         r = curl(base + "/graph.svg?" + q)
         msg = ((r.json() or {}).get("error") or {}).get("message", "")
         check(r.status == 400 and needle in msg, "bad option %s: %r" % (q, r))
@@ -698,6 +698,27 @@ def t_cache_etag(s, mid):
     for q in ("dims=batch", "dims=a:1,a:2", "dim=a:1"):
         r2 = curl(base + "/cost.json?" + q)
         check(r2.status == 400 and r2.error_code() == "bad_query", "cost.json?%s: %r" % (q, r2))
+    # blocks: each name scope down to depth 3 sums the MACs of the main graph's nodes under
+    # it (a node's name without its last component), counted here from document.json
+    doc = curl(base + "/document.json").json() or {}
+    macs = {n["id"]: n.get("macs", 0) for n in c["nodes"]}
+    want = {}
+    for n in doc.get("nodes", []):
+        if n.get("scope") != "":
+            continue
+        parts = [p for p in (n.get("name") or "").split("/")][:-1]
+        parts = [p for p in parts if p]
+        for d in range(1, min(len(parts), 3) + 1):
+            k = "/" + "/".join(parts[:d])
+            w = want.setdefault(k, [0, 0])
+            w[0] += 1
+            w[1] += macs.get(n["id"], 0)
+    got = {b["path"]: [b["nodes"], b["macs"]] for b in c.get("blocks", [])}
+    check(len(want) > 5 and got == want, "cost.json blocks: %d of %d agree" %
+          (sum(1 for k in want if got.get(k) == want[k]), len(want)))
+    # dims= on drawings binds the MAC rows' dims; a bad binding is a 400 naming it
+    r2 = curl(base + "/graph.svg?dims=batch:1")
+    check(r2.status == 200 and b"MACs" in r2.body, "graph.svg?dims: %r" % r2)
     r = curl(base)
     check(r.status == 200 and r.json().get("id") == mid and "summary" in r.json(), "summary: %r" % r)
     check(curl(base, headers=["If-None-Match: " + r.h("etag")]).status == 304, "summary 304")

@@ -169,7 +169,7 @@ def stub_worker(tmp):
         text = f.read()
     expect(rows[0][0] == "ok" and text == "stub dot rankdir=LR&initializers=fold&"
            "subgraphs=collapse&group=auto&expand=a,b&depth=0&shapes=on&attrs=key&arith=fold"
-           "&unfold=&quant=fold",
+           "&unfold=&quant=fold&dims=",
            "worker arguments: %s %r" % (rows[0], text))
     mem = 0 if SANITIZED else 300000000
     call(STUB, os.path.join(tmp, "env"), "svg", "--cpu=7", "--mem=%d" % mem, "--extra-fds=5",

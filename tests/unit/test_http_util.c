@@ -107,12 +107,12 @@ static void test_etag_match(void **state)
 	assert_false(oxs_etag_match(NULL, tag));
 }
 
-/* Encode s with oxs_json_string; jansson must parse it back as `want`. */
+/* Encode s with oxr_json_string; jansson must parse it back as `want`. */
 static void json_roundtrip(const char *s, size_t n, const char *want, size_t wantlen)
 {
 	oxr_buf b;
 	oxr_buf_init(&b, 0);
-	assert_true(oxs_json_string(&b, s, n));
+	assert_true(oxr_json_string(&b, s, n));
 	json_error_t e;
 	json_t *j = json_loadb(b.data, b.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
 	if (j == NULL)
@@ -149,16 +149,16 @@ static void test_ids(void **state)
 	char id[65];
 	memset(id, 'a', 64);
 	id[64] = '\0';
-	assert_true(oxs_id_valid(id));
+	assert_true(oxst_id_valid(id));
 	id[10] = 'A';
-	assert_false(oxs_id_valid(id));
+	assert_false(oxst_id_valid(id));
 	id[10] = 'g';
-	assert_false(oxs_id_valid(id));
+	assert_false(oxst_id_valid(id));
 	id[10] = '0';
 	id[63] = '\0';
-	assert_false(oxs_id_valid(id));
-	assert_false(oxs_id_valid(""));
-	assert_false(oxs_id_valid(NULL));
+	assert_false(oxst_id_valid(id));
+	assert_false(oxst_id_valid(""));
+	assert_false(oxst_id_valid(NULL));
 	unsigned char bytes[3] = {0x00, 0xab, 0xff};
 	char hex[7];
 	oxs_hex(hex, bytes, 3);

@@ -274,7 +274,7 @@ static void assert_ints(json_t *arr, const int64_t *want, size_t n)
  * Options
  */
 static const char DEFAULT_KEY[] = "rankdir=TB&initializers=fold&subgraphs=collapse&group=auto&"
-                                  "expand=&depth=0&shapes=on&attrs=key&arith=fold&unfold=&quant=fold";
+                                  "expand=&depth=0&shapes=on&attrs=key&arith=fold&unfold=&quant=fold&dims=";
 
 static void key_of(const oxr_options *o, char *buf, size_t size)
 {
@@ -455,13 +455,13 @@ static void test_options_key_roundtrip(void **state)
 	    {"expand", "", "*", "/a/b,c d", NULL}, {"depth", "0", "1", "64", NULL},
 	    {"shapes", "on", "off", NULL}, {"attrs", "none", "key", "all", NULL},
 	    {"arith", "fold", "nodes", NULL}, {"unfold", "", "n1", "n2,n3.body.n0", NULL},
-	    {"quant", "fold", "nodes", NULL}};
+	    {"quant", "fold", "nodes", NULL}, {"dims", "", "batch:1", "a:2,b:30", NULL}};
 	unsigned combos = 0;
 	for (unsigned seed = 0; seed < 2000; seed++) {
 		oxr_options o;
 		oxr_options_default(&o);
 		unsigned x = seed;
-		for (size_t k = 0; k < 11; k++) {
+		for (size_t k = 0; k < 12; k++) {
 			size_t n = 1;
 			while (n < 5 && vals[k][n] != NULL)
 				n++;
@@ -486,6 +486,7 @@ static void test_options_key_roundtrip(void **state)
 		assert_int_equal(back.arith_nodes, o.arith_nodes);
 		assert_string_equal(back.unfold, o.unfold);
 		assert_int_equal(back.quant_nodes, o.quant_nodes);
+		assert_string_equal(back.dims, o.dims);
 		combos++;
 	}
 	assert_int_equal(combos, 2000);
@@ -496,11 +497,11 @@ static void test_option_names(void **state)
 	(void)state;
 	static const char *const want[] = {"rankdir", "initializers", "subgraphs", "group",
 	                                   "expand",  "depth",        "shapes",    "attrs",
-	                                   "arith",   "unfold",       "quant"};
+	                                   "arith",   "unfold",       "quant",     "dims"};
 	size_t n = 0;
 	while (oxr_option_names[n] != NULL)
 		n++;
-	assert_int_equal(n, 11);
+	assert_int_equal(n, 12);
 	char key[2048];
 	oxr_options o;
 	oxr_options_default(&o);

@@ -7,7 +7,7 @@
  * data stops at the cache's budget.  The requests themselves are tested against a real
  * object store by the s3 suite (tests/s3).
  */
-#include "service/internal.h"
+#include "store/internal.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -32,13 +32,13 @@ static void test_url_parse(void **state)
 {
 	(void)state;
 	char b[64], p[600];
-	assert_true(oxs_s3_url_parse("s3://models/team/prod", b, sizeof(b), p, sizeof(p)));
+	assert_true(oxst_s3_url_parse("s3://models/team/prod", b, sizeof(b), p, sizeof(p)));
 	assert_string_equal(b, "models");
 	assert_string_equal(p, "team/prod");
-	assert_true(oxs_s3_url_parse("s3://my.bucket-1", b, sizeof(b), p, sizeof(p)));
+	assert_true(oxst_s3_url_parse("s3://my.bucket-1", b, sizeof(b), p, sizeof(p)));
 	assert_string_equal(b, "my.bucket-1");
 	assert_string_equal(p, "");
-	assert_true(oxs_s3_url_parse("s3://abc/x/", b, sizeof(b), p, sizeof(p)));
+	assert_true(oxst_s3_url_parse("s3://abc/x/", b, sizeof(b), p, sizeof(p)));
 	assert_string_equal(p, "x"); /* trailing slashes go */
 	static const char *const bad[] = {
 	    "models",              /* no scheme */
@@ -53,16 +53,16 @@ static void test_url_parse(void **state)
 	    "s3://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", /* 64 */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_false(oxs_s3_url_parse(bad[i], b, sizeof(b), p, sizeof(p)));
+		assert_false(oxst_s3_url_parse(bad[i], b, sizeof(b), p, sizeof(p)));
 }
 
 static void test_config_env(void **state)
 {
 	(void)state;
-	oxs_s3_config c;
+	oxst_s3_config c;
 	char err[256];
 	char *minimal[] = {"AWS_ACCESS_KEY_ID=AK", "AWS_SECRET_ACCESS_KEY=SK", NULL};
-	assert_true(oxs_s3_config_env(&c, minimal, 0, err, sizeof(err)));
+	assert_true(oxst_s3_config_env(&c, minimal, 0, err, sizeof(err)));
 	assert_string_equal(c.region, "us-east-1");
 	assert_string_equal(c.endpoint, "");
 	assert_false(c.path_style);
@@ -74,7 +74,7 @@ static void test_config_env(void **state)
 	                "AWS_ENDPOINT_URL=http://other:1",
 	                "AWS_ENDPOINT_URL_S3=http://127.0.0.1:9000/",
 	                NULL};
-	assert_true(oxs_s3_config_env(&c, full, 3, err, sizeof(err)));
+	assert_true(oxst_s3_config_env(&c, full, 3, err, sizeof(err)));
 	assert_string_equal(c.region, "eu-west-3");
 	assert_string_equal(c.endpoint, "http://127.0.0.1:9000"); /* _S3 wins, no '/' */
 	assert_true(c.path_style);
@@ -82,23 +82,23 @@ static void test_config_env(void **state)
 	assert_int_equal(c.timeout, 3);
 	char *region[] = {"AWS_ACCESS_KEY_ID=AK", "AWS_SECRET_ACCESS_KEY=SK", "AWS_REGION=default",
 	                  "AWS_DEFAULT_REGION=x", NULL};
-	assert_true(oxs_s3_config_env(&c, region, 0, err, sizeof(err)));
+	assert_true(oxst_s3_config_env(&c, region, 0, err, sizeof(err)));
 	assert_string_equal(c.region, "default");
 	/* failures never repeat a secret */
 	char *nokey[] = {"AWS_SECRET_ACCESS_KEY=hunter2", NULL};
-	assert_false(oxs_s3_config_env(&c, nokey, 0, err, sizeof(err)));
+	assert_false(oxst_s3_config_env(&c, nokey, 0, err, sizeof(err)));
 	assert_null(strstr(err, "hunter2"));
 	char *ctl[] = {"AWS_ACCESS_KEY_ID=AK", "AWS_SECRET_ACCESS_KEY=hun\rter2", NULL};
-	assert_false(oxs_s3_config_env(&c, ctl, 0, err, sizeof(err)));
+	assert_false(oxst_s3_config_env(&c, ctl, 0, err, sizeof(err)));
 	assert_null(strstr(err, "hun"));
 	char *colon[] = {"AWS_ACCESS_KEY_ID=A:K", "AWS_SECRET_ACCESS_KEY=S", NULL};
-	assert_false(oxs_s3_config_env(&c, colon, 0, err, sizeof(err)));
+	assert_false(oxst_s3_config_env(&c, colon, 0, err, sizeof(err)));
 	char *badep[] = {"AWS_ACCESS_KEY_ID=AK", "AWS_SECRET_ACCESS_KEY=SK",
 	                 "AWS_ENDPOINT_URL=ftp://x", NULL};
-	assert_false(oxs_s3_config_env(&c, badep, 0, err, sizeof(err)));
+	assert_false(oxst_s3_config_env(&c, badep, 0, err, sizeof(err)));
 	char *badregion[] = {"AWS_ACCESS_KEY_ID=AK", "AWS_SECRET_ACCESS_KEY=SK",
 	                     "AWS_REGION=us east", NULL};
-	assert_false(oxs_s3_config_env(&c, badregion, 0, err, sizeof(err)));
+	assert_false(oxst_s3_config_env(&c, badregion, 0, err, sizeof(err)));
 }
 
 static void test_encode_query(void **state)
@@ -106,21 +106,21 @@ static void test_encode_query(void **state)
 	(void)state;
 	oxr_buf b;
 	oxr_buf_init(&b, 0);
-	assert_true(oxs_s3_encode(&b, "data/a b/ü~x.bin", true));
+	assert_true(oxst_s3_encode(&b, "data/a b/ü~x.bin", true));
 	assert_string_equal(b.data, "data/a%20b/%C3%BC~x.bin");
 	b.len = 0;
-	assert_true(oxs_s3_encode(&b, "a/b+c=d&e", false));
+	assert_true(oxst_s3_encode(&b, "a/b+c=d&e", false));
 	assert_string_equal(b.data, "a%2Fb%2Bc%3Dd%26e");
 	oxr_buf_free(&b);
 	/* canonical: sorted by key, keys and values encoded, "key=" for no value */
 	char q[256];
 	const char *kv[] = {"prefix", "p/models/", "list-type", "2", "uploads", NULL,
 	                    "continuation-token", "a+b=="};
-	assert_true(oxs_s3_query(q, sizeof(q), kv, 4));
+	assert_true(oxst_s3_query(q, sizeof(q), kv, 4));
 	assert_string_equal(q, "continuation-token=a%2Bb%3D%3D&list-type=2&prefix=p%2Fmodels%2F&"
 	                       "uploads=");
-	assert_false(oxs_s3_query(q, 10, kv, 4)); /* does not fit */
-	assert_true(oxs_s3_query(q, sizeof(q), kv, 0));
+	assert_false(oxst_s3_query(q, 10, kv, 4)); /* does not fit */
+	assert_true(oxst_s3_query(q, sizeof(q), kv, 0));
 	assert_string_equal(q, "");
 }
 
@@ -135,61 +135,61 @@ static void test_xml(void **state)
 	const char *end = xml + strlen(xml), *p = xml, *a, *z;
 	char v[64];
 	int n = 0;
-	while (oxs_xml_element(&p, end, "Contents", &a, &z)) {
+	while (oxst_xml_element(&p, end, "Contents", &a, &z)) {
 		const char *q = a;
-		assert_true(oxs_xml_next(&q, z, "Key", v, sizeof(v)));
+		assert_true(oxst_xml_next(&q, z, "Key", v, sizeof(v)));
 		assert_string_equal(v, n == 0 ? "p/models/a&b<>\"'.onnx" : "second");
 		n++;
 	}
 	assert_int_equal(n, 2);
 	p = xml;
-	assert_true(oxs_xml_next(&p, end, "NextContinuationToken", v, sizeof(v)));
+	assert_true(oxst_xml_next(&p, end, "NextContinuationToken", v, sizeof(v)));
 	assert_string_equal(v, "tok");
 	p = xml;
-	assert_false(oxs_xml_next(&p, end, "Missing", v, sizeof(v)));
+	assert_false(oxst_xml_next(&p, end, "Missing", v, sizeof(v)));
 	p = xml;
-	assert_false(oxs_xml_next(&p, end, "NextContinuationToken", v, 3)); /* too long */
+	assert_false(oxst_xml_next(&p, end, "NextContinuationToken", v, 3)); /* too long */
 	const char *bad = "<Code>a&#65;</Code><Open>unclosed";
 	p = bad;
-	assert_false(oxs_xml_next(&p, bad + strlen(bad), "Code", v, sizeof(v)));
+	assert_false(oxst_xml_next(&p, bad + strlen(bad), "Code", v, sizeof(v)));
 	p = bad;
-	assert_false(oxs_xml_next(&p, bad + strlen(bad), "Open", v, sizeof(v)));
+	assert_false(oxst_xml_next(&p, bad + strlen(bad), "Open", v, sizeof(v)));
 	/* bounded by end: nothing past it is read */
 	p = xml;
-	assert_false(oxs_xml_next(&p, xml + 60, "IsTruncated", v, sizeof(v)));
+	assert_false(oxst_xml_next(&p, xml + 60, "IsTruncated", v, sizeof(v)));
 }
 
 static void test_iso8601(void **state)
 {
 	(void)state;
-	assert_int_equal(oxs_iso8601("1970-01-01T00:00:00.000Z"), 0);
-	assert_int_equal(oxs_iso8601("2026-12-01T17:11:17.131Z"), 1796145077);
-	assert_int_equal(oxs_iso8601("2024-02-29T23:59:59Z"), 1709251199);
-	assert_int_equal(oxs_iso8601(""), -1);
-	assert_int_equal(oxs_iso8601("yesterday"), -1);
-	assert_int_equal(oxs_iso8601("2026-13-01T00:00:00Z"), -1);
+	assert_int_equal(oxst_iso8601("1970-01-01T00:00:00.000Z"), 0);
+	assert_int_equal(oxst_iso8601("2026-12-01T17:11:17.131Z"), 1796145077);
+	assert_int_equal(oxst_iso8601("2024-02-29T23:59:59Z"), 1709251199);
+	assert_int_equal(oxst_iso8601(""), -1);
+	assert_int_equal(oxst_iso8601("yesterday"), -1);
+	assert_int_equal(oxst_iso8601("2026-13-01T00:00:00Z"), -1);
 }
 
 static void test_part_for(void **state)
 {
 	(void)state;
 	const uint64_t MiB = (uint64_t)1 << 20;
-	assert_true(oxs_s3_part_for(100 * MiB, 16 * MiB) == 16 * MiB);
+	assert_true(oxst_s3_part_for(100 * MiB, 16 * MiB) == 16 * MiB);
 	/* exactly 10,000 parts still fit; one byte more needs larger parts */
-	assert_true(oxs_s3_part_for(10000 * 5 * MiB, 5 * MiB) == 5 * MiB);
-	assert_true(oxs_s3_part_for(10000 * 5 * MiB + 1, 5 * MiB) == 6 * MiB);
+	assert_true(oxst_s3_part_for(10000 * 5 * MiB, 5 * MiB) == 5 * MiB);
+	assert_true(oxst_s3_part_for(10000 * 5 * MiB + 1, 5 * MiB) == 6 * MiB);
 	uint64_t sizes[] = {10000 * 5 * MiB + 1, 123456789012ULL, (uint64_t)5 << 40};
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		uint64_t part = oxs_s3_part_for(sizes[i], 5 * MiB);
+		uint64_t part = oxst_s3_part_for(sizes[i], 5 * MiB);
 		assert_true(part % MiB == 0 && part >= 5 * MiB);
-		assert_true((sizes[i] + part - 1) / part <= OXS_S3_MAX_PARTS);
+		assert_true((sizes[i] + part - 1) / part <= OXST_S3_MAX_PARTS);
 	}
 }
 
 static void test_meta_json(void **state)
 {
 	(void)state;
-	oxs_model_meta m, back;
+	oxst_model_meta m, back;
 	memset(&m, 0, sizeof(m));
 	snprintf(m.name, sizeof(m.name), "resnet \"50\".onnx");
 	snprintf(m.graph, sizeof(m.graph), "torch_jit");
@@ -198,19 +198,19 @@ static void test_meta_json(void **state)
 	m.nodes = 122;
 	oxr_buf b;
 	oxr_buf_init(&b, 0);
-	assert_true(oxs_meta_json(&b, &m));
+	assert_true(oxst_meta_json(&b, &m));
 	assert_string_equal(b.data, "{\"name\":\"resnet \\\"50\\\".onnx\",\"graph\":\"torch_jit\","
 	                            "\"producer\":\"pytorch\",\"kind\":\"model\",\"nodes\":122}");
-	assert_true(oxs_meta_parse(b.data, b.len, &back));
+	assert_true(oxst_meta_parse(b.data, b.len, &back));
 	assert_memory_equal(&m, &back, sizeof(m));
 	/* unknown values are null, and read back as unknown */
 	memset(&m, 0, sizeof(m));
 	m.nodes = -1;
 	b.len = 0;
-	assert_true(oxs_meta_json(&b, &m));
+	assert_true(oxst_meta_json(&b, &m));
 	assert_string_equal(b.data, "{\"name\":null,\"graph\":null,\"producer\":null,\"kind\":null,"
 	                            "\"nodes\":null}");
-	assert_true(oxs_meta_parse(b.data, b.len, &back));
+	assert_true(oxst_meta_parse(b.data, b.len, &back));
 	assert_int_equal(back.nodes, -1);
 	assert_string_equal(back.name, "");
 	oxr_buf_free(&b);
@@ -219,10 +219,10 @@ static void test_meta_json(void **state)
 	                                  "{\"name\":\"a\\u0000b\"}", "{\"name\":\"a\",\"name\":\"b\"}",
 	                                  "{"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_false(oxs_meta_parse(bad[i], strlen(bad[i]), &back));
+		assert_false(oxst_meta_parse(bad[i], strlen(bad[i]), &back));
 	char big[400];
 	snprintf(big, sizeof(big), "{\"graph\":\"%0300d\"}", 0);
-	assert_false(oxs_meta_parse(big, strlen(big), &back));
+	assert_false(oxst_meta_parse(big, strlen(big), &back));
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -406,11 +406,11 @@ static void sha_hex(const void *p, size_t n, char out[65])
 	unsigned char md[32];
 	unsigned int mn = 0;
 	assert_int_equal(EVP_Digest(p, n, md, &mn, EVP_sha256(), NULL), 1);
-	oxs_hex(out, md, 32);
+	oxst_hex(out, md, 32);
 }
 
 /* ---------------------------------------------------------------------------------------
- * The client's request stays the caller's: no pointer into oxs_s3_do's frame is left in
+ * The client's request stays the caller's: no pointer into oxst_s3_do's frame is left in
  * it (a body hashed by the call once was; the next call on the same request then sent
  * the old hash — or, under ASan's detect_stack_use_after_return, read a dead frame).
  */
@@ -424,7 +424,7 @@ static void test_request_keeps_nothing(void **state)
 {
 	(void)state;
 	fake_start(answer_ok);
-	oxs_s3_config cfg;
+	oxst_s3_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(cfg.endpoint, sizeof(cfg.endpoint), "http://127.0.0.1:%d", fk.port);
 	snprintf(cfg.region, sizeof(cfg.region), "us-east-1");
@@ -432,15 +432,15 @@ static void test_request_keeps_nothing(void **state)
 	snprintf(cfg.secret, sizeof(cfg.secret), "SK");
 	cfg.path_style = true;
 	cfg.timeout = 5;
-	oxs_s3 *c = oxs_s3_new(&cfg);
+	oxst_s3 *c = oxst_s3_new(&cfg);
 	assert_non_null(c);
-	oxs_s3_req r;
-	oxs_s3_req_init(&r, OXS_S3OP_PUT, "PUT", "bkt", "k");
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", "bkt", "k");
 	static const char *const bodies[] = {"hello", "another body"};
 	for (size_t i = 0; i < 2; i++) {
 		r.body = bodies[i];
 		r.body_len = strlen(bodies[i]);
-		assert_int_equal(oxs_s3_do(c, &r), OXS_OK);
+		assert_int_equal(oxst_s3_do(c, &r), OXST_OK);
 		assert_int_equal(r.status, 200);
 		assert_null(r.body_sha256);
 		char want[65];
@@ -449,7 +449,7 @@ static void test_request_keeps_nothing(void **state)
 		assert_string_equal(fk.log[i].sha, want);
 		assert_int_equal(fk.log[i].body, strlen(bodies[i]));
 	}
-	oxs_s3_free(c);
+	oxst_s3_free(c);
 	fake_stop(NULL);
 }
 
@@ -460,7 +460,7 @@ static char s3root[256];
 static char upload_id[700];
 static bool fail_parts;
 
-static oxs_store *open_store(uint64_t budget)
+static oxst_store *open_store(uint64_t budget)
 {
 	snprintf(s3root, sizeof(s3root), "/tmp/oxs_s3_XXXXXX");
 	assert_non_null(mkdtemp(s3root));
@@ -468,16 +468,16 @@ static oxs_store *open_store(uint64_t budget)
 	snprintf(cache, sizeof(cache), "%s/cache", s3root);
 	snprintf(endpoint, sizeof(endpoint), "AWS_ENDPOINT_URL=http://127.0.0.1:%d", fk.port);
 	char *env[] = {"AWS_ACCESS_KEY_ID=AK", "AWS_SECRET_ACCESS_KEY=SK", endpoint, NULL};
-	oxs_store_s3_options o = {.url = "s3://bkt", .cache_dir = cache, .cache_budget = budget,
+	oxst_s3_options o = {.url = "s3://bkt", .cache_dir = cache, .cache_budget = budget,
 	                          .timeout = 5, .part_size = (uint64_t)5 << 20, .envp = env};
-	oxs_store *s = NULL;
+	oxst_store *s = NULL;
 	char err[256];
-	if (oxs_store_s3_open(&s, &o, err, sizeof(err)) != OXS_OK)
+	if (oxst_s3_open(&s, &o, err, sizeof(err)) != OXST_OK)
 		fail_msg("open: %s", err);
 	return s;
 }
 
-static void close_store(oxs_store *s)
+static void close_store(oxst_store *s)
 {
 	s->ops->close(s);
 	char cmd[300];
@@ -509,15 +509,15 @@ static void answer_multipart(const fake_req *q, fake_reply *a)
 }
 
 /* Put a model of 5 MiB + 1 byte (two parts) with the current upload_id. */
-static oxs_status put_big(oxs_store *s, const char *id)
+static oxst_status put_big(oxst_store *s, const char *id)
 {
 	int fd = -1;
 	char path[600];
-	assert_int_equal(s->ops->spool(s, &fd, path, sizeof(path)), OXS_OK);
+	assert_int_equal(s->ops->spool(s, &fd, path, sizeof(path)), OXST_OK);
 	assert_int_equal(ftruncate(fd, ((off_t)5 << 20) + 1), 0);
 	bool created = false;
-	oxs_status st = s->ops->put_model(s, id, path, fd, &created);
-	assert_true(st != OXS_OK || created);
+	oxst_status st = s->ops->put_model(s, id, path, fd, &created);
+	assert_true(st != OXST_OK || created);
 	close(fd);
 	(void)unlink(path);
 	return st;
@@ -527,7 +527,7 @@ static void test_multipart_queries(void **state)
 {
 	(void)state;
 	fake_start(answer_multipart);
-	oxs_store *s = open_store((uint64_t)64 << 20);
+	oxst_store *s = open_store((uint64_t)64 << 20);
 	char id[65], enc[2048] = "uploadId=";
 	sha_hex("multipart", 9, id);
 	/* the longest upload id the store takes, every byte of it percent-encoded */
@@ -536,7 +536,7 @@ static void test_multipart_queries(void **state)
 	for (size_t i = 0; i < 511; i++)
 		strcat(enc, "%2B");
 	fail_parts = false;
-	assert_int_equal(put_big(s, id), OXS_OK);
+	assert_int_equal(put_big(s, id), OXST_OK);
 	assert_int_equal(fake_count("POST", "?uploads="), 1);
 	assert_int_equal(fake_count("PUT", enc), 2); /* both parts name the upload */
 	assert_int_equal(fake_count("PUT", "?partNumber=1&"), 1);
@@ -550,7 +550,7 @@ static void test_multipart_queries(void **state)
 	fk.nlog = 0;
 	sha_hex("multipart 2", 11, id);
 	fail_parts = true;
-	assert_int_equal(put_big(s, id), OXS_E_UNAVAILABLE);
+	assert_int_equal(put_big(s, id), OXST_E_UNAVAILABLE);
 	assert_int_equal(fake_count("DELETE", ""), 1);
 	assert_int_equal(fake_count("DELETE", want), 1);
 
@@ -560,7 +560,7 @@ static void test_multipart_queries(void **state)
 	memset(upload_id, 'u', 600);
 	upload_id[600] = '\0';
 	fail_parts = false;
-	assert_int_equal(put_big(s, id), OXS_E_UNAVAILABLE);
+	assert_int_equal(put_big(s, id), OXST_E_UNAVAILABLE);
 	assert_int_equal(fake_count("PUT", "partNumber"), 0);
 	assert_int_equal(fake_count("DELETE", ""), 0);
 	close_store(s);
@@ -614,7 +614,7 @@ static void bundle_id(char out[65])
 	char msha[65];
 	memset(buf, 'M', MODEL_BYTES);
 	sha_hex(buf, MODEL_BYTES, msha);
-	oxs_bundle_file *files = calloc(dl_nfiles, sizeof(*files));
+	oxst_bundle_file *files = calloc(dl_nfiles, sizeof(*files));
 	assert_non_null(files);
 	assert_true(dl_file_size <= sizeof(buf));
 	memset(buf, 'D', dl_file_size);
@@ -623,7 +623,7 @@ static void bundle_id(char out[65])
 		files[i].size = dl_file_size;
 		sha_hex(buf, dl_file_size, files[i].sha256);
 	}
-	assert_true(oxs_bundle_id(msha, MODEL_BYTES, files, dl_nfiles, out));
+	assert_true(oxst_bundle_id(msha, MODEL_BYTES, files, dl_nfiles, out));
 	free(files);
 }
 
@@ -632,14 +632,14 @@ static void test_download_budget(void **state)
 	(void)state;
 	fake_start(answer_download);
 	const uint64_t budget = 1 << 20;
-	oxs_store *s = open_store(budget);
+	oxst_store *s = open_store(budget);
 	/* within the budget together: served */
 	dl_nfiles = 2;
 	dl_file_size = 400 << 10;
 	bundle_id(dl_id);
 	int fd = -1;
 	uint64_t size = 0;
-	assert_int_equal(s->ops->open_model(s, dl_id, &fd, &size), OXS_OK);
+	assert_int_equal(s->ops->open_model(s, dl_id, &fd, &size), OXST_OK);
 	assert_int_equal(size, MODEL_BYTES);
 	close(fd);
 	assert_int_equal(fake_count("GET", "/bkt/data/"), 2);
@@ -650,7 +650,7 @@ static void test_download_budget(void **state)
 	dl_nfiles = 40;
 	dl_file_size = 512 << 10;
 	bundle_id(dl_id);
-	assert_int_equal(s->ops->open_model(s, dl_id, &fd, &size), OXS_E_NOSPACE);
+	assert_int_equal(s->ops->open_model(s, dl_id, &fd, &size), OXST_E_NOSPACE);
 	size_t gets = fake_count("GET", "/bkt/data/");
 	if (gets > 2)
 		fail_msg("%zu data files downloaded past a budget of 2", gets);

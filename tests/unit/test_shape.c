@@ -511,6 +511,34 @@ static void test_known_data(void **state)
 	expect_data(f, "tgt", 1, "-");
 }
 
+/* onnxruntime's contrib ops (parser/shape_ms.c, from ContribOperators.md): a present
+ * cache's total length depends on a runtime input, so it stays unknown. */
+static void test_contrib_ops(void **state)
+{
+	fixture *f = *state;
+	load(f, "contrib");
+	expect(f, "nb", "1:B,S,96");
+	expect(f, "nb_noN", "1:B,S,?");
+	expect(f, "gqa", "1:B,S,64");    /* packed 96 = (4 + 2) x 16 */
+	expect(f, "gqa_pk", "1:B,1,?,16");
+	expect(f, "gqa_pv", "1:B,1,?,16");
+	expect(f, "gqa2", "1:B,S,64");
+	expect(f, "gqa2_pk", "1:B,2,?,16"); /* key 32 over 2 kv heads */
+	expect(f, "mha4", "1:B,S,32");   /* value [B, 4, L, 8] */
+	expect(f, "mha3", "1:B,S,48");   /* value [B, L, 48] */
+	expect(f, "mha3_pk", "1:B,4,?,16");
+	expect(f, "att", "1:B,S,64");    /* weights 192 = 3 x 64 */
+	expect(f, "att_present", "1:2,B,4,?,16");
+	expect(f, "att2", "1:B,S,32");   /* qkv_hidden_sizes [64, 64, 32] */
+	expect(f, "ssln", "1:B,S,64");
+	expect(f, "ssln_m", "1:B,S,1");
+	expect(f, "ssln_i", "1:B,S,1");
+	expect(f, "ssln_sum", "1:B,S,64");
+	expect(f, "fmm", "1:B,S,10");    /* transB: [10, 64] read as [64, 10] */
+	expect(f, "rot", "1:B,S,64");
+	expect(f, "sln", "1:B,S,64");    /* ONNX domain, as onnxruntime registers it */
+}
+
 static void test_bad_attributes(void **state)
 {
 	fixture *f = *state;
@@ -557,6 +585,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_subgraphs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_order_and_cycles, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_functions, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_contrib_ops, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_attributes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bookkeeping, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_known_data, setup, teardown),

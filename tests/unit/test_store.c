@@ -5,7 +5,7 @@
  * verification after open (in the background, and before a model is first read); the
  * data-folder helpers the S3 store shares.
  */
-#include "service/internal.h"
+#include "store/internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -32,7 +32,7 @@ static void sha256_hex(const void *data, size_t len, char out[65])
 	unsigned char md[32];
 	unsigned int n = 0;
 	assert_int_equal(EVP_Digest(data, len, md, &n, EVP_sha256(), NULL), 1);
-	oxs_hex(out, md, 32);
+	oxst_hex(out, md, 32);
 }
 
 static int count_entries(const char *dir)
@@ -73,26 +73,26 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static oxs_store *open_store(const oxs_store_local_options *opt)
+static oxst_store *open_store(const oxst_local_options *opt)
 {
-	oxs_store *s = NULL;
+	oxst_store *s = NULL;
 	char err[256];
-	oxs_status rc = oxs_store_local_open(&s, root, opt, err, sizeof(err));
-	if (rc != OXS_OK)
+	oxst_status rc = oxst_local_open(&s, root, opt, err, sizeof(err));
+	if (rc != OXST_OK)
 		fail_msg("open: %s", err);
 	return s;
 }
 
 /* Spool `data`, put it; returns whether it was created and fills id. */
-static oxs_status put_bytes(oxs_store *s, const void *data, size_t len, char id[65],
-                            bool *created)
+static oxst_status put_bytes(oxst_store *s, const void *data, size_t len, char id[65],
+                             bool *created)
 {
 	int fd;
 	char path[1024];
-	assert_int_equal(s->ops->spool(s, &fd, path, sizeof(path)), OXS_OK);
+	assert_int_equal(s->ops->spool(s, &fd, path, sizeof(path)), OXST_OK);
 	assert_int_equal(write(fd, data, len), (ssize_t)len);
 	sha256_hex(data, len, id);
-	oxs_status rc = s->ops->put_model(s, id, path, fd, created);
+	oxst_status rc = s->ops->put_model(s, id, path, fd, created);
 	close(fd);
 	return rc;
 }
@@ -100,77 +100,77 @@ static oxs_status put_bytes(oxs_store *s, const void *data, size_t len, char id[
 static void test_put_get_idempotent(void **state)
 {
 	(void)state;
-	oxs_store *s = open_store(NULL);
+	oxst_store *s = open_store(NULL);
 	char id[65], id2[65];
 	bool created = false;
 	const char body[] = "model bytes";
-	assert_int_equal(put_bytes(s, body, sizeof(body), id, &created), OXS_OK);
+	assert_int_equal(put_bytes(s, body, sizeof(body), id, &created), OXST_OK);
 	assert_true(created);
 	/* the file is under its id, fanned out by prefix, with the bytes */
 	char path[1024];
-	assert_int_equal(s->ops->model_path(s, id, path, sizeof(path)), OXS_OK);
+	assert_int_equal(s->ops->model_path(s, id, path, sizeof(path)), OXST_OK);
 	char want[1024];
 	snprintf(want, sizeof(want), "%s/models/%.2s/%s.onnx", root, id, id);
 	assert_string_equal(path, want);
 	int fd;
 	uint64_t size;
-	assert_int_equal(s->ops->open_model(s, id, &fd, &size), OXS_OK);
+	assert_int_equal(s->ops->open_model(s, id, &fd, &size), OXST_OK);
 	assert_int_equal(size, sizeof(body));
 	char got[64];
 	assert_int_equal(read(fd, got, sizeof(got)), (ssize_t)sizeof(body));
 	assert_memory_equal(got, body, sizeof(body));
 	close(fd);
 	/* the same bytes again: not created, the spool is gone, tmp/ is empty */
-	assert_int_equal(put_bytes(s, body, sizeof(body), id2, &created), OXS_OK);
+	assert_int_equal(put_bytes(s, body, sizeof(body), id2, &created), OXST_OK);
 	assert_false(created);
 	assert_string_equal(id, id2);
 	char tmp[300];
 	snprintf(tmp, sizeof(tmp), "%s/tmp", root);
 	assert_int_equal(count_entries(tmp), 0);
 	/* unknown and malformed ids */
-	assert_int_equal(s->ops->model_path(s, "00", path, sizeof(path)), OXS_E_NOT_FOUND);
+	assert_int_equal(s->ops->model_path(s, "00", path, sizeof(path)), OXST_E_NOT_FOUND);
 	char zero[65];
 	memset(zero, '0', 64);
 	zero[64] = '\0';
-	assert_int_equal(s->ops->open_model(s, zero, &fd, &size), OXS_E_NOT_FOUND);
+	assert_int_equal(s->ops->open_model(s, zero, &fd, &size), OXST_E_NOT_FOUND);
 	s->ops->close(s);
 }
 
 static void test_list_delete(void **state)
 {
 	(void)state;
-	oxs_store *s = open_store(NULL);
+	oxst_store *s = open_store(NULL);
 	char ids[5][65];
 	bool created;
 	for (int i = 0; i < 5; i++) {
 		char body[16];
 		snprintf(body, sizeof(body), "model %d", i);
-		assert_int_equal(put_bytes(s, body, strlen(body), ids[i], &created), OXS_OK);
+		assert_int_equal(put_bytes(s, body, strlen(body), ids[i], &created), OXST_OK);
 	}
-	oxs_model_info page[3];
+	oxst_model_info page[3];
 	size_t n = 0;
 	uint64_t total = 0;
-	assert_int_equal(s->ops->list_models(s, "", page, 3, &n, &total), OXS_OK);
+	assert_int_equal(s->ops->list_models(s, "", page, 3, &n, &total), OXST_OK);
 	assert_int_equal(n, 3);
 	assert_int_equal(total, 5);
 	assert_true(strcmp(page[0].id, page[1].id) < 0 && strcmp(page[1].id, page[2].id) < 0);
-	oxs_model_info rest[3];
+	oxst_model_info rest[3];
 	size_t m = 0;
-	assert_int_equal(s->ops->list_models(s, page[2].id, rest, 3, &m, &total), OXS_OK);
+	assert_int_equal(s->ops->list_models(s, page[2].id, rest, 3, &m, &total), OXST_OK);
 	assert_int_equal(m, 2);
 	assert_true(strcmp(page[2].id, rest[0].id) < 0);
 	/* a rendering goes with its model */
-	assert_int_equal(s->ops->put_rendering(s, rest[0].id, "graph-1.svg", "<svg/>", 6), OXS_OK);
-	assert_int_equal(s->ops->delete_model(s, rest[0].id), OXS_OK);
-	assert_int_equal(s->ops->delete_model(s, rest[0].id), OXS_E_NOT_FOUND);
+	assert_int_equal(s->ops->put_rendering(s, rest[0].id, "graph-1.svg", "<svg/>", 6), OXST_OK);
+	assert_int_equal(s->ops->delete_model(s, rest[0].id), OXST_OK);
+	assert_int_equal(s->ops->delete_model(s, rest[0].id), OXST_E_NOT_FOUND);
 	int fd;
 	uint64_t size;
 	assert_int_equal(s->ops->get_rendering(s, rest[0].id, "graph-1.svg", &fd, &size),
-	                 OXS_E_NOT_FOUND);
+	                 OXST_E_NOT_FOUND);
 	char dir[400];
 	snprintf(dir, sizeof(dir), "%s/renderings/%s", root, rest[0].id);
 	assert_int_equal(count_entries(dir), -1);
-	assert_int_equal(s->ops->list_models(s, "", page, 3, &n, &total), OXS_OK);
+	assert_int_equal(s->ops->list_models(s, "", page, 3, &n, &total), OXST_OK);
 	assert_int_equal(total, 4);
 	s->ops->close(s);
 }
@@ -178,25 +178,25 @@ static void test_list_delete(void **state)
 static void test_renderings(void **state)
 {
 	(void)state;
-	oxs_store *s = open_store(NULL);
+	oxst_store *s = open_store(NULL);
 	char id[65];
 	bool created;
-	assert_int_equal(put_bytes(s, "abc", 3, id, &created), OXS_OK);
-	assert_int_equal(s->ops->put_rendering(s, id, "summary-1.json", "{}", 2), OXS_OK);
-	assert_int_equal(s->ops->put_rendering(s, id, "summary-1.json", "{\"a\":1}", 7), OXS_OK);
+	assert_int_equal(put_bytes(s, "abc", 3, id, &created), OXST_OK);
+	assert_int_equal(s->ops->put_rendering(s, id, "summary-1.json", "{}", 2), OXST_OK);
+	assert_int_equal(s->ops->put_rendering(s, id, "summary-1.json", "{\"a\":1}", 7), OXST_OK);
 	int fd;
 	uint64_t size;
-	assert_int_equal(s->ops->get_rendering(s, id, "summary-1.json", &fd, &size), OXS_OK);
+	assert_int_equal(s->ops->get_rendering(s, id, "summary-1.json", &fd, &size), OXST_OK);
 	assert_int_equal(size, 7);
 	close(fd);
 	/* names are checked; renderings need their model */
-	assert_int_equal(s->ops->put_rendering(s, id, "../escape", "x", 1), OXS_E_INVALID);
-	assert_int_equal(s->ops->put_rendering(s, id, ".hidden", "x", 1), OXS_E_INVALID);
-	assert_int_equal(s->ops->get_rendering(s, id, "a/b", &fd, &size), OXS_E_INVALID);
+	assert_int_equal(s->ops->put_rendering(s, id, "../escape", "x", 1), OXST_E_INVALID);
+	assert_int_equal(s->ops->put_rendering(s, id, ".hidden", "x", 1), OXST_E_INVALID);
+	assert_int_equal(s->ops->get_rendering(s, id, "a/b", &fd, &size), OXST_E_INVALID);
 	char other[65];
 	sha256_hex("nothing", 7, other);
-	assert_int_equal(s->ops->put_rendering(s, other, "x.json", "x", 1), OXS_E_NOT_FOUND);
-	oxs_store_stats st;
+	assert_int_equal(s->ops->put_rendering(s, other, "x.json", "x", 1), OXST_E_NOT_FOUND);
+	oxst_stats st;
 	s->ops->stats(s, &st);
 	assert_int_equal(st.models, 1);
 	assert_int_equal(st.renderings, 1);
@@ -208,13 +208,13 @@ static void test_renderings(void **state)
 static void test_lock(void **state)
 {
 	(void)state;
-	oxs_store *s = open_store(NULL);
-	oxs_store *t = NULL;
+	oxst_store *s = open_store(NULL);
+	oxst_store *t = NULL;
 	char err[256];
-	assert_int_equal(oxs_store_local_open(&t, root, NULL, err, sizeof(err)), OXS_E_BUSY);
+	assert_int_equal(oxst_local_open(&t, root, NULL, err, sizeof(err)), OXST_E_BUSY);
 	assert_null(t);
 	s->ops->close(s);
-	assert_int_equal(oxs_store_local_open(&t, root, NULL, err, sizeof(err)), OXS_OK);
+	assert_int_equal(oxst_local_open(&t, root, NULL, err, sizeof(err)), OXST_OK);
 	t->ops->close(t);
 }
 
@@ -222,15 +222,15 @@ static void test_lock(void **state)
 static void test_recovery(void **state)
 {
 	(void)state;
-	oxs_store *s = open_store(NULL);
+	oxst_store *s = open_store(NULL);
 	char good[65];
 	bool created;
-	assert_int_equal(put_bytes(s, "good model", 10, good, &created), OXS_OK);
-	assert_int_equal(s->ops->put_rendering(s, good, "graph-a.svg", "<svg/>", 6), OXS_OK);
+	assert_int_equal(put_bytes(s, "good model", 10, good, &created), OXST_OK);
+	assert_int_equal(s->ops->put_rendering(s, good, "graph-a.svg", "<svg/>", 6), OXST_OK);
 	/* an upload cut by the crash: spooled, never renamed */
 	int fd;
 	char spool[1024];
-	assert_int_equal(s->ops->spool(s, &fd, spool, sizeof(spool)), OXS_OK);
+	assert_int_equal(s->ops->spool(s, &fd, spool, sizeof(spool)), OXST_OK);
 	assert_int_equal(write(fd, "half", 4), 4);
 	close(fd);
 	s->ops->close(s); /* a clean close empties tmp/ itself: put the leftovers back after */
@@ -261,9 +261,9 @@ static void test_recovery(void **state)
 	snprintf(path, sizeof(path), "%s/graph-b.svg", dir);
 	write_file(path, "<svg/>", 6);
 
-	oxs_store_local_options opt = {.budget = 0, .evict_models = false, .verify = true};
+	oxst_local_options opt = {.budget = 0, .evict_models = false, .verify = true};
 	s = open_store(&opt);
-	oxs_store_stats st;
+	oxst_stats st;
 	s->ops->stats(s, &st);
 	assert_int_equal(st.models, 1);
 	assert_int_equal(st.renderings, 1);
@@ -275,8 +275,8 @@ static void test_recovery(void **state)
 	snprintf(tmp, sizeof(tmp), "%s/quarantine", root);
 	assert_int_equal(count_entries(tmp), 3);
 	assert_int_equal(count_entries(dir), -1); /* the ghost's renderings are gone */
-	assert_int_equal(s->ops->model_path(s, liar, path, sizeof(path)), OXS_E_NOT_FOUND);
-	assert_int_equal(s->ops->get_rendering(s, good, "graph-a.svg", &fd, &(uint64_t){0}), OXS_OK);
+	assert_int_equal(s->ops->model_path(s, liar, path, sizeof(path)), OXST_E_NOT_FOUND);
+	assert_int_equal(s->ops->get_rendering(s, good, "graph-a.svg", &fd, &(uint64_t){0}), OXST_OK);
 	close(fd);
 	s->ops->close(s);
 }
@@ -284,31 +284,31 @@ static void test_recovery(void **state)
 static void test_budget(void **state)
 {
 	(void)state;
-	oxs_store_local_options opt = {.budget = 1000, .evict_models = false, .verify = true};
-	oxs_store *s = open_store(&opt);
+	oxst_local_options opt = {.budget = 1000, .evict_models = false, .verify = true};
+	oxst_store *s = open_store(&opt);
 	char a[65], b[65], c[65];
 	bool created;
 	char big[800];
 	memset(big, 'a', sizeof(big));
-	assert_int_equal(put_bytes(s, big, 400, a, &created), OXS_OK);
+	assert_int_equal(put_bytes(s, big, 400, a, &created), OXST_OK);
 	char blob[300];
 	memset(blob, 'r', sizeof(blob));
-	assert_int_equal(s->ops->put_rendering(s, a, "r1.svg", blob, 300), OXS_OK);
-	assert_int_equal(s->ops->put_rendering(s, a, "r2.svg", blob, 250), OXS_OK);
+	assert_int_equal(s->ops->put_rendering(s, a, "r1.svg", blob, 300), OXST_OK);
+	assert_int_equal(s->ops->put_rendering(s, a, "r2.svg", blob, 250), OXST_OK);
 	/* 950 used: a third rendering evicts the least recently used one (r1) */
 	int fd;
 	uint64_t size;
-	assert_int_equal(s->ops->get_rendering(s, a, "r2.svg", &fd, &size), OXS_OK);
+	assert_int_equal(s->ops->get_rendering(s, a, "r2.svg", &fd, &size), OXST_OK);
 	close(fd);
-	assert_int_equal(s->ops->put_rendering(s, a, "r3.svg", blob, 200), OXS_OK);
-	assert_int_equal(s->ops->get_rendering(s, a, "r1.svg", &fd, &size), OXS_E_NOT_FOUND);
-	assert_int_equal(s->ops->get_rendering(s, a, "r2.svg", &fd, &size), OXS_OK);
+	assert_int_equal(s->ops->put_rendering(s, a, "r3.svg", blob, 200), OXST_OK);
+	assert_int_equal(s->ops->get_rendering(s, a, "r1.svg", &fd, &size), OXST_E_NOT_FOUND);
+	assert_int_equal(s->ops->get_rendering(s, a, "r2.svg", &fd, &size), OXST_OK);
 	close(fd);
 	/* a model that only fits by evicting models: refused while models are kept */
 	memset(big, 'b', sizeof(big));
-	assert_int_equal(put_bytes(s, big, 700, b, &created), OXS_E_NOSPACE);
+	assert_int_equal(put_bytes(s, big, 700, b, &created), OXST_E_NOSPACE);
 	char tmp[300];
-	oxs_store_stats st;
+	oxst_stats st;
 	s->ops->stats(s, &st);
 	assert_int_equal(st.renderings, 0); /* renderings went first */
 	assert_int_equal(st.models, 1);
@@ -317,11 +317,11 @@ static void test_budget(void **state)
 	/* with model eviction allowed, the least recently used model goes */
 	opt.evict_models = true;
 	s = open_store(&opt);
-	assert_int_equal(put_bytes(s, big, 700, b, &created), OXS_OK);
+	assert_int_equal(put_bytes(s, big, 700, b, &created), OXST_OK);
 	assert_true(created);
-	assert_int_equal(s->ops->model_path(s, a, tmp, sizeof(tmp)), OXS_E_NOT_FOUND);
+	assert_int_equal(s->ops->model_path(s, a, tmp, sizeof(tmp)), OXST_E_NOT_FOUND);
 	memset(big, 'c', sizeof(big));
-	assert_int_equal(put_bytes(s, big, 300, c, &created), OXS_OK);
+	assert_int_equal(put_bytes(s, big, 300, c, &created), OXST_OK);
 	s->ops->stats(s, &st);
 	assert_int_equal(st.models, 2);
 	assert_true(st.model_bytes <= 1000);
@@ -329,14 +329,14 @@ static void test_budget(void **state)
 	s->ops->close(s);
 }
 
-/* A full disk (here: a file size limit, EFBIG) is OXS_E_NOSPACE and leaves no file. */
+/* A full disk (here: a file size limit, EFBIG) is OXST_E_NOSPACE and leaves no file. */
 static void test_nospace(void **state)
 {
 	(void)state;
-	oxs_store *s = open_store(NULL);
+	oxst_store *s = open_store(NULL);
 	char id[65];
 	bool created;
-	assert_int_equal(put_bytes(s, "m", 1, id, &created), OXS_OK);
+	assert_int_equal(put_bytes(s, "m", 1, id, &created), OXST_OK);
 	fflush(NULL);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -345,8 +345,8 @@ static void test_nospace(void **state)
 		struct rlimit rl = {4096, 4096};
 		setrlimit(RLIMIT_FSIZE, &rl);
 		static char big[65536];
-		oxs_status rc = s->ops->put_rendering(s, id, "big.svg", big, sizeof(big));
-		_exit(rc == OXS_E_NOSPACE ? 0 : 10 + (int)rc);
+		oxst_status rc = s->ops->put_rendering(s, id, "big.svg", big, sizeof(big));
+		_exit(rc == OXST_E_NOSPACE ? 0 : 10 + (int)rc);
 	}
 	int status = 0;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -358,32 +358,32 @@ static void test_nospace(void **state)
 	s->ops->close(s);
 }
 
-static void put_meta_named(oxs_store *s, const char *id, const char *name)
+static void put_meta_named(oxst_store *s, const char *id, const char *name)
 {
-	oxs_model_meta m;
+	oxst_model_meta m;
 	memset(&m, 0, sizeof(m));
 	snprintf(m.name, sizeof(m.name), "%s", name);
 	snprintf(m.kind, sizeof(m.kind), "model");
 	m.nodes = 7;
-	assert_int_equal(s->ops->put_meta(s, id, &m), OXS_OK);
+	assert_int_equal(s->ops->put_meta(s, id, &m), OXST_OK);
 }
 
 static void test_meta(void **state)
 {
 	(void)state;
-	oxs_store *s = open_store(NULL);
+	oxst_store *s = open_store(NULL);
 	char a[65], b[65];
 	bool created;
 	sha256_hex("model a", 7, a);
 	put_meta_named(s, a, "a.onnx");
 	put_meta_named(s, a, "again.onnx"); /* the first upload's meta stays */
-	assert_int_equal(put_bytes(s, "model a", 7, a, &created), OXS_OK);
-	assert_int_equal(put_bytes(s, "model b", 7, b, &created), OXS_OK); /* none kept */
-	oxs_model_info page[4];
+	assert_int_equal(put_bytes(s, "model a", 7, a, &created), OXST_OK);
+	assert_int_equal(put_bytes(s, "model b", 7, b, &created), OXST_OK); /* none kept */
+	oxst_model_info page[4];
 	size_t n = 0;
 	uint64_t total = 0;
 	for (int round = 0; round < 2; round++) { /* read from the file, then from memory */
-		assert_int_equal(s->ops->list_models(s, "", page, 4, &n, &total), OXS_OK);
+		assert_int_equal(s->ops->list_models(s, "", page, 4, &n, &total), OXST_OK);
 		assert_int_equal(n, 2);
 		for (size_t i = 0; i < n; i++) {
 			bool is_a = strcmp(page[i].id, a) == 0;
@@ -398,7 +398,7 @@ static void test_meta(void **state)
 	char path[1024];
 	snprintf(path, sizeof(path), "%s/meta/%s.json", root, a);
 	assert_int_equal(access(path, F_OK), 0);
-	assert_int_equal(s->ops->delete_model(s, a), OXS_OK);
+	assert_int_equal(s->ops->delete_model(s, a), OXST_OK);
 	assert_int_equal(access(path, F_OK), -1); /* deleted with its model */
 	/* meta of an upload cut before its model: gone at the next open */
 	char c[65];
@@ -415,14 +415,14 @@ static void test_meta(void **state)
 static void test_verify_background(void **state)
 {
 	(void)state;
-	oxs_store *s = open_store(NULL);
+	oxst_store *s = open_store(NULL);
 	enum { N = 40 };
 	char ids[N][65], liar[65];
 	bool created;
 	for (int i = 0; i < N; i++) {
 		char body[32];
 		snprintf(body, sizeof(body), "model number %d", i);
-		assert_int_equal(put_bytes(s, body, strlen(body), ids[i], &created), OXS_OK);
+		assert_int_equal(put_bytes(s, body, strlen(body), ids[i], &created), OXST_OK);
 	}
 	s->ops->close(s);
 	/* one file's bytes no longer match its name */
@@ -431,19 +431,19 @@ static void test_verify_background(void **state)
 	snprintf(path, sizeof(path), "%s/models/%.2s/%s.onnx", root, liar, liar);
 	write_file(path, "rotten bytes", 12);
 
-	oxs_store_local_options opt = {.verify = false, .verify_background = true};
+	oxst_local_options opt = {.verify = false, .verify_background = true};
 	s = open_store(&opt);
-	oxs_store_stats st;
+	oxst_stats st;
 	s->ops->stats(s, &st);
 	assert_int_equal(st.to_verify, N);
 	/* without waiting, an unchecked model is never said to be there: AGAIN until it is
 	 * checked, then OK (or NOT_FOUND for the liar) */
 	uint64_t size;
-	oxs_status rc = s->ops->stat_model(s, liar, OXS_STAT_NONBLOCK, &size);
-	assert_true(rc == OXS_E_AGAIN || rc == OXS_E_NOT_FOUND);
+	oxst_status rc = s->ops->stat_model(s, liar, OXST_STAT_NONBLOCK, &size);
+	assert_true(rc == OXST_E_AGAIN || rc == OXST_E_NOT_FOUND);
 	/* reading it checks it first: never served */
-	assert_int_equal(s->ops->model_path(s, liar, path, sizeof(path)), OXS_E_NOT_FOUND);
-	assert_int_equal(s->ops->model_path(s, ids[0], path, sizeof(path)), OXS_OK);
+	assert_int_equal(s->ops->model_path(s, liar, path, sizeof(path)), OXST_E_NOT_FOUND);
+	assert_int_equal(s->ops->model_path(s, ids[0], path, sizeof(path)), OXST_OK);
 	for (int i = 0; i < 500; i++) { /* the thread finishes the rest */
 		s->ops->stats(s, &st);
 		if (!st.verifying)
@@ -455,8 +455,8 @@ static void test_verify_background(void **state)
 	assert_int_equal(st.quarantined, 1);
 	assert_int_equal(st.models, N - 1);
 	for (int i = 0; i < N - 1; i++)
-		assert_int_equal(s->ops->stat_model(s, ids[i], OXS_STAT_NONBLOCK, &size), OXS_OK);
-	assert_int_equal(s->ops->stat_model(s, liar, OXS_STAT_NONBLOCK, &size), OXS_E_NOT_FOUND);
+		assert_int_equal(s->ops->stat_model(s, ids[i], OXST_STAT_NONBLOCK, &size), OXST_OK);
+	assert_int_equal(s->ops->stat_model(s, liar, OXST_STAT_NONBLOCK, &size), OXST_E_NOT_FOUND);
 	char q[300];
 	snprintf(q, sizeof(q), "%s/quarantine", root);
 	assert_int_equal(count_entries(q), 1);
@@ -472,22 +472,22 @@ static void test_data_helpers(void **state)
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	assert_true(dfd >= 0);
 	int e = 0;
-	int f = oxs_create_beneath(dfd, "w/deep/a.bin", &e);
+	int f = oxst_create_beneath(dfd, "w/deep/a.bin", &e);
 	assert_true(f >= 0);
 	assert_int_equal(write(f, "abc", 3), 3);
 	close(f);
-	f = oxs_create_beneath(dfd, "top.bin", &e);
+	f = oxst_create_beneath(dfd, "top.bin", &e);
 	assert_true(f >= 0);
 	close(f);
 	/* never replaced, and a file is no folder */
-	assert_int_equal(oxs_create_beneath(dfd, "w/deep/a.bin", &e), -1);
+	assert_int_equal(oxst_create_beneath(dfd, "w/deep/a.bin", &e), -1);
 	assert_int_equal(e, EEXIST);
-	assert_int_equal(oxs_create_beneath(dfd, "top.bin/x", &e), -1);
+	assert_int_equal(oxst_create_beneath(dfd, "top.bin/x", &e), -1);
 	assert_int_equal(e, ENOTDIR);
-	oxs_bundle_file *files = NULL;
+	oxst_bundle_file *files = NULL;
 	size_t n = 0;
 	uint64_t bytes = 0;
-	assert_true(oxs_data_files(dir, &files, &n, &bytes));
+	assert_true(oxst_data_files(dir, &files, &n, &bytes));
 	assert_int_equal(n, 2);
 	assert_int_equal(bytes, 3);
 	char want[65];
@@ -504,17 +504,17 @@ static void test_data_helpers(void **state)
 	free(files);
 	/* a symbolic link is not a data file */
 	assert_int_equal(symlinkat("/etc/passwd", dfd, "link"), 0);
-	assert_false(oxs_data_files(dir, &files, &n, &bytes));
+	assert_false(oxst_data_files(dir, &files, &n, &bytes));
 	close(dfd);
 }
 
 static void test_status_names(void **state)
 {
 	(void)state;
-	assert_string_equal(oxs_status_name(OXS_OK), "ok");
-	assert_string_equal(oxs_status_name(OXS_E_NOSPACE), "no_space");
-	assert_string_equal(oxs_status_name(OXS_E_UNAVAILABLE), "unavailable");
-	assert_string_equal(oxs_status_name((oxs_status)99), "unknown");
+	assert_string_equal(oxst_status_name(OXST_OK), "ok");
+	assert_string_equal(oxst_status_name(OXST_E_NOSPACE), "no_space");
+	assert_string_equal(oxst_status_name(OXST_E_UNAVAILABLE), "unavailable");
+	assert_string_equal(oxst_status_name((oxst_status)99), "unknown");
 }
 
 int main(void)

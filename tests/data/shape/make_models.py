@@ -500,7 +500,46 @@ def bookkeeping():
           value_info=[vi('pflat', I64, ['unk__9'])])
 
 
+def contrib():
+    """onnxruntime's contrib ops (com.microsoft; parser/shape_ms.c), shapes from
+    onnxruntime's docs/ContribOperators.md."""
+    ms = dict(domain='com.microsoft')
+    def mnode(op, ins, outs, **attrs):
+        n = node(op, ins, outs, **attrs)
+        n.domain = 'com.microsoft'
+        return n
+    nodes = [
+        mnode('MatMulNBits', ['X', 'Wq', 'Sq'], ['nb'], K=64, N=96, bits=4, block_size=32),   # [B,S,96]
+        # packed QKV: 96 = (4 + 2 x 1) x 16: head 16, output 4 x 16
+        mnode('GroupQueryAttention', ['nb', '', '', 'pk', 'pv', 'sl', 'tl'],
+              ['gqa', 'gqa_pk', 'gqa_pv'], num_heads=4, kv_num_heads=1),      # [B,S,64] [B,1,?,16]
+        mnode('GroupQueryAttention', ['X', 'K32', 'V32', 'pk2', 'pv2', 'sl', 'tl'],
+              ['gqa2', 'gqa2_pk', 'gqa2_pv'], num_heads=4, kv_num_heads=2),   # [B,S,64] [B,2,?,16]
+        mnode('MultiHeadAttention', ['X', 'K4', 'V4'], ['mha4'], num_heads=4),    # V [B,4,L,8]: [B,S,32]
+        mnode('MultiHeadAttention', ['X', 'K3', 'V3'], ['mha3', 'mha3_pk', 'mha3_pv'], num_heads=4),  # [B,S,48], [B,4,?,16]
+        mnode('Attention', ['X', 'Watt'], ['att', 'att_present'], num_heads=4),   # [B,S,64], [2,B,4,?,16]
+        mnode('Attention', ['X', 'Watt2'], ['att2'], num_heads=2, qkv_hidden_sizes=[64, 64, 32]),  # [B,S,32]
+        mnode('SkipSimplifiedLayerNormalization', ['X', 'X', 'G'], ['ssln', 'ssln_m', 'ssln_i', 'ssln_sum']),
+        mnode('FusedMatMul', ['X', 'Wt'], ['fmm'], transB=1),                     # Wt [10,64]: [B,S,10]
+        mnode('RotaryEmbedding', ['X', 'pos', 'cos', 'sin'], ['rot']),
+        node('SimplifiedLayerNormalization', ['X', 'G'], ['sln']),                # ONNX domain, as ORT registers it
+        mnode('MatMulNBits', ['X', 'Wq', 'Sq'], ['nb_noN'], K=64, bits=4, block_size=32),  # no N: [B,S,?]
+    ]
+    model('contrib', nodes,
+          [vi('X', F, ['B', 'S', 64]), vi('pk', F, ['B', 1, 'P', 16]), vi('pv', F, ['B', 1, 'P', 16]),
+           vi('pk2', F, ['B', 2, 'P', 16]), vi('pv2', F, ['B', 2, 'P', 16]),
+           vi('sl', TensorProto.INT32, ['B']), vi('tl', TensorProto.INT32, []),
+           vi('K32', F, ['B', 'S', 32]), vi('V32', F, ['B', 'S', 32]),
+           vi('K4', F, ['B', 4, 'L', 8]), vi('V4', F, ['B', 4, 'L', 8]),
+           vi('K3', F, ['B', 'L', 64]), vi('V3', F, ['B', 'L', 48]),
+           vi('Watt', F, [64, 192]), vi('Watt2', F, [64, 160]), vi('G', F, [64]),
+           vi('Wt', F, [10, 64]), vi('pos', I64, ['B', 'S']), vi('cos', F, [128, 8]),
+           vi('sin', F, [128, 8]), vi('Wq', TensorProto.UINT8, [96, 2, 16]), vi('Sq', F, [192])],
+          [vi('gqa', F, None)], 17, extra_opsets=[helper.make_opsetid('com.microsoft', 1)])
+
+
 if __name__ == '__main__':
+    contrib()
     bookkeeping()
     elementwise()
     legacy()

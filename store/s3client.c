@@ -1,12 +1,12 @@
 /*
- * s3.c — a small S3 client on libcurl: configuration from the environment, signed
+ * s3client.c — a small S3 client on libcurl: configuration from the environment, signed
  * requests with retries and timeouts, and the few pieces of XML the store reads
  * (listings, multipart upload ids, error codes).
  *
  * Signing is libcurl's (CURLOPT_AWS_SIGV4, "aws:amz:REGION:s3").  libcurl 7.88 signs the
  * path and the query string as given and every header of CURLOPT_HTTPHEADER, and takes
  * the payload hash from an x-amz-content-sha256 header: so paths are percent-encoded
- * here, query strings are built canonical (sorted, encoded; oxs_s3_query), header names
+ * here, query strings are built canonical (sorted, encoded; oxst_s3_query), header names
  * are lowercase and none is a prefix of another (libcurl sorts "name:value" lines), and
  * every request carries the SHA-256 of its body, which the object store checks.
  *
@@ -17,7 +17,7 @@
  * Nothing here logs the credentials or a signature: no CURLOPT_VERBOSE, and failures are
  * logged with the operation, the key, the status and libcurl's error text only.
  */
-#include "service/internal.h"
+#include "store/internal.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -38,15 +38,15 @@
 #define DOWN_MS 1000
 #define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-struct oxs_s3 {
-	oxs_s3_config cfg;
+struct oxst_s3 {
+	oxst_s3_config cfg;
 	char sigv4[128];       /* "aws:amz:REGION:s3" */
 	pthread_mutex_t mu;
 	CURL *pool[POOL_MAX];
 	size_t npool;
 	int64_t down_until_ms; /* under mu: fail at once until then */
 	int64_t up_at_ms;      /* under mu: when a request last succeeded */
-	atomic_bool cancelled; /* oxs_s3_cancel: requests end now, without retries */
+	atomic_bool cancelled; /* oxst_s3_cancel: requests end now, without retries */
 };
 
 /* ---------------------------------------------------------------------------------------
@@ -73,8 +73,8 @@ static bool copy_value(char *out, size_t size, const char *v)
 	return true;
 }
 
-bool oxs_s3_config_env(oxs_s3_config *c, char *const *envp, unsigned timeout, char *err,
-                       size_t errsize)
+bool oxst_s3_config_env(oxst_s3_config *c, char *const *envp, unsigned timeout, char *err,
+                        size_t errsize)
 {
 	memset(c, 0, sizeof(*c));
 	c->timeout = timeout ? timeout : 10;
@@ -130,7 +130,7 @@ bool oxs_s3_config_env(oxs_s3_config *c, char *const *envp, unsigned timeout, ch
 	return true;
 }
 
-bool oxs_s3_url_parse(const char *url, char *bucket, size_t bsize, char *prefix, size_t psize)
+bool oxst_s3_url_parse(const char *url, char *bucket, size_t bsize, char *prefix, size_t psize)
 {
 	if (url == NULL || strncmp(url, "s3://", 5) != 0)
 		return false;
@@ -165,7 +165,7 @@ bool oxs_s3_url_parse(const char *url, char *bucket, size_t bsize, char *prefix,
 /* ---------------------------------------------------------------------------------------
  * URLs, query strings, XML
  */
-bool oxs_s3_encode(oxr_buf *b, const char *s, bool keep_slash)
+bool oxst_s3_encode(oxr_buf *b, const char *s, bool keep_slash)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -190,16 +190,16 @@ static int cmp_kv(const void *a, const void *b)
 	return strcmp(((const kv_pair *)a)->k, ((const kv_pair *)b)->k);
 }
 
-uint64_t oxs_s3_part_for(uint64_t size, uint64_t part_size)
+uint64_t oxst_s3_part_for(uint64_t size, uint64_t part_size)
 {
 	const uint64_t mib = (uint64_t)1 << 20;
-	uint64_t least = size / OXS_S3_MAX_PARTS + (size % OXS_S3_MAX_PARTS != 0);
+	uint64_t least = size / OXST_S3_MAX_PARTS + (size % OXST_S3_MAX_PARTS != 0);
 	if (part_size >= least)
 		return part_size;
 	return (least + mib - 1) / mib * mib;
 }
 
-bool oxs_s3_query(char *out, size_t size, const char *const *kv, size_t n)
+bool oxst_s3_query(char *out, size_t size, const char *const *kv, size_t n)
 {
 	kv_pair pairs[16];
 	if (n > 16 || size == 0)
@@ -214,9 +214,9 @@ bool oxs_s3_query(char *out, size_t size, const char *const *kv, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (i > 0)
 			oxr_buf_append(&b, "&", 1);
-		oxs_s3_encode(&b, pairs[i].k, false);
+		oxst_s3_encode(&b, pairs[i].k, false);
 		oxr_buf_append(&b, "=", 1);
-		oxs_s3_encode(&b, pairs[i].v, false);
+		oxst_s3_encode(&b, pairs[i].v, false);
 	}
 	bool ok = !b.failed;
 	if (ok) {
@@ -227,8 +227,8 @@ bool oxs_s3_query(char *out, size_t size, const char *const *kv, size_t n)
 	return ok;
 }
 
-bool oxs_xml_element(const char **p, const char *end, const char *tag, const char **begin,
-                     const char **stop)
+bool oxst_xml_element(const char **p, const char *end, const char *tag, const char **begin,
+                      const char **stop)
 {
 	char open[80], close[80];
 	int on = snprintf(open, sizeof(open), "<%s>", tag);
@@ -248,10 +248,10 @@ bool oxs_xml_element(const char **p, const char *end, const char *tag, const cha
 	return true;
 }
 
-bool oxs_xml_next(const char **p, const char *end, const char *tag, char *out, size_t size)
+bool oxst_xml_next(const char **p, const char *end, const char *tag, char *out, size_t size)
 {
 	const char *a, *z;
-	if (size == 0 || !oxs_xml_element(p, end, tag, &a, &z))
+	if (size == 0 || !oxst_xml_element(p, end, tag, &a, &z))
 		return false;
 	static const struct {
 		const char *ent;
@@ -283,7 +283,7 @@ bool oxs_xml_next(const char **p, const char *end, const char *tag, char *out, s
 	return true;
 }
 
-int64_t oxs_iso8601(const char *s)
+int64_t oxst_iso8601(const char *s)
 {
 	int y, mo, d, h, mi, sec;
 	char t = 0;
@@ -312,12 +312,12 @@ static void global_init(void)
 	global_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
 }
 
-oxs_s3 *oxs_s3_new(const oxs_s3_config *cfg)
+oxst_s3 *oxst_s3_new(const oxst_s3_config *cfg)
 {
 	pthread_once(&global_once, global_init);
 	if (!global_ok)
 		return NULL;
-	oxs_s3 *c = calloc(1, sizeof(*c));
+	oxst_s3 *c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
 	c->cfg = *cfg;
@@ -326,7 +326,7 @@ oxs_s3 *oxs_s3_new(const oxs_s3_config *cfg)
 	return c;
 }
 
-void oxs_s3_free(oxs_s3 *c)
+void oxst_s3_free(oxst_s3 *c)
 {
 	if (c == NULL)
 		return;
@@ -338,7 +338,7 @@ void oxs_s3_free(oxs_s3 *c)
 	free(c);
 }
 
-static CURL *handle_get(oxs_s3 *c)
+static CURL *handle_get(oxst_s3 *c)
 {
 	CURL *h = NULL;
 	pthread_mutex_lock(&c->mu);
@@ -348,7 +348,7 @@ static CURL *handle_get(oxs_s3 *c)
 	return h != NULL ? h : curl_easy_init();
 }
 
-static void handle_put(oxs_s3 *c, CURL *h)
+static void handle_put(oxst_s3 *c, CURL *h)
 {
 	pthread_mutex_lock(&c->mu);
 	if (c->npool < POOL_MAX) {
@@ -360,8 +360,8 @@ static void handle_put(oxs_s3 *c, CURL *h)
 		curl_easy_cleanup(h);
 }
 
-void oxs_s3_req_init(oxs_s3_req *r, int op, const char *method, const char *bucket,
-                     const char *key)
+void oxst_s3_req_init(oxst_s3_req *r, int op, const char *method, const char *bucket,
+                      const char *key)
 {
 	memset(r, 0, sizeof(*r));
 	r->op = op;
@@ -374,7 +374,7 @@ void oxs_s3_req_init(oxs_s3_req *r, int op, const char *method, const char *buck
 
 /* One attempt's state, seen by the callbacks. */
 typedef struct xfer {
-	oxs_s3_req *r;
+	oxst_s3_req *r;
 	CURL *h;
 	uint64_t sent;          /* request body bytes handed to libcurl */
 	EVP_MD_CTX *md;         /* out_sha */
@@ -387,7 +387,7 @@ typedef struct xfer {
 static size_t on_read(char *buf, size_t size, size_t nmemb, void *ud)
 {
 	xfer *x = ud;
-	oxs_s3_req *r = x->r;
+	oxst_s3_req *r = x->r;
 	size_t want = size * nmemb;
 	uint64_t total = r->body_fd >= 0 ? r->body_size : r->body_len;
 	if (x->sent >= total)
@@ -415,11 +415,11 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
                        curl_off_t ulnow)
 {
 	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-	oxs_s3 *c = ud;
+	oxst_s3 *c = ud;
 	return atomic_load(&c->cancelled) ? 1 : 0;
 }
 
-void oxs_s3_cancel(oxs_s3 *c)
+void oxst_s3_cancel(oxst_s3 *c)
 {
 	if (c != NULL)
 		atomic_store(&c->cancelled, true);
@@ -437,7 +437,7 @@ static int on_seek(void *ud, curl_off_t offset, int origin)
 static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 {
 	xfer *x = ud;
-	oxs_s3_req *r = x->r;
+	oxst_s3_req *r = x->r;
 	size_t n = size * nmemb;
 	long code = 0;
 	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
@@ -492,7 +492,7 @@ static bool header_is(const char *line, size_t n, const char *name, const char *
 static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
 {
 	xfer *x = ud;
-	oxs_s3_req *r = x->r;
+	oxst_s3_req *r = x->r;
 	size_t n = size * nmemb;
 	char buf[512];
 	size_t k = n < sizeof(buf) - 1 ? n : sizeof(buf) - 1;
@@ -520,7 +520,7 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
 }
 
 /* SHA-256 of the request body (hex). */
-static bool body_sha256(const oxs_s3_req *r, char out[65])
+static bool body_sha256(const oxst_s3_req *r, char out[65])
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	bool ok = md != NULL && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1;
@@ -545,15 +545,15 @@ static bool body_sha256(const oxs_s3_req *r, char out[65])
 	unsigned int hn = 0;
 	ok = ok && EVP_DigestFinal_ex(md, h, &hn) == 1 && hn == 32;
 	if (ok)
-		oxs_hex(out, h, 32);
+		oxst_hex(out, h, 32);
 	EVP_MD_CTX_free(md);
 	return ok;
 }
 
 /* The request's URL into b. */
-static bool build_url(const oxs_s3 *c, const oxs_s3_req *r, oxr_buf *b)
+static bool build_url(const oxst_s3 *c, const oxst_s3_req *r, oxr_buf *b)
 {
-	const oxs_s3_config *cfg = &c->cfg;
+	const oxst_s3_config *cfg = &c->cfg;
 	bool path_style = cfg->path_style || strchr(r->bucket, '.') != NULL;
 	if (cfg->endpoint[0] != '\0')
 		oxr_buf_printf(b, "%s/", cfg->endpoint);
@@ -562,11 +562,11 @@ static bool build_url(const oxs_s3 *c, const oxs_s3_req *r, oxr_buf *b)
 	else
 		oxr_buf_printf(b, "https://%s.s3.%s.amazonaws.com/", r->bucket, cfg->region);
 	if (path_style) {
-		oxs_s3_encode(b, r->bucket, false);
+		oxst_s3_encode(b, r->bucket, false);
 		if (r->key[0] != '\0')
 			oxr_buf_append(b, "/", 1);
 	}
-	oxs_s3_encode(b, r->key, true);
+	oxst_s3_encode(b, r->key, true);
 	if (r->query != NULL && r->query[0] != '\0')
 		oxr_buf_printf(b, "?%s", r->query);
 	return !b->failed;
@@ -596,7 +596,7 @@ static void backoff(int attempt)
 {
 	uint32_t rnd = 0;
 	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
-		rnd = (uint32_t)oxs_now_ns();
+		rnd = (uint32_t)oxst_now_ns();
 	uint64_t ms = 100;
 	for (int i = 1; i < attempt; i++)
 		ms *= 3;
@@ -606,7 +606,7 @@ static void backoff(int attempt)
 		;
 }
 
-static void log_failure(const oxs_s3_req *r, const char *what, int attempt, bool last)
+static void log_failure(const oxst_s3_req *r, const char *what, int attempt, bool last)
 {
 	char key[300];
 	snprintf(key, sizeof(key), "%.280s", r->key);
@@ -614,20 +614,20 @@ static void log_failure(const oxs_s3_req *r, const char *what, int attempt, bool
 	oxr_buf b;
 	oxr_buf_init(&b, sizeof(extra) - 1);
 	oxr_buf_printf(&b, ",\"op\":\"%s\",\"key\":", r->method);
-	oxs_json_string(&b, key, strlen(key));
+	oxr_json_string(&b, key, strlen(key));
 	oxr_buf_printf(&b, ",\"status\":%ld,\"attempt\":%d,\"error\":", r->status, attempt);
-	oxs_json_string(&b, what, strlen(what));
+	oxr_json_string(&b, what, strlen(what));
 	snprintf(extra, sizeof(extra), "%s", b.failed ? "" : b.data);
 	oxr_buf_free(&b);
-	oxs_log("warn", last ? "object store request failed" : "object store request retried",
-	        extra);
+	oxst_log("warn", last ? "object store request failed" : "object store request retried",
+	         extra);
 }
 
 /* True while the store is known to be down (and this request is not the probe). */
-static bool known_down(oxs_s3 *c)
+static bool known_down(oxst_s3 *c)
 {
 	pthread_mutex_lock(&c->mu);
-	int64_t now = oxs_now_ms();
+	int64_t now = oxst_now_ms();
 	bool down = now < c->down_until_ms;
 	if (!down && c->down_until_ms != 0)
 		c->down_until_ms = now + DOWN_MS; /* this one probes; the others wait for it */
@@ -637,10 +637,10 @@ static bool known_down(oxs_s3 *c)
 
 /* The outcome of a request begun at started_ms: a failure marks the store down unless a
  * request succeeded since it began (a late timeout after the store came back). */
-static void mark(oxs_s3 *c, bool up, int64_t started_ms)
+static void mark(oxst_s3 *c, bool up, int64_t started_ms)
 {
 	pthread_mutex_lock(&c->mu);
-	int64_t now = oxs_now_ms();
+	int64_t now = oxst_now_ms();
 	if (up) {
 		c->down_until_ms = 0;
 		c->up_at_ms = now;
@@ -650,26 +650,26 @@ static void mark(oxs_s3 *c, bool up, int64_t started_ms)
 	pthread_mutex_unlock(&c->mu);
 }
 
-oxs_status oxs_s3_do(oxs_s3 *c, oxs_s3_req *r)
+oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 {
 	char sha[65];
 	const char *body_sha = r->body_sha256; /* r keeps no pointer into this frame */
 	r->status = 0;
 	r->code[0] = '\0';
 	if (atomic_load(&c->cancelled) || known_down(c)) {
-		oxs_metrics_store(r->op, 0, OXS_STORE_SHED);
-		return OXS_E_UNAVAILABLE;
+		oxst_count_request(r->op, 0, OXST_REQ_SHED);
+		return OXST_E_UNAVAILABLE;
 	}
 	if (body_sha == NULL && (r->body_fd >= 0 || r->body_len > 0)) {
 		if (!body_sha256(r, sha))
-			return OXS_E_IO;
+			return OXST_E_IO;
 		body_sha = sha;
 	}
 	oxr_buf url;
 	oxr_buf_init(&url, 16384);
 	if (!build_url(c, r, &url)) {
 		oxr_buf_free(&url);
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	}
 	uint64_t body = r->body_fd >= 0 ? r->body_size : r->body_len;
 	bool has_body = r->body_fd >= 0 || r->body != NULL || strcmp(r->method, "POST") == 0 ||
@@ -701,13 +701,13 @@ oxs_status oxs_s3_do(oxs_s3 *c, oxs_s3_req *r)
 			handle_put(c, h);
 		curl_slist_free_all(hl);
 		oxr_buf_free(&url);
-		return OXS_E_NOMEM;
+		return OXST_E_NOMEM;
 	}
 	x->r = r;
 	x->h = h;
 
-	oxs_status st = OXS_E_UNAVAILABLE;
-	int64_t started = oxs_now_ms();
+	oxst_status st = OXST_E_UNAVAILABLE;
+	int64_t started = oxst_now_ms();
 	for (int attempt = 1;; attempt++) {
 		x->sent = 0;
 		x->errlen = 0;
@@ -720,7 +720,7 @@ oxs_status oxs_s3_do(oxs_s3 *c, oxs_s3_req *r)
 		if (x->md != NULL)
 			(void)EVP_DigestInit_ex(x->md, EVP_sha256(), NULL);
 		if (r->out_fd >= 0 && ftruncate(r->out_fd, 0) != 0) {
-			st = OXS_E_IO;
+			st = OXST_E_IO;
 			break;
 		}
 		if (r->out != NULL)
@@ -759,51 +759,51 @@ oxs_status oxs_s3_do(oxs_s3 *c, oxs_s3_req *r)
 		} else if (strcmp(r->method, "GET") != 0) {
 			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
 		}
-		uint64_t t0 = oxs_now_ns();
+		uint64_t t0 = oxst_now_ns();
 		CURLcode rc = curl_easy_perform(h);
-		uint64_t ns = oxs_now_ns() - t0;
+		uint64_t ns = oxst_now_ns() - t0;
 		long code = 0;
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 		r->status = rc == CURLE_OK ? code : 0;
 		if (x->errlen > 0) {
 			const char *p = x->errbody;
-			(void)oxs_xml_next(&p, x->errbody + x->errlen, "Code", r->code, sizeof(r->code));
+			(void)oxst_xml_next(&p, x->errbody + x->errlen, "Code", r->code, sizeof(r->code));
 		}
 		if (rc == CURLE_WRITE_ERROR && (x->too_big || x->write_errno != 0)) {
-			oxs_metrics_store(r->op, ns, OXS_STORE_ERROR);
+			oxst_count_request(r->op, ns, OXST_REQ_ERROR);
 			int e = x->write_errno;
-			st = x->too_big || e == ENOSPC || e == EFBIG || e == EDQUOT ? OXS_E_NOSPACE
-			     : e == ENOMEM                                         ? OXS_E_NOMEM
-			                                                           : OXS_E_IO;
+			st = x->too_big || e == ENOSPC || e == EFBIG || e == EDQUOT ? OXST_E_NOSPACE
+			     : e == ENOMEM                                         ? OXST_E_NOMEM
+			                                                           : OXST_E_IO;
 			break;
 		}
 		bool retry = rc != CURLE_OK ? retryable_curl(rc) : code >= 500 && code <= 599;
 		if (rc != CURLE_OK && !retry) {
 			/* a local failure (the spool file could not be read, a bad URL) */
-			oxs_metrics_store(r->op, ns, OXS_STORE_ERROR);
+			oxst_count_request(r->op, ns, OXST_REQ_ERROR);
 			log_failure(r, curl_easy_strerror(rc), attempt, true);
 			st = rc == CURLE_READ_ERROR ||
 			             (rc == CURLE_ABORTED_BY_CALLBACK && !atomic_load(&c->cancelled))
-			         ? OXS_E_IO
-			         : OXS_E_UNAVAILABLE;
+			         ? OXST_E_IO
+			         : OXST_E_UNAVAILABLE;
 			break;
 		}
 		if (!retry) {
 			bool expected = (code >= 200 && code <= 299) || code == 304 || code == 404 ||
 			                code == 412;
-			oxs_metrics_store(r->op, ns, expected ? OXS_STORE_OK : OXS_STORE_ERROR);
+			oxst_count_request(r->op, ns, expected ? OXST_REQ_OK : OXST_REQ_ERROR);
 			if (!expected) {
 				char what[128];
 				snprintf(what, sizeof(what), "%s", r->code[0] ? r->code : "unexpected status");
 				log_failure(r, what, attempt, true);
 			}
-			st = OXS_OK;
+			st = OXST_OK;
 			break;
 		}
 		/* retry within the attempts and a bound on the whole operation */
 		bool last = attempt >= ATTEMPTS || atomic_load(&c->cancelled) ||
-		            oxs_now_ms() - started > (int64_t)(cap_ms + (uint64_t)c->cfg.timeout * 1000);
-		oxs_metrics_store(r->op, ns, last ? OXS_STORE_FAILED : OXS_STORE_RETRIED);
+		            oxst_now_ms() - started > (int64_t)(cap_ms + (uint64_t)c->cfg.timeout * 1000);
+		oxst_count_request(r->op, ns, last ? OXST_REQ_FAILED : OXST_REQ_RETRIED);
 		char what[200];
 		if (rc != CURLE_OK)
 			snprintf(what, sizeof(what), "%s", curl_easy_strerror(rc));
@@ -811,19 +811,19 @@ oxs_status oxs_s3_do(oxs_s3 *c, oxs_s3_req *r)
 			snprintf(what, sizeof(what), "%s", r->code[0] ? r->code : "server error");
 		log_failure(r, what, attempt, last);
 		if (last) {
-			st = OXS_E_UNAVAILABLE;
+			st = OXST_E_UNAVAILABLE;
 			break;
 		}
 		backoff(attempt);
 	}
-	mark(c, st != OXS_E_UNAVAILABLE, started);
-	if (st == OXS_OK && x->md != NULL) {
+	mark(c, st != OXST_E_UNAVAILABLE, started);
+	if (st == OXST_OK && x->md != NULL) {
 		unsigned char md[32];
 		unsigned int mn = 0;
 		if (EVP_DigestFinal_ex(x->md, md, &mn) == 1 && mn == 32)
-			oxs_hex(r->sha256, md, 32);
+			oxst_hex(r->sha256, md, 32);
 		else
-			st = OXS_E_NOMEM;
+			st = OXST_E_NOMEM;
 	}
 	EVP_MD_CTX_free(x->md);
 	free(x);

@@ -1,5 +1,5 @@
 /*
- * store.c — the local-folder model store (the embedded default behind oxs_store_ops).
+ * local.c — the local-folder model store (the embedded default behind oxst_ops).
  *
  * Layout under the root folder:
  *   lock                      flock()ed while a server uses the store
@@ -19,7 +19,7 @@
  * verify_background, on a thread after open and before any model not yet checked is
  * first read: start-up then does not grow with the bytes stored.
  */
-#include "service/internal.h"
+#include "store/internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -41,14 +41,6 @@
 
 #define PATH_BUF 4096
 #define NAME_MAX_LEN 96
-
-const char *oxs_status_name(oxs_status s)
-{
-	static const char *const names[] = {"ok", "not_found", "no_space", "io_error",
-	                                    "invalid", "out_of_memory", "busy",
-	                                    "unavailable", "again"};
-	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
-}
 
 typedef struct lru_link {
 	struct lru_link *prev, *next;
@@ -73,12 +65,12 @@ struct model_ent {
 	bool verified;         /* hashed to its id (at open, after it, or written here) */
 	bool rend_scanned;     /* its renderings/<id>/ folder is in the index */
 	bool meta_read;        /* meta/<id>.json was looked for; meta is NULL when absent */
-	oxs_model_meta *meta;
-	char id[OXS_ID_LEN + 1];
+	oxst_model_meta *meta;
+	char id[OXST_ID_LEN + 1];
 };
 
 typedef struct local_store {
-	oxs_store base;
+	oxst_store base;
 	char root[PATH_BUF / 2];
 	int lock_fd;
 	bool locked; /* the flock is ours: tmp/ may be cleaned */
@@ -99,7 +91,7 @@ typedef struct local_store {
 	uint64_t verified, to_verify;
 	struct timespec opened;  /* leftovers are older (CLOCK_REALTIME_COARSE: the clock of
 	                            file times) */
-	char (*data_ids)[OXS_ID_LEN + 1]; /* at open: models with a data/<id>/ folder, sorted */
+	char (*data_ids)[OXST_ID_LEN + 1]; /* at open: models with a data/<id>/ folder, sorted */
 	size_t ndata_ids;
 } local_store;
 
@@ -148,15 +140,15 @@ static void seterr(char *err, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-static oxs_status errno_status(int e)
+static oxst_status errno_status(int e)
 {
 	if (e == ENOSPC || e == EFBIG || e == EDQUOT)
-		return OXS_E_NOSPACE;
+		return OXST_E_NOSPACE;
 	if (e == ENOENT)
-		return OXS_E_NOT_FOUND;
+		return OXST_E_NOT_FOUND;
 	if (e == ENOMEM)
-		return OXS_E_NOMEM;
-	return OXS_E_IO;
+		return OXST_E_NOMEM;
+	return OXST_E_IO;
 }
 
 static bool path_fmt(char *out, size_t size, const char *fmt, ...)
@@ -251,7 +243,7 @@ static void remove_tree(int dirfd_parent, const char *name, int depth)
 	(void)unlinkat(dirfd_parent, name, AT_REMOVEDIR);
 }
 
-void oxs_remove_path(const char *path)
+void oxst_remove_path(const char *path)
 {
 	char dir[PATH_BUF];
 	snprintf(dir, sizeof(dir), "%s", path);
@@ -478,7 +470,7 @@ static bool make_room(local_store *s, uint64_t need, bool may_evict_models)
 #define DATA_MAX_DEPTH 8
 
 typedef struct data_walk {
-	oxs_bundle_file *files; /* with hash: each file, its size and SHA-256 (caller frees) */
+	oxst_bundle_file *files; /* with hash: each file, its size and SHA-256 (caller frees) */
 	size_t n, cap;
 	uint64_t bytes;
 	bool hash;              /* collect files[] and hash them; else only count */
@@ -499,7 +491,7 @@ static bool walk_data(int fd, const char *prefix, int depth, data_walk *w)
 	while (ok && (e = readdir(d)) != NULL) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		char loc[OXS_LOCATION_MAX + 1];
+		char loc[OXST_LOCATION_MAX + 1];
 		struct stat st;
 		if (!path_fmt(loc, sizeof(loc), "%s%s%s", prefix, prefix[0] ? "/" : "", e->d_name) ||
 		    fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -521,11 +513,11 @@ static bool walk_data(int fd, const char *prefix, int depth, data_walk *w)
 				}
 			}
 			if (ok && w->hash) {
-				oxs_bundle_file *f = &w->files[w->n];
+				oxst_bundle_file *f = &w->files[w->n];
 				snprintf(f->location, sizeof(f->location), "%s", loc);
 				f->size = (uint64_t)st.st_size;
 				int ff = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-				ok = ff >= 0 && oxs_sha256_fd(ff, f->sha256);
+				ok = ff >= 0 && oxst_sha256_fd(ff, f->sha256);
 				if (ff >= 0)
 					close(ff);
 			}
@@ -558,7 +550,7 @@ static bool data_size(const local_store *s, const char *id, uint64_t *bytes, dat
 	return true;
 }
 
-bool oxs_data_files(const char *dir, oxs_bundle_file **files, size_t *n, uint64_t *bytes)
+bool oxst_data_files(const char *dir, oxst_bundle_file **files, size_t *n, uint64_t *bytes)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -575,7 +567,7 @@ bool oxs_data_files(const char *dir, oxs_bundle_file **files, size_t *n, uint64_
 	return true;
 }
 
-int oxs_create_beneath(int dirfd, const char *loc, int *err)
+int oxst_create_beneath(int dirfd, const char *loc, int *err)
 {
 	int fd = -1;
 	*err = oxp_open_beneath(&fd, dirfd, loc, strlen(loc), O_RDWR | O_CREAT | O_EXCL,
@@ -604,27 +596,27 @@ static bool fsync_tree(int fd, int depth)
 	return ok;
 }
 
-static oxs_status op_spool_dir(oxs_store *base, char *path, size_t pathsize)
+static oxst_status op_spool_dir(oxst_store *base, char *path, size_t pathsize)
 {
 	local_store *s = (local_store *)base;
 	unsigned char rnd[8];
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		memset(rnd, 0, sizeof(rnd));
 	char hex[17];
-	oxs_hex(hex, rnd, sizeof(rnd));
+	oxst_hex(hex, rnd, sizeof(rnd));
 	if (!path_fmt(path, pathsize, "%s/tmp/data-%ld-%" PRIu64 "-%s", s->root, (long)getpid(),
 	              (uint64_t)atomic_fetch_add(&tmp_counter, 1), hex))
-		return OXS_E_INVALID;
-	return mkdir(path, 0700) == 0 ? OXS_OK : errno_status(errno);
+		return OXST_E_INVALID;
+	return mkdir(path, 0700) == 0 ? OXST_OK : errno_status(errno);
 }
 
-static oxs_status op_put_data(oxs_store *base, const char *id, const char *spool_dir)
+static oxst_status op_put_data(oxst_store *base, const char *id, const char *spool_dir)
 {
 	local_store *s = (local_store *)base;
 	char data[PATH_BUF], target[PATH_BUF];
-	if (!oxs_id_valid(id) || !path_fmt(data, sizeof(data), "%s/data", s->root) ||
+	if (!oxst_id_valid(id) || !path_fmt(data, sizeof(data), "%s/data", s->root) ||
 	    !path_fmt(target, sizeof(target), "%s/%s", data, id))
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	int fd = open(spool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || !(s->nosync ? close(fd) == 0 : fsync_tree(fd, 0)))
 		return errno_status(errno);
@@ -634,7 +626,7 @@ static oxs_status op_put_data(oxs_store *base, const char *id, const char *spool
 			/* no RENAME_NOREPLACE: a plain rename onto an existing non-empty folder
 			 * fails too (ENOTEMPTY), onto a missing one it is what we want */
 			if (rename(spool_dir, target) == 0)
-				return sync_dir(s, data) == 0 ? OXS_OK : errno_status(errno);
+				return sync_dir(s, data) == 0 ? OXST_OK : errno_status(errno);
 			there = errno == EEXIST || errno == ENOTEMPTY;
 		}
 		if (!there)
@@ -647,31 +639,31 @@ static oxs_status op_put_data(oxs_store *base, const char *id, const char *spool
 			remove_tree(tfd, rel, 0);
 		if (tfd >= 0)
 			close(tfd);
-		return OXS_OK;
+		return OXST_OK;
 	}
-	return sync_dir(s, data) == 0 ? OXS_OK : errno_status(errno);
+	return sync_dir(s, data) == 0 ? OXST_OK : errno_status(errno);
 }
 
-static oxs_status ensure_verified(local_store *s, const char *id);
+static oxst_status ensure_verified(local_store *s, const char *id);
 
-static oxs_status op_open_data(oxs_store *base, const char *id, int *dirfd)
+static oxst_status op_open_data(oxst_store *base, const char *id, int *dirfd)
 {
 	local_store *s = (local_store *)base;
 	char dir[PATH_BUF];
-	if (!oxs_id_valid(id) || !path_fmt(dir, sizeof(dir), "%s/data/%s", s->root, id))
-		return OXS_E_INVALID;
-	oxs_status rc = ensure_verified(s, id);
-	if (rc != OXS_OK)
+	if (!oxst_id_valid(id) || !path_fmt(dir, sizeof(dir), "%s/data/%s", s->root, id))
+		return OXST_E_INVALID;
+	oxst_status rc = ensure_verified(s, id);
+	if (rc != OXST_OK)
 		return rc;
 	int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno_status(errno);
 	*dirfd = fd;
-	return OXS_OK;
+	return OXST_OK;
 }
 
 /* ---------------------------------------------------------------------------------------
- * Verification: a model's files hash to its id (oxs_bundle_id over the model and its data)
+ * Verification: a model's files hash to its id (oxst_bundle_id over the model and its data)
  */
 static void quarantine(local_store *s, int dirfd, const char *name);
 static bool write_all(int fd, const void *data, size_t len);
@@ -692,13 +684,13 @@ static int check_model(const local_store *s, const char *id)
 	data_walk w = {NULL, 0, 0, 0, true};
 	uint64_t dbytes = 0;
 	int r = 0;
-	char got[OXS_ID_LEN + 1], bid[OXS_ID_LEN + 1];
+	char got[OXST_ID_LEN + 1], bid[OXST_ID_LEN + 1];
 	if (!S_ISREG(st.st_mode) || !data_size(s, id, &dbytes, &w))
 		r = 0; /* a data folder holding anything but plain files does not match */
-	else if (!oxs_sha256_fd(f, got))
+	else if (!oxst_sha256_fd(f, got))
 		r = -1;
 	else
-		r = oxs_bundle_id(got, (uint64_t)st.st_size, w.files, w.n, bid) && strcmp(bid, id) == 0;
+		r = oxst_bundle_id(got, (uint64_t)st.st_size, w.files, w.n, bid) && strcmp(bid, id) == 0;
 	free(w.files);
 	close(f);
 	return r;
@@ -707,7 +699,7 @@ static int check_model(const local_store *s, const char *id)
 /* Move a model that did not match into quarantine/ and forget it (mu held). */
 static void quarantine_model(local_store *s, model_ent *m)
 {
-	char dir[PATH_BUF], name[OXS_ID_LEN + 8];
+	char dir[PATH_BUF], name[OXST_ID_LEN + 8];
 	snprintf(name, sizeof(name), "%s.onnx", m->id);
 	if (path_fmt(dir, sizeof(dir), "%s/models/%.2s", s->root, m->id)) {
 		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -722,18 +714,18 @@ static void quarantine_model(local_store *s, model_ent *m)
 	index_remove(s, m);
 }
 
-/* Record the outcome r of check_model for id: verified, quarantined (OXS_E_NOT_FOUND),
- * or still unchecked after a read error (OXS_E_IO). */
-static oxs_status settle(local_store *s, const char *id, int r)
+/* Record the outcome r of check_model for id: verified, quarantined (OXST_E_NOT_FOUND),
+ * or still unchecked after a read error (OXST_E_IO). */
+static oxst_status settle(local_store *s, const char *id, int r)
 {
-	oxs_status rc = OXS_OK;
+	oxst_status rc = OXST_OK;
 	bool bad = false;
 	pthread_mutex_lock(&s->mu);
 	model_ent *m = find_model(s, id);
 	if (m == NULL) {
-		rc = OXS_E_NOT_FOUND;
+		rc = OXST_E_NOT_FOUND;
 	} else if (m->verified) {
-		rc = OXS_OK; /* settled meanwhile by another thread */
+		rc = OXST_OK; /* settled meanwhile by another thread */
 	} else if (r > 0) {
 		m->verified = true;
 		s->verified++;
@@ -741,29 +733,29 @@ static oxs_status settle(local_store *s, const char *id, int r)
 		quarantine_model(s, m);
 		s->verified++;
 		bad = true;
-		rc = OXS_E_NOT_FOUND;
+		rc = OXST_E_NOT_FOUND;
 	} else {
-		rc = OXS_E_IO;
+		rc = OXST_E_IO;
 	}
 	pthread_mutex_unlock(&s->mu);
 	if (bad) {
-		char extra[OXS_ID_LEN + 16];
+		char extra[OXST_ID_LEN + 16];
 		snprintf(extra, sizeof(extra), ",\"id\":\"%s\"", id);
-		oxs_log("warn", "stored model does not match its id: quarantined", extra);
+		oxst_log("warn", "stored model does not match its id: quarantined", extra);
 	}
 	return rc;
 }
 
-/* Before a model is read: OXS_OK once its files were found to match. */
-static oxs_status ensure_verified(local_store *s, const char *id)
+/* Before a model is read: OXST_OK once its files were found to match. */
+static oxst_status ensure_verified(local_store *s, const char *id)
 {
 	pthread_mutex_lock(&s->mu);
-	model_ent *m = oxs_id_valid(id) ? find_model(s, id) : NULL;
+	model_ent *m = oxst_id_valid(id) ? find_model(s, id) : NULL;
 	bool known = m != NULL, done = m != NULL && m->verified;
 	pthread_mutex_unlock(&s->mu);
 	if (!known)
-		return OXS_E_NOT_FOUND;
-	return done ? OXS_OK : settle(s, id, check_model(s, id));
+		return OXST_E_NOT_FOUND;
+	return done ? OXST_OK : settle(s, id, check_model(s, id));
 }
 
 static bool scan_renderings(local_store *s, int rendfd, const struct timespec *before);
@@ -778,13 +770,16 @@ static void *background_main(void *arg)
 {
 	local_store *s = arg;
 	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
-	int64_t t0 = oxs_now_ms();
+	int64_t t0 = oxst_now_ms();
 	char path[PATH_BUF];
 	int rfd = path_fmt(path, sizeof(path), "%s/renderings", s->root)
 	              ? open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 	              : -1;
-	if (rfd < 0 || !scan_renderings(s, rfd, &s->opened))
-		oxs_logf("warn", "cannot index the store's renderings: %s", strerror(errno));
+	if (rfd < 0 || !scan_renderings(s, rfd, &s->opened)) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "cannot index the store's renderings: %s", strerror(errno));
+		oxst_log("warn", msg, "");
+	}
 	if (rfd >= 0)
 		close(rfd);
 	remove_orphans(s, "data", "", &s->opened);
@@ -794,15 +789,15 @@ static void *background_main(void *arg)
 	char extra[200];
 	snprintf(extra, sizeof(extra),
 	         ",\"renderings\":%" PRIu64 ",\"removed_temporaries\":%" PRIu64 ",\"ms\":%" PRId64,
-	         s->nrend, s->removed_tmp, oxs_now_ms() - t0);
+	         s->nrend, s->removed_tmp, oxst_now_ms() - t0);
 	pthread_mutex_unlock(&s->mu);
-	oxs_log("info", "store indexed", extra);
+	oxst_log("info", "store indexed", extra);
 	if (!s->verify_bg)
 		return NULL;
-	t0 = oxs_now_ms();
-	char cursor[OXS_ID_LEN + 1] = "";
+	t0 = oxst_now_ms();
+	char cursor[OXST_ID_LEN + 1] = "";
 	while (!atomic_load(&s->verify_stop)) {
-		char id[OXS_ID_LEN + 1];
+		char id[OXST_ID_LEN + 1];
 		bool found = false;
 		pthread_mutex_lock(&s->mu);
 		for (size_t i = lower_bound(s, cursor); i < s->n && !found; i++) {
@@ -822,32 +817,32 @@ static void *background_main(void *arg)
 	snprintf(extra, sizeof(extra),
 	         ",\"checked\":%" PRIu64 ",\"of\":%" PRIu64 ",\"quarantined\":%" PRIu64
 	         ",\"ms\":%" PRId64 "%s",
-	         s->verified, s->to_verify, s->quarantined, oxs_now_ms() - t0,
+	         s->verified, s->to_verify, s->quarantined, oxst_now_ms() - t0,
 	         atomic_load(&s->verify_stop) ? ",\"interrupted\":true" : "");
 	pthread_mutex_unlock(&s->mu);
-	oxs_log("info", "store verified", extra);
+	oxst_log("info", "store verified", extra);
 	return NULL;
 }
 
 /* ---------------------------------------------------------------------------------------
  * Meta (meta/<id>.json)
  */
-static oxs_status op_put_meta(oxs_store *base, const char *id, const oxs_model_meta *meta)
+static oxst_status op_put_meta(oxst_store *base, const char *id, const oxst_model_meta *meta)
 {
 	local_store *s = (local_store *)base;
 	char tmp[PATH_BUF], path[PATH_BUF], dir[PATH_BUF];
-	if (!oxs_id_valid(id) || !path_fmt(dir, sizeof(dir), "%s/meta", s->root) ||
+	if (!oxst_id_valid(id) || !path_fmt(dir, sizeof(dir), "%s/meta", s->root) ||
 	    !path_fmt(path, sizeof(path), "%s/%s.json", dir, id) ||
 	    !path_fmt(tmp, sizeof(tmp), "%s/tmp/meta-%ld-%" PRIu64, s->root, (long)getpid(),
 	              (uint64_t)atomic_fetch_add(&tmp_counter, 1)))
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	oxr_buf b;
 	oxr_buf_init(&b, 1 << 16);
-	if (!oxs_meta_json(&b, meta)) {
+	if (!oxst_meta_json(&b, meta)) {
 		oxr_buf_free(&b);
-		return OXS_E_NOMEM;
+		return OXST_E_NOMEM;
 	}
-	oxs_status rc = OXS_OK;
+	oxst_status rc = OXST_OK;
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0 || !write_all(fd, b.data, b.len) || sync_fd(s, fd) != 0)
 		rc = errno_status(errno);
@@ -863,7 +858,7 @@ static oxs_status op_put_meta(oxs_store *base, const char *id, const oxs_model_m
 }
 
 /* meta/<id>.json into *out; false when there is none (or it cannot be read). */
-static bool read_meta(const local_store *s, const char *id, oxs_model_meta *out)
+static bool read_meta(const local_store *s, const char *id, oxst_model_meta *out)
 {
 	char path[PATH_BUF], buf[8192];
 	if (!path_fmt(path, sizeof(path), "%s/meta/%s.json", s->root, id))
@@ -873,37 +868,37 @@ static bool read_meta(const local_store *s, const char *id, oxs_model_meta *out)
 		return false;
 	ssize_t n = read(fd, buf, sizeof(buf));
 	close(fd);
-	return n > 0 && (size_t)n < sizeof(buf) && oxs_meta_parse(buf, (size_t)n, out);
+	return n > 0 && (size_t)n < sizeof(buf) && oxst_meta_parse(buf, (size_t)n, out);
 }
 
 /* ---------------------------------------------------------------------------------------
  * Operations
  */
-static oxs_status op_spool(oxs_store *base, int *fd, char *path, size_t pathsize)
+static oxst_status op_spool(oxst_store *base, int *fd, char *path, size_t pathsize)
 {
 	local_store *s = (local_store *)base;
 	unsigned char rnd[8];
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		memset(rnd, 0, sizeof(rnd));
 	char hex[17];
-	oxs_hex(hex, rnd, sizeof(rnd));
+	oxst_hex(hex, rnd, sizeof(rnd));
 	uint64_t n = atomic_fetch_add(&tmp_counter, 1);
 	if (!path_fmt(path, pathsize, "%s/tmp/up-%ld-%" PRIu64 "-%s", s->root, (long)getpid(), n,
 	              hex))
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	int f = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (f < 0)
 		return errno_status(errno);
 	*fd = f;
-	return OXS_OK;
+	return OXST_OK;
 }
 
-static oxs_status op_put_model(oxs_store *base, const char *id, const char *spool_path, int fd,
-                               bool *created)
+static oxst_status op_put_model(oxst_store *base, const char *id, const char *spool_path, int fd,
+                                bool *created)
 {
 	local_store *s = (local_store *)base;
-	if (!oxs_id_valid(id))
-		return OXS_E_INVALID;
+	if (!oxst_id_valid(id))
+		return OXST_E_INVALID;
 	pthread_mutex_lock(&s->mu);
 	model_ent *have = find_model(s, id);
 	if (have != NULL)
@@ -912,14 +907,14 @@ static oxs_status op_put_model(oxs_store *base, const char *id, const char *spoo
 	if (have != NULL) {
 		(void)unlink(spool_path);
 		*created = false;
-		return OXS_OK;
+		return OXST_OK;
 	}
 	struct stat st;
 	if (sync_fd(s, fd) != 0 || fstat(fd, &st) != 0)
 		return errno_status(errno);
 	uint64_t data = 0;
 	if (!data_size(s, id, &data, NULL))
-		return OXS_E_IO;
+		return OXST_E_IO;
 	uint64_t size = (uint64_t)st.st_size + data;
 
 	pthread_mutex_lock(&s->mu);
@@ -928,14 +923,14 @@ static oxs_status op_put_model(oxs_store *base, const char *id, const char *spoo
 		s->reserved += size;
 	pthread_mutex_unlock(&s->mu);
 	if (!fits)
-		return OXS_E_NOSPACE;
+		return OXST_E_NOSPACE;
 
-	oxs_status rc = OXS_OK;
+	oxst_status rc = OXST_OK;
 	char dir[PATH_BUF], target[PATH_BUF], models[PATH_BUF];
 	bool made = false, stored = false;
 	if (!path_fmt(models, sizeof(models), "%s/models", s->root) ||
 	    !path_fmt(dir, sizeof(dir), "%s/%.2s", models, id)) {
-		rc = OXS_E_INVALID;
+		rc = OXST_E_INVALID;
 		goto out;
 	}
 	model_file(s, id, target, sizeof(target));
@@ -969,10 +964,10 @@ static oxs_status op_put_model(oxs_store *base, const char *id, const char *spoo
 out:
 	pthread_mutex_lock(&s->mu);
 	s->reserved -= size;
-	if (rc == OXS_OK && stored && find_model(s, id) == NULL) {
+	if (rc == OXST_OK && stored && find_model(s, id) == NULL) {
 		model_ent *m = calloc(1, sizeof(*m));
 		if (m != NULL) {
-			memcpy(m->id, id, OXS_ID_LEN + 1);
+			memcpy(m->id, id, OXST_ID_LEN + 1);
 			m->size = size - data;
 			m->data = data;
 			m->created = (int64_t)time(NULL);
@@ -984,7 +979,7 @@ out:
 		}
 	}
 	pthread_mutex_unlock(&s->mu);
-	if (rc == OXS_OK)
+	if (rc == OXST_OK)
 		*created = stored;
 	return rc;
 }
@@ -992,7 +987,7 @@ out:
 /* Look the model up and mark it used; false when absent. */
 static bool touch_model(local_store *s, const char *id, uint64_t *size)
 {
-	if (!oxs_id_valid(id))
+	if (!oxst_id_valid(id))
 		return false;
 	pthread_mutex_lock(&s->mu);
 	model_ent *m = find_model(s, id);
@@ -1005,7 +1000,7 @@ static bool touch_model(local_store *s, const char *id, uint64_t *size)
 	return m != NULL;
 }
 
-static oxs_status open_file(const char *path, int *fd, uint64_t *size)
+static oxst_status open_file(const char *path, int *fd, uint64_t *size)
 {
 	int f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (f < 0)
@@ -1013,65 +1008,65 @@ static oxs_status open_file(const char *path, int *fd, uint64_t *size)
 	struct stat st;
 	if (fstat(f, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(f);
-		return OXS_E_IO;
+		return OXST_E_IO;
 	}
 	*fd = f;
 	*size = (uint64_t)st.st_size;
-	return OXS_OK;
+	return OXST_OK;
 }
 
-static oxs_status op_stat_model(oxs_store *base, const char *id, unsigned flags,
-                                uint64_t *size)
+static oxst_status op_stat_model(oxst_store *base, const char *id, unsigned flags,
+                                 uint64_t *size)
 {
 	local_store *s = (local_store *)base;
-	if (!oxs_id_valid(id))
-		return OXS_E_NOT_FOUND;
+	if (!oxst_id_valid(id))
+		return OXST_E_NOT_FOUND;
 	pthread_mutex_lock(&s->mu);
 	model_ent *m = find_model(s, id);
 	bool known = m != NULL, verified = m != NULL && m->verified;
 	uint64_t sz = m != NULL ? m->size : 0;
 	pthread_mutex_unlock(&s->mu);
 	if (!known)
-		return OXS_E_NOT_FOUND;
+		return OXST_E_NOT_FOUND;
 	if (!verified) {
-		if (flags & OXS_STAT_NONBLOCK)
-			return OXS_E_AGAIN; /* hashing it is work for a job thread */
-		oxs_status rc = ensure_verified(s, id);
-		if (rc != OXS_OK)
+		if (flags & OXST_STAT_NONBLOCK)
+			return OXST_E_AGAIN; /* hashing it is work for a job thread */
+		oxst_status rc = ensure_verified(s, id);
+		if (rc != OXST_OK)
 			return rc;
 	}
 	if (size != NULL)
 		*size = sz;
-	return OXS_OK;
+	return OXST_OK;
 }
 
-static oxs_status op_open_model(oxs_store *base, const char *id, int *fd, uint64_t *size)
+static oxst_status op_open_model(oxst_store *base, const char *id, int *fd, uint64_t *size)
 {
 	local_store *s = (local_store *)base;
-	oxs_status rc = ensure_verified(s, id);
-	if (rc != OXS_OK)
+	oxst_status rc = ensure_verified(s, id);
+	if (rc != OXST_OK)
 		return rc;
 	if (!touch_model(s, id, NULL))
-		return OXS_E_NOT_FOUND;
+		return OXST_E_NOT_FOUND;
 	char path[PATH_BUF];
 	model_file(s, id, path, sizeof(path));
 	return open_file(path, fd, size);
 }
 
-static oxs_status op_model_path(oxs_store *base, const char *id, char *path, size_t pathsize)
+static oxst_status op_model_path(oxst_store *base, const char *id, char *path, size_t pathsize)
 {
 	local_store *s = (local_store *)base;
-	oxs_status rc = ensure_verified(s, id);
-	if (rc != OXS_OK)
+	oxst_status rc = ensure_verified(s, id);
+	if (rc != OXST_OK)
 		return rc;
 	if (!touch_model(s, id, NULL))
-		return OXS_E_NOT_FOUND;
+		return OXST_E_NOT_FOUND;
 	model_file(s, id, path, pathsize);
-	return OXS_OK;
+	return OXST_OK;
 }
 
-static oxs_status op_list(oxs_store *base, const char *after, oxs_model_info *out, size_t max,
-                          size_t *n, uint64_t *total)
+static oxst_status op_list(oxst_store *base, const char *after, oxst_model_info *out, size_t max,
+                           size_t *n, uint64_t *total)
 {
 	local_store *s = (local_store *)base;
 	pthread_mutex_lock(&s->mu);
@@ -1082,7 +1077,7 @@ static oxs_status op_list(oxs_store *base, const char *after, oxs_model_info *ou
 	bool unread = false;
 	for (; i < s->n && k < max; i++, k++) {
 		const model_ent *m = s->ids[i];
-		memcpy(out[k].id, m->id, OXS_ID_LEN + 1);
+		memcpy(out[k].id, m->id, OXST_ID_LEN + 1);
 		out[k].size = m->size;
 		out[k].created = m->created;
 		out[k].has_meta = m->meta != NULL;
@@ -1095,7 +1090,7 @@ static oxs_status op_list(oxs_store *base, const char *after, oxs_model_info *ou
 		*total = s->n;
 	pthread_mutex_unlock(&s->mu);
 	if (!unread)
-		return OXS_OK;
+		return OXST_OK;
 	/* meta files not read yet: read them without the lock, then keep what was found */
 	for (size_t j = 0; j < k; j++)
 		if (!out[j].has_meta)
@@ -1110,19 +1105,19 @@ static oxs_status op_list(oxs_store *base, const char *after, oxs_model_info *ou
 			*m->meta = out[j].meta;
 	}
 	pthread_mutex_unlock(&s->mu);
-	return OXS_OK;
+	return OXST_OK;
 }
 
-static oxs_status op_delete(oxs_store *base, const char *id)
+static oxst_status op_delete(oxst_store *base, const char *id)
 {
 	local_store *s = (local_store *)base;
-	if (!oxs_id_valid(id))
-		return OXS_E_NOT_FOUND;
+	if (!oxst_id_valid(id))
+		return OXST_E_NOT_FOUND;
 	pthread_mutex_lock(&s->mu);
 	model_ent *m = find_model(s, id);
 	if (m == NULL) {
 		pthread_mutex_unlock(&s->mu);
-		return OXS_E_NOT_FOUND;
+		return OXST_E_NOT_FOUND;
 	}
 	index_remove(s, m);
 	pthread_mutex_unlock(&s->mu);
@@ -1135,15 +1130,15 @@ static oxs_status op_delete(oxs_store *base, const char *id)
 	remove_model_dir(s, "renderings", id);
 	remove_model_dir(s, "data", id);
 	remove_meta(s, id);
-	return OXS_OK;
+	return OXST_OK;
 }
 
-static oxs_status op_get_rendering(oxs_store *base, const char *id, const char *name, int *fd,
-                                   uint64_t *size)
+static oxst_status op_get_rendering(oxst_store *base, const char *id, const char *name, int *fd,
+                                    uint64_t *size)
 {
 	local_store *s = (local_store *)base;
-	if (!oxs_id_valid(id) || !name_valid(name))
-		return OXS_E_INVALID;
+	if (!oxst_id_valid(id) || !name_valid(name))
+		return OXST_E_INVALID;
 	pthread_mutex_lock(&s->mu);
 	model_ent *m = find_model(s, id);
 	rend_ent *r = m ? find_rend(m, name) : NULL;
@@ -1155,12 +1150,12 @@ static oxs_status op_get_rendering(oxs_store *base, const char *id, const char *
 	bool unscanned = m != NULL && r == NULL && !m->rend_scanned;
 	pthread_mutex_unlock(&s->mu);
 	if (r == NULL && !unscanned)
-		return OXS_E_NOT_FOUND;
+		return OXST_E_NOT_FOUND;
 	char path[PATH_BUF];
 	if (!path_fmt(path, sizeof(path), "%s/renderings/%s/%s", s->root, id, name))
-		return OXS_E_INVALID;
-	oxs_status rc = open_file(path, fd, size);
-	if (rc == OXS_OK && unscanned) {
+		return OXST_E_INVALID;
+	oxst_status rc = open_file(path, fd, size);
+	if (rc == OXST_OK && unscanned) {
 		pthread_mutex_lock(&s->mu);
 		m = find_model(s, id);
 		if (m != NULL && find_rend(m, name) == NULL)
@@ -1187,12 +1182,12 @@ static bool write_all(int fd, const void *data, size_t len)
 	return true;
 }
 
-static oxs_status op_put_rendering(oxs_store *base, const char *id, const char *name,
-                                   const void *data, size_t len)
+static oxst_status op_put_rendering(oxst_store *base, const char *id, const char *name,
+                                    const void *data, size_t len)
 {
 	local_store *s = (local_store *)base;
-	if (!oxs_id_valid(id) || !name_valid(name))
-		return OXS_E_INVALID;
+	if (!oxst_id_valid(id) || !name_valid(name))
+		return OXST_E_INVALID;
 	pthread_mutex_lock(&s->mu);
 	bool exists = find_model(s, id) != NULL;
 	bool fits = exists && make_room(s, len, false);
@@ -1200,17 +1195,17 @@ static oxs_status op_put_rendering(oxs_store *base, const char *id, const char *
 		s->reserved += len;
 	pthread_mutex_unlock(&s->mu);
 	if (!exists)
-		return OXS_E_NOT_FOUND;
+		return OXST_E_NOT_FOUND;
 	if (!fits)
-		return OXS_E_NOSPACE;
+		return OXST_E_NOSPACE;
 
-	oxs_status rc = OXS_OK;
+	oxst_status rc = OXST_OK;
 	char dir[PATH_BUF], tmp[PATH_BUF], path[PATH_BUF];
 	int fd = -1;
 	if (!path_fmt(dir, sizeof(dir), "%s/renderings/%s", s->root, id) ||
 	    !path_fmt(path, sizeof(path), "%s/%s", dir, name) ||
 	    !path_fmt(tmp, sizeof(tmp), "%s/.tmp-%" PRIu64, dir, atomic_fetch_add(&tmp_counter, 1))) {
-		rc = OXS_E_INVALID;
+		rc = OXST_E_INVALID;
 		goto out;
 	}
 	if (mkdir_once(dir, NULL) != 0) {
@@ -1229,10 +1224,10 @@ out:
 	pthread_mutex_lock(&s->mu);
 	s->reserved -= len;
 	model_ent *m = find_model(s, id);
-	if (rc == OXS_OK && m == NULL) {
+	if (rc == OXST_OK && m == NULL) {
 		(void)unlink(path); /* the model was deleted meanwhile */
-		rc = OXS_E_NOT_FOUND;
-	} else if (rc == OXS_OK) {
+		rc = OXST_E_NOT_FOUND;
+	} else if (rc == OXST_OK) {
 		rend_ent *r = find_rend(m, name);
 		if (r != NULL) {
 			s->rend_bytes -= r->size;
@@ -1247,7 +1242,7 @@ out:
 	return rc;
 }
 
-static void op_stats(oxs_store *base, oxs_store_stats *out)
+static void op_stats(oxst_store *base, oxst_stats *out)
 {
 	local_store *s = (local_store *)base;
 	pthread_mutex_lock(&s->mu);
@@ -1266,11 +1261,11 @@ static void op_stats(oxs_store *base, oxs_store_stats *out)
 	pthread_mutex_unlock(&s->mu);
 }
 
-static bool op_writable(oxs_store *base)
+static bool op_writable(oxst_store *base)
 {
 	int fd;
 	char path[PATH_BUF];
-	if (op_spool(base, &fd, path, sizeof(path)) != OXS_OK)
+	if (op_spool(base, &fd, path, sizeof(path)) != OXST_OK)
 		return false;
 	bool ok = write_all(fd, "ok", 2);
 	close(fd);
@@ -1308,7 +1303,7 @@ static uint64_t clean_tmp(const local_store *s)
 	return n;
 }
 
-static void op_close(oxs_store *base)
+static void op_close(oxst_store *base)
 {
 	local_store *s = (local_store *)base;
 	if (s->verifier_started) {
@@ -1326,9 +1321,9 @@ static void op_close(oxs_store *base)
 	free(s);
 }
 
-static const oxs_store_ops local_ops = {
+static const oxst_ops local_ops = {
     .name = "local",
-    OXS_STORE_OPS_OF_FILE,
+    OXST_OPS_OF_FILE,
 };
 
 /* ---------------------------------------------------------------------------------------
@@ -1351,7 +1346,7 @@ static void quarantine(local_store *s, int dirfd, const char *name)
 	s->quarantined++;
 }
 
-bool oxs_sha256_fd(int fd, char hex[OXS_ID_LEN + 1])
+bool oxst_sha256_fd(int fd, char hex[OXST_ID_LEN + 1])
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
@@ -1380,7 +1375,7 @@ bool oxs_sha256_fd(int fd, char hex[OXS_ID_LEN + 1])
 	if (ok)
 		ok = EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32;
 	if (ok)
-		oxs_hex(hex, md, 32);
+		oxst_hex(hex, md, 32);
 	free(buf);
 	EVP_MD_CTX_free(ctx);
 	return ok;
@@ -1418,7 +1413,7 @@ static bool read_data_ids(local_store *s)
 	struct dirent *e;
 	bool ok = true;
 	while (ok && (e = readdir(d)) != NULL) {
-		if (!oxs_id_valid(e->d_name))
+		if (!oxst_id_valid(e->d_name))
 			continue;
 		if (s->ndata_ids == cap) {
 			size_t nc = cap ? cap * 2 : 16;
@@ -1429,7 +1424,7 @@ static bool read_data_ids(local_store *s)
 			s->data_ids = p;
 			cap = nc;
 		}
-		memcpy(s->data_ids[s->ndata_ids++], e->d_name, OXS_ID_LEN + 1);
+		memcpy(s->data_ids[s->ndata_ids++], e->d_name, OXST_ID_LEN + 1);
 	}
 	closedir(d);
 	if (s->ndata_ids > 1)
@@ -1455,14 +1450,14 @@ static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool v
 	while (ok && (e = readdir(d)) != NULL) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		char id[OXS_ID_LEN + 1];
+		char id[OXST_ID_LEN + 1];
 		size_t n = strlen(e->d_name);
-		bool named = n == OXS_ID_LEN + 5 && strcmp(e->d_name + OXS_ID_LEN, ".onnx") == 0 &&
+		bool named = n == OXST_ID_LEN + 5 && strcmp(e->d_name + OXST_ID_LEN, ".onnx") == 0 &&
 		             memcmp(e->d_name, prefix, 2) == 0;
 		if (named) {
-			memcpy(id, e->d_name, OXS_ID_LEN);
-			id[OXS_ID_LEN] = '\0';
-			named = oxs_id_valid(id);
+			memcpy(id, e->d_name, OXST_ID_LEN);
+			id[OXST_ID_LEN] = '\0';
+			named = oxst_id_valid(id);
 		}
 		struct stat st;
 		if (!named || fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
@@ -1470,15 +1465,15 @@ static bool scan_prefix(local_store *s, int modelsfd, const char *prefix, bool v
 			quarantine(s, fd, e->d_name);
 			continue;
 		}
-		/* a model uploaded with data files: its id covers them (oxs_bundle_id) */
+		/* a model uploaded with data files: its id covers them (oxst_bundle_id) */
 		data_walk w = {NULL, 0, 0, 0, verify};
 		uint64_t dbytes = 0;
 		bool match = !has_data_dir(s, id) || data_size(s, id, &dbytes, &w);
 		if (match && verify) {
 			int f = openat(fd, e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			char got[OXS_ID_LEN + 1], bid[OXS_ID_LEN + 1];
-			match = f >= 0 && oxs_sha256_fd(f, got) &&
-			        oxs_bundle_id(got, (uint64_t)st.st_size, w.files, w.n, bid) &&
+			char got[OXST_ID_LEN + 1], bid[OXST_ID_LEN + 1];
+			match = f >= 0 && oxst_sha256_fd(f, got) &&
+			        oxst_bundle_id(got, (uint64_t)st.st_size, w.files, w.n, bid) &&
 			        strcmp(bid, id) == 0;
 			if (f >= 0)
 				close(f);
@@ -1594,7 +1589,7 @@ static bool scan_renderings(local_store *s, int rendfd, const struct timespec *b
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		pthread_mutex_lock(&s->mu);
-		bool known = oxs_id_valid(e->d_name) && find_model(s, e->d_name) != NULL;
+		bool known = oxst_id_valid(e->d_name) && find_model(s, e->d_name) != NULL;
 		pthread_mutex_unlock(&s->mu);
 		int fd = known ? openat(rendfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 		               : -1;
@@ -1618,12 +1613,12 @@ static bool scan_renderings(local_store *s, int rendfd, const struct timespec *b
 static bool owned_by_model(local_store *s, const char *name, const char *suffix)
 {
 	size_t n = strlen(name), sl = strlen(suffix);
-	char id[OXS_ID_LEN + 1];
-	if (n != OXS_ID_LEN + sl || strcmp(name + OXS_ID_LEN, suffix) != 0)
+	char id[OXST_ID_LEN + 1];
+	if (n != OXST_ID_LEN + sl || strcmp(name + OXST_ID_LEN, suffix) != 0)
 		return false;
-	memcpy(id, name, OXS_ID_LEN);
-	id[OXS_ID_LEN] = '\0';
-	if (!oxs_id_valid(id))
+	memcpy(id, name, OXST_ID_LEN);
+	id[OXST_ID_LEN] = '\0';
+	if (!oxst_id_valid(id))
 		return false;
 	pthread_mutex_lock(&s->mu);
 	bool owned = find_model(s, id) != NULL;
@@ -1738,17 +1733,17 @@ static bool scan_models(local_store *s, bool verify, bool checked)
 	return ok;
 }
 
-oxs_status oxs_store_local_open(oxs_store **out, const char *root,
-                                const oxs_store_local_options *opt, char *err, size_t errsize)
+oxst_status oxst_local_open(oxst_store **out, const char *root,
+                            const oxst_local_options *opt, char *err, size_t errsize)
 {
 	if (root == NULL || root[0] == '\0' || strlen(root) >= PATH_BUF / 2 - 128) {
 		seterr(err, errsize, "store path empty or too long");
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	}
 	local_store *s = calloc(1, sizeof(*s));
 	if (s == NULL) {
 		seterr(err, errsize, "out of memory");
-		return OXS_E_NOMEM;
+		return OXST_E_NOMEM;
 	}
 	s->base.ops = &local_ops;
 	s->lock_fd = -1;
@@ -1761,7 +1756,7 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 		s->evict_models = opt->evict_models;
 		s->nosync = opt->no_sync && opt->verify_background;
 	}
-	oxs_status rc = OXS_OK;
+	oxst_status rc = OXST_OK;
 	static const char *const subdirs[] = {"models", "renderings", "tmp", "quarantine", "data",
 	                                      "meta"};
 	char path[PATH_BUF];
@@ -1786,7 +1781,7 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 		goto fail;
 	}
 	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-		rc = errno == EWOULDBLOCK ? OXS_E_BUSY : errno_status(errno);
+		rc = errno == EWOULDBLOCK ? OXST_E_BUSY : errno_status(errno);
 		seterr(err, errsize, "store %s is in use by another process", root);
 		goto fail;
 	}
@@ -1801,7 +1796,7 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 	s->ndata_ids = 0;
 	index_sort(s);
 	if (!scanned || !order_lru_by_age(s)) {
-		rc = OXS_E_IO;
+		rc = OXST_E_IO;
 		seterr(err, errsize, "cannot read %s/models: %s", root, strerror(errno));
 		goto fail;
 	}
@@ -1813,7 +1808,7 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 		if (rfd >= 0)
 			close(rfd);
 		if (!rok) {
-			rc = OXS_E_IO;
+			rc = OXST_E_IO;
 			seterr(err, errsize, "cannot read %s: %s", path, strerror(errno));
 			goto fail;
 		}
@@ -1829,14 +1824,14 @@ oxs_status oxs_store_local_open(oxs_store **out, const char *root,
 		s->verifying = s->verify_bg && s->n > 0;
 		pthread_mutex_unlock(&s->mu);
 		if (pthread_create(&s->verifier, NULL, background_main, s) != 0) {
-			rc = OXS_E_NOMEM;
+			rc = OXST_E_NOMEM;
 			seterr(err, errsize, "cannot start the store's background thread");
 			goto fail;
 		}
 		s->verifier_started = true;
 	}
 	*out = &s->base;
-	return OXS_OK;
+	return OXST_OK;
 fail:
 	op_close(&s->base);
 	return rc;

@@ -1,5 +1,5 @@
 /*
- * store_s3.c — the model store on an S3-compatible object store, shared by any number of
+ * s3.c — the model store on an S3-compatible object store, shared by any number of
  * replicas (no lock), with a bounded local cache folder in front.
  *
  * Objects under s3://BUCKET/PREFIX/:
@@ -33,11 +33,11 @@
  * the durable copy, and after a crash the cache's background verification drops torn
  * files.
  *
- * Failures of the object store (after the client's retries) are OXS_E_UNAVAILABLE, which
+ * Failures of the object store (after the client's retries) are OXST_E_UNAVAILABLE, which
  * the service answers 503 with Retry-After; a 404 is only answered when the object store
  * said so.
  */
-#include "service/internal.h"
+#include "store/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,26 +61,26 @@
 #define UPLOAD_ID_MAX 512 /* bytes of a multipart upload's id, NUL included (AWS: ~170) */
 
 typedef struct known_slot {
-	char id[OXS_ID_LEN + 1]; /* "" = empty */
+	char id[OXST_ID_LEN + 1]; /* "" = empty */
 	uint64_t size;
 } known_slot;
 
 typedef struct meta_slot {
-	char id[OXS_ID_LEN + 1];
+	char id[OXST_ID_LEN + 1];
 	bool has; /* false: the model has no meta object */
-	oxs_model_meta meta;
+	oxst_model_meta meta;
 } meta_slot;
 
 /* A download or an upload of one id in progress in this process. */
 typedef struct busy {
-	char id[OXS_ID_LEN + 1];
+	char id[OXST_ID_LEN + 1];
 	struct busy *next;
 } busy;
 
 typedef struct s3_store {
-	oxs_store base;
-	oxs_store *cache;
-	oxs_s3 *s3;
+	oxst_store base;
+	oxst_store *cache;
+	oxst_s3 *s3;
 	char bucket[64];
 	char prefix[530]; /* "" or "a/b/" */
 	uint64_t part_size, cache_budget;
@@ -132,7 +132,7 @@ static void known_add(s3_store *s, const char *id, uint64_t size)
 {
 	known_slot *k = &s->known[slot_of(id, KNOWN_SLOTS)];
 	pthread_mutex_lock(&s->mu);
-	memcpy(k->id, id, OXS_ID_LEN + 1);
+	memcpy(k->id, id, OXST_ID_LEN + 1);
 	k->size = size;
 	pthread_mutex_unlock(&s->mu);
 }
@@ -161,11 +161,11 @@ static void forget(s3_store *s, const char *id)
 	pthread_mutex_unlock(&s->mu);
 }
 
-static void meta_keep(s3_store *s, const char *id, const oxs_model_meta *meta)
+static void meta_keep(s3_store *s, const char *id, const oxst_model_meta *meta)
 {
 	pthread_mutex_lock(&s->mu);
 	meta_slot *m = &s->metas[slot_of(id, META_SLOTS)];
-	memcpy(m->id, id, OXS_ID_LEN + 1);
+	memcpy(m->id, id, OXST_ID_LEN + 1);
 	m->has = meta != NULL;
 	if (meta != NULL)
 		m->meta = *meta;
@@ -173,7 +173,7 @@ static void meta_keep(s3_store *s, const char *id, const oxs_model_meta *meta)
 }
 
 /* True when the meta of id is known (item->has_meta and item->meta then filled). */
-static bool meta_lookup(s3_store *s, oxs_model_info *item)
+static bool meta_lookup(s3_store *s, oxst_model_info *item)
 {
 	pthread_mutex_lock(&s->mu);
 	meta_slot *m = &s->metas[slot_of(item->id, META_SLOTS)];
@@ -190,7 +190,7 @@ static bool meta_lookup(s3_store *s, oxs_model_info *item)
 /* Wait while id is in *list, then add it (one download or upload of an id at a time). */
 static void busy_enter(s3_store *s, busy **list, busy *b, const char *id)
 {
-	memcpy(b->id, id, OXS_ID_LEN + 1);
+	memcpy(b->id, id, OXST_ID_LEN + 1);
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
 		busy *p = *list;
@@ -219,71 +219,71 @@ static void busy_leave(s3_store *s, busy **list, busy *b)
 }
 
 /* An answer other than the ones a caller handles: the store is not usable now. */
-static oxs_status unexpected(const oxs_s3_req *r)
+static oxst_status unexpected(const oxst_s3_req *r)
 {
 	(void)r; /* logged by the client with its status and S3 error code */
-	return OXS_E_UNAVAILABLE;
+	return OXST_E_UNAVAILABLE;
 }
 
 /* ---------------------------------------------------------------------------------------
  * Requests
  */
-static oxs_status s3_head(s3_store *s, const char *key, uint64_t *size)
+static oxst_status s3_head(s3_store *s, const char *key, uint64_t *size)
 {
-	oxs_s3_req r;
-	oxs_s3_req_init(&r, OXS_S3OP_HEAD, "HEAD", s->bucket, key);
-	oxs_status st = oxs_s3_do(s->s3, &r);
-	if (st != OXS_OK)
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_HEAD, "HEAD", s->bucket, key);
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	if (st != OXST_OK)
 		return st;
 	if (r.status == 404)
-		return OXS_E_NOT_FOUND;
+		return OXST_E_NOT_FOUND;
 	if (r.status != 200)
 		return unexpected(&r);
 	if (size != NULL)
 		*size = r.length;
-	return OXS_OK;
+	return OXST_OK;
 }
 
-static oxs_status s3_delete(s3_store *s, const char *key)
+static oxst_status s3_delete(s3_store *s, const char *key)
 {
-	oxs_s3_req r;
-	oxs_s3_req_init(&r, OXS_S3OP_DELETE, "DELETE", s->bucket, key);
-	oxs_status st = oxs_s3_do(s->s3, &r);
-	if (st != OXS_OK)
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_DELETE, "DELETE", s->bucket, key);
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	if (st != OXST_OK)
 		return st;
-	return r.status == 204 || r.status == 200 || r.status == 404 ? OXS_OK : unexpected(&r);
+	return r.status == 204 || r.status == 200 || r.status == 404 ? OXST_OK : unexpected(&r);
 }
 
 /* Upload body_size bytes of fd from 0 as key: one conditional PUT, or a multipart upload
  * above the part size (after a HEAD found nothing there).  *created false: it was there. */
-static oxs_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t size,
-                              const char *sha, bool *created)
+static oxst_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t size,
+                               const char *sha, bool *created)
 {
 	*created = false;
 	if (size <= s->part_size) {
-		oxs_s3_req r;
-		oxs_s3_req_init(&r, OXS_S3OP_PUT, "PUT", s->bucket, key);
+		oxst_s3_req r;
+		oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
 		r.body_fd = fd;
 		r.body_size = size;
 		r.body_sha256 = sha;
 		r.if_none_match = "*";
-		oxs_status st = oxs_s3_do(s->s3, &r);
-		if (st != OXS_OK)
+		oxst_status st = oxst_s3_do(s->s3, &r);
+		if (st != OXST_OK)
 			return st;
 		if (r.status == 412)
-			return OXS_OK;
+			return OXST_OK;
 		if (r.status == 200) {
 			*created = true;
-			return OXS_OK;
+			return OXST_OK;
 		}
 		if (r.status == 400 && strcmp(r.code, "XAmzContentSHA256Mismatch") == 0)
-			return OXS_E_IO; /* the bytes changed between hashing and sending */
+			return OXST_E_IO; /* the bytes changed between hashing and sending */
 		return unexpected(&r);
 	}
-	oxs_status st = s3_head(s, key, NULL);
-	if (st == OXS_OK)
-		return OXS_OK;
-	if (st != OXS_E_NOT_FOUND)
+	oxst_status st = s3_head(s, key, NULL);
+	if (st == OXST_OK)
+		return OXST_OK;
+	if (st != OXST_E_NOT_FOUND)
 		return st;
 
 	/* query: "partNumber=N&uploadId=ID" with every byte of the ID percent-encoded at
@@ -291,81 +291,81 @@ static oxs_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t siz
 	char upload_id[UPLOAD_ID_MAX];
 	char query[sizeof("partNumber=10000&uploadId=") + 3 * UPLOAD_ID_MAX], upload[sizeof(query)];
 	const char *kv0[] = {"uploads", NULL};
-	if (!oxs_s3_query(query, sizeof(query), kv0, 1))
-		return OXS_E_INVALID;
+	if (!oxst_s3_query(query, sizeof(query), kv0, 1))
+		return OXST_E_INVALID;
 	oxr_buf body;
 	oxr_buf_init(&body, 1 << 16);
-	oxs_s3_req r;
-	oxs_s3_req_init(&r, OXS_S3OP_MULTIPART, "POST", s->bucket, key);
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "POST", s->bucket, key);
 	r.query = query;
 	r.out = &body;
-	st = oxs_s3_do(s->s3, &r);
+	st = oxst_s3_do(s->s3, &r);
 	const char *p = body.data ? body.data : "";
-	if (st == OXS_OK && (r.status != 200 ||
-	                     !oxs_xml_next(&p, p + body.len, "UploadId", upload_id, sizeof(upload_id))))
+	if (st == OXST_OK && (r.status != 200 ||
+	                      !oxst_xml_next(&p, p + body.len, "UploadId", upload_id, sizeof(upload_id))))
 		st = unexpected(&r);
 	oxr_buf_free(&body);
 	const char *kv1[] = {"uploadId", upload_id};
-	if (st == OXS_OK && !oxs_s3_query(upload, sizeof(upload), kv1, 1))
-		st = OXS_E_INVALID; /* cannot happen (sized above); left to the lifecycle rule */
-	if (st != OXS_OK)
+	if (st == OXST_OK && !oxst_s3_query(upload, sizeof(upload), kv1, 1))
+		st = OXST_E_INVALID; /* cannot happen (sized above); left to the lifecycle rule */
+	if (st != OXST_OK)
 		return st;
 
 	/* the parts, then the completion listing their ETags */
 	oxr_buf done;
 	oxr_buf_init(&done, 64 << 20);
 	oxr_buf_printf(&done, "<CompleteMultipartUpload>");
-	uint64_t part = oxs_s3_part_for(size, s->part_size);
+	uint64_t part = oxst_s3_part_for(size, s->part_size);
 	uint64_t nparts = (size + part - 1) / part;
-	for (uint64_t i = 0; st == OXS_OK && i < nparts; i++) {
+	for (uint64_t i = 0; st == OXST_OK && i < nparts; i++) {
 		char num[24];
 		snprintf(num, sizeof(num), "%" PRIu64, i + 1);
 		const char *kv[] = {"partNumber", num, "uploadId", upload_id};
-		if (!oxs_s3_query(query, sizeof(query), kv, 2)) {
-			st = OXS_E_INVALID;
+		if (!oxst_s3_query(query, sizeof(query), kv, 2)) {
+			st = OXST_E_INVALID;
 			break;
 		}
-		oxs_s3_req_init(&r, OXS_S3OP_MULTIPART, "PUT", s->bucket, key);
+		oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "PUT", s->bucket, key);
 		r.query = query;
 		r.body_fd = fd;
 		r.body_off = i * part;
 		r.body_size = size - r.body_off < part ? size - r.body_off : part;
-		st = oxs_s3_do(s->s3, &r);
-		if (st == OXS_OK && (r.status != 200 || r.etag[0] == '\0'))
+		st = oxst_s3_do(s->s3, &r);
+		if (st == OXST_OK && (r.status != 200 || r.etag[0] == '\0'))
 			st = r.status == 400 && strcmp(r.code, "XAmzContentSHA256Mismatch") == 0
-			         ? OXS_E_IO
+			         ? OXST_E_IO
 			         : unexpected(&r);
-		if (st == OXS_OK)
+		if (st == OXST_OK)
 			oxr_buf_printf(&done, "<Part><PartNumber>%" PRIu64 "</PartNumber><ETag>%s</ETag></Part>",
 			               i + 1, r.etag);
 	}
 	oxr_buf_printf(&done, "</CompleteMultipartUpload>");
-	if (st == OXS_OK && done.failed)
-		st = OXS_E_NOMEM;
-	if (st == OXS_OK) {
+	if (st == OXST_OK && done.failed)
+		st = OXST_E_NOMEM;
+	if (st == OXST_OK) {
 		oxr_buf ans;
 		oxr_buf_init(&ans, 1 << 16);
-		oxs_s3_req_init(&r, OXS_S3OP_MULTIPART, "POST", s->bucket, key);
+		oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "POST", s->bucket, key);
 		r.query = upload;
 		r.body = done.data;
 		r.body_len = done.len;
 		r.if_none_match = "*"; /* honoured by AWS S3; ignored by Ceph RGW 16 */
 		r.out = &ans;
-		st = oxs_s3_do(s->s3, &r);
+		st = oxst_s3_do(s->s3, &r);
 		/* a 200 may still carry an <Error> (the store failed while completing) */
 		bool error_body = ans.data != NULL && strstr(ans.data, "<Error>") != NULL;
-		if (st == OXS_OK && r.status == 200 && !error_body)
+		if (st == OXST_OK && r.status == 200 && !error_body)
 			*created = true;
-		else if (st == OXS_OK && r.status != 412)
+		else if (st == OXST_OK && r.status != 412)
 			st = unexpected(&r);
 		oxr_buf_free(&ans);
 	}
 	oxr_buf_free(&done);
-	if (st != OXS_OK) {
+	if (st != OXST_OK) {
 		/* give the parts back (best effort: a lifecycle rule removes what stays) */
-		oxs_s3_req_init(&r, OXS_S3OP_MULTIPART, "DELETE", s->bucket, key);
+		oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "DELETE", s->bucket, key);
 		r.query = upload;
-		(void)oxs_s3_do(s->s3, &r);
+		(void)oxst_s3_do(s->s3, &r);
 	}
 	return st;
 }
@@ -375,8 +375,8 @@ static oxs_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t siz
  * token: in, the page to read ("" = the first); out, the next one ("" = none). */
 typedef bool (*list_fn)(void *arg, const char *key, uint64_t size, int64_t modified);
 
-static oxs_status list_page(s3_store *s, const char *prefix, const char *start_after,
-                            size_t maxkeys, char *token, size_t tsize, list_fn each, void *arg)
+static oxst_status list_page(s3_store *s, const char *prefix, const char *start_after,
+                             size_t maxkeys, char *token, size_t tsize, list_fn each, void *arg)
 {
 	char query[4096], key[KEY_MAX], mk[24];
 	snprintf(mk, sizeof(mk), "%zu", maxkeys < 1000 ? maxkeys : (size_t)1000);
@@ -391,36 +391,36 @@ static oxs_status list_page(s3_store *s, const char *prefix, const char *start_a
 		kv[7] = start_after;
 		nkv = 4;
 	}
-	if (!oxs_s3_query(query, sizeof(query), kv, nkv))
-		return OXS_E_INVALID;
+	if (!oxst_s3_query(query, sizeof(query), kv, nkv))
+		return OXST_E_INVALID;
 	oxr_buf body;
 	oxr_buf_init(&body, 16 << 20);
-	oxs_s3_req r;
-	oxs_s3_req_init(&r, OXS_S3OP_LIST, "GET", s->bucket, "");
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_LIST, "GET", s->bucket, "");
 	r.query = query;
 	r.out = &body;
-	oxs_status st = oxs_s3_do(s->s3, &r);
-	if (st == OXS_OK && r.status != 200)
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	if (st == OXST_OK && r.status != 200)
 		st = unexpected(&r);
 	const char *p = body.data ? body.data : "", *end = p + body.len, *a, *z;
-	bool more = st == OXS_OK;
-	while (more && oxs_xml_element(&p, end, "Contents", &a, &z)) {
+	bool more = st == OXST_OK;
+	while (more && oxst_xml_element(&p, end, "Contents", &a, &z)) {
 		char size[32] = "", modified[64] = "";
 		const char *q = a;
-		if (!oxs_xml_next(&q, z, "Key", key, sizeof(key)))
+		if (!oxst_xml_next(&q, z, "Key", key, sizeof(key)))
 			continue;
 		q = a;
-		(void)oxs_xml_next(&q, z, "Size", size, sizeof(size));
+		(void)oxst_xml_next(&q, z, "Size", size, sizeof(size));
 		q = a;
-		(void)oxs_xml_next(&q, z, "LastModified", modified, sizeof(modified));
-		more = each(arg, key, strtoull(size, NULL, 10), oxs_iso8601(modified));
+		(void)oxst_xml_next(&q, z, "LastModified", modified, sizeof(modified));
+		more = each(arg, key, strtoull(size, NULL, 10), oxst_iso8601(modified));
 	}
 	char trunc[8] = "";
 	p = body.data ? body.data : "";
-	(void)oxs_xml_next(&p, end, "IsTruncated", trunc, sizeof(trunc));
+	(void)oxst_xml_next(&p, end, "IsTruncated", trunc, sizeof(trunc));
 	p = body.data ? body.data : "";
-	if (st != OXS_OK || !more || strcmp(trunc, "true") != 0 ||
-	    !oxs_xml_next(&p, end, "NextContinuationToken", token, tsize))
+	if (st != OXST_OK || !more || strcmp(trunc, "true") != 0 ||
+	    !oxst_xml_next(&p, end, "NextContinuationToken", token, tsize))
 		token[0] = '\0';
 	oxr_buf_free(&body);
 	return st;
@@ -456,18 +456,18 @@ static bool collect_key(void *arg, const char *key, uint64_t size, int64_t modif
 
 /* Every key under prefix (full keys, into *keys: n of them, the caller frees both the
  * array and the strings); at most max. */
-static oxs_status s3_list_all(s3_store *s, const char *prefix, char ***keys, size_t *n,
-                              size_t max)
+static oxst_status s3_list_all(s3_store *s, const char *prefix, char ***keys, size_t *n,
+                               size_t max)
 {
 	key_list l = {NULL, 0, 0, max, false};
 	char token[1100] = "";
-	oxs_status st;
+	oxst_status st;
 	do
 		st = list_page(s, prefix, "", 1000, token, sizeof(token), collect_key, &l);
-	while (st == OXS_OK && !l.failed && token[0] != '\0');
-	if (st == OXS_OK && l.failed)
-		st = OXS_E_NOMEM;
-	if (st != OXS_OK) {
+	while (st == OXST_OK && !l.failed && token[0] != '\0');
+	if (st == OXST_OK && l.failed)
+		st = OXST_E_NOMEM;
+	if (st != OXST_OK) {
 		for (size_t i = 0; i < l.n; i++)
 			free(l.keys[i]);
 		free(l.keys);
@@ -487,34 +487,34 @@ static void free_keys(char **keys, size_t n)
 }
 
 /* Delete every key under prefix. */
-static oxs_status s3_delete_prefix(s3_store *s, const char *prefix)
+static oxst_status s3_delete_prefix(s3_store *s, const char *prefix)
 {
 	char **keys;
 	size_t n;
-	oxs_status st = s3_list_all(s, prefix, &keys, &n, SIZE_MAX);
-	for (size_t i = 0; st == OXS_OK && i < n; i++)
+	oxst_status st = s3_list_all(s, prefix, &keys, &n, SIZE_MAX);
+	for (size_t i = 0; st == OXST_OK && i < n; i++)
 		st = s3_delete(s, keys[i]);
 	free_keys(keys, n);
 	return st;
 }
 
-static oxs_status fetch_meta(s3_store *s, const char *id, oxs_model_meta *out, bool *has)
+static oxst_status fetch_meta(s3_store *s, const char *id, oxst_model_meta *out, bool *has)
 {
 	char key[KEY_MAX];
 	if (!key_fmt(s, key, sizeof(key), "meta/%s.json", id))
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	oxr_buf body;
 	oxr_buf_init(&body, 8192);
-	oxs_s3_req r;
-	oxs_s3_req_init(&r, OXS_S3OP_GET, "GET", s->bucket, key);
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_GET, "GET", s->bucket, key);
 	r.out = &body;
-	oxs_status st = oxs_s3_do(s->s3, &r);
+	oxst_status st = oxst_s3_do(s->s3, &r);
 	*has = false;
-	if (st == OXS_E_NOSPACE)
-		st = OXS_OK; /* a meta object too large to be ours: none */
-	else if (st == OXS_OK && r.status == 200)
-		*has = oxs_meta_parse(body.data ? body.data : "", body.len, out);
-	else if (st == OXS_OK && r.status != 404)
+	if (st == OXST_E_NOSPACE)
+		st = OXST_OK; /* a meta object too large to be ours: none */
+	else if (st == OXST_OK && r.status == 200)
+		*has = oxst_meta_parse(body.data ? body.data : "", body.len, out);
+	else if (st == OXST_OK && r.status != 404)
 		st = unexpected(&r);
 	oxr_buf_free(&body);
 	return st;
@@ -534,59 +534,59 @@ static void close_unlink(int fd, const char *path)
 /* The data files of id (data/<id>/...) into a new spool folder of the cache: *dir (""
  * when the model has none), their list in *files and *n (the caller frees).  Together
  * they take at most `budget` bytes (what the cache has left beside the model): more is
- * OXS_E_NOSPACE, found while downloading (a download stops at what is left). */
-static oxs_status fetch_data(s3_store *s, const char *id, uint64_t budget, char *dir,
-                             size_t dirsize, oxs_bundle_file **files, size_t *n)
+ * OXST_E_NOSPACE, found while downloading (a download stops at what is left). */
+static oxst_status fetch_data(s3_store *s, const char *id, uint64_t budget, char *dir,
+                              size_t dirsize, oxst_bundle_file **files, size_t *n)
 {
 	char prefix[KEY_MAX];
 	dir[0] = '\0';
 	*files = NULL;
 	*n = 0;
 	if (!key_fmt(s, prefix, sizeof(prefix), "data/%s/", id))
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	char **keys;
 	size_t nkeys;
-	oxs_status st = s3_list_all(s, prefix, &keys, &nkeys, 4097);
-	if (st != OXS_OK || nkeys == 0) {
-		if (st == OXS_OK)
+	oxst_status st = s3_list_all(s, prefix, &keys, &nkeys, 4097);
+	if (st != OXST_OK || nkeys == 0) {
+		if (st == OXST_OK)
 			free(keys);
 		return st;
 	}
 	int dfd = -1;
 	if (nkeys > 4096 || (*files = calloc(nkeys, sizeof(**files))) == NULL)
-		st = nkeys > 4096 ? OXS_E_IO : OXS_E_NOMEM;
-	else if ((st = s->cache->ops->spool_dir(s->cache, dir, dirsize)) == OXS_OK &&
+		st = nkeys > 4096 ? OXST_E_IO : OXST_E_NOMEM;
+	else if ((st = s->cache->ops->spool_dir(s->cache, dir, dirsize)) == OXST_OK &&
 	         (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		st = OXS_E_IO;
+		st = OXST_E_IO;
 	size_t plen = strlen(prefix);
-	for (size_t i = 0; st == OXS_OK && i < nkeys; i++) {
+	for (size_t i = 0; st == OXST_OK && i < nkeys; i++) {
 		const char *loc = keys[i] + plen;
 		const char *rule;
 		int e = 0;
-		if (strncmp(keys[i], prefix, plen) != 0 || !oxs_location_valid(loc, &rule)) {
-			st = OXS_E_IO; /* not something this store wrote */
+		if (strncmp(keys[i], prefix, plen) != 0 || !oxst_location_valid(loc, &rule)) {
+			st = OXST_E_IO; /* not something this store wrote */
 			break;
 		}
-		int f = oxs_create_beneath(dfd, loc, &e);
+		int f = oxst_create_beneath(dfd, loc, &e);
 		if (f < 0) {
-			st = e == ENOSPC ? OXS_E_NOSPACE : OXS_E_IO;
+			st = e == ENOSPC ? OXST_E_NOSPACE : OXST_E_IO;
 			break;
 		}
-		oxs_s3_req r;
-		oxs_s3_req_init(&r, OXS_S3OP_GET, "GET", s->bucket, keys[i]);
+		oxst_s3_req r;
+		oxst_s3_req_init(&r, OXST_S3OP_GET, "GET", s->bucket, keys[i]);
 		r.out_fd = f;
 		r.out_sha = true;
 		r.out_max = budget > 0 ? budget : 1; /* 0 would be no limit: 1 byte is too many */
-		st = oxs_s3_do(s->s3, &r);
-		if (st == OXS_OK && r.status != 200)
-			st = r.status == 404 ? OXS_E_UNAVAILABLE : unexpected(&r); /* deleted meanwhile */
-		if (st == OXS_OK && r.received > budget)
-			st = OXS_E_NOSPACE;
-		if (st == OXS_OK)
+		st = oxst_s3_do(s->s3, &r);
+		if (st == OXST_OK && r.status != 200)
+			st = r.status == 404 ? OXST_E_UNAVAILABLE : unexpected(&r); /* deleted meanwhile */
+		if (st == OXST_OK && r.received > budget)
+			st = OXST_E_NOSPACE;
+		if (st == OXST_OK)
 			budget -= r.received;
 		close(f);
-		if (st == OXS_OK) {
-			oxs_bundle_file *bf = &(*files)[(*n)++];
+		if (st == OXST_OK) {
+			oxst_bundle_file *bf = &(*files)[(*n)++];
 			snprintf(bf->location, sizeof(bf->location), "%s", loc);
 			bf->size = r.received;
 			memcpy(bf->sha256, r.sha256, sizeof(bf->sha256));
@@ -595,8 +595,8 @@ static oxs_status fetch_data(s3_store *s, const char *id, uint64_t budget, char 
 	if (dfd >= 0)
 		close(dfd);
 	free_keys(keys, nkeys);
-	if (st != OXS_OK && dir[0] != '\0') {
-		oxs_remove_path(dir);
+	if (st != OXST_OK && dir[0] != '\0') {
+		oxst_remove_path(dir);
 		dir[0] = '\0';
 	}
 	return st;
@@ -604,78 +604,78 @@ static oxs_status fetch_data(s3_store *s, const char *id, uint64_t budget, char 
 
 /* Download model id (and its data files and meta) into the local cache, checking that it
  * hashes to its id. */
-static oxs_status download(s3_store *s, const char *id)
+static oxst_status download(s3_store *s, const char *id)
 {
-	oxs_store *c = s->cache;
+	oxst_store *c = s->cache;
 	char key[KEY_MAX], path[PATH_MAX], dir[PATH_MAX] = "";
 	int fd = -1;
 	if (!key_fmt(s, key, sizeof(key), "models/%s.onnx", id))
-		return OXS_E_INVALID;
-	oxs_status st = c->ops->spool(c, &fd, path, sizeof(path));
-	if (st != OXS_OK)
+		return OXST_E_INVALID;
+	oxst_status st = c->ops->spool(c, &fd, path, sizeof(path));
+	if (st != OXST_OK)
 		return st;
-	oxs_s3_req r;
-	oxs_s3_req_init(&r, OXS_S3OP_GET, "GET", s->bucket, key);
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_GET, "GET", s->bucket, key);
 	r.out_fd = fd;
 	r.out_sha = true;
 	r.out_max = s->cache_budget;
-	st = oxs_s3_do(s->s3, &r);
-	if (st == OXS_OK && r.status == 404)
-		st = OXS_E_NOT_FOUND;
-	else if (st == OXS_OK && r.status != 200)
+	st = oxst_s3_do(s->s3, &r);
+	if (st == OXST_OK && r.status == 404)
+		st = OXST_E_NOT_FOUND;
+	else if (st == OXST_OK && r.status != 200)
 		st = unexpected(&r);
-	oxs_bundle_file *files = NULL;
+	oxst_bundle_file *files = NULL;
 	size_t nfiles = 0;
-	if (st == OXS_OK) /* the model and its data must fit the cache together */
+	if (st == OXST_OK) /* the model and its data must fit the cache together */
 		st = fetch_data(s, id, s->cache_budget - r.received, dir, sizeof(dir), &files, &nfiles);
-	char bid[OXS_ID_LEN + 1];
-	if (st == OXS_OK && (!oxs_bundle_id(r.sha256, r.received, files, nfiles, bid) ||
-	                     strcmp(bid, id) != 0)) {
-		char extra[OXS_ID_LEN + 40];
+	char bid[OXST_ID_LEN + 1];
+	if (st == OXST_OK && (!oxst_bundle_id(r.sha256, r.received, files, nfiles, bid) ||
+	                      strcmp(bid, id) != 0)) {
+		char extra[OXST_ID_LEN + 40];
 		snprintf(extra, sizeof(extra), ",\"id\":\"%s\",\"bucket\":true", id);
-		oxs_log("error", "stored model does not match its id: not served", extra);
-		st = OXS_E_IO;
+		oxst_log("error", "stored model does not match its id: not served", extra);
+		st = OXST_E_IO;
 	}
 	free(files);
-	oxs_model_meta meta;
+	oxst_model_meta meta;
 	bool has_meta = false;
-	if (st == OXS_OK && fetch_meta(s, id, &meta, &has_meta) == OXS_OK) {
+	if (st == OXST_OK && fetch_meta(s, id, &meta, &has_meta) == OXST_OK) {
 		meta_keep(s, id, has_meta ? &meta : NULL);
 		if (has_meta)
 			(void)c->ops->put_meta(c, id, &meta);
 	}
-	if (st == OXS_OK && dir[0] != '\0') {
+	if (st == OXST_OK && dir[0] != '\0') {
 		st = c->ops->put_data(c, id, dir);
-		if (st == OXS_OK)
+		if (st == OXST_OK)
 			dir[0] = '\0';
 	}
 	bool created = false;
-	if (st == OXS_OK) {
+	if (st == OXST_OK) {
 		st = c->ops->put_model(c, id, path, fd, &created);
-		if (st == OXS_OK)
+		if (st == OXST_OK)
 			path[0] = '\0'; /* moved (or dropped: already cached) */
 	}
-	if (st == OXS_OK)
+	if (st == OXST_OK)
 		known_add(s, id, r.received);
 	if (dir[0] != '\0')
-		oxs_remove_path(dir);
+		oxst_remove_path(dir);
 	close_unlink(fd, path);
 	return st;
 }
 
-/* OXS_OK once model id is in the local cache (downloaded now when it was not). */
-static oxs_status ensure_local(s3_store *s, const char *id)
+/* OXST_OK once model id is in the local cache (downloaded now when it was not). */
+static oxst_status ensure_local(s3_store *s, const char *id)
 {
-	if (!oxs_id_valid(id))
-		return OXS_E_NOT_FOUND;
-	oxs_store *c = s->cache;
-	if (c->ops->stat_model(c, id, 0, NULL) == OXS_OK)
-		return OXS_OK;
+	if (!oxst_id_valid(id))
+		return OXST_E_NOT_FOUND;
+	oxst_store *c = s->cache;
+	if (c->ops->stat_model(c, id, 0, NULL) == OXST_OK)
+		return OXST_OK;
 	busy b;
 	busy_enter(s, &s->fetching, &b, id);
 	/* another thread may have brought it meanwhile */
-	oxs_status st = c->ops->stat_model(c, id, 0, NULL);
-	if (st != OXS_OK)
+	oxst_status st = c->ops->stat_model(c, id, 0, NULL);
+	if (st != OXST_OK)
 		st = download(s, id);
 	busy_leave(s, &s->fetching, &b);
 	return st;
@@ -684,42 +684,42 @@ static oxs_status ensure_local(s3_store *s, const char *id)
 /* ---------------------------------------------------------------------------------------
  * Operations
  */
-static oxs_status op_spool(oxs_store *base, int *fd, char *path, size_t pathsize)
+static oxst_status op_spool(oxst_store *base, int *fd, char *path, size_t pathsize)
 {
 	s3_store *s = (s3_store *)base;
 	return s->cache->ops->spool(s->cache, fd, path, pathsize);
 }
 
-static oxs_status op_spool_dir(oxs_store *base, char *path, size_t pathsize)
+static oxst_status op_spool_dir(oxst_store *base, char *path, size_t pathsize)
 {
 	s3_store *s = (s3_store *)base;
 	return s->cache->ops->spool_dir(s->cache, path, pathsize);
 }
 
-static oxs_status op_stat_model(oxs_store *base, const char *id, unsigned flags,
-                                uint64_t *size)
+static oxst_status op_stat_model(oxst_store *base, const char *id, unsigned flags,
+                                 uint64_t *size)
 {
 	s3_store *s = (s3_store *)base;
-	if (!oxs_id_valid(id))
-		return OXS_E_NOT_FOUND;
-	oxs_store *c = s->cache;
-	if (!(flags & OXS_STAT_FRESH)) {
-		if (c->ops->stat_model(c, id, OXS_STAT_NONBLOCK, size) == OXS_OK ||
+	if (!oxst_id_valid(id))
+		return OXST_E_NOT_FOUND;
+	oxst_store *c = s->cache;
+	if (!(flags & OXST_STAT_FRESH)) {
+		if (c->ops->stat_model(c, id, OXST_STAT_NONBLOCK, size) == OXST_OK ||
 		    known_get(s, id, size))
-			return OXS_OK;
-		if (flags & OXS_STAT_NONBLOCK)
-			return OXS_E_AGAIN;
+			return OXST_OK;
+		if (flags & OXST_STAT_NONBLOCK)
+			return OXST_E_AGAIN;
 	}
 	char key[KEY_MAX];
 	uint64_t sz = 0;
 	if (!key_fmt(s, key, sizeof(key), "models/%s.onnx", id))
-		return OXS_E_INVALID;
-	oxs_status st = s3_head(s, key, &sz);
-	if (st == OXS_OK) {
+		return OXST_E_INVALID;
+	oxst_status st = s3_head(s, key, &sz);
+	if (st == OXST_OK) {
 		known_add(s, id, sz);
 		if (size != NULL)
 			*size = sz;
-	} else if (st == OXS_E_NOT_FOUND) {
+	} else if (st == OXST_E_NOT_FOUND) {
 		/* deleted through another replica: not ours to serve from the cache either */
 		forget(s, id);
 		(void)c->ops->delete_model(c, id);
@@ -727,51 +727,51 @@ static oxs_status op_stat_model(oxs_store *base, const char *id, unsigned flags,
 	return st;
 }
 
-static oxs_status op_put_meta(oxs_store *base, const char *id, const oxs_model_meta *meta)
+static oxst_status op_put_meta(oxst_store *base, const char *id, const oxst_model_meta *meta)
 {
 	s3_store *s = (s3_store *)base;
 	char key[KEY_MAX];
-	if (!oxs_id_valid(id) || !key_fmt(s, key, sizeof(key), "meta/%s.json", id))
-		return OXS_E_INVALID;
+	if (!oxst_id_valid(id) || !key_fmt(s, key, sizeof(key), "meta/%s.json", id))
+		return OXST_E_INVALID;
 	oxr_buf b;
 	oxr_buf_init(&b, 1 << 16);
-	if (!oxs_meta_json(&b, meta)) {
+	if (!oxst_meta_json(&b, meta)) {
 		oxr_buf_free(&b);
-		return OXS_E_NOMEM;
+		return OXST_E_NOMEM;
 	}
-	oxs_s3_req r;
-	oxs_s3_req_init(&r, OXS_S3OP_PUT, "PUT", s->bucket, key);
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
 	r.body = b.data;
 	r.body_len = b.len;
 	r.if_none_match = "*"; /* the first upload's meta stays */
-	oxs_status st = oxs_s3_do(s->s3, &r);
+	oxst_status st = oxst_s3_do(s->s3, &r);
 	oxr_buf_free(&b);
-	if (st == OXS_OK && r.status != 200 && r.status != 412)
+	if (st == OXST_OK && r.status != 200 && r.status != 412)
 		st = unexpected(&r);
-	if (st == OXS_OK && r.status == 200) {
+	if (st == OXST_OK && r.status == 200) {
 		meta_keep(s, id, meta);
 		(void)s->cache->ops->put_meta(s->cache, id, meta);
 	}
 	return st;
 }
 
-static oxs_status op_put_data(oxs_store *base, const char *id, const char *spool_dir)
+static oxst_status op_put_data(oxst_store *base, const char *id, const char *spool_dir)
 {
 	s3_store *s = (s3_store *)base;
-	oxs_bundle_file *files = NULL;
+	oxst_bundle_file *files = NULL;
 	size_t n = 0;
-	if (!oxs_id_valid(id))
-		return OXS_E_INVALID;
-	if (!oxs_data_files(spool_dir, &files, &n, NULL))
-		return OXS_E_IO;
+	if (!oxst_id_valid(id))
+		return OXST_E_INVALID;
+	if (!oxst_data_files(spool_dir, &files, &n, NULL))
+		return OXST_E_IO;
 	int dfd = open(spool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	oxs_status st = dfd >= 0 ? OXS_OK : OXS_E_IO;
-	for (size_t i = 0; st == OXS_OK && i < n; i++) {
+	oxst_status st = dfd >= 0 ? OXST_OK : OXST_E_IO;
+	for (size_t i = 0; st == OXST_OK && i < n; i++) {
 		char key[KEY_MAX];
 		bool created;
 		int f = openat(dfd, files[i].location, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (f < 0 || !key_fmt(s, key, sizeof(key), "data/%s/%s", id, files[i].location))
-			st = OXS_E_IO;
+			st = OXST_E_IO;
 		else
 			st = s3_put_file(s, key, f, files[i].size, files[i].sha256, &created);
 		if (f >= 0)
@@ -780,30 +780,30 @@ static oxs_status op_put_data(oxs_store *base, const char *id, const char *spool
 	if (dfd >= 0)
 		close(dfd);
 	free(files);
-	if (st != OXS_OK)
+	if (st != OXST_OK)
 		return st;
 	/* in the bucket now; the local cache keeps the folder (moves it) */
 	return s->cache->ops->put_data(s->cache, id, spool_dir);
 }
 
-static oxs_status op_put_model(oxs_store *base, const char *id, const char *spool_path, int fd,
-                               bool *created)
+static oxst_status op_put_model(oxst_store *base, const char *id, const char *spool_path, int fd,
+                                bool *created)
 {
 	s3_store *s = (s3_store *)base;
 	char key[KEY_MAX];
 	struct stat st_;
-	if (!oxs_id_valid(id) || !key_fmt(s, key, sizeof(key), "models/%s.onnx", id))
-		return OXS_E_INVALID;
+	if (!oxst_id_valid(id) || !key_fmt(s, key, sizeof(key), "models/%s.onnx", id))
+		return OXST_E_INVALID;
 	if (fstat(fd, &st_) != 0)
-		return OXS_E_IO;
+		return OXST_E_IO;
 	uint64_t size = (uint64_t)st_.st_size;
 	if (size > s->cache_budget)
-		return OXS_E_NOSPACE; /* no replica could ever hold it to read it */
+		return OXST_E_NOSPACE; /* no replica could ever hold it to read it */
 	busy b;
 	busy_enter(s, &s->putting, &b, id);
-	oxs_status st = s3_put_file(s, key, fd, size, NULL, created);
+	oxst_status st = s3_put_file(s, key, fd, size, NULL, created);
 	busy_leave(s, &s->putting, &b);
-	if (st != OXS_OK)
+	if (st != OXST_OK)
 		return st;
 	known_add(s, id, size);
 	pthread_mutex_lock(&s->mu);
@@ -811,45 +811,45 @@ static oxs_status op_put_model(oxs_store *base, const char *id, const char *spoo
 	pthread_mutex_unlock(&s->mu);
 	/* the spool becomes the local copy (when the cache has room; else it goes) */
 	bool local = false;
-	if (s->cache->ops->put_model(s->cache, id, spool_path, fd, &local) != OXS_OK)
+	if (s->cache->ops->put_model(s->cache, id, spool_path, fd, &local) != OXST_OK)
 		(void)unlink(spool_path);
-	return OXS_OK;
+	return OXST_OK;
 }
 
 /* A read of the cached copy of model id: `what` 0 opens the model, 1 gives its path, 2
  * opens its data folder.  The model is brought into the cache first; when the cache let it
  * go before the read (a budget too small for what is in use at once), again — a model
  * that is in the bucket is never answered "not found". */
-static oxs_status cached_read(s3_store *s, const char *id, int what, int *fd, uint64_t *size,
-                              char *path, size_t pathsize)
+static oxst_status cached_read(s3_store *s, const char *id, int what, int *fd, uint64_t *size,
+                               char *path, size_t pathsize)
 {
-	oxs_store *c = s->cache;
+	oxst_store *c = s->cache;
 	for (int attempt = 0; attempt < 3; attempt++) {
-		oxs_status st = ensure_local(s, id);
-		if (st != OXS_OK)
+		oxst_status st = ensure_local(s, id);
+		if (st != OXST_OK)
 			return st;
 		st = what == 0   ? c->ops->open_model(c, id, fd, size)
 		     : what == 1 ? c->ops->model_path(c, id, path, pathsize)
 		                 : c->ops->open_data(c, id, fd);
-		if (st != OXS_E_NOT_FOUND)
+		if (st != OXST_E_NOT_FOUND)
 			return st;
-		if (what == 2 && c->ops->stat_model(c, id, 0, NULL) == OXS_OK)
+		if (what == 2 && c->ops->stat_model(c, id, 0, NULL) == OXST_OK)
 			return st; /* the model is there: it has no data folder */
 	}
-	return OXS_E_NOSPACE;
+	return OXST_E_NOSPACE;
 }
 
-static oxs_status op_open_model(oxs_store *base, const char *id, int *fd, uint64_t *size)
+static oxst_status op_open_model(oxst_store *base, const char *id, int *fd, uint64_t *size)
 {
 	return cached_read((s3_store *)base, id, 0, fd, size, NULL, 0);
 }
 
-static oxs_status op_model_path(oxs_store *base, const char *id, char *path, size_t pathsize)
+static oxst_status op_model_path(oxst_store *base, const char *id, char *path, size_t pathsize)
 {
 	return cached_read((s3_store *)base, id, 1, NULL, NULL, path, pathsize);
 }
 
-static oxs_status op_open_data(oxs_store *base, const char *id, int *dirfd)
+static oxst_status op_open_data(oxst_store *base, const char *id, int *dirfd)
 {
 	return cached_read((s3_store *)base, id, 2, dirfd, NULL, NULL, 0);
 }
@@ -857,7 +857,7 @@ static oxs_status op_open_data(oxs_store *base, const char *id, int *dirfd)
 /* Listing: the meta of the items that have none cached, fetched by a few threads. */
 typedef struct meta_fetch {
 	s3_store *s;
-	oxs_model_info *items;
+	oxst_model_info *items;
 	size_t n;
 	atomic_size_t next;
 } meta_fetch;
@@ -869,18 +869,18 @@ static void *meta_worker(void *arg)
 		size_t i = atomic_fetch_add(&j->next, 1);
 		if (i >= j->n)
 			return NULL;
-		oxs_model_info *it = &j->items[i];
+		oxst_model_info *it = &j->items[i];
 		if (meta_lookup(j->s, it))
 			continue;
 		bool has = false;
-		if (fetch_meta(j->s, it->id, &it->meta, &has) == OXS_OK) {
+		if (fetch_meta(j->s, it->id, &it->meta, &has) == OXST_OK) {
 			it->has_meta = has;
 			meta_keep(j->s, it->id, has ? &it->meta : NULL);
 		}
 	}
 }
 
-static void fill_meta(s3_store *s, oxs_model_info *items, size_t n)
+static void fill_meta(s3_store *s, oxst_model_info *items, size_t n)
 {
 	meta_fetch j = {s, items, n, 0};
 	size_t missing = 0;
@@ -908,37 +908,37 @@ static bool count_key(void *arg, const char *key, uint64_t size, int64_t modifie
 	return true;
 }
 
-static oxs_status model_count(s3_store *s, uint64_t *count)
+static oxst_status model_count(s3_store *s, uint64_t *count)
 {
 	pthread_mutex_lock(&s->mu);
-	bool fresh = s->count_valid && oxs_now_ms() - s->count_at_ms < COUNT_TTL_MS;
+	bool fresh = s->count_valid && oxst_now_ms() - s->count_at_ms < COUNT_TTL_MS;
 	*count = s->count;
 	pthread_mutex_unlock(&s->mu);
 	if (fresh)
-		return OXS_OK;
+		return OXST_OK;
 	char prefix[KEY_MAX], token[1100] = "";
 	if (!key_fmt(s, prefix, sizeof(prefix), "models/"))
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	uint64_t nb[2] = {0, 0};
-	oxs_status st;
+	oxst_status st;
 	do
 		st = list_page(s, prefix, "", 1000, token, sizeof(token), count_key, nb);
-	while (st == OXS_OK && token[0] != '\0');
-	if (st != OXS_OK)
+	while (st == OXST_OK && token[0] != '\0');
+	if (st != OXST_OK)
 		return st;
 	pthread_mutex_lock(&s->mu);
 	s->count = nb[0];
 	s->count_bytes = nb[1];
 	s->count_valid = true;
-	s->count_at_ms = oxs_now_ms();
+	s->count_at_ms = oxst_now_ms();
 	pthread_mutex_unlock(&s->mu);
 	*count = nb[0];
-	return OXS_OK;
+	return OXST_OK;
 }
 
 /* Listing: models/<id>.onnx keys into items. */
 typedef struct model_page {
-	oxs_model_info *out;
+	oxst_model_info *out;
 	size_t n, max, plen;
 } model_page;
 
@@ -946,13 +946,13 @@ static bool add_model(void *arg, const char *key, uint64_t size, int64_t modifie
 {
 	model_page *pg = arg;
 	size_t kl = strlen(key);
-	if (kl != pg->plen + OXS_ID_LEN + 5 || strcmp(key + kl - 5, ".onnx") != 0)
+	if (kl != pg->plen + OXST_ID_LEN + 5 || strcmp(key + kl - 5, ".onnx") != 0)
 		return true; /* not a model of ours */
-	oxs_model_info *it = &pg->out[pg->n];
+	oxst_model_info *it = &pg->out[pg->n];
 	memset(it, 0, sizeof(*it));
-	memcpy(it->id, key + pg->plen, OXS_ID_LEN);
-	it->id[OXS_ID_LEN] = '\0';
-	if (!oxs_id_valid(it->id))
+	memcpy(it->id, key + pg->plen, OXST_ID_LEN);
+	it->id[OXST_ID_LEN] = '\0';
+	if (!oxst_id_valid(it->id))
 		return true;
 	it->size = size;
 	it->created = modified > 0 ? modified : 0;
@@ -960,125 +960,125 @@ static bool add_model(void *arg, const char *key, uint64_t size, int64_t modifie
 	return pg->n < pg->max;
 }
 
-static oxs_status op_list(oxs_store *base, const char *after, oxs_model_info *out, size_t max,
-                          size_t *n, uint64_t *total)
+static oxst_status op_list(oxst_store *base, const char *after, oxst_model_info *out, size_t max,
+                           size_t *n, uint64_t *total)
 {
 	s3_store *s = (s3_store *)base;
 	char prefix[KEY_MAX], start[KEY_MAX], token[1100] = "";
 	*n = 0;
 	if (!key_fmt(s, prefix, sizeof(prefix), "models/") ||
 	    !key_fmt(s, start, sizeof(start), "models/%s.onnx", after ? after : ""))
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	model_page pg = {out, 0, max, strlen(prefix)};
 	if (after == NULL || after[0] == '\0')
 		start[0] = '\0';
-	oxs_status st = OXS_OK;
+	oxst_status st = OXST_OK;
 	do
 		st = list_page(s, prefix, start, max - pg.n, token, sizeof(token), add_model, &pg);
-	while (st == OXS_OK && pg.n < max && token[0] != '\0');
+	while (st == OXST_OK && pg.n < max && token[0] != '\0');
 	*n = pg.n;
-	if (st != OXS_OK)
+	if (st != OXST_OK)
 		return st;
 	fill_meta(s, out, *n);
 	if (total != NULL) {
 		st = model_count(s, total);
-		if (st == OXS_OK && *total < *n)
+		if (st == OXST_OK && *total < *n)
 			*total = *n; /* counted before a recent upload elsewhere */
 	}
 	return st;
 }
 
-static oxs_status op_delete(oxs_store *base, const char *id)
+static oxst_status op_delete(oxst_store *base, const char *id)
 {
 	s3_store *s = (s3_store *)base;
 	char key[KEY_MAX], prefix[KEY_MAX];
-	if (!oxs_id_valid(id) || !key_fmt(s, key, sizeof(key), "models/%s.onnx", id))
-		return OXS_E_NOT_FOUND;
-	oxs_status st = s3_head(s, key, NULL);
-	if (st == OXS_E_NOT_FOUND) {
+	if (!oxst_id_valid(id) || !key_fmt(s, key, sizeof(key), "models/%s.onnx", id))
+		return OXST_E_NOT_FOUND;
+	oxst_status st = s3_head(s, key, NULL);
+	if (st == OXST_E_NOT_FOUND) {
 		forget(s, id);
 		(void)s->cache->ops->delete_model(s->cache, id);
 	}
-	if (st != OXS_OK)
+	if (st != OXST_OK)
 		return st;
 	/* the model first: from now on it is gone for every replica */
 	st = s3_delete(s, key);
 	forget(s, id);
 	(void)s->cache->ops->delete_model(s->cache, id);
-	if (st == OXS_OK && key_fmt(s, key, sizeof(key), "meta/%s.json", id))
+	if (st == OXST_OK && key_fmt(s, key, sizeof(key), "meta/%s.json", id))
 		st = s3_delete(s, key);
-	if (st == OXS_OK && key_fmt(s, prefix, sizeof(prefix), "data/%s/", id))
+	if (st == OXST_OK && key_fmt(s, prefix, sizeof(prefix), "data/%s/", id))
 		st = s3_delete_prefix(s, prefix);
-	if (st == OXS_OK && key_fmt(s, prefix, sizeof(prefix), "renderings/%s/", id))
+	if (st == OXST_OK && key_fmt(s, prefix, sizeof(prefix), "renderings/%s/", id))
 		st = s3_delete_prefix(s, prefix);
 	return st;
 }
 
-static oxs_status op_get_rendering(oxs_store *base, const char *id, const char *name, int *fd,
-                                   uint64_t *size)
+static oxst_status op_get_rendering(oxst_store *base, const char *id, const char *name, int *fd,
+                                    uint64_t *size)
 {
 	s3_store *s = (s3_store *)base;
-	oxs_store *c = s->cache;
-	oxs_status st = c->ops->get_rendering(c, id, name, fd, size);
-	if (st == OXS_OK || st == OXS_E_INVALID)
+	oxst_store *c = s->cache;
+	oxst_status st = c->ops->get_rendering(c, id, name, fd, size);
+	if (st == OXST_OK || st == OXST_E_INVALID)
 		return st;
 	/* only renderings of a model that is there (none of one deleted meanwhile) */
 	st = op_stat_model(base, id, 0, NULL);
-	if (st != OXS_OK)
+	if (st != OXST_OK)
 		return st;
 	char key[KEY_MAX], path[PATH_MAX];
 	if (!key_fmt(s, key, sizeof(key), "renderings/%s/%s", id, name))
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	int f = -1;
 	st = c->ops->spool(c, &f, path, sizeof(path));
-	if (st != OXS_OK)
+	if (st != OXST_OK)
 		return st;
-	oxs_s3_req r;
-	oxs_s3_req_init(&r, OXS_S3OP_GET, "GET", s->bucket, key);
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_GET, "GET", s->bucket, key);
 	r.out_fd = f;
 	r.out_max = s->cache_budget;
-	st = oxs_s3_do(s->s3, &r);
+	st = oxst_s3_do(s->s3, &r);
 	(void)unlink(path); /* the open file is the answer */
-	if (st == OXS_OK && r.status == 404)
-		st = OXS_E_NOT_FOUND;
-	else if (st == OXS_OK && r.status != 200)
+	if (st == OXST_OK && r.status == 404)
+		st = OXST_E_NOT_FOUND;
+	else if (st == OXST_OK && r.status != 200)
 		st = unexpected(&r);
-	if (st != OXS_OK) {
+	if (st != OXST_OK) {
 		close(f);
 		return st;
 	}
 	/* keep it in the cache as well when the model is there and it is not big */
-	if (r.received <= (16u << 20) && c->ops->stat_model(c, id, OXS_STAT_NONBLOCK, NULL) == OXS_OK) {
-		char *data = oxs_read_all(f, r.received);
+	if (r.received <= (16u << 20) && c->ops->stat_model(c, id, OXST_STAT_NONBLOCK, NULL) == OXST_OK) {
+		char *data = oxst_read_all(f, r.received);
 		if (data != NULL)
 			(void)c->ops->put_rendering(c, id, name, data, (size_t)r.received);
 		free(data);
 	}
 	*fd = f;
 	*size = r.received;
-	return OXS_OK;
+	return OXST_OK;
 }
 
-static oxs_status op_put_rendering(oxs_store *base, const char *id, const char *name,
-                                   const void *data, size_t len)
+static oxst_status op_put_rendering(oxst_store *base, const char *id, const char *name,
+                                    const void *data, size_t len)
 {
 	s3_store *s = (s3_store *)base;
 	char key[KEY_MAX];
-	if (!oxs_id_valid(id) || !key_fmt(s, key, sizeof(key), "renderings/%s/%s", id, name))
-		return OXS_E_INVALID;
-	oxs_s3_req r;
-	oxs_s3_req_init(&r, OXS_S3OP_PUT, "PUT", s->bucket, key);
+	if (!oxst_id_valid(id) || !key_fmt(s, key, sizeof(key), "renderings/%s/%s", id, name))
+		return OXST_E_INVALID;
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
 	r.body = data;
 	r.body_len = len;
-	oxs_status st = oxs_s3_do(s->s3, &r);
-	if (st == OXS_OK && r.status != 200)
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	if (st == OXST_OK && r.status != 200)
 		st = unexpected(&r);
-	oxs_status cs = s->cache->ops->put_rendering(s->cache, id, name, data, len);
+	oxst_status cs = s->cache->ops->put_rendering(s->cache, id, name, data, len);
 	(void)cs; /* the cache keeps it when it has the model and room */
 	return st;
 }
 
-static void op_stats(oxs_store *base, oxs_store_stats *out)
+static void op_stats(oxst_store *base, oxst_stats *out)
 {
 	s3_store *s = (s3_store *)base;
 	s->cache->ops->stats(s->cache, out);
@@ -1102,16 +1102,16 @@ static void *prober_main(void *arg)
 			pthread_cond_wait(&s->probe_cv, &s->mu);
 		if (s->probe_stop)
 			break;
-		s->probe_since_ms = oxs_now_ms();
+		s->probe_since_ms = oxst_now_ms();
 		pthread_mutex_unlock(&s->mu);
-		oxs_s3_req r;
-		oxs_s3_req_init(&r, OXS_S3OP_PUT, "PUT", s->bucket, key);
+		oxst_s3_req r;
+		oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
 		r.body = "ok\n";
 		r.body_len = 3;
-		bool ok = named && oxs_s3_do(s->s3, &r) == OXS_OK && r.status == 200;
+		bool ok = named && oxst_s3_do(s->s3, &r) == OXST_OK && r.status == 200;
 		pthread_mutex_lock(&s->mu);
 		s->ready_ok = ok;
-		s->ready_at_ms = oxs_now_ms();
+		s->ready_at_ms = oxst_now_ms();
 		s->probe_since_ms = 0;
 		s->probe_wanted = false;
 		pthread_cond_broadcast(&s->probe_cv);
@@ -1122,11 +1122,11 @@ static void *prober_main(void *arg)
 
 /* Readiness without waiting on the network: the last probe's answer, a new probe asked
  * for when it is older than READY_TTL_MS (only the very first call waits for one). */
-static bool op_writable(oxs_store *base)
+static bool op_writable(oxst_store *base)
 {
 	s3_store *s = (s3_store *)base;
 	pthread_mutex_lock(&s->mu);
-	if (s->ready_at_ms == 0 || oxs_now_ms() - s->ready_at_ms >= READY_TTL_MS) {
+	if (s->ready_at_ms == 0 || oxst_now_ms() - s->ready_at_ms >= READY_TTL_MS) {
 		s->probe_wanted = true;
 		pthread_cond_broadcast(&s->probe_cv);
 	}
@@ -1134,16 +1134,16 @@ static bool op_writable(oxs_store *base)
 		pthread_cond_wait(&s->probe_cv, &s->mu);
 	/* a probe that hangs says more than the last answer */
 	bool ok = s->ready_ok &&
-	          (s->probe_since_ms == 0 || oxs_now_ms() - s->probe_since_ms < READY_TTL_MS);
+	          (s->probe_since_ms == 0 || oxst_now_ms() - s->probe_since_ms < READY_TTL_MS);
 	pthread_mutex_unlock(&s->mu);
 	return ok && s->cache->ops->writable(s->cache);
 }
 
-static void op_close(oxs_store *base)
+static void op_close(oxst_store *base)
 {
 	s3_store *s = (s3_store *)base;
 	if (s->prober_started) {
-		oxs_s3_cancel(s->s3); /* a probe waiting on a hung store ends now */
+		oxst_s3_cancel(s->s3); /* a probe waiting on a hung store ends now */
 		pthread_mutex_lock(&s->mu);
 		s->probe_stop = true;
 		pthread_cond_broadcast(&s->probe_cv);
@@ -1153,7 +1153,7 @@ static void op_close(oxs_store *base)
 	pthread_cond_destroy(&s->probe_cv);
 	if (s->cache != NULL)
 		s->cache->ops->close(s->cache);
-	oxs_s3_free(s->s3);
+	oxst_s3_free(s->s3);
 	free(s->known);
 	free(s->metas);
 	pthread_cond_destroy(&s->cv);
@@ -1161,36 +1161,36 @@ static void op_close(oxs_store *base)
 	free(s);
 }
 
-static const oxs_store_ops s3_ops = {
+static const oxst_ops s3_ops = {
     .name = "s3",
     .remote = true,
-    OXS_STORE_OPS_OF_FILE,
+    OXST_OPS_OF_FILE,
 };
 
-oxs_status oxs_store_s3_open(oxs_store **out, const oxs_store_s3_options *opt, char *err,
-                             size_t errsize)
+oxst_status oxst_s3_open(oxst_store **out, const oxst_s3_options *opt, char *err,
+                         size_t errsize)
 {
 	char bucket[64], prefix[520];
-	if (!oxs_s3_url_parse(opt->url, bucket, sizeof(bucket), prefix, sizeof(prefix))) {
+	if (!oxst_s3_url_parse(opt->url, bucket, sizeof(bucket), prefix, sizeof(prefix))) {
 		snprintf(err, errsize, "--store: expected s3://BUCKET[/PREFIX] (bucket: 3..63 of "
 		                       "a-z 0-9 . -)");
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	}
 	if (opt->part_size < ((uint64_t)5 << 20) || opt->part_size > ((uint64_t)5 << 30)) {
 		snprintf(err, errsize, "--s3-part-size: 5M..5G (the S3 limits of a part)");
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	}
 	if (opt->cache_budget == 0) { /* every download is bounded by it */
 		snprintf(err, errsize, "--store-budget: an S3 store's cache needs one (> 0)");
-		return OXS_E_INVALID;
+		return OXST_E_INVALID;
 	}
-	oxs_s3_config cfg;
-	if (!oxs_s3_config_env(&cfg, opt->envp, opt->timeout, err, errsize))
-		return OXS_E_INVALID;
+	oxst_s3_config cfg;
+	if (!oxst_s3_config_env(&cfg, opt->envp, opt->timeout, err, errsize))
+		return OXST_E_INVALID;
 	s3_store *s = calloc(1, sizeof(*s));
 	if (s == NULL) {
 		snprintf(err, errsize, "out of memory");
-		return OXS_E_NOMEM;
+		return OXST_E_NOMEM;
 	}
 	s->base.ops = &s3_ops;
 	pthread_mutex_init(&s->mu, NULL);
@@ -1202,19 +1202,19 @@ oxs_status oxs_store_s3_open(oxs_store **out, const oxs_store_s3_options *opt, c
 	s->cache_budget = opt->cache_budget;
 	s->known = calloc(KNOWN_SLOTS, sizeof(*s->known));
 	s->metas = calloc(META_SLOTS, sizeof(*s->metas));
-	s->s3 = oxs_s3_new(&cfg);
+	s->s3 = oxst_s3_new(&cfg);
 	OPENSSL_cleanse(&cfg, sizeof(cfg));
 	if (s->known == NULL || s->metas == NULL || s->s3 == NULL) {
 		snprintf(err, errsize, "out of memory (S3 client)");
 		op_close(&s->base);
-		return OXS_E_NOMEM;
+		return OXST_E_NOMEM;
 	}
 	/* the cache: a local store this replica alone uses (its lock says so), verified in the
 	 * background, whose models may always be evicted (the bucket keeps them) */
-	oxs_store_local_options lo = {.budget = opt->cache_budget, .evict_models = true,
+	oxst_local_options lo = {.budget = opt->cache_budget, .evict_models = true,
 	                              .verify = false, .verify_background = true, .no_sync = true};
-	oxs_status st = oxs_store_local_open(&s->cache, opt->cache_dir, &lo, err, errsize);
-	if (st != OXS_OK) {
+	oxst_status st = oxst_local_open(&s->cache, opt->cache_dir, &lo, err, errsize);
+	if (st != OXST_OK) {
 		op_close(&s->base);
 		return st;
 	}
@@ -1223,9 +1223,9 @@ oxs_status oxs_store_s3_open(oxs_store **out, const oxs_store_s3_options *opt, c
 	if (pthread_create(&s->prober, NULL, prober_main, s) != 0) {
 		snprintf(err, errsize, "cannot start the readiness thread");
 		op_close(&s->base);
-		return OXS_E_NOMEM;
+		return OXST_E_NOMEM;
 	}
 	s->prober_started = true;
 	*out = &s->base;
-	return OXS_OK;
+	return OXST_OK;
 }

@@ -1,0 +1,50 @@
+/*
+ * internal.h — shared inside store/ only (and by its unit tests): the backends' common
+ * pieces, the S3 client's encoding and XML helpers, and the hooks' callers.
+ */
+#ifndef OXST_INTERNAL_H
+#define OXST_INTERNAL_H
+
+#include "store/oxst.h"
+
+/* The operations of an oxst_ops whose file defines each as static op_<name>
+ * (local.c, s3.c): {.name = "...", OXST_OPS_OF_FILE}. */
+#define OXST_OPS_OF_FILE                                                                    \
+	.spool = op_spool, .put_model = op_put_model, .stat_model = op_stat_model,          \
+	.put_meta = op_put_meta, .open_model = op_open_model, .model_path = op_model_path,  \
+	.list_models = op_list, .delete_model = op_delete,                                  \
+	.get_rendering = op_get_rendering, .put_rendering = op_put_rendering,               \
+	.stats = op_stats, .writable = op_writable, .close = op_close,                      \
+	.spool_dir = op_spool_dir, .put_data = op_put_data, .open_data = op_open_data
+
+/* Append s percent-encoded for an S3 URL path or query (every byte but A-Za-z0-9-._~,
+ * and '/' too unless keep_slash). */
+bool oxst_s3_encode(oxr_buf *b, const char *s, bool keep_slash);
+/* The canonical query string (pairs sorted by key, both encoded) of n key/value pairs
+ * (kv[2i], kv[2i+1]; a NULL value is written as "key=") into out; false when too long. */
+bool oxst_s3_query(char *out, size_t size, const char *const *kv, size_t n);
+/* S3 takes at most 10,000 parts per multipart upload. */
+#define OXST_S3_MAX_PARTS 10000
+/* The part size for an object of size bytes: part_size, or the next MiB above
+ * size / OXST_S3_MAX_PARTS (rounded up) when that many parts of part_size would not
+ * hold it. */
+uint64_t oxst_s3_part_for(uint64_t size, uint64_t part_size);
+/* The text of the next <tag>...</tag> element at or after *p (before end), XML entities
+ * decoded, into out; *p moves past it.  False when there is none or it does not fit. */
+bool oxst_xml_next(const char **p, const char *end, const char *tag, char *out, size_t size);
+/* The next <tag>...</tag> element's raw content [*begin, *stop); *p moves past it. */
+bool oxst_xml_element(const char **p, const char *end, const char *tag, const char **begin,
+                      const char **stop);
+/* An ISO 8601 UTC time "2026-12-01T17:11:17.131Z" as Unix seconds; -1 when malformed. */
+int64_t oxst_iso8601(const char *s);
+
+/* Lowercase hex of n bytes into out (2n+1 bytes). */
+void oxst_hex(char *out, const unsigned char *bytes, size_t n);
+/* The monotonic clock. */
+int64_t oxst_now_ms(void);
+uint64_t oxst_now_ns(void);
+/* Through the hooks (oxst_set_hooks). */
+void oxst_log(const char *level, const char *msg, const char *extra);
+void oxst_count_request(int op, uint64_t ns, int outcome);
+
+#endif /* OXST_INTERNAL_H */
