@@ -4,8 +4,8 @@
 # on failure and ends with its counts, "NAME: N passed, N failed, N skipped"
 # (tests/suite.sh).  A suite that is expected but missing, that ends without that line, or
 # a tests/<suite>/run.sh that this list does not run, fails the run.  The last line is the
-# sum: "TOTAL: N passed, N failed, N skipped", then the time budget: "TIME: N s wall (CPU
-# N s); slowest: SUITE N s, ..." (each suite's own line also shows its wall and CPU
+# sum: "TOTAL: N passed, N failed, N skipped", then the time budget: "TIME: N s wall (suites'
+# CPU N s); slowest: SUITE N s, ..." (each suite's own line also shows its wall and CPU
 # seconds; docs/bench.md has the figures); exits 1 when any suite failed.
 # Environment: BUILD (build folder, default build), ONNXVIZ_SKIP_BROWSER=1 skips the
 # browser suite (printed, and counted as one skipped).  The first suite, deps, checks that
@@ -33,15 +33,27 @@ build_s=${ONNXVIZ_BUILD_SECONDS:-0}
 # latency, so the builds take the rest.  Before the clang suite the run waits for them:
 # no suite that times the server shares the machine with a build.  The two suites still
 # run their make, which then has nothing left to do, or makes again what failed here and
-# reports it (this output is dropped).
-jobs=$(nproc 2>/dev/null || echo 2)
-setsid sh -c "nice -n 10 make -s JOBS=$jobs clang-check; nice -n 10 make -s -j$jobs sanitize-build" \
-  >/dev/null 2>&1 </dev/null &
-prebuild=$!
+# reports it (this output is dropped).  Not a child of this shell (its CPU would land in
+# whichever suite's figure was running when it ended): it writes its pid, then "done".
+pre=$(mktemp -d)
+( setsid sh -c 'echo $$ >"$0/pid"
+    nice -n 10 make -s JOBS="$1" clang-check; nice -n 10 make -s -j"$1" sanitize-build
+    echo $? >"$0/done"' "$pre" "$(nproc 2>/dev/null || echo 2)" >/dev/null 2>&1 </dev/null & )
+pre_t0=$(date +%s)
 # tests/render/hostile.py: not build-san/onnxviz as well, the sanitize suite runs it so
 export ONNXVIZ_SANITIZE_LATER=1
-prebuild_t0=$(date +%s)
-trap 'kill -- -"$prebuild" 2>/dev/null; rm -f "$log" "$times"' EXIT
+pre_stop() {
+  [ -s "$pre/pid" ] && [ ! -e "$pre/done" ] && kill -- -"$(cat "$pre/pid")" 2>/dev/null
+  rm -rf "$pre"
+}
+pre_wait() { # until the builds end (or their session is gone)
+  i=0
+  while [ ! -e "$pre/done" ] && { [ ! -s "$pre/pid" ] && [ $i -lt 30 ] ||
+                                  kill -0 "$(cat "$pre/pid" 2>/dev/null)" 2>/dev/null; }; do
+    sleep 1; i=$((i + 1))
+  done
+}
+trap 'pre_stop; rm -f "$log" "$times"' EXIT
 trap 'exit 130' INT TERM
 run() { # name command...
   name=$1; shift
@@ -68,14 +80,13 @@ for f in tests/*/run.sh; do
   esac
 done
 for s in $SUITES; do
-  if [ "$s" = clang ] && [ -n "$prebuild" ]; then
+  if [ "$s" = clang ]; then
     t=$(date +%s)
-    wait "$prebuild"
+    pre_wait
     t=$(( $(date +%s) - t ))
     echo; echo "################ (the clang and sanitizer builds, in the background since the start:" \
-      "$(( $(date +%s) - prebuild_t0 )) s, waited $t s)"
+      "$(( $(date +%s) - pre_t0 )) s, waited $t s)"
     echo "(builds-wait) $t" >>"$times"
-    prebuild=
   fi
   case $s in
     unit)
@@ -95,6 +106,6 @@ done
 echo
 [ -z "$failed" ] && echo "all suites passed" || echo "FAILED:$failed"
 tally_print TOTAL
-echo "TIME: $(( $(date +%s) - all_wall + build_s )) s wall (CPU $(( $(clock_cpu) - all_cpu )) s); slowest:" \
+echo "TIME: $(( $(date +%s) - all_wall + build_s )) s wall (suites' CPU $(( $(clock_cpu) - all_cpu )) s); slowest:" \
   "$(sort -k2,2nr "$times" | head -n 5 | sed 's/$/ s/' | paste -sd, - | sed 's/,/, /g')"
 [ -z "$failed" ]
