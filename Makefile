@@ -71,7 +71,7 @@ TOOLS_BIN   := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(TOOLS_SRC))
 
 BIN := $(BUILD)/onnxviz
 
-.PHONY: all run test check unit tools deps deps-build print-deps-test bench-deps clean fuzz bench docker-check lint clang-check schemas
+.PHONY: all run test check unit tools deps deps-build print-deps-test bench-deps clean fuzz bench docker-check lint clang-check sanitize-build schemas
 .DEFAULT_GOAL := all
 
 all: $(BIN)
@@ -221,17 +221,28 @@ run: deps-build
 unit: $(UNIT_BIN)
 	@sh tests/run-unit.sh $(UNIT_BIN)
 
-# The README's test command.  Installs what is missing, then runs every suite in order;
-# tests/run-all.sh prints a summary and fails when any suite fails.
+# The README's test command.  Installs what is missing, builds everything the suites run
+# (one parallel make: JOBS, default the core count), then runs every suite in order;
+# tests/run-all.sh prints a summary, the time budget (the build's seconds included), and
+# fails when any suite fails.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: deps
-	$(MAKE) all
-	$(MAKE) $(UNIT_BIN) $(TOOLS_BIN) $(REPLAY_BIN) $(FAULT_BIN)
-	BUILD=$(BUILD) sh tests/run-all.sh
+	@t0=$$(date +%s); \
+	$(MAKE) -j$(JOBS) all $(UNIT_BIN) $(TOOLS_BIN) $(REPLAY_BIN) $(FAULT_BIN) || exit 1; \
+	echo "build: $$(( $$(date +%s) - t0 )) s (make -j$(JOBS))"; \
+	BUILD=$(BUILD) ONNXVIZ_BUILD_SECONDS=$$(( $$(date +%s) - t0 )) sh tests/run-all.sh
 
 check: test
 
 clang-check:
-	$(MAKE) CC=clang BUILD=build-clang all $(patsubst $(BUILD)/%,build-clang/%,$(UNIT_BIN) $(TOOLS_BIN))
+	$(MAKE) -j$(JOBS) CC=clang BUILD=build-clang all $(patsubst $(BUILD)/%,build-clang/%,$(UNIT_BIN) $(TOOLS_BIN))
+
+# Everything the sanitize suite runs (tests/sanitize/run.sh), built with ASan + UBSan into
+# build-san/.  tests/run-all.sh makes it, and clang-check, in the background while the first
+# suites run.
+sanitize-build:
+	$(MAKE) SANITIZE=address,undefined BUILD=build-san all \
+	    $(patsubst $(BUILD)/%,build-san/%,$(UNIT_BIN) $(TOOLS_BIN) $(REPLAY_BIN) $(FAULT_BIN))
 
 bench: all
 	BUILD=$(BUILD) sh tests/bench/run.sh

@@ -19,6 +19,11 @@
 #   tally_run FILE COMMAND...    runs COMMAND (a program, not a shell function), its
 #                                standard output shown and kept in FILE; returns its exit
 #                                status
+#   clock_start                  starts the clock of clock_took
+#   clock_took                   prints "N s, CPU N s" since clock_start: wall seconds, and
+#                                the user+sys seconds of the processes this shell started
+#                                and waited for (with their waited-for children) in that
+#                                time; CPU is what a busy shared machine changes least
 # tests/ (sourced by tests/NAME/run.sh or by a script in tests/ itself)
 TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
 [ -f "$TESTS_DIR/prereqs.sh" ] || TESTS_DIR=$(dirname "$TESTS_DIR")
@@ -83,4 +88,16 @@ tally_suite() { # FILE COMMAND...
     T_FAIL=$((T_FAIL + 1))
   fi
   return $_src
+}
+
+clock_cpu() { # user+sys seconds of this shell's waited-for children (/proc: fields 16, 17)
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d\n", ($14 + $15) / hz }' "/proc/$$/stat"
+}
+
+clock_start() {
+  _clock_wall=$(date +%s) _clock_cpu=$(clock_cpu)
+}
+
+clock_took() {
+  echo "$(( $(date +%s) - _clock_wall )) s, CPU $(( $(clock_cpu) - _clock_cpu )) s"
 }

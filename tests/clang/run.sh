@@ -1,6 +1,7 @@
 #!/bin/sh
 # clang suite: the whole tree (program, unit tests, tools) also builds with clang, with the
-# same warnings as errors (gcc builds everything else).  Into build-clang/.
+# same warnings as errors (gcc builds everything else).  Into build-clang/; under
+# tests/run-all.sh it was made in the background already, and what failed there fails here.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/suite.sh

@@ -17,11 +17,13 @@ err=$(mktemp)
 log=$(mktemp)
 trap 'rm -f "$err" "$log"' EXIT
 run() { # script
+  clock_start
   tally_run "$log" /usr/bin/python3 "$1" 2>"$err"; rc=$?
   tally_script $rc "$log"
   [ $rc = 0 ] || failed="$failed $1"
   grep -v -e '^\[libprotobuf ERROR .*invalid UTF-8' \
        -e '^Warning: Checker does not support models with experimental ops' "$err" >&2
+  echo "   ($(clock_took))"
 }
 
 echo "== tests/diff/proto.py"

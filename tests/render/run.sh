@@ -24,11 +24,11 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 step() { # script under tests/render/
   echo "== tests/render/$1"
-  start=$(date +%s)
+  clock_start
   tally_run "$log" "$PY" "tests/render/$1"; rc=$?
   tally_script $rc "$log"
   [ $rc = 0 ] || failed="$failed $1"
-  echo "   ($(( $(date +%s) - start )) s)"
+  echo "   ($(clock_took))"
 }
 
 step widths.py

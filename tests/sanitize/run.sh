@@ -9,12 +9,11 @@ cd "$(dirname "$0")/../.."
 . tests/suite.sh
 suite_start sanitize
 SAN=build-san
-make -s SANITIZE=address,undefined BUILD=$SAN all >/dev/null || exit 1
-make -s SANITIZE=address,undefined BUILD=$SAN \
-  $(ls tests/unit/test_*.c 2>/dev/null | sed "s#tests/unit/\(.*\)\.c#$SAN/tests/\1#") \
-  $(ls tests/tools/*.c 2>/dev/null | sed "s#tests/tools/\(.*\)\.c#$SAN/tools/\1#") \
-  $SAN/onnxviz-fault >/dev/null || exit 1
-make -s SANITIZE=address,undefined BUILD=$SAN fuzz-replay >/dev/null || exit 1
+# one parallel make for everything the suites below run (JOBS: the Makefile's, the cores);
+# under run-all.sh it was made in the background already (nothing or little left to do)
+clock_start
+make -s -j"${JOBS:-$(nproc)}" sanitize-build >/dev/null || exit 1
+echo "== sanitized build: $(clock_took)"
 supp=$(pwd)/tests/sanitize/lsan.supp
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:exitcode=86:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=87"
@@ -27,7 +26,9 @@ trap 'rm -f "$log"' EXIT
 run() { # name command...
   echo "== sanitized: $1"
   n=$1; shift
+  clock_start
   tally_suite "$log" "$@" || failed="$failed $n"
+  echo "== sanitized: $n ($(clock_took))"
 }
 run unit sh tests/run-unit.sh $(ls tests/unit/test_*.c | sed "s#tests/unit/\(.*\)\.c#$SAN/tests/\1#")
 for s in diff fuzz cli http preview hostile render modeldiff; do
