@@ -229,7 +229,11 @@ static void check_rows(const view *v, const vbox *b, uint32_t hidden)
 		FZ_CHECK(w <= room * (1 + 1e-9));
 		if (w > widest)
 			widest = w;
-		if (row->chain) {
+		if (row->chain && hdr) {
+			/* a named pattern's header (render/fusion.c): unfold= opens the pattern */
+			FZ_CHECK(b->kind == BX_OP && oxr__fusion_op(v, b->node) != NULL);
+			FZ_CHECK(ops_count_at_end(row->text) >= 2 || ends_with(row->text, ELLIPSIS));
+		} else if (row->chain) {
 			FZ_CHECK(b->kind == BX_OP && v->fold != NULL && row->value < v->dv->nvalues);
 			uint32_t ops = v->fold[row->value].ops;
 			FZ_CHECK(ops >= 1 && ops <= hidden);
@@ -344,9 +348,12 @@ static void check_view(const view *v)
 			continue;
 		}
 		FZ_CHECK(bi < v->nboxes || (bi == OXP_NONE && oxr__quant_joined(v, ni)));
+		/* a node of a named pattern is drawn in its match's box (render/fusion.c) */
 		if (bi != OXP_NONE && !oxr__quant_joined(v, ni))
 			FZ_CHECK(v->boxes[bi].kind == BX_GROUP ||
-			         (v->boxes[bi].kind == BX_OP && v->boxes[bi].node == ni));
+			         (v->boxes[bi].kind == BX_OP && v->boxes[bi].node == ni) ||
+			         (v->boxes[bi].kind == BX_OP && oxr__fusion_joined(v, ni) &&
+			          oxr__fusion_op(v, v->boxes[bi].node) != NULL));
 	}
 	for (uint32_t ni = 0; ni < dv->nnodes; ni++)
 		FZ_CHECK(v->node_box[ni] == OXP_NONE || v->node_box[ni] < v->nboxes);
