@@ -603,9 +603,17 @@ static bool decide(hstate *st)
 		                             h->g[rg->last].num);
 		if (rg->path == NULL || rg->label == NULL)
 			return false;
+		bool named = false;
 		for (uint32_t k = 0; k < st->nx; k++)
 			if (!st->x[k].all && strcmp(st->x[k].p, rg->path) == 0)
-				rg->open = true;
+				named = rg->open = true;
+		/* "prefix.lo..hi" names this range, not a period to show block by block: its
+		 * members keep forming runs inside it */
+		for (uint32_t x = rg->first; named && x != OXP_NONE; x = h->g[x].next_sibling) {
+			h->g[x].split = false;
+			if (x == rg->last)
+				break;
+		}
 	}
 	/* runs: repeats next to each other (or whole periods of them: A B A B), all collapsed,
 	 * not shown one by one, in the same (open) range */

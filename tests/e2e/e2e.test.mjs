@@ -261,8 +261,9 @@ describe('web page in Chromium', () => {
 
   test('click a node: the panel shows op, attributes by type, inputs with shapes', async () => {
     const id = await idOf(MODELS.fp16.file);
-    await page.goto(`${base}/#/models/${id}`);
-    await graphShown('', id);
+    // its MatMul + Add is a Gemm (a named pattern): drawn as in the file to click the MatMul
+    await page.goto(`${base}/#/models/${id}?patterns=nodes`);
+    await graphShown('patterns=nodes', id);
     await clickInGraph('#canvas svg g.node[data-node]:has(text:text-is("LeakyRelu"))');
     await page.waitForSelector('#side-panel:not([hidden]) .op-badge');
     assert.equal(await page.textContent('#side-body .op-badge'), 'LeakyRelu');
@@ -526,6 +527,9 @@ describe('web page in Chromium', () => {
     await openSearchHit('layers.7/self_attn/Softmax', (t) => /encoder\/layers\.7\/self_attn\/Softmax/.test(t));
     await page.waitForURL(/expand=[^&]*\/encoder\/layers\.7/, { timeout: 30000 });
     await page.waitForFunction(() => document.querySelector('#side-body .op-badge')?.textContent === 'Softmax');
+    // the Softmax is in its attention core, a named pattern: the page opens it (unfold=)
+    await page.waitForURL(/unfold=[^&]*n\d+/, { timeout: 30000 });
+    await page.waitForSelector('#canvas svg g.node.selected', { timeout: 30000 });
     const sel = await page.$eval('#canvas svg g.node.selected', (e) => e.querySelector('title').textContent);
     assert.equal(sel, '/encoder/layers.7/self_attn/Softmax');
     // layers.7 was inside the run of the 12 alike: the others stay runs around it
@@ -751,8 +755,9 @@ describe('web page in Chromium', () => {
     const boxes = await page.$$eval('#canvas svg g.node', (e) => e.length);
     assert.ok(boxes < 1200 && await page.$('#canvas svg g.node.group'), `the overview groups by scope (${boxes} boxes)`);
     t0 = Date.now();
-    await page.goto(`${base}/#/models/${id}?group=none`);
-    await graphShown('group=none', id);
+    // every node a box: named patterns (its norms) drawn as their ops
+    await page.goto(`${base}/#/models/${id}?group=none&patterns=nodes`);
+    await graphShown('group=none&patterns=nodes', id);
     const fullMs = Date.now() - t0;
     const n = await page.$$eval('#canvas svg g.node[data-node]', (e) => e.length);
     assert.equal(n, MODELS.big.nodes);
@@ -832,7 +837,8 @@ describe('web page in Chromium', () => {
 
   test('a shared URL opens the same view and node; the model list shows uploads', async () => {
     const id = await idOf(MODELS.fp16.file);
-    const url = `${base}/#/models/${id}?rankdir=LR&node=n0`;
+    // n0 is the MatMul of a MatMul + Add that is a Gemm pattern: drawn as in the file
+    const url = `${base}/#/models/${id}?rankdir=LR&patterns=nodes&node=n0`;
     const p2 = await ctx.newPage();
     await p2.goto(url);
     await p2.waitForSelector('#side-body .op-badge');
