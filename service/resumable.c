@@ -567,7 +567,7 @@ static bool structure_honest(oxs_req *r, const upstate *st)
 			ranges_nodes(&x, mp->functions[i].nodes, mp->functions[i].nnodes, 1);
 	}
 	bool ok = true;
-	if (!x.failed)
+	if (!x.failed && x.n > 1) /* no ranges: x.r is NULL, which qsort must not get */
 		qsort(x.r, x.n, sizeof(*x.r), cmp_range);
 	for (size_t i = 0; ok && !x.failed && i < x.n; i++) {
 		const xrange *c = &x.r[i];
