@@ -1584,7 +1584,8 @@ static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_
 			un[u].share = total > 0 ? (double)p->e[i].total / (double)total : 0;
 			u++;
 		}
-	qsort(un, nun, sizeof(*un), cmp_unmatched);
+	if (nun > 1)
+		qsort(un, nun, sizeof(*un), cmp_unmatched);
 	h->unmatched = un;
 	h->nunmatched = nun;
 	/* providers */

@@ -1370,7 +1370,8 @@ static bool parse_manifest(oxs_rpatch *p, char *text, uint64_t *model_size, char
 		}
 		p->nfiles++;
 	}
-	qsort(p->files, p->nfiles, sizeof(*p->files), cmp_location);
+	if (p->nfiles > 1)
+		qsort(p->files, p->nfiles, sizeof(*p->files), cmp_location);
 	for (size_t i = 1; i < p->nfiles; i++) {
 		if (strcmp(p->files[i - 1].location, p->files[i].location) == 0) {
 			snprintf(err, errsize, "the location '%s' is listed twice", p->files[i].location);
