@@ -1087,6 +1087,7 @@ static oxr_code parse_one(parse *p, const oxr_heat_input *in)
 	jx_scratch_begin();
 	json_t *root = json_loadb(d, in->len, JSON_REJECT_DUPLICATES, &je);
 	if (root == NULL) {
+		json_decref(root);
 		jx_scratch_end();
 		return bad(p, "line %d, column %d: %s", je.line, je.column, je.text);
 	}
@@ -1100,6 +1101,7 @@ static oxr_code parse_one(parse *p, const oxr_heat_input *in)
 	} else if (json_is_object(root)) {
 		fmt = "model-explorer";
 	} else {
+		json_decref(root);
 		jx_scratch_end();
 		return bad(p, "neither an ONNX Runtime profile, Model Explorer node data, a Netron "
 		              "attachment nor CSV");
@@ -1123,6 +1125,7 @@ static oxr_code parse_one(parse *p, const oxr_heat_input *in)
 		        : bad(p, "a JSON object that is neither Model Explorer node data "
 		                 "(\"results\") nor a Netron attachment (\"signature\")");
 	}
+	json_decref(root);
 	jx_scratch_end();
 	return rc;
 }
@@ -1995,6 +1998,7 @@ oxr_code oxr_heat_table_json(const oxr_heat *h, const oxp_dag *d, uint32_t metri
 	json_object_set_new(root, "unmatched", un);
 	oxr_code rc = oxp_arena_failed(a) ? oxr__fail(err, OXR_E_NOMEM, "out of memory")
 	                                  : jx_dump(root, out, err);
+	json_decref(root); /* big arrays live on the heap, not in the scratch arena */
 	jx_scratch_end();
 	free(r);
 	oxp_arena_free(a);
