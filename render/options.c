@@ -49,6 +49,18 @@ static bool parse_int(const char *s, int lo, int hi, int *out)
 	return true;
 }
 
+/* "fold" (false) or "nodes" (true), the values of every option that folds something */
+static bool parse_fold(const char *v, bool *nodes)
+{
+	if (!strcmp(v, "fold"))
+		*nodes = false;
+	else if (!strcmp(v, "nodes"))
+		*nodes = true;
+	else
+		return false;
+	return true;
+}
+
 static bool is_on(const char *v)
 {
 	return !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes");
@@ -150,22 +162,14 @@ oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr
 		else if (!parse_int(value, 0, 2, &o->attrs))
 			return bad(err, key, "none, key, all");
 	} else if (!strcmp(key, "arith")) {
-		if (!strcmp(value, "fold"))
-			o->arith_nodes = false;
-		else if (!strcmp(value, "nodes"))
-			o->arith_nodes = true;
-		else
+		if (!parse_fold(value, &o->arith_nodes))
 			return bad(err, key, "fold, nodes");
 	} else if (!strcmp(key, "unfold")) {
 		if (!valid_unfold(value))
 			return bad(err, key, "comma-separated node ids ([A-Za-z0-9_.])");
 		snprintf(o->unfold, sizeof(o->unfold), "%s", value);
 	} else if (!strcmp(key, "quant")) {
-		if (!strcmp(value, "fold"))
-			o->quant_nodes = false;
-		else if (!strcmp(value, "nodes"))
-			o->quant_nodes = true;
-		else
+		if (!parse_fold(value, &o->quant_nodes))
 			return bad(err, key, "fold, nodes");
 	} else if (!strcmp(key, "dims")) {
 		/* checked here so that a bad binding is a 400 naming it, not a drawing without
@@ -176,26 +180,23 @@ oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr
 			return bad(err, key, "NAME:VALUE,... (e.g. batch:1,sequence_length:128)");
 		snprintf(o->dims, sizeof(o->dims), "%s", value);
 	} else if (!strcmp(key, "io")) {
-		if (!strcmp(value, "fold"))
-			o->io_nodes = false;
-		else if (!strcmp(value, "nodes"))
-			o->io_nodes = true;
-		else
+		if (!parse_fold(value, &o->io_nodes))
 			return bad(err, key, "fold, nodes");
 	} else if (!strcmp(key, "patterns")) {
-		if (!strcmp(value, "fold"))
-			o->patterns_nodes = false;
-		else if (!strcmp(value, "nodes"))
-			o->patterns_nodes = true;
-		else
+		if (!parse_fold(value, &o->patterns_nodes))
 			return bad(err, key, "fold, nodes");
 	} else {
 		if (err != NULL) {
 			err->code = OXR_E_OPTION;
-			snprintf(err->message, sizeof(err->message),
-			         "unknown option '%.64s' (known: rankdir, initializers, subgraphs, group, "
-			         "expand, depth, shapes, attrs, arith, unfold, quant, dims, io, patterns)",
-			         key);
+			int n = snprintf(err->message, sizeof(err->message),
+			                 "unknown option '%.64s' (known:", key);
+			for (size_t i = 0; oxr_option_names[i] != NULL && n > 0 &&
+			                   (size_t)n < sizeof(err->message);
+			     i++)
+				n += snprintf(err->message + n, sizeof(err->message) - (size_t)n, "%s %s",
+				              i ? "," : "", oxr_option_names[i]);
+			if (n > 0 && (size_t)n < sizeof(err->message))
+				snprintf(err->message + n, sizeof(err->message) - (size_t)n, ")");
 		}
 		return OXR_E_OPTION;
 	}
