@@ -14,27 +14,17 @@
 
 #include <string.h>
 
-/* Output i is input j's type (the rule of elementwise and normalization ops). */
-static oxp_code same_as(sh_ctx *c, size_t i, size_t j)
-{
-	sh_type t;
-	oxp__sh_in(c, j, &t);
-	return oxp__sh_out(c, i, &t);
-}
-
 /* Y = A x dequantized B: A [..., K] -> [..., N], N the attribute (B is packed [N, ...]). */
 static oxp_code r_matmul_nbits(sh_ctx *c)
 {
 	sh_type a;
 	int64_t n;
 	oxp__sh_in(c, 0, &a);
-	if (a.rank < 1 || oxp__sh_attr_int(c, "N", &n) != SH_OK || n < 0) {
-		a.rank = a.rank >= 1 ? a.rank : -1;
-		if (a.rank >= 1)
-			a.d[a.rank - 1] = sh_dim_unk();
-		return oxp__sh_out(c, 0, &a);
-	}
-	a.d[a.rank - 1] = sh_dim_val(n);
+	if (a.rank < 1)
+		a.rank = -1;
+	else /* no usable N: the last dim is unknown, the others stand */
+		a.d[a.rank - 1] = oxp__sh_attr_int(c, "N", &n) == SH_OK && n >= 0 ? sh_dim_val(n)
+		                                                                 : sh_dim_unk();
 	return oxp__sh_out(c, 0, &a);
 }
 
@@ -78,21 +68,23 @@ static oxp_dim dim_div(oxp_dim d, int64_t k)
 	return sh_dim_val(d.value / k);
 }
 
-/* A present cache [B, heads, T, head_size]: T depends on a runtime input (the total
+/* An attention's outputs: y, then the present key and value caches [B, heads, T,
+ * head_size] (outputs 1 and 2 when there).  T depends on a runtime input (the total
  * sequence length, or the past buffer when shared), so it stays unknown. */
-static oxp_code present(sh_ctx *c, size_t i, int32_t elem, oxp_dim b, int64_t heads, oxp_dim hs)
+static oxp_code attention_out(sh_ctx *c, const sh_type *y, int64_t heads, oxp_dim hs)
 {
-	if (i >= oxp__sh_nout(c))
-		return OXP_OK;
+	SH_TRY(oxp__sh_out(c, 0, y));
 	sh_type t;
 	oxp__sh_type_unknown(&t);
-	t.elem = elem;
+	t.elem = y->elem;
 	t.rank = 4;
-	t.d[0] = b;
+	t.d[0] = y->d[0];
 	t.d[1] = sh_dim_val(heads);
 	t.d[2] = sh_dim_unk();
 	t.d[3] = hs;
-	return oxp__sh_out(c, i, &t);
+	for (size_t i = 1; i <= 2 && i < oxp__sh_nout(c); i++)
+		SH_TRY(oxp__sh_out(c, i, &t));
+	return OXP_OK;
 }
 
 /* GroupQueryAttention(query, key?, value?, past_key, past_value, seqlens_k,
@@ -119,9 +111,7 @@ static oxp_code r_gqa(sh_ctx *c)
 	}
 	t = q;
 	t.d[2] = oxp__sh_has_in(c, 1) ? q.d[2] : heads_dim(n, hs);
-	SH_TRY(oxp__sh_out(c, 0, &t));
-	SH_TRY(present(c, 1, q.elem, q.d[0], kv, hs));
-	return present(c, 2, q.elem, q.d[0], kv, hs);
+	return attention_out(c, &t, kv, hs);
 }
 
 /* MultiHeadAttention(query, key?, value?, bias?, key_padding_mask?, attention_bias?,
@@ -156,9 +146,7 @@ static oxp_code r_mha(sh_ctx *c)
 	t.d[0] = q.d[0];
 	t.d[1] = q.d[1];
 	t.d[2] = dv;
-	SH_TRY(oxp__sh_out(c, 0, &t));
-	SH_TRY(present(c, 1, q.elem, q.d[0], n, hs));
-	return present(c, 2, q.elem, q.d[0], n, hs);
+	return attention_out(c, &t, n, hs);
 }
 
 /* Attention(input, weights, bias?, mask_index?, past?, ...): input [B, S, hidden], weights
@@ -224,25 +212,20 @@ static oxp_code r_dequantize(sh_ctx *c)
 	return oxp__sh_out(c, 0, &x);
 }
 
-static oxp_code r_same(sh_ctx *c)
-{
-	return same_as(c, 0, 0);
-}
-
 /* Sorted by name (oxp__sh_table_find). */
 static const sh_op ms_ops[] = {
     {"Attention", r_attention, NULL},
-    {"BiasGelu", r_same, NULL},
+    {"BiasGelu", oxp__sh_rule_same, NULL},
     {"DequantizeLinear", r_dequantize, NULL},
-    {"FastGelu", r_same, NULL},
+    {"FastGelu", oxp__sh_rule_same, NULL},
     {"FusedMatMul", r_fused_matmul, NULL},
-    {"Gelu", r_same, NULL},
+    {"Gelu", oxp__sh_rule_same, NULL},
     {"GroupQueryAttention", r_gqa, NULL},
     {"MatMulNBits", r_matmul_nbits, NULL},
     {"MultiHeadAttention", r_mha, NULL},
-    {"QuickGelu", r_same, NULL},
-    {"RotaryEmbedding", r_same, NULL},
-    {"SimplifiedLayerNormalization", r_same, NULL},
+    {"QuickGelu", oxp__sh_rule_same, NULL},
+    {"RotaryEmbedding", oxp__sh_rule_same, NULL},
+    {"SimplifiedLayerNormalization", oxp__sh_rule_same, NULL},
     {"SkipLayerNormalization", r_skip_norm, NULL},
     {"SkipSimplifiedLayerNormalization", r_skip_norm, NULL},
 };
