@@ -1629,6 +1629,26 @@ char *oxp_attr_text(const oxp_attr *a, char *buf, size_t size);
  * Small helpers
  */
 bool oxp_str_eq(oxp_str a, const char *s);
+
+/* A string -> index map (open addressing, FNV-1a): names of a model, of an overlay, scope
+ * paths.  Keys are (pointer, length) views, pointer never NULL, that must outlive the map;
+ * a key's bytes may be anything, NUL included (parser/strmap.c). */
+typedef struct oxp_smap {
+	uint32_t cap; /* power of two, 0 before init */
+	uint32_t n;
+	const char **key;
+	size_t *len;
+	uint32_t *val;
+} oxp_smap;
+
+/* Room for about `want` keys before it grows.  False when out of memory. */
+bool oxp_smap_init(oxp_smap *m, uint32_t want);
+void oxp_smap_free(oxp_smap *m);
+/* The value of key (p, n), OXP_NONE when absent. */
+uint32_t oxp_smap_get(const oxp_smap *m, const char *p, size_t n);
+/* Adds (p, n) -> v unless the key is there (the first wins).  False when out of memory. */
+bool oxp_smap_put(oxp_smap *m, const char *p, size_t n, uint32_t v);
+
 /* Element count from dims; false when a dim is negative or the product overflows. */
 bool oxp_dims_count(const int64_t *dims, size_t ndims, uint64_t *out);
 

@@ -111,60 +111,16 @@ typedef struct block {
 typedef struct blocks {
 	block *b;
 	uint32_t n, cap;
-	uint32_t *table; /* open addressing: path -> index + 1, 0 = free */
-	uint32_t tcap;
+	oxp_smap index; /* path -> its block */
 } blocks;
 
-static uint32_t path_hash(oxp_str p)
+/* The block of path (added when new, its path copied into arena a): NULL when out of
+ * memory. */
+static block *block_of(blocks *bs, oxp_arena *a, oxp_str path, uint32_t depth)
 {
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < p.len; i++)
-		h = (h ^ (uint8_t)p.p[i]) * 16777619u;
-	return h;
-}
-
-/* "/" + c[0] + "/" + c[1] ... in arena a: the exact bytes ({NULL, 0} when out of memory). */
-static oxp_str raw_path(oxp_arena *a, const oxp_str *c, size_t n)
-{
-	size_t len = 0;
-	for (size_t k = 0; k < n; k++)
-		len += 1 + c[k].len;
-	char *p = oxp_arena_alloc(a, len + 1);
-	if (p == NULL)
-		return (oxp_str){NULL, 0};
-	size_t o = 0;
-	for (size_t k = 0; k < n; k++) {
-		p[o++] = '/';
-		memcpy(p + o, c[k].p, c[k].len);
-		o += c[k].len;
-	}
-	p[o] = '\0';
-	return (oxp_str){p, len};
-}
-
-/* The block of path (added when new): NULL when out of memory. */
-static block *block_of(blocks *bs, oxp_str path, uint32_t depth)
-{
-	if ((bs->n + 1) * 2 > bs->tcap) {
-		uint32_t tcap = bs->tcap ? bs->tcap * 2 : 256;
-		uint32_t *t = calloc(tcap, sizeof(*t));
-		if (t == NULL)
-			return NULL;
-		for (uint32_t i = 0; i < bs->n; i++) {
-			uint32_t k = path_hash(bs->b[i].path) & (tcap - 1);
-			while (t[k] != 0)
-				k = (k + 1) & (tcap - 1);
-			t[k] = i + 1;
-		}
-		free(bs->table);
-		bs->table = t;
-		bs->tcap = tcap;
-	}
-	uint32_t k = path_hash(path) & (bs->tcap - 1);
-	for (; bs->table[k] != 0; k = (k + 1) & (bs->tcap - 1))
-		if (bs->b[bs->table[k] - 1].path.len == path.len &&
-		    memcmp(bs->b[bs->table[k] - 1].path.p, path.p, path.len) == 0)
-			return &bs->b[bs->table[k] - 1];
+	uint32_t i = oxp_smap_get(&bs->index, path.p, path.len);
+	if (i != OXP_NONE)
+		return &bs->b[i];
 	if (bs->n == bs->cap) {
 		uint32_t cap = bs->cap ? bs->cap * 2 : 64;
 		block *nb = realloc(bs->b, cap * sizeof(*nb));
@@ -173,11 +129,17 @@ static block *block_of(blocks *bs, oxp_str path, uint32_t depth)
 		bs->b = nb;
 		bs->cap = cap;
 	}
-	block *b = &bs->b[bs->n];
+	char *kept = oxp_arena_alloc(a, path.len + 1);
+	if (kept == NULL)
+		return NULL;
+	memcpy(kept, path.p, path.len);
+	kept[path.len] = '\0';
+	if (!oxp_smap_put(&bs->index, kept, path.len, bs->n))
+		return NULL;
+	block *b = &bs->b[bs->n++];
 	memset(b, 0, sizeof(*b));
-	b->path = path;
+	b->path = (oxp_str){kept, path.len};
 	b->depth = depth;
-	bs->table[k] = ++bs->n;
 	return b;
 }
 
@@ -185,16 +147,33 @@ static json_t *blocks_json(const oxp_cost *c, const oxp_dag_view *v, oxp_arena *
 {
 	json_t *arr = json_array();
 	blocks bs = {0};
-	bool oom = arr == NULL;
+	char *path = NULL; /* the path being looked up */
+	size_t pathcap = 0;
+	bool oom = arr == NULL || !oxp_smap_init(&bs.index, 256);
 	const oxp_scope *main = v->nscopes > 0 && v->scopes[0].kind == OXP_SCOPE_MAIN ? &v->scopes[0] : NULL;
 	for (uint32_t k = 0; main != NULL && !oom && k < main->nnodes; k++) {
 		uint32_t ni = main->first_node + k;
 		const oxp_cost_node *n = &c->nodes[ni];
 		oxp_str comp[BLOCK_DEPTH];
 		size_t nc = oxr__name_scope(v->nodes[ni].proto->name, comp, BLOCK_DEPTH);
+		/* "/" + comp[0] + "/" + comp[1] ...: one more component a level; it fits the name's
+		 * length plus a slash per level */
+		size_t need = v->nodes[ni].proto->name.len + BLOCK_DEPTH + 1;
+		if (need > pathcap) {
+			char *np = realloc(path, need);
+			if (np == NULL) {
+				oom = true;
+				break;
+			}
+			path = np;
+			pathcap = need;
+		}
+		size_t len = 0;
 		for (size_t dpt = 1; dpt <= nc && !oom; dpt++) {
-			oxp_str path = raw_path(a, comp, dpt);
-			block *b = path.p != NULL ? block_of(&bs, path, (uint32_t)dpt) : NULL;
+			path[len++] = '/';
+			memcpy(path + len, comp[dpt - 1].p, comp[dpt - 1].len);
+			len += comp[dpt - 1].len;
+			block *b = block_of(&bs, a, (oxp_str){path, len}, (uint32_t)dpt);
 			if (b == NULL) {
 				oom = true;
 				break;
@@ -221,8 +200,9 @@ static json_t *blocks_json(const oxp_cost *c, const oxp_dag_view *v, oxp_arena *
 		jx_set(o, "params", po);
 		json_array_append_new(arr, o);
 	}
+	free(path);
 	free(bs.b);
-	free(bs.table);
+	oxp_smap_free(&bs.index);
 	if (oom) {
 		json_decref(arr);
 		return NULL;

@@ -44,99 +44,6 @@
 enum { KEY_ANY = 0, KEY_NODE, KEY_VALUE };
 
 /* ---------------------------------------------------------------------------------------
- * A string -> index hash (open addressing, names as (ptr, len))
- */
-typedef struct smap {
-	uint32_t cap; /* power of two */
-	uint32_t n;
-	const char **key;
-	size_t *len;
-	uint32_t *val;
-} smap;
-
-static uint64_t hash_bytes(const char *p, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
-static bool smap_init(smap *m, uint32_t want)
-{
-	uint32_t cap = 64;
-	while (cap < want * 2u && cap < (1u << 30))
-		cap *= 2;
-	m->cap = cap;
-	m->n = 0;
-	m->key = calloc(cap, sizeof(*m->key));
-	m->len = calloc(cap, sizeof(*m->len));
-	m->val = calloc(cap, sizeof(*m->val));
-	return m->key && m->len && m->val;
-}
-
-static void smap_free(smap *m)
-{
-	free(m->key);
-	free(m->len);
-	free(m->val);
-	memset(m, 0, sizeof(*m));
-}
-
-static uint32_t smap_get(const smap *m, const char *p, size_t n)
-{
-	if (m->cap == 0)
-		return OXP_NONE;
-	uint32_t mask = m->cap - 1, i = (uint32_t)hash_bytes(p, n) & mask;
-	while (m->key[i] != NULL) {
-		if (m->len[i] == n && memcmp(m->key[i], p, n) == 0)
-			return m->val[i];
-		i = (i + 1) & mask;
-	}
-	return OXP_NONE;
-}
-
-static bool smap_grow(smap *m)
-{
-	smap bigger;
-	if (m->cap >= (1u << 30) || !smap_init(&bigger, m->cap))
-		return false;
-	for (uint32_t i = 0; i < m->cap; i++)
-		if (m->key[i] != NULL) {
-			uint32_t mask = bigger.cap - 1, j = (uint32_t)hash_bytes(m->key[i], m->len[i]) & mask;
-			while (bigger.key[j] != NULL)
-				j = (j + 1) & mask;
-			bigger.key[j] = m->key[i];
-			bigger.len[j] = m->len[i];
-			bigger.val[j] = m->val[i];
-			bigger.n++;
-		}
-	smap_free(m);
-	*m = bigger;
-	return true;
-}
-
-/* Adds p -> v unless p is there (the first wins).  False when out of memory. */
-static bool smap_put(smap *m, const char *p, size_t n, uint32_t v)
-{
-	if ((m->n + 1) * 2 > m->cap && !smap_grow(m))
-		return false;
-	uint32_t mask = m->cap - 1, i = (uint32_t)hash_bytes(p, n) & mask;
-	while (m->key[i] != NULL) {
-		if (m->len[i] == n && memcmp(m->key[i], p, n) == 0)
-			return true;
-		i = (i + 1) & mask;
-	}
-	m->key[i] = p;
-	m->len[i] = n;
-	m->val[i] = v;
-	m->n++;
-	return true;
-}
-
-/* ---------------------------------------------------------------------------------------
  * Entries: what the input says, per distinct name
  */
 typedef struct entry {
@@ -156,7 +63,7 @@ typedef struct parse {
 	const char *format;
 	entry *e;
 	uint32_t n, cap;
-	smap by_name;
+	oxp_smap by_name;
 	uint32_t nmetrics;
 	const char *metrics[OXR_HEAT_MAX_METRICS];
 	/* profiles */
@@ -205,7 +112,7 @@ static uint32_t entry_of(parse *p, const char *name, size_t len, uint8_t kind, b
 	char key[MAX_NAME + 1];
 	key[0] = (char)('0' + kind);
 	memcpy(key + 1, name, len);
-	uint32_t i = smap_get(&p->by_name, key, len + 1);
+	uint32_t i = oxp_smap_get(&p->by_name, key, len + 1);
 	if (i != OXP_NONE) {
 		if (is_new)
 			*is_new = false;
@@ -226,7 +133,7 @@ static uint32_t entry_of(parse *p, const char *name, size_t len, uint8_t kind, b
 		p->cap = cap;
 	}
 	char *stored = oxp_arena_strndup(p->a, key, len + 1);
-	if (stored == NULL || !smap_put(&p->by_name, stored, len + 1, p->n)) {
+	if (stored == NULL || !oxp_smap_put(&p->by_name, stored, len + 1, p->n)) {
 		nomem(p);
 		return OXP_NONE;
 	}
@@ -1135,9 +1042,9 @@ static oxr_code parse_one(parse *p, const oxr_heat_input *in)
  */
 typedef struct attr_ctx {
 	const oxp_dag_view *dv;
-	smap nodes, values;        /* names in the model: node / value -> index */
+	oxp_smap nodes, values;        /* names in the model: node / value -> index */
 	const oxp_dag_view *ov;    /* the optimized model, or NULL */
-	smap onodes, ovalues;
+	oxp_smap onodes, ovalues;
 	const oxp_dag *d;
 	const oxp_cost *cost;      /* for the spreading weights (computed when first needed), */
 	oxp_arena *cost_arena;     /* or NULL */
@@ -1151,13 +1058,13 @@ typedef struct attr_ctx {
 /* Node and value names -> indices.  ONNX Runtime names an unnamed node of the main graph
  * "<op type>_<k>", k counting the unnamed nodes in order: those names are known too
  * (names the model has win). */
-static bool index_dag(const oxp_dag_view *dv, oxp_arena *a, smap *nodes, smap *values)
+static bool index_dag(const oxp_dag_view *dv, oxp_arena *a, oxp_smap *nodes, oxp_smap *values)
 {
-	if (!smap_init(nodes, dv->nnodes + 1) || !smap_init(values, dv->nvalues + 1))
+	if (!oxp_smap_init(nodes, dv->nnodes + 1) || !oxp_smap_init(values, dv->nvalues + 1))
 		return false;
 	for (uint32_t i = 0; i < dv->nnodes; i++) {
 		oxp_str s = dv->nodes[i].proto->name;
-		if (s.len > 0 && !smap_put(nodes, s.p, s.len, i))
+		if (s.len > 0 && !oxp_smap_put(nodes, s.p, s.len, i))
 			return false;
 	}
 	uint32_t unnamed = 0;
@@ -1167,12 +1074,12 @@ static bool index_dag(const oxp_dag_view *dv, oxp_arena *a, smap *nodes, smap *v
 			continue;
 		char *g = oxp_arena_printf(a, "%.*s_%u", (int)(n->op_type.len > 256 ? 256 : n->op_type.len),
 		                           n->op_type.p, unnamed++);
-		if (g == NULL || !smap_put(nodes, g, strlen(g), i))
+		if (g == NULL || !oxp_smap_put(nodes, g, strlen(g), i))
 			return false;
 	}
 	for (uint32_t i = 0; i < dv->nvalues; i++) {
 		oxp_str s = dv->values[i].name;
-		if (s.len > 0 && !smap_put(values, s.p, s.len, i))
+		if (s.len > 0 && !oxp_smap_put(values, s.p, s.len, i))
 			return false;
 	}
 	return true;
@@ -1212,23 +1119,23 @@ static size_t strip_fusion(const char *s, size_t len)
 /* A value of the original graph by name, also without an "_nchwc" suffix. */
 static uint32_t value_named(const attr_ctx *c, const char *s, size_t len)
 {
-	uint32_t v = smap_get(&c->values, s, len);
+	uint32_t v = oxp_smap_get(&c->values, s, len);
 	if (v == OXP_NONE && len > 6 && memcmp(s + len - 6, "_nchwc", 6) == 0)
-		v = smap_get(&c->values, s, len - 6);
+		v = oxp_smap_get(&c->values, s, len - 6);
 	return v;
 }
 
 /* Whether the optimized graph still has a value of this name (or its _nchwc twin). */
 static bool visible(const attr_ctx *c, oxp_str name)
 {
-	if (smap_get(&c->ovalues, name.p, name.len) != OXP_NONE)
+	if (oxp_smap_get(&c->ovalues, name.p, name.len) != OXP_NONE)
 		return true;
 	char buf[MAX_NAME + 8];
 	if (name.len > MAX_NAME)
 		return false;
 	memcpy(buf, name.p, name.len);
 	memcpy(buf + name.len, "_nchwc", 6);
-	return smap_get(&c->ovalues, buf, name.len + 6) != OXP_NONE;
+	return oxp_smap_get(&c->ovalues, buf, name.len + 6) != OXP_NONE;
 }
 
 /* The nodes of the original graph optimized node on stands for: the node of its name, the
@@ -1240,7 +1147,7 @@ static void stands_for(attr_ctx *c, uint32_t on, void (*fn)(attr_ctx *, uint32_t
 {
 	const oxp_dnode *o = &c->ov->nodes[on];
 	oxp_str name = o->proto->name;
-	uint32_t x = smap_get(&c->nodes, name.p, name.len);
+	uint32_t x = oxp_smap_get(&c->nodes, name.p, name.len);
 	if (x != OXP_NONE)
 		fn(c, x, ctx);
 	uint32_t v = name.len > 0 ? value_named(c, name.p, name.len) : OXP_NONE;
@@ -1336,19 +1243,19 @@ static uint32_t map_entry(attr_ctx *c, const entry *e, uint32_t *g)
 	uint32_t n = 0, node;
 	c->gen++;
 	if (e->kind == KEY_ANY && c->ov != NULL) {
-		uint32_t on = smap_get(&c->onodes, e->name, e->len);
+		uint32_t on = oxp_smap_get(&c->onodes, e->name, e->len);
 		if (on != OXP_NONE && (n = cover_optimized(c, on, g)) > 0)
 			goto anchor;
 	}
 	if (e->kind != KEY_VALUE) {
-		if ((node = smap_get(&c->nodes, e->name, e->len)) != OXP_NONE) {
+		if ((node = oxp_smap_get(&c->nodes, e->name, e->len)) != OXP_NONE) {
 			g[0] = node;
 			return 1;
 		}
 	}
 	size_t sl = strip_fusion(e->name, e->len);
 	if (e->kind != KEY_VALUE && sl < e->len &&
-	    (node = smap_get(&c->nodes, e->name, sl)) != OXP_NONE) {
+	    (node = oxp_smap_get(&c->nodes, e->name, sl)) != OXP_NONE) {
 		g[0] = node;
 		return 1;
 	}
@@ -1692,7 +1599,7 @@ oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d
 	p.err = err;
 	p.a = oxp_arena_new((size_t)1 << 30);
 	oxr_code rc = OXR_OK;
-	if (p.a == NULL || !smap_init(&p.by_name, 1024)) {
+	if (p.a == NULL || !oxp_smap_init(&p.by_name, 1024)) {
 		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -1770,11 +1677,11 @@ out:
 	free(node_total);
 	free(p.e);
 	free(p.k);
-	smap_free(&p.by_name);
-	smap_free(&c.nodes);
-	smap_free(&c.values);
-	smap_free(&c.onodes);
-	smap_free(&c.ovalues);
+	oxp_smap_free(&p.by_name);
+	oxp_smap_free(&c.nodes);
+	oxp_smap_free(&c.values);
+	oxp_smap_free(&c.onodes);
+	oxp_smap_free(&c.ovalues);
 	free(c.mark);
 	free(c.owned);
 	oxp_arena_free(c.cost_arena);
