@@ -203,7 +203,8 @@ static json_t *blocks_json(const oxp_cost *c, const oxp_dag_view *v, oxp_arena *
 	free(path);
 	free(bs.b);
 	oxp_smap_free(&bs.index);
-	if (oom) {
+	if (oom) { /* jx_dump() then refuses the document instead of leaving "blocks" out */
+		jx_oom();
 		json_decref(arr);
 		return NULL;
 	}
