@@ -304,7 +304,7 @@ def prepare(cache, name):
     if not fresh:
         t = time.monotonic()
         print("render_models: preparing %s ..." % name, file=sys.stderr, flush=True)
-        part = path + ".part"
+        part = "%s.%d.part" % (path, os.getpid())  # one writer each: the last rename wins
         fn(part)
         os.replace(part, path)
         with open(stamp, "w") as f:

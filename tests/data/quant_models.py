@@ -302,7 +302,7 @@ def torchvision_float(name, path, opset=13):
     import torchvision
     torch.manual_seed(0)
     net = getattr(torchvision.models, name)(weights=None).eval()
-    tmp = path + ".tmp"
+    tmp = "%s.%d.tmp" % (path, os.getpid())  # suites running side by side may export it at once
     torch.onnx.export(net, torch.randn(1, 3, 224, 224), tmp, opset_version=opset,
                       input_names=["input"], output_names=["output"])
     os.replace(tmp, path)
