@@ -24,7 +24,10 @@ attributes; docs/document.md).  Here:
            Every match must agree within float32 tolerance (|a-b| <= 1e-4 * (1 + |b|)).
 
 Environment: BUILD (default build) holds onnxviz; PATTERNS_NO_BENCH=1 leaves the bench
-models out.  Exit status 1 on any disagreement or unexpected (non-)match.  Prints per
+models out.  Under the sanitize suite (ONNXVIZ_SANITIZED=1) the numeric part is skipped
+(one SKIP line): it checks the patterns' arithmetic in ONNX Runtime, which the plain run
+has done on the same documents; onnxviz still reads every model and the built models'
+matches are still checked.  Exit status 1 on any disagreement or unexpected (non-)match.  Prints per
 model the matches checked and the largest difference.
 """
 import glob
@@ -456,7 +459,6 @@ def references(ms, cuts, tag, used):
 
 
 def check_model(path, label, used, per_op=None):
-    model = onnx.load(path)
     d = document(path)
     all_ms = d.get("patterns", {}).get("matches", [])
     # the main graph's (a subgraph's or function's nodes are not cut out here)
@@ -473,7 +475,10 @@ def check_model(path, label, used, per_op=None):
     worst, fails = 0.0, []
     if not ms:
         return 0, worst, fails, all_ms
+    if SANITIZED:  # onnxviz's part (the document) is done; the rest is ONNX Runtime's
+        return 0, worst, fails, all_ms
     tag = os.path.basename(path)
+    model = onnx.load(path)
     try:
         cuts = cut(model, d, ms, tag)
         refs = references(ms, cuts, tag, used)
@@ -492,8 +497,14 @@ def check_model(path, label, used, per_op=None):
     return len(ms), worst, fails, all_ms
 
 
+SANITIZED = os.environ.get("ONNXVIZ_SANITIZED") == "1"
+
+
 def main():
-    if subprocess.run(["sh", "tests/ort/setup.sh"]).returncode != 0:
+    if SANITIZED:
+        print("SKIP numeric checks under the sanitizers: ONNX Runtime's arithmetic, checked by "
+              "the plain diff suite; onnxviz's documents and matches are checked here")
+    elif subprocess.run(["sh", "tests/ort/setup.sh"]).returncode != 0:
         print("patterns: tests/ort/setup.sh failed")
         return 1
     used = set()
