@@ -33,6 +33,10 @@ or any node whose flag differs.
 Prints, per model and in total: rows shown, values and elements compared, agreeing,
 undecided, and elements onnx knows that we do not ("weaker").
 
+Under the sanitize suite (ONNXVIZ_SANITIZED=1) the oracle is skipped (one SKIP line): it
+is onnx's shape inference, which the plain run has compared on the same models; onnxviz's
+part (shapedump, inspect, render) and the shown and bookkeeping checks still run.
+
 Usage: folded.py [--only SUBSTRING] [--no-bench]  (run from the repository root)
 """
 import glob
@@ -237,6 +241,8 @@ def check_model(path, tmp):
             if shown != want:
                 r["row_errors"].append("%s: row %r, parser %r" % (v["name"], row["text"], want))
             row_names.append(v["name"])
+    if SANITIZED:
+        return r
     # oracle: every main-graph value with known data
     probe = {name: (d["data_rank"], d["elem_type"]) for name, d in dump.items()
              if "data" in d and any(e is not None for e in d["data"])}
@@ -269,7 +275,13 @@ def check_model(path, tmp):
     return r
 
 
+SANITIZED = os.environ.get("ONNXVIZ_SANITIZED") == "1"
+
+
 def main():
+    if SANITIZED:
+        print("SKIP the onnx oracle under the sanitizers: onnx's shape inference, compared by "
+              "the plain diff suite; onnxviz's documents, rows and flags are checked here")
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
     corpus = os.environ.get("ONNXVIZ_CORPUS") or os.path.join(os.path.dirname(ROOT), "shared",
                                                               "corpus")
