@@ -16,8 +16,22 @@
  * store instead (from the buckets --source-buckets allows): a work thread downloads it
  * into the spool file, hashing it, and it goes on as an upload.
  */
+#include "service/upload.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/art.h"
+#include "service/artifacts.h"
+#include "service/cache.h"
 #include "service/formats.h"
-#include "service/internal.h"
+#include "service/hash.h"
+#include "service/metrics.h"
+#include "service/models.h"
+#include "service/query.h"
+#include "service/reply.h"
+#include "service/request.h"
+#include "service/router.h"
+#include "service/server.h"
+#include "store/oxst.h"
 
 #include <errno.h>
 #include <fcntl.h>
