@@ -25,7 +25,7 @@ static const char *kind_name(oxs_art_kind k)
 const char *oxs_art_ext(const oxs_art *a)
 {
 	if (a->kind == OXS_ART_TENSOR)
-		return a->popt.npy ? "npy" : "json";
+		return a->u.tensor.opt.npy ? "npy" : "json";
 	return a->kind == OXS_ART_GRAPH || a->kind == OXS_ART_DIFF || a->kind == OXS_ART_HEAT
 	           ? oxr_format_ext(a->fmt) : "json";
 }
@@ -57,8 +57,8 @@ void oxs_art_init(oxs_art *a, oxs_art_kind kind, const char *id, oxr_format fmt,
 
 void oxs_art_tensor(oxs_art *a, const char *tensor, const oxs_preview_opt *o)
 {
-	snprintf(a->tensor, sizeof(a->tensor), "%s", tensor);
-	a->popt = *o;
+	snprintf(a->u.tensor.name, sizeof(a->u.tensor.name), "%s", tensor);
+	a->u.tensor.opt = *o;
 	char h[65], q[128];
 	oxs_sha256_hex(tensor, strlen(tensor), h, 64);
 	oxs_preview_key(o, q, sizeof(q));
@@ -68,7 +68,7 @@ void oxs_art_tensor(oxs_art *a, const char *tensor, const oxs_preview_opt *o)
 
 void oxs_art_cost(oxs_art *a, const char *dims)
 {
-	snprintf(a->dims, sizeof(a->dims), "%s", dims);
+	snprintf(a->u.cost.dims, sizeof(a->u.cost.dims), "%s", dims);
 	char salted[OXS_KEY_MAX + 32], h[65];
 	snprintf(a->key, sizeof(a->key), "%s|cost|json|%s", a->id, dims);
 	snprintf(salted, sizeof(salted), "%s|cost|json|%s", ART_VERSION, dims);
@@ -78,7 +78,7 @@ void oxs_art_cost(oxs_art *a, const char *dims)
 
 void oxs_art_diff(oxs_art *a, const char *other)
 {
-	snprintf(a->other, sizeof(a->other), "%s", other);
+	snprintf(a->u.diff.other, sizeof(a->u.diff.other), "%s", other);
 	/* the JSON document does not depend on render options; drawings do */
 	char optkey[OXS_KEY_MAX - 256];
 	optkey[0] = '\0';
@@ -93,7 +93,7 @@ void oxs_art_diff(oxs_art *a, const char *other)
 
 void oxs_art_heat(oxs_art *a, const oxs_heat_req *hr)
 {
-	a->heat = *hr;
+	a->u.heat = *hr;
 	static const char *const scales[] = {"linear", "log", "thresholds"};
 	char optkey[OXS_KEY_MAX - 256], h[65];
 	oxr_options_key(&a->opt, optkey, sizeof(optkey));

@@ -27,8 +27,15 @@ typedef enum {
 
 #define OXS_KEY_MAX (OXR_OPTIONS_KEY_MAX + 256)
 
+/* A heat drawing's overlay (heat_svc.c: oxs_heat_query reads it from the query). */
+typedef struct oxs_heat_req {
+	char overlay[72]; /* "cost", or an overlay id */
+	char metric[72];  /* "" for the overlay's primary */
+	uint8_t scale;    /* oxr_heat_scale */
+} oxs_heat_req;
+
 typedef struct oxs_art {
-	oxs_art_kind kind;
+	oxs_art_kind kind;     /* and which member of `u` is set */
 	oxr_format fmt;
 	oxr_options opt;
 	char id[OXST_ID_LEN + 1];
@@ -39,22 +46,22 @@ typedef struct oxs_art {
 	char src[64];          /* "/proc/self/fd/N", "" for stored models */
 	int dirfd;             /* its folder (external data), -1 for stored models */
 	char fpath[OXST_LOCATION_MAX + 1]; /* its path under --models-dir, for links */
-	/* OXS_ART_DIFF (oxs_art_diff): the model compared with (B; id is A) */
-	char other[OXST_ID_LEN + 1];
-	/* OXS_ART_TENSOR (oxs_art_tensor) */
-	char tensor[OXS_TENSOR_KEY_MAX + 1];
-	oxs_preview_opt popt;
-	/* OXS_ART_COST (oxs_art_cost): "batch:1,sequence_length:128", checked, or "" */
-	char dims[512];
-	/* OXS_ART_HEAT (oxs_art_heat) */
-	struct oxs_heat_req {
-		char overlay[72]; /* "cost", or an overlay id */
-		char metric[72];  /* "" for the overlay's primary */
-		uint8_t scale;    /* oxr_heat_scale */
-	} heat;
+	/* What one kind only has: read only the member of a->kind.  Summaries, documents and
+	 * graphs have none. */
+	union {
+		struct {
+			char other[OXST_ID_LEN + 1]; /* the model compared with (B; id is A) */
+		} diff;                              /* OXS_ART_DIFF (oxs_art_diff) */
+		struct {
+			char name[OXS_TENSOR_KEY_MAX + 1]; /* the tensor's name or document ref */
+			oxs_preview_opt opt;
+		} tensor;                            /* OXS_ART_TENSOR (oxs_art_tensor) */
+		struct {
+			char dims[512]; /* "batch:1,sequence_length:128", checked, or "" */
+		} cost;                              /* OXS_ART_COST (oxs_art_cost) */
+		oxs_heat_req heat;                   /* OXS_ART_HEAT (oxs_art_heat) */
+	} u;
 } oxs_art;
-
-typedef struct oxs_heat_req oxs_heat_req;
 
 /* After oxs_art_init(OXS_ART_HEAT): the overlay, metric and scale (cache key, store
  * name). */

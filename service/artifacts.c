@@ -76,7 +76,7 @@ static bool laid_out(const oxs_art *a)
 
 static const char *art_type(const oxs_art *a)
 {
-	if (a->kind == OXS_ART_TENSOR && a->popt.npy)
+	if (a->kind == OXS_ART_TENSOR && a->u.tensor.opt.npy)
 		return "application/octet-stream";
 	if (!laid_out(a))
 		return "application/json";
@@ -377,7 +377,7 @@ static oxs_centry *compute_doc(oxs_server *srv, const oxs_art *a, const oxp_mode
 	doc_call dc = {m, d, a->kind == OXS_ART_SUMMARY ? OXR_DOC_SUMMARY : OXR_DOC_FULL, NULL};
 	oxp_cost_bind bind;
 	if (a->kind == OXS_ART_COST) {
-		if (oxp_cost_bind_parse(&bind, a->dims, NULL) != OXP_OK) { /* checked by the route */
+		if (oxp_cost_bind_parse(&bind, a->u.cost.dims, NULL) != OXP_OK) { /* checked by the route */
 			*status = 400;
 			snprintf(err, errsize, "bad_query: malformed dims");
 			goto done;
@@ -481,7 +481,7 @@ oxs_centry *oxs_art_summary_now(oxs_server *srv, const char *id, const oxp_model
 	return e;
 }
 
-/* A diff in a worker process: B (art->other, at b_path) drawn against A (art->id, at
+/* A diff in a worker process: B (art->u.diff.other, at b_path) drawn against A (art->id, at
  * a_path), each with its external data folder when it has one (open here; the worker
  * reaches it through /proc/<our pid>/fd/N). */
 static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a_path,
@@ -489,7 +489,7 @@ static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a
 {
 	int fds[2] = {-1, -1};
 	char dirs[2][64] = {"", ""};
-	const char *ids[2] = {art->id, art->other};
+	const char *ids[2] = {art->id, art->u.diff.other};
 	for (int i = 0; i < 2; i++)
 		if (srv->store->ops->open_data(srv->store, ids[i], &fds[i]) == OXST_OK)
 			snprintf(dirs[i], sizeof(dirs[i]), "/proc/%ld/fd/%d", (long)getpid(), fds[i]);
@@ -512,11 +512,11 @@ static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *p
 	static const char *const scales[] = {"linear", "log", "thresholds"};
 	char args[96], opath[64] = "cost";
 	int fd = -1;
-	if (strcmp(art->heat.overlay, "cost") != 0) {
+	if (strcmp(art->u.heat.overlay, "cost") != 0) {
 		/* a stored overlay: the worker reads our descriptor of it */
 		char name[96];
 		uint64_t size = 0;
-		snprintf(name, sizeof(name), "overlay-%s.dat", art->heat.overlay);
+		snprintf(name, sizeof(name), "overlay-%s.dat", art->u.heat.overlay);
 		if (srv->store->ops->get_rendering(srv->store, art->id, name, &fd, &size) != OXST_OK) {
 			err->code = OXR_E_NOT_FOUND;
 			snprintf(err->message, sizeof(err->message), "no such overlay of this model");
@@ -524,7 +524,7 @@ static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *p
 		}
 		snprintf(opath, sizeof(opath), "/proc/%ld/fd/%d", (long)getpid(), fd);
 	}
-	snprintf(args, sizeof(args), "%s|%s", scales[art->heat.scale % 3], art->heat.metric);
+	snprintf(args, sizeof(args), "%s|%s", scales[art->u.heat.scale % 3], art->u.heat.metric);
 	oxr_model_files m = {path, ""}, other = {opath, args};
 	const char *fmt = art->fmt == OXR_FMT_DOT ? "heat-dot" : art->fmt == OXR_FMT_LAYOUT_JSON
 	                                                             ? "heat-json" : "heat-svg";
@@ -557,7 +557,7 @@ static void flight_layout(oxs_job *j)
 	char b_path[PATH_MAX] = "";
 	if (f->art.kind == OXS_ART_DIFF) {
 		/* B may be in the object store only: an outage is a 503, not a 404 */
-		oxst_status st = srv->store->ops->model_path(srv->store, f->art.other, b_path,
+		oxst_status st = srv->store->ops->model_path(srv->store, f->art.u.diff.other, b_path,
 		                                             sizeof(b_path));
 		if (st != OXST_OK) {
 			unsigned status = oxs_store_http_status(st);
@@ -640,7 +640,7 @@ static void flight_preview(flight *f)
 	if (data == NULL)
 		data = strdup("");
 	e = data ? entry_from_data(&f->art, data, len) : NULL;
-	if (e != NULL && f->art.popt.npy) {
+	if (e != NULL && f->art.u.tensor.opt.npy) {
 		struct MHD_Response *both[2] = {e->resp, e->nm};
 		for (int i = 0; i < 2; i++) {
 			MHD_add_response_header(both[i], "X-Npy-Dtype", o.npy_descr);

@@ -718,8 +718,8 @@ static void put_quant_figures(oxr_buf *b, const dqsrc *d)
 static void stats_name(const oxs_art *a, char out[112])
 {
 	char salted[OXS_TENSOR_KEY_MAX + 64], h[65];
-	snprintf(salted, sizeof(salted), "%s|%" PRIu32 "|%s%s", PREVIEW_VERSION, a->popt.bins,
-	         a->popt.dequantize ? "dq|" : "", a->tensor);
+	snprintf(salted, sizeof(salted), "%s|%" PRIu32 "|%s%s", PREVIEW_VERSION, a->u.tensor.opt.bins,
+	         a->u.tensor.opt.dequantize ? "dq|" : "", a->u.tensor.name);
 	oxs_sha256_hex(salted, strlen(salted), h, 32);
 	snprintf(out, 112, "stats-%s.json", h);
 }
@@ -1225,7 +1225,7 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 	memset(o, 0, sizeof(*o));
 	oxr_buf_init(&o->body, JSON_BODY_MAX);
 	oxr_buf_init(&o->stats, 1 << 20);
-	o->type = a->popt.npy ? "application/octet-stream" : "application/json";
+	o->type = a->u.tensor.opt.npy ? "application/octet-stream" : "application/json";
 	oxs_mentry *me = NULL;
 	oxp_error perr;
 	memset(&perr, 0, sizeof(perr));
@@ -1242,19 +1242,19 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 	oxs_preview_in in;
 	memset(&in, 0, sizeof(in));
 	in.model = a->id;
-	in.key = a->tensor;
+	in.key = a->u.tensor.name;
 	in.dag = oxs_mentry_dag(me);
-	in.opt = a->popt;
+	in.opt = a->u.tensor.opt;
 	in.datadir = a->dirfd;
 	in.datadir_status = OXST_OK;
 	in.t = oxs_mentry_tensor(me);
 	if (in.t == NULL)
-		in.t = oxp_dag_find_tensor(in.dag, a->tensor);
+		in.t = oxp_dag_find_tensor(in.dag, a->u.tensor.name);
 	int own = -1;
 	char *kept = NULL;
 	char name[112];
 	stats_name(a, name);
-	bool store_stats = a->src[0] == '\0' && a->popt.stats && !a->popt.npy;
+	bool store_stats = a->src[0] == '\0' && a->u.tensor.opt.stats && !a->u.tensor.opt.npy;
 	if (in.t == NULL) {
 		fail(o, 404, "tensor_not_found", NULL,
 		     "no initializer, Constant value or tensor attribute of that name or ref");
@@ -1263,7 +1263,7 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 	/* the data folder is opened here when the preview may read from it: for the tensor's
 	 * own external bytes, or (dequantized) for its scale's and zero point's, which are
 	 * found in the computation */
-	if (in.datadir < 0 && (in.t->data_location == 1 || a->popt.dequantize)) {
+	if (in.datadir < 0 && (in.t->data_location == 1 || a->u.tensor.opt.dequantize)) {
 		in.datadir_status = srv->store->ops->open_data(srv->store, a->id, &own);
 		in.datadir = in.datadir_status == OXST_OK ? own : -1;
 	} else if (in.datadir < 0) {

@@ -574,9 +574,9 @@ static void h_cost(oxs_req *r)
 	oxp_cost_bind bind;
 	oxp_error e;
 	memset(&e, 0, sizeof(e));
-	if (strlen(dims) >= sizeof(r->art.dims) || oxp_cost_bind_parse(&bind, dims, &e) != OXP_OK) {
+	if (strlen(dims) >= sizeof(r->art.u.cost.dims) || oxp_cost_bind_parse(&bind, dims, &e) != OXP_OK) {
 		oxs_reply_error(r, 400, "bad_query", "", "%s",
-		                strlen(dims) >= sizeof(r->art.dims) ? "dims: too long" : e.message);
+		                strlen(dims) >= sizeof(r->art.u.cost.dims) ? "dims: too long" : e.message);
 		return;
 	}
 	if (!need_model(r))

@@ -610,7 +610,7 @@ static void oneshot_on_art(oxs_req *r, oxs_centry *e)
 	if (e->status == 200 && r->art.fmt != OXR_FMT_LAYOUT_JSON) {
 		char cd[200];
 		snprintf(cd, sizeof(cd), "inline; filename=\"%.64s%s%.64s.%s\"", r->id, diff ? "-" : "",
-		         diff ? r->art.other : "", oxr_format_ext(r->art.fmt));
+		         diff ? r->art.u.diff.other : "", oxr_format_ext(r->art.fmt));
 		MHD_add_response_header(resp, "Content-Disposition", cd);
 	}
 	if (e->status == 503)
@@ -620,9 +620,9 @@ static void oneshot_on_art(oxs_req *r, oxs_centry *e)
 		snprintf(link, sizeof(link),
 		         "</models/%s/diff/%s.json>; rel=\"self\", </models/%s/diff/%s.svg>; "
 		         "rel=\"alternate\"; type=\"image/svg+xml\"",
-		         r->id, r->art.other, r->id, r->art.other);
+		         r->id, r->art.u.diff.other, r->id, r->art.u.diff.other);
 		MHD_add_response_header(resp, "X-Model-Id-A", r->id);
-		MHD_add_response_header(resp, "X-Model-Id-B", r->art.other);
+		MHD_add_response_header(resp, "X-Model-Id-B", r->art.u.diff.other);
 		MHD_add_response_header(resp, "Link", link);
 	} else {
 		add_model_headers(resp, r->id);
