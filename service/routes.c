@@ -1,9 +1,9 @@
 /*
- * routes.c — the route table and the handlers of everything except uploads.
+ * routes.c — which handler answers each route (oxs_route_handler), and the handlers of
+ * everything except uploads (upload.c, resumable.c) and overlays (heat_svc.c).
  *
- * The table is the single truth about what the server answers: the router, the Allow
- * header, the metrics labels and the OpenAPI test (tests/unit/test_openapi.c checks the
- * table against service/openapi.json in both directions) all read it.
+ * The route table itself (patterns, methods, access, body kind) and the matcher are
+ * router.c's; this file's table is indexed by the same OXS_R_* and holds only handlers.
  */
 #include "service/routes.h"
 #include "parser/oxp.h"

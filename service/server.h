@@ -1,7 +1,8 @@
 /*
  * server.h — the server and a request: the structures the parts of the service share.
- * Types only (no function is declared here), so that including it needs no other file;
- * what a handler does with its request is request.h's, replying reply.h's.
+ * Types only (no function is declared here), so that including it needs no part of the
+ * service beyond the leaves it includes (art.h, config.h, jobs.h); what a handler does
+ * with its request is request.h's, replying reply.h's.
  */
 #ifndef OXS_SERVER_H
 #define OXS_SERVER_H
