@@ -10,7 +10,23 @@
  * every waiting connection is resumed with the result.  Layout failures are remembered
  * for a minute so that a model that times out cannot be made to time out again and again.
  */
-#include "service/internal.h"
+#include "service/artifacts.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/art.h"
+#include "service/cache.h"
+#include "service/clock.h"
+#include "service/hash.h"
+#include "service/isolate.h"
+#include "service/jobs.h"
+#include "service/log.h"
+#include "service/metrics.h"
+#include "service/models.h"
+#include "service/preview.h"
+#include "service/reply.h"
+#include "service/request.h"
+#include "service/server.h"
+#include "store/oxst.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -21,8 +37,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Bumped when the renderer's output changes for the same input: names in the store. */
-#define ART_VERSION OXS_VERSION "-r5" /* r2: summaries say their "kind"; r3: documents mark bookkeeping nodes; r4: operator schemas, the check, the quantization summary; r5: cost.json blocks, contrib op shapes */
 #define FAILURE_TTL_MS 60000
 
 typedef struct flight {
@@ -54,21 +68,6 @@ void oxs_flights_free(oxs_flights *f)
 	free(f);
 }
 
-static const char *kind_name(oxs_art_kind k)
-{
-	return k == OXS_ART_SUMMARY ? "summary" : k == OXS_ART_DOCUMENT ? "document"
-	       : k == OXS_ART_TENSOR ? "tensor" : k == OXS_ART_DIFF ? "diff"
-	       : k == OXS_ART_COST ? "cost" : k == OXS_ART_HEAT ? "heat" : "graph";
-}
-
-static const char *art_ext(const oxs_art *a)
-{
-	if (a->kind == OXS_ART_TENSOR)
-		return a->popt.npy ? "npy" : "json";
-	return a->kind == OXS_ART_GRAPH || a->kind == OXS_ART_DIFF || a->kind == OXS_ART_HEAT
-	           ? oxr_format_ext(a->fmt) : "json";
-}
-
 /* Drawn by the layout worker: graphs, diffs and heat. */
 static bool laid_out(const oxs_art *a)
 {
@@ -77,7 +76,7 @@ static bool laid_out(const oxs_art *a)
 
 static const char *art_type(const oxs_art *a)
 {
-	if (a->kind == OXS_ART_TENSOR && a->popt.npy)
+	if (a->kind == OXS_ART_TENSOR && a->u.tensor.opt.npy)
 		return "application/octet-stream";
 	if (!laid_out(a))
 		return "application/json";
@@ -89,89 +88,6 @@ static const char *art_type(const oxs_art *a)
 	return "application/octet-stream";
 }
 
-void oxs_art_init(oxs_art *a, oxs_art_kind kind, const char *id, oxr_format fmt,
-                  const oxr_options *opt)
-{
-	memset(a, 0, sizeof(*a));
-	a->kind = kind;
-	a->fmt = fmt;
-	if (opt != NULL)
-		a->opt = *opt;
-	else
-		oxr_options_default(&a->opt);
-	snprintf(a->id, sizeof(a->id), "%s", id);
-	char optkey[OXS_KEY_MAX - 128];
-	optkey[0] = '\0';
-	if (kind == OXS_ART_GRAPH)
-		oxr_options_key(&a->opt, optkey, sizeof(optkey));
-	snprintf(a->key, sizeof(a->key), "%s|%s|%s|%s", id, kind_name(kind), art_ext(a), optkey);
-	/* the store name: stable for the same options and renderer version */
-	char salted[OXS_KEY_MAX + 32], h[65];
-	snprintf(salted, sizeof(salted), "%s|%s|%s|%s", ART_VERSION, kind_name(kind), art_ext(a),
-	         optkey);
-	oxs_sha256_hex(salted, strlen(salted), h, 32);
-	snprintf(a->name, sizeof(a->name), "%s-%s.%s", kind_name(kind), h, art_ext(a));
-	a->dirfd = -1;
-}
-
-void oxs_art_tensor(oxs_art *a, const char *tensor, const oxs_preview_opt *o)
-{
-	snprintf(a->tensor, sizeof(a->tensor), "%s", tensor);
-	a->popt = *o;
-	char h[65], q[128];
-	oxs_sha256_hex(tensor, strlen(tensor), h, 64);
-	oxs_preview_key(o, q, sizeof(q));
-	snprintf(a->key, sizeof(a->key), "%s|tensor|%s|%s|%s", a->id, art_ext(a), h, q);
-	a->name[0] = '\0'; /* previews are not kept in the store (their statistics are) */
-}
-
-void oxs_art_cost(oxs_art *a, const char *dims)
-{
-	snprintf(a->dims, sizeof(a->dims), "%s", dims);
-	char salted[OXS_KEY_MAX + 32], h[65];
-	snprintf(a->key, sizeof(a->key), "%s|cost|json|%s", a->id, dims);
-	snprintf(salted, sizeof(salted), "%s|cost|json|%s", ART_VERSION, dims);
-	oxs_sha256_hex(salted, strlen(salted), h, 32);
-	snprintf(a->name, sizeof(a->name), "cost-%s.json", h);
-}
-
-void oxs_art_diff(oxs_art *a, const char *other)
-{
-	snprintf(a->other, sizeof(a->other), "%s", other);
-	/* the JSON document does not depend on render options; drawings do */
-	char optkey[OXS_KEY_MAX - 256];
-	optkey[0] = '\0';
-	if (a->fmt != OXR_FMT_LAYOUT_JSON)
-		oxr_options_key(&a->opt, optkey, sizeof(optkey));
-	snprintf(a->key, sizeof(a->key), "%s|diff|%s|%s|%s", a->id, art_ext(a), other, optkey);
-	char salted[OXS_KEY_MAX + 32], h[65];
-	snprintf(salted, sizeof(salted), "%s|diff|%s|%s|%s", ART_VERSION, art_ext(a), other, optkey);
-	oxs_sha256_hex(salted, strlen(salted), h, 32);
-	snprintf(a->name, sizeof(a->name), "diff-%s.%s", h, art_ext(a));
-}
-
-void oxs_art_heat(oxs_art *a, const oxs_heat_req *hr)
-{
-	a->heat = *hr;
-	static const char *const scales[] = {"linear", "log", "thresholds"};
-	char optkey[OXS_KEY_MAX - 256], h[65];
-	oxr_options_key(&a->opt, optkey, sizeof(optkey));
-	snprintf(a->key, sizeof(a->key), "%s|heat|%s|%s|%s|%s|%s", a->id, art_ext(a), hr->overlay,
-	         hr->metric, scales[hr->scale % 3], optkey);
-	char salted[OXS_KEY_MAX + 32];
-	snprintf(salted, sizeof(salted), "%s|heat|%s|%s|%s|%s|%s", ART_VERSION, art_ext(a),
-	         hr->overlay, hr->metric, scales[hr->scale % 3], optkey);
-	oxs_sha256_hex(salted, strlen(salted), h, 32);
-	snprintf(a->name, sizeof(a->name), "heat-%s.%s", h, art_ext(a));
-}
-
-void oxs_art_file(oxs_art *a, int fd, int dirfd, const char *fpath)
-{
-	snprintf(a->src, sizeof(a->src), "/proc/self/fd/%d", fd);
-	a->dirfd = dirfd;
-	snprintf(a->fpath, sizeof(a->fpath), "%s", fpath);
-}
-
 /* The headers of a 200 or 304 answer of a: content-addressed (immutable) for stored
  * models; for --models-dir files, whose bytes may change under the same path, the ETag
  * with "no-cache" (revalidate each time). */
@@ -179,13 +95,13 @@ static void art_headers(struct MHD_Response *resp, const oxs_art *a, const char 
                         const char *type)
 {
 	if (a->src[0] == '\0') {
-		oxs_response_immutable(resp, etag, type, a->id, art_ext(a));
+		oxs_response_immutable(resp, etag, type, a->id, oxs_art_ext(a));
 	} else {
 		oxs_response_common(resp, type);
 		MHD_add_response_header(resp, "ETag", etag);
 		MHD_add_response_header(resp, "Cache-Control", "no-cache");
 		/* named after the file's version id, as stored models' renderings after theirs */
-		oxs_response_disposition(resp, a->id, art_ext(a));
+		oxs_response_disposition(resp, a->id, oxs_art_ext(a));
 	}
 }
 
@@ -375,45 +291,6 @@ static oxs_centry *store_and_entry(oxs_server *srv, const oxs_art *a, oxr_buf *o
 	return entry_from_data(a, data, len);
 }
 
-void oxs_url_path(oxr_buf *b, const char *p)
-{
-	for (; *p; p++) {
-		unsigned char c = (unsigned char)*p;
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		    c == '.' || c == '_' || c == '~' || c == '/' || c == '-')
-			oxr_buf_append(b, p, 1);
-		else
-			oxr_buf_printf(b, "%%%02X", c);
-	}
-}
-
-void oxs_links_json(oxr_buf *b, const oxs_art *a, bool tensor)
-{
-	oxr_buf base;
-	oxr_buf_init(&base, 8192);
-	if (a->src[0] != '\0') {
-		oxr_buf_printf(&base, "/files/");
-		oxs_url_path(&base, a->fpath);
-	} else {
-		oxr_buf_printf(&base, "/models/%s", a->id);
-	}
-	const char *p = base.failed || base.data == NULL ? "" : base.data;
-	if (tensor)
-		oxr_buf_printf(b, "\"links\":{\"self\":\"%s\",\"tensor\":\"%s/tensors/_\"", p, p);
-	else
-		oxr_buf_printf(b,
-		               "\"links\":{\"self\":\"%s\",\"graph.svg\":\"%s/graph.svg\","
-		               "\"graph.json\":\"%s/graph.json\",\"graph.dot\":\"%s/graph.dot\","
-		               "\"document\":\"%s/document.json\",\"search\":\"%s/search?q=\","
-		               "\"node\":\"%s/nodes/{node_id}\",\"tensor\":\"%s/tensors/{name}\","
-		               "\"check\":\"%s/check\"",
-		               p, p, p, p, p, p, p, p, p);
-	if (a->src[0] == '\0')
-		oxr_buf_printf(b, ",\"model\":\"%s/model.onnx\"", p);
-	oxr_buf_printf(b, "}");
-	oxr_buf_free(&base);
-}
-
 /* Compute a summary or document artifact from a parsed model into an entry; on failure
  * NULL with *status and err set. */
 /* A JSON document (summary or document.json), in a process of its own (isolate.c) unless
@@ -500,7 +377,7 @@ static oxs_centry *compute_doc(oxs_server *srv, const oxs_art *a, const oxp_mode
 	doc_call dc = {m, d, a->kind == OXS_ART_SUMMARY ? OXR_DOC_SUMMARY : OXR_DOC_FULL, NULL};
 	oxp_cost_bind bind;
 	if (a->kind == OXS_ART_COST) {
-		if (oxp_cost_bind_parse(&bind, a->dims, NULL) != OXP_OK) { /* checked by the route */
+		if (oxp_cost_bind_parse(&bind, a->u.cost.dims, NULL) != OXP_OK) { /* checked by the route */
 			*status = 400;
 			snprintf(err, errsize, "bad_query: malformed dims");
 			goto done;
@@ -604,7 +481,7 @@ oxs_centry *oxs_art_summary_now(oxs_server *srv, const char *id, const oxp_model
 	return e;
 }
 
-/* A diff in a worker process: B (art->other, at b_path) drawn against A (art->id, at
+/* A diff in a worker process: B (art->u.diff.other, at b_path) drawn against A (art->id, at
  * a_path), each with its external data folder when it has one (open here; the worker
  * reaches it through /proc/<our pid>/fd/N). */
 static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a_path,
@@ -612,7 +489,7 @@ static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a
 {
 	int fds[2] = {-1, -1};
 	char dirs[2][64] = {"", ""};
-	const char *ids[2] = {art->id, art->other};
+	const char *ids[2] = {art->id, art->u.diff.other};
 	for (int i = 0; i < 2; i++)
 		if (srv->store->ops->open_data(srv->store, ids[i], &fds[i]) == OXST_OK)
 			snprintf(dirs[i], sizeof(dirs[i]), "/proc/%ld/fd/%d", (long)getpid(), fds[i]);
@@ -635,11 +512,11 @@ static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *p
 	static const char *const scales[] = {"linear", "log", "thresholds"};
 	char args[96], opath[64] = "cost";
 	int fd = -1;
-	if (strcmp(art->heat.overlay, "cost") != 0) {
+	if (strcmp(art->u.heat.overlay, "cost") != 0) {
 		/* a stored overlay: the worker reads our descriptor of it */
 		char name[96];
 		uint64_t size = 0;
-		snprintf(name, sizeof(name), "overlay-%s.dat", art->heat.overlay);
+		snprintf(name, sizeof(name), "overlay-%s.dat", art->u.heat.overlay);
 		if (srv->store->ops->get_rendering(srv->store, art->id, name, &fd, &size) != OXST_OK) {
 			err->code = OXR_E_NOT_FOUND;
 			snprintf(err->message, sizeof(err->message), "no such overlay of this model");
@@ -647,7 +524,7 @@ static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *p
 		}
 		snprintf(opath, sizeof(opath), "/proc/%ld/fd/%d", (long)getpid(), fd);
 	}
-	snprintf(args, sizeof(args), "%s|%s", scales[art->heat.scale % 3], art->heat.metric);
+	snprintf(args, sizeof(args), "%s|%s", scales[art->u.heat.scale % 3], art->u.heat.metric);
 	oxr_model_files m = {path, ""}, other = {opath, args};
 	const char *fmt = art->fmt == OXR_FMT_DOT ? "heat-dot" : art->fmt == OXR_FMT_LAYOUT_JSON
 	                                                             ? "heat-json" : "heat-svg";
@@ -680,7 +557,7 @@ static void flight_layout(oxs_job *j)
 	char b_path[PATH_MAX] = "";
 	if (f->art.kind == OXS_ART_DIFF) {
 		/* B may be in the object store only: an outage is a 503, not a 404 */
-		oxst_status st = srv->store->ops->model_path(srv->store, f->art.other, b_path,
+		oxst_status st = srv->store->ops->model_path(srv->store, f->art.u.diff.other, b_path,
 		                                             sizeof(b_path));
 		if (st != OXST_OK) {
 			unsigned status = oxs_store_http_status(st);
@@ -763,7 +640,7 @@ static void flight_preview(flight *f)
 	if (data == NULL)
 		data = strdup("");
 	e = data ? entry_from_data(&f->art, data, len) : NULL;
-	if (e != NULL && f->art.popt.npy) {
+	if (e != NULL && f->art.u.tensor.opt.npy) {
 		struct MHD_Response *both[2] = {e->resp, e->nm};
 		for (int i = 0; i < 2; i++) {
 			MHD_add_response_header(both[i], "X-Npy-Dtype", o.npy_descr);

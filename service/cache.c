@@ -7,7 +7,11 @@
  * count; least recently used entries leave first.  An entry leaving the table stays
  * alive while requests still hold it.
  */
-#include "service/internal.h"
+#include "service/cache.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/clock.h"
+#include "store/oxst.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -6,9 +6,12 @@
  * to stderr as "onnxviz: MODEL: <code>: <message> at byte N in <path>" with exit code 1
  * (2 for usage errors).
  */
+#include "service/cli.h"
+#include "parser/oxp.h"
 #include "render/oxr.h"
 #include "service/formats.h"
-#include "service/oxs.h"
+#include "service/heat_cli.h"
+#include "store/oxst.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,10 @@
  * variable, type, default and help line.  Order of precedence: built-in default, then
  * environment, then command line.
  */
-#include "service/oxs.h"
+#include "service/config.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "store/oxst.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -14,8 +14,13 @@
  * socket stays valid while we hold the list's lock: libmicrohttpd reports CLOSED (which
  * takes the record off the list under that lock) before it closes the descriptor.
  */
-#include "service/internal.h"
+#include "service/deadline.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/clock.h"
+#include "store/oxst.h"
 
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/socket.h>

@@ -12,10 +12,13 @@
  * ghosts next to the B nodes their neighbours became, and name scopes holding none of
  * that collapsed (render/overlay.c keeps the others open).
  */
+#include "service/diff.h"
 #include "diff/oxd.h"
+#include "parser/oxp.h"
 #include "render/oxr.h"
+#include "service/cli.h"
 #include "service/formats.h"
-#include "service/oxs.h"
+#include "store/oxst.h"
 
 #include <errno.h>
 #include <fcntl.h>

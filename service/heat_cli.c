@@ -3,8 +3,10 @@
  * data, with its coverage) and the overlay options of `onnxviz render` (--overlay,
  * --metric, --scale, --optimized): render/heat.c does the work (docs/overlays.md).
  */
+#include "service/heat_cli.h"
+#include "parser/oxp.h"
 #include "render/oxr.h"
-#include "service/oxs.h"
+#include "store/oxst.h"
 
 #include <errno.h>
 #include <fcntl.h>

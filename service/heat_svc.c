@@ -8,8 +8,19 @@
  * the format is "heat-svg", "heat-dot" or "heat-json".  oxs_pair routes those here and
  * everything else to the diff (oxs_diff_pair).
  */
+#include "service/heat_svc.h"
+#include "parser/oxp.h"
 #include "render/oxr.h"
-#include "service/internal.h"
+#include "service/art.h"
+#include "service/diff.h"
+#include "service/hash.h"
+#include "service/models.h"
+#include "service/query.h"
+#include "service/reply.h"
+#include "service/request.h"
+#include "service/router.h"
+#include "service/server.h"
+#include "store/oxst.h"
 
 #include <errno.h>
 #include <fcntl.h>

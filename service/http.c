@@ -11,7 +11,25 @@
  * closes a connection whose reply is queued before the body was read, which is what the
  * early rejections — 401, 413, 415, 429, ambiguous lengths — want).
  */
-#include "service/internal.h"
+#include "service/http.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/art.h"
+#include "service/cache.h"
+#include "service/clock.h"
+#include "service/config.h"
+#include "service/deadline.h"
+#include "service/heat_svc.h"
+#include "service/log.h"
+#include "service/metrics.h"
+#include "service/reply.h"
+#include "service/request.h"
+#include "service/resumable.h"
+#include "service/router.h"
+#include "service/routes.h"
+#include "service/server.h"
+#include "service/upload.h"
+#include "store/oxst.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -180,24 +198,18 @@ static oxs_access access_for(const oxs_route *rt, unsigned m)
 	return rt->get_access;
 }
 
-static oxs_handler handler_for(const oxs_route *rt, unsigned m)
+static oxs_handler handler_for(int route, const oxs_route *rt, unsigned m)
 {
-	if (m == OXS_M_GET || m == OXS_M_HEAD)
-		return rt->get;
-	if (m == OXS_M_POST)
-		return rt->post;
-	if (m == OXS_M_DELETE)
-		return rt->del;
 	if (m == OXS_M_PATCH && strstr(rt->methods, "PATCH") != NULL)
 		return oxs_resumable_patch_end; /* PATCH is the resumable uploads' only */
-	return NULL;
+	return oxs_route_handler(route, m);
 }
 
-static bool method_allowed(const oxs_route *rt, unsigned m)
+static bool method_allowed(int route, const oxs_route *rt, unsigned m)
 {
 	if (m == OXS_M_POST)
-		return rt->post != NULL || rt->upload;
-	return handler_for(rt, m) != NULL;
+		return oxs_route_handler(route, m) != NULL || rt->upload;
+	return handler_for(route, rt, m) != NULL;
 }
 
 static void reply_auth(oxs_req *r, unsigned status)
@@ -251,7 +263,7 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 		oxs_upload_begin(r);
 		return;
 	}
-	if (rt != NULL && r->method == OXS_M_PATCH && handler_for(rt, r->method) != NULL) {
+	if (rt != NULL && r->method == OXS_M_PATCH && handler_for(r->route, rt, r->method) != NULL) {
 		oxs_resumable_patch_begin(r);
 		return;
 	}
@@ -274,7 +286,7 @@ static bool reply_unrouted(oxs_req *r)
 		return true;
 	}
 	const oxs_route *rt = oxs_route_at(r->route);
-	if (method_allowed(rt, r->method))
+	if (method_allowed(r->route, rt, r->method))
 		return false;
 	char allow[64];
 	allow_header(rt, allow, sizeof(allow));
@@ -331,7 +343,7 @@ static void final_call(oxs_req *r, const char *url)
 	if (rt->upload && r->method == OXS_M_POST)
 		oxs_upload_end(r);
 	else
-		handler_for(rt, r->method)(r);
+		handler_for(r->route, rt, r->method)(r);
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,

@@ -12,7 +12,13 @@
  * the body and the auxiliary bytes (a preview's fresh statistics).  A crash, an overrun or
  * a broken frame is an error for that request alone, counted in /metrics.
  */
-#include "service/internal.h"
+#include "service/isolate.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/log.h"
+#include "service/metrics.h"
+#include "service/server.h"
+#include "store/oxst.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -179,4 +185,10 @@ void oxs_isolated(oxs_server *srv, int what, oxs_iso_fn fn, void *ctx, size_t ma
 		                               ? OXS_ISOLATED_OK : OXS_ISOLATED_CRASHED);
 	}
 	oxr_buf_free(&raw);
+}
+
+void oxs_preview_out_free(oxs_preview_out *o)
+{
+	oxr_buf_free(&o->body);
+	oxr_buf_free(&o->stats);
 }

@@ -6,8 +6,12 @@
  * worker processes) layouts.  A full queue refuses the job at once, which the HTTP layer
  * turns into 503 + Retry-After: the queue is the backpressure.
  */
-#include "service/internal.h"
+#include "service/jobs.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "store/oxst.h"
 
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>

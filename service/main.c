@@ -2,6 +2,7 @@
  * main.c — the onnxviz program: one binary, a few commands.
  */
 #include "render/oxr.h"
+#include "service/heat_svc.h" /* oxs_pair */
 #include "service/oxs.h"
 
 #include <stdio.h>

@@ -5,8 +5,13 @@
  * Counters are relaxed atomics in fixed arrays indexed by route and status, so recording
  * a request costs a few atomic adds and no lock or allocation.
  */
-#include "service/internal.h"
+#include "service/metrics.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/router.h"
+#include "store/oxst.h"
 
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -134,7 +139,7 @@ static void counters(oxr_buf *o, const char *name, const char *help, const char 
 		}
 }
 
-void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
+void oxs_metrics_render(const oxs_gauges *g, oxr_buf *o)
 {
 	size_t nroutes = oxs_route_count();
 	header(o, "onnxviz_http_requests_total", "counter", "HTTP requests by route and status.");
@@ -185,7 +190,12 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 		               get(&uploads[i]));
 	header(o, "onnxviz_upload_bytes_total", "counter", "Bytes of model uploads received.");
 	oxr_buf_printf(o, "onnxviz_upload_bytes_total %" PRIu64 "\n", get(&upload_bytes));
-	oxs_resumable_metrics(srv, o);
+	if (g->uploads != NULL) {
+		if (g->uploads->len > 0)
+			oxr_buf_append(o, g->uploads->data, g->uploads->len);
+		if (g->uploads->failed)
+			o->failed = true;
+	}
 
 	header(o, "onnxviz_cache_hits_total", "counter",
 	       "Renderings and documents answered from the memory or the store cache.");
@@ -200,17 +210,12 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 	header(o, "onnxviz_slow_clients_dropped_total", "counter",
 	       "Connections cut for not sending a request's headers within --timeout seconds.");
 	oxr_buf_printf(o, "onnxviz_slow_clients_dropped_total %" PRIu64 "\n",
-	               oxs_deadlines_dropped(srv->deadlines));
+	               g->slow_dropped);
 
-	unsigned lrun = 0, lq = 0, wrun = 0, wq = 0;
-	if (srv->layout != NULL)
-		oxs_pool_counts(srv->layout, &lrun, &lq);
-	if (srv->work != NULL)
-		oxs_pool_counts(srv->work, &wrun, &wq);
 	header(o, "onnxviz_layouts_running", "gauge", "Layout worker processes running now.");
-	oxr_buf_printf(o, "onnxviz_layouts_running %u\n", lrun);
+	oxr_buf_printf(o, "onnxviz_layouts_running %u\n", g->layouts_running);
 	header(o, "onnxviz_layouts_queued", "gauge", "Layouts waiting for a worker.");
-	oxr_buf_printf(o, "onnxviz_layouts_queued %u\n", lq);
+	oxr_buf_printf(o, "onnxviz_layouts_queued %u\n", g->layouts_queued);
 	static const char *const lay_names[] = {"ok", "failed", "killed"};
 	counters(o, "onnxviz_layouts_total",
 	         "Finished layouts by outcome (killed: over the time or memory limit, or crashed).",
@@ -231,34 +236,32 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 	         "what", iso_what, OXS_ISO__COUNT, "result", iso_names, OXS_ISOLATED__COUNT,
 	         &isolated[0][0]);
 	header(o, "onnxviz_work_running", "gauge", "Parse and document jobs running now.");
-	oxr_buf_printf(o, "onnxviz_work_running %u\n", wrun);
+	oxr_buf_printf(o, "onnxviz_work_running %u\n", g->work_running);
 	header(o, "onnxviz_work_queued", "gauge", "Parse and document jobs waiting.");
-	oxr_buf_printf(o, "onnxviz_work_queued %u\n", wq);
+	oxr_buf_printf(o, "onnxviz_work_queued %u\n", g->work_queued);
 
-	oxst_stats st;
-	memset(&st, 0, sizeof(st));
-	srv->store->ops->stats(srv->store, &st);
+	const oxst_stats *st = &g->store;
 	header(o, "onnxviz_store_bytes", "gauge", "Bytes in the store by kind.");
-	oxr_buf_printf(o, "onnxviz_store_bytes{kind=\"models\"} %" PRIu64 "\n", st.model_bytes);
+	oxr_buf_printf(o, "onnxviz_store_bytes{kind=\"models\"} %" PRIu64 "\n", st->model_bytes);
 	oxr_buf_printf(o, "onnxviz_store_bytes{kind=\"renderings\"} %" PRIu64 "\n",
-	               st.rendering_bytes);
+	               st->rendering_bytes);
 	header(o, "onnxviz_store_objects", "gauge", "Objects in the store by kind.");
-	oxr_buf_printf(o, "onnxviz_store_objects{kind=\"models\"} %" PRIu64 "\n", st.models);
-	oxr_buf_printf(o, "onnxviz_store_objects{kind=\"renderings\"} %" PRIu64 "\n", st.renderings);
+	oxr_buf_printf(o, "onnxviz_store_objects{kind=\"models\"} %" PRIu64 "\n", st->models);
+	oxr_buf_printf(o, "onnxviz_store_objects{kind=\"renderings\"} %" PRIu64 "\n", st->renderings);
 	header(o, "onnxviz_store_budget_bytes", "gauge", "The store's byte budget (0: none).");
-	oxr_buf_printf(o, "onnxviz_store_budget_bytes %" PRIu64 "\n", st.budget);
+	oxr_buf_printf(o, "onnxviz_store_budget_bytes %" PRIu64 "\n", st->budget);
 	header(o, "onnxviz_store_evictions_total", "counter", "Objects evicted for the budget.");
 	oxr_buf_printf(o, "onnxviz_store_evictions_total{kind=\"models\"} %" PRIu64 "\n",
-	               st.evicted_models);
+	               st->evicted_models);
 	oxr_buf_printf(o, "onnxviz_store_evictions_total{kind=\"renderings\"} %" PRIu64 "\n",
-	               st.evicted_renderings);
+	               st->evicted_renderings);
 
 	header(o, "onnxviz_store_verifying", "gauge",
 	       "1 while the stored models are being verified after start.");
-	oxr_buf_printf(o, "onnxviz_store_verifying %d\n", st.verifying ? 1 : 0);
+	oxr_buf_printf(o, "onnxviz_store_verifying %d\n", st->verifying ? 1 : 0);
 	header(o, "onnxviz_store_quarantined_total", "counter",
 	       "Stored models found not to match their id.");
-	oxr_buf_printf(o, "onnxviz_store_quarantined_total %" PRIu64 "\n", st.quarantined);
+	oxr_buf_printf(o, "onnxviz_store_quarantined_total %" PRIu64 "\n", st->quarantined);
 
 	/* requests to an object store (none with the local store) */
 	static const char *const ops[] = {"get", "put", "head", "delete", "list", "multipart"};
@@ -289,20 +292,17 @@ void oxs_metrics_render(oxs_server *srv, oxr_buf *o)
 		               ops[i], cum);
 	}
 
-	uint64_t cb = 0, ce = 0, mn = 0, mb = 0;
-	oxs_cache_stats(srv->cache, &cb, &ce);
-	oxs_models_stats(srv->models, &mn, &mb);
 	header(o, "onnxviz_memory_cache_bytes", "gauge", "Bytes of responses held in memory.");
-	oxr_buf_printf(o, "onnxviz_memory_cache_bytes %" PRIu64 "\n", cb);
+	oxr_buf_printf(o, "onnxviz_memory_cache_bytes %" PRIu64 "\n", g->cache_bytes);
 	header(o, "onnxviz_memory_cache_entries", "gauge", "Responses held in memory.");
-	oxr_buf_printf(o, "onnxviz_memory_cache_entries %" PRIu64 "\n", ce);
+	oxr_buf_printf(o, "onnxviz_memory_cache_entries %" PRIu64 "\n", g->cache_entries);
 	header(o, "onnxviz_parsed_models", "gauge", "Parsed models held in memory.");
-	oxr_buf_printf(o, "onnxviz_parsed_models %" PRIu64 "\n", mn);
+	oxr_buf_printf(o, "onnxviz_parsed_models %" PRIu64 "\n", g->parsed_models);
 	header(o, "onnxviz_parsed_models_bytes", "gauge", "Estimated memory of those models.");
-	oxr_buf_printf(o, "onnxviz_parsed_models_bytes %" PRIu64 "\n", mb);
+	oxr_buf_printf(o, "onnxviz_parsed_models_bytes %" PRIu64 "\n", g->parsed_bytes);
 	header(o, "onnxviz_requests_in_flight", "gauge", "Requests begun and not completed.");
-	oxr_buf_printf(o, "onnxviz_requests_in_flight %d\n", atomic_load(&srv->inflight));
+	oxr_buf_printf(o, "onnxviz_requests_in_flight %d\n", g->inflight);
 	header(o, "onnxviz_uptime_seconds", "gauge", "Seconds since the server started.");
 	oxr_buf_printf(o, "onnxviz_uptime_seconds %.3f\n",
-	               (double)(oxs_now_ms() - srv->started_ms) / 1000.0);
+	               (double)g->uptime_ms / 1000.0);
 }

@@ -13,8 +13,12 @@
  * MHD_get_connection_info and MHD_get_daemon_info take no further argument for the
  * kinds asked here (libmicrohttpd 0.9.75 reads none for any kind).
  */
-#include "service/internal.h"
+#include "service/mhd.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "store/oxst.h"
 
+#include <microhttpd.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>

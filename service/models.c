@@ -9,8 +9,15 @@
  * for FAILURE_TTL_MS, so that retries answer the same error without parsing it again;
  * failures that are ours (I/O, out of memory) are not kept.
  */
-#include "service/internal.h"
+#include "service/models.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/clock.h"
+#include "service/metrics.h"
+#include "store/oxst.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>

@@ -17,7 +17,18 @@
  * rendering of the model ("stats-<hash>.json"), so a second preview with another page
  * costs a small file read; the whole answer is cached in memory by artifacts.c.
  */
-#include "service/internal.h"
+#include "service/preview.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/art.h"
+#include "service/hash.h"
+#include "service/isolate.h"
+#include "service/metrics.h"
+#include "service/models.h"
+#include "service/query.h"
+#include "service/router.h"
+#include "service/server.h"
+#include "store/oxst.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -31,112 +42,6 @@
 #define CHUNK ((size_t)8 << 20) /* bytes of external data read at once for statistics */
 #define PAGE_ELEMS 4096         /* elements decoded at once */
 #define JSON_BODY_MAX ((size_t)64 << 20)
-
-/* ---------------------------------------------------------------------------------------
- * The query
- */
-
-/* Strict decimal in [0, max]. */
-static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	if (s[0] < '0' || s[0] > '9' || strlen(s) > 19)
-		return false;
-	uint64_t v = 0;
-	for (const char *p = s; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return false;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	if (v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-bool oxs_preview_query(const oxs_query_pair *pairs, size_t n, oxs_preview_opt *o, char *err,
-                       size_t errsize)
-{
-	memset(o, 0, sizeof(*o));
-	o->values = 100;
-	o->stats = true;
-	o->bins = 32;
-	bool bins_given = false, stats_given = false;
-	for (size_t i = 0; i < n; i++) {
-		const char *k = pairs[i].key, *v = pairs[i].value;
-		for (size_t j = 0; j < i; j++) {
-			if (strcmp(k, pairs[j].key) == 0) {
-				snprintf(err, errsize, "parameter '%.32s' given twice", k);
-				return false;
-			}
-		}
-		uint64_t x = 0;
-		if (strcmp(k, "values") == 0) {
-			if (!parse_u64(v, OXS_PREVIEW_NPY_MAX, &x)) {
-				snprintf(err, errsize, "values: a whole number in 0..%u", OXS_PREVIEW_NPY_MAX);
-				return false;
-			}
-			o->values = (uint32_t)x;
-			o->values_given = true;
-		} else if (strcmp(k, "offset") == 0) {
-			if (!parse_u64(v, (uint64_t)INT64_MAX, &o->offset)) {
-				snprintf(err, errsize, "offset: a whole number in 0..2^63-1");
-				return false;
-			}
-		} else if (strcmp(k, "bins") == 0) {
-			if (!parse_u64(v, OXS_PREVIEW_BINS_MAX, &x)) {
-				snprintf(err, errsize, "bins: a whole number in 0..%u", OXS_PREVIEW_BINS_MAX);
-				return false;
-			}
-			o->bins = (uint32_t)x;
-			bins_given = true;
-		} else if (strcmp(k, "stats") == 0) {
-			if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
-				snprintf(err, errsize, "stats: 0 or 1");
-				return false;
-			}
-			o->stats = v[0] == '1';
-			stats_given = true;
-		} else if (strcmp(k, "dequantize") == 0) {
-			if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
-				snprintf(err, errsize, "dequantize: 0 or 1");
-				return false;
-			}
-			o->dequantize = v[0] == '1';
-		} else if (strcmp(k, "format") == 0) {
-			if (strcmp(v, "json") != 0 && strcmp(v, "npy") != 0) {
-				snprintf(err, errsize, "format: json or npy");
-				return false;
-			}
-			o->npy = v[0] == 'n';
-		} else {
-			snprintf(err, errsize,
-			         "unknown parameter '%.32s' (values, offset, stats, bins, format, dequantize)",
-			         k);
-			return false;
-		}
-	}
-	if (!o->npy && o->values > OXS_PREVIEW_JSON_MAX) {
-		snprintf(err, errsize, "values: at most %u in JSON (format=npy allows %u)",
-		         OXS_PREVIEW_JSON_MAX, OXS_PREVIEW_NPY_MAX);
-		return false;
-	}
-	if (o->npy && (bins_given || stats_given)) {
-		snprintf(err, errsize, "stats and bins are for JSON answers, not format=npy");
-		return false;
-	}
-	if (o->npy) {
-		o->stats = false;
-		o->bins = 0;
-	}
-	return true;
-}
-
-void oxs_preview_key(const oxs_preview_opt *o, char *out, size_t size)
-{
-	snprintf(out, size, "v=%s%" PRIu32 "&o=%" PRIu64 "&s=%d&b=%" PRIu32 "&f=%s&q=%d",
-	         o->values_given ? "" : "d", o->values, o->offset, o->stats ? 1 : 0, o->bins,
-	         o->npy ? "npy" : "json", o->dequantize ? 1 : 0);
-}
 
 /* ---------------------------------------------------------------------------------------
  * Where a tensor's values are: inline (the parser reads them in place) or an open
@@ -813,8 +718,8 @@ static void put_quant_figures(oxr_buf *b, const dqsrc *d)
 static void stats_name(const oxs_art *a, char out[112])
 {
 	char salted[OXS_TENSOR_KEY_MAX + 64], h[65];
-	snprintf(salted, sizeof(salted), "%s|%" PRIu32 "|%s%s", PREVIEW_VERSION, a->popt.bins,
-	         a->popt.dequantize ? "dq|" : "", a->tensor);
+	snprintf(salted, sizeof(salted), "%s|%" PRIu32 "|%s%s", PREVIEW_VERSION, a->u.tensor.opt.bins,
+	         a->u.tensor.opt.dequantize ? "dq|" : "", a->u.tensor.name);
 	oxs_sha256_hex(salted, strlen(salted), h, 32);
 	snprintf(out, 112, "stats-%s.json", h);
 }
@@ -1308,11 +1213,6 @@ done:
 	free(s.buf);
 }
 
-void oxs_preview_out_free(oxs_preview_out *o)
-{
-	oxr_buf_free(&o->body);
-	oxr_buf_free(&o->stats);
-}
 
 /* In a process of its own (isolate.c) */
 static void preview_fn(void *ctx, oxs_preview_out *out)
@@ -1325,7 +1225,7 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 	memset(o, 0, sizeof(*o));
 	oxr_buf_init(&o->body, JSON_BODY_MAX);
 	oxr_buf_init(&o->stats, 1 << 20);
-	o->type = a->popt.npy ? "application/octet-stream" : "application/json";
+	o->type = a->u.tensor.opt.npy ? "application/octet-stream" : "application/json";
 	oxs_mentry *me = NULL;
 	oxp_error perr;
 	memset(&perr, 0, sizeof(perr));
@@ -1342,19 +1242,19 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 	oxs_preview_in in;
 	memset(&in, 0, sizeof(in));
 	in.model = a->id;
-	in.key = a->tensor;
+	in.key = a->u.tensor.name;
 	in.dag = oxs_mentry_dag(me);
-	in.opt = a->popt;
+	in.opt = a->u.tensor.opt;
 	in.datadir = a->dirfd;
 	in.datadir_status = OXST_OK;
 	in.t = oxs_mentry_tensor(me);
 	if (in.t == NULL)
-		in.t = oxp_dag_find_tensor(in.dag, a->tensor);
+		in.t = oxp_dag_find_tensor(in.dag, a->u.tensor.name);
 	int own = -1;
 	char *kept = NULL;
 	char name[112];
 	stats_name(a, name);
-	bool store_stats = a->src[0] == '\0' && a->popt.stats && !a->popt.npy;
+	bool store_stats = a->src[0] == '\0' && a->u.tensor.opt.stats && !a->u.tensor.opt.npy;
 	if (in.t == NULL) {
 		fail(o, 404, "tensor_not_found", NULL,
 		     "no initializer, Constant value or tensor attribute of that name or ref");
@@ -1363,7 +1263,7 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 	/* the data folder is opened here when the preview may read from it: for the tensor's
 	 * own external bytes, or (dequantized) for its scale's and zero point's, which are
 	 * found in the computation */
-	if (in.datadir < 0 && (in.t->data_location == 1 || a->popt.dequantize)) {
+	if (in.datadir < 0 && (in.t->data_location == 1 || a->u.tensor.opt.dequantize)) {
 		in.datadir_status = srv->store->ops->open_data(srv->store, a->id, &own);
 		in.datadir = in.datadir_status == OXST_OK ? own : -1;
 	} else if (in.datadir < 0) {

@@ -4,7 +4,11 @@
  * address idle the longest gives its slot up (a bounded table cannot be grown by a
  * flood of addresses).  IPv6 addresses are bucketed by /64.
  */
-#include "service/internal.h"
+#include "service/ratelimit.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/clock.h"
+#include "store/oxst.h"
 
 #include <netinet/in.h>
 #include <pthread.h>

@@ -4,7 +4,13 @@
  * caching headers, JSON error bodies, replies set on a request, and the clock and hash
  * helpers behind ETags.
  */
-#include "service/internal.h"
+#include "service/reply.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/cache.h"
+#include "service/query.h"
+#include "service/server.h"
+#include "store/oxst.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -4,7 +4,15 @@
  * connection waits, then resume it.  Below routes and handlers, above nothing of theirs:
  * request → route (routes.c) → handler → reply.
  */
-#include "service/internal.h"
+#include "service/request.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/jobs.h"
+#include "service/ratelimit.h"
+#include "service/reply.h"
+#include "service/router.h"
+#include "service/server.h"
+#include "store/oxst.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

@@ -32,7 +32,19 @@
  * over by the part sent again.  After kill -9 the state says what was acknowledged.
  * Uploads idle past --upload-expiry are removed (at start and on each POST /uploads).
  */
-#include "service/internal.h"
+#include "service/resumable.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/config.h"
+#include "service/hash.h"
+#include "service/log.h"
+#include "service/models.h"
+#include "service/reply.h"
+#include "service/request.h"
+#include "service/router.h"
+#include "service/server.h"
+#include "service/upload.h"
+#include "store/oxst.h"
 
 #include <dirent.h>
 #include <errno.h>

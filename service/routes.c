@@ -1,12 +1,31 @@
 /*
- * routes.c — the route table and the handlers of everything except uploads.
+ * routes.c — which handler answers each route (oxs_route_handler), and the handlers of
+ * everything except uploads (upload.c, resumable.c) and overlays (heat_svc.c).
  *
- * The table is the single truth about what the server answers: the router, the Allow
- * header, the metrics labels and the OpenAPI test (tests/unit/test_openapi.c checks the
- * table against service/openapi.json in both directions) all read it.
+ * The route table itself (patterns, methods, access, body kind) and the matcher are
+ * router.c's; this file's table is indexed by the same OXS_R_* and holds only handlers.
  */
+#include "service/routes.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/art.h"
+#include "service/artifacts.h"
+#include "service/cache.h"
+#include "service/clock.h"
+#include "service/deadline.h"
 #include "service/formats.h"
-#include "service/internal.h"
+#include "service/hash.h"
+#include "service/heat_svc.h"
+#include "service/jobs.h"
+#include "service/metrics.h"
+#include "service/models.h"
+#include "service/query.h"
+#include "service/reply.h"
+#include "service/request.h"
+#include "service/resumable.h"
+#include "service/router.h"
+#include "service/server.h"
+#include "store/oxst.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,18 +35,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The web page's files (web/embed.sh generates the table into build/gen/). */
-struct oxw_asset {
-	const char *path;
-	const char *type;
-	const unsigned char *data;
-	size_t size;
-};
-extern const struct oxw_asset oxw_assets[];
-
-/* service/openapi.json (service/embed-openapi.sh generates build/gen/openapi.c). */
-extern const char oxs_openapi_json[];
-extern const size_t oxs_openapi_json_len;
 
 static const char WEB_CSP[] = "default-src 'self'; object-src 'none'; base-uri 'none'; "
                               "frame-ancestors 'none'; form-action 'self'";
@@ -63,281 +70,65 @@ static void h_model_onnx(oxs_req *r);
 static void h_tensor(oxs_req *r);
 static void h_diff(oxs_req *r);
 
-enum {
-	R_INDEX,
-	R_HEALTHZ,
-	R_READYZ,
-	R_METRICS,
-	R_OPENAPI,
-	R_MODELS,
-	R_MODEL,
-	R_GRAPH_SVG,
-	R_GRAPH_JSON,
-	R_GRAPH_DOT,
-	R_DOCUMENT,
-	R_COST,
-	R_NODE,
-	R_SEARCH,
-	R_CHECK,
-	R_MODEL_ONNX,
-	R_TENSOR,
-	R_OVERLAYS,
-	R_OVERLAY,
-	R_DIFF_JSON,
-	R_DIFF_SVG,
-	R_DIFF_DOT,
-	R_FILE,
-	R_FILE_SVG,
-	R_FILE_JSON,
-	R_FILE_DOT,
-	R_FILE_DOCUMENT,
-	R_FILE_NODE,
-	R_FILE_SEARCH,
-	R_FILE_CHECK,
-	R_FILE_TENSOR,
-	R_POST_SVG,
-	R_POST_JSON,
-	R_POST_DOT,
-	R_POST_DIFF_JSON,
-	R_POST_DIFF_SVG,
-	R_UPLOADS,
-	R_UPLOAD,
-	R_ASSET,
-	R__COUNT
+/* The handler of each route (router.h: the route table; PATCH is http.c's). */
+static const struct {
+	oxs_handler get, post, del;
+} handlers[OXS_R__COUNT] = {
+    [OXS_R_INDEX] = {h_index, NULL, NULL},
+    [OXS_R_HEALTHZ] = {h_healthz, NULL, NULL},
+    [OXS_R_READYZ] = {h_readyz, NULL, NULL},
+    [OXS_R_METRICS] = {h_metrics, NULL, NULL},
+    [OXS_R_OPENAPI] = {h_openapi, NULL, NULL},
+    [OXS_R_MODELS] = {h_list, NULL, NULL},
+    [OXS_R_MODEL] = {h_model, NULL, h_delete},
+    [OXS_R_GRAPH_SVG] = {h_graph, NULL, NULL},
+    [OXS_R_GRAPH_JSON] = {h_graph, NULL, NULL},
+    [OXS_R_GRAPH_DOT] = {h_graph, NULL, NULL},
+    [OXS_R_DOCUMENT] = {h_document, NULL, NULL},
+    [OXS_R_COST] = {h_cost, NULL, NULL},
+    [OXS_R_NODE] = {h_node, NULL, NULL},
+    [OXS_R_SEARCH] = {h_search, NULL, NULL},
+    [OXS_R_CHECK] = {h_check, NULL, NULL},
+    [OXS_R_MODEL_ONNX] = {h_model_onnx, NULL, NULL},
+    [OXS_R_TENSOR] = {h_tensor, NULL, NULL},
+    [OXS_R_OVERLAYS] = {NULL, oxs_overlay_post, NULL},
+    [OXS_R_OVERLAY] = {oxs_overlay_get, NULL, NULL},
+    [OXS_R_DIFF_JSON] = {h_diff, NULL, NULL},
+    [OXS_R_DIFF_SVG] = {h_diff, NULL, NULL},
+    [OXS_R_DIFF_DOT] = {h_diff, NULL, NULL},
+    [OXS_R_FILE] = {h_model, NULL, NULL},
+    [OXS_R_FILE_SVG] = {h_graph, NULL, NULL},
+    [OXS_R_FILE_JSON] = {h_graph, NULL, NULL},
+    [OXS_R_FILE_DOT] = {h_graph, NULL, NULL},
+    [OXS_R_FILE_DOCUMENT] = {h_document, NULL, NULL},
+    [OXS_R_FILE_NODE] = {h_node, NULL, NULL},
+    [OXS_R_FILE_SEARCH] = {h_search, NULL, NULL},
+    [OXS_R_FILE_CHECK] = {h_check, NULL, NULL},
+    [OXS_R_FILE_TENSOR] = {h_tensor, NULL, NULL},
+    [OXS_R_POST_SVG] = {NULL, NULL, NULL},
+    [OXS_R_POST_JSON] = {NULL, NULL, NULL},
+    [OXS_R_POST_DOT] = {NULL, NULL, NULL},
+    [OXS_R_POST_DIFF_JSON] = {NULL, NULL, NULL},
+    [OXS_R_POST_DIFF_SVG] = {NULL, NULL, NULL},
+    [OXS_R_UPLOADS] = {NULL, oxs_resumable_create, NULL},
+    [OXS_R_UPLOAD] = {oxs_resumable_get, NULL, oxs_resumable_delete},
+    [OXS_R_ASSET] = {h_asset, NULL, NULL},
 };
 
-#define OPEN OXS_ACCESS_OPEN
-#define READ OXS_ACCESS_READ
-#define UPLOAD OXS_ACCESS_UPLOAD
-#define ADMIN OXS_ACCESS_ADMIN
-
-static const oxs_route routes[R__COUNT] = {
-    [R_INDEX] = {"/", "GET HEAD", h_index, NULL, NULL, OPEN, OPEN, OPEN, false, false},
-    [R_HEALTHZ] = {"/healthz", "GET HEAD", h_healthz, NULL, NULL, OPEN, OPEN, OPEN, false, false},
-    [R_READYZ] = {"/readyz", "GET HEAD", h_readyz, NULL, NULL, OPEN, OPEN, OPEN, false, false},
-    [R_METRICS] = {"/metrics", "GET HEAD", h_metrics, NULL, NULL, OPEN, OPEN, OPEN, false, false},
-    [R_OPENAPI] = {"/openapi.json", "GET HEAD", h_openapi, NULL, NULL, OPEN, OPEN, OPEN, false,
-                   false},
-    [R_MODELS] = {"/models", "GET HEAD POST", h_list, NULL, NULL, READ, UPLOAD, OPEN, true, false},
-    [R_MODEL] = {"/models/{id}", "GET HEAD DELETE", h_model, NULL, h_delete, READ, OPEN, ADMIN,
-                 false, false},
-    [R_GRAPH_SVG] = {"/models/{id}/graph.svg", "GET HEAD", h_graph, NULL, NULL, READ, OPEN,
-                     OPEN, false, false},
-    [R_GRAPH_JSON] = {"/models/{id}/graph.json", "GET HEAD", h_graph, NULL, NULL, READ, OPEN,
-                      OPEN, false, false},
-    [R_GRAPH_DOT] = {"/models/{id}/graph.dot", "GET HEAD", h_graph, NULL, NULL, READ, OPEN,
-                     OPEN, false, false},
-    [R_DOCUMENT] = {"/models/{id}/document.json", "GET HEAD", h_document, NULL, NULL, READ,
-                    OPEN, OPEN, false, false},
-    [R_COST] = {"/models/{id}/cost.json", "GET HEAD", h_cost, NULL, NULL, READ, OPEN, OPEN,
-                false, false},
-    [R_NODE] = {"/models/{id}/nodes/{node_id}", "GET HEAD", h_node, NULL, NULL, READ, OPEN,
-                OPEN, false, false},
-    [R_SEARCH] = {"/models/{id}/search", "GET HEAD", h_search, NULL, NULL, READ, OPEN, OPEN,
-                  false, false},
-    [R_CHECK] = {"/models/{id}/check", "GET HEAD", h_check, NULL, NULL, READ, OPEN, OPEN, false,
-                 false},
-    [R_MODEL_ONNX] = {"/models/{id}/model.onnx", "GET HEAD", h_model_onnx, NULL, NULL, READ,
-                      OPEN, OPEN, false, false},
-    [R_TENSOR] = {"/models/{id}/tensors/{name}", "GET HEAD", h_tensor, NULL, NULL, READ, OPEN,
-                  OPEN, false, false},
-    [R_OVERLAYS] = {"/models/{id}/overlays", "POST", NULL, oxs_overlay_post, NULL, READ, UPLOAD,
-                    OPEN, false, true},
-    [R_OVERLAY] = {"/models/{id}/overlays/{oid}", "GET HEAD", oxs_overlay_get, NULL, NULL, READ,
-                   OPEN, OPEN, false, false},
-    [R_DIFF_JSON] = {"/models/{id}/diff/{other}.json", "GET HEAD", h_diff, NULL, NULL, READ,
-                     OPEN, OPEN, false, false},
-    [R_DIFF_SVG] = {"/models/{id}/diff/{other}.svg", "GET HEAD", h_diff, NULL, NULL, READ,
-                    OPEN, OPEN, false, false},
-    [R_DIFF_DOT] = {"/models/{id}/diff/{other}.dot", "GET HEAD", h_diff, NULL, NULL, READ,
-                    OPEN, OPEN, false, false},
-    [R_FILE] = {"/files/{path}", "GET HEAD", h_model, NULL, NULL, READ, OPEN, OPEN, false, false},
-    [R_FILE_SVG] = {"/files/{path}/graph.svg", "GET HEAD", h_graph, NULL, NULL, READ, OPEN, OPEN,
-                    false, false},
-    [R_FILE_JSON] = {"/files/{path}/graph.json", "GET HEAD", h_graph, NULL, NULL, READ, OPEN,
-                     OPEN, false, false},
-    [R_FILE_DOT] = {"/files/{path}/graph.dot", "GET HEAD", h_graph, NULL, NULL, READ, OPEN, OPEN,
-                    false, false},
-    [R_FILE_DOCUMENT] = {"/files/{path}/document.json", "GET HEAD", h_document, NULL, NULL, READ,
-                         OPEN, OPEN, false, false},
-    [R_FILE_NODE] = {"/files/{path}/nodes/{node_id}", "GET HEAD", h_node, NULL, NULL, READ, OPEN,
-                     OPEN, false, false},
-    [R_FILE_SEARCH] = {"/files/{path}/search", "GET HEAD", h_search, NULL, NULL, READ, OPEN,
-                       OPEN, false, false},
-    [R_FILE_CHECK] = {"/files/{path}/check", "GET HEAD", h_check, NULL, NULL, READ, OPEN, OPEN,
-                      false, false},
-    [R_FILE_TENSOR] = {"/files/{path}/tensors/{name}", "GET HEAD", h_tensor, NULL, NULL, READ,
-                       OPEN, OPEN, false, false},
-    [R_POST_SVG] = {"/graph.svg", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true, false},
-    [R_POST_JSON] = {"/graph.json", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true, false},
-    [R_POST_DOT] = {"/graph.dot", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true, false},
-    [R_POST_DIFF_JSON] = {"/diff.json", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true, false},
-    [R_POST_DIFF_SVG] = {"/diff.svg", "POST", NULL, NULL, NULL, OPEN, UPLOAD, OPEN, true, false},
-    [R_UPLOADS] = {"/uploads", "POST", NULL, oxs_resumable_create, NULL, OPEN, UPLOAD, OPEN, false,
-                   false},
-    [R_UPLOAD] = {"/uploads/{uid}", "GET HEAD PATCH DELETE", oxs_resumable_get, NULL,
-                  oxs_resumable_delete, UPLOAD, UPLOAD, UPLOAD, false, false},
-    [R_ASSET] = {"/{file}", "GET HEAD", h_asset, NULL, NULL, OPEN, OPEN, OPEN, false, false},
-};
-
-size_t oxs_route_count(void)
+oxs_handler oxs_route_handler(int route, unsigned method)
 {
-	return R__COUNT;
-}
-
-const oxs_route *oxs_route_at(int i)
-{
-	return &routes[i];
-}
-
-const char *oxs_route_pattern(int i)
-{
-	return i >= 0 && i < R__COUNT ? routes[i].pattern : "unmatched";
-}
-
-bool oxs_route_get(size_t i, const char **pattern, const char **methods)
-{
-	if (i >= R__COUNT)
-		return false;
-	*pattern = routes[i].pattern;
-	*methods = routes[i].methods;
-	return true;
-}
-
-const char *oxs_openapi(size_t *len)
-{
-	*len = oxs_openapi_json_len;
-	return oxs_openapi_json;
-}
-
-static const struct oxw_asset *find_asset(const char *path)
-{
-	for (const struct oxw_asset *a = oxw_assets; a->path != NULL; a++)
-		if (strcmp(a->path, path) == 0)
-			return a;
+	if (route < 0 || route >= OXS_R__COUNT)
+		return NULL;
+	if (method == OXS_M_GET || method == OXS_M_HEAD)
+		return handlers[route].get;
+	if (method == OXS_M_POST)
+		return handlers[route].post;
+	if (method == OXS_M_DELETE)
+		return handlers[route].del;
 	return NULL;
 }
 
-/* Match one path segment against one pattern segment (both [p, p+n)); captures
- * parameters.  The path segment never contains '/'. */
-static bool match_segment(const char *pat, size_t pn, const char *seg, size_t sn, char *id,
-                          char *param, size_t paramsize)
-{
-	if (pn == 0 || pat[0] != '{')
-		return pn == sn && memcmp(pat, seg, pn) == 0;
-	if (sn == 0)
-		return false;
-	if (pn == 4 && memcmp(pat, "{id}", 4) == 0) {
-		/* any segment routes here; only a valid id is kept (handlers answer 404) */
-		id[0] = '\0';
-		if (sn == OXST_ID_LEN) {
-			memcpy(id, seg, sn);
-			id[sn] = '\0';
-			if (!oxst_id_valid(id))
-				id[0] = '\0';
-		}
-		return true;
-	}
-	/* "{other}.json": the segment ends with what follows the brace, which is not kept */
-	const char *close = memchr(pat, '}', pn);
-	size_t suffix = close != NULL ? pn - (size_t)(close + 1 - pat) : 0;
-	if (suffix > 0) {
-		if (sn <= suffix || memcmp(seg + sn - suffix, close + 1, suffix) != 0)
-			return false;
-		sn -= suffix;
-	}
-	if (sn >= paramsize)
-		return false;
-	memcpy(param, seg, sn);
-	param[sn] = '\0';
-	if (pn == 6 && memcmp(pat, "{file}", 6) == 0) {
-		char path[OXS_TENSOR_KEY_MAX + 2];
-		snprintf(path, sizeof(path), "/%s", param);
-		return find_asset(path) != NULL || strcmp(param, "index.html") == 0;
-	}
-	return true;
-}
 
-/* A segment naming a model file under --models-dir ends the {path} capture. */
-static bool model_segment(const char *s, size_t n)
-{
-	return (n > 5 && memcmp(s + n - 5, ".onnx", 5) == 0) ||
-	       (n > 3 && memcmp(s + n - 3, ".pb", 3) == 0);
-}
-
-/* {path}: segments from s up to and including the first model file name; *se is set to
- * the '/' after it (or NULL at the end).  False when none or too long. */
-static bool capture_path(const char *s, const char **se, char *fpath, size_t fpathsize)
-{
-	const char *p = s;
-	for (;;) {
-		const char *e = strchr(p, '/');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		if (model_segment(p, n)) {
-			size_t len = (size_t)(p + n - s);
-			if (len >= fpathsize)
-				return false;
-			memcpy(fpath, s, len);
-			fpath[len] = '\0';
-			*se = e;
-			return true;
-		}
-		if (e == NULL)
-			return false;
-		p = e + 1;
-	}
-}
-
-int oxs_route_match(const char *path, char *id, char *param, size_t paramsize, char *fpath,
-                    size_t fpathsize)
-{
-	id[0] = '\0';
-	param[0] = '\0';
-	fpath[0] = '\0';
-	if (path == NULL || path[0] != '/')
-		return -1;
-	for (int i = 0; i < R__COUNT; i++) {
-		const char *p = routes[i].pattern + 1, *s = path + 1;
-		bool ok = true;
-		for (;;) {
-			const char *pe = strchr(p, '/'), *se = strchr(s, '/');
-			size_t pn = pe ? (size_t)(pe - p) : strlen(p);
-			size_t sn = se ? (size_t)(se - s) : strlen(s);
-			if (pn == 6 && memcmp(p, "{path}", 6) == 0) {
-				if (!capture_path(s, &se, fpath, fpathsize)) {
-					ok = false;
-					break;
-				}
-			} else if (pe == NULL && pn == 6 && memcmp(p, "{name}", 6) == 0) {
-				/* the rest of the path: tensor names may hold '/' */
-				sn = strlen(s);
-				if (sn == 0 || sn >= paramsize) {
-					ok = false;
-					break;
-				}
-				memcpy(param, s, sn + 1);
-				break;
-			} else if (!match_segment(p, pn, s, sn, id, param, paramsize)) {
-				ok = false;
-				break;
-			}
-			if ((pe == NULL) != (se == NULL)) {
-				ok = false;
-				break;
-			}
-			if (pe == NULL)
-				break;
-			p = pe + 1;
-			s = se + 1;
-		}
-		if (ok)
-			return i;
-		id[0] = '\0';
-		param[0] = '\0';
-		fpath[0] = '\0';
-	}
-	return -1;
-}
 
 /* ---------------------------------------------------------------------------------------
  * Static responses, built once: the web page's files and the OpenAPI document.
@@ -395,11 +186,13 @@ bool oxs_routes_init(void)
 		if (!build_static(&asset_resps[i], oxw_assets[i].data, oxw_assets[i].size,
 		                  oxw_assets[i].type, WEB_CSP))
 			return false;
+	size_t doclen = 0;
+	const char *doc = oxs_openapi(&doclen);
 	static const char api_csp[] =
 	    "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 	return build_static(&placeholder, PLACEHOLDER, sizeof(PLACEHOLDER) - 1,
 	                    "text/html; charset=utf-8", WEB_CSP) &&
-	       build_static(&openapi, oxs_openapi_json, oxs_openapi_json_len, "application/json",
+	       build_static(&openapi, doc, doclen, "application/json",
 	                    api_csp);
 }
 
@@ -505,9 +298,28 @@ static bool remote(const oxs_req *r)
 
 static void h_metrics(oxs_req *r)
 {
+	oxs_server *srv = r->srv;
+	/* the figures the other parts of the server keep; metrics.c keeps the counters */
+	oxs_gauges g;
+	memset(&g, 0, sizeof(g));
+	g.slow_dropped = oxs_deadlines_dropped(srv->deadlines);
+	if (srv->layout != NULL)
+		oxs_pool_counts(srv->layout, &g.layouts_running, &g.layouts_queued);
+	if (srv->work != NULL)
+		oxs_pool_counts(srv->work, &g.work_running, &g.work_queued);
+	srv->store->ops->stats(srv->store, &g.store);
+	oxs_cache_stats(srv->cache, &g.cache_bytes, &g.cache_entries);
+	oxs_models_stats(srv->models, &g.parsed_models, &g.parsed_bytes);
+	g.inflight = atomic_load(&srv->inflight);
+	g.uptime_ms = oxs_now_ms() - srv->started_ms;
+	oxr_buf uploads;
+	oxr_buf_init(&uploads, 1 << 20);
+	oxs_resumable_metrics(srv, &uploads);
+	g.uploads = &uploads;
 	oxr_buf b;
 	oxr_buf_init(&b, 16 << 20);
-	oxs_metrics_render(r->srv, &b);
+	oxs_metrics_render(&g, &b);
+	oxr_buf_free(&uploads);
 	oxs_reply_text(r, 200, &b, "text/plain; version=0.0.4; charset=utf-8");
 	oxr_buf_free(&b);
 }
@@ -542,33 +354,13 @@ static bool query_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 	return true;
 }
 
-bool oxs_query_options(const oxs_query_pair *pairs, size_t n, oxr_options *opt, char *err,
-                       size_t errsize)
-{
-	oxr_options_default(opt);
-	for (size_t i = 0; i < n; i++) {
-		for (size_t j = 0; j < i; j++) {
-			if (strcmp(pairs[i].key, pairs[j].key) == 0) {
-				snprintf(err, errsize, "option '%.64s' given twice", pairs[i].key);
-				return false;
-			}
-		}
-		oxr_error e;
-		memset(&e, 0, sizeof(e));
-		if (oxr_options_set(opt, pairs[i].key, pairs[i].value, &e) != OXR_OK) {
-			snprintf(err, errsize, "%s", e.message);
-			return false;
-		}
-	}
-	return true;
-}
 
 /* ---------------------------------------------------------------------------------------
  * --models-dir files: opened beneath the folder, never through a symbolic link
  */
 static bool is_file_route(int route)
 {
-	return route >= R_FILE && route <= R_FILE_TENSOR;
+	return route >= OXS_R_FILE && route <= OXS_R_FILE_TENSOR;
 }
 
 /* Open r->fpath under --models-dir: r->file_fd, r->dir_fd (its folder) and r->id, a
@@ -782,9 +574,9 @@ static void h_cost(oxs_req *r)
 	oxp_cost_bind bind;
 	oxp_error e;
 	memset(&e, 0, sizeof(e));
-	if (strlen(dims) >= sizeof(r->art.dims) || oxp_cost_bind_parse(&bind, dims, &e) != OXP_OK) {
+	if (strlen(dims) >= sizeof(r->art.u.cost.dims) || oxp_cost_bind_parse(&bind, dims, &e) != OXP_OK) {
 		oxs_reply_error(r, 400, "bad_query", "", "%s",
-		                strlen(dims) >= sizeof(r->art.dims) ? "dims: too long" : e.message);
+		                strlen(dims) >= sizeof(r->art.u.cost.dims) ? "dims: too long" : e.message);
 		return;
 	}
 	if (!need_model(r))
@@ -827,7 +619,7 @@ static void h_graph(oxs_req *r)
 	if (!need_model(r))
 		return;
 	art_for(r, hr.overlay[0] ? OXS_ART_HEAT : OXS_ART_GRAPH,
-	        oxs_format_of_route(routes[r->route].pattern), &opt);
+	        oxs_format_of_route(oxs_route_at(r->route)->pattern), &opt);
 	if (hr.overlay[0])
 		oxs_art_heat(&r->art, &hr);
 	oxs_art_request(r, &r->art, false);
@@ -1160,7 +952,7 @@ static void h_diff(oxs_req *r)
 		oxs_reply_error(r, 404, "not_found", "", "no such model to compare with");
 		return;
 	}
-	oxs_art_init(&r->art, OXS_ART_DIFF, r->id, oxs_format_of_route(routes[r->route].pattern), &opt);
+	oxs_art_init(&r->art, OXS_ART_DIFF, r->id, oxs_format_of_route(oxs_route_at(r->route)->pattern), &opt);
 	oxs_art_diff(&r->art, r->param);
 	oxs_art_request(r, &r->art, false);
 }

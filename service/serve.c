@@ -5,7 +5,24 @@
  * finish within the grace period, cancel queued jobs (503), stop the daemon, remove
  * temporaries, exit 0.
  */
-#include "service/internal.h"
+#include "service/serve.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/artifacts.h"
+#include "service/cache.h"
+#include "service/clock.h"
+#include "service/config.h"
+#include "service/http.h"
+#include "service/jobs.h"
+#include "service/log.h"
+#include "service/metrics.h"
+#include "service/mhd.h"
+#include "service/models.h"
+#include "service/ratelimit.h"
+#include "service/resumable.h"
+#include "service/routes.h"
+#include "service/server.h"
+#include "store/oxst.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -16,8 +16,22 @@
  * store instead (from the buckets --source-buckets allows): a work thread downloads it
  * into the spool file, hashing it, and it goes on as an upload.
  */
+#include "service/upload.h"
+#include "parser/oxp.h"
+#include "render/oxr.h"
+#include "service/art.h"
+#include "service/artifacts.h"
+#include "service/cache.h"
 #include "service/formats.h"
-#include "service/internal.h"
+#include "service/hash.h"
+#include "service/metrics.h"
+#include "service/models.h"
+#include "service/query.h"
+#include "service/reply.h"
+#include "service/request.h"
+#include "service/router.h"
+#include "service/server.h"
+#include "store/oxst.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -596,7 +610,7 @@ static void oneshot_on_art(oxs_req *r, oxs_centry *e)
 	if (e->status == 200 && r->art.fmt != OXR_FMT_LAYOUT_JSON) {
 		char cd[200];
 		snprintf(cd, sizeof(cd), "inline; filename=\"%.64s%s%.64s.%s\"", r->id, diff ? "-" : "",
-		         diff ? r->art.other : "", oxr_format_ext(r->art.fmt));
+		         diff ? r->art.u.diff.other : "", oxr_format_ext(r->art.fmt));
 		MHD_add_response_header(resp, "Content-Disposition", cd);
 	}
 	if (e->status == 503)
@@ -606,9 +620,9 @@ static void oneshot_on_art(oxs_req *r, oxs_centry *e)
 		snprintf(link, sizeof(link),
 		         "</models/%s/diff/%s.json>; rel=\"self\", </models/%s/diff/%s.svg>; "
 		         "rel=\"alternate\"; type=\"image/svg+xml\"",
-		         r->id, r->art.other, r->id, r->art.other);
+		         r->id, r->art.u.diff.other, r->id, r->art.u.diff.other);
 		MHD_add_response_header(resp, "X-Model-Id-A", r->id);
-		MHD_add_response_header(resp, "X-Model-Id-B", r->art.other);
+		MHD_add_response_header(resp, "X-Model-Id-B", r->art.u.diff.other);
 		MHD_add_response_header(resp, "Link", link);
 	} else {
 		add_model_headers(resp, r->id);

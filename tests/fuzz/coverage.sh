@@ -21,7 +21,8 @@ if [ $# -eq 0 ]; then
     derived) set -- render/view.c render/fold.c render/quant.c render/hier.c render/repeat.c \
                     render/style.c render/textfit.c render/svg.c ;;
     http) set -- service/http.c service/routes.c service/upload.c service/artifacts.c \
-                 service/deadline.c service/util.c service/cache.c service/models.c ;;
+                 service/deadline.c service/query.c service/router.c service/cache.c \
+                 service/models.c ;;
     *) set -- parser/*.c ;;
   esac
 fi

@@ -41,7 +41,8 @@
  *    bytes, the descr it reports, and exactly shape x itemsize bytes of data.
  */
 #include "tests/fuzz/fuzz_common.h"
-#include "service/internal.h"
+#include "service/preview.h"
+#include "service/query.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -3,7 +3,8 @@
 
 A header stands for the .c files that define what it declares: X.h declares f(), g();
 f is defined in a.c, g in b.c; so a file that includes X.h needs a.c and b.c.  A .c file
-needs every file behind each header it includes (service/internal.h: most of the room).
+needs every file behind each header it includes (a header declaring most of a room
+pulls in most of it).
 The circles are the strongly connected components of that graph with more than one file.
 Prints each circle (largest first) and exits 1 when one has more than N files (default 3),
 0 otherwise.  DIR defaults to service/ (issue 27: "no circle of more than 3 files")."""

@@ -1,0 +1,28 @@
+/*
+ * deadline.h — the request-header deadline (deadline.c): a request's headers must arrive
+ * within a time in total, however slowly they trickle in (libmicrohttpd's timeout counts
+ * idle time only).  A watcher thread shuts down the sockets of connections past it.
+ */
+#ifndef OXS_DEADLINE_H
+#define OXS_DEADLINE_H
+
+#include <microhttpd.h>
+#include <stdint.h>
+
+typedef struct oxs_deadlines oxs_deadlines;
+/* Start the watcher; NULL when out of memory or threads. */
+oxs_deadlines *oxs_deadlines_new(unsigned seconds);
+/* Stop the watcher (before the daemon stops); then free (after it stopped). */
+void oxs_deadlines_stop(oxs_deadlines *d);
+void oxs_deadlines_free(oxs_deadlines *d);
+/* libmicrohttpd's NOTIFY_CONNECTION callback: a record per connection (socket context). */
+void oxs_deadlines_notify(oxs_deadlines *d, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe);
+/* The headers of the connection's request are in / the request ended (keep-alive: the
+ * next request's headers are waited for from now). */
+void oxs_deadlines_headers_done(oxs_deadlines *d, struct MHD_Connection *conn);
+void oxs_deadlines_request_done(oxs_deadlines *d, struct MHD_Connection *conn);
+/* Connections shut down for being too slow. */
+uint64_t oxs_deadlines_dropped(oxs_deadlines *d);
+
+#endif /* OXS_DEADLINE_H */

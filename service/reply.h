@@ -1,0 +1,47 @@
+/*
+ * reply.h — replies and their headers (reply.c).  Each oxs_reply* sets r->reply (taking
+ * ownership of a response).
+ */
+#ifndef OXS_REPLY_H
+#define OXS_REPLY_H
+
+#include "service/cache.h"
+#include "service/server.h"
+
+#include <microhttpd.h>
+
+void oxs_reply(oxs_req *r, unsigned status, struct MHD_Response *resp, uint64_t bytes);
+/* Drop a reply that was set but not queued. */
+void oxs_reply_clear(oxs_req *r);
+/* JSON error {"error":{"code","message","status"[,extra]}}; extra: "" or ",\"k\":v...". */
+void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *extra,
+                     const char *fmt, ...) OXS_PRINTF(5, 6);
+/* A body (stolen from b) of the given type, with no-store caching. */
+void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type);
+void oxs_reply_json(oxs_req *r, unsigned status, oxr_buf *b);
+/* The JSON error response (no-store; WWW-Authenticate for 401, Retry-After for 503);
+ * *body (when not NULL) gets its body, valid while the response lives, *len its size.
+ * NULL when out of memory. */
+struct MHD_Response *oxs_error_response(unsigned status, const char *code, const char *msg,
+                                        const char *extra, const char **body, size_t *len);
+/* The HTTP status of a store failure: 404 not found, 507 no space, 503 (with Retry-After)
+ * when the store does not answer or memory ran out, 500 for an I/O error. */
+unsigned oxs_store_http_status(oxst_status st);
+/* Answer a store failure with that status; what: "cannot store the model", ... */
+void oxs_reply_store_error(oxs_req *r, oxst_status st, const char *what);
+/* Answer from a cache entry: 304 when If-None-Match matches, else the entry. */
+void oxs_reply_entry(oxs_req *r, const oxs_centry *e);
+/* A response for JSON/text bodies with the common headers (nosniff, API CSP); data is
+ * copied.  NULL when out of memory. */
+struct MHD_Response *oxs_response_copy(const void *data, size_t len, const char *type);
+/* The headers every API response carries (nosniff, the restrictive CSP). */
+void oxs_response_common(struct MHD_Response *resp, const char *type);
+/* The headers of a content-addressed 200 response (ETag, immutable caching) and, for
+ * SVG, its CSP and Content-Disposition. */
+void oxs_response_immutable(struct MHD_Response *resp, const char *etag, const char *type,
+                            const char *id, const char *ext);
+/* Content-Disposition from an id (64 hex digits) and an extension only, never from model
+ * data: attachment for .onnx and .npy, inline for renderings, none for JSON. */
+void oxs_response_disposition(struct MHD_Response *resp, const char *id, const char *ext);
+
+#endif /* OXS_REPLY_H */

@@ -1,0 +1,27 @@
+/*
+ * request.h — what a handler does with its request besides replying (request.c): jobs
+ * (oxs_defer, oxs_resume), bearer tokens, the upload rate limit.
+ */
+#ifndef OXS_REQUEST_H
+#define OXS_REQUEST_H
+
+#include "service/jobs.h"
+#include "service/router.h"
+#include "service/server.h"
+
+/* Run fn(r) on pool p while the connection waits; replies 503 when the queue is full
+ * (request.c, as the two below). */
+void oxs_defer(oxs_req *r, oxs_pool *p, void (*fn)(oxs_req *r));
+/* From a job: the reply is set; let libmicrohttpd send it. */
+void oxs_resume(oxs_req *r);
+
+/* Authorization for an access level: 0 when allowed, else the status to answer. */
+unsigned oxs_authorize(oxs_req *r, oxs_access access);
+/* Before reading a body (POST uploads, PATCH parts): the route's upload access; false
+ * after the 401/403 reply. */
+bool oxs_authorize_body(oxs_req *r, const oxs_route *rt);
+/* An upload within --upload-rate for the client's address; false after the 429 reply
+ * (with Retry-After). */
+bool oxs_rate_allow(oxs_req *r);
+
+#endif /* OXS_REQUEST_H */
