@@ -499,7 +499,12 @@ function syncUnfoldButton(r) {
 
 async function syncSelection(r, seq) {
   const key = `${r.id}|${r.node}|${r.value}|${r.tensor}|${r.dequantize}`;
-  const el = r.node ? nodeEl(r.node) : r.value ? valueEl(r.value) : null;
+  let el = r.node ? nodeEl(r.node) : r.value ? valueEl(r.value) : null;
+  // a node inside a named pattern drawn as one box (a shared URL's node=): that box
+  if (!el && r.node && cur.svg && route.opts.patterns !== 'nodes') {
+    el = await patternBox(r.node);
+    if (seq !== applySeq) return; // a later route draws and selects for itself
+  }
   highlightNode(el);
   if (el && !inView(el) && !cur.keptView) pz.reveal(el);
   cur.keptView = false;
@@ -709,6 +714,15 @@ async function goToNode(hit) {
   await navigate({ node: hit.node, value: null, tensor: null });
   const el = nodeEl(hit.node);
   if (el) { pz.reveal(el); flash(el); }
+}
+
+// The box of the named pattern holding node id, as drawn (patterns=fold), or null.
+async function patternBox(id) {
+  const svg = cur.svg;
+  if (!svg.querySelector('g.node[data-pattern]')) return null;
+  const d = await loadDoc().catch(() => null);
+  const m = d && cur.svg === svg && patternOf(d, id);
+  return m ? nodeEl(m.node) : null;
 }
 
 // The named pattern (document "patterns") holding a node, or null.

@@ -529,8 +529,11 @@ describe('web page in Chromium', () => {
     await page.waitForFunction(() => document.querySelector('#side-body .op-badge')?.textContent === 'Softmax');
     // the Softmax is in its attention core, a named pattern: the page opens it (unfold=)
     await page.waitForURL(/unfold=[^&]*n\d+/, { timeout: 30000 });
-    await page.waitForSelector('#canvas svg g.node.selected', { timeout: 30000 });
-    const sel = await page.$eval('#canvas svg g.node.selected', (e) => e.querySelector('title').textContent);
+    // (until the opened pattern is drawn, its box is the one selected)
+    const sel = await page.waitForFunction(() => {
+      const t = document.querySelector('#canvas svg g.node.selected title');
+      return t && t.textContent === '/encoder/layers.7/self_attn/Softmax' && t.textContent;
+    }, null, { timeout: 30000 }).then((h) => h.jsonValue()).catch(() => page.$eval('#canvas svg g.node.selected', (e) => e.querySelector('title').textContent));
     assert.equal(sel, '/encoder/layers.7/self_attn/Softmax');
     // layers.7 was inside the run of the 12 alike: the others stay runs around it
     const runs = await page.$$eval('#canvas svg g.node.group[data-open-all]', (g) => g.map((e) => e.getAttribute('data-group')));
@@ -844,6 +847,10 @@ describe('web page in Chromium', () => {
     await p2.waitForSelector('#side-body .op-badge');
     assert.equal(await p2.textContent('#side-body .op-badge'), 'MatMul');
     assert.ok(await p2.$('#canvas svg g.node.selected[data-node="n0"]'));
+    // drawn as patterns (the default), the same node= selects the Gemm box holding it
+    await p2.goto(url.replace('&patterns=nodes', ''));
+    await p2.waitForSelector('#canvas svg g.node.selected[data-pattern="Gemm"]');
+    assert.equal(await p2.textContent('#side-body .op-badge'), 'MatMul', 'the panel is the node\'s');
     await p2.close();
     await page.goto(`${base}/#/`);
     await page.waitForSelector('#model-list[aria-busy="false"] li a');
