@@ -27,6 +27,7 @@
 #include "render/internal.h"
 #include "render/jsonx.h"
 
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -1085,6 +1086,18 @@ static bool index_dag(const oxp_dag_view *dv, oxp_arena *a, oxp_smap *nodes, oxp
 	return true;
 }
 
+/* The node the first output consumed feeds (a dag's first edge of it), else OXP_NONE */
+static uint32_t first_consumer(const oxp_dag_view *dv, uint32_t n)
+{
+	const oxp_dnode *dn = &dv->nodes[n];
+	for (size_t k = 0; k < dn->proto->noutputs; k++) {
+		uint32_t vi = dn->outputs[k];
+		if (vi != OXP_NONE && dv->values[vi].nconsumers > 0)
+			return dv->edges[dv->values[vi].consumers[0]].dst;
+	}
+	return OXP_NONE;
+}
+
 static bool op_is(const oxp_dag_view *dv, uint32_t n, const char *op)
 {
 	oxp_str t = dv->nodes[n].proto->op_type;
@@ -1209,14 +1222,7 @@ static uint32_t cover_optimized(attr_ctx *c, uint32_t on, uint32_t *g)
 	 * downstream that does, a few hops at most */
 	for (int hop = 0; hop < 8 && ga.n == 0 && on != OXP_NONE; hop++) {
 		stands_for(c, on, seed, &ga);
-		const oxp_dnode *o = &c->ov->nodes[on];
-		uint32_t next = OXP_NONE;
-		for (size_t k = 0; k < o->proto->noutputs && next == OXP_NONE; k++) {
-			uint32_t ovi = o->outputs[k];
-			if (ovi != OXP_NONE && c->ov->values[ovi].nconsumers > 0)
-				next = c->ov->edges[c->ov->values[ovi].consumers[0]].dst;
-		}
-		on = next;
+		on = first_consumer(c->ov, on);
 	}
 	uint32_t n = ga.n;
 	/* upwards through values that disappeared */
@@ -1976,23 +1982,30 @@ static double scale_pos(const view *v, double x)
 
 /* The box a node's figure shows on: its own, or for a node folded into its consumers
  * (constants, bookkeeping: Shape, Gather of shapes, ...) the box of the first consumer
- * drawn, a few steps down at most. */
-static uint32_t box_of(const view *v, uint32_t n)
+ * drawn, a few steps down at most; *at: the node drawn in it. */
+static uint32_t box_of(const view *v, uint32_t n, uint32_t *at)
 {
 	for (int step = 0; step < 16 && n != OXP_NONE; step++) {
 		uint32_t bi = v->node_box[n];
-		if (bi != OXP_NONE && bi < v->nboxes)
+		if (bi != OXP_NONE && bi < v->nboxes) {
+			*at = n;
 			return bi;
-		const oxp_dnode *dn = &v->dv->nodes[n];
-		uint32_t next = OXP_NONE;
-		for (size_t k = 0; k < dn->proto->noutputs && next == OXP_NONE; k++) {
-			uint32_t vi = dn->outputs[k];
-			if (vi != OXP_NONE && v->dv->values[vi].nconsumers > 0)
-				next = v->dv->edges[v->dv->values[vi].consumers[0]].dst;
 		}
-		n = next;
+		n = first_consumer(v->dv, n);
 	}
 	return OXP_NONE;
+}
+
+/* A stack's hottest repetition as its members are named: "layers.3", or with a period
+ * "features.4–5" */
+static void rep_name(const vbox *b, char *buf, size_t size)
+{
+	uint64_t lo = (uint64_t)b->rep_first + (uint64_t)b->heat_rep * b->rep_period;
+	if (b->rep_period > 1)
+		snprintf(buf, size, "%s%" PRIu64 "\xe2\x80\x93%" PRIu64, b->rep_key ? b->rep_key : "",
+		         lo, lo + b->rep_period - 1);
+	else
+		snprintf(buf, size, "%s%" PRIu64, b->rep_key ? b->rep_key : "", lo);
 }
 
 oxr_code oxr__heat_apply(view *v, oxr_error *err)
@@ -2009,6 +2022,25 @@ oxr_code oxr__heat_apply(view *v, oxr_error *err)
 		free(bf);
 		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
 	}
+	/* a ×N stack's repetitions: each one's figure (aggregated as the box's), from
+	 * rep_at[box] on in rv */
+	uint32_t *rep_at = malloc((size_t)(v->nboxes ? v->nboxes : 1) * sizeof(uint32_t));
+	size_t nrv = 0;
+	for (uint32_t i = 0; rep_at != NULL && i < v->nboxes; i++) {
+		v->boxes[i].heat_rep = -1;
+		rep_at[i] = (uint32_t)nrv;
+		if (v->boxes[i].reps > 0 && v->node_rep != NULL)
+			nrv += v->boxes[i].reps; /* at most the dag's nodes in all: each has a node */
+	}
+	double *rv = rep_at != NULL ? malloc((nrv ? nrv : 1) * sizeof(double)) : NULL;
+	if (rv == NULL) {
+		free(bv);
+		free(bf);
+		free(rep_at);
+		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < nrv; i++)
+		rv[i] = NAN;
 	for (uint32_t i = 0; i < v->nboxes; i++) {
 		bv[i] = NAN;
 		bf[i] = OXP_NONE;
@@ -2019,13 +2051,31 @@ oxr_code oxr__heat_apply(view *v, oxr_error *err)
 		if (!isfinite(x))
 			continue;
 		total += x;
-		uint32_t bi = box_of(v, n);
+		uint32_t rn = OXP_NONE; /* the node drawn in it: a stack's member */
+		uint32_t bi = box_of(v, n, &rn);
 		if (bi == OXP_NONE)
 			continue;
 		bv[bi] = isnan(bv[bi]) ? x : sum ? bv[bi] + x : fmax(bv[bi], x);
 		if (h->fused[n] != OXP_NONE && v->boxes[bi].kind == BX_OP)
 			bf[bi] = n;
+		uint32_t r = rn != OXP_NONE && v->node_rep != NULL ? v->node_rep[rn] : OXP_NONE;
+		if (r != OXP_NONE && r < v->boxes[bi].reps) {
+			double *y = &rv[rep_at[bi] + r];
+			*y = isnan(*y) ? x : sum ? *y + x : fmax(*y, x);
+		}
 	}
+	for (uint32_t i = 0; i < v->nboxes; i++) {
+		vbox *b = &v->boxes[i];
+		for (uint32_t r = 0; r < b->reps && v->node_rep != NULL; r++) {
+			double y = rv[rep_at[i] + r];
+			if (isfinite(y) && (b->heat_rep < 0 || y > b->heat_rep_value)) {
+				b->heat_rep = (int32_t)r;
+				b->heat_rep_value = y;
+			}
+		}
+	}
+	free(rv);
+	free(rep_at);
 	double lo = INFINITY, hi = 0;
 	for (uint32_t i = 0; i < v->nboxes; i++)
 		if (isfinite(bv[i])) {
@@ -2067,16 +2117,25 @@ oxr_code oxr__heat_apply(view *v, oxr_error *err)
 		char val[48], row[128];
 		oxr_heat_format(h, m, bv[i], val, sizeof(val));
 		int len;
+		const char *tot = sum && b->heat_rep >= 0 ? "total " : ""; /* a stack's */
 		if (sum && total > 0)
-			len = snprintf(row, sizeof(row), "%s · %.1f%%", val, 100 * bv[i] / total);
+			len = snprintf(row, sizeof(row), "%s%s · %.1f%%", tot, val, 100 * bv[i] / total);
 		else
-			len = snprintf(row, sizeof(row), "%s", val);
+			len = snprintf(row, sizeof(row), "%s%s", tot, val);
 		if (bf[i] != OXP_NONE && len > 0 && (size_t)len < sizeof(row))
 			snprintf(row + len, sizeof(row) - (size_t)len, " · fused ×%u",
 			         h->fused_size[bf[i]]);
 		const char *text = oxp_arena_printf(v->arena, "%s", row);
 		if (text != NULL && oxr__add_row(v, b, ROW_SUB, text))
 			b->rows[b->nrows - 1].heat = true;
+		if (b->heat_rep >= 0) { /* a stack: its total above, its hottest repetition here */
+			char key[64];
+			rep_name(b, key, sizeof(key));
+			oxr_heat_format(h, m, b->heat_rep_value, val, sizeof(val));
+			text = oxp_arena_printf(v->arena, "hottest %s: %s", key, val);
+			if (text != NULL && oxr__add_row(v, b, ROW_SUB, text))
+				b->rows[b->nrows - 1].heat = true;
+		}
 	}
 	free(bv);
 	free(bf);
@@ -2215,6 +2274,14 @@ void oxr__heat_box_json(const view *v, const vbox *b, oxr_buf *o)
 	               b->heat_fill ? b->heat_fill : "#ffffff");
 	if (isfinite(v->heat_total) && v->heat_total > 0)
 		oxr_buf_printf(o, ",\"share\":%.6g", b->heat_value / v->heat_total);
+	if (b->heat_rep >= 0) {
+		char key[64];
+		rep_name(b, key, sizeof(key));
+		oxr_buf_printf(o, ",\"repetitions\":%u,\"hottest\":{\"repetition\":%d,\"name\":",
+		               b->reps, b->heat_rep);
+		oxr_json_string(o, key, strlen(key));
+		oxr_buf_printf(o, ",\"value\":%.10g}", b->heat_rep_value);
+	}
 	if (b->heat_fused != OXP_NONE) {
 		const oxr_heat *h = v->ov->heat;
 		oxr_buf_printf(o, ",\"fused\":\"%s\",\"fused_size\":%u",

@@ -920,6 +920,10 @@ static void item_rows(hstate *st, uint32_t bi, uint32_t *stamp)
 		members = r->groups;
 		reps = r->count;
 		each = r->period > 1 ? " per period" : " each";
+		b->reps = r->count;
+		b->rep_first = h->g[r->first].num;
+		b->rep_period = r->period;
+		b->rep_key = oxr__text(v->arena, (oxp_str){h->g[r->first].key.p, h->g[r->first].prefix_len}, 24);
 	} else {
 		const hrange *r = &st->ranges[it->ref];
 		snprintf(label, sizeof(label), "%s", r->label);
@@ -1130,6 +1134,9 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 		}
 		v->node_box[ni] = g->box;
 		hitem *it = &st.items[v->boxes[g->box].group];
+		if (it->kind == IT_RUN && v->node_rep != NULL) /* its repetition, for heat.c */
+			v->node_rep[ni] = (h->g[g->member].num - h->g[st.runs[it->ref].first].num) /
+			                  st.runs[it->ref].period;
 		if (it->kind == IT_RUN && (h->g[g->member].num - h->g[st.runs[it->ref].first].num >=
 		                           st.runs[it->ref].period))
 			continue; /* summarised by the first member (period) */

@@ -105,6 +105,43 @@ def svg_ok(path, what):
     return root, text
 
 
+def stacks_check(lay, t, metric, label):
+    """Each x N stack box of layout JSON `lay`: its value is the sum of its repetitions and
+    "hottest" the largest, each repetition's figure summed here from the table `t` by the
+    node names' scope ("/encoder/layers.3/..."); the box's rows say both."""
+    seen = 0
+    for b in lay["nodes"]:
+        if not b.get("open_all") or "heat" not in b:
+            continue
+        seen += 1
+        m = re.match(r"^(.*?)(\d+)\u2013(\d+)$", b["title"])
+        if not m:
+            check(False, label + ": a stack's title names its members", b["title"])
+            continue
+        prefix, lo, hi = m.group(1), int(m.group(2)), int(m.group(3))
+        reps = {k: 0.0 for k in range(lo, hi + 1)}
+        for n in t["nodes"]:
+            v = n["values"].get(metric)
+            mm = re.match(re.escape(prefix) + r"(\d+)/", n["name"])
+            if v is not None and mm and int(mm.group(1)) in reps:
+                reps[int(mm.group(1))] += v
+        want_total = sum(reps.values())
+        best = max(reps.values())
+        hot = b["heat"].get("hottest")
+        rows = [r["text"] for r in b["rows"]]
+        ok = (hot is not None and b["heat"]["repetitions"] == len(reps) and
+              abs(b["heat"]["value"] - want_total) <= 1e-6 * max(want_total, 1) and
+              abs(hot["value"] - best) <= 1e-6 * max(best, 1) and
+              hot["name"] == prefix.rsplit("/", 1)[-1] + str(lo + hot["repetition"]) and
+              abs(reps[lo + hot["repetition"]] - best) <= 1e-6 * max(best, 1) and
+              any(r.startswith("total ") for r in rows) and
+              any(r.startswith("hottest %s: " % hot["name"]) for r in rows))
+        check(ok, "%s: stack %s: total and hottest repetition = the table's (%s: %.6g of %.6g)"
+              % (label, b["title"], hot and hot["name"], best, want_total),
+              (b["heat"], rows[-3:], sorted(reps.items(), key=lambda kv: -kv[1])[:3]))
+    return seen
+
+
 # ------------------------------------------------------------------------------------------
 # Real profiles
 p = subprocess.run(["sh", os.path.join(ORT, "setup.sh")], capture_output=True, text=True)
@@ -186,6 +223,9 @@ for name, model, feeds in MODELS:
         want = sum(n["values"]["dur.mean"] for n in t["nodes"])
         check(lay["heat"]["metric"] == "dur.mean" and abs(s - want) <= 1e-6 * max(want, 1),
               name + ": group=%s boxes add up to the nodes' figures" % group, (s, want))
+        if name == "transformer_12x12" and group == "auto":
+            check(stacks_check(lay, t, "dur.mean", name + " profile") == 2,
+                  name + ": the profile draws on both x N stacks")
     dot = os.path.join(TMP, name + ".dot")
     run("render", model, "--overlay", prof_all, "-o", dot)
     check(len(set(re.findall(r'fillcolor="(#[0-9a-f]{6})"', open(dot).read()))) > 3, name + ": DOT colours")
@@ -260,6 +300,48 @@ if t:
           "the built-in cost overlay: MACs add up to the cost's total", (total,))
 run("render", sq, "--overlay", "cost", "--metric", "params", "-o", os.path.join(TMP, "cost.svg"))
 svg_ok(os.path.join(TMP, "cost.svg"), "cost drawing")
+
+# x N stacks: the total and the hottest repetition, from node data of the model's own names
+# (seeded figures), summed (latency_ms) and largest (score).  Only the scoped names: the
+# unscoped Constant and Identity nodes are folded into their consumers' boxes, which
+# summing by name would not see.
+tf = M + "/real/transformer_12x12.onnx"
+tdoc = json.loads(run("inspect", "--json", tf).stdout)
+random.seed(26)
+tcsv = os.path.join(TMP, "transformer.csv")
+with open(tcsv, "w") as f:
+    f.write("node,latency_ms,score\n")
+    for n in tdoc["nodes"]:
+        if n["scope"] == "" and n["name"].startswith("/"):
+            f.write("%s,%d,%d\n" % (n["name"], random.randint(1, 5000), random.randint(1, 10**6)))
+t = table(tf, tcsv)
+lj = os.path.join(TMP, "transformer_csv.json")
+run("render", tf, "--overlay", tcsv, "-o", lj)
+if t:
+    check(stacks_check(json.load(open(lj)), t, "latency_ms", "CSV") == 2, "CSV: both x N stacks drawn with heat")
+run("render", tf, "--overlay", tcsv, "--metric", "score", "-o", lj)
+lay = json.load(open(lj))
+if t:
+    for b in lay["nodes"]:
+        if b.get("open_all"):
+            prefix = b["title"].split("\u2013")[0].rstrip("0123456789")
+            vals = [n["values"]["score"] for n in t["nodes"] if n["name"].startswith(prefix) and n["values"].get("score") is not None]
+            hot = b["heat"].get("hottest", {})
+            check(b["heat"]["value"] == max(vals) == hot.get("value") and not any(r["text"].startswith("total ") for r in b["rows"]),
+                  "CSV: stack %s: the largest score, its repetition the hottest, no total" % b["title"], (b["heat"], max(vals)))
+tsvg = os.path.join(TMP, "transformer_csv.svg")
+run("render", tf, "--overlay", tcsv, "-o", tsvg)
+r = svg_ok(tsvg, "CSV stacks drawing")
+if r:
+    check(len(re.findall(r">hottest layers\.\d+: ", r[1])) == 2, "the SVG's stacks say their hottest repetition")
+    # no text outside its box, in DejaVu Sans (tests/render/textfit.py, as the render suite)
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "render"))
+    import textfit
+    w = textfit.measurer("dejavu")
+    for f in (tsvg, os.path.join(TMP, "transformer_12x12.svg")):
+        if w and os.path.exists(f):
+            over = textfit.svg_overflows(open(f, encoding="utf-8").read(), w)
+            check(not over, "heat drawing %s: no text outside its box" % os.path.basename(f), over[:3])
 
 # ------------------------------------------------------------------------------------------
 # Hostile files: clear errors naming the line or JSON path
