@@ -44,6 +44,10 @@
 
 enum { KEY_ANY = 0, KEY_NODE, KEY_VALUE };
 
+/* Execution providers of a profile given metrics of their own (docs/overlays.md): the
+ * first this many named [A-Za-z0-9._-], two metrics each after the four */
+#define HEAT_PROVIDER_METRICS 8
+
 /* ---------------------------------------------------------------------------------------
  * Entries: what the input says, per distinct name
  */
@@ -81,6 +85,9 @@ typedef struct parse {
 	size_t nk, capk;
 	double thresholds[16];
 	uint32_t nthresholds;
+	/* profiles: the providers with metrics of their own (dur.mean@P, dur.total@P) */
+	const char *pm[HEAT_PROVIDER_METRICS];
+	uint32_t npm;
 } parse;
 
 static oxr_code bad(parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1410,7 +1417,7 @@ static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_
 	uint32_t *slot = malloc((size_t)(nn ? nn : 1) * sizeof(uint32_t));
 	uint32_t *gmap = malloc((size_t)(p->n ? p->n : 1) * MAX_GROUP * sizeof(uint32_t));
 	uint32_t *gn = calloc(p->n ? p->n : 1, sizeof(uint32_t));
-	int64_t *cells = NULL, *tmp = NULL;
+	int64_t *cells = NULL, *tmp = NULL, *ptot = NULL;
 	oxr_code rc = OXR_OK;
 	if (!slot || !gmap || !gn) {
 		rc = nomem(p);
@@ -1436,6 +1443,15 @@ static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_
 		rc = nomem(p);
 		goto out;
 	}
+	/* per node and provider with metrics: the time over all runs, -1 when none ran there */
+	uint32_t npm = p->npm;
+	ptot = malloc((size_t)(nslots ? nslots : 1) * (npm ? npm : 1) * sizeof(int64_t));
+	if (ptot == NULL) {
+		rc = nomem(p);
+		goto out;
+	}
+	for (size_t i = 0; i < (size_t)nslots * npm; i++)
+		ptot[i] = -1;
 	int64_t share[MAX_GROUP];
 	for (size_t k = 0; k < p->nk; k++) {
 		uint32_t ei = p->k[k].entry, n = gn[ei];
@@ -1443,8 +1459,16 @@ static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_
 			continue;
 		const uint32_t *g = gmap + (size_t)ei * MAX_GROUP;
 		spread(c, g, n, p->k[k].dur, share);
-		for (uint32_t i = 0; i < n; i++)
+		uint32_t pi = 0;
+		while (pi < npm && (p->e[ei].provider == NULL || strcmp(p->pm[pi], p->e[ei].provider)))
+			pi++;
+		for (uint32_t i = 0; i < n; i++) {
 			cells[(size_t)slot[g[i]] * runs + p->k[k].run] += share[i];
+			if (pi < npm) {
+				int64_t *t = &ptot[(size_t)slot[g[i]] * npm + pi];
+				*t = (*t < 0 ? 0 : *t) + share[i];
+			}
+		}
 	}
 	/* fused groups and the table */
 	int64_t total = 0, attributed = 0;
@@ -1475,11 +1499,16 @@ static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_
 		qsort(tmp, runs, sizeof(int64_t), cmp_i64);
 		/* nearest rank: the smallest value with at least q of the runs at or below it */
 		uint32_t r50 = (uint32_t)ceil(0.5 * runs), r90 = (uint32_t)ceil(0.9 * runs);
-		double *v = vals + (size_t)node * 4;
+		double *v = vals + (size_t)node * h->nmetrics;
 		v[0] = (double)sum / runs;
 		v[1] = (double)tmp[r50 ? r50 - 1 : 0];
 		v[2] = (double)tmp[r90 ? r90 - 1 : 0];
 		v[3] = (double)sum;
+		for (uint32_t pi = 0; pi < npm; pi++) { /* NaN (no data) where none ran there */
+			int64_t t = ptot[(size_t)slot[node] * npm + pi];
+			v[4 + 2 * pi] = t < 0 ? NAN : (double)t / runs;
+			v[5 + 2 * pi] = t < 0 ? NAN : (double)t;
+		}
 		node_total[node] = sum;
 	}
 	h->total = (double)total;
@@ -1533,7 +1562,27 @@ out:
 	free(gn);
 	free(cells);
 	free(tmp);
+	free(ptot);
 	return rc;
+}
+
+/* The providers of a profile's kernels that get metrics of their own, in the order they
+ * first appear: named [A-Za-z0-9._-] (they become metric names), the first few. */
+static void profile_providers(parse *p)
+{
+	p->npm = 0;
+	for (uint32_t i = 0; i < p->n && p->npm < HEAT_PROVIDER_METRICS; i++) {
+		const char *pv = p->e[i].provider;
+		if (pv == NULL || pv[0] == '\0' ||
+		    strspn(pv, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+		        strlen(pv))
+			continue;
+		uint32_t k = 0;
+		while (k < p->npm && strcmp(p->pm[k], pv) != 0)
+			k++;
+		if (k == p->npm)
+			p->pm[p->npm++] = pv;
+	}
 }
 
 static oxr_code build_generic(parse *p, attr_ctx *c, oxr_heat *h)
@@ -1634,7 +1683,9 @@ oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d
 		}
 	}
 	c.d = d;
-	uint32_t nm = p.profile ? 4 : p.nmetrics;
+	if (p.profile)
+		profile_providers(&p);
+	uint32_t nm = p.profile ? 4 + 2 * p.npm : p.nmetrics;
 	oxr_heat *h = heat_new(p.a, c.dv->nnodes, nm);
 	if (h == NULL) {
 		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
@@ -1644,8 +1695,10 @@ oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d
 	h->nentries = p.n;
 	if (p.profile) {
 		static const char *const names[4] = {"dur.mean", "dur.p50", "dur.p90", "dur.total"};
-		for (uint32_t k = 0; k < 4; k++) {
-			((const char **)h->metrics)[k] = names[k];
+		for (uint32_t k = 0; k < nm; k++) {
+			((const char **)h->metrics)[k] =
+			    k < 4 ? names[k]
+			          : oxp_arena_printf(p.a, "%s@%s", names[k % 2 ? 3 : 0], p.pm[(k - 4) / 2]);
 			((const char **)h->units)[k] = "us";
 			((bool *)h->sums)[k] = true;
 		}

@@ -39,10 +39,11 @@ bool oxs_heat_query(oxs_query_pair *pairs, size_t *n, oxs_heat_req *hr, char *er
 			snprintf(hr->overlay, sizeof(hr->overlay), "%s", v);
 		} else if (!strcmp(key, "metric")) {
 			size_t len = strlen(v);
+			/* '@': a provider's own metric, dur.total@CPUExecutionProvider */
 			if (metric || len == 0 || len > 64 || strspn(v, "abcdefghijklmnopqrstuvwxyz"
 			                                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			                                              "0123456789._-") != len) {
-				snprintf(err, errsize, "metric: a metric name ([A-Za-z0-9._-], 1 to 64), once");
+			                                              "0123456789._-@") != len) {
+				snprintf(err, errsize, "metric: a metric name ([A-Za-z0-9._-@], 1 to 64), once");
 				return false;
 			}
 			metric = true;

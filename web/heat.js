@@ -18,7 +18,7 @@ export const HEAT_DEFAULTS = { overlay: '', metric: '', scale: 'linear' };
 // its metric names too
 export const HEAT_VALUES = {
   overlay: { includes: (v) => v === '' || v === 'cost' || OID.test(v) },
-  metric: { includes: (v) => /^[A-Za-z0-9._-]{0,64}$/.test(v) },
+  metric: { includes: (v) => /^[A-Za-z0-9._@-]{0,64}$/.test(v) }, // '@': dur.total@CPUExecutionProvider
   scale: ['linear', 'log', 'thresholds'],
 };
 const CHOICES = {

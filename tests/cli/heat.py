@@ -186,6 +186,11 @@ for name, model, feeds in MODELS:
               label + ": nodes + unmatched = the profile, exactly", (node_sum, un_sum, total))
         check(abs(sum(pv["total"] for pv in t["providers"]) - total) < 0.5 and
               t["providers"][0]["name"] == "CPUExecutionProvider", label + ": per provider")
+        # one provider: its own metrics are the node's time
+        diff = [n["name"] for n in t["nodes"] if n["values"].get("dur.total@CPUExecutionProvider") != n["values"]["dur.total"]
+                or abs(n["values"].get("dur.mean@CPUExecutionProvider", -1) - n["values"]["dur.mean"]) > 1e-9]
+        check(not diff and "dur.total@CPUExecutionProvider" in [m["name"] for m in t["metrics"]],
+              label + ": dur.total@CPUExecutionProvider = dur.total on every node", diff[:3])
         if prof == prof_off:
             # no fusion: each node's figures are those of the kernel of its name
             wrong = []
@@ -238,6 +243,56 @@ if len(profs) == 2:
     totals, _, runs = profile_figures(profs)
     check(t is not None and t["runs"] == runs == 5 and t["total"] == sum(totals.values()),
           "two profiles: runs and totals add up", (t and t["runs"], runs))
+
+# ------------------------------------------------------------------------------------------
+# Per-provider metrics: a profile in ORT's trace form with kernels on two providers (and one
+# whose name cannot be a metric name), two runs; each node's dur.total@P / dur.mean@P are its
+# kernels' time on P, no value where none ran on P, and the providers add up to dur.total
+sqdoc = json.loads(run("inspect", "--json", M + "/real/squeezenet1_1.onnx").stdout)
+convs = [n["name"] for n in sqdoc["nodes"] if n["op_type"] == "Conv"]
+random.seed(4)
+ev, want = [], {}
+provs = ["CPUExecutionProvider", "CUDAExecutionProvider", "Odd <provider>"]
+for run_i in range(2):
+    t0 = run_i * 100000
+    ev.append({"cat": "Session", "name": "model_run", "ts": t0, "dur": 90000, "ph": "X"})
+    for i, nm in enumerate(convs):
+        pv = provs[i % 3]
+        d = random.randint(1, 900)
+        ev.append({"cat": "Node", "name": nm + "_kernel_time", "ts": t0 + 1 + i, "dur": d, "ph": "X",
+                   "args": {"op_name": "Conv", "provider": pv}})
+        want.setdefault(nm, {}).setdefault(pv, 0)
+        want[nm][pv] += d
+ppath = os.path.join(TMP, "two_providers.json")
+json.dump(ev, open(ppath, "w"))
+t = table(M + "/real/squeezenet1_1.onnx", ppath)
+if t:
+    names_m = [m["name"] for m in t["metrics"]]
+    check(names_m == ["dur.mean", "dur.p50", "dur.p90", "dur.total",
+                      "dur.mean@CPUExecutionProvider", "dur.total@CPUExecutionProvider",
+                      "dur.mean@CUDAExecutionProvider", "dur.total@CUDAExecutionProvider"],
+          "per-provider metrics: two named providers, none for a name that cannot be a metric", names_m)
+    wrong = []
+    for n in t["nodes"]:
+        w = want.get(n["name"], {})
+        for pv in provs[:2]:
+            got_t, got_m = n["values"].get("dur.total@" + pv), n["values"].get("dur.mean@" + pv)
+            if (got_t, got_m) != ((w[pv], w[pv] / 2) if pv in w else (None, None)):
+                wrong.append((n["name"], pv, got_t, got_m, w))
+        if sum(n["values"].get("dur.total@" + pv) or 0 for pv in provs[:2]) + w.get(provs[2], 0) != n["values"]["dur.total"]:
+            wrong.append((n["name"], "sum", n["values"]))
+    check(not wrong and len(t["nodes"]) == len(convs), "per-provider metrics: each node's time on each provider, exactly",
+          wrong[:3])
+    check({p["name"] for p in t["providers"]} == set(provs), "the providers table still lists all three")
+    out = os.path.join(TMP, "cuda.json")
+    run("render", M + "/real/squeezenet1_1.onnx", "--overlay", ppath, "--metric", "dur.total@CUDAExecutionProvider",
+        "--group=none", "-o", out)
+    lay = json.load(open(out))
+    hot = [b for b in lay["nodes"] if "heat" in b]
+    check(lay["heat"]["metric"] == "dur.total@CUDAExecutionProvider" and
+          sum(b["heat"]["value"] for b in hot) == sum(w.get(provs[1], 0) for w in want.values()) and
+          len(hot) == sum(1 for w in want.values() if provs[1] in w),
+          "a provider's metric drawn: only its nodes coloured, adding up to its time", (len(hot),))
 
 # ------------------------------------------------------------------------------------------
 # Model Explorer node data, a Netron attachment, CSV, the built-in cost

@@ -827,6 +827,10 @@ def t_overlay_optimized(s, mid):
     lay = r.json() or {}
     check(r.status == 200 and sum(b["heat"]["value"] for b in lay.get("nodes", []) if "heat" in b) == kernel,
           "graph.json with the optimized model: the boxes add up to the profile: %r" % r)
+    # a provider's own metric, '@' as it is and percent-encoded
+    for m in ("dur.total@CPUExecutionProvider", "dur.mean%40CPUExecutionProvider"):
+        r = curl(base + "/graph.svg?overlay=%s&metric=%s" % (oid, m))
+        check(r.status == 200 and m.replace("%40", "@").encode() + b" (us)" in r.body, "graph.svg?metric=%s: %r" % (m, r))
     for q in ("?optimized=xyz", "?optimized=%s&optimized=%s" % (opt_id, opt_id), "?other=1"):
         r = curl(base + "/overlays" + q, method="POST", data=body)
         check(r.status == 400 and r.error_code() == "bad_query", "POST overlays%s: %r" % (q[:30], r))
