@@ -98,7 +98,14 @@ static oxr_code bad(parse *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return oxr__fail(p->err, OXR_E_OVERLAY, "%s: %s", p->input, msg);
+	/* the message quotes the input (a cell, a name, jansson's token, the file's name):
+	 * made display text, valid UTF-8, as it goes into JSON error answers */
+	char all[440], clean[sizeof(all) * 3 + 4];
+	snprintf(all, sizeof(all), "%s: %s", p->input, msg);
+	size_t n = oxp_text_into(clean, (oxp_str){all, strlen(all)}, sizeof(all));
+	if (n >= sizeof(p->err->message)) /* cut where a character ends */
+		clean[oxp_utf8_whole(clean, sizeof(p->err->message) - 1)] = '\0';
+	return oxr__fail(p->err, OXR_E_OVERLAY, "%s", clean);
 }
 
 static oxr_code nomem(parse *p)

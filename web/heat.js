@@ -39,30 +39,42 @@ const LABELS = {
 export const isOverlayFile = (f) => /\.(json|csv)$/i.test(f.name || '');
 
 // Post an ONNX Runtime profile, Model Explorer / Netron node data or CSV to the server
-// (POST /models/{id}/overlays): its answer, {id, metrics, coverage, ...}.
-export async function postOverlay(modelId, file) {
-  const res = await request(`${modelUrl(modelId)}/overlays`, { method: 'POST', body: file });
+// (POST /models/{id}/overlays[?optimized=ID]): its answer, {id, metrics, coverage, ...}.
+// optimized: ORT's optimized model (a File), uploaded first as a model of its own.
+export async function postOverlay(modelId, file, optimized = null) {
+  let q = '';
+  if (optimized) {
+    const up = await (await request('/models', { method: 'POST', body: optimized })).json();
+    q = `?optimized=${up.id}`;
+  }
+  const res = await request(`${modelUrl(modelId)}/overlays${q}`, { method: 'POST', body: file });
   return res.json();
 }
 
 // The fieldset, put into the View form before its reset button.  "Load a profile…" posts
-// the file picked (postOverlay) and calls onLoaded(overlay id, its first metric).
+// the file picked (postOverlay; a .onnx picked with it is ORT's optimized model) and calls
+// onLoaded(overlay id, its first metric).
 export function heatFieldset(form, modelId, onLoaded, onError) {
   const sel = (name, title) => h('label', { class: 'select-label' }, title,
     h('select', { name }, CHOICES[name].map((v) => h('option', { value: v, text: LABELS[name][v], hidden: v === 'file' }))));
-  const input = h('input', { type: 'file', id: 'heat-file', accept: '.json,.csv,application/json,text/csv', hidden: true });
+  const input = h('input', { type: 'file', id: 'heat-file', multiple: true, accept: '.json,.csv,.onnx,application/json,text/csv', hidden: true });
   input.addEventListener('change', async () => {
-    const f = input.files && input.files[0];
+    const files = [...(input.files || [])];
     input.value = '';
-    if (!f || !modelId()) return;
+    if (!files.length || !modelId()) return;
+    const f = files.find(isOverlayFile), opt = files.find((x) => /\.onnx$/i.test(x.name));
     try {
-      const o = await postOverlay(modelId(), f);
+      if (!f || files.length > (opt ? 2 : 1)) throw new Error('Pick one profile (.json) or node data file (.csv), and with it at most ORT\'s optimized model (.onnx).');
+      const o = await postOverlay(modelId(), f, opt);
       onLoaded(o.id, (o.metrics || [])[0] || '');
     } catch (e) { onError(e); }
   });
   const fs = h('fieldset', { class: 'heat-options' }, h('legend', { text: 'Heat' }),
     sel('overlay', 'Colour by'), sel('metric', 'Figure'), sel('scale', 'Scale'),
-    h('button', { type: 'button', class: 'btn btn-plain btn-small', text: 'Load a profile…', onclick: () => input.click() }), input);
+    h('button', {
+      type: 'button', class: 'btn btn-plain btn-small', text: 'Load a profile…', onclick: () => input.click(),
+      title: 'An ONNX Runtime profile (.json), node data (.json, .csv); pick ORT\'s optimized model (.onnx) with a profile to match its fused kernels',
+    }), input);
   form.insertBefore(fs, form.querySelector('#btn-reset-options'));
   return fs;
 }

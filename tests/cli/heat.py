@@ -433,6 +433,9 @@ hostile("a profile event that is no object", "[1]", r"\$\[0\]: an event is an ob
 hostile("duplicate JSON keys", '{"results": {"a": {"value": 1}, "a": {"value": 2}}}', r"duplicate object key")
 hostile("neither format", '"just a string"', r"line 1")
 hostile("a NUL byte in CSV", b"node,t\nab\0c,1\n", r"line 2: a NUL byte", binary=True)
+# the message quotes the cell as UTF-8 text (found by fuzz_overlay: it went out raw)
+hostile("a cell that is not UTF-8", b"node,t\nx,\xff\x9a\n", "line 2, column 2: \"\ufffd\ufffd\" is not a number",
+        binary=True)
 big = os.path.join(TMP, "big.csv")
 with open(big, "wb") as f:
     f.write(b"node,t\n")

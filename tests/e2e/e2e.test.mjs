@@ -2,6 +2,7 @@
 // Run by tests/e2e/run.sh (which installs playwright-core and makes the test models).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -932,6 +933,30 @@ describe('web page in Chromium', () => {
     assert.equal(await page.textContent('#heat-panel .heat-row .heat-name'), convs[3].name);
     assert.match(await page.textContent('#heat-panel .heat-coverage'), /coverage 100\.0%/);
     assert.equal(await page.$('#heat-panel .heat-unmatched'), null, 'nothing unmatched');
+
+    // a real ONNX Runtime profile picked together with ORT's optimized model (tests/ort:
+    // onnxruntime-node, optimizations on): the model goes up first, the overlay names it,
+    // and every kernel is matched
+    const ort = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'ort');
+    execFileSync('sh', [path.join(ort, 'setup.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const optModel = path.join(WORK, 'squeezenet.opt.onnx');
+    const err = execFileSync('node', [path.join(ort, 'run.mjs'), SQUEEZENET, '--random', '1', '--opt', 'all',
+      '--profile', path.join(WORK, 'sq_ort'), '--optimized', optModel, '--out', '/dev/null'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const real = String(err).match(/^profile: (.*)$/m);
+    assert.ok(real, String(err));
+    const realProfile = path.join(WORK, 'squeezenet_ort_profile.json');
+    fs.renameSync(real[1], realProfile);
+    await page.setInputFiles('#heat-file', [realProfile, optModel]);
+    const tagged = Buffer.concat([Buffer.from(`onnxviz:optimized=${sha256Of(optModel)}\n`), fs.readFileSync(realProfile)]);
+    const oid3 = crypto.createHash('sha256').update(tagged).digest('hex');
+    await page.waitForURL(new RegExp(`overlay=${oid3}&metric=dur\\.mean`));
+    await graphShown(`overlay=${oid3}&metric=dur.mean&scale=log`, sq);
+    await page.waitForSelector('#heat-panel[data-table="shown"]');
+    assert.match(await page.textContent('#heat-panel .heat-coverage'), /coverage 100\.0% of kernel time/);
+    assert.equal(await page.$('#heat-panel .heat-unmatched'), null, 'every kernel matched through the optimized model');
+    const fused = await page.$$eval('#canvas svg g.node[data-heat] text.heat-value', (t) => t.filter((x) => /fused ×\d/.test(x.textContent)).length);
+    assert.ok(fused > 0, 'fused groups are marked');
+    await shot('12c-heat-ort-optimized');
 
     // a model dropped on an open model is still an upload, and opens it
     const small = MODELS.fp16.file;
