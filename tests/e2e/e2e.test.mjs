@@ -2,7 +2,7 @@
 // Run by tests/e2e/run.sh (which installs playwright-core and makes the test models).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -940,10 +940,10 @@ describe('web page in Chromium', () => {
     const ort = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'ort');
     execFileSync('sh', [path.join(ort, 'setup.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
     const optModel = path.join(WORK, 'squeezenet.opt.onnx');
-    const err = execFileSync('node', [path.join(ort, 'run.mjs'), SQUEEZENET, '--random', '1', '--opt', 'all',
-      '--profile', path.join(WORK, 'sq_ort'), '--optimized', optModel, '--out', '/dev/null'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const real = String(err).match(/^profile: (.*)$/m);
-    assert.ok(real, String(err));
+    const ran = spawnSync('node', [path.join(ort, 'run.mjs'), SQUEEZENET, '--random', '1', '--opt', 'all',
+      '--profile', path.join(WORK, 'sq_ort'), '--optimized', optModel, '--out', '/dev/null'], { encoding: 'utf8' });
+    const real = ran.status === 0 && ran.stderr.match(/^profile: (.*)$/m);
+    assert.ok(real, `run.mjs: ${ran.status} ${ran.stderr}`);
     const realProfile = path.join(WORK, 'squeezenet_ort_profile.json');
     fs.renameSync(real[1], realProfile);
     await page.setInputFiles('#heat-file', [realProfile, optModel]);
