@@ -2316,11 +2316,14 @@ void oxr__heat_layout_json(const view *v, oxr_buf *o)
 	const oxr_heat *h = v->ov->heat;
 	uint32_t m = v->ov->heat_metric;
 	static const char *const scales[] = {"linear", "log", "thresholds"};
-	oxr_buf_printf(o, ",\"heat\":{\"metric\":\"%s\",\"unit\":\"%s\",\"scale\":\"%s\","
-	                  "\"aggregate\":\"%s\",\"low\":%.6g,\"high\":%.6g",
-	               h->metrics[m], h->units[m], scales[v->ov->heat_scale % 3],
-	               h->sums[m] ? "sum" : "max", isfinite(v->heat_lo) ? v->heat_lo : 0,
-	               v->heat_hi);
+	/* the metric's name is the input's (a CSV header): escaped */
+	oxr_buf_append(o, ",\"heat\":{\"metric\":", 18);
+	oxr_json_string(o, h->metrics[m], strlen(h->metrics[m]));
+	oxr_buf_append(o, ",\"unit\":", 8);
+	oxr_json_string(o, h->units[m], strlen(h->units[m]));
+	oxr_buf_printf(o, ",\"scale\":\"%s\",\"aggregate\":\"%s\",\"low\":%.6g,\"high\":%.6g",
+	               scales[v->ov->heat_scale % 3], h->sums[m] ? "sum" : "max",
+	               isfinite(v->heat_lo) ? v->heat_lo : 0, v->heat_hi);
 	if (isfinite(v->heat_total))
 		oxr_buf_printf(o, ",\"total\":%.6g", v->heat_total);
 	oxr_buf_append(o, "}", 1);

@@ -347,6 +347,15 @@ lj = os.path.join(TMP, "csv.json")
 run("render", sq, "--overlay", csvf, "--metric", "accuracy", "-o", lj)
 check(json.load(open(lj))["heat"]["aggregate"] == "max", "layout JSON: accuracy groups take the max")
 run("render", sq, "--overlay", csvf, "--metric", "nosuch", "-o", lj, rc=2)
+# a metric named with quotes and a backslash (found by fuzz_overlay: the layout JSON wrote it raw)
+qcsv = os.path.join(TMP, "quoted_metric.csv")
+with open(qcsv, "w") as f:
+    f.write('node,"lat ""x"" \\ ms"\n%s,1.5\n' % names[5])
+run("render", sq, "--overlay", qcsv, "-o", lj)
+try:
+    check(json.load(open(lj))["heat"]["metric"] == 'lat "x" \\ ms', "layout JSON: a metric name with quotes is escaped")
+except ValueError as e:
+    check(False, "layout JSON: a metric name with quotes is escaped", str(e))
 
 t = table(sq, "cost", extra=("--metric", "macs"))
 if t:
