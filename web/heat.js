@@ -79,6 +79,14 @@ export function heatFieldset(form, modelId, onLoaded, onError) {
   return fs;
 }
 
+// "time, total on CUDAExecutionProvider" for a provider's own metric (dur.total@P)
+function metricLabel(m) {
+  const at = m.indexOf('@');
+  if (at < 0) return LABELS.metric[m] || m;
+  const base = m.slice(0, at);
+  return `${LABELS.metric[base] || base} on ${m.slice(at + 1)}`;
+}
+
 // A loaded overlay's metrics (from its table) as the "Figure" choices; the built-in ones
 // otherwise.
 export function heatMetrics(form, metrics) {
@@ -88,7 +96,7 @@ export function heatMetrics(form, metrics) {
   const have = [...s.options].map((o) => o.value);
   if (want.length === have.length && want.every((v, i) => v === have[i])) return;
   const v = s.value;
-  clear(s).append(...want.map((m) => h('option', { value: m, text: LABELS.metric[m] || m })));
+  clear(s).append(...want.map((m) => h('option', { value: m, text: metricLabel(m) })));
   s.value = want.includes(v) ? v : '';
 }
 
@@ -99,7 +107,7 @@ export function syncHeat(form, opts) {
     if (!s) continue;
     const v = k === 'overlay' && OID.test(opts[k]) ? 'file' : opts[k];
     // a metric named by the URL that the list does not have yet (a loaded overlay's)
-    if (![...s.options].some((o) => o.value === v)) s.append(h('option', { value: v, text: LABELS[k][v] || v }));
+    if (![...s.options].some((o) => o.value === v)) s.append(h('option', { value: v, text: k === 'metric' ? metricLabel(v) : LABELS[k][v] || v }));
     s.value = v;
   }
   for (const k of ['metric', 'scale']) {

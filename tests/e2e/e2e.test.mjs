@@ -907,6 +907,13 @@ describe('web page in Chromium', () => {
     assert.ok(metrics.includes('dur.p90') && metrics.includes('dur.total') && !metrics.includes('macs'), metrics.join(','));
     await page.selectOption('#options select[name="scale"]', 'log');
     await page.waitForURL(new RegExp(`overlay=${oid}&metric=dur\\.mean&scale=log`));
+    // a provider's own figure (dur.total@P), labelled as such, drawn and in the URL
+    const provOpt = await page.$eval('#options select[name="metric"] option[value="dur.total@CPUExecutionProvider"]', (o) => o.textContent);
+    assert.equal(provOpt, 'time, total on CPUExecutionProvider');
+    await page.selectOption('#options select[name="metric"]', 'dur.total@CPUExecutionProvider');
+    await page.waitForURL(/metric=dur\.total@CPUExecutionProvider&scale=log/);
+    await graphShown(`overlay=${oid}&metric=dur.total@CPUExecutionProvider&scale=log`, sq);
+    assert.ok(await page.$('#canvas svg g.node[data-heat]'), 'drawn with the provider\'s figure');
     await page.selectOption('#options select[name="metric"]', 'dur.total');
     await page.waitForURL(/metric=dur\.total&scale=log/);
     await graphShown(`overlay=${oid}&metric=dur.total&scale=log`, sq);
