@@ -2090,7 +2090,7 @@ oxr_code oxr__heat_apply(view *v, oxr_error *err)
 		v->boxes[i].heat_rep = -1;
 		rep_at[i] = (uint32_t)nrv;
 		if (v->boxes[i].reps > 0 && v->node_rep != NULL)
-			nrv += v->boxes[i].reps; /* at most the dag's nodes in all: each has a node */
+			nrv += v->boxes[i].reps; /* at most 4x the dag's nodes in all (hier.c) */
 	}
 	double *rv = rep_at != NULL ? malloc((nrv ? nrv : 1) * sizeof(double)) : NULL;
 	if (rv == NULL) {

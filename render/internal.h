@@ -96,7 +96,7 @@ typedef struct vbox {
 	double heat_value;
 	uint32_t heat_fused; /* a node of the fused group it shows, else OXP_NONE */
 	/* BX_GROUP of a run (a ×N stack, hier.c): its repetitions, for the heat overlay's
-	 * hottest one; 0 for other boxes */
+	 * hottest one; of a range ("layers.0–9"): its members by number; 0 for other boxes */
 	uint32_t reps;
 	uint32_t rep_first;  /* ... the number of its first member's key ("layers.0": 0) */
 	uint32_t rep_period; /* ... member scopes per repetition (1, 2, 3) */

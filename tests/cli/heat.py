@@ -106,12 +106,13 @@ def svg_ok(path, what):
 
 
 def stacks_check(lay, t, metric, label):
-    """Each x N stack box of layout JSON `lay`: its value is the sum of its repetitions and
-    "hottest" the largest, each repetition's figure summed here from the table `t` by the
-    node names' scope ("/encoder/layers.3/..."); the box's rows say both."""
+    """Each x N stack box (and range box, "layers.0-9") of layout JSON `lay`: its value is
+    the sum of its repetitions (members) and "hottest" the largest, each one's figure summed
+    here from the table `t` by the node names' scope ("/encoder/layers.3/..."); the box's
+    rows say both."""
     seen = 0
     for b in lay["nodes"]:
-        if not b.get("open_all") or "heat" not in b:
+        if not b.get("members") or "heat" not in b:
             continue
         seen += 1
         m = re.match(r"^(.*?)(\d+)\u2013(\d+)$", b["title"])
@@ -243,6 +244,32 @@ if len(profs) == 2:
     totals, _, runs = profile_figures(profs)
     check(t is not None and t["runs"] == runs == 5 and t["total"] == sum(totals.values()),
           "two profiles: runs and totals add up", (t and t["runs"], runs))
+
+# Ranges: 40 different layers (1 to 5 Relus each, no repeats) drawn at depth 2 as four
+# ranges "layers.0-9" ...: each its total and its hottest member, from the table
+from onnx import TensorProto, helper, save as onnx_save  # noqa: E402
+rnodes, x = [], "x"
+for i in range(40):
+    for j in range(i % 5 + 1):
+        y = "/model/layers.%d/relu%d/Relu_output_0" % (i, j)
+        rnodes.append(helper.make_node("Relu", [x], [y], name="/model/layers.%d/relu%d/Relu" % (i, j)))
+        x = y
+rm = helper.make_model(helper.make_graph(rnodes, "ranges", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                                         [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 8])]),
+                       opset_imports=[helper.make_opsetid("", 13)])
+rm.ir_version = 8
+rpath, rcsv = os.path.join(TMP, "ranges.onnx"), os.path.join(TMP, "ranges.csv")
+onnx_save(rm, rpath)
+random.seed(40)
+with open(rcsv, "w") as f:
+    f.write("node,latency_us\n" + "".join("%s,%d\n" % (n.name, random.randint(1, 1000)) for n in rnodes))
+t = table(rpath, rcsv)
+lj = os.path.join(TMP, "ranges.json")
+run("render", rpath, "--overlay", rcsv, "--group=2", "-o", lj)
+if t:
+    lay = json.load(open(lj))
+    check(stacks_check(lay, t, "latency_us", "ranges") == 4 and not any(b.get("open_all") for b in lay["nodes"]),
+          "ranges: four range boxes, each with its total and hottest member")
 
 # ------------------------------------------------------------------------------------------
 # Per-provider metrics: a profile in ORT's trace form with kernels on two providers (and one

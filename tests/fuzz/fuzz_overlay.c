@@ -3,8 +3,9 @@
  * read and attributed to a model, and drawn into a view, in process and without Graphviz.
  * The input's first byte is options, the rest an overlay file of any kind (ONNX Runtime
  * profile, Model Explorer node data, Netron attachment, CSV).  The model is fixed
- * (tests/fuzz/overlay_model.h, made by make_overlay_seeds.py: three repeated scopes that
- * draw as a ×3 stack, unnamed nodes ORT names <Op>_<k>, a folded Shape chain), and so is
+ * (tests/fuzz/overlay_model.h, made with the seeds by tests/fuzz/make_overlay_seeds, in
+ * python3 with onnx, which the suite does not run: three repeated scopes that draw as a ×3
+ * stack, unnamed nodes ORT names <Op>_<k>, a folded Shape chain), and so is
  * ORT's optimized model of it, given when bit 5 of the options is set.  Bits 0-2 pick the
  * metric drawn, 3-4 the scale, 6-7 the grouping (auto, none, 1, 2).
  *
