@@ -27,6 +27,7 @@
 #include "render/internal.h"
 #include "render/jsonx.h"
 
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -42,6 +43,10 @@
 #define MAX_DUR 1e12        /* us: 11.6 days per kernel call */
 
 enum { KEY_ANY = 0, KEY_NODE, KEY_VALUE };
+
+/* Execution providers of a profile given metrics of their own (docs/overlays.md): the
+ * first this many named [A-Za-z0-9._-], two metrics each after the four */
+#define HEAT_PROVIDER_METRICS 8
 
 /* ---------------------------------------------------------------------------------------
  * Entries: what the input says, per distinct name
@@ -80,6 +85,9 @@ typedef struct parse {
 	size_t nk, capk;
 	double thresholds[16];
 	uint32_t nthresholds;
+	/* profiles: the providers with metrics of their own (dur.mean@P, dur.total@P) */
+	const char *pm[HEAT_PROVIDER_METRICS];
+	uint32_t npm;
 } parse;
 
 static oxr_code bad(parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -90,7 +98,14 @@ static oxr_code bad(parse *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return oxr__fail(p->err, OXR_E_OVERLAY, "%s: %s", p->input, msg);
+	/* the message quotes the input (a cell, a name, jansson's token, the file's name):
+	 * made display text, valid UTF-8, as it goes into JSON error answers */
+	char all[440], clean[sizeof(all) * 3 + 4];
+	snprintf(all, sizeof(all), "%s: %s", p->input, msg);
+	size_t n = oxp_text_into(clean, (oxp_str){all, strlen(all)}, sizeof(all));
+	if (n >= sizeof(p->err->message)) /* cut where a character ends */
+		clean[oxp_utf8_whole(clean, sizeof(p->err->message) - 1)] = '\0';
+	return oxr__fail(p->err, OXR_E_OVERLAY, "%s", clean);
 }
 
 static oxr_code nomem(parse *p)
@@ -1085,6 +1100,18 @@ static bool index_dag(const oxp_dag_view *dv, oxp_arena *a, oxp_smap *nodes, oxp
 	return true;
 }
 
+/* The node the first output consumed feeds (a dag's first edge of it), else OXP_NONE */
+static uint32_t first_consumer(const oxp_dag_view *dv, uint32_t n)
+{
+	const oxp_dnode *dn = &dv->nodes[n];
+	for (size_t k = 0; k < dn->proto->noutputs; k++) {
+		uint32_t vi = dn->outputs[k];
+		if (vi != OXP_NONE && dv->values[vi].nconsumers > 0)
+			return dv->edges[dv->values[vi].consumers[0]].dst;
+	}
+	return OXP_NONE;
+}
+
 static bool op_is(const oxp_dag_view *dv, uint32_t n, const char *op)
 {
 	oxp_str t = dv->nodes[n].proto->op_type;
@@ -1209,14 +1236,7 @@ static uint32_t cover_optimized(attr_ctx *c, uint32_t on, uint32_t *g)
 	 * downstream that does, a few hops at most */
 	for (int hop = 0; hop < 8 && ga.n == 0 && on != OXP_NONE; hop++) {
 		stands_for(c, on, seed, &ga);
-		const oxp_dnode *o = &c->ov->nodes[on];
-		uint32_t next = OXP_NONE;
-		for (size_t k = 0; k < o->proto->noutputs && next == OXP_NONE; k++) {
-			uint32_t ovi = o->outputs[k];
-			if (ovi != OXP_NONE && c->ov->values[ovi].nconsumers > 0)
-				next = c->ov->edges[c->ov->values[ovi].consumers[0]].dst;
-		}
-		on = next;
+		on = first_consumer(c->ov, on);
 	}
 	uint32_t n = ga.n;
 	/* upwards through values that disappeared */
@@ -1404,7 +1424,7 @@ static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_
 	uint32_t *slot = malloc((size_t)(nn ? nn : 1) * sizeof(uint32_t));
 	uint32_t *gmap = malloc((size_t)(p->n ? p->n : 1) * MAX_GROUP * sizeof(uint32_t));
 	uint32_t *gn = calloc(p->n ? p->n : 1, sizeof(uint32_t));
-	int64_t *cells = NULL, *tmp = NULL;
+	int64_t *cells = NULL, *tmp = NULL, *ptot = NULL;
 	oxr_code rc = OXR_OK;
 	if (!slot || !gmap || !gn) {
 		rc = nomem(p);
@@ -1430,6 +1450,15 @@ static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_
 		rc = nomem(p);
 		goto out;
 	}
+	/* per node and provider with metrics: the time over all runs, -1 when none ran there */
+	uint32_t npm = p->npm;
+	ptot = malloc((size_t)(nslots ? nslots : 1) * (npm ? npm : 1) * sizeof(int64_t));
+	if (ptot == NULL) {
+		rc = nomem(p);
+		goto out;
+	}
+	for (size_t i = 0; i < (size_t)nslots * npm; i++)
+		ptot[i] = -1;
 	int64_t share[MAX_GROUP];
 	for (size_t k = 0; k < p->nk; k++) {
 		uint32_t ei = p->k[k].entry, n = gn[ei];
@@ -1437,8 +1466,16 @@ static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_
 			continue;
 		const uint32_t *g = gmap + (size_t)ei * MAX_GROUP;
 		spread(c, g, n, p->k[k].dur, share);
-		for (uint32_t i = 0; i < n; i++)
+		uint32_t pi = 0;
+		while (pi < npm && (p->e[ei].provider == NULL || strcmp(p->pm[pi], p->e[ei].provider)))
+			pi++;
+		for (uint32_t i = 0; i < n; i++) {
 			cells[(size_t)slot[g[i]] * runs + p->k[k].run] += share[i];
+			if (pi < npm) {
+				int64_t *t = &ptot[(size_t)slot[g[i]] * npm + pi];
+				*t = (*t < 0 ? 0 : *t) + share[i];
+			}
+		}
 	}
 	/* fused groups and the table */
 	int64_t total = 0, attributed = 0;
@@ -1469,11 +1506,16 @@ static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_
 		qsort(tmp, runs, sizeof(int64_t), cmp_i64);
 		/* nearest rank: the smallest value with at least q of the runs at or below it */
 		uint32_t r50 = (uint32_t)ceil(0.5 * runs), r90 = (uint32_t)ceil(0.9 * runs);
-		double *v = vals + (size_t)node * 4;
+		double *v = vals + (size_t)node * h->nmetrics;
 		v[0] = (double)sum / runs;
 		v[1] = (double)tmp[r50 ? r50 - 1 : 0];
 		v[2] = (double)tmp[r90 ? r90 - 1 : 0];
 		v[3] = (double)sum;
+		for (uint32_t pi = 0; pi < npm; pi++) { /* NaN (no data) where none ran there */
+			int64_t t = ptot[(size_t)slot[node] * npm + pi];
+			v[4 + 2 * pi] = t < 0 ? NAN : (double)t / runs;
+			v[5 + 2 * pi] = t < 0 ? NAN : (double)t;
+		}
 		node_total[node] = sum;
 	}
 	h->total = (double)total;
@@ -1527,7 +1569,27 @@ out:
 	free(gn);
 	free(cells);
 	free(tmp);
+	free(ptot);
 	return rc;
+}
+
+/* The providers of a profile's kernels that get metrics of their own, in the order they
+ * first appear: named [A-Za-z0-9._-] (they become metric names), the first few. */
+static void profile_providers(parse *p)
+{
+	p->npm = 0;
+	for (uint32_t i = 0; i < p->n && p->npm < HEAT_PROVIDER_METRICS; i++) {
+		const char *pv = p->e[i].provider;
+		if (pv == NULL || pv[0] == '\0' ||
+		    strspn(pv, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+		        strlen(pv))
+			continue;
+		uint32_t k = 0;
+		while (k < p->npm && strcmp(p->pm[k], pv) != 0)
+			k++;
+		if (k == p->npm)
+			p->pm[p->npm++] = pv;
+	}
 }
 
 static oxr_code build_generic(parse *p, attr_ctx *c, oxr_heat *h)
@@ -1628,7 +1690,9 @@ oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d
 		}
 	}
 	c.d = d;
-	uint32_t nm = p.profile ? 4 : p.nmetrics;
+	if (p.profile)
+		profile_providers(&p);
+	uint32_t nm = p.profile ? 4 + 2 * p.npm : p.nmetrics;
 	oxr_heat *h = heat_new(p.a, c.dv->nnodes, nm);
 	if (h == NULL) {
 		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
@@ -1638,8 +1702,10 @@ oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d
 	h->nentries = p.n;
 	if (p.profile) {
 		static const char *const names[4] = {"dur.mean", "dur.p50", "dur.p90", "dur.total"};
-		for (uint32_t k = 0; k < 4; k++) {
-			((const char **)h->metrics)[k] = names[k];
+		for (uint32_t k = 0; k < nm; k++) {
+			((const char **)h->metrics)[k] =
+			    k < 4 ? names[k]
+			          : oxp_arena_printf(p.a, "%s@%s", names[k % 2 ? 3 : 0], p.pm[(k - 4) / 2]);
 			((const char **)h->units)[k] = "us";
 			((bool *)h->sums)[k] = true;
 		}
@@ -1976,23 +2042,30 @@ static double scale_pos(const view *v, double x)
 
 /* The box a node's figure shows on: its own, or for a node folded into its consumers
  * (constants, bookkeeping: Shape, Gather of shapes, ...) the box of the first consumer
- * drawn, a few steps down at most. */
-static uint32_t box_of(const view *v, uint32_t n)
+ * drawn, a few steps down at most; *at: the node drawn in it. */
+static uint32_t box_of(const view *v, uint32_t n, uint32_t *at)
 {
 	for (int step = 0; step < 16 && n != OXP_NONE; step++) {
 		uint32_t bi = v->node_box[n];
-		if (bi != OXP_NONE && bi < v->nboxes)
+		if (bi != OXP_NONE && bi < v->nboxes) {
+			*at = n;
 			return bi;
-		const oxp_dnode *dn = &v->dv->nodes[n];
-		uint32_t next = OXP_NONE;
-		for (size_t k = 0; k < dn->proto->noutputs && next == OXP_NONE; k++) {
-			uint32_t vi = dn->outputs[k];
-			if (vi != OXP_NONE && v->dv->values[vi].nconsumers > 0)
-				next = v->dv->edges[v->dv->values[vi].consumers[0]].dst;
 		}
-		n = next;
+		n = first_consumer(v->dv, n);
 	}
 	return OXP_NONE;
+}
+
+/* A stack's hottest repetition as its members are named: "layers.3", or with a period
+ * "features.4–5" */
+static void rep_name(const vbox *b, char *buf, size_t size)
+{
+	uint64_t lo = (uint64_t)b->rep_first + (uint64_t)b->heat_rep * b->rep_period;
+	if (b->rep_period > 1)
+		snprintf(buf, size, "%s%" PRIu64 "\xe2\x80\x93%" PRIu64, b->rep_key ? b->rep_key : "",
+		         lo, lo + b->rep_period - 1);
+	else
+		snprintf(buf, size, "%s%" PRIu64, b->rep_key ? b->rep_key : "", lo);
 }
 
 oxr_code oxr__heat_apply(view *v, oxr_error *err)
@@ -2009,6 +2082,25 @@ oxr_code oxr__heat_apply(view *v, oxr_error *err)
 		free(bf);
 		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
 	}
+	/* a ×N stack's repetitions: each one's figure (aggregated as the box's), from
+	 * rep_at[box] on in rv */
+	uint32_t *rep_at = malloc((size_t)(v->nboxes ? v->nboxes : 1) * sizeof(uint32_t));
+	size_t nrv = 0;
+	for (uint32_t i = 0; rep_at != NULL && i < v->nboxes; i++) {
+		v->boxes[i].heat_rep = -1;
+		rep_at[i] = (uint32_t)nrv;
+		if (v->boxes[i].reps > 0 && v->node_rep != NULL)
+			nrv += v->boxes[i].reps; /* at most 4x the dag's nodes in all (hier.c) */
+	}
+	double *rv = rep_at != NULL ? malloc((nrv ? nrv : 1) * sizeof(double)) : NULL;
+	if (rv == NULL) {
+		free(bv);
+		free(bf);
+		free(rep_at);
+		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < nrv; i++)
+		rv[i] = NAN;
 	for (uint32_t i = 0; i < v->nboxes; i++) {
 		bv[i] = NAN;
 		bf[i] = OXP_NONE;
@@ -2019,13 +2111,31 @@ oxr_code oxr__heat_apply(view *v, oxr_error *err)
 		if (!isfinite(x))
 			continue;
 		total += x;
-		uint32_t bi = box_of(v, n);
+		uint32_t rn = OXP_NONE; /* the node drawn in it: a stack's member */
+		uint32_t bi = box_of(v, n, &rn);
 		if (bi == OXP_NONE)
 			continue;
 		bv[bi] = isnan(bv[bi]) ? x : sum ? bv[bi] + x : fmax(bv[bi], x);
 		if (h->fused[n] != OXP_NONE && v->boxes[bi].kind == BX_OP)
 			bf[bi] = n;
+		uint32_t r = rn != OXP_NONE && v->node_rep != NULL ? v->node_rep[rn] : OXP_NONE;
+		if (r != OXP_NONE && r < v->boxes[bi].reps) {
+			double *y = &rv[rep_at[bi] + r];
+			*y = isnan(*y) ? x : sum ? *y + x : fmax(*y, x);
+		}
 	}
+	for (uint32_t i = 0; i < v->nboxes; i++) {
+		vbox *b = &v->boxes[i];
+		for (uint32_t r = 0; r < b->reps && v->node_rep != NULL; r++) {
+			double y = rv[rep_at[i] + r];
+			if (isfinite(y) && (b->heat_rep < 0 || y > b->heat_rep_value)) {
+				b->heat_rep = (int32_t)r;
+				b->heat_rep_value = y;
+			}
+		}
+	}
+	free(rv);
+	free(rep_at);
 	double lo = INFINITY, hi = 0;
 	for (uint32_t i = 0; i < v->nboxes; i++)
 		if (isfinite(bv[i])) {
@@ -2067,16 +2177,25 @@ oxr_code oxr__heat_apply(view *v, oxr_error *err)
 		char val[48], row[128];
 		oxr_heat_format(h, m, bv[i], val, sizeof(val));
 		int len;
+		const char *tot = sum && b->heat_rep >= 0 ? "total " : ""; /* a stack's */
 		if (sum && total > 0)
-			len = snprintf(row, sizeof(row), "%s · %.1f%%", val, 100 * bv[i] / total);
+			len = snprintf(row, sizeof(row), "%s%s · %.1f%%", tot, val, 100 * bv[i] / total);
 		else
-			len = snprintf(row, sizeof(row), "%s", val);
+			len = snprintf(row, sizeof(row), "%s%s", tot, val);
 		if (bf[i] != OXP_NONE && len > 0 && (size_t)len < sizeof(row))
 			snprintf(row + len, sizeof(row) - (size_t)len, " · fused ×%u",
 			         h->fused_size[bf[i]]);
 		const char *text = oxp_arena_printf(v->arena, "%s", row);
 		if (text != NULL && oxr__add_row(v, b, ROW_SUB, text))
 			b->rows[b->nrows - 1].heat = true;
+		if (b->heat_rep >= 0) { /* a stack: its total above, its hottest repetition here */
+			char key[64];
+			rep_name(b, key, sizeof(key));
+			oxr_heat_format(h, m, b->heat_rep_value, val, sizeof(val));
+			text = oxp_arena_printf(v->arena, "hottest %s: %s", key, val);
+			if (text != NULL && oxr__add_row(v, b, ROW_SUB, text))
+				b->rows[b->nrows - 1].heat = true;
+		}
 	}
 	free(bv);
 	free(bf);
@@ -2197,11 +2316,14 @@ void oxr__heat_layout_json(const view *v, oxr_buf *o)
 	const oxr_heat *h = v->ov->heat;
 	uint32_t m = v->ov->heat_metric;
 	static const char *const scales[] = {"linear", "log", "thresholds"};
-	oxr_buf_printf(o, ",\"heat\":{\"metric\":\"%s\",\"unit\":\"%s\",\"scale\":\"%s\","
-	                  "\"aggregate\":\"%s\",\"low\":%.6g,\"high\":%.6g",
-	               h->metrics[m], h->units[m], scales[v->ov->heat_scale % 3],
-	               h->sums[m] ? "sum" : "max", isfinite(v->heat_lo) ? v->heat_lo : 0,
-	               v->heat_hi);
+	/* the metric's name is the input's (a CSV header): escaped */
+	oxr_buf_append(o, ",\"heat\":{\"metric\":", 18);
+	oxr_json_string(o, h->metrics[m], strlen(h->metrics[m]));
+	oxr_buf_append(o, ",\"unit\":", 8);
+	oxr_json_string(o, h->units[m], strlen(h->units[m]));
+	oxr_buf_printf(o, ",\"scale\":\"%s\",\"aggregate\":\"%s\",\"low\":%.6g,\"high\":%.6g",
+	               scales[v->ov->heat_scale % 3], h->sums[m] ? "sum" : "max",
+	               isfinite(v->heat_lo) ? v->heat_lo : 0, v->heat_hi);
 	if (isfinite(v->heat_total))
 		oxr_buf_printf(o, ",\"total\":%.6g", v->heat_total);
 	oxr_buf_append(o, "}", 1);
@@ -2215,6 +2337,14 @@ void oxr__heat_box_json(const view *v, const vbox *b, oxr_buf *o)
 	               b->heat_fill ? b->heat_fill : "#ffffff");
 	if (isfinite(v->heat_total) && v->heat_total > 0)
 		oxr_buf_printf(o, ",\"share\":%.6g", b->heat_value / v->heat_total);
+	if (b->heat_rep >= 0) {
+		char key[64];
+		rep_name(b, key, sizeof(key));
+		oxr_buf_printf(o, ",\"repetitions\":%u,\"hottest\":{\"repetition\":%d,\"name\":",
+		               b->reps, b->heat_rep);
+		oxr_json_string(o, key, strlen(key));
+		oxr_buf_printf(o, ",\"value\":%.10g}", b->heat_rep_value);
+	}
 	if (b->heat_fused != OXP_NONE) {
 		const oxr_heat *h = v->ov->heat;
 		oxr_buf_printf(o, ",\"fused\":\"%s\",\"fused_size\":%u",

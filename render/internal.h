@@ -95,6 +95,14 @@ typedef struct vbox {
 	const char *heat_fill;
 	double heat_value;
 	uint32_t heat_fused; /* a node of the fused group it shows, else OXP_NONE */
+	/* BX_GROUP of a run (a ×N stack, hier.c): its repetitions, for the heat overlay's
+	 * hottest one; of a range ("layers.0–9"): its members by number; 0 for other boxes */
+	uint32_t reps;
+	uint32_t rep_first;  /* ... the number of its first member's key ("layers.0": 0) */
+	uint32_t rep_period; /* ... member scopes per repetition (1, 2, 3) */
+	const char *rep_key; /* ... the members' key before the number ("layers.") */
+	int32_t heat_rep;    /* the hottest repetition (heat.c), -1 when none */
+	double heat_rep_value;
 } vbox;
 
 /* A run's box is drawn as a stack: two copies behind it, OXR_STACK points down and to the
@@ -161,6 +169,8 @@ typedef struct view {
 	uint32_t nclusters, capclusters;
 	uint32_t *node_box;  /* per dag node: its box, or the collapsed group box; OXP_NONE */
 	uint32_t *node_cluster; /* per dag node: cluster its box goes in (set by hier.c) */
+	uint32_t *node_rep;  /* per dag node: its repetition in the ×N stack box it is drawn in
+	                        (hier.c), else OXP_NONE; only with a heat overlay, else NULL */
 	bool *node_hidden;   /* per dag node: folded into its consumers (fold.c) */
 	bool *node_const;    /* per dag node: a constant (Constant, ConstantOfShape/Identity
 	                        of constants) */

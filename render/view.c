@@ -654,6 +654,11 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 	v->node_box = malloc((size_t)(nn ? nn : 1) * sizeof(uint32_t));
 	v->node_cluster = malloc((size_t)(nn ? nn : 1) * sizeof(uint32_t));
 	v->node_hidden = calloc(nn ? nn : 1, sizeof(bool));
+	if (ov != NULL && ov->heat != NULL) {
+		v->node_rep = malloc((size_t)(nn ? nn : 1) * sizeof(uint32_t));
+		if (v->node_rep != NULL)
+			memset(v->node_rep, 0xff, (size_t)(nn ? nn : 1) * sizeof(uint32_t));
+	}
 	vstate st = {0};
 	fold_read *reads = NULL; /* chains' reads of drawn values: dotted edge candidates */
 	uint32_t nreads = 0, capreads = 0;
@@ -662,7 +667,7 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 	st.out_box = malloc((size_t)(nv ? nv : 1) * sizeof(uint32_t));
 	oxr_code rc = OXR_OK;
 	if (v->arena == NULL || !v->node_box || !v->node_cluster || !v->node_hidden ||
-	    !st.value_box || !st.out_box) {
+	    !st.value_box || !st.out_box || (ov != NULL && ov->heat != NULL && !v->node_rep)) {
 		rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -904,6 +909,7 @@ void oxr__view_free(view *v)
 	free(v->clusters);
 	free(v->node_box);
 	free(v->node_cluster);
+	free(v->node_rep);
 	free(v->node_hidden);
 	free(v->node_const);
 	free(v->fold);

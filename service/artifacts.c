@@ -17,6 +17,7 @@
 #include "service/cache.h"
 #include "service/clock.h"
 #include "service/hash.h"
+#include "service/heat_svc.h"
 #include "service/isolate.h"
 #include "service/jobs.h"
 #include "service/log.h"
@@ -510,7 +511,7 @@ static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *p
                               oxr_buf *out, oxr_error *err)
 {
 	static const char *const scales[] = {"linear", "log", "thresholds"};
-	char args[96], opath[64] = "cost";
+	char args[96 + PATH_MAX], opath[64] = "cost", optimized[PATH_MAX] = "";
 	int fd = -1;
 	if (strcmp(art->u.heat.overlay, "cost") != 0) {
 		/* a stored overlay: the worker reads our descriptor of it */
@@ -523,8 +524,26 @@ static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *p
 			return OXR_E_NOT_FOUND;
 		}
 		snprintf(opath, sizeof(opath), "/proc/%ld/fd/%d", (long)getpid(), fd);
+		/* attributed through ORT's optimized model: the worker reads that model too */
+		char head[sizeof(OXS_OVERLAY_TAG) + 66], optid[65];
+		const char *body;
+		size_t blen;
+		ssize_t got = pread(fd, head, sizeof(head) - 1, 0);
+		if (got > 0 && oxs_overlay_split(head, (size_t)got, optid, &body, &blen)) {
+			oxst_status st = srv->store->ops->model_path(srv->store, optid, optimized,
+			                                             sizeof(optimized));
+			if (st != OXST_OK) {
+				close(fd);
+				err->code = st == OXST_E_NOT_FOUND ? OXR_E_NOT_FOUND : OXR_E_IO;
+				snprintf(err->message, sizeof(err->message), "%s",
+				         st == OXST_E_NOT_FOUND ? "no optimized model of this overlay"
+				                                : "cannot read the optimized model");
+				return err->code;
+			}
+		}
 	}
-	snprintf(args, sizeof(args), "%s|%s", scales[art->u.heat.scale % 3], art->u.heat.metric);
+	snprintf(args, sizeof(args), "%s|%s%s%s", scales[art->u.heat.scale % 3], art->u.heat.metric,
+	         optimized[0] ? "|" : "", optimized);
 	oxr_model_files m = {path, ""}, other = {opath, args};
 	const char *fmt = art->fmt == OXR_FMT_DOT ? "heat-dot" : art->fmt == OXR_FMT_LAYOUT_JSON
 	                                                             ? "heat-json" : "heat-svg";

@@ -50,10 +50,11 @@ bool oxs_heat_query(oxs_query_pair *pairs, size_t *n, oxs_heat_req *hr, char *er
 			snprintf(hr->overlay, sizeof(hr->overlay), "%s", v);
 		} else if (!strcmp(key, "metric")) {
 			size_t len = strlen(v);
+			/* '@': a provider's own metric, dur.total@CPUExecutionProvider */
 			if (metric || len == 0 || len > 64 || strspn(v, "abcdefghijklmnopqrstuvwxyz"
 			                                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			                                              "0123456789._-") != len) {
-				snprintf(err, errsize, "metric: a metric name ([A-Za-z0-9._-], 1 to 64), once");
+			                                              "0123456789._-@") != len) {
+				snprintf(err, errsize, "metric: a metric name ([A-Za-z0-9._-@], 1 to 64), once");
 				return false;
 			}
 			metric = true;
@@ -73,6 +74,30 @@ bool oxs_heat_query(oxs_query_pair *pairs, size_t *n, oxs_heat_req *hr, char *er
 		return false;
 	}
 	*n = k;
+	return true;
+}
+
+/* A stored overlay attributed through ORT's optimized model starts with a line naming
+ * that model (uploaded with POST /models): OXS_OVERLAY_TAG, its id, '\n'; the file follows.
+ * Its id is the SHA-256 of all of it, so the same file with and without the optimized
+ * model are two overlays.  optid: the id or "" (data then starts with the file). */
+#define TAG_LEN (sizeof(OXS_OVERLAY_TAG) - 1 + 64 + 1)
+bool oxs_overlay_split(const char *data, size_t len, char optid[65], const char **body,
+                   size_t *blen)
+{
+	optid[0] = '\0';
+	*body = data;
+	*blen = len;
+	size_t t = sizeof(OXS_OVERLAY_TAG) - 1;
+	if (len < TAG_LEN || memcmp(data, OXS_OVERLAY_TAG, t) != 0 || data[TAG_LEN - 1] != '\n')
+		return false;
+	for (size_t i = 0; i < 64; i++)
+		if (!strchr("0123456789abcdef", data[t + i]) || data[t + i] == '\0')
+			return false;
+	memcpy(optid, data + t, 64);
+	optid[64] = '\0';
+	*body = data + TAG_LEN;
+	*blen = len - TAG_LEN;
 	return true;
 }
 
@@ -112,7 +137,10 @@ static oxr_code heat_pair(const oxr_model_files *model, const oxr_model_files *o
 	         other->data_dir);
 	if (bar == NULL || !oxr_heat_scale_parse(sname, &scale))
 		return oxs_render_fail(err, OXR_E_OPTION, "bad heat arguments");
-	const char *metric = bar + 1;
+	char metric[80];
+	const char *bar2 = strchr(bar + 1, '|'); /* then the optimized model's path, if any */
+	snprintf(metric, sizeof(metric), "%.*s", bar2 ? (int)(bar2 - bar - 1) : 64, bar + 1);
+	const char *opt_path = bar2 ? bar2 + 1 : NULL;
 	oxr_format f = !strcmp(fmt, "heat-dot") ? OXR_FMT_DOT : !strcmp(fmt, "heat-json")
 	                                                         ? OXR_FMT_LAYOUT_JSON
 	                                                         : OXR_FMT_SVG;
@@ -130,13 +158,27 @@ static oxr_code heat_pair(const oxr_model_files *model, const oxr_model_files *o
 	}
 	oxr_heat *h = NULL;
 	oxr_code rc;
+	oxp_model *om = NULL;
+	oxp_dag *od = NULL;
 	if (!strcmp(other->path, "cost")) {
 		rc = oxr_heat_cost(d, &h, err);
 	} else {
 		size_t len = 0;
 		char *data = read_overlay(other->path, &len, err);
+		char optid[65];
 		oxr_heat_input in = {data, len, "overlay"};
-		rc = data ? oxr_heat_build(&in, 1, d, NULL, &h, err) : err->code;
+		if (data != NULL)
+			oxs_overlay_split(data, len, optid, &in.data, &in.len);
+		rc = data ? OXR_OK : err->code;
+		if (rc == OXR_OK && opt_path != NULL) {
+			oxp_dag_options oo = {.infer_shapes = false};
+			if (oxp_model_open_ex(&om, opt_path, NULL, OXP_OPEN_LOW_RSS, &pe) != OXP_OK ||
+			    oxp_dag_build(&od, om, &oo, &pe) != OXP_OK)
+				rc = oxs_render_fail(err, OXR_E_MODEL, "the optimized model: %s",
+				                     oxp_error_format(&pe, msg, sizeof(msg)));
+		}
+		if (rc == OXR_OK)
+			rc = oxr_heat_build(&in, 1, d, od, &h, err);
 		free(data);
 	}
 	int k = -1;
@@ -157,6 +199,8 @@ static oxr_code heat_pair(const oxr_model_files *model, const oxr_model_files *o
 		rc = oxr_render_overlay(m, d, o, &ov, f, out, err);
 	}
 	oxr_heat_free(h);
+	oxp_dag_free(od);
+	oxp_model_free(om);
 	oxp_dag_free(d);
 	oxp_model_free(m);
 	return rc;
@@ -215,26 +259,50 @@ static void overlay_name(const char *oid, char *name, size_t size)
 	snprintf(name, size, "overlay-%.64s.dat", oid);
 }
 
-/* The attributed overlay of model r->id from data: NULL after replying. */
-static oxr_heat *attribute(oxs_req *r, const char *data, size_t len, oxs_mentry **me)
+/* The attributed overlay of model r->id from data (a stored overlay: the optimized
+ * model's line first, if any): NULL after replying.  *opt: the optimized model's entry. */
+static oxr_heat *attribute(oxs_req *r, const char *data, size_t len, oxs_mentry **me,
+                           oxs_mentry **opt)
 {
 	oxs_server *srv = r->srv;
-	*me = NULL;
+	*me = *opt = NULL;
+	char optid[65];
+	const char *body;
+	size_t blen;
+	oxs_overlay_split(data, len, optid, &body, &blen);
 	oxst_status st = oxs_models_get(srv->models, srv->store, r->id, "", me, NULL);
 	if (st != OXST_OK) {
 		oxs_reply_store_error(r, st, "cannot read the model");
 		return NULL;
 	}
-	const oxp_dag *d = oxs_mentry_dag(*me);
+	const oxp_dag *d = oxs_mentry_dag(*me), *od = NULL;
 	if (d == NULL) {
 		oxs_reply_error(r, 422, "tensor_upload", "", "this upload is a lone tensor, not a model");
 		return NULL;
 	}
+	if (optid[0] != '\0') {
+		st = oxs_models_get(srv->models, srv->store, optid, "", opt, NULL);
+		if (st == OXST_E_NOT_FOUND) {
+			oxs_reply_error(r, 422, "no_optimized_model", "",
+			                "no model %s: upload the optimized model with POST /models first",
+			                optid);
+			return NULL;
+		}
+		if (st != OXST_OK) {
+			oxs_reply_store_error(r, st, "cannot read the optimized model");
+			return NULL;
+		}
+		if ((od = oxs_mentry_dag(*opt)) == NULL) {
+			oxs_reply_error(r, 422, "tensor_upload", "",
+			                "the optimized model is a lone tensor, not a model");
+			return NULL;
+		}
+	}
 	oxr_heat *h = NULL;
 	oxr_error err;
 	memset(&err, 0, sizeof(err));
-	oxr_heat_input in = {data, len, "overlay"};
-	if (oxr_heat_build(&in, 1, d, NULL, &h, &err) != OXR_OK) {
+	oxr_heat_input in = {body, blen, "overlay"};
+	if (oxr_heat_build(&in, 1, d, od, &h, &err) != OXR_OK) {
 		oxs_reply_error(r, err.code == OXR_E_NOMEM ? 503 : 422, oxr_code_name(err.code), "",
 		                "%s", err.message);
 		return NULL;
@@ -242,17 +310,45 @@ static oxr_heat *attribute(oxs_req *r, const char *data, size_t len, oxs_mentry 
 	return h;
 }
 
+static void release(oxs_server *srv, oxs_mentry *me, oxs_mentry *opt)
+{
+	if (me != NULL)
+		oxs_models_release(srv->models, me);
+	if (opt != NULL)
+		oxs_models_release(srv->models, opt);
+}
+
 static void work_overlay_post(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
-	oxs_mentry *me = NULL;
-	oxr_heat *h = attribute(r, r->body->data ? r->body->data : "", r->body->len, &me);
+	oxs_mentry *me = NULL, *opt = NULL;
+	/* ?optimized=ID: what is stored is the optimized model's line, then the body */
+	char optid[65] = "";
+	oxs_query_pair pairs[8];
+	char q[OXS_QUERY_MAX];
+	snprintf(q, sizeof(q), "%s", r->query);
+	int n = oxs_query_split(q, pairs, 8);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(pairs[i].key, "optimized"))
+			snprintf(optid, sizeof(optid), "%s", pairs[i].value);
+	oxr_buf *stored = r->body, tagged;
+	oxr_buf_init(&tagged, 0);
+	if (optid[0] != '\0') {
+		oxr_buf_printf(&tagged, OXS_OVERLAY_TAG "%s\n", optid);
+		oxr_buf_append(&tagged, r->body->data, r->body->len);
+		stored = &tagged;
+	}
+	oxr_heat *h = tagged.failed ? NULL
+	                            : attribute(r, stored->data ? stored->data : "", stored->len,
+	                                        &me, &opt);
+	if (tagged.failed)
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
 	if (h != NULL) {
 		char oid[65], name[96];
-		oxs_sha256_hex(r->body->data ? r->body->data : "", r->body->len, oid, 64);
+		oxs_sha256_hex(stored->data ? stored->data : "", stored->len, oid, 64);
 		overlay_name(oid, name, sizeof(name));
-		oxst_status st = srv->store->ops->put_rendering(srv->store, r->id, name, r->body->data,
-		                                               r->body->len);
+		oxst_status st = srv->store->ops->put_rendering(srv->store, r->id, name, stored->data,
+		                                               stored->len);
 		if (st != OXST_OK) {
 			oxs_reply_store_error(r, st, "cannot store the overlay");
 		} else {
@@ -260,14 +356,16 @@ static void work_overlay_post(oxs_req *r)
 			oxr_buf_init(&b, 0);
 			oxr_buf_printf(&b,
 			               "{\"id\":\"%s\",\"model\":\"%s\",\"source\":\"%s\",\"runs\":%u,"
-			               "\"entries\":%u,\"matched\":%u,\"unmatched\":%u,\"coverage\":%.9g,"
-			               "\"metrics\":[",
+			               "\"entries\":%u,\"matched\":%u,\"unmatched\":%u,\"coverage\":%.9g,",
 			               oid, r->id, h->format, h->runs, h->nentries, h->nmatched,
 			               h->nunmatched, h->total != 0 ? h->attributed / h->total : 1.0);
+			if (optid[0] != '\0')
+				oxr_buf_printf(&b, "\"optimized\":\"%s\",", optid);
+			oxr_buf_printf(&b, "\"metrics\":[");
 			for (uint32_t k = 0; k < h->nmetrics; k++) /* names: [A-Za-z0-9._-] or text */
 				oxr_buf_printf(&b, "%s\"%s\"", k ? "," : "",
 				               strspn(h->metrics[k], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM"
-				                                     "NOPQRSTUVWXYZ0123456789._-") ==
+				                                     "NOPQRSTUVWXYZ0123456789._-@") ==
 				                       strlen(h->metrics[k])
 				                   ? h->metrics[k] : "?");
 			oxr_buf_printf(&b, "],\"links\":{\"self\":\"/models/%s/overlays/%s\","
@@ -278,8 +376,8 @@ static void work_overlay_post(oxs_req *r)
 		}
 		oxr_heat_free(h);
 	}
-	if (me != NULL)
-		oxs_models_release(srv->models, me);
+	oxr_buf_free(&tagged);
+	release(srv, me, opt);
 	oxs_resume(r);
 }
 
@@ -296,6 +394,31 @@ void oxs_overlay_post(oxs_req *r)
 	}
 	if (r->id[0] == '\0') {
 		oxs_reply_error(r, 404, "not_found", "", "no such model");
+		return;
+	}
+	/* the query: optimized=<a model's id> at most, once */
+	oxs_query_pair pairs[8];
+	char q[OXS_QUERY_MAX];
+	snprintf(q, sizeof(q), "%s", r->query);
+	int n = oxs_query_split(q, pairs, 8);
+	for (int i = 0; i < n; i++) {
+		const char *v = pairs[i].value;
+		if (strcmp(pairs[i].key, "optimized") != 0 || i > 0 || strlen(v) != 64 ||
+		    strspn(v, "0123456789abcdef") != 64) {
+			oxs_reply_error(r, 400, "bad_query", "",
+			                "the one parameter is optimized=<the id of ORT's optimized model, "
+			                "uploaded with POST /models>");
+			return;
+		}
+	}
+	/* a file that starts as a stored overlay's line would be taken for one */
+	char optid[65];
+	const char *body;
+	size_t blen;
+	if (oxs_overlay_split(r->body->data, r->body->len, optid, &body, &blen)) {
+		oxs_reply_error(r, 422, "bad_overlay", "",
+		                "an overlay file does not start with \"" OXS_OVERLAY_TAG "\" (give the "
+		                "optimized model as ?optimized=)");
 		return;
 	}
 	oxs_defer(r, r->srv->work, work_overlay_post);
@@ -323,8 +446,8 @@ static void work_overlay_get(oxs_req *r)
 	}
 	char *data = oxst_read_all(fd, size);
 	close(fd);
-	oxs_mentry *me = NULL;
-	oxr_heat *h = data ? attribute(r, data, (size_t)size, &me) : NULL;
+	oxs_mentry *me = NULL, *opt = NULL;
+	oxr_heat *h = data ? attribute(r, data, (size_t)size, &me, &opt) : NULL;
 	if (data == NULL)
 		oxs_reply_error(r, 503, "io_error", "", "cannot read the overlay");
 	if (h != NULL) {
@@ -349,8 +472,7 @@ static void work_overlay_get(oxs_req *r)
 		oxr_heat_free(h);
 	}
 	free(data);
-	if (me != NULL)
-		oxs_models_release(srv->models, me);
+	release(srv, me, opt);
 	oxs_resume(r);
 }
 

@@ -16,6 +16,12 @@
 /* POST /models/{id}/overlays and GET /models/{id}/overlays/{oid} (heat_svc.c); the body
  * of such a POST is kept in r->body (oxs_body_*, at most OXS_OVERLAY_MAX bytes). */
 #define OXS_OVERLAY_MAX ((size_t)32 << 20)
+/* A stored overlay attributed through ORT's optimized model (POST ...?optimized=ID) is
+ * "onnxviz:optimized=<ID>\n" and the file; oxs_overlay_split tells them apart (optid ""
+ * without) and answers whether the line is there. */
+#define OXS_OVERLAY_TAG "onnxviz:optimized="
+bool oxs_overlay_split(const char *data, size_t len, char optid[65], const char **body,
+                       size_t *blen);
 void oxs_overlay_post(oxs_req *r);
 void oxs_overlay_get(oxs_req *r);
 bool oxs_body_begin(oxs_req *r);

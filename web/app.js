@@ -17,7 +17,7 @@ import { initKeys } from './keys.js';
 import { buildHash, DEFAULTS, DIMS, NODE_ID, parseHash, renderQuery } from './route.js';
 import { initSearch } from './search.js';
 import { initUpload } from './upload.js';
-import { HEAT_DEFAULTS, heatFieldset, heatPatch, showHottest, syncHeat } from './heat.js';
+import { HEAT_DEFAULTS, heatFieldset, heatMetrics, heatPatch, isOverlayFile, postOverlay, showHottest, syncHeat } from './heat.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -287,7 +287,7 @@ async function loadGraph(r, key, seq) {
   cur.svg = svg;
   cur.svgKey = key;
   cur.selected = null;
-  showHottest($('graph-area'), svg, (id) => navigate({ node: id, value: null, tensor: null }));
+  showHottest($('graph-area'), svg, (id) => navigate({ node: id, value: null, tensor: null }), overlayTable(r));
   const vb = svg.viewBox && svg.viewBox.baseVal;
   const w = parseFloat(svg.getAttribute('width')) || (vb && vb.width) || 100;
   const hgt = parseFloat(svg.getAttribute('height')) || (vb && vb.height) || 100;
@@ -876,9 +876,34 @@ $('side-back').addEventListener('click', () => navigate({ tensor: null }));
 
 // ------------------------------------------------------------------------- options
 const optForm = $('options');
-// heat.js: overlay, metric, scale; a loaded profile is posted and drawn
-heatFieldset(optForm, () => route.id, (overlay, metric) => navigate({ opts: { overlay, metric } }),
-  (e) => showGraphState({ title: 'The overlay was refused', detail: errorNotice(e), error: true, spinner: false, actions: [['Close', hideGraphState]] }));
+// heat.js: overlay, metric, scale; a loaded profile (picked in the View menu, or dropped
+// on the open model: upload.js) is posted and drawn
+const overlayLoaded = (overlay, metric) => navigate({ opts: { overlay, metric } });
+const overlayRefused = (e) => showGraphState({ title: 'The overlay was refused', detail: errorNotice(e), error: true, spinner: false, actions: [['Close', hideGraphState]] });
+heatFieldset(optForm, () => route.id, overlayLoaded, overlayRefused);
+async function dropOverlay(file) {
+  const id = route.id;
+  if (!id) return;
+  announce(`Attributing ${file.name} to the model…`);
+  try {
+    const o = await postOverlay(id, file);
+    if (route.id !== id) return; // the page moved on meanwhile
+    announce(`${file.name}: coverage ${(Math.floor((o.coverage || 0) * 1000) / 10).toFixed(1)}%, ${o.unmatched} unmatched.`);
+    overlayLoaded(o.id, (o.metrics || [])[0] || '');
+  } catch (e) { overlayRefused(e); }
+}
+// A stored overlay's table (coverage, unmatched, its metrics for the "Figure" choices).
+function overlayTable(r) {
+  if (!/^[0-9a-f]{64}$/.test(r.opts.overlay || '')) return null;
+  const q = r.opts.metric ? `?metric=${encodeURIComponent(r.opts.metric)}` : '';
+  return getJSON(`${modelUrl(r.id)}/overlays/${r.opts.overlay}${q}`).then((t) => {
+    if (route.id === r.id && route.opts.overlay === r.opts.overlay) {
+      heatMetrics(optForm, (t.metrics || []).map((m) => m.name));
+      syncHeat(optForm, route.opts);
+    }
+    return t;
+  });
+}
 
 function syncOptionsForm() {
   for (const k of ['rankdir', 'initializers', 'subgraphs', 'arith', 'quant', 'io', 'patterns']) {
@@ -962,6 +987,7 @@ const search = initSearch({ modelId: () => route.id, goToNode, nodeEl, clearHigh
 const uploads = initUpload({
   navigate, modelId: () => route.id, names, announce, showWhole: moveToWhole,
   compareFiles: (files) => home.compareFiles(files),
+  overlayFiles: (files) => (route.id && files.length === 1 && isOverlayFile(files[0]) ? (dropOverlay(files[0]), true) : false),
 });
 
 // The whole model is on the server: if its structure is shown, show the whole model

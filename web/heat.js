@@ -4,8 +4,11 @@
 // other view options (overlay=, metric=, scale=), so a coloured view can be shared.  With
 // a drawing shown, a "Hottest nodes" list: the 20 boxes with the largest values (the SVG's
 // data-heat), each selecting its node and bringing it into view; and the drawing's own
-// caption (source, coverage, unmatched).  Everything shown is text (textContent): names
-// from the model or an overlay never become markup.
+// caption (source, coverage, unmatched), and for a loaded overlay its table's coverage and
+// the entries that matched no node (GET /models/{id}/overlays/{oid}).  A profile or node
+// data file is loaded with "Load a profile…" or dropped on the open model (upload.js sends
+// a dropped .json or .csv here, a .onnx to the model upload).  Everything shown is text
+// (textContent): names from the model or an overlay never become markup.
 import { h, clear } from './util.js';
 import { modelUrl, request } from './api.js';
 
@@ -15,7 +18,7 @@ export const HEAT_DEFAULTS = { overlay: '', metric: '', scale: 'linear' };
 // its metric names too
 export const HEAT_VALUES = {
   overlay: { includes: (v) => v === '' || v === 'cost' || OID.test(v) },
-  metric: { includes: (v) => /^[A-Za-z0-9._-]{0,64}$/.test(v) },
+  metric: { includes: (v) => /^[A-Za-z0-9._@-]{0,64}$/.test(v) }, // '@': dur.total@CPUExecutionProvider
   scale: ['linear', 'log', 'thresholds'],
 };
 const CHOICES = {
@@ -32,34 +35,80 @@ const LABELS = {
   scale: { linear: 'linear', log: 'log', thresholds: 'thresholds' },
 };
 
-// The fieldset, put into the View form before its reset button.  "Load a file…" posts an
-// ONNX Runtime profile, Model Explorer / Netron node data or CSV to the server
-// (POST /models/{id}/overlays) and calls onLoaded(overlay id, its first metric).
+// A file the page takes as an overlay rather than a model: .json or .csv.
+export const isOverlayFile = (f) => /\.(json|csv)$/i.test(f.name || '');
+
+// Post an ONNX Runtime profile, Model Explorer / Netron node data or CSV to the server
+// (POST /models/{id}/overlays[?optimized=ID]): its answer, {id, metrics, coverage, ...}.
+// optimized: ORT's optimized model (a File), uploaded first as a model of its own.
+export async function postOverlay(modelId, file, optimized = null) {
+  let q = '';
+  if (optimized) {
+    const up = await (await request('/models', { method: 'POST', body: optimized })).json();
+    q = `?optimized=${up.id}`;
+  }
+  const res = await request(`${modelUrl(modelId)}/overlays${q}`, { method: 'POST', body: file });
+  return res.json();
+}
+
+// The fieldset, put into the View form before its reset button.  "Load a profile…" posts
+// the file picked (postOverlay; a .onnx picked with it is ORT's optimized model) and calls
+// onLoaded(overlay id, its first metric).
 export function heatFieldset(form, modelId, onLoaded, onError) {
   const sel = (name, title) => h('label', { class: 'select-label' }, title,
     h('select', { name }, CHOICES[name].map((v) => h('option', { value: v, text: LABELS[name][v], hidden: v === 'file' }))));
-  const input = h('input', { type: 'file', accept: '.json,.csv,application/json,text/csv', hidden: true });
+  const input = h('input', { type: 'file', id: 'heat-file', multiple: true, accept: '.json,.csv,.onnx,application/json,text/csv', hidden: true });
   input.addEventListener('change', async () => {
-    const f = input.files && input.files[0];
+    const files = [...(input.files || [])];
     input.value = '';
-    if (!f || !modelId()) return;
+    if (!files.length || !modelId()) return;
+    const f = files.find(isOverlayFile), opt = files.find((x) => /\.onnx$/i.test(x.name));
     try {
-      const res = await request(`${modelUrl(modelId())}/overlays`, { method: 'POST', body: f });
-      const o = await res.json();
+      if (!f || files.length > (opt ? 2 : 1)) throw new Error('Pick one profile (.json) or node data file (.csv), and with it at most ORT\'s optimized model (.onnx).');
+      const o = await postOverlay(modelId(), f, opt);
       onLoaded(o.id, (o.metrics || [])[0] || '');
     } catch (e) { onError(e); }
   });
   const fs = h('fieldset', { class: 'heat-options' }, h('legend', { text: 'Heat' }),
     sel('overlay', 'Colour by'), sel('metric', 'Figure'), sel('scale', 'Scale'),
-    h('button', { type: 'button', class: 'btn btn-plain btn-small', text: 'Load a profile…', onclick: () => input.click() }), input);
+    h('button', {
+      type: 'button', class: 'btn btn-plain btn-small', text: 'Load a profile…', onclick: () => input.click(),
+      title: 'An ONNX Runtime profile (.json), node data (.json, .csv); pick ORT\'s optimized model (.onnx) with a profile to match its fused kernels',
+    }), input);
   form.insertBefore(fs, form.querySelector('#btn-reset-options'));
   return fs;
 }
 
+// "time, total on CUDAExecutionProvider" for a provider's own metric (dur.total@P)
+function metricLabel(m) {
+  const at = m.indexOf('@');
+  if (at < 0) return LABELS.metric[m] || m;
+  const base = m.slice(0, at);
+  return `${LABELS.metric[base] || base} on ${m.slice(at + 1)}`;
+}
+
+// A loaded overlay's metrics (from its table) as the "Figure" choices; the built-in ones
+// otherwise.
+export function heatMetrics(form, metrics) {
+  const s = form.querySelector('select[name="metric"]');
+  if (!s) return;
+  const want = metrics && metrics.length ? ['', ...metrics] : CHOICES.metric;
+  const have = [...s.options].map((o) => o.value);
+  if (want.length === have.length && want.every((v, i) => v === have[i])) return;
+  const v = s.value;
+  clear(s).append(...want.map((m) => h('option', { value: m, text: metricLabel(m) })));
+  s.value = want.includes(v) ? v : '';
+}
+
 export function syncHeat(form, opts) {
+  if (!OID.test(opts.overlay)) heatMetrics(form, null);
   for (const k of Object.keys(HEAT_DEFAULTS)) {
     const s = form.querySelector(`select[name="${k}"]`);
-    if (s) s.value = k === 'overlay' && OID.test(opts[k]) ? 'file' : opts[k];
+    if (!s) continue;
+    const v = k === 'overlay' && OID.test(opts[k]) ? 'file' : opts[k];
+    // a metric named by the URL that the list does not have yet (a loaded overlay's)
+    if (![...s.options].some((o) => o.value === v)) s.append(h('option', { value: v, text: k === 'metric' ? metricLabel(v) : LABELS[k][v] || v }));
+    s.value = v;
   }
   for (const k of ['metric', 'scale']) {
     const s = form.querySelector(`select[name="${k}"]`);
@@ -75,7 +124,9 @@ export function heatPatch(name, value) {
 }
 
 // The "Hottest nodes" list over the graph area for the SVG shown; none without heat.
-export function showHottest(area, svg, onSelect) {
+// table: for a loaded overlay, a promise of its table (GET /models/{id}/overlays/{oid}):
+// its coverage and the entries that matched no node are added when it answers.
+export function showHottest(area, svg, onSelect, table) {
   let panel = area.querySelector('#heat-panel');
   const boxes = svg ? [...svg.querySelectorAll('g.node[data-heat]')] : [];
   if (!boxes.length) {
@@ -104,4 +155,34 @@ export function showHottest(area, svg, onSelect) {
         type: 'button', class: 'heat-row', title: r.title, disabled: r.group,
         onclick: () => onSelect(r.id),
       }, h('span', { class: 'heat-name', text: r.title }), h('span', { class: 'heat-val', text: r.text }))))));
+  if (table) {
+    const mine = {};
+    panel.dataset.table = 'pending';
+    panel.__table = mine;
+    table.then((t) => { if (panel.__table === mine) showTable(panel, t); })
+      .catch(() => { if (panel.__table === mine) panel.dataset.table = 'failed'; });
+  } else {
+    delete panel.dataset.table;
+  }
+}
+
+const pct = (x) => `${(100 * x).toFixed(x > 0 && x < 0.001 ? 3 : 1)}%`;
+
+// A loaded overlay's coverage and what matched no node (the 20 largest; the table has all).
+function showTable(panel, t) {
+  const un = Array.isArray(t.unmatched) ? t.unmatched : [];
+  const time = t.source === 'ort-profile';
+  const cov = h('p', { class: 'heat-coverage', text: `${t.entries} entries, ${t.matched} matched · coverage ${(Math.floor((t.coverage || 0) * 1000) / 10).toFixed(1)}%${time ? ' of kernel time' : ''}` });
+  // under the caption, before the list: what the colours leave out is seen first
+  const at = panel.querySelector('.heat-caption');
+  at.after(cov);
+  if (un.length) {
+    const share = un.reduce((a, u) => a + (Number(u.share) || 0), 0);
+    cov.after(h('details', { class: 'heat-unmatched', open: un.length <= 5 },
+      h('summary', { text: `Not matched: ${un.length} ${un.length === 1 ? 'entry' : 'entries'} (${pct(share)})` }),
+      h('ul', null, un.slice(0, 20).map((u) => h('li', { title: u.op ? `${u.name} (${u.op})` : u.name },
+        h('span', { class: 'heat-name', text: u.name }), h('span', { class: 'heat-val', text: pct(Number(u.share) || 0) })))),
+      un.length > 20 ? h('p', { class: 'empty', text: `and ${un.length - 20} more` }) : null));
+  }
+  panel.dataset.table = 'shown';
 }

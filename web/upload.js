@@ -14,8 +14,10 @@ const $ = (id) => document.getElementById(id);
 // navigate(patch) changes the route; modelId(): the model shown; names: the file names of
 // models uploaded here; announce(text); compareFiles(files): a drop on the Compare zone;
 // showWhole(structureId, id): the whole model is on the server, show it instead of its
-// structure.  Answers {closeCard, closeCardIfDone, finishedCardOpen}.
-export function initUpload({ navigate, modelId, names, announce, compareFiles, showWhole }) {
+// structure; overlayFiles(files): a drop of a profile (.json, .csv) on an open model, true
+// when taken as an overlay (heat.js), else the files are uploaded as models.
+// Answers {closeCard, closeCardIfDone, finishedCardOpen}.
+export function initUpload({ navigate, modelId, names, announce, compareFiles, showWhole, overlayFiles }) {
   const fileInput = $('file-input');
   const uploadCard = $('upload-card');
   const uploadState = { abort: null, done: true, files: null, following: false };
@@ -38,6 +40,9 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     if (!hasFiles(e)) return;
     e.preventDefault();
     dragDepth++;
+    $('drop-overlay-text').textContent = modelId()
+      ? 'Drop a model (.onnx) to upload it, or a profile or node data (.json, .csv) to colour this one'
+      : 'Drop to upload';
     $('drop-overlay').hidden = false;
     $('dropzone').classList.add('over');
   });
@@ -53,7 +58,9 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     $('drop-overlay').hidden = true;
     $('dropzone').classList.remove('over');
     if (e.target.closest && e.target.closest('#compare-drop')) { compareFiles(e.dataTransfer.files); return; }
-    uploadFiles([...e.dataTransfer.files]);
+    const files = [...e.dataTransfer.files];
+    if (overlayFiles && overlayFiles(files)) return;
+    uploadFiles(files);
   });
 
   $('upload-cancel').addEventListener('click', () => {

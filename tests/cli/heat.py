@@ -105,6 +105,44 @@ def svg_ok(path, what):
     return root, text
 
 
+def stacks_check(lay, t, metric, label):
+    """Each x N stack box (and range box, "layers.0-9") of layout JSON `lay`: its value is
+    the sum of its repetitions (members) and "hottest" the largest, each one's figure summed
+    here from the table `t` by the node names' scope ("/encoder/layers.3/..."); the box's
+    rows say both."""
+    seen = 0
+    for b in lay["nodes"]:
+        if not b.get("members") or "heat" not in b:
+            continue
+        seen += 1
+        m = re.match(r"^(.*?)(\d+)\u2013(\d+)$", b["title"])
+        if not m:
+            check(False, label + ": a stack's title names its members", b["title"])
+            continue
+        prefix, lo, hi = m.group(1), int(m.group(2)), int(m.group(3))
+        reps = {k: 0.0 for k in range(lo, hi + 1)}
+        for n in t["nodes"]:
+            v = n["values"].get(metric)
+            mm = re.match(re.escape(prefix) + r"(\d+)/", n["name"])
+            if v is not None and mm and int(mm.group(1)) in reps:
+                reps[int(mm.group(1))] += v
+        want_total = sum(reps.values())
+        best = max(reps.values())
+        hot = b["heat"].get("hottest")
+        rows = [r["text"] for r in b["rows"]]
+        ok = (hot is not None and b["heat"]["repetitions"] == len(reps) and
+              abs(b["heat"]["value"] - want_total) <= 1e-6 * max(want_total, 1) and
+              abs(hot["value"] - best) <= 1e-6 * max(best, 1) and
+              hot["name"] == prefix.rsplit("/", 1)[-1] + str(lo + hot["repetition"]) and
+              abs(reps[lo + hot["repetition"]] - best) <= 1e-6 * max(best, 1) and
+              any(r.startswith("total ") for r in rows) and
+              any(r.startswith("hottest %s: " % hot["name"]) for r in rows))
+        check(ok, "%s: stack %s: total and hottest repetition = the table's (%s: %.6g of %.6g)"
+              % (label, b["title"], hot and hot["name"], best, want_total),
+              (b["heat"], rows[-3:], sorted(reps.items(), key=lambda kv: -kv[1])[:3]))
+    return seen
+
+
 # ------------------------------------------------------------------------------------------
 # Real profiles
 p = subprocess.run(["sh", os.path.join(ORT, "setup.sh")], capture_output=True, text=True)
@@ -149,6 +187,11 @@ for name, model, feeds in MODELS:
               label + ": nodes + unmatched = the profile, exactly", (node_sum, un_sum, total))
         check(abs(sum(pv["total"] for pv in t["providers"]) - total) < 0.5 and
               t["providers"][0]["name"] == "CPUExecutionProvider", label + ": per provider")
+        # one provider: its own metrics are the node's time
+        diff = [n["name"] for n in t["nodes"] if n["values"].get("dur.total@CPUExecutionProvider") != n["values"]["dur.total"]
+                or abs(n["values"].get("dur.mean@CPUExecutionProvider", -1) - n["values"]["dur.mean"]) > 1e-9]
+        check(not diff and "dur.total@CPUExecutionProvider" in [m["name"] for m in t["metrics"]],
+              label + ": dur.total@CPUExecutionProvider = dur.total on every node", diff[:3])
         if prof == prof_off:
             # no fusion: each node's figures are those of the kernel of its name
             wrong = []
@@ -186,6 +229,9 @@ for name, model, feeds in MODELS:
         want = sum(n["values"]["dur.mean"] for n in t["nodes"])
         check(lay["heat"]["metric"] == "dur.mean" and abs(s - want) <= 1e-6 * max(want, 1),
               name + ": group=%s boxes add up to the nodes' figures" % group, (s, want))
+        if name == "transformer_12x12" and group == "auto":
+            check(stacks_check(lay, t, "dur.mean", name + " profile") == 2,
+                  name + ": the profile draws on both x N stacks")
     dot = os.path.join(TMP, name + ".dot")
     run("render", model, "--overlay", prof_all, "-o", dot)
     check(len(set(re.findall(r'fillcolor="(#[0-9a-f]{6})"', open(dot).read()))) > 3, name + ": DOT colours")
@@ -198,6 +244,82 @@ if len(profs) == 2:
     totals, _, runs = profile_figures(profs)
     check(t is not None and t["runs"] == runs == 5 and t["total"] == sum(totals.values()),
           "two profiles: runs and totals add up", (t and t["runs"], runs))
+
+# Ranges: 40 different layers (1 to 5 Relus each, no repeats) drawn at depth 2 as four
+# ranges "layers.0-9" ...: each its total and its hottest member, from the table
+from onnx import TensorProto, helper, save as onnx_save  # noqa: E402
+rnodes, x = [], "x"
+for i in range(40):
+    for j in range(i % 5 + 1):
+        y = "/model/layers.%d/relu%d/Relu_output_0" % (i, j)
+        rnodes.append(helper.make_node("Relu", [x], [y], name="/model/layers.%d/relu%d/Relu" % (i, j)))
+        x = y
+rm = helper.make_model(helper.make_graph(rnodes, "ranges", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                                         [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 8])]),
+                       opset_imports=[helper.make_opsetid("", 13)])
+rm.ir_version = 8
+rpath, rcsv = os.path.join(TMP, "ranges.onnx"), os.path.join(TMP, "ranges.csv")
+onnx_save(rm, rpath)
+random.seed(40)
+with open(rcsv, "w") as f:
+    f.write("node,latency_us\n" + "".join("%s,%d\n" % (n.name, random.randint(1, 1000)) for n in rnodes))
+t = table(rpath, rcsv)
+lj = os.path.join(TMP, "ranges.json")
+run("render", rpath, "--overlay", rcsv, "--group=2", "-o", lj)
+if t:
+    lay = json.load(open(lj))
+    check(stacks_check(lay, t, "latency_us", "ranges") == 4 and not any(b.get("open_all") for b in lay["nodes"]),
+          "ranges: four range boxes, each with its total and hottest member")
+
+# ------------------------------------------------------------------------------------------
+# Per-provider metrics: a profile in ORT's trace form with kernels on two providers (and one
+# whose name cannot be a metric name), two runs; each node's dur.total@P / dur.mean@P are its
+# kernels' time on P, no value where none ran on P, and the providers add up to dur.total
+sqdoc = json.loads(run("inspect", "--json", M + "/real/squeezenet1_1.onnx").stdout)
+convs = [n["name"] for n in sqdoc["nodes"] if n["op_type"] == "Conv"]
+random.seed(4)
+ev, want = [], {}
+provs = ["CPUExecutionProvider", "CUDAExecutionProvider", "Odd <provider>"]
+for run_i in range(2):
+    t0 = run_i * 100000
+    ev.append({"cat": "Session", "name": "model_run", "ts": t0, "dur": 90000, "ph": "X"})
+    for i, nm in enumerate(convs):
+        pv = provs[i % 3]
+        d = random.randint(1, 900)
+        ev.append({"cat": "Node", "name": nm + "_kernel_time", "ts": t0 + 1 + i, "dur": d, "ph": "X",
+                   "args": {"op_name": "Conv", "provider": pv}})
+        want.setdefault(nm, {}).setdefault(pv, 0)
+        want[nm][pv] += d
+ppath = os.path.join(TMP, "two_providers.json")
+json.dump(ev, open(ppath, "w"))
+t = table(M + "/real/squeezenet1_1.onnx", ppath)
+if t:
+    names_m = [m["name"] for m in t["metrics"]]
+    check(names_m == ["dur.mean", "dur.p50", "dur.p90", "dur.total",
+                      "dur.mean@CPUExecutionProvider", "dur.total@CPUExecutionProvider",
+                      "dur.mean@CUDAExecutionProvider", "dur.total@CUDAExecutionProvider"],
+          "per-provider metrics: two named providers, none for a name that cannot be a metric", names_m)
+    wrong = []
+    for n in t["nodes"]:
+        w = want.get(n["name"], {})
+        for pv in provs[:2]:
+            got_t, got_m = n["values"].get("dur.total@" + pv), n["values"].get("dur.mean@" + pv)
+            if (got_t, got_m) != ((w[pv], w[pv] / 2) if pv in w else (None, None)):
+                wrong.append((n["name"], pv, got_t, got_m, w))
+        if sum(n["values"].get("dur.total@" + pv) or 0 for pv in provs[:2]) + w.get(provs[2], 0) != n["values"]["dur.total"]:
+            wrong.append((n["name"], "sum", n["values"]))
+    check(not wrong and len(t["nodes"]) == len(convs), "per-provider metrics: each node's time on each provider, exactly",
+          wrong[:3])
+    check({p["name"] for p in t["providers"]} == set(provs), "the providers table still lists all three")
+    out = os.path.join(TMP, "cuda.json")
+    run("render", M + "/real/squeezenet1_1.onnx", "--overlay", ppath, "--metric", "dur.total@CUDAExecutionProvider",
+        "--group=none", "-o", out)
+    lay = json.load(open(out))
+    hot = [b for b in lay["nodes"] if "heat" in b]
+    check(lay["heat"]["metric"] == "dur.total@CUDAExecutionProvider" and
+          sum(b["heat"]["value"] for b in hot) == sum(w.get(provs[1], 0) for w in want.values()) and
+          len(hot) == sum(1 for w in want.values() if provs[1] in w),
+          "a provider's metric drawn: only its nodes coloured, adding up to its time", (len(hot),))
 
 # ------------------------------------------------------------------------------------------
 # Model Explorer node data, a Netron attachment, CSV, the built-in cost
@@ -252,6 +374,15 @@ lj = os.path.join(TMP, "csv.json")
 run("render", sq, "--overlay", csvf, "--metric", "accuracy", "-o", lj)
 check(json.load(open(lj))["heat"]["aggregate"] == "max", "layout JSON: accuracy groups take the max")
 run("render", sq, "--overlay", csvf, "--metric", "nosuch", "-o", lj, rc=2)
+# a metric named with quotes and a backslash (found by fuzz_overlay: the layout JSON wrote it raw)
+qcsv = os.path.join(TMP, "quoted_metric.csv")
+with open(qcsv, "w") as f:
+    f.write('node,"lat ""x"" \\ ms"\n%s,1.5\n' % names[5])
+run("render", sq, "--overlay", qcsv, "-o", lj)
+try:
+    check(json.load(open(lj))["heat"]["metric"] == 'lat "x" \\ ms', "layout JSON: a metric name with quotes is escaped")
+except ValueError as e:
+    check(False, "layout JSON: a metric name with quotes is escaped", str(e))
 
 t = table(sq, "cost", extra=("--metric", "macs"))
 if t:
@@ -260,6 +391,48 @@ if t:
           "the built-in cost overlay: MACs add up to the cost's total", (total,))
 run("render", sq, "--overlay", "cost", "--metric", "params", "-o", os.path.join(TMP, "cost.svg"))
 svg_ok(os.path.join(TMP, "cost.svg"), "cost drawing")
+
+# x N stacks: the total and the hottest repetition, from node data of the model's own names
+# (seeded figures), summed (latency_ms) and largest (score).  Only the scoped names: the
+# unscoped Constant and Identity nodes are folded into their consumers' boxes, which
+# summing by name would not see.
+tf = M + "/real/transformer_12x12.onnx"
+tdoc = json.loads(run("inspect", "--json", tf).stdout)
+random.seed(26)
+tcsv = os.path.join(TMP, "transformer.csv")
+with open(tcsv, "w") as f:
+    f.write("node,latency_ms,score\n")
+    for n in tdoc["nodes"]:
+        if n["scope"] == "" and n["name"].startswith("/"):
+            f.write("%s,%d,%d\n" % (n["name"], random.randint(1, 5000), random.randint(1, 10**6)))
+t = table(tf, tcsv)
+lj = os.path.join(TMP, "transformer_csv.json")
+run("render", tf, "--overlay", tcsv, "-o", lj)
+if t:
+    check(stacks_check(json.load(open(lj)), t, "latency_ms", "CSV") == 2, "CSV: both x N stacks drawn with heat")
+run("render", tf, "--overlay", tcsv, "--metric", "score", "-o", lj)
+lay = json.load(open(lj))
+if t:
+    for b in lay["nodes"]:
+        if b.get("open_all"):
+            prefix = b["title"].split("\u2013")[0].rstrip("0123456789")
+            vals = [n["values"]["score"] for n in t["nodes"] if n["name"].startswith(prefix) and n["values"].get("score") is not None]
+            hot = b["heat"].get("hottest", {})
+            check(b["heat"]["value"] == max(vals) == hot.get("value") and not any(r["text"].startswith("total ") for r in b["rows"]),
+                  "CSV: stack %s: the largest score, its repetition the hottest, no total" % b["title"], (b["heat"], max(vals)))
+tsvg = os.path.join(TMP, "transformer_csv.svg")
+run("render", tf, "--overlay", tcsv, "-o", tsvg)
+r = svg_ok(tsvg, "CSV stacks drawing")
+if r:
+    check(len(re.findall(r">hottest layers\.\d+: ", r[1])) == 2, "the SVG's stacks say their hottest repetition")
+    # no text outside its box, in DejaVu Sans (tests/render/textfit.py, as the render suite)
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "render"))
+    import textfit
+    w = textfit.measurer("dejavu")
+    for f in (tsvg, os.path.join(TMP, "transformer_12x12.svg")):
+        if w and os.path.exists(f):
+            over = textfit.svg_overflows(open(f, encoding="utf-8").read(), w)
+            check(not over, "heat drawing %s: no text outside its box" % os.path.basename(f), over[:3])
 
 # ------------------------------------------------------------------------------------------
 # Hostile files: clear errors naming the line or JSON path
@@ -296,6 +469,9 @@ hostile("a profile event that is no object", "[1]", r"\$\[0\]: an event is an ob
 hostile("duplicate JSON keys", '{"results": {"a": {"value": 1}, "a": {"value": 2}}}', r"duplicate object key")
 hostile("neither format", '"just a string"', r"line 1")
 hostile("a NUL byte in CSV", b"node,t\nab\0c,1\n", r"line 2: a NUL byte", binary=True)
+# the message quotes the cell as UTF-8 text (found by fuzz_overlay: it went out raw)
+hostile("a cell that is not UTF-8", b"node,t\nx,\xff\x9a\n", "line 2, column 2: \"\ufffd\ufffd\" is not a number",
+        binary=True)
 big = os.path.join(TMP, "big.csv")
 with open(big, "wb") as f:
     f.write(b"node,t\n")

@@ -2,6 +2,7 @@
 // Run by tests/e2e/run.sh (which installs playwright-core and makes the test models).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -836,6 +837,147 @@ describe('web page in Chromium', () => {
     await graphShown('overlay=cost&metric=macs&scale=log', sq);
     assert.ok(await page.isVisible('#heat-panel'), 'a shared URL opens the same coloured view');
     await shot('12-heat-cost');
+  });
+
+  // A profile in ONNX Runtime's documented trace form (a JSON array of events: "model_run"
+  // session events, "Node" events named <node>_kernel_time with dur in us and args.op_name,
+  // args.provider), built from the model's own node names, two runs, plus a kernel no node
+  // of the model has; dropped on the open model it is posted and drawn.
+  test('heat: a profile dropped on the open model, or picked, colours it; URL, hottest list, coverage, unmatched', async () => {
+    const sq = await idOf(SQUEEZENET);
+    const doc = await (await fetch(`${base}/models/${sq}/document.json`)).json();
+    const convs = doc.nodes.filter((n) => n.op_type === 'Conv' && n.scope === '');
+    assert.ok(convs.length > 20, `${convs.length} Conv nodes`);
+    const hot = convs[7]; // the hottest, by far
+    const dur = (n, run) => (n === hot ? 9000 : 50 + ((convs.indexOf(n) * 37) % 400)) + run;
+    const events = [];
+    let ts = 100;
+    for (const run of [0, 1]) {
+      events.push({ cat: 'Session', pid: 1, tid: 1, dur: 40000, ts, ph: 'X', name: 'model_run', args: {} });
+      for (const n of convs) {
+        events.push({ cat: 'Node', pid: 1, tid: 1, dur: 2, ts: ts + 1, ph: 'X', name: `${n.name}_fence_before`, args: { op_name: 'Conv' } });
+        events.push({ cat: 'Node', pid: 1, tid: 1, dur: dur(n, run), ts: ts + 2, ph: 'X', name: `${n.name}_kernel_time`,
+          args: { op_name: 'Conv', provider: 'CPUExecutionProvider', output_size: '1024', parameter_size: '0', activation_size: '1024' } });
+        ts += 20;
+      }
+      events.push({ cat: 'Node', pid: 1, tid: 1, dur: 700, ts: ts + 2, ph: 'X', name: 'NotInThisModel<b>_kernel_time', args: { op_name: 'Gelu', provider: 'CPUExecutionProvider' } });
+      ts += 50000;
+    }
+    const total = events.filter((e) => e.name.endsWith('_kernel_time')).reduce((a, e) => a + e.dur, 0);
+    const profile = path.join(WORK, 'squeezenet_profile.json');
+    fs.writeFileSync(profile, JSON.stringify(events));
+
+    await page.goto(`${base}/#/models/${sq}`);
+    await graphShown('', sq);
+    // a drag over an open model says what a drop does
+    const dt = await page.evaluateHandle((text) => {
+      const d = new DataTransfer();
+      d.items.add(new File([text], 'squeezenet_profile.json', { type: 'application/json' }));
+      return d;
+    }, fs.readFileSync(profile, 'utf8'));
+    await page.dispatchEvent('#canvas', 'dragenter', { dataTransfer: dt });
+    assert.match(await page.textContent('#drop-overlay-text'), /profile .*colour this one/);
+    await page.dispatchEvent('#canvas', 'drop', { dataTransfer: dt });
+    await page.waitForURL(/overlay=[0-9a-f]{64}&metric=dur\.mean/);
+    const oid = page.url().match(/overlay=([0-9a-f]{64})/)[1];
+    assert.equal(oid, sha256Of(profile), 'the overlay is stored by its content');
+    assert.equal(page.url().match(/#\/models\/([0-9a-f]+)/)[1], sq, 'the same model, not an upload');
+    await graphShown(`overlay=${oid}&metric=dur.mean`, sq);
+    assert.ok(await page.$('#canvas svg #legend.heat-legend'), 'the legend');
+    const fills = await page.$$eval('#canvas svg g.node[data-heat] > rect:first-of-type', (r) => new Set(r.map((x) => x.getAttribute('fill'))).size);
+    assert.ok(fills > 5, `heat fills: ${fills}`);
+    // the hottest list: the node given the most time first, then in the order of the figures
+    await page.waitForSelector('#heat-panel[data-table="shown"]');
+    const rows = await page.$$eval('#heat-panel .heat-row', (b) => b.map((x) => x.querySelector('.heat-name').textContent));
+    assert.equal(rows.length, 20, rows.join('|'));
+    assert.equal(rows[0], hot.name);
+    const byFigure = convs.filter((n) => n !== hot).sort((a, b) => dur(b, 0) - dur(a, 0));
+    assert.equal(rows[1], byFigure[0].name, `second: ${rows[1]}`);
+    // coverage and the one kernel that matched nothing, with its share of the time
+    const covText = await page.textContent('#heat-panel .heat-coverage');
+    const cov = (Math.floor(((total - 1400) / total) * 1000) / 10).toFixed(1); // rounded down, as shown
+    assert.ok(covText.includes(`coverage ${cov}% of kernel time`), `${covText} (want ${cov}%)`);
+    const un = await page.$$eval('#heat-panel .heat-unmatched li', (l) => l.map((x) => x.textContent));
+    assert.deepEqual(un, [`NotInThisModel<b>${(100 * (1400 / total)).toFixed(1)}%`]);
+    assert.equal(await page.$('#heat-panel .heat-unmatched b'), null, 'names stay text');
+    await page.click('#heat-panel .heat-row >> nth=0');
+    await page.waitForURL(/node=n\d+/);
+    assert.equal(decodeURIComponent(page.url().match(/node=([^&]+)/)[1]), hot.id);
+    await settled();
+    // the figure and scale: the overlay's own metrics are the choices
+    await page.click('#btn-options');
+    const metrics = await page.$$eval('#options select[name="metric"] option', (o) => o.map((x) => x.value).filter(Boolean));
+    assert.ok(metrics.includes('dur.p90') && metrics.includes('dur.total') && !metrics.includes('macs'), metrics.join(','));
+    await page.selectOption('#options select[name="scale"]', 'log');
+    await page.waitForURL(new RegExp(`overlay=${oid}&metric=dur\\.mean&scale=log`));
+    // a provider's own figure (dur.total@P), labelled as such, drawn and in the URL
+    const provOpt = await page.$eval('#options select[name="metric"] option[value="dur.total@CPUExecutionProvider"]', (o) => o.textContent);
+    assert.equal(provOpt, 'time, total on CPUExecutionProvider');
+    await page.selectOption('#options select[name="metric"]', 'dur.total@CPUExecutionProvider');
+    await page.waitForURL(/metric=dur\.total@CPUExecutionProvider&scale=log/);
+    await graphShown(`overlay=${oid}&metric=dur.total@CPUExecutionProvider&scale=log`, sq);
+    assert.ok(await page.$('#canvas svg g.node[data-heat]'), 'drawn with the provider\'s figure');
+    await page.selectOption('#options select[name="metric"]', 'dur.total');
+    await page.waitForURL(/metric=dur\.total&scale=log/);
+    await graphShown(`overlay=${oid}&metric=dur.total&scale=log`, sq);
+    await page.keyboard.press('Escape');
+    await shot('12b-heat-profile-dropped');
+    // the shared URL opens the same coloured view, with the list and the table
+    const shared = page.url();
+    const p2 = await ctx.newPage();
+    await p2.goto(shared);
+    await p2.waitForSelector('#heat-panel[data-table="shown"]');
+    assert.equal(await p2.textContent('#heat-panel .heat-row .heat-name'), hot.name);
+    assert.ok(await p2.$('#canvas svg g.node[data-heat]'));
+    await p2.close();
+
+    // picked instead: a CSV of node data (the "Load a profile…" button's file input)
+    const csv = path.join(WORK, 'squeezenet_latency.csv');
+    fs.writeFileSync(csv, `node,latency_ms\n${convs.map((n, i) => `${n.name},${i === 3 ? 50 : 1 + i / 10}`).join('\n')}\n`);
+    await page.setInputFiles('#heat-file', csv);
+    await page.waitForURL(/metric=latency_ms/);
+    const oid2 = page.url().match(/overlay=([0-9a-f]{64})/)[1];
+    assert.equal(oid2, sha256Of(csv));
+    await graphShown(`overlay=${oid2}&metric=latency_ms&scale=log`, sq);
+    await page.waitForSelector('#heat-panel[data-table="shown"]');
+    assert.equal(await page.textContent('#heat-panel .heat-row .heat-name'), convs[3].name);
+    assert.match(await page.textContent('#heat-panel .heat-coverage'), /coverage 100\.0%/);
+    assert.equal(await page.$('#heat-panel .heat-unmatched'), null, 'nothing unmatched');
+
+    // a real ONNX Runtime profile picked together with ORT's optimized model (tests/ort:
+    // onnxruntime-node, optimizations on): the model goes up first, the overlay names it,
+    // and every kernel is matched
+    const ort = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'ort');
+    execFileSync('sh', [path.join(ort, 'setup.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const optModel = path.join(WORK, 'squeezenet.opt.onnx');
+    const ran = spawnSync('node', [path.join(ort, 'run.mjs'), SQUEEZENET, '--random', '1', '--opt', 'all',
+      '--profile', path.join(WORK, 'sq_ort'), '--optimized', optModel, '--out', '/dev/null'], { encoding: 'utf8' });
+    const real = ran.status === 0 && ran.stderr.match(/^profile: (.*)$/m);
+    assert.ok(real, `run.mjs: ${ran.status} ${ran.stderr}`);
+    const realProfile = path.join(WORK, 'squeezenet_ort_profile.json');
+    fs.renameSync(real[1], realProfile);
+    await page.setInputFiles('#heat-file', [realProfile, optModel]);
+    const tagged = Buffer.concat([Buffer.from(`onnxviz:optimized=${sha256Of(optModel)}\n`), fs.readFileSync(realProfile)]);
+    const oid3 = crypto.createHash('sha256').update(tagged).digest('hex');
+    await page.waitForURL(new RegExp(`overlay=${oid3}&metric=dur\\.mean`));
+    await graphShown(`overlay=${oid3}&metric=dur.mean&scale=log`, sq);
+    await page.waitForSelector('#heat-panel[data-table="shown"]');
+    assert.match(await page.textContent('#heat-panel .heat-coverage'), /coverage 100\.0% of kernel time/);
+    assert.equal(await page.$('#heat-panel .heat-unmatched'), null, 'every kernel matched through the optimized model');
+    const fused = await page.$$eval('#canvas svg g.node[data-heat] text.heat-value', (t) => t.filter((x) => /fused ×\d/.test(x.textContent)).length);
+    assert.ok(fused > 0, 'fused groups are marked');
+    await shot('12c-heat-ort-optimized');
+
+    // a model dropped on an open model is still an upload, and opens it
+    const small = MODELS.fp16.file;
+    const dm = await page.evaluateHandle(([b64, name]) => {
+      const d = new DataTransfer();
+      d.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
+      return d;
+    }, [fs.readFileSync(small).toString('base64'), path.basename(small)]);
+    await page.dispatchEvent('#canvas', 'drop', { dataTransfer: dm });
+    const smallId = sha256Of(small);
+    await page.waitForURL((u) => u.hash.includes(`/models/${smallId}`) && !u.hash.includes('overlay='), { timeout: 30000 });
   });
 
   test('a shared URL opens the same view and node; the model list shows uploads', async () => {

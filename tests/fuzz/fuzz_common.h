@@ -10,6 +10,7 @@
 #include "parser/oxp.h"
 #include "render/oxr.h"
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,19 @@ static inline int fz_utf8_valid(const unsigned char *s, size_t n)
 		i += k + 1;
 	}
 	return 1;
+}
+
+/* A rendered document: valid UTF-8 that parses as JSON (what names it in the message when
+ * not); the caller frees it (json_decref). */
+static inline json_t *fz_json_doc(const oxr_buf *b, size_t flags, const char *what)
+{
+	FZ_CHECK(fz_utf8_valid((const unsigned char *)b->data, b->len));
+	json_error_t je;
+	json_t *j = json_loadb(b->data, b->len, flags, &je);
+	if (j == NULL)
+		fprintf(stderr, "%s: %s at %d\n", what, je.text, je.position);
+	FZ_CHECK(j != NULL);
+	return j;
 }
 
 #endif /* FUZZ_COMMON_H */

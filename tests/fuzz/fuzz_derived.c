@@ -393,12 +393,7 @@ static void check_layout_json(const view *v)
 		oxr_buf_free(&b);
 		return;
 	}
-	FZ_CHECK(fz_utf8_valid((const unsigned char *)b.data, b.len));
-	json_error_t je;
-	json_t *j = json_loadb(b.data, b.len, 0, &je);
-	if (j == NULL)
-		fprintf(stderr, "fuzz_derived: layout JSON: %s at %d\n", je.text, je.position);
-	FZ_CHECK(j != NULL);
+	json_t *j = fz_json_doc(&b, 0, "fuzz_derived: layout JSON");
 	json_t *nodes = json_object_get(j, "nodes"), *edges = json_object_get(j, "edges");
 	json_t *clusters = json_object_get(j, "clusters");
 	FZ_CHECK(json_array_size(nodes) == v->nboxes && json_array_size(edges) == v->nedges &&

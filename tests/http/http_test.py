@@ -777,6 +777,67 @@ def t_cache_etag(s, mid):
     check(m.get('onnxviz_cache_hits_total{tier="memory"}', 0) >= 3, "memory cache hits counted")
 
 
+def t_overlay_optimized(s, mid):
+    """A real ONNX Runtime profile of squeezenet (tests/ort/run.mjs, optimizations on) with
+    ORT's optimized model: posted alone, a kernel only the optimized model explains stays
+    unmatched; with ?optimized=<the optimized model's id> (uploaded with POST /models) the
+    coverage is 100% and every microsecond of the profile is on a node."""
+    ort = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ort")
+    p = subprocess.run(["sh", os.path.join(ort, "setup.sh")], capture_output=True, text=True)
+    if not check(p.returncode == 0, "tests/ort/setup.sh: %s" % (p.stdout + p.stderr)[-300:]):
+        return
+    prefix = os.path.join(TMP, "sq_prof")
+    opt_model = os.path.join(TMP, "sq.opt.onnx")
+    p = subprocess.run(["node", os.path.join(ort, "run.mjs"), SQUEEZENET, "--random", "1", "--runs", "2",
+                        "--opt", "all", "--profile", prefix, "--optimized", opt_model, "--out", os.devnull],
+                       capture_output=True, text=True)
+    m = re.search(r"^profile: (.*)$", p.stderr, re.M)
+    if not check(p.returncode == 0 and m and os.path.exists(opt_model), "ORT profiled squeezenet: %s" % p.stderr[-300:]):
+        return
+    body = open(m.group(1), "rb").read()
+    kernel = sum(e["dur"] for e in json.loads(body) if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"))
+    base = s.url("/models/" + mid)
+    r = curl(base + "/overlays", method="POST", data=body)
+    plain = r.json() or {}
+    check(r.status == 201 and 0.95 <= plain.get("coverage", 0) < 1 and plain.get("unmatched", 0) > 0
+          and "optimized" not in plain and plain.get("id") == hashlib.sha256(body).hexdigest(),
+          "a real profile without the optimized model: coverage below 100%%: %r" % r)
+    opt_id = sha256_file(opt_model)
+    r = curl(base + "/overlays?optimized=" + opt_id, method="POST", data=body)
+    check(r.status == 422 and r.error_code() == "no_optimized_model", "optimized model not uploaded yet: %r" % r)
+    check(upload(s, opt_model).status in (200, 201), "upload the optimized model")
+    r = curl(base + "/overlays?optimized=" + opt_id, method="POST", data=body)
+    o = r.json() or {}
+    tagged = ("onnxviz:optimized=%s\n" % opt_id).encode() + body
+    check(r.status == 201 and o.get("coverage") == 1 and o.get("unmatched") == 0 and o.get("optimized") == opt_id
+          and o.get("id") == hashlib.sha256(tagged).hexdigest() != plain.get("id"),
+          "with ?optimized=: coverage 100%%, its own id: %r" % r)
+    oid = o.get("id", "0" * 64)
+    r = curl(base + "/overlays/" + oid)
+    t = r.json() or {}
+    check(r.status == 200 and t.get("total") == kernel == t.get("attributed") and not t.get("unmatched")
+          and sum(n["values"]["dur.total"] for n in t.get("nodes", [])) == kernel,
+          "GET the table: every microsecond of the profile on a node (%d us): %r" % (kernel, r))
+    # drawn by the worker through the optimized model as well
+    r = curl(base + "/graph.svg?overlay=%s&metric=dur.total" % oid)
+    check(r.status == 200 and b"coverage 100.00% \xc2\xb7 0 unmatched" in r.body, "graph.svg with the optimized model: %r" % r)
+    r = curl(base + "/graph.svg?overlay=%s&metric=dur.total" % plain.get("id", "0" * 64))
+    check(r.status == 200 and b"coverage 100.00%" not in r.body, "graph.svg without it: below 100%%: %r" % r)
+    r = curl(base + "/graph.json?group=none&overlay=%s&metric=dur.total" % oid)
+    lay = r.json() or {}
+    check(r.status == 200 and sum(b["heat"]["value"] for b in lay.get("nodes", []) if "heat" in b) == kernel,
+          "graph.json with the optimized model: the boxes add up to the profile: %r" % r)
+    # a provider's own metric, '@' as it is and percent-encoded
+    for m in ("dur.total@CPUExecutionProvider", "dur.mean%40CPUExecutionProvider"):
+        r = curl(base + "/graph.svg?overlay=%s&metric=%s" % (oid, m))
+        check(r.status == 200 and m.replace("%40", "@").encode() + b" (us)" in r.body, "graph.svg?metric=%s: %r" % (m, r))
+    for q in ("?optimized=xyz", "?optimized=%s&optimized=%s" % (opt_id, opt_id), "?other=1"):
+        r = curl(base + "/overlays" + q, method="POST", data=body)
+        check(r.status == 400 and r.error_code() == "bad_query", "POST overlays%s: %r" % (q[:30], r))
+    r = curl(base + "/overlays", method="POST", data=tagged)
+    check(r.status == 422 and r.error_code() == "bad_overlay", "a file starting like a stored overlay: %r" % r)
+
+
 def t_single_flight(s, mid):
     q = "group=none&attrs=none&depth=2"
     m0 = s.metrics()
@@ -1202,6 +1263,7 @@ def main():
     mid = sha256_file(SQUEEZENET)
     step("parse errors", t_parse_errors, main_srv)
     step("cache and etag", t_cache_etag, main_srv, mid)
+    step("overlay with the optimized model", t_overlay_optimized, main_srv, mid)
     step("single flight", t_single_flight, main_srv, mid)
     step("nodes search list", t_nodes_search_list, main_srv, mid)
     step("check", t_check, main_srv, mid)
