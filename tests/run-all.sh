@@ -10,11 +10,12 @@
 #
 # The lanes (decision 68): the machine has 2 cores and no suite keeps both busy.
 #   servers  (this shell, nice 0): the suites that start a server and time it — http,
-#            preview, s3, hostile, docker, e2e — then the sanitize suite's server part
-#            (http, preview, hostile, s3 under ASan+UBSan), one after the other;
+#            preview, s3, hostile, docker, e2e — then the sanitize suite's hostile and s3
+#            (their bounds are the tightest), one after the other;
 #   compute  (a background run of this script, nice 10): unit, diff, fuzz, cli, clang,
-#            render, modeldiff and the sanitize suite's compute part (unit, diff, fuzz, cli,
-#            render, modeldiff under the sanitizers), none of which measures latency.
+#            render, modeldiff, none of which measures latency, then the sanitize suite's
+#            unit, diff, fuzz, cli, http, preview, render and modeldiff (the sanitized http
+#            and preview time only against bounds three times the plain ones).
 # Being niced, the compute lane takes what the servers leave, so a latency a server suite
 # measures is not the compute lane's.  Its output is kept and printed, whole, after the
 # server lane (its suites' lines as they would be alone); the summary counts both.
@@ -35,8 +36,8 @@ SUITES="deps unit diff fuzz cli clang http preview s3 hostile render modeldiff d
 LANE_SERVERS="http preview s3 hostile docker e2e sanitize:servers"
 LANE_COMPUTE="unit diff fuzz cli clang render modeldiff sanitize:compute"
 # the sanitize suite's two parts (tests/sanitize/run.sh: SANITIZE_SUITES)
-SAN_SERVERS="http preview hostile s3"
-SAN_COMPUTE="unit diff fuzz cli render modeldiff"
+SAN_SERVERS="hostile s3"
+SAN_COMPUTE="unit diff fuzz cli http preview render modeldiff"
 failed=""
 log=$(mktemp)
 times=$(mktemp)

@@ -31,6 +31,9 @@ const sha256File = (p) => crypto.createHash('sha256').update(fs.readFileSync(p))
 describe(`resumable weights in Chromium at 100 Mbit/s (a ${MB} MB model, 1 MiB parts)`, () => {
   let server, base, ctx, page, cdp, port, model;
   const patches = [];
+  // PATCHes the server took (a part stored); the others were refused while it was down,
+  // or answered busy while the reloaded page's cut request still held the upload: retried
+  const accepted = [];
   const errors = [];
   const args = () => ['--port', String(port), '--upload-part-size', '1M'];
 
@@ -44,6 +47,7 @@ describe(`resumable weights in Chromium at 100 Mbit/s (a ${MB} MB model, 1 MiB p
     page.setDefaultTimeout(60000);
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
     page.on('request', (r) => { if (r.method() === 'PATCH') patches.push(r.url()); });
+    page.on('response', (r) => { if (r.request().method() === 'PATCH' && [200, 201, 204].includes(r.status())) accepted.push(r.url()); });
     cdp = await page.context().newCDPSession(page);
     await cdp.send('Network.enable');
     await cdp.send('Network.emulateNetworkConditions', LINK);
@@ -87,6 +91,7 @@ describe(`resumable weights in Chromium at 100 Mbit/s (a ${MB} MB model, 1 MiB p
     const atReload = await acked();
     assert.ok(atReload < model.size, 'the reload came before the end');
     patches.length = 0;
+    accepted.length = 0;
     await choose();
     assert.ok(await until(async () => await acked() >= atReload + 4 * PART), 'parts after the reload');
     // kill -9 of the server mid-transfer, then the same server again on the same store
@@ -100,8 +105,9 @@ describe(`resumable weights in Chromium at 100 Mbit/s (a ${MB} MB model, 1 MiB p
     // after the reload the page sent the parts from where the server was, and after the
     // kill -9 at most one part again (the one cut short)
     const needed = Math.ceil((model.size - atReload) / PART);
-    console.log(`  ${(model.size / 1e6).toFixed(0)} MB in ${parts} parts: ${atReload / PART} acknowledged at the reload, ${patches.length} PATCHes after it (${needed} needed)`);
-    assert.ok(patches.length >= needed && patches.length <= needed + 2, `${patches.length} PATCH requests after the reload, ${needed} needed`);
+    console.log(`  ${(model.size / 1e6).toFixed(0)} MB in ${parts} parts: ${atReload / PART} acknowledged at the reload, ${accepted.length} parts stored after it (${needed} needed), ${patches.length} PATCH requests in all`);
+    assert.ok(accepted.length >= needed && accepted.length <= needed + 1, `${accepted.length} parts stored after the reload, ${needed} needed (${patches.length} PATCH requests)`);
+    assert.ok(patches.length <= needed + 12, `${patches.length} PATCH requests after the reload: retries are spaced out`);
     // the model is the file
     const stored = Buffer.from(await (await fetch(`${base}/models/${sha}/model.onnx`)).arrayBuffer());
     assert.equal(crypto.createHash('sha256').update(stored).digest('hex'), sha);

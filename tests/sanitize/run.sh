@@ -45,6 +45,11 @@ for s in $SANITIZE_SUITES; do
     # the S3 store's own paths (replicas, retries, the object store away); the http suite
     # on S3 and the kill/throughput parts add time, not code, under the sanitizers
     s3) run s3 env S3_ONLY=rgw,replicas,outage sh tests/s3/run.sh ;;
+    # the diff suite's sweeps (a few thousand short runs of inspect, render, check and
+    # shapedump over the corpus) look for memory errors and undefined behaviour; LeakSanitizer's
+    # exit scan was half of each run's time here, and those paths' leaks are the cli and
+    # render suites' (decision 72)
+    diff) run diff env ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" sh tests/diff/run.sh ;;
     # an expected suite that is missing fails (tally_suite: no summary line)
     *) run "$s" sh "tests/$s/run.sh" ;;
   esac
