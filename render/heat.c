@@ -1581,8 +1581,7 @@ static void profile_providers(parse *p)
 	for (uint32_t i = 0; i < p->n && p->npm < HEAT_PROVIDER_METRICS; i++) {
 		const char *pv = p->e[i].provider;
 		if (pv == NULL || pv[0] == '\0' ||
-		    strspn(pv, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
-		        strlen(pv))
+		    strspn(pv, OXR_HEAT_NAME_CHARS) != strlen(pv))
 			continue;
 		uint32_t k = 0;
 		while (k < p->npm && strcmp(p->pm[k], pv) != 0)

@@ -241,6 +241,9 @@ oxr_code oxr_render_overlay(const oxp_model *m, const oxp_dag *d, const oxr_opti
 typedef enum { OXR_HEAT_LINEAR = 0, OXR_HEAT_LOG, OXR_HEAT_THRESHOLDS } oxr_heat_scale;
 /* "linear" | "log" | "thresholds"; false when unknown */
 bool oxr_heat_scale_parse(const char *text, uint8_t *out);
+/* The characters of a metric name onnxviz makes, and of a provider in one ("dur.total@P"):
+ * a name of others is input text (a CSV header) and is escaped where it is written. */
+#define OXR_HEAT_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 
 typedef struct oxr_heat_unmatched {
 	const char *name;   /* as the input gave it (UTF-8 checked, may be cut) */

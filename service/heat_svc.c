@@ -31,6 +31,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* An overlay's or a model's id: 64 lowercase hex digits. */
+static bool oid_ok(const char *s)
+{
+	return strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
+}
+
 bool oxs_heat_query(oxs_query_pair *pairs, size_t *n, oxs_heat_req *hr, char *err,
                     size_t errsize)
 {
@@ -41,9 +47,7 @@ bool oxs_heat_query(oxs_query_pair *pairs, size_t *n, oxs_heat_req *hr, char *er
 		const char *key = pairs[i].key, *v = pairs[i].value;
 		if (!strcmp(key, "overlay")) {
 			/* the built-in, or a stored overlay's id: nothing else may reach the worker */
-			size_t len = strlen(v);
-			bool id = len == 64 && strspn(v, "0123456789abcdef") == 64;
-			if ((strcmp(v, "cost") != 0 && !id) || hr->overlay[0] != '\0') {
+			if ((strcmp(v, "cost") != 0 && !oid_ok(v)) || hr->overlay[0] != '\0') {
 				snprintf(err, errsize, "overlay: 'cost' or an overlay's id (64 hex digits), once");
 				return false;
 			}
@@ -51,9 +55,7 @@ bool oxs_heat_query(oxs_query_pair *pairs, size_t *n, oxs_heat_req *hr, char *er
 		} else if (!strcmp(key, "metric")) {
 			size_t len = strlen(v);
 			/* '@': a provider's own metric, dur.total@CPUExecutionProvider */
-			if (metric || len == 0 || len > 64 || strspn(v, "abcdefghijklmnopqrstuvwxyz"
-			                                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			                                              "0123456789._-@") != len) {
+			if (metric || len == 0 || len > 64 || strspn(v, OXR_HEAT_NAME_CHARS "@") != len) {
 				snprintf(err, errsize, "metric: a metric name ([A-Za-z0-9._-@], 1 to 64), once");
 				return false;
 			}
@@ -91,11 +93,12 @@ bool oxs_overlay_split(const char *data, size_t len, char optid[65], const char 
 	size_t t = sizeof(OXS_OVERLAY_TAG) - 1;
 	if (len < TAG_LEN || memcmp(data, OXS_OVERLAY_TAG, t) != 0 || data[TAG_LEN - 1] != '\n')
 		return false;
-	for (size_t i = 0; i < 64; i++)
-		if (!strchr("0123456789abcdef", data[t + i]) || data[t + i] == '\0')
-			return false;
 	memcpy(optid, data + t, 64);
 	optid[64] = '\0';
+	if (!oid_ok(optid)) {
+		optid[0] = '\0';
+		return false;
+	}
 	*body = data + TAG_LEN;
 	*blen = len - TAG_LEN;
 	return true;
@@ -318,19 +321,30 @@ static void release(oxs_server *srv, oxs_mentry *me, oxs_mentry *opt)
 		oxs_models_release(srv->models, opt);
 }
 
+/* POST ...?optimized=ID: the one parameter there may be.  optid: ID or "".  False when
+ * the query has anything else. */
+static bool optimized_query(const oxs_req *r, char optid[65])
+{
+	oxs_query_pair pairs[8];
+	char q[OXS_QUERY_MAX];
+	snprintf(q, sizeof(q), "%s", r->query);
+	int n = oxs_query_split(q, pairs, 8);
+	optid[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (strcmp(pairs[i].key, "optimized") != 0 || i > 0 || !oid_ok(pairs[i].value))
+			return false;
+		snprintf(optid, 65, "%s", pairs[i].value);
+	}
+	return true;
+}
+
 static void work_overlay_post(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
 	oxs_mentry *me = NULL, *opt = NULL;
 	/* ?optimized=ID: what is stored is the optimized model's line, then the body */
-	char optid[65] = "";
-	oxs_query_pair pairs[8];
-	char q[OXS_QUERY_MAX];
-	snprintf(q, sizeof(q), "%s", r->query);
-	int n = oxs_query_split(q, pairs, 8);
-	for (int i = 0; i < n; i++)
-		if (!strcmp(pairs[i].key, "optimized"))
-			snprintf(optid, sizeof(optid), "%s", pairs[i].value);
+	char optid[65];
+	(void)optimized_query(r, optid); /* checked by oxs_overlay_post */
 	oxr_buf *stored = r->body, tagged;
 	oxr_buf_init(&tagged, 0);
 	if (optid[0] != '\0') {
@@ -364,8 +378,7 @@ static void work_overlay_post(oxs_req *r)
 			oxr_buf_printf(&b, "\"metrics\":[");
 			for (uint32_t k = 0; k < h->nmetrics; k++) /* names: [A-Za-z0-9._-] or text */
 				oxr_buf_printf(&b, "%s\"%s\"", k ? "," : "",
-				               strspn(h->metrics[k], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM"
-				                                     "NOPQRSTUVWXYZ0123456789._-@") ==
+				               strspn(h->metrics[k], OXR_HEAT_NAME_CHARS "@") ==
 				                       strlen(h->metrics[k])
 				                   ? h->metrics[k] : "?");
 			oxr_buf_printf(&b, "],\"links\":{\"self\":\"/models/%s/overlays/%s\","
@@ -397,22 +410,14 @@ void oxs_overlay_post(oxs_req *r)
 		return;
 	}
 	/* the query: optimized=<a model's id> at most, once */
-	oxs_query_pair pairs[8];
-	char q[OXS_QUERY_MAX];
-	snprintf(q, sizeof(q), "%s", r->query);
-	int n = oxs_query_split(q, pairs, 8);
-	for (int i = 0; i < n; i++) {
-		const char *v = pairs[i].value;
-		if (strcmp(pairs[i].key, "optimized") != 0 || i > 0 || strlen(v) != 64 ||
-		    strspn(v, "0123456789abcdef") != 64) {
-			oxs_reply_error(r, 400, "bad_query", "",
-			                "the one parameter is optimized=<the id of ORT's optimized model, "
-			                "uploaded with POST /models>");
-			return;
-		}
+	char optid[65];
+	if (!optimized_query(r, optid)) {
+		oxs_reply_error(r, 400, "bad_query", "",
+		                "the one parameter is optimized=<the id of ORT's optimized model, "
+		                "uploaded with POST /models>");
+		return;
 	}
 	/* a file that starts as a stored overlay's line would be taken for one */
-	char optid[65];
 	const char *body;
 	size_t blen;
 	if (oxs_overlay_split(r->body->data, r->body->len, optid, &body, &blen)) {
@@ -422,11 +427,6 @@ void oxs_overlay_post(oxs_req *r)
 		return;
 	}
 	oxs_defer(r, r->srv->work, work_overlay_post);
-}
-
-static bool oid_ok(const char *s)
-{
-	return strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
 }
 
 static void work_overlay_get(oxs_req *r)

@@ -191,19 +191,17 @@ bool oxs_preview_query(const oxs_query_pair *pairs, size_t n, oxs_preview_opt *o
 			}
 			o->bins = (uint32_t)x;
 			bins_given = true;
-		} else if (strcmp(k, "stats") == 0) {
+		} else if (strcmp(k, "stats") == 0 || strcmp(k, "dequantize") == 0) {
 			if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
-				snprintf(err, errsize, "stats: 0 or 1");
+				snprintf(err, errsize, "%s: 0 or 1", k);
 				return false;
 			}
-			o->stats = v[0] == '1';
-			stats_given = true;
-		} else if (strcmp(k, "dequantize") == 0) {
-			if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
-				snprintf(err, errsize, "dequantize: 0 or 1");
-				return false;
+			if (k[0] == 's') {
+				o->stats = v[0] == '1';
+				stats_given = true;
+			} else {
+				o->dequantize = v[0] == '1';
 			}
-			o->dequantize = v[0] == '1';
 		} else if (strcmp(k, "format") == 0) {
 			if (strcmp(v, "json") != 0 && strcmp(v, "npy") != 0) {
 				snprintf(err, errsize, "format: json or npy");
