@@ -30,14 +30,11 @@ WARN    := -Wall -Wextra -Wshadow -Wconversion -Wsign-conversion -Wstrict-protot
 CFLAGS_ALL = -std=c17 -D_GNU_SOURCE -g $(OPT) $(WARN) $(SANFLAGS) -I. -I$(BUILD)/gen \
              $(shell pkg-config --cflags libgvc 2>/dev/null) $(CFLAGS)
 GVPLUGDIR := $(shell pkg-config --variable=libdir libgvc 2>/dev/null)/graphviz
-# Graphviz plugins are linked in and registered by the program itself (render/graphviz.c),
-# so layouts work without the plugin configuration file (docs/decisions.md).
-GVLIBS   = $(shell pkg-config --libs libgvc 2>/dev/null) -L$(GVPLUGDIR) -Wl,-rpath,$(GVPLUGDIR) \
-           -l:libgvplugin_dot_layout.so.6 -l:libgvplugin_core.so.6
-# libcurl, libmicrohttpd and libcrypto are not linked: the S3 client, the server and the
-# first hash load them when first used (store/s3client.c, service/mhd.c, store/crypto.c;
-# dlopen is in glibc's libc since 2.34), so the CLI does not map their ~40 libraries (TLS,
-# Kerberos, LDAP, ...) nor make their ~25,000 relocations at every start (docs/bench.md).
+# Graphviz and its dot and core plugins are loaded when the first layout needs them
+# (render/layout.c, dlopen) and the plugins registered by the program itself, so layouts
+# work without the plugin configuration file (docs/decisions.md); the run path lets
+# dlopen find the plugins in Graphviz's own folder.
+GVLIBS   = -Wl,-rpath,$(GVPLUGDIR)
 LIBS     = $(GVLIBS) -ljansson -lm -lpthread
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 

@@ -3,7 +3,8 @@
  * positions and splines come back into the view.
  *
  * Graphviz facts this relies on (shared/notes/graphviz-mhd.md, measured here):
- *  - the plugins are linked in and registered with gvContextPlugins(), so no plugin
+ *  - the library and its two plugins are loaded when first needed (below) and the
+ *    plugins registered with gvContextPlugins(), so no plugin
  *    configuration file (config6a) is needed, e.g. in a slim container;
  *  - boxes are fixed-size and label-less for the layout: our own SVG writer draws the
  *    text, so dot never parses labels (no HTML-label leaks, no escape expansion of model
@@ -26,14 +27,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern gvplugin_library_t gvplugin_dot_layout_LTX_library;
-extern gvplugin_library_t gvplugin_core_LTX_library;
+/* Graphviz is loaded when the first layout needs it (dlopen, render/dlopen.c), not linked:
+ * its nine libraries cost every start of the program about 2 ms of mapping and
+ * relocation, and most commands (inspect, check, cost, diff as JSON) never lay out. */
+#define GV_SONAME "libgvc.so.6"
+#define GV_DOT_SONAME "libgvplugin_dot_layout.so.6"
+#define GV_CORE_SONAME "libgvplugin_core.so.6"
+/* The plugins live in Graphviz's own folder (found through the binary's run path, not
+ * ldconfig's cache) and come in libgvc's package: the note names libgvc alone. */
+OXR_DLOPEN_NOTE(gvc, "layout", "Graphviz and its dot and core plugins, for drawings", GV_SONAME);
 
-static const lt_symlist_t builtins[] = {
-    {"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
-    {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
-    {NULL, NULL},
-};
+#define GV_FNS(X)                                                                          \
+	X(agopen) X(agclose) X(agnode) X(agedge) X(agsubg) X(agattr) X(agxset) X(agsafeset) \
+	X(agset) X(agstrdup) X(agwrite) X(agerrors) X(agseterrf) X(agreseterrors)         \
+	X(gvContextPlugins) X(gvLayout) X(gvFreeLayout) X(Agdirected) X(AgIoDisc)
+
+static union {
+	struct {
+#define X(name) __typeof__(name) *name;
+		GV_FNS(X)
+#undef X
+	};
+	void *slot[0 GV_FNS(OXR_DLOPEN_SLOT)];
+} gv;
+static union {
+	gvplugin_library_t *lib;
+	void *slot[1];
+} gv_dot, gv_core;
+
+static bool gv_loaded;
+static char gv_load_err[300];
+
+static void gv_load(void)
+{
+	static const char *const names[] = {GV_FNS(OXR_DLOPEN_NAME)};
+	static const char *const dot[] = {"gvplugin_dot_layout_LTX_library"};
+	static const char *const core[] = {"gvplugin_core_LTX_library"};
+	gv_loaded = oxr_dlopen(GV_SONAME, "", names, gv.slot, sizeof(names) / sizeof(names[0]),
+	                       gv_load_err, sizeof(gv_load_err)) &&
+	            oxr_dlopen(GV_DOT_SONAME, "", dot, gv_dot.slot, 1, gv_load_err,
+	                       sizeof(gv_load_err)) &&
+	            oxr_dlopen(GV_CORE_SONAME, "", core, gv_core.slot, 1, gv_load_err,
+	                       sizeof(gv_load_err));
+}
 
 static GVC_t *gvc;
 static char gv_errors[512];
@@ -51,11 +87,28 @@ static int on_gv_error(char *msg)
 	return 0;
 }
 
+/* Layouts run in one thread of a worker process (worker.c) or of the CLI, so the
+ * context and the library are made once without a lock. */
 static GVC_t *context(void)
 {
 	if (gvc == NULL) {
-		agseterrf(on_gv_error);
-		gvc = gvContextPlugins(builtins, 0);
+		static bool tried;
+		if (!tried) {
+			tried = true;
+			gv_load();
+		}
+		if (!gv_loaded)
+			return NULL;
+		/* static: Graphviz keeps the pointer */
+		static lt_symlist_t builtins[] = {
+		    {"gvplugin_dot_layout_LTX_library", NULL},
+		    {"gvplugin_core_LTX_library", NULL},
+		    {NULL, NULL},
+		};
+		builtins[0].address = gv_dot.lib;
+		builtins[1].address = gv_core.lib;
+		gv.agseterrf(on_gv_error);
+		gvc = gv.gvContextPlugins(builtins, 0);
 	}
 	return gvc;
 }
@@ -225,7 +278,7 @@ static long id_map(void *state, int objtype, char *str, IDTYPE *id, int createfl
 		st->names = names;
 		st->cap = cap;
 	}
-	char *copy = agstrdup(st->g, str);
+	char *copy = gv.agstrdup(st->g, str);
 	if (copy == NULL) {
 		st->oom = true;
 		return 0;
@@ -303,7 +356,8 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 {
 	GVC_t *ctx = context();
 	if (ctx == NULL)
-		return oxr__fail(err, OXR_E_LAYOUT, "Graphviz context could not be created");
+		return oxr__fail(err, OXR_E_LAYOUT, "Graphviz: %s",
+		                  gv_loaded ? "no context could be made" : gv_load_err);
 	bool want_dot = fmt == OXR_FMT_DOT;
 	const char *nslimit, *spline_mode, *mclimit;
 	settings(v, &nslimit, &spline_mode, &mclimit);
@@ -312,47 +366,47 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 
 	/* our own output channel for agwrite (DOT into an oxr_buf) */
 	static Agiodisc_t io;
-	io = AgIoDisc;
+	io = *gv.AgIoDisc;
 	io.putstr = mem_putstr;
 	io.flush = mem_flush;
 	Agdisc_t disc = {NULL, &ordered_ids, &io};
-	Agraph_t *g = agopen("onnxviz", Agdirected, &disc);
+	Agraph_t *g = gv.agopen("onnxviz", *gv.Agdirected, &disc);
 	if (g == NULL)
 		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
-	agattr(g, AGRAPH, "rankdir", v->o.rankdir_lr ? "LR" : "TB");
-	agattr(g, AGRAPH, "newrank", "true");
-	agattr(g, AGRAPH, "ranksep", "0.32");
-	agattr(g, AGRAPH, "nodesep", "0.22");
-	agattr(g, AGRAPH, "splines", (char *)spline_mode);
+	gv.agattr(g, AGRAPH, "rankdir", v->o.rankdir_lr ? "LR" : "TB");
+	gv.agattr(g, AGRAPH, "newrank", "true");
+	gv.agattr(g, AGRAPH, "ranksep", "0.32");
+	gv.agattr(g, AGRAPH, "nodesep", "0.22");
+	gv.agattr(g, AGRAPH, "splines", (char *)spline_mode);
 	if (nslimit != NULL)
-		agattr(g, AGRAPH, "nslimit", (char *)nslimit);
+		gv.agattr(g, AGRAPH, "nslimit", (char *)nslimit);
 	if (mclimit != NULL)
-		agattr(g, AGRAPH, "mclimit", (char *)mclimit);
-	agattr(g, AGRAPH, "fontname", "Helvetica");
-	agattr(g, AGRAPH, "fontsize", "10");
-	agattr(g, AGRAPH, "label", "");
-	Agsym_t *a_w = agattr(g, AGNODE, "width", "0.75");
-	Agsym_t *a_h = agattr(g, AGNODE, "height", "0.5");
-	agattr(g, AGNODE, "shape", "box");
-	agattr(g, AGNODE, "fixedsize", "true");
-	agattr(g, AGNODE, "fontname", "Helvetica");
+		gv.agattr(g, AGRAPH, "mclimit", (char *)mclimit);
+	gv.agattr(g, AGRAPH, "fontname", "Helvetica");
+	gv.agattr(g, AGRAPH, "fontsize", "10");
+	gv.agattr(g, AGRAPH, "label", "");
+	Agsym_t *a_w = gv.agattr(g, AGNODE, "width", "0.75");
+	Agsym_t *a_h = gv.agattr(g, AGNODE, "height", "0.5");
+	gv.agattr(g, AGNODE, "shape", "box");
+	gv.agattr(g, AGNODE, "fixedsize", "true");
+	gv.agattr(g, AGNODE, "fontname", "Helvetica");
 	/* the DOT's labels are all rows at the size of the SVG's rows: boxes are sized for
 	 * them, so `dot -Tsvg` of the DOT keeps its text inside too */
-	agattr(g, AGNODE, "fontsize", "9");
-	Agsym_t *a_label = agattr(g, AGNODE, "label", "");
+	gv.agattr(g, AGNODE, "fontsize", "9");
+	Agsym_t *a_label = gv.agattr(g, AGNODE, "label", "");
 	Agsym_t *a_style = NULL, *a_fill = NULL, *a_tooltip = NULL, *a_color = NULL;
 	if (want_dot) {
-		a_style = agattr(g, AGNODE, "style", "rounded,filled");
-		a_fill = agattr(g, AGNODE, "fillcolor", "#f4f4f4");
-		a_tooltip = agattr(g, AGNODE, "tooltip", "");
+		a_style = gv.agattr(g, AGNODE, "style", "rounded,filled");
+		a_fill = gv.agattr(g, AGNODE, "fillcolor", "#f4f4f4");
+		a_tooltip = gv.agattr(g, AGNODE, "tooltip", "");
 		if (v->ov != NULL) /* an overlay's marks: the outline's colour */
-			a_color = agattr(g, AGNODE, "color", "black");
+			a_color = gv.agattr(g, AGNODE, "color", "black");
 	}
-	Agsym_t *e_style = agattr(g, AGEDGE, "style", "solid");
-	Agsym_t *e_weight = agattr(g, AGEDGE, "weight", "1");
+	Agsym_t *e_style = gv.agattr(g, AGEDGE, "style", "solid");
+	Agsym_t *e_weight = gv.agattr(g, AGEDGE, "weight", "1");
 	/* xlabel, not label: a label would make dot lay out a node per edge label */
-	Agsym_t *e_label = want_dot ? agattr(g, AGEDGE, "xlabel", "") : NULL;
-	Agsym_t *c_label = agattr(g, AGRAPH, "label", "");
+	Agsym_t *e_label = want_dot ? gv.agattr(g, AGEDGE, "xlabel", "") : NULL;
+	Agsym_t *c_label = gv.agattr(g, AGRAPH, "label", "");
 	(void)c_label;
 
 	oxr_code rc = OXR_OK;
@@ -362,7 +416,7 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 		vcluster *cl = &v->clusters[c];
 		Agraph_t *parent = cl->parent == OXP_NONE ? g : v->clusters[cl->parent].gv;
 		snprintf(name, sizeof(name), "cluster_%u", c);
-		Agraph_t *sg = agsubg(parent, name, 1);
+		Agraph_t *sg = gv.agsubg(parent, name, 1);
 		if (sg == NULL) {
 			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 			goto out;
@@ -372,7 +426,7 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 			goto out;
 		}
-		agset(sg, "label", cl_label);
+		gv.agset(sg, "label", cl_label);
 		free(cl_label);
 		if (!want_dot && cl->label != NULL && cl->label[0] != '\0') {
 			/* dot makes a cluster as wide as its label, measured with Helvetica metrics
@@ -381,7 +435,7 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 			double want = oxr__text_width(cl->label, OXR_CLUSTER_SIZE, true),
 			       est = oxr__helvetica_width(cl->label, OXR_CLUSTER_SIZE);
 			if (est > 0 && want > est) {
-				agsafeset(sg, "fontsize",
+				gv.agsafeset(sg, "fontsize",
 				          fmt_num(num, sizeof(num), OXR_CLUSTER_SIZE * want / est), "10");
 			}
 		}
@@ -391,65 +445,65 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 		vbox *b = &v->boxes[i];
 		Agraph_t *home = b->cluster == OXP_NONE ? g : v->clusters[b->cluster].gv;
 		snprintf(name, sizeof(name), "b%u", i);
-		Agnode_t *n = agnode(home, name, 1);
+		Agnode_t *n = gv.agnode(home, name, 1);
 		if (n == NULL) {
 			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 			goto out;
 		}
-		agxset(n, a_w, fmt_num(num, sizeof(num), (b->w + oxr__stack_pad(b)) / 72.0));
-		agxset(n, a_h, fmt_num(num, sizeof(num), (b->h + oxr__stack_pad(b)) / 72.0));
+		gv.agxset(n, a_w, fmt_num(num, sizeof(num), (b->w + oxr__stack_pad(b)) / 72.0));
+		gv.agxset(n, a_h, fmt_num(num, sizeof(num), (b->h + oxr__stack_pad(b)) / 72.0));
 		if (want_dot) {
 			char *label = dot_label(b);
 			if (label == NULL) {
 				rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 				goto out;
 			}
-			agxset(n, a_label, label);
+			gv.agxset(n, a_label, label);
 			free(label);
-			agxset(n, a_fill, b->heat && b->heat_fill ? (char *)b->heat_fill
+			gv.agxset(n, a_fill, b->heat && b->heat_fill ? (char *)b->heat_fill
 			                                          : (char *)oxr__family_color(b->family));
 			if (b->heat_dark)
-				agsafeset(n, "fontcolor", "#ffffff", "black");
+				gv.agsafeset(n, "fontcolor", "#ffffff", "black");
 			if (b->title != NULL) {
 				char *t = dot_plain(b->title);
 				if (t == NULL) {
 					rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 					goto out;
 				}
-				agxset(n, a_tooltip, t);
+				gv.agxset(n, a_tooltip, t);
 				free(t);
 			}
 			if (b->kind == BX_INPUT || b->kind == BX_OUTPUT)
-				agxset(n, a_style, "rounded,filled,bold");
+				gv.agxset(n, a_style, "rounded,filled,bold");
 			if (a_color != NULL && b->mark != OXR_MARK_NONE)
-				agxset(n, a_color, (char *)oxr__mark_color(b->mark));
+				gv.agxset(n, a_color, (char *)oxr__mark_color(b->mark));
 			if (b->mark == OXR_MARK_REMOVED)
-				agxset(n, a_style, "rounded,filled,dashed");
+				gv.agxset(n, a_style, "rounded,filled,dashed");
 		}
 		b->gv = n;
 	}
 	for (uint32_t i = 0; i < v->nedges; i++) {
 		vedge *e = &v->edges[i];
-		Agedge_t *ge = agedge(g, v->boxes[e->from].gv, v->boxes[e->to].gv, NULL, 1);
+		Agedge_t *ge = gv.agedge(g, v->boxes[e->from].gv, v->boxes[e->to].gv, NULL, 1);
 		if (ge == NULL) {
 			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 			goto out;
 		}
 		if (e->style == ED_OUTER)
-			agxset(ge, e_style, "dashed");
+			gv.agxset(ge, e_style, "dashed");
 		else if (e->style == ED_SUB)
-			agxset(ge, e_style, e->invisible ? "invis" : "dotted");
+			gv.agxset(ge, e_style, e->invisible ? "invis" : "dotted");
 		else if (e->style == ED_STUB)
-			agxset(ge, e_weight, "3");
+			gv.agxset(ge, e_weight, "3");
 		else if (e->style == ED_READS)
-			agxset(ge, e_style, "dotted");
+			gv.agxset(ge, e_style, "dotted");
 		if (want_dot && e->label != NULL) {
 			char *l = dot_plain(e->label);
 			if (l == NULL) {
 				rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 				goto out;
 			}
-			agxset(ge, e_label, l);
+			gv.agxset(ge, e_label, l);
 			free(l);
 		}
 		e->gv = ge;
@@ -458,7 +512,7 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 	if (want_dot) {
 		/* the graph as dot would read it: no layout needed */
 		memchan mc = {dot_out};
-		if (agwrite(g, &mc) != 0 || dot_out->failed)
+		if (gv.agwrite(g, &mc) != 0 || dot_out->failed)
 			rc = oxr__fail(err, dot_out->failed ? OXR_E_TOO_BIG : OXR_E_LAYOUT,
 			               "writing DOT failed");
 		goto out;
@@ -466,11 +520,11 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 
 	gv_errlen = 0;
 	gv_errors[0] = '\0';
-	agreseterrors();
-	if (gvLayout(ctx, g, "dot") != 0 || agerrors() >= AGERR) {
+	gv.agreseterrors();
+	if (gv.gvLayout(ctx, g, "dot") != 0 || gv.agerrors() >= AGERR) {
 		rc = oxr__fail(err, OXR_E_LAYOUT, "Graphviz layout failed: %s",
 		               gv_errlen ? gv_errors : "(no message)");
-		gvFreeLayout(ctx, g);
+		gv.gvFreeLayout(ctx, g);
 		goto out;
 	}
 	/* read the layout back; SVG orientation: y grows downwards */
@@ -543,8 +597,8 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 		v->width = ceil(label_right);
 #undef X
 #undef Y
-	gvFreeLayout(ctx, g);
+	gv.gvFreeLayout(ctx, g);
 out:
-	agclose(g);
+	gv.agclose(g);
 	return rc;
 }

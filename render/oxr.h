@@ -370,6 +370,37 @@ oxr_code oxr_child_run(const char *exe, char *const argv[], oxr_child_fn fn, voi
 int oxr_worker_main(int argc, char **argv);
 int oxr_worker_main_pair(int argc, char **argv, oxr_pair_fn pair);
 
+/* ---------------------------------------------------------------------------------------
+ * Libraries loaded when first needed (dlopen.c)
+ *
+ * Graphviz (render/layout.c), libcurl and libcrypto (store/), libmicrohttpd (service/)
+ * are loaded by the first call that needs them rather than linked, so that a CLI command
+ * that draws nothing and stores nothing does not map their libraries at every start.
+ * Each user keeps a union of its functions' struct and an array of slots, filled by
+ * oxr_dlopen from an X-macro list of names.
+ */
+/* Names a library loaded with dlopen in the binary's .note.dlopen section (the ELF dlopen
+ * metadata of systemd.io/ELF_DLOPEN_METADATA: owner "FDO", type 0x407c0c0a, a JSON array),
+ * so that tools — the image check (tests/docker/run.sh) — see it as a dependency. */
+#define OXR_DLOPEN_JSON(feature, description, soname)                                     \
+	"[{\"soname\":[\"" soname "\"],\"feature\":\"" feature "\",\"description\":\"" \
+	description "\",\"priority\":\"required\"}]"
+#define OXR_DLOPEN_NOTE(var, feature, description, soname)                                \
+	__attribute__((used, section(".note.dlopen"), aligned(4))) static const struct {      \
+		uint32_t namesz, descsz, type;                                               \
+		char name[4];                                                                \
+		char desc[(sizeof(OXR_DLOPEN_JSON(feature, description, soname)) + 3) & ~3u];  \
+	} var##_dlopen_note = {4, sizeof(OXR_DLOPEN_JSON(feature, description, soname)),    \
+	                       0x407c0c0a, "FDO", OXR_DLOPEN_JSON(feature, description, soname)}
+
+/* Open soname (dlopen, RTLD_NOW | RTLD_LOCAL) and look up prefix + names[i] into slots[i]
+ * for i < n.  False with the reason in err. */
+bool oxr_dlopen(const char *soname, const char *prefix, const char *const *names, void **slots,
+                size_t n, char *err, size_t errsize);
+/* For a loader's X-macro list of functions: their names, and their count. */
+#define OXR_DLOPEN_NAME(name) #name,
+#define OXR_DLOPEN_SLOT(name) +1
+
 #ifdef __cplusplus
 }
 #endif

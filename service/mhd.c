@@ -25,7 +25,7 @@
 
 #define MHD_SONAME "libmicrohttpd.so.12"
 
-OXST_DLOPEN_NOTE(mhd, "serve", "the HTTP service (onnxviz serve)", MHD_SONAME);
+OXR_DLOPEN_NOTE(mhd, "serve", "the HTTP service (onnxviz serve)", MHD_SONAME);
 
 #define MHD_FNS(X)                                                                       \
 	X(start_daemon_va) X(stop_daemon) X(quiesce_daemon) X(get_daemon_info)             \
@@ -42,7 +42,7 @@ static union {
 		MHD_FNS(X)
 #undef X
 	};
-	void *slot[0 MHD_FNS(OXST_DLOPEN_SLOT)];
+	void *slot[0 MHD_FNS(OXR_DLOPEN_SLOT)];
 } lib;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -51,8 +51,8 @@ static char load_err[300];
 
 static void load(void)
 {
-	static const char *const names[] = {MHD_FNS(OXST_DLOPEN_NAME)};
-	loaded = oxst_dlopen(MHD_SONAME, "MHD_", names, lib.slot, sizeof(names) / sizeof(names[0]),
+	static const char *const names[] = {MHD_FNS(OXR_DLOPEN_NAME)};
+	loaded = oxr_dlopen(MHD_SONAME, "MHD_", names, lib.slot, sizeof(names) / sizeof(names[0]),
 	                      load_err, sizeof(load_err));
 }
 

@@ -21,7 +21,7 @@
 
 #define CRYPTO_SONAME "libcrypto.so.3"
 
-OXST_DLOPEN_NOTE(crypto, "hash", "SHA-256 of models, ETags and tokens", CRYPTO_SONAME);
+OXR_DLOPEN_NOTE(crypto, "hash", "SHA-256 of models, ETags and tokens", CRYPTO_SONAME);
 
 #define CRYPTO_FNS(X)                                                                    \
 	X(EVP_sha256) X(EVP_MD_CTX_new) X(EVP_MD_CTX_free) X(EVP_DigestInit_ex)           \
@@ -34,7 +34,7 @@ static union {
 		CRYPTO_FNS(X)
 #undef X
 	};
-	void *slot[0 CRYPTO_FNS(OXST_DLOPEN_SLOT)];
+	void *slot[0 CRYPTO_FNS(OXR_DLOPEN_SLOT)];
 } lib;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -43,8 +43,8 @@ static char load_err[300];
 
 static void load(void)
 {
-	static const char *const names[] = {CRYPTO_FNS(OXST_DLOPEN_NAME)};
-	loaded = oxst_dlopen(CRYPTO_SONAME, "", names, lib.slot, sizeof(names) / sizeof(names[0]),
+	static const char *const names[] = {CRYPTO_FNS(OXR_DLOPEN_NAME)};
+	loaded = oxr_dlopen(CRYPTO_SONAME, "", names, lib.slot, sizeof(names) / sizeof(names[0]),
 	                      load_err, sizeof(load_err));
 }
 

@@ -286,29 +286,7 @@ void oxst_set_hooks(const oxst_hooks *h);
 /* ---------------------------------------------------------------------------------------
  * Libraries loaded when first needed
  */
-/* Names a library loaded with dlopen (libcurl here, libmicrohttpd in service/mhd.c) in the
- * binary's .note.dlopen section (the ELF dlopen
- * metadata of systemd.io/ELF_DLOPEN_METADATA: owner "FDO", type 0x407c0c0a, a JSON array),
- * so that tools — the image check (tests/docker/run.sh) — see it as a dependency. */
-#define OXST_DLOPEN_JSON(feature, description, soname)                                    \
-	"[{\"soname\":[\"" soname "\"],\"feature\":\"" feature "\",\"description\":\"" \
-	description "\",\"priority\":\"required\"}]"
-#define OXST_DLOPEN_NOTE(var, feature, description, soname)                               \
-	__attribute__((used, section(".note.dlopen"), aligned(4))) static const struct {      \
-		uint32_t namesz, descsz, type;                                               \
-		char name[4];                                                                \
-		char desc[(sizeof(OXST_DLOPEN_JSON(feature, description, soname)) + 3) & ~3u]; \
-	} var##_dlopen_note = {4, sizeof(OXST_DLOPEN_JSON(feature, description, soname)),   \
-	                       0x407c0c0a, "FDO", OXST_DLOPEN_JSON(feature, description, soname)}
-
-/* Open soname (dlopen) and look up prefix + names[i] into slots[i] for i < n (the
- * loaders of libcurl, libmicrohttpd, libcrypto: a union of their functions' struct and
- * this array of slots).  False with the reason in err. */
-bool oxst_dlopen(const char *soname, const char *prefix, const char *const *names,
-                 void **slots, size_t n, char *err, size_t errsize);
-/* For a loader's X-macro list of functions: their names, and their count. */
-#define OXST_DLOPEN_NAME(name) #name,
-#define OXST_DLOPEN_SLOT(name) +1
+/* (dlopen and the .note.dlopen names: oxr_dlopen and OXR_DLOPEN_* in render/oxr.h) */
 
 /* Load libcrypto (once; store/crypto.c: the program's EVP_* calls go through it): false
  * with the reason in err (may be NULL).  A hash without it stops the program; the server

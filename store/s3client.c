@@ -318,10 +318,10 @@ static union {
 		LIBCURL_FNS(X)
 #undef X
 	};
-	void *slot[0 LIBCURL_FNS(OXST_DLOPEN_SLOT)];
+	void *slot[0 LIBCURL_FNS(OXR_DLOPEN_SLOT)];
 } libcurl;
 
-OXST_DLOPEN_NOTE(libcurl, "s3", "the S3 store and models registered by reference",
+OXR_DLOPEN_NOTE(libcurl, "s3", "the S3 store and models registered by reference",
                  LIBCURL_SONAME);
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -330,8 +330,8 @@ static char global_err[256];
 
 static void global_init(void)
 {
-	static const char *const names[] = {LIBCURL_FNS(OXST_DLOPEN_NAME)};
-	bool ok = oxst_dlopen(LIBCURL_SONAME, "curl_", names, libcurl.slot,
+	static const char *const names[] = {LIBCURL_FNS(OXR_DLOPEN_NAME)};
+	bool ok = oxr_dlopen(LIBCURL_SONAME, "curl_", names, libcurl.slot,
 	                      sizeof(names) / sizeof(names[0]), global_err, sizeof(global_err));
 	if (ok && libcurl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(global_err, sizeof(global_err), "curl_global_init failed");

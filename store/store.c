@@ -4,7 +4,6 @@
  */
 #include "store/internal.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,24 +94,4 @@ char *oxst_read_all(int fd, uint64_t size)
 		data = NULL;
 	}
 	return data;
-}
-
-bool oxst_dlopen(const char *soname, const char *prefix, const char *const *names,
-                 void **slots, size_t n, char *err, size_t errsize)
-{
-	void *so = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-	if (so == NULL) {
-		const char *e = dlerror();
-		snprintf(err, errsize, "cannot load %s: %s", soname, e != NULL ? e : "unknown");
-		return false;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char sym[128];
-		snprintf(sym, sizeof(sym), "%s%s", prefix, names[i]);
-		if ((slots[i] = dlsym(so, sym)) == NULL) {
-			snprintf(err, errsize, "cannot load %s: no %s in it", soname, sym);
-			return false;
-		}
-	}
-	return true;
 }
