@@ -224,8 +224,17 @@ static bool split_structure(int fd, uint8_t *map, size_t len)
 			end = len;
 			next = len;
 		}
-		if (end > pos && !read_at(fd, map + pos, (size_t)(end - pos), pos))
-			ok = false;
+		if (end > pos) {
+#ifdef MADV_POPULATE_WRITE
+			/* one call for the range's pages rather than a fault per page in the
+			 * read (parser/arena.c says why) */
+			uint64_t from = pos & ~(PAGE - 1);
+			(void)madvise(map + from, (size_t)(((end + PAGE - 1) & ~(PAGE - 1)) - from),
+			              MADV_POPULATE_WRITE);
+#endif
+			if (!read_at(fd, map + pos, (size_t)(end - pos), pos))
+				ok = false;
+		}
 		if (ok && next > end &&
 		    mmap(map + end, (size_t)(next - end), PROT_READ, MAP_PRIVATE | MAP_FIXED, fd,
 		         (off_t)end) == MAP_FAILED)
