@@ -23,45 +23,10 @@ extern const size_t oxs_openapi_json_len;
 #define ADMIN OXS_ACCESS_ADMIN
 
 static const oxs_route routes[OXS_R__COUNT] = {
-    [OXS_R_INDEX] = {"/", "GET HEAD", OPEN, OPEN, OPEN, false, false},
-    [OXS_R_HEALTHZ] = {"/healthz", "GET HEAD", OPEN, OPEN, OPEN, false, false},
-    [OXS_R_READYZ] = {"/readyz", "GET HEAD", OPEN, OPEN, OPEN, false, false},
-    [OXS_R_METRICS] = {"/metrics", "GET HEAD", OPEN, OPEN, OPEN, false, false},
-    [OXS_R_OPENAPI] = {"/openapi.json", "GET HEAD", OPEN, OPEN, OPEN, false, false},
-    [OXS_R_MODELS] = {"/models", "GET HEAD POST", READ, UPLOAD, OPEN, true, false},
-    [OXS_R_MODEL] = {"/models/{id}", "GET HEAD DELETE", READ, OPEN, ADMIN, false, false},
-    [OXS_R_GRAPH_SVG] = {"/models/{id}/graph.svg", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_GRAPH_JSON] = {"/models/{id}/graph.json", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_GRAPH_DOT] = {"/models/{id}/graph.dot", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_DOCUMENT] = {"/models/{id}/document.json", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_COST] = {"/models/{id}/cost.json", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_NODE] = {"/models/{id}/nodes/{node_id}", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_SEARCH] = {"/models/{id}/search", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_CHECK] = {"/models/{id}/check", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_MODEL_ONNX] = {"/models/{id}/model.onnx", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_TENSOR] = {"/models/{id}/tensors/{name}", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_OVERLAYS] = {"/models/{id}/overlays", "POST", READ, UPLOAD, OPEN, false, true},
-    [OXS_R_OVERLAY] = {"/models/{id}/overlays/{oid}", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_DIFF_JSON] = {"/models/{id}/diff/{other}.json", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_DIFF_SVG] = {"/models/{id}/diff/{other}.svg", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_DIFF_DOT] = {"/models/{id}/diff/{other}.dot", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_FILE] = {"/files/{path}", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_FILE_SVG] = {"/files/{path}/graph.svg", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_FILE_JSON] = {"/files/{path}/graph.json", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_FILE_DOT] = {"/files/{path}/graph.dot", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_FILE_DOCUMENT] = {"/files/{path}/document.json", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_FILE_NODE] = {"/files/{path}/nodes/{node_id}", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_FILE_SEARCH] = {"/files/{path}/search", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_FILE_CHECK] = {"/files/{path}/check", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_FILE_TENSOR] = {"/files/{path}/tensors/{name}", "GET HEAD", READ, OPEN, OPEN, false, false},
-    [OXS_R_POST_SVG] = {"/graph.svg", "POST", OPEN, UPLOAD, OPEN, true, false},
-    [OXS_R_POST_JSON] = {"/graph.json", "POST", OPEN, UPLOAD, OPEN, true, false},
-    [OXS_R_POST_DOT] = {"/graph.dot", "POST", OPEN, UPLOAD, OPEN, true, false},
-    [OXS_R_POST_DIFF_JSON] = {"/diff.json", "POST", OPEN, UPLOAD, OPEN, true, false},
-    [OXS_R_POST_DIFF_SVG] = {"/diff.svg", "POST", OPEN, UPLOAD, OPEN, true, false},
-    [OXS_R_UPLOADS] = {"/uploads", "POST", OPEN, UPLOAD, OPEN, false, false},
-    [OXS_R_UPLOAD] = {"/uploads/{uid}", "GET HEAD PATCH DELETE", UPLOAD, UPLOAD, UPLOAD, false, false},
-    [OXS_R_ASSET] = {"/{file}", "GET HEAD", OPEN, OPEN, OPEN, false, false},
+#define ROUTE(name, pattern, methods, get, post, del, upload, small_body, ...) \
+	[OXS_R_##name] = {pattern, methods, get, post, del, upload, small_body},
+    OXS_ROUTES(ROUTE)
+#undef ROUTE
 };
 
 size_t oxs_route_count(void)

@@ -36,47 +36,58 @@ typedef struct oxs_route {
 	bool small_body;     /* POST reads its body into memory, bounded (heat_svc.c) */
 } oxs_route;
 
-/* The routes, by index (the table's order). */
+/* The routes: one line each, in the table's order (the index is OXS_R_<NAME>).
+ *   X(NAME, pattern, methods, GET access, POST access, DELETE access, upload, small_body,
+ *     GET handler, POST handler, DELETE handler)
+ * upload: POST streams a model body (upload.c); small_body: POST reads its body into
+ * memory, bounded (heat_svc.c).  Handlers are routes.c's (`_`: none; PATCH is http.c's).
+ * router.c expands the list into the route table, routes.c into the handler table, so a
+ * new route is one line here. */
+#define OXS_ROUTES(X) \
+	X(INDEX, "/", "GET HEAD", OPEN, OPEN, OPEN, false, false, h_index, _, _) \
+	X(HEALTHZ, "/healthz", "GET HEAD", OPEN, OPEN, OPEN, false, false, h_healthz, _, _) \
+	X(READYZ, "/readyz", "GET HEAD", OPEN, OPEN, OPEN, false, false, h_readyz, _, _) \
+	X(METRICS, "/metrics", "GET HEAD", OPEN, OPEN, OPEN, false, false, h_metrics, _, _) \
+	X(OPENAPI, "/openapi.json", "GET HEAD", OPEN, OPEN, OPEN, false, false, h_openapi, _, _) \
+	X(MODELS, "/models", "GET HEAD POST", READ, UPLOAD, OPEN, true, false, h_list, _, _) \
+	X(MODEL, "/models/{id}", "GET HEAD DELETE", READ, OPEN, ADMIN, false, false, h_model, _, h_delete) \
+	X(GRAPH_SVG, "/models/{id}/graph.svg", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
+	X(GRAPH_JSON, "/models/{id}/graph.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
+	X(GRAPH_DOT, "/models/{id}/graph.dot", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
+	X(DOCUMENT, "/models/{id}/document.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_document, _, _) \
+	X(COST, "/models/{id}/cost.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_cost, _, _) \
+	X(NODE, "/models/{id}/nodes/{node_id}", "GET HEAD", READ, OPEN, OPEN, false, false, h_node, _, _) \
+	X(SEARCH, "/models/{id}/search", "GET HEAD", READ, OPEN, OPEN, false, false, h_search, _, _) \
+	X(CHECK, "/models/{id}/check", "GET HEAD", READ, OPEN, OPEN, false, false, h_check, _, _) \
+	X(MODEL_ONNX, "/models/{id}/model.onnx", "GET HEAD", READ, OPEN, OPEN, false, false, h_model_onnx, _, _) \
+	X(TENSOR, "/models/{id}/tensors/{name}", "GET HEAD", READ, OPEN, OPEN, false, false, h_tensor, _, _) \
+	X(OVERLAYS, "/models/{id}/overlays", "POST", READ, UPLOAD, OPEN, false, true, _, oxs_overlay_post, _) \
+	X(OVERLAY, "/models/{id}/overlays/{oid}", "GET HEAD", READ, OPEN, OPEN, false, false, oxs_overlay_get, _, _) \
+	X(DIFF_JSON, "/models/{id}/diff/{other}.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_diff, _, _) \
+	X(DIFF_SVG, "/models/{id}/diff/{other}.svg", "GET HEAD", READ, OPEN, OPEN, false, false, h_diff, _, _) \
+	X(DIFF_DOT, "/models/{id}/diff/{other}.dot", "GET HEAD", READ, OPEN, OPEN, false, false, h_diff, _, _) \
+	X(FILE, "/files/{path}", "GET HEAD", READ, OPEN, OPEN, false, false, h_model, _, _) \
+	X(FILE_SVG, "/files/{path}/graph.svg", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
+	X(FILE_JSON, "/files/{path}/graph.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
+	X(FILE_DOT, "/files/{path}/graph.dot", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
+	X(FILE_DOCUMENT, "/files/{path}/document.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_document, _, _) \
+	X(FILE_NODE, "/files/{path}/nodes/{node_id}", "GET HEAD", READ, OPEN, OPEN, false, false, h_node, _, _) \
+	X(FILE_SEARCH, "/files/{path}/search", "GET HEAD", READ, OPEN, OPEN, false, false, h_search, _, _) \
+	X(FILE_CHECK, "/files/{path}/check", "GET HEAD", READ, OPEN, OPEN, false, false, h_check, _, _) \
+	X(FILE_TENSOR, "/files/{path}/tensors/{name}", "GET HEAD", READ, OPEN, OPEN, false, false, h_tensor, _, _) \
+	X(POST_SVG, "/graph.svg", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
+	X(POST_JSON, "/graph.json", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
+	X(POST_DOT, "/graph.dot", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
+	X(POST_DIFF_JSON, "/diff.json", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
+	X(POST_DIFF_SVG, "/diff.svg", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
+	X(UPLOADS, "/uploads", "POST", OPEN, UPLOAD, OPEN, false, false, _, oxs_resumable_create, _) \
+	X(UPLOAD, "/uploads/{uid}", "GET HEAD PATCH DELETE", UPLOAD, UPLOAD, UPLOAD, false, false, oxs_resumable_get, _, oxs_resumable_delete) \
+	X(ASSET, "/{file}", "GET HEAD", OPEN, OPEN, OPEN, false, false, h_asset, _, _)
+
 enum {
-	OXS_R_INDEX,
-	OXS_R_HEALTHZ,
-	OXS_R_READYZ,
-	OXS_R_METRICS,
-	OXS_R_OPENAPI,
-	OXS_R_MODELS,
-	OXS_R_MODEL,
-	OXS_R_GRAPH_SVG,
-	OXS_R_GRAPH_JSON,
-	OXS_R_GRAPH_DOT,
-	OXS_R_DOCUMENT,
-	OXS_R_COST,
-	OXS_R_NODE,
-	OXS_R_SEARCH,
-	OXS_R_CHECK,
-	OXS_R_MODEL_ONNX,
-	OXS_R_TENSOR,
-	OXS_R_OVERLAYS,
-	OXS_R_OVERLAY,
-	OXS_R_DIFF_JSON,
-	OXS_R_DIFF_SVG,
-	OXS_R_DIFF_DOT,
-	OXS_R_FILE,
-	OXS_R_FILE_SVG,
-	OXS_R_FILE_JSON,
-	OXS_R_FILE_DOT,
-	OXS_R_FILE_DOCUMENT,
-	OXS_R_FILE_NODE,
-	OXS_R_FILE_SEARCH,
-	OXS_R_FILE_CHECK,
-	OXS_R_FILE_TENSOR,
-	OXS_R_POST_SVG,
-	OXS_R_POST_JSON,
-	OXS_R_POST_DOT,
-	OXS_R_POST_DIFF_JSON,
-	OXS_R_POST_DIFF_SVG,
-	OXS_R_UPLOADS,
-	OXS_R_UPLOAD,
-	OXS_R_ASSET,
+#define OXS_ROUTE_INDEX(name, ...) OXS_R_##name,
+	OXS_ROUTES(OXS_ROUTE_INDEX)
+#undef OXS_ROUTE_INDEX
 	OXS_R__COUNT
 };
 

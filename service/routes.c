@@ -70,50 +70,17 @@ static void h_model_onnx(oxs_req *r);
 static void h_tensor(oxs_req *r);
 static void h_diff(oxs_req *r);
 
-/* The handler of each route (router.h: the route table; PATCH is http.c's). */
+/* The handler of each route (router.h's OXS_ROUTES; `_` is none; PATCH is http.c's). */
+#define _ NULL
 static const struct {
 	oxs_handler get, post, del;
 } handlers[OXS_R__COUNT] = {
-    [OXS_R_INDEX] = {h_index, NULL, NULL},
-    [OXS_R_HEALTHZ] = {h_healthz, NULL, NULL},
-    [OXS_R_READYZ] = {h_readyz, NULL, NULL},
-    [OXS_R_METRICS] = {h_metrics, NULL, NULL},
-    [OXS_R_OPENAPI] = {h_openapi, NULL, NULL},
-    [OXS_R_MODELS] = {h_list, NULL, NULL},
-    [OXS_R_MODEL] = {h_model, NULL, h_delete},
-    [OXS_R_GRAPH_SVG] = {h_graph, NULL, NULL},
-    [OXS_R_GRAPH_JSON] = {h_graph, NULL, NULL},
-    [OXS_R_GRAPH_DOT] = {h_graph, NULL, NULL},
-    [OXS_R_DOCUMENT] = {h_document, NULL, NULL},
-    [OXS_R_COST] = {h_cost, NULL, NULL},
-    [OXS_R_NODE] = {h_node, NULL, NULL},
-    [OXS_R_SEARCH] = {h_search, NULL, NULL},
-    [OXS_R_CHECK] = {h_check, NULL, NULL},
-    [OXS_R_MODEL_ONNX] = {h_model_onnx, NULL, NULL},
-    [OXS_R_TENSOR] = {h_tensor, NULL, NULL},
-    [OXS_R_OVERLAYS] = {NULL, oxs_overlay_post, NULL},
-    [OXS_R_OVERLAY] = {oxs_overlay_get, NULL, NULL},
-    [OXS_R_DIFF_JSON] = {h_diff, NULL, NULL},
-    [OXS_R_DIFF_SVG] = {h_diff, NULL, NULL},
-    [OXS_R_DIFF_DOT] = {h_diff, NULL, NULL},
-    [OXS_R_FILE] = {h_model, NULL, NULL},
-    [OXS_R_FILE_SVG] = {h_graph, NULL, NULL},
-    [OXS_R_FILE_JSON] = {h_graph, NULL, NULL},
-    [OXS_R_FILE_DOT] = {h_graph, NULL, NULL},
-    [OXS_R_FILE_DOCUMENT] = {h_document, NULL, NULL},
-    [OXS_R_FILE_NODE] = {h_node, NULL, NULL},
-    [OXS_R_FILE_SEARCH] = {h_search, NULL, NULL},
-    [OXS_R_FILE_CHECK] = {h_check, NULL, NULL},
-    [OXS_R_FILE_TENSOR] = {h_tensor, NULL, NULL},
-    [OXS_R_POST_SVG] = {NULL, NULL, NULL},
-    [OXS_R_POST_JSON] = {NULL, NULL, NULL},
-    [OXS_R_POST_DOT] = {NULL, NULL, NULL},
-    [OXS_R_POST_DIFF_JSON] = {NULL, NULL, NULL},
-    [OXS_R_POST_DIFF_SVG] = {NULL, NULL, NULL},
-    [OXS_R_UPLOADS] = {NULL, oxs_resumable_create, NULL},
-    [OXS_R_UPLOAD] = {oxs_resumable_get, NULL, oxs_resumable_delete},
-    [OXS_R_ASSET] = {h_asset, NULL, NULL},
+#define HANDLERS(name, pattern, methods, ga, pa, da, upload, small_body, get, post, del) \
+	[OXS_R_##name] = {get, post, del},
+    OXS_ROUTES(HANDLERS)
+#undef HANDLERS
 };
+#undef _
 
 oxs_handler oxs_route_handler(int route, unsigned method)
 {

@@ -58,13 +58,15 @@ run() { # name command...
   echo "$name ${took%% s,*}" >>"$times"
 }
 
-pre_wait() { # until the background builds end (or their session is gone)
+bg_wait() { # DONEFILE PIDFILE: until a background session (not a child: started with
+  # setsid, it writes its pid to PIDFILE, then DONEFILE) ends, or is gone; 30 s for the pid
   i=0
-  while [ ! -e "$pre/done" ] && { [ ! -s "$pre/pid" ] && [ $i -lt 30 ] ||
-                                  kill -0 "$(cat "$pre/pid" 2>/dev/null)" 2>/dev/null; }; do
+  while [ ! -e "$1" ] && { [ ! -s "$2" ] && [ $i -lt 30 ] ||
+                           kill -0 "$(cat "$2" 2>/dev/null)" 2>/dev/null; }; do
     sleep 1; i=$((i + 1))
   done
 }
+pre_wait() { bg_wait "$pre/done" "$pre/pid"; } # the background builds
 
 run_suite() { # suite (of SUITES, or sanitize:PART)
   case $1 in
@@ -155,13 +157,6 @@ lane_start() { # as the builds above: not a child of this shell; it writes its p
       RUN_ALL_LANE="$0" nice -n 10 sh tests/run-all.sh; echo $? >"$0/lane.rc"' \
       "$pre" >"$pre/lane.log" 2>&1 </dev/null & )
 }
-lane_wait() {
-  i=0
-  while [ ! -e "$pre/lane.rc" ] && { [ ! -s "$pre/lane.pid" ] && [ $i -lt 30 ] ||
-                                     kill -0 "$(cat "$pre/lane.pid" 2>/dev/null)" 2>/dev/null; }; do
-    sleep 1; i=$((i + 1))
-  done
-}
 
 run_suite deps
 [ "${RUN_ALL_SERIAL:-0}" = 1 ] || lane_start
@@ -170,7 +165,7 @@ if [ "${RUN_ALL_SERIAL:-0}" = 1 ]; then
   lane_start
 fi
 t=$(date +%s)
-lane_wait
+bg_wait "$pre/lane.rc" "$pre/lane.pid"
 echo; echo "################ compute lane (waited $(( $(date +%s) - t )) s for it after the servers):"
 cat "$pre/lane.log"
 if [ -s "$pre/lane.times" ] && tally_line "$pre/lane.log"; then
