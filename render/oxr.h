@@ -324,24 +324,29 @@ oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_
                              oxr_format fmt, const oxr_worker_limits *lim, oxr_buf *out,
                              oxr_error *err);
 
-/* Renderings of a model against another one (what the service draws a diff with) run in
- * the same worker process with the same limits: the worker, started with two models,
- * calls the pair function the program registered (oxr_worker_main_pair), which writes
- * what `fmt` names ("svg", "dot", "json", ... the pair function decides) into out.  A
- * model is its path and the folder of its external data ("" when it has none). */
+/* Renderings of a model against another one (what the service draws a diff or a heat
+ * overlay with) run in the same worker process with the same limits: the worker, started
+ * with two models, calls the pair function the program registered (oxr_worker_main_pair),
+ * which writes what `fmt` names ("svg", "dot", "json", ... the pair function decides)
+ * into out.  A model is its path and the folder of its external data ("" when it has
+ * none); args are the pair function's own arguments (NULL or a NULL-terminated list of
+ * at most OXR_PAIR_ARGS_MAX strings, e.g. a heat drawing's scale and metric), passed
+ * through to it one by one. */
+#define OXR_PAIR_ARGS_MAX 4
 typedef struct oxr_model_files {
 	const char *path;
 	const char *data_dir;
 } oxr_model_files;
 
 typedef oxr_code (*oxr_pair_fn)(const oxr_model_files *model, const oxr_model_files *other,
-                                const char *fmt, const oxr_options *o, oxr_buf *out,
-                                oxr_error *err);
+                                const char *fmt, const char *const *args,
+                                const oxr_options *o, oxr_buf *out, oxr_error *err);
 
 oxr_code oxr_render_isolated_pair(const char *exe, const oxr_model_files *model,
                                   const oxr_model_files *other, const char *fmt,
-                                  const oxr_options *o, const oxr_worker_limits *lim,
-                                  oxr_buf *out, oxr_error *err);
+                                  const char *const *args, const oxr_options *o,
+                                  const oxr_worker_limits *lim, oxr_buf *out,
+                                  oxr_error *err);
 
 /* A child process under limits, the one mechanism behind the layout worker and any other
  * computation that must not take its caller down.  With fn == NULL: `exe argv...` after

@@ -275,11 +275,12 @@ oxr_code oxr_child_run(const char *exe, char *const argv[], oxr_child_fn fn, voi
 	return OXR_OK;
 }
 
-/* Run `exe __render PATH FMT OPTIONS [OTHER DATA OTHER_DATA]` under lim and collect its
- * output. */
+/* Run `exe __render PATH FMT OPTIONS [OTHER DATA OTHER_DATA [ARG...]]` under lim and
+ * collect its output. */
 static oxr_code run_worker(const char *exe, const char *path, const oxr_model_files *pair,
-                           const char *fmtname, const oxr_options *o,
-                           const oxr_worker_limits *lim, oxr_buf *out, oxr_error *err)
+                           const char *const *args, const char *fmtname,
+                           const oxr_options *o, const oxr_worker_limits *lim, oxr_buf *out,
+                           oxr_error *err)
 {
 	oxr_worker_limits dl;
 	if (lim == NULL) {
@@ -290,11 +291,17 @@ static oxr_code run_worker(const char *exe, const char *path, const oxr_model_fi
 	oxr_options_key(o, key, sizeof(key));
 	char fmtcopy[16];
 	snprintf(fmtcopy, sizeof(fmtcopy), "%s", fmtname);
-	char *argv[] = {(char *)exe, "__render", (char *)path, fmtcopy, key, NULL, NULL, NULL, NULL};
+	char *argv[9 + OXR_PAIR_ARGS_MAX] = {(char *)exe, "__render", (char *)path, fmtcopy, key};
 	if (pair != NULL) {
 		argv[5] = (char *)pair[1].path;
 		argv[6] = (char *)(pair[0].data_dir ? pair[0].data_dir : "");
 		argv[7] = (char *)(pair[1].data_dir ? pair[1].data_dir : "");
+		for (size_t i = 0; args != NULL && args[i] != NULL; i++) {
+			if (i == OXR_PAIR_ARGS_MAX)
+				return oxr__fail(err, OXR_E_OPTION, "more than %d pair arguments",
+				                 OXR_PAIR_ARGS_MAX);
+			argv[8 + i] = (char *)args[i];
+		}
 	}
 	oxr_child_result res;
 	oxr_code rc = oxr_child_run(exe, argv, NULL, NULL, lim, out, &res, err);
@@ -337,18 +344,19 @@ oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_
                              oxr_format fmt, const oxr_worker_limits *lim, oxr_buf *out,
                              oxr_error *err)
 {
-	return run_worker(exe, model_path, NULL, oxr_format_ext(fmt), o, lim, out, err);
+	return run_worker(exe, model_path, NULL, NULL, oxr_format_ext(fmt), o, lim, out, err);
 }
 
 oxr_code oxr_render_isolated_pair(const char *exe, const oxr_model_files *model,
                                   const oxr_model_files *other, const char *fmt,
-                                  const oxr_options *o, const oxr_worker_limits *lim,
-                                  oxr_buf *out, oxr_error *err)
+                                  const char *const *args, const oxr_options *o,
+                                  const oxr_worker_limits *lim, oxr_buf *out,
+                                  oxr_error *err)
 {
 	if (strlen(fmt) >= 16)
 		return oxr__fail(err, OXR_E_OPTION, "bad format");
 	oxr_model_files pair[2] = {*model, *other};
-	return run_worker(exe, model->path, pair, fmt, o, lim, out, err);
+	return run_worker(exe, model->path, pair, args, fmt, o, lim, out, err);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -411,18 +419,20 @@ int oxr_worker_main(int argc, char **argv)
 
 int oxr_worker_main_pair(int argc, char **argv, oxr_pair_fn pair)
 {
-	if (argc != 4 && !(argc == 7 && pair != NULL))
+	if (argc != 4 && !(argc >= 7 && argc <= 7 + OXR_PAIR_ARGS_MAX && pair != NULL))
 		return fail_out(OXR_E_WORKER, "usage: onnxviz __render MODEL svg|dot|json OPTIONS "
-		                              "[OTHER DATA OTHER_DATA]");
+		                              "[OTHER DATA OTHER_DATA [ARG...]]");
 	oxr_error err = {0};
 	oxr_options o;
-	if (argc == 7) {
+	if (argc >= 7) {
 		if (options_from_key(&o, argv[3], &err) != OXR_OK)
 			return fail_out(err.code, err.message);
 		oxr_model_files model = {argv[1], argv[5]}, other = {argv[4], argv[6]};
 		oxr_buf out;
 		oxr_buf_init(&out, 0);
-		oxr_code rc = pair(&model, &other, argv[2], &o, &out, &err);
+		/* argv[argc] is NULL: the pair arguments are a NULL-terminated list */
+		oxr_code rc = pair(&model, &other, argv[2], (const char *const *)(argv + 7), &o, &out,
+		                   &err);
 		int status = rc != OXR_OK ? fail_out(rc, err.message) : write_out(&out);
 		oxr_buf_free(&out);
 		return status;

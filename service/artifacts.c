@@ -498,7 +498,7 @@ static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a
 	oxr_code rc = oxr_render_isolated_pair(srv->exe, &b, &a,
 	                                       art->fmt == OXR_FMT_LAYOUT_JSON ? "json"
 	                                                                       : oxr_format_ext(art->fmt),
-	                                       &art->opt, &srv->wlim, out, err);
+	                                       NULL, &art->opt, &srv->wlim, out, err);
 	for (int i = 0; i < 2; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -511,7 +511,7 @@ static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *p
                               oxr_buf *out, oxr_error *err)
 {
 	static const char *const scales[] = {"linear", "log", "thresholds"};
-	char args[96 + PATH_MAX], opath[64] = "cost", optimized[PATH_MAX] = "";
+	char opath[64] = "cost", optimized[PATH_MAX] = "";
 	int fd = -1;
 	if (strcmp(art->u.heat.overlay, "cost") != 0) {
 		/* a stored overlay: the worker reads our descriptor of it */
@@ -542,13 +542,13 @@ static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *p
 			}
 		}
 	}
-	snprintf(args, sizeof(args), "%s|%s%s%s", scales[art->u.heat.scale % 3], art->u.heat.metric,
-	         optimized[0] ? "|" : "", optimized);
-	oxr_model_files m = {path, ""}, other = {opath, args};
+	const char *args[] = {scales[art->u.heat.scale % 3], art->u.heat.metric,
+	                      optimized[0] ? optimized : NULL, NULL};
+	oxr_model_files m = {path, ""}, other = {opath, ""};
 	const char *fmt = art->fmt == OXR_FMT_DOT ? "heat-dot" : art->fmt == OXR_FMT_LAYOUT_JSON
 	                                                             ? "heat-json" : "heat-svg";
-	oxr_code rc = oxr_render_isolated_pair(srv->exe, &m, &other, fmt, &art->opt, &srv->wlim,
-	                                       out, err);
+	oxr_code rc = oxr_render_isolated_pair(srv->exe, &m, &other, fmt, args, &art->opt,
+	                                       &srv->wlim, out, err);
 	if (fd >= 0)
 		close(fd);
 	return rc;

@@ -4,8 +4,8 @@
  *
  * A heat drawing is laid out by the layout worker like a diff, through the worker's pair
  * function: the model, and as the "other" file the overlay (a path, or "cost" for the
- * built-in), with the scale and metric where a model's data folder would be ("log|macs");
- * the format is "heat-svg", "heat-dot" or "heat-json".  oxs_pair routes those here and
+ * built-in), and as the pair arguments the scale, the metric and the optimized model's
+ * path when the overlay has one; the format is "heat-svg", "heat-dot" or "heat-json".  oxs_pair routes those here and
  * everything else to the diff (oxs_diff_pair).
  */
 #include "service/heat_svc.h"
@@ -129,21 +129,18 @@ static char *read_overlay(const char *path, size_t *len, oxr_error *err)
 	return buf;
 }
 
+/* args: the scale, the metric, then the optimized model's path when there is one
+ * (heat_isolated in artifacts.c); other is the overlay ("cost", or the stored one's path). */
 static oxr_code heat_pair(const oxr_model_files *model, const oxr_model_files *other,
-                          const char *fmt, const oxr_options *o, oxr_buf *out, oxr_error *err)
+                          const char *fmt, const char *const *args, const oxr_options *o,
+                          oxr_buf *out, oxr_error *err)
 {
-	/* other->data_dir: "<scale>|<metric>" */
-	const char *bar = strchr(other->data_dir, '|');
 	uint8_t scale = 0;
-	char sname[16];
-	snprintf(sname, sizeof(sname), "%.*s", bar ? (int)(bar - other->data_dir) : 0,
-	         other->data_dir);
-	if (bar == NULL || !oxr_heat_scale_parse(sname, &scale))
+	if (args == NULL || args[0] == NULL || args[1] == NULL ||
+	    !oxr_heat_scale_parse(args[0], &scale) || strlen(args[1]) >= 80)
 		return oxs_render_fail(err, OXR_E_OPTION, "bad heat arguments");
-	char metric[80];
-	const char *bar2 = strchr(bar + 1, '|'); /* then the optimized model's path, if any */
-	snprintf(metric, sizeof(metric), "%.*s", bar2 ? (int)(bar2 - bar - 1) : 64, bar + 1);
-	const char *opt_path = bar2 ? bar2 + 1 : NULL;
+	const char *metric = args[1];
+	const char *opt_path = args[2];
 	oxr_format f = !strcmp(fmt, "heat-dot") ? OXR_FMT_DOT : !strcmp(fmt, "heat-json")
 	                                                         ? OXR_FMT_LAYOUT_JSON
 	                                                         : OXR_FMT_SVG;
@@ -210,10 +207,10 @@ static oxr_code heat_pair(const oxr_model_files *model, const oxr_model_files *o
 }
 
 oxr_code oxs_pair(const oxr_model_files *model, const oxr_model_files *other, const char *fmt,
-                  const oxr_options *o, oxr_buf *out, oxr_error *err)
+                  const char *const *args, const oxr_options *o, oxr_buf *out, oxr_error *err)
 {
 	if (!strncmp(fmt, "heat-", 5))
-		return heat_pair(model, other, fmt, o, out, err);
+		return heat_pair(model, other, fmt, args, o, out, err);
 	return oxs_diff_pair(model, other, fmt, o, out, err);
 }
 

@@ -36,6 +36,6 @@ bool oxs_heat_query(oxs_query_pair *pairs, size_t *n, oxs_heat_req *hr, char *er
 /* The layout worker's pair function: heat drawings (fmt "heat-svg|dot|json", heat_svc.c)
  * there, the rest to oxs_diff_pair. */
 oxr_code oxs_pair(const oxr_model_files *model, const oxr_model_files *other, const char *fmt,
-                  const oxr_options *o, oxr_buf *out, oxr_error *err);
+                  const char *const *args, const oxr_options *o, oxr_buf *out, oxr_error *err);
 
 #endif /* OXS_HEAT_SVC_H */
