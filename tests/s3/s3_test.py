@@ -697,15 +697,18 @@ def t_resumable(ceph, reps, lb):
     check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % uid) == 200, "the upload's state is an object")
     check(multipart_uploads(ceph, "shared/models/%s.onnx" % mid) == ["shared/models/%s.onnx" % mid],
           "one multipart upload to the model's key")
-    before = {r.name: r.metrics().get('onnxviz_resumable_parts_total{outcome="stored"}', 0) for r in reps}
-    killed = []
+    STORED = 'onnxviz_resumable_parts_total{outcome="stored"}'
+    before = {r.name: r.metrics().get(STORED, 0) for r in reps if r.proc.poll() is None}
+    killed, at_kill = [], {}
 
     def kill_receiver():
         # the replica receiving this part (its part staged now) dies mid-part
         end = time.time() + 5 * SLOW
         while not killed and time.time() < end:
             for r in reps:
-                if r.proc.poll() is None and r.metrics().get("onnxviz_resumable_parts_staged", 0) >= 1:
+                m = r.metrics() if r.proc.poll() is None else {}
+                if m.get("onnxviz_resumable_parts_staged", 0) >= 1:
+                    at_kill[r.name] = m.get(STORED, 0)  # the parts it stored before it died
                     r.kill9()
                     killed.append(r)
                     return
@@ -734,7 +737,9 @@ def t_resumable(ceph, reps, lb):
     figure("resumable upload through haproxy, %d MB in %d parts of 5 MiB, a replica killed mid-part: %d PATCHes, %.1f s"
            % (len(data) >> 20, nparts, sent, took))
     live = [r for r in reps if r.proc.poll() is None]
-    stored = {r.name: r.metrics().get('onnxviz_resumable_parts_total{outcome="stored"}', 0) - before[r.name] for r in live}
+    stored = {name: (at_kill[name] if name in at_kill else
+                     next(r for r in reps if r.name == name).metrics().get(STORED, 0)) - n
+              for name, n in before.items()}
     check(sum(1 for v in stored.values() if v > 0) >= 2, "parts landed on different replicas: %r" % stored)
     for r in live:
         st, _, b = r.get("/models/%s/model.onnx" % mid)
