@@ -25,7 +25,9 @@ loopback, memstore OSD), then:
             completes with at most one part sent again, the model id is the SHA-256 and
             every live replica reads it byte for byte; a wrong final hash answers 422 and
             leaves no model, no state and no multipart upload; an abandoned transfer is
-            aborted after --upload-expiry (ListMultipartUploads, the metrics)
+            aborted after --upload-expiry (ListMultipartUploads, the metrics); a bundle
+            (model file, data file, manifest) through one replica's resumable path, read
+            through the others
   outage    the object store stopped, then started, mid-run (and paused: requests time
             out): 503 with Retry-After while it is away, never a 500 or a wrong 404; no
             corrupt or half-published object after
@@ -795,6 +797,54 @@ def t_resumable(ceph, reps, lb):
     check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % uid3) == 404, "its state is deleted")
     check(request(lb.port, "HEAD", "/uploads/" + uid3, headers={"Tus-Resumable": "1.0.0"})[0] == 404,
           "HEAD of the expired upload: 404")
+    # a bundle through the resumable path: its pieces stay on the replica that took them
+    # (docs/api.md), the bundle is then every replica's
+    import struct
+    from onnx import TensorProto, helper, numpy_helper
+    import numpy as np
+    w = numpy_helper.from_array(np.random.default_rng(7).standard_normal(1500 * 1000).astype(np.float32), "w")
+    wbytes = w.raw_data  # 6 MB: two parts
+    w.ClearField("raw_data")
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "w.bin"), ("offset", "0"), ("length", str(len(wbytes)))):
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="add")], "bundle",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1500 * 1000])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1500 * 1000])], [w])
+    model = helper.make_model(g, producer_name="s3-suite").SerializeToString()
+    bid = bundle_id(model, {"w.bin": wbytes})
+    man = ("onnxviz-bundle/1\nmodel %s %d\nfile %s %d w.bin\n" % (sha(model), len(model), sha(wbytes),
+                                                                   len(wbytes))).encode()
+    one = live[0]
+
+    def tus_all(data, kind, name):
+        hs = {"Tus-Resumable": "1.0.0", "Upload-Length": str(len(data)),
+              "Upload-Metadata": "sha256 %s,filename %s,kind %s" % (_b64(sha(data)), _b64(name), _b64(kind))}
+        st, _, b = request(one.port, "POST", "/uploads", headers=hs)
+        uid, off, last = (as_json(b) or {}).get("upload", ""), 0, (st, as_json(b) or {})
+        if st != 201:
+            return last
+        while off < len(data):
+            st, h, b = tus_patch(one.port, uid, off, data[off:off + TUS_PART])
+            last = (st, as_json(b) or {})
+            if st != 204:
+                break
+            off = int(h["upload-offset"])
+        return last
+
+    r1 = tus_all(model, "model", "model.onnx")
+    r2 = tus_all(wbytes, "data", "w.bin")
+    r3 = tus_all(man, "bundle", "model.onnx")
+    check(r1[0] == 201 and r2[0] == 201 and r2[1].get("stored") is True and r3[0] == 201 and r3[1].get("id") == bid,
+          "a bundle through %s's resumable path: model %d, data %d, manifest %d %r" % (one.name, r1[0], r2[0], r3[0], r3[1].get("id")))
+    check(ceph.s3.get(BUCKET, "shared/data/%s/w.bin" % bid) == wbytes, "the data file is in the bucket under the bundle")
+    want = list(struct.unpack("<4f", wbytes[:16]))
+    for r in live:
+        st, _, b = r.get("/models/%s/tensors/w?values=4" % bid)
+        got = ((as_json(b) or {}).get("values") or {}).get("data")
+        check(st == 200 and got is not None and all(abs(a - c) <= 1e-6 * max(1, abs(c)) for a, c in zip(got, want)),
+              "%s reads the bundle's weights: %d" % (r.name, st))
     # the killed replica comes back for the steps after
     for r in killed:
         r.start()
