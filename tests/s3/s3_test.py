@@ -25,7 +25,9 @@ loopback, memstore OSD), then:
             completes with at most one part sent again, the model id is the SHA-256 and
             every live replica reads it byte for byte; a wrong final hash answers 422 and
             leaves no model, no state and no multipart upload; an abandoned transfer is
-            aborted after --upload-expiry (ListMultipartUploads, the metrics); a bundle
+            aborted after --upload-expiry (ListMultipartUploads, the metrics); a file that
+            does not parse leaves nothing; the 17th part arriving at once on a replica is
+            503 parts_busy (parts staged are bounded); a bundle
             (model file, data file, manifest) through one replica's resumable path, read
             through the others
   outage    the object store stopped, then started, mid-run (and paused: requests time
@@ -797,6 +799,58 @@ def t_resumable(ceph, reps, lb):
     check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % uid3) == 404, "its state is deleted")
     check(request(lb.port, "HEAD", "/uploads/" + uid3, headers={"Tus-Resumable": "1.0.0"})[0] == 404,
           "HEAD of the expired upload: 404")
+    # a file that is not a model: its hash is right, the parser refuses it, nothing stays
+    junk = os.urandom(6 << 20)
+    st, _, j = tus_begin(lb.port, junk)
+    uid4, off, last = j.get("upload", ""), 0, None
+    while st == 201 and off < len(junk):
+        pst, h, b = tus_patch(lb.port, uid4, off, junk[off:off + TUS_PART])
+        last = pst
+        if pst != 204:
+            break
+        off = int(h["upload-offset"])
+    check(last is not None and 400 <= last < 500, "a file that does not parse: 4xx: %r" % last)
+    check(ceph.s3.head(BUCKET, "shared/models/%s.onnx" % sha(junk)) == 404, "it is not kept in the bucket")
+    check(multipart_uploads(ceph, "shared/models/") == [], "nor its multipart upload")
+
+    # parts staged on their way to the object store are bounded: the 17th at once is 503
+    one = live[0]
+    fakes = [os.urandom(64) * (TUS_PART // 64 + 1) for _ in range(17)]
+    conns, uids = [], []
+    for f in fakes:
+        st, _, j = tus_begin(one.port, f)
+        uids.append(j.get("upload", ""))
+    for i, uid in enumerate(uids):
+        c = http.client.HTTPConnection("127.0.0.1", one.port, timeout=30 * SLOW)
+        c.putrequest("PATCH", "/uploads/" + uid)
+        for k, v in (("Tus-Resumable", "1.0.0"), ("Content-Type", "application/offset+octet-stream"),
+                     ("Upload-Offset", "0"), ("Content-Length", str(TUS_PART)), ("Expect", "100-continue")):
+            c.putheader(k, v)
+        c.endheaders()
+        conns.append(c)
+        if i < 16:
+            time.sleep(0.05)
+    busy = None
+    try:
+        r = conns[-1].getresponse()
+        busy = (r.status, r.getheader("Retry-After"), as_json(r.read()) or {})
+    except (OSError, http.client.HTTPException) as e:
+        busy = (0, None, {"exception": repr(e)})
+    staged = one.metrics().get("onnxviz_resumable_parts_staged", -1)
+    for c in conns:
+        c.close()
+    check(busy[0] == 503 and busy[1] is not None and (busy[2].get("error") or {}).get("code") == "parts_busy",
+          "the 17th part at once: 503 parts_busy with Retry-After: %r" % (busy,))
+    check(staged == 16, "16 parts staged meanwhile: %r" % staged)
+    end = time.time() + 10 * SLOW
+    while time.time() < end and one.metrics().get("onnxviz_resumable_parts_staged", -1) != 0:
+        time.sleep(0.1)
+    check(one.metrics().get("onnxviz_resumable_parts_staged", -1) == 0, "none staged once the clients went")
+    check(one.metrics().get('onnxviz_resumable_parts_total{outcome="busy"}', 0) >= 1, "the metrics count it")
+    for uid in uids:
+        request(one.port, "DELETE", "/uploads/" + uid, headers={"Tus-Resumable": "1.0.0"})
+    check(multipart_uploads(ceph, "shared/models/") == [], "DELETE of the uploads aborts their multipart uploads")
+
     # a bundle through the resumable path: its pieces stay on the replica that took them
     # (docs/api.md), the bundle is then every replica's
     import struct
@@ -816,7 +870,6 @@ def t_resumable(ceph, reps, lb):
     bid = bundle_id(model, {"w.bin": wbytes})
     man = ("onnxviz-bundle/1\nmodel %s %d\nfile %s %d w.bin\n" % (sha(model), len(model), sha(wbytes),
                                                                    len(wbytes))).encode()
-    one = live[0]
 
     def tus_all(data, kind, name):
         hs = {"Tus-Resumable": "1.0.0", "Upload-Length": str(len(data)),
