@@ -39,6 +39,8 @@ int64_t oxst_iso8601(const char *s);
  * back: false when it does not fit, or is malformed or incomplete. */
 bool oxst_xfer_text(const oxst_xfer *x, char *out, size_t size, size_t *len);
 bool oxst_xfer_parse(const char *text, size_t len, oxst_xfer *x);
+/* True when x->h is no midstate (all zeros): a state written before it was kept. */
+bool oxst_xfer_unhashed(const oxst_xfer *x);
 
 /* Lowercase hex of n bytes into out (2n+1 bytes). */
 void oxst_hex(char *out, const unsigned char *bytes, size_t n);

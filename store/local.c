@@ -1334,6 +1334,39 @@ static bool xfer_path(const local_store *s, char *out, size_t size, const char *
 	return path_fmt(out, size, "%s/uploads/%s%s%s", s->root, uid, file[0] ? "/" : "", file);
 }
 
+/* A state written before the midstate was kept: the hash of the first x->offset bytes
+ * of the data file (once; the next state written keeps it). */
+static oxst_status xfer_rehash(const local_store *s, const char *uid, oxst_xfer *x)
+{
+	char data[PATH_BUF];
+	if (!xfer_path(s, data, sizeof(data), uid, "data"))
+		return OXST_E_INVALID;
+	int fd = open(data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return OXST_E_IO;
+	enum { CHUNK = 1 << 20 };
+	char *buf = malloc(CHUNK);
+	oxst_sha256 c;
+	oxst_xfer fresh;
+	oxst_xfer_init(&fresh, 0, 64, 0, 0);
+	oxst_sha256_resume(&c, fresh.h, 0);
+	uint64_t at = 0;
+	while (buf != NULL && at < x->offset) {
+		size_t want = x->offset - at < CHUNK ? (size_t)(x->offset - at) : CHUNK;
+		ssize_t n = pread(fd, buf, want, (off_t)at);
+		if (n <= 0)
+			break;
+		oxst_sha256_update(&c, buf, (size_t)n);
+		at += (uint64_t)n;
+	}
+	free(buf);
+	close(fd);
+	uint64_t bytes = 0;
+	if (at != x->offset || !oxst_sha256_midstate(&c, x->h, &bytes) || bytes != x->offset)
+		return OXST_E_IO;
+	return OXST_OK;
+}
+
 static oxst_status xfer_read(const local_store *s, const char *uid, oxst_xfer *x)
 {
 	char path[PATH_BUF];
@@ -1347,7 +1380,7 @@ static oxst_status xfer_read(const local_store *s, const char *uid, oxst_xfer *x
 	close(fd);
 	if (n <= 0 || (size_t)n >= sizeof(buf) || !oxst_xfer_parse(buf, (size_t)n, x))
 		return OXST_E_IO;
-	return OXST_OK;
+	return oxst_xfer_unhashed(x) ? xfer_rehash(s, uid, x) : OXST_OK;
 }
 
 /* Replace <uid>/state durably: a temporary, fsync, rename, fsync of the folder. */

@@ -1239,7 +1239,7 @@ static oxst_status s3_xfer_get(s3_store *s, const char *uid, oxst_xfer *x)
 	else if (st == OXST_OK && r.status != 200)
 		st = unexpected(&r);
 	else if (st == OXST_OK && (!oxst_xfer_parse(body.data ? body.data : "", body.len, x) ||
-	                           strncmp(x->backend, "mpu ", 4) != 0))
+	                           oxst_xfer_unhashed(x) || strncmp(x->backend, "mpu ", 4) != 0))
 		st = OXST_E_IO;
 	oxr_buf_free(&body);
 	return st;

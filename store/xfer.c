@@ -35,6 +35,14 @@ bool oxst_xfer_uid_valid(const char *s)
 	return n == OXST_XFER_UID_LEN;
 }
 
+bool oxst_xfer_unhashed(const oxst_xfer *x)
+{
+	uint32_t any = 0;
+	for (int i = 0; i < 8; i++)
+		any |= x->h[i];
+	return any == 0;
+}
+
 bool oxst_xfer_text(const oxst_xfer *x, char *out, size_t size, size_t *len)
 {
 	int n = snprintf(out, size,
@@ -113,6 +121,14 @@ bool oxst_xfer_parse(const char *text, size_t len, oxst_xfer *x)
 			snprintf(x->backend, sizeof(x->backend), "%s", v);
 		if (end != NULL && *end != '\0')
 			return false;
+	}
+	/* a state written before the midstate was kept (no "hash" line): h[] is all zeros
+	 * (no midstate is), for the backend to rebuild from the bytes it holds, or the
+	 * initial values at offset 0 */
+	if (!(seen & 64)) {
+		if (x->offset == 0)
+			memcpy(x->h, sha256_iv, sizeof(x->h));
+		seen |= 64;
 	}
 	/* a part is a multiple of 64 bytes (the hash's blocks); the offset whole parts or
 	 * the end */

@@ -606,8 +606,18 @@ static void test_xfer_text(void **state)
 	assert_true(oxst_xfer_text(&x, text, sizeof(text), &len));
 	char *hash = strstr(text, "hash ");
 	assert_non_null(hash);
+	hash[0] = 'H'; /* no hash line (a state of before): the initial values at offset 0 */
+	assert_true(oxst_xfer_parse(text, len, &y));
+	assert_false(oxst_xfer_unhashed(&y));
+	assert_int_equal(y.h[0], 0x6a09e667);
+	x.offset = 1024; /* further on: no midstate, for the backend to rebuild */
+	assert_true(oxst_xfer_text(&x, text, sizeof(text), &len));
+	hash = strstr(text, "hash ");
 	hash[0] = 'H';
-	assert_false(oxst_xfer_parse(text, len, &y));
+	assert_true(oxst_xfer_parse(text, len, &y));
+	assert_true(oxst_xfer_unhashed(&y));
+	assert_false(oxst_xfer_unhashed(&x));
+	xfer_sample(&x);
 	snprintf(x.name, sizeof(x.name), "a\nb");
 	assert_false(oxst_xfer_text(&x, text, sizeof(text), &len));
 	xfer_sample(&x);
@@ -724,6 +734,35 @@ static void test_xfer_local(void **state)
 	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_E_IO);
 	assert_int_equal(s->ops->xfer_create(s, uid, &x, &created), OXST_OK);
 	assert_true(created);
+	/* a state written before the midstate was kept: rebuilt from the data file */
+	assert_int_equal(s->ops->xfer_abort(s, uid), OXST_OK);
+	xfer_sample(&x);
+	sha256_hex(data, sizeof(data), x.sha256);
+	assert_int_equal(s->ops->xfer_create(s, uid, &x, &created), OXST_OK);
+	assert_int_equal(send_part(s, uid, &x, data), OXST_OK);
+	assert_int_equal(send_part(s, uid, &x, data), OXST_OK);
+	char text[4096], old[4096];
+	size_t len = 0;
+	assert_true(oxst_xfer_text(&x, text, sizeof(text), &len));
+	char *hash = strstr(text, "hash ");
+	char *eol = strchr(hash, '\n');
+	snprintf(old, sizeof(old), "%.*s%s", (int)(hash - text), text, eol + 1);
+	write_file(path, old, strlen(old));
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_OK);
+	assert_int_equal(y.offset, 2048);
+	oxst_xfer iv;
+	oxst_xfer_init(&iv, 0, 64, 0, 0);
+	oxst_sha256 c;
+	oxst_sha256_resume(&c, iv.h, 0);
+	oxst_sha256_update(&c, data, 2048);
+	uint32_t want_h[8];
+	uint64_t bytes = 0;
+	assert_true(oxst_sha256_midstate(&c, want_h, &bytes));
+	assert_memory_equal(y.h, want_h, sizeof(want_h));
+	/* the same with a data file shorter than the state says: unreadable */
+	snprintf(path, sizeof(path), "%s/uploads/%s/data", root, uid);
+	assert_int_equal(truncate(path, 1000), 0);
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_E_IO);
 	/* a uid that is not one */
 	assert_int_equal(s->ops->xfer_get(s, "../../etc", &y), OXST_E_INVALID);
 	free(uids);
