@@ -343,6 +343,9 @@ int oxs_config_parse(oxs_config *c, int argc, char **argv, char *const *envp, ch
 		return fail(err, errsize, "--s3-part-size: must be within 5M..5G (S3's part limits)");
 	if (c->upload_part_size < ((uint64_t)64 << 10) || c->upload_part_size > ((uint64_t)1 << 30))
 		return fail(err, errsize, "--upload-part-size: must be within 64K..1G");
+	if (c->upload_part_size % 64 != 0)
+		return fail(err, errsize, "--upload-part-size: must be a multiple of 64 bytes (the "
+		            "running hash stops at its blocks between parts)");
 	if (strncmp(c->store, "s3://", 5) == 0 && c->cache_dir[0] == '\0')
 		return fail(err, errsize, "--cache-dir: an empty path");
 	if (c->max_upload == 0)

@@ -22,19 +22,23 @@
  * its offset; concurrent transfers of one file converge on one upload, one PATCH at a
  * time (409 upload_busy to the other).
  *
- * On disk, under <store>/uploads/ (an S3 store: under its cache folder):
- *   <uid>/data     the bytes received, written in place at their offsets
- *   <uid>/state    "key value" lines: length, part, offset, sha256, created, expires,
- *                  structure, name — replaced atomically after each part is synced
+ * The parts and the state of an upload are the store's (oxst.h, the ops xfer_*;
+ * docs/decisions.md): the local store writes the file in place under
+ * <store>/uploads/<uid>/, an S3 store sends each part as a multipart part and keeps the
+ * state as an object, so that any replica takes the next part.  The state carries the
+ * running SHA-256 as its midstate: a part is hashed as it arrives, wherever it arrives.
+ * Here, under <store>/uploads/ (an S3 store: under its cache folder):
+ *   blobs/<sha256> the data files of bundles (kind data), until a manifest takes them
  *   links          "<structure id> <model id>" lines: structures whose whole model
  *                  arrived (their URLs redirect to it; GET /models lists the model once)
- * A part cut short is not acknowledged: its bytes past the state's offset are written
- * over by the part sent again.  After kill -9 the state says what was acknowledged.
- * Uploads idle past --upload-expiry are removed (at start and on each POST /uploads).
+ * A part cut short is not acknowledged: the part is sent again.  After kill -9 the state
+ * says what was acknowledged.  Uploads idle past --upload-expiry are aborted (at start,
+ * and on POST /uploads: an object store's at most every half expiry or minute).
  */
 #include "service/resumable.h"
 #include "parser/oxp.h"
 #include "render/oxr.h"
+#include "service/clock.h"
 #include "service/config.h"
 #include "service/hash.h"
 #include "service/log.h"
@@ -50,7 +54,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,27 +65,21 @@
 
 #define UID_LEN 32
 #define MAX_ACTIVE 4096
-#define HASH_CHUNK ((size_t)1 << 20)
+/* parts of an object store's uploads staged at once (each a part-sized temporary of
+ * the cache until the object store took it): more answer 503 */
+#define MAX_REMOTE_PARTS 16
 #define MAX_MANIFEST ((uint64_t)8 << 20) /* a bundle's manifest (4096 files fit) */
 #define MAX_BUNDLE_FILES 4096
 
-typedef struct upstate {
-	uint64_t length, part, offset;
-	int64_t created, expires;   /* Unix seconds */
-	char sha256[OXST_ID_LEN + 1];
-	char structure[OXST_ID_LEN + 1]; /* "" = none */
-	char name[OXST_META_STR];
-	char kind[8]; /* "model"; "data": a data file of a bundle, kept as a blob by its
-	               * SHA-256; "bundle": the manifest of a model and its data files */
-} upstate;
+/* An upload's state (the store keeps it).  kind: "model"; "data": a data file of a
+ * bundle, kept as a blob by its SHA-256; "bundle": the manifest of a model and its data
+ * files. */
+typedef oxst_xfer upstate;
 
-/* An upload this process has seen since it started: whether a PATCH holds it, and the
- * SHA-256 of its first `hashed` bytes (so the last part does not rehash the file). */
+/* An upload a request of this process holds (one at a time per upload). */
 typedef struct active {
 	char uid[UID_LEN + 1];
 	bool busy;
-	EVP_MD_CTX *md;
-	uint64_t hashed;
 } active;
 
 typedef struct slink {
@@ -91,14 +88,18 @@ typedef struct slink {
 
 struct oxs_resumable {
 	char dir[PATH_MAX / 2]; /* <store>/uploads (shorter than PATH_MAX: paths below it fit) */
+	oxst_store *store;
 	uint64_t part_size, max_total;
 	unsigned expiry;
+	int64_t swept_ms;          /* the last sweep of an object store's transfers */
+	atomic_uint parts_staged;  /* parts of remote uploads arriving now */
 	pthread_mutex_t mu;
 	active *act;
 	size_t nact;
 	slink *links;
 	size_t nlinks, caplinks;
 	atomic_uint_fast64_t started, resumed, held, completed, expired, aborted, refused, bytes;
+	atomic_uint_fast64_t parts, parts_busy; /* parts acknowledged; refused as too many */
 };
 
 /* What one request carries: POST /uploads (the claimed state) or a PATCH (its part). */
@@ -106,8 +107,10 @@ struct oxs_rpatch {
 	char uid[UID_LEN + 1];
 	upstate st;
 	bool claimed; /* holds the busy mark of uid */
-	int fd;       /* PATCH: the data file */
+	bool staged;  /* counted in parts_staged */
+	int fd;       /* PATCH: where the part goes (the store's xfer_part_fd) */
 	uint64_t at, want, got;
+	oxst_sha256 sha; /* the running hash, from the state's midstate */
 	int werr;     /* errno of a failed write, 0 */
 	/* a bundle being stored: its data files (their blobs move into the model's data) */
 	oxst_bundle_file *files;
@@ -118,15 +121,6 @@ struct oxs_rpatch {
 /* ---------------------------------------------------------------------------------------
  * Files
  */
-static bool uid_valid(const char *s)
-{
-	size_t n = 0;
-	for (; s[n] != '\0'; n++)
-		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
-			return false;
-	return n == UID_LEN;
-}
-
 /* The upload of a file: the first 32 hex digits of SHA-256("onnxviz-upload/1 SHA LEN"). */
 static void uid_of(const char *sha, uint64_t length, char out[UID_LEN + 1])
 {
@@ -136,13 +130,6 @@ static void uid_of(const char *sha, uint64_t length, char out[UID_LEN + 1])
 	oxs_sha256_hex(text, (size_t)n, hex, OXST_ID_LEN);
 	memcpy(out, hex, UID_LEN);
 	out[UID_LEN] = '\0';
-}
-
-static bool path_of(const oxs_resumable *rs, char *out, size_t size, const char *uid,
-                    const char *file)
-{
-	int n = snprintf(out, size, "%s/%s%s%s", rs->dir, uid, file[0] ? "/" : "", file);
-	return n > 0 && (size_t)n < size;
 }
 
 static int sync_dir(const char *path)
@@ -168,85 +155,12 @@ static oxst_status errno_status(int e)
 
 static oxst_status state_read(const oxs_resumable *rs, const char *uid, upstate *st)
 {
-	char path[PATH_MAX];
-	if (!path_of(rs, path, sizeof(path), uid, "state"))
-		return OXST_E_INVALID;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno_status(errno);
-	char buf[2048];
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return OXST_E_IO;
-	buf[n] = '\0';
-	memset(st, 0, sizeof(*st));
-	unsigned seen = 0;
-	for (char *line = buf, *next; line != NULL && *line != '\0'; line = next) {
-		next = strchr(line, '\n');
-		if (next != NULL)
-			*next++ = '\0';
-		char *v = strchr(line, ' ');
-		if (v == NULL)
-			continue;
-		*v++ = '\0';
-		char *end = NULL;
-		if (strcmp(line, "length") == 0)
-			st->length = strtoull(v, &end, 10), seen |= 1;
-		else if (strcmp(line, "part") == 0)
-			st->part = strtoull(v, &end, 10), seen |= 2;
-		else if (strcmp(line, "offset") == 0)
-			st->offset = strtoull(v, &end, 10), seen |= 4;
-		else if (strcmp(line, "created") == 0)
-			st->created = strtoll(v, &end, 10), seen |= 8;
-		else if (strcmp(line, "expires") == 0)
-			st->expires = strtoll(v, &end, 10), seen |= 16;
-		else if (strcmp(line, "sha256") == 0 && oxst_id_valid(v))
-			memcpy(st->sha256, v, OXST_ID_LEN + 1), seen |= 32;
-		else if (strcmp(line, "structure") == 0 && oxst_id_valid(v))
-			memcpy(st->structure, v, OXST_ID_LEN + 1);
-		else if (strcmp(line, "name") == 0)
-			snprintf(st->name, sizeof(st->name), "%s", v);
-		else if (strcmp(line, "kind") == 0)
-			snprintf(st->kind, sizeof(st->kind), "%s", v);
-		if (end != NULL && *end != '\0')
-			return OXST_E_IO;
-	}
-	if (seen != 63 || st->part == 0 || st->offset > st->length)
-		return OXST_E_IO;
-	if (st->kind[0] == '\0')
-		snprintf(st->kind, sizeof(st->kind), "model");
-	return OXST_OK;
+	return rs->store->ops->xfer_get(rs->store, uid, st);
 }
 
-/* Replace <uid>/state durably: a temporary, fsync, rename, fsync of the folder. */
 static oxst_status state_write(const oxs_resumable *rs, const char *uid, const upstate *st)
 {
-	char path[PATH_MAX], tmp[PATH_MAX], dir[PATH_MAX];
-	if (!path_of(rs, path, sizeof(path), uid, "state") ||
-	    !path_of(rs, tmp, sizeof(tmp), uid, "state.tmp") || !path_of(rs, dir, sizeof(dir), uid, ""))
-		return OXST_E_INVALID;
-	char buf[2048];
-	int n = snprintf(buf, sizeof(buf),
-	                 "length %" PRIu64 "\npart %" PRIu64 "\noffset %" PRIu64
-	                 "\ncreated %" PRId64 "\nexpires %" PRId64 "\nsha256 %s\nkind %s\n%s%s%sname %s\n",
-	                 st->length, st->part, st->offset, st->created, st->expires, st->sha256,
-	                 st->kind, st->structure[0] ? "structure " : "", st->structure,
-	                 st->structure[0] ? "\n" : "", st->name);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return OXST_E_INVALID;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return errno_status(errno);
-	bool ok = write(fd, buf, (size_t)n) == n && fsync(fd) == 0;
-	int e = errno;
-	close(fd);
-	if (!ok || rename(tmp, path) != 0 || sync_dir(dir) != 0) {
-		e = ok ? errno : e;
-		(void)unlink(tmp);
-		return errno_status(e);
-	}
-	return OXST_OK;
+	return rs->store->ops->xfer_put(rs->store, uid, st);
 }
 
 /* The file's name as kept: no control characters, no newline. */
@@ -275,7 +189,6 @@ static void forget_active(oxs_resumable *rs, const char *uid)
 	active *a = find_active(rs, uid);
 	if (a == NULL)
 		return;
-	EVP_MD_CTX_free(a->md);
 	*a = rs->act[--rs->nact];
 }
 
@@ -307,31 +220,46 @@ static void release(oxs_resumable *rs, const char *uid)
 	pthread_mutex_unlock(&rs->mu);
 }
 
-/* Remove an upload's folder (the caller holds it, or it is expired and not busy). */
+/* Give up an upload and what the store holds of it (the caller holds it, or it is
+ * expired and not busy). */
 static void remove_upload(oxs_resumable *rs, const char *uid)
 {
-	char dir[PATH_MAX];
-	if (path_of(rs, dir, sizeof(dir), uid, ""))
-		oxst_remove_path(dir);
-	(void)sync_dir(rs->dir);
+	oxst_status s = rs->store->ops->xfer_abort(rs->store, uid);
+	if (s != OXST_OK) {
+		char extra[96];
+		snprintf(extra, sizeof(extra), ",\"upload\":\"%s\",\"status\":\"%s\"", uid,
+		         oxst_status_name(s));
+		oxs_log("warn", "resumable upload: cannot remove its parts (the expiry sweep retries)",
+		        extra);
+	}
 }
 
-/* Remove the uploads idle past their expiry that no request holds. */
+/* Abort the uploads idle past their expiry that no request holds (of an object store,
+ * shared by replicas: at most every half expiry, at most every minute). */
 static void sweep(oxs_resumable *rs)
 {
-	DIR *d = opendir(rs->dir);
-	if (d == NULL)
-		return;
-	int64_t now = (int64_t)time(NULL);
-	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		if (!uid_valid(e->d_name))
-			continue;
+	int64_t now = (int64_t)time(NULL), now_ms = oxs_now_ms();
+	if (rs->store->ops->remote) {
+		int64_t every = rs->expiry / 2 < 60 ? (int64_t)rs->expiry * 500 : 60000;
+		pthread_mutex_lock(&rs->mu);
+		bool due = rs->swept_ms == 0 || now_ms - rs->swept_ms >= every;
+		if (due)
+			rs->swept_ms = now_ms;
+		pthread_mutex_unlock(&rs->mu);
+		if (!due)
+			return;
+	}
+	enum { MAX_SWEEP = 4096 };
+	char(*uids)[UID_LEN + 1] = calloc(MAX_SWEEP, sizeof(*uids));
+	size_t n = 0;
+	if (uids != NULL && rs->store->ops->xfer_list(rs->store, uids, MAX_SWEEP, &n) != OXST_OK)
+		n = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *uid = uids[i];
 		upstate st;
-		oxst_status s = state_read(rs, e->d_name, &st);
-		if (s == OXST_OK && st.expires > now)
-			continue;
-		char uid[UID_LEN + 1];
-		memcpy(uid, e->d_name, UID_LEN + 1);
+		oxst_status s = state_read(rs, uid, &st);
+		if ((s == OXST_OK && st.expires > now) || (s != OXST_OK && s != OXST_E_IO))
+			continue; /* alive, gone meanwhile, or the store does not answer now */
 		if (!claim(rs, uid))
 			continue;
 		remove_upload(rs, uid);
@@ -343,12 +271,12 @@ static void sweep(oxs_resumable *rs)
 		snprintf(extra, sizeof(extra), ",\"upload\":\"%s\"", uid);
 		oxs_log("info", s == OXST_OK ? "resumable upload expired" : "resumable upload unreadable: removed", extra);
 	}
-	closedir(d);
+	free(uids);
 	/* data files no bundle took */
 	char blobs[PATH_MAX];
 	snprintf(blobs, sizeof(blobs), "%s/blobs", rs->dir);
 	int bfd = open(blobs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = bfd >= 0 ? fdopendir(bfd) : NULL;
+	DIR *d = bfd >= 0 ? fdopendir(bfd) : NULL;
 	if (d == NULL) {
 		if (bfd >= 0)
 			close(bfd);
@@ -901,47 +829,32 @@ static void create_job(oxs_req *r)
 		return;
 	}
 	p->claimed = true;
-	upstate cur;
-	oxst_status s = state_read(rs, p->uid, &cur);
-	if (s == OXST_OK) {
-		/* the same file again (a reload, another client): go on from its offset */
-		cur.expires = (int64_t)time(NULL) + rs->expiry;
-		if (cur.structure[0] == '\0' && st->structure[0] != '\0')
-			memcpy(cur.structure, st->structure, OXST_ID_LEN + 1);
-		(void)state_write(rs, p->uid, &cur);
-		atomic_fetch_add(&rs->resumed, 1);
-		reply_state(r, 200, p->uid, &cur);
-		oxs_resume(r);
-		return;
-	}
-	char dir[PATH_MAX], dpath[PATH_MAX];
-	if (!path_of(rs, dir, sizeof(dir), p->uid, "") ||
-	    !path_of(rs, dpath, sizeof(dpath), p->uid, "data")) {
-		oxs_reply_error(r, 500, "internal", "", "upload path too long");
-		oxs_resume(r);
-		return;
-	}
-	oxst_remove_path(dir); /* an unreadable leftover */
-	int fd = -1;
-	if (mkdir(dir, 0700) != 0 ||
-	    (fd = open(dpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
-		reply_io(r, errno_status(errno), "cannot start the upload");
-		oxs_resume(r);
-		return;
-	}
-	close(fd);
-	st->offset = 0;
-	st->created = (int64_t)time(NULL);
-	st->expires = st->created + rs->expiry;
-	st->part = oxst_s3_part_for(st->length, rs->part_size);
-	s = state_write(rs, p->uid, st);
+	/* a new upload, unless the same file is on its way (a reload, another client, another
+	 * replica): then go on from its offset */
+	upstate fresh = *st;
+	oxst_xfer_init(st, fresh.length, oxst_s3_part_for(fresh.length, rs->part_size),
+	               (int64_t)time(NULL), rs->expiry);
+	memcpy(st->sha256, fresh.sha256, sizeof(st->sha256));
+	memcpy(st->structure, fresh.structure, sizeof(st->structure));
+	memcpy(st->name, fresh.name, sizeof(st->name));
+	memcpy(st->kind, fresh.kind, sizeof(st->kind));
+	bool created = false;
+	oxst_status s = rs->store->ops->xfer_create(rs->store, p->uid, st, &created);
 	if (s != OXST_OK) {
-		remove_upload(rs, p->uid);
 		reply_io(r, s, "cannot start the upload");
 		oxs_resume(r);
 		return;
 	}
-	(void)sync_dir(rs->dir);
+	if (!created) {
+		st->expires = (int64_t)time(NULL) + rs->expiry;
+		if (st->structure[0] == '\0' && fresh.structure[0] != '\0')
+			memcpy(st->structure, fresh.structure, OXST_ID_LEN + 1);
+		(void)state_write(rs, p->uid, st);
+		atomic_fetch_add(&rs->resumed, 1);
+		reply_state(r, 200, p->uid, st);
+		oxs_resume(r);
+		return;
+	}
 	atomic_fetch_add(&rs->started, 1);
 	reply_state(r, 201, p->uid, st);
 	oxs_resume(r);
@@ -998,7 +911,9 @@ void oxs_resumable_create(oxs_req *r)
 		return;
 	}
 	struct statvfs vfs;
-	if (statvfs(rs->dir, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < n) {
+	bool here = !srv->store->ops->remote || strcmp(p->st.kind, "model") != 0 ||
+	            oxst_s3_part_for(n, rs->part_size) < OXST_S3_MIN_PART;
+	if (here && statvfs(rs->dir, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < n) {
 		oxs_reply_error(r, 507, "insufficient_storage", "",
 		                "the file (%llu bytes) does not fit the disk (%" PRIu64 " bytes free)",
 		                n, (uint64_t)vfs.f_bavail * vfs.f_frsize);
@@ -1017,7 +932,7 @@ void oxs_resumable_create(oxs_req *r)
 static bool find_upload(oxs_req *r, upstate *st)
 {
 	oxs_resumable *rs = r->srv->rs;
-	if (!uid_valid(r->param)) {
+	if (!oxst_xfer_uid_valid(r->param)) {
 		oxs_reply_error(r, 404, "upload_not_found", "", "no such upload");
 		return false;
 	}
@@ -1139,14 +1054,30 @@ void oxs_resumable_patch_begin(oxs_req *r)
 		return;
 	}
 	p->claimed = true;
-	char data[PATH_MAX];
-	if (path_of(rs, data, sizeof(data), p->uid, "data"))
-		p->fd = open(data, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (p->fd < 0) {
-		reply_io(r, errno_status(errno), "cannot open the upload");
+	oxst_store *store = srv->store;
+	if (store->ops->remote && strcmp(st.kind, "model") == 0 && st.part >= OXST_S3_MIN_PART) {
+		/* a part staged on its way to the object store: a bounded number at once */
+		if (atomic_fetch_add(&rs->parts_staged, 1) >= MAX_REMOTE_PARTS) {
+			atomic_fetch_sub(&rs->parts_staged, 1);
+			atomic_fetch_add(&rs->parts_busy, 1);
+			oxs_reply_error(r, 503, "parts_busy", "",
+			                "%d parts are on their way to the object store; retry", MAX_REMOTE_PARTS);
+			if (r->reply != NULL)
+				MHD_add_response_header(r->reply, "Retry-After", "1");
+			add_upload_headers(r, &st);
+			return;
+		}
+		p->staged = true;
+	}
+	uint64_t at = 0;
+	oxst_status s = store->ops->xfer_part_fd(store, p->uid, &st, &p->fd, &at);
+	if (s != OXST_OK) {
+		p->fd = -1;
+		reply_io(r, s, "cannot open the upload");
 		return;
 	}
-	p->at = offset;
+	oxst_sha256_resume(&p->sha, st.h, st.offset); /* the hash goes on where it stopped */
+	p->at = at;
 	p->want = want;
 	memcpy(r->id, st.sha256, OXST_ID_LEN + 1);
 }
@@ -1164,77 +1095,12 @@ bool oxs_resumable_patch_data(oxs_req *r, const char *data, size_t size)
 			p->werr = w < 0 ? errno : EIO;
 			return true;
 		}
+		oxst_sha256_update(&p->sha, data, (size_t)w);
 		p->got += (uint64_t)w;
 		data += w;
 		size -= (size_t)w;
 	}
 	return true;
-}
-
-/* The hash of the upload's first `upto` bytes in a's context, from what it holds (after
- * a restart: from the start of the data file). */
-static bool hash_upto(oxs_resumable *rs, const char *uid, int fd, uint64_t upto)
-{
-	pthread_mutex_lock(&rs->mu);
-	active *a = find_active(rs, uid);
-	EVP_MD_CTX *md = a != NULL ? a->md : NULL;
-	uint64_t from = a != NULL ? a->hashed : 0;
-	if (a != NULL)
-		a->md = NULL; /* ours while hashing (we hold the busy mark) */
-	pthread_mutex_unlock(&rs->mu);
-	if (a == NULL)
-		return false;
-	if (md == NULL || from > upto) {
-		EVP_MD_CTX_free(md);
-		md = EVP_MD_CTX_new();
-		from = 0;
-		if (md == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
-			EVP_MD_CTX_free(md);
-			return false;
-		}
-	}
-	char *buf = malloc(HASH_CHUNK);
-	bool ok = buf != NULL;
-	while (ok && from < upto) {
-		size_t want = upto - from < HASH_CHUNK ? (size_t)(upto - from) : HASH_CHUNK;
-		ssize_t n = pread(fd, buf, want, (off_t)from);
-		if (n <= 0) {
-			ok = false;
-			break;
-		}
-		ok = EVP_DigestUpdate(md, buf, (size_t)n) == 1;
-		from += (uint64_t)n;
-	}
-	free(buf);
-	pthread_mutex_lock(&rs->mu);
-	a = find_active(rs, uid);
-	if (a != NULL && ok) {
-		a->md = md;
-		a->hashed = from;
-		md = NULL;
-	}
-	pthread_mutex_unlock(&rs->mu);
-	EVP_MD_CTX_free(md);
-	return ok && a != NULL;
-}
-
-/* The SHA-256 the upload's context holds (its whole file, after hash_upto). */
-static bool hash_final(oxs_resumable *rs, const char *uid, char hex[OXST_ID_LEN + 1])
-{
-	unsigned char md[32];
-	unsigned int n = 0;
-	pthread_mutex_lock(&rs->mu);
-	active *a = find_active(rs, uid);
-	bool ok = a != NULL && a->md != NULL && EVP_DigestFinal_ex(a->md, md, &n) == 1 && n == 32;
-	if (a != NULL) {
-		EVP_MD_CTX_free(a->md);
-		a->md = NULL;
-		a->hashed = 0;
-	}
-	pthread_mutex_unlock(&rs->mu);
-	if (ok)
-		oxs_hex(hex, md, 32);
-	return ok;
 }
 
 static void on_stored(oxs_req *r, const char *id, bool created)
@@ -1246,10 +1112,12 @@ static void on_stored(oxs_req *r, const char *id, bool created)
 	link_structure(r->srv, &p->st, id, bundle && strcmp(p->st.structure, p->model_sha) == 0);
 }
 
-/* The upload is over (stored, or refused): its folder and what this process knew go. */
-static void finish_upload(oxs_resumable *rs, oxs_rpatch *p)
+/* The upload is over (stored, or refused): what the store held of it (abort: the store's
+ * xfer_finish took it already otherwise) and what this process knew go. */
+static void finish_upload(oxs_resumable *rs, oxs_rpatch *p, bool abort)
 {
-	remove_upload(rs, p->uid);
+	if (abort)
+		remove_upload(rs, p->uid);
 	pthread_mutex_lock(&rs->mu);
 	forget_active(rs, p->uid);
 	pthread_mutex_unlock(&rs->mu);
@@ -1257,20 +1125,22 @@ static void finish_upload(oxs_resumable *rs, oxs_rpatch *p)
 }
 
 /* A data file of a bundle has arrived: kept as a blob until its bundle's manifest. */
-static void complete_blob(oxs_req *r)
+static void complete_blob(oxs_req *r, int fd, const char *spool)
 {
 	oxs_resumable *rs = r->srv->rs;
 	oxs_rpatch *p = r->rp;
-	char data[PATH_MAX], blob[PATH_MAX], dir[PATH_MAX];
+	char blob[PATH_MAX], dir[PATH_MAX];
+	close(fd);
 	snprintf(dir, sizeof(dir), "%s/blobs", rs->dir);
-	if (!path_of(rs, data, sizeof(data), p->uid, "data") ||
-	    !blob_path(rs, p->st.sha256, blob, sizeof(blob)) || rename(data, blob) != 0 ||
+	if (!blob_path(rs, p->st.sha256, blob, sizeof(blob)) || rename(spool, blob) != 0 ||
 	    sync_dir(dir) != 0) {
 		reply_io(r, errno_status(errno), "cannot keep the data file");
+		(void)unlink(spool);
+		finish_upload(rs, p, false);
 		oxs_resume(r);
 		return;
 	}
-	finish_upload(rs, p);
+	finish_upload(rs, p, false);
 	atomic_fetch_add(&rs->completed, 1);
 	reply_blob(r, 201, &p->st);
 	oxs_resume(r);
@@ -1400,20 +1270,19 @@ bad:
 /* A bundle's manifest has arrived: the model file (stored, e.g. uploaded alone first as
  * the bundle's structure) and the data files (blobs) it lists make the model, stored as
  * POST /models stores a model with its data files. */
-static void complete_bundle(oxs_req *r)
+static void complete_bundle(oxs_req *r, int fd, const char *manifest)
 {
 	oxs_server *srv = r->srv;
 	oxs_resumable *rs = srv->rs;
 	oxs_rpatch *p = r->rp;
 	oxst_store *store = srv->store;
-	char data[PATH_MAX], err[1400] = "";
+	char err[1400] = "";
 	char *text = calloc(1, (size_t)p->st.length + 1);
-	int fd = path_of(rs, data, sizeof(data), p->uid, "data") ? open(data, O_RDONLY | O_CLOEXEC) : -1;
-	bool read_ok = text != NULL && fd >= 0 &&
+	bool read_ok = text != NULL &&
 	               pread(fd, text, (size_t)p->st.length, 0) == (ssize_t)p->st.length;
-	if (fd >= 0)
-		close(fd);
-	finish_upload(rs, p); /* the manifest is read: whatever comes, the upload is over */
+	close(fd);
+	(void)unlink(manifest);
+	finish_upload(rs, p, false); /* the manifest is read: whatever comes, the upload is over */
 	uint64_t msize = 0;
 	if (!read_ok) {
 		free(text);
@@ -1530,20 +1399,15 @@ static void complete_bundle(oxs_req *r)
 	oxs_upload_adopt(r, sfd, spool, dir, p->st.name, total, on_stored);
 }
 
-/* The last part is in: the whole file's hash, then the model is stored as an upload. */
-static void complete(oxs_req *r)
+/* The last part is in: the whole file's hash, then the file is stored (a model exactly
+ * as POST /models stores it; a data file as a blob; a manifest makes its bundle). */
+static void complete(oxs_req *r, const char *hex)
 {
 	oxs_server *srv = r->srv;
 	oxs_resumable *rs = srv->rs;
 	oxs_rpatch *p = r->rp;
-	char hex[OXST_ID_LEN + 1];
-	if (!hash_final(rs, p->uid, hex)) {
-		oxs_reply_error(r, 500, "internal", "", "hashing the upload failed");
-		oxs_resume(r);
-		return;
-	}
 	if (strcmp(hex, p->st.sha256) != 0) {
-		remove_upload(rs, p->uid);
+		finish_upload(rs, p, true); /* nothing is kept: the parts go too */
 		atomic_fetch_add(&rs->refused, 1);
 		oxs_reply_error(r, 422, "checksum_mismatch", ",\"rule\":\"sha256\"",
 		                "the %" PRIu64 " bytes received hash to %s, not to the sha256 given "
@@ -1552,86 +1416,82 @@ static void complete(oxs_req *r)
 		oxs_resume(r);
 		return;
 	}
-	if (strcmp(p->st.kind, "data") == 0) {
-		complete_blob(r);
-		return;
-	}
-	if (strcmp(p->st.kind, "bundle") == 0) {
-		complete_bundle(r);
-		return;
-	}
-	/* the file moves to a spool file of the store, the upload's folder goes, and the
-	 * spool file is stored like any upload (a crash in between leaves a temporary the
-	 * store removes at start: the upload then starts over) */
-	char data[PATH_MAX], spool[PATH_MAX];
+	char spool[PATH_MAX];
 	int sfd = -1;
-	oxst_status s = srv->store->ops->spool(srv->store, &sfd, spool, sizeof(spool));
-	if (s == OXST_OK) {
-		close(sfd);
-		sfd = -1;
-		if (!path_of(rs, data, sizeof(data), p->uid, "data") || rename(data, spool) != 0) {
-			s = errno_status(errno);
-			(void)unlink(spool);
-		} else {
-			sfd = open(spool, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-			if (sfd < 0) {
-				s = errno_status(errno);
-				(void)unlink(spool);
-			}
-		}
-	}
+	bool created = false;
+	oxst_status s = srv->store->ops->xfer_finish(srv->store, p->uid, &p->st, &sfd, spool,
+	                                             sizeof(spool), &created);
 	if (s != OXST_OK) {
 		reply_io(r, s, "cannot store the upload");
 		oxs_resume(r);
 		return;
 	}
-	finish_upload(rs, p);
+	if (strcmp(p->st.kind, "data") == 0 && sfd >= 0) {
+		complete_blob(r, sfd, spool);
+		return;
+	}
+	if (strcmp(p->st.kind, "bundle") == 0 && sfd >= 0) {
+		complete_bundle(r, sfd, spool);
+		return;
+	}
+	finish_upload(rs, p, false);
 	memcpy(r->id, p->st.sha256, OXST_ID_LEN + 1);
-	oxs_upload_adopt(r, sfd, spool, NULL, p->st.name, p->st.length, on_stored);
+	if (sfd < 0) /* the object store assembled the model from its parts */
+		oxs_upload_adopt_stored(r, p->st.name, p->st.length, created, on_stored);
+	else
+		oxs_upload_adopt(r, sfd, spool, NULL, p->st.name, p->st.length, on_stored);
 }
 
 static void patch_job(oxs_req *r)
 {
 	oxs_resumable *rs = r->srv->rs;
+	oxst_store *store = r->srv->store;
 	oxs_rpatch *p = r->rp;
 	if (p->werr != 0) {
 		reply_io(r, errno_status(p->werr), "cannot write the part");
 		oxs_resume(r);
 		return;
 	}
-	if (fdatasync(p->fd) != 0) {
-		reply_io(r, errno_status(errno), "cannot write the part");
-		oxs_resume(r);
-		return;
-	}
 	upstate st = p->st;
-	st.offset = p->at + p->got;
+	st.offset = p->st.offset + p->got;
 	st.expires = (int64_t)time(NULL) + rs->expiry;
-	/* the hash follows the parts (read back from the page cache) */
-	if (!hash_upto(rs, p->uid, p->fd, st.offset)) {
-		oxs_reply_error(r, 500, "internal", "", "hashing the upload failed");
+	bool last = st.offset == st.length;
+	uint64_t hashed = 0;
+	if (!last && !(oxst_sha256_midstate(&p->sha, st.h, &hashed) && hashed == st.offset)) {
+		oxs_reply_error(r, 500, "internal", "", "the part does not end at a hash block");
 		oxs_resume(r);
 		return;
 	}
-	oxst_status s = state_write(rs, p->uid, &st);
+	/* the last part is stored but not recorded: until the file is kept the state stays
+	 * before it, and a retry sends it again */
+	oxst_status s = store->ops->xfer_part_put(store, p->uid, &p->st, last ? NULL : &st, p->fd,
+	                                          p->at, p->got);
+	if (s == OXST_E_NOT_FOUND) {
+		oxs_reply_error(r, 404, "upload_not_found", "",
+		                "no such upload (it finished, expired or was deleted)");
+		oxs_resume(r);
+		return;
+	}
 	if (s != OXST_OK) {
 		reply_io(r, s, "cannot record the part");
 		oxs_resume(r);
 		return;
 	}
-	p->st = st;
+	close(p->fd);
+	p->fd = -1;
 	atomic_fetch_add(&rs->bytes, p->got);
-	if (st.offset == st.length) {
-		close(p->fd);
-		p->fd = -1;
-		complete(r);
+	atomic_fetch_add(&rs->parts, 1);
+	if (last) {
+		char hex[OXST_ID_LEN + 1];
+		oxst_sha256_final(&p->sha, hex);
+		complete(r, hex);
 		return;
 	}
+	p->st = st;
 	reply_204(r);
 	add_upload_headers(r, &st);
 	oxs_resume(r);
 }
-
 void oxs_resumable_patch_end(oxs_req *r)
 {
 	oxs_rpatch *p = r->rp;
@@ -1655,6 +1515,8 @@ void oxs_resumable_cleanup(oxs_req *r)
 		return;
 	if (p->fd >= 0)
 		close(p->fd);
+	if (p->staged)
+		atomic_fetch_sub(&r->srv->rs->parts_staged, 1);
 	if (p->claimed)
 		release(r->srv->rs, p->uid);
 	free(p->files);
@@ -1664,7 +1526,8 @@ void oxs_resumable_cleanup(oxs_req *r)
 /* ---------------------------------------------------------------------------------------
  * Life and metrics
  */
-oxs_resumable *oxs_resumable_open(const oxs_config *c, char *err, size_t errsize)
+oxs_resumable *oxs_resumable_open(const oxs_config *c, oxst_store *store, char *err,
+                                  size_t errsize)
 {
 	oxs_resumable *rs = calloc(1, sizeof(*rs));
 	if (rs == NULL || (rs->act = calloc(MAX_ACTIVE, sizeof(*rs->act))) == NULL) {
@@ -1688,6 +1551,7 @@ oxs_resumable *oxs_resumable_open(const oxs_config *c, char *err, size_t errsize
 		free(rs);
 		return NULL;
 	}
+	rs->store = store;
 	rs->part_size = c->upload_part_size;
 	rs->max_total = c->max_resumable;
 	rs->expiry = c->upload_expiry;
@@ -1702,8 +1566,6 @@ void oxs_resumable_free(oxs_resumable *rs)
 {
 	if (rs == NULL)
 		return;
-	for (size_t i = 0; i < rs->nact; i++)
-		EVP_MD_CTX_free(rs->act[i].md);
 	free(rs->act);
 	free(rs->links);
 	pthread_mutex_destroy(&rs->mu);
@@ -1733,4 +1595,14 @@ void oxs_resumable_metrics(oxs_server *srv, oxr_buf *o)
 	               "acknowledged.\n# TYPE onnxviz_resumable_bytes_total counter\n"
 	               "onnxviz_resumable_bytes_total %" PRIu64 "\n",
 	               (uint64_t)atomic_load(&rs->bytes));
+	oxr_buf_printf(o, "# HELP onnxviz_resumable_parts_total Resumable upload parts by outcome: "
+	               "stored (acknowledged), busy (503: too many on their way to the object "
+	               "store at once).\n# TYPE onnxviz_resumable_parts_total counter\n"
+	               "onnxviz_resumable_parts_total{outcome=\"stored\"} %" PRIu64 "\n"
+	               "onnxviz_resumable_parts_total{outcome=\"busy\"} %" PRIu64 "\n",
+	               (uint64_t)atomic_load(&rs->parts), (uint64_t)atomic_load(&rs->parts_busy));
+	oxr_buf_printf(o, "# HELP onnxviz_resumable_parts_staged Parts of resumable uploads on "
+	               "their way to the object store now.\n# TYPE onnxviz_resumable_parts_staged "
+	               "gauge\nonnxviz_resumable_parts_staged %u\n",
+	               (unsigned)atomic_load(&rs->parts_staged));
 }

@@ -197,7 +197,7 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	         srv->store->ops->name, st.models, st.renderings, st.removed_temporaries,
 	         st.quarantined, st.verifying ? "true" : "false");
 	oxs_log("info", "store opened", extra);
-	srv->rs = oxs_resumable_open(c, err, errsize);
+	srv->rs = oxs_resumable_open(c, srv->store, err, errsize);
 	if (srv->rs == NULL)
 		return -1;
 

@@ -89,6 +89,9 @@ struct oxs_upload {
 	char src_bucket[64], src_key[520];
 	/* a resumable upload's assembled file (oxs_upload_adopt): told once it is stored */
 	oxs_stored_fn on_stored;
+	/* oxs_upload_adopt_stored: the store holds the model already (path is its local copy,
+	 * not ours); stored_new: this upload created it (removed again if it does not parse) */
+	bool stored, stored_new;
 	/* POST /diff.*: this upload takes part `a`; part `b` goes to its own upload */
 	bool diff;
 	struct oxs_upload *b;
@@ -664,6 +667,38 @@ static void meta_of(oxst_model_meta *m, const oxs_upload *u, const oxs_loaded *l
 		m->nodes = (int64_t)v->nnodes;
 }
 
+/* keep_model for a model the store holds already (a resumable transfer the object store
+ * assembled): parse its local copy, keep its meta; a model that does not parse is removed
+ * again when this upload created it. */
+static bool keep_stored(oxs_req *r, oxs_upload *u, const char *id, oxs_loaded *l,
+                        bool *created)
+{
+	oxst_store *st = r->srv->store;
+	oxst_status s = st->ops->model_path(st, id, u->path, sizeof(u->path));
+	oxp_error pe;
+	memset(&pe, 0, sizeof(pe));
+	if (s == OXST_OK && oxs_load(l, u->path, r->srv->cfg.model_memory, &pe) != OXP_OK) {
+		if (u->stored_new)
+			(void)st->ops->delete_model(st, id);
+		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
+		reply_parse_error(r, &pe, NULL);
+		return false;
+	}
+	oxst_model_meta meta;
+	if (s == OXST_OK) {
+		meta_of(&meta, u, l);
+		s = st->ops->put_meta(st, id, &meta);
+	}
+	if (s != OXST_OK) {
+		oxs_loaded_free(l);
+		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
+		oxs_reply_store_error(r, s, "cannot keep the model");
+		return false;
+	}
+	*created = u->stored_new;
+	return true;
+}
+
 /* Parse, link and store the model spooled by u under id: *l gets it parsed (nothing when
  * those bytes were stored already), *created whether it is new.  False after a reply
  * (the model did not parse, or the store refused it); part names a diff upload's part. */
@@ -673,6 +708,8 @@ static bool keep_model(oxs_req *r, oxs_upload *u, const char *id, const char *pa
 	oxst_store *st = r->srv->store;
 	memset(l, 0, sizeof(*l));
 	*created = false;
+	if (u->stored)
+		return keep_stored(r, u, id, l, created);
 	oxst_status have = st->ops->stat_model(st, id, OXST_STAT_FRESH, NULL);
 	if (have == OXST_OK) {
 		drop_spool(u); /* the same bytes are already stored */
@@ -814,6 +851,26 @@ void oxs_upload_adopt(oxs_req *r, int fd, const char *path, const char *datadir,
 		snprintf(u->dir, sizeof(u->dir), "%s", datadir);
 		u->has_dir = true;
 	}
+	u->store = r->srv->store;
+	u->body_bytes = u->model_bytes = bytes;
+	u->on_stored = on_stored;
+	set_name(u, name, strlen(name));
+	r->up = u;
+	upload_finish(r);
+}
+
+void oxs_upload_adopt_stored(oxs_req *r, const char *name, uint64_t bytes, bool created,
+                             oxs_stored_fn on_stored)
+{
+	oxs_upload *u = calloc(1, sizeof(*u));
+	if (u == NULL) {
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		oxs_resume(r);
+		return;
+	}
+	u->fd = u->dfd = u->dirfd = -1;
+	u->stored = true;
+	u->stored_new = created;
 	u->store = r->srv->store;
 	u->body_bytes = u->model_bytes = bytes;
 	u->on_stored = on_stored;

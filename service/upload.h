@@ -25,5 +25,10 @@ void oxs_upload_cleanup(oxs_req *r);
 typedef void (*oxs_stored_fn)(oxs_req *r, const char *id, bool created);
 void oxs_upload_adopt(oxs_req *r, int fd, const char *path, const char *datadir,
                       const char *name, uint64_t bytes, oxs_stored_fn on_stored);
+/* The same for a model the store holds already (an object store assembled it from a
+ * resumable transfer's parts): parsed from the store's copy and its meta kept; created:
+ * this transfer stored it (a model that does not parse is then removed again). */
+void oxs_upload_adopt_stored(oxs_req *r, const char *name, uint64_t bytes, bool created,
+                             oxs_stored_fn on_stored);
 
 #endif /* OXS_UPLOAD_H */

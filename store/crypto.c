@@ -11,10 +11,17 @@
  * first call stops the program with the reason: there is no id without a hash.  The
  * server loads it at start (oxst_crypto_load) so that it fails there instead.
  */
+/* SHA256_Init/Update/Final and SHA256_CTX (public, deprecated in OpenSSL 3) for
+ * oxst_sha256: the only interface whose midstate can be read and set, which resumable
+ * transfers need (docs/decisions.md); used in this file only. */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+
 #include "store/internal.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/sha.h>
+#include <string.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +33,7 @@ OXR_DLOPEN_NOTE(crypto, "hash", "SHA-256 of models, ETags and tokens", CRYPTO_SO
 #define CRYPTO_FNS(X)                                                                    \
 	X(EVP_sha256) X(EVP_MD_CTX_new) X(EVP_MD_CTX_free) X(EVP_DigestInit_ex)           \
 	X(EVP_DigestUpdate) X(EVP_DigestFinal_ex) X(EVP_Digest) X(OPENSSL_cleanse)         \
-	X(CRYPTO_memcmp)
+	X(CRYPTO_memcmp) X(SHA256_Init) X(SHA256_Update) X(SHA256_Final)
 
 static union {
 	struct {
@@ -117,4 +124,50 @@ int CRYPTO_memcmp(const void *in_a, const void *in_b, size_t len)
 {
 	need();
 	return lib.CRYPTO_memcmp(in_a, in_b, len);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * SHA-256 with its midstate (resumable transfers)
+ */
+_Static_assert(sizeof(SHA256_CTX) <= sizeof(((oxst_sha256 *)0)->ctx), "SHA256_CTX fits");
+
+void oxst_sha256_resume(oxst_sha256 *c, const uint32_t h[8], uint64_t bytes)
+{
+	need();
+	SHA256_CTX *x = (SHA256_CTX *)(void *)c->ctx;
+	lib.SHA256_Init(x);
+	if (bytes == 0)
+		return;
+	for (int i = 0; i < 8; i++)
+		x->h[i] = h[i];
+	uint64_t bits = bytes * 8; /* bytes < 2^61: a transfer is at most 2^50 bytes */
+	x->Nl = (SHA_LONG)(bits & 0xffffffffu);
+	x->Nh = (SHA_LONG)(bits >> 32);
+	x->num = 0;
+}
+
+void oxst_sha256_update(oxst_sha256 *c, const void *data, size_t n)
+{
+	need();
+	lib.SHA256_Update((SHA256_CTX *)(void *)c->ctx, data, n);
+}
+
+bool oxst_sha256_midstate(const oxst_sha256 *c, uint32_t h[8], uint64_t *bytes)
+{
+	const SHA256_CTX *x = (const SHA256_CTX *)(const void *)c->ctx;
+	uint64_t bits = ((uint64_t)x->Nh << 32) | x->Nl;
+	if (x->num != 0 || bits % 512 != 0)
+		return false;
+	for (int i = 0; i < 8; i++)
+		h[i] = x->h[i];
+	*bytes = bits / 8;
+	return true;
+}
+
+void oxst_sha256_final(oxst_sha256 *c, char hex[OXST_ID_LEN + 1])
+{
+	need();
+	unsigned char md[32];
+	lib.SHA256_Final(md, (SHA256_CTX *)(void *)c->ctx);
+	oxst_hex(hex, md, sizeof(md));
 }

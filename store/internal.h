@@ -15,7 +15,10 @@
 	.list_models = op_list, .delete_model = op_delete,                                  \
 	.get_rendering = op_get_rendering, .put_rendering = op_put_rendering,               \
 	.stats = op_stats, .writable = op_writable, .close = op_close,                      \
-	.spool_dir = op_spool_dir, .put_data = op_put_data, .open_data = op_open_data
+	.spool_dir = op_spool_dir, .put_data = op_put_data, .open_data = op_open_data,    \
+	.xfer_create = op_xfer_create, .xfer_get = op_xfer_get, .xfer_put = op_xfer_put,    \
+	.xfer_part_fd = op_xfer_part_fd, .xfer_part_put = op_xfer_part_put,                 \
+	.xfer_finish = op_xfer_finish, .xfer_abort = op_xfer_abort, .xfer_list = op_xfer_list
 
 /* Append s percent-encoded for an S3 URL path or query (every byte but A-Za-z0-9-._~,
  * and '/' too unless keep_slash). */
@@ -31,6 +34,13 @@ bool oxst_xml_element(const char **p, const char *end, const char *tag, const ch
                       const char **stop);
 /* An ISO 8601 UTC time "2026-12-01T17:11:17.131Z" as Unix seconds; -1 when malformed. */
 int64_t oxst_iso8601(const char *s);
+
+/* A transfer's state as "key value" lines (the file or object the backends keep) and
+ * back: false when it does not fit, or is malformed or incomplete. */
+bool oxst_xfer_text(const oxst_xfer *x, char *out, size_t size, size_t *len);
+bool oxst_xfer_parse(const char *text, size_t len, oxst_xfer *x);
+/* True when x->h is no midstate (all zeros): a state written before it was kept. */
+bool oxst_xfer_unhashed(const oxst_xfer *x);
 
 /* Lowercase hex of n bytes into out (2n+1 bytes). */
 void oxst_hex(char *out, const unsigned char *bytes, size_t n);

@@ -1321,6 +1321,217 @@ static void op_close(oxst_store *base)
 	free(s);
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Resumable transfers: <root>/uploads/<uid>/data (the bytes received, written in place at
+ * their offsets) and <uid>/state (oxst_xfer_text, replaced atomically after each part is
+ * synced).  Always synced, in a cache too: an acknowledged part must survive a crash.
+ */
+static bool xfer_path(const local_store *s, char *out, size_t size, const char *uid,
+                      const char *file)
+{
+	if (!oxst_xfer_uid_valid(uid))
+		return false;
+	return path_fmt(out, size, "%s/uploads/%s%s%s", s->root, uid, file[0] ? "/" : "", file);
+}
+
+/* A state written before the midstate was kept: the hash of the first x->offset bytes
+ * of the data file (once; the next state written keeps it). */
+static oxst_status xfer_rehash(const local_store *s, const char *uid, oxst_xfer *x)
+{
+	char data[PATH_BUF];
+	if (!xfer_path(s, data, sizeof(data), uid, "data"))
+		return OXST_E_INVALID;
+	int fd = open(data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return OXST_E_IO;
+	enum { CHUNK = 1 << 20 };
+	char *buf = malloc(CHUNK);
+	oxst_sha256 c;
+	oxst_xfer fresh;
+	oxst_xfer_init(&fresh, 0, 64, 0, 0);
+	oxst_sha256_resume(&c, fresh.h, 0);
+	uint64_t at = 0;
+	while (buf != NULL && at < x->offset) {
+		size_t want = x->offset - at < CHUNK ? (size_t)(x->offset - at) : CHUNK;
+		ssize_t n = pread(fd, buf, want, (off_t)at);
+		if (n <= 0)
+			break;
+		oxst_sha256_update(&c, buf, (size_t)n);
+		at += (uint64_t)n;
+	}
+	free(buf);
+	close(fd);
+	uint64_t bytes = 0;
+	if (at != x->offset || !oxst_sha256_midstate(&c, x->h, &bytes) || bytes != x->offset)
+		return OXST_E_IO;
+	return OXST_OK;
+}
+
+static oxst_status xfer_read(const local_store *s, const char *uid, oxst_xfer *x)
+{
+	char path[PATH_BUF];
+	if (!xfer_path(s, path, sizeof(path), uid, "state"))
+		return OXST_E_INVALID;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno_status(errno);
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0 || (size_t)n >= sizeof(buf) || !oxst_xfer_parse(buf, (size_t)n, x))
+		return OXST_E_IO;
+	return oxst_xfer_unhashed(x) ? xfer_rehash(s, uid, x) : OXST_OK;
+}
+
+/* Replace <uid>/state durably: a temporary, fsync, rename, fsync of the folder. */
+static oxst_status xfer_write(const local_store *s, const char *uid, const oxst_xfer *x)
+{
+	char path[PATH_BUF], tmp[PATH_BUF], dir[PATH_BUF], buf[4096];
+	size_t len = 0;
+	if (!xfer_path(s, path, sizeof(path), uid, "state") ||
+	    !xfer_path(s, tmp, sizeof(tmp), uid, "state.tmp") || !xfer_path(s, dir, sizeof(dir), uid, "") ||
+	    !oxst_xfer_text(x, buf, sizeof(buf), &len))
+		return OXST_E_INVALID;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return errno_status(errno);
+	ssize_t w = write(fd, buf, len);
+	bool ok = w == (ssize_t)len && fsync(fd) == 0;
+	int e = w >= 0 && (size_t)w < len ? ENOSPC : errno; /* a short write: a limit met */
+	close(fd);
+	if (!ok || rename(tmp, path) != 0 || fsync_dir(dir) != 0) {
+		e = ok ? errno : e;
+		(void)unlink(tmp);
+		return errno_status(e);
+	}
+	return OXST_OK;
+}
+
+static oxst_status op_xfer_get(oxst_store *base, const char *uid, oxst_xfer *x)
+{
+	return xfer_read((local_store *)base, uid, x);
+}
+
+static oxst_status op_xfer_put(oxst_store *base, const char *uid, const oxst_xfer *x)
+{
+	return xfer_write((local_store *)base, uid, x);
+}
+
+static oxst_status op_xfer_abort(oxst_store *base, const char *uid)
+{
+	local_store *s = (local_store *)base;
+	char dir[PATH_BUF], up[PATH_BUF];
+	if (!xfer_path(s, dir, sizeof(dir), uid, "") || !path_fmt(up, sizeof(up), "%s/uploads", s->root))
+		return OXST_E_INVALID;
+	oxst_remove_path(dir);
+	(void)fsync_dir(up);
+	return OXST_OK;
+}
+
+static oxst_status op_xfer_create(oxst_store *base, const char *uid, oxst_xfer *x, bool *created)
+{
+	local_store *s = (local_store *)base;
+	char up[PATH_BUF], dir[PATH_BUF], data[PATH_BUF];
+	*created = false;
+	if (!path_fmt(up, sizeof(up), "%s/uploads", s->root) ||
+	    !xfer_path(s, dir, sizeof(dir), uid, "") || !xfer_path(s, data, sizeof(data), uid, "data"))
+		return OXST_E_INVALID;
+	oxst_xfer cur;
+	oxst_status st = xfer_read(s, uid, &cur);
+	if (st == OXST_OK) {
+		*x = cur;
+		return OXST_OK;
+	}
+	if (st != OXST_E_NOT_FOUND && st != OXST_E_IO)
+		return st;
+	oxst_remove_path(dir); /* an unreadable leftover */
+	x->backend[0] = '\0';
+	int fd = -1;
+	if ((mkdir(up, 0700) != 0 && errno != EEXIST) || mkdir(dir, 0700) != 0 ||
+	    (fd = open(data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+		st = errno_status(errno);
+		oxst_remove_path(dir);
+		return st == OXST_E_NOT_FOUND ? OXST_E_IO : st;
+	}
+	close(fd);
+	st = xfer_write(s, uid, x);
+	if (st != OXST_OK) {
+		oxst_remove_path(dir);
+		return st;
+	}
+	(void)fsync_dir(up);
+	*created = true;
+	return OXST_OK;
+}
+
+static oxst_status op_xfer_part_fd(oxst_store *base, const char *uid, const oxst_xfer *x,
+                                   int *fd, uint64_t *at)
+{
+	local_store *s = (local_store *)base;
+	char data[PATH_BUF];
+	if (!xfer_path(s, data, sizeof(data), uid, "data"))
+		return OXST_E_INVALID;
+	*fd = open(data, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (*fd < 0)
+		return errno_status(errno);
+	*at = x->offset;
+	return OXST_OK;
+}
+
+static oxst_status op_xfer_part_put(oxst_store *base, const char *uid, const oxst_xfer *x,
+                                    const oxst_xfer *next, int fd, uint64_t at, uint64_t len)
+{
+	(void)x, (void)at, (void)len;
+	if (fdatasync(fd) != 0)
+		return errno_status(errno);
+	return next != NULL ? xfer_write((local_store *)base, uid, next) : OXST_OK;
+}
+
+static oxst_status op_xfer_finish(oxst_store *base, const char *uid, const oxst_xfer *x,
+                                  int *fd, char *spool, size_t spoolsize, bool *created)
+{
+	local_store *s = (local_store *)base;
+	char data[PATH_BUF];
+	(void)x;
+	*fd = -1;
+	*created = false;
+	if (!xfer_path(s, data, sizeof(data), uid, "data"))
+		return OXST_E_INVALID;
+	/* the file moves to a spool file (a crash after this leaves a temporary the store
+	 * removes at start: the transfer then starts over) */
+	int sfd = -1;
+	oxst_status st = op_spool(base, &sfd, spool, spoolsize);
+	if (st != OXST_OK)
+		return st;
+	close(sfd);
+	if (rename(data, spool) != 0 || (sfd = open(spool, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		st = errno_status(errno);
+		(void)unlink(spool);
+		return st == OXST_E_NOT_FOUND ? OXST_E_IO : st;
+	}
+	(void)op_xfer_abort(base, uid);
+	*fd = sfd;
+	return OXST_OK;
+}
+
+static oxst_status op_xfer_list(oxst_store *base, char (*uids)[OXST_XFER_UID_LEN + 1], size_t max,
+                                size_t *n)
+{
+	local_store *s = (local_store *)base;
+	char up[PATH_BUF];
+	*n = 0;
+	if (!path_fmt(up, sizeof(up), "%s/uploads", s->root))
+		return OXST_E_INVALID;
+	DIR *d = opendir(up);
+	if (d == NULL)
+		return errno == ENOENT ? OXST_OK : errno_status(errno);
+	for (struct dirent *e; *n < max && (e = readdir(d)) != NULL;)
+		if (oxst_xfer_uid_valid(e->d_name))
+			memcpy(uids[(*n)++], e->d_name, OXST_XFER_UID_LEN + 1);
+	closedir(d);
+	return OXST_OK;
+}
+
 static const oxst_ops local_ops = {
     .name = "local",
     OXST_OPS_OF_FILE,

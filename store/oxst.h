@@ -89,6 +89,40 @@ typedef struct oxst_stats {
 
 typedef struct oxst_store oxst_store;
 
+/* A resumable transfer's state (the ops xfer_*): what the service keeps, the running
+ * SHA-256 as its midstate (so any replica can take the next part), and the backend's own
+ * (an object store: its multipart upload's id).  Parts are multiples of 64 bytes, so the
+ * hash of the first `offset` bytes is whole blocks: h[] and offset say it all. */
+#define OXST_XFER_UID_LEN 32
+typedef struct oxst_xfer {
+	uint64_t length;   /* the file's bytes */
+	uint64_t part;     /* the part size: every part but the last (a multiple of 64) */
+	uint64_t offset;   /* bytes acknowledged */
+	int64_t created, expires; /* Unix seconds */
+	uint32_t h[8];     /* SHA-256 midstate after `offset` bytes */
+	char sha256[OXST_ID_LEN + 1];    /* the id the file must hash to */
+	char structure[OXST_ID_LEN + 1]; /* "" = none */
+	char name[OXST_META_STR];        /* the file's name (no control characters) */
+	char kind[8];                    /* "model", "data" or "bundle" */
+	char backend[600];               /* the backend's (no newline): "" = none */
+} oxst_xfer;
+/* uid is OXST_XFER_UID_LEN lowercase hex digits. */
+bool oxst_xfer_uid_valid(const char *uid);
+/* A new transfer's state: sizes, times and an empty hash. */
+void oxst_xfer_init(oxst_xfer *x, uint64_t length, uint64_t part, int64_t now, int64_t expiry);
+
+/* SHA-256 that can stop at a block boundary and go on elsewhere (store/crypto.c). */
+typedef struct oxst_sha256 {
+	_Alignas(8) unsigned char ctx[128];
+} oxst_sha256;
+/* Go on from midstate h after `bytes` bytes (a multiple of 64; 0 with h[] of
+ * oxst_xfer_init: from the start). */
+void oxst_sha256_resume(oxst_sha256 *c, const uint32_t h[8], uint64_t bytes);
+void oxst_sha256_update(oxst_sha256 *c, const void *data, size_t n);
+/* The midstate and byte count; false when the bytes so far are not whole blocks. */
+bool oxst_sha256_midstate(const oxst_sha256 *c, uint32_t h[8], uint64_t *bytes);
+void oxst_sha256_final(oxst_sha256 *c, char hex[OXST_ID_LEN + 1]);
+
 typedef struct oxst_ops {
 	const char *name;
 	/* Calls may wait on the network (an object store): HTTP threads hand them to a job
@@ -144,6 +178,39 @@ typedef struct oxst_ops {
 	oxst_status (*spool_dir)(oxst_store *s, char *path, size_t pathsize);
 	oxst_status (*put_data)(oxst_store *s, const char *id, const char *spool_dir);
 	oxst_status (*open_data)(oxst_store *s, const char *id, int *dirfd);
+	/* Resumable transfers (service/resumable.c; oxst_xfer below): a file sent in parts of
+	 * a fixed size, each part stored durably when acknowledged.  uid is the transfer's
+	 * name (OXST_XFER_UID_LEN hex digits).  xfer_create starts one with state *x (its
+	 * backend[] filled here) unless one exists: then *created is false and *x is that
+	 * one's state.  xfer_get reads the state (OXST_E_NOT_FOUND: none; OXST_E_IO: not
+	 * readable); xfer_put replaces it durably (the caller changed what is its own). */
+	oxst_status (*xfer_create)(oxst_store *s, const char *uid, oxst_xfer *x, bool *created);
+	oxst_status (*xfer_get)(oxst_store *s, const char *uid, oxst_xfer *x);
+	oxst_status (*xfer_put)(oxst_store *s, const char *uid, const oxst_xfer *x);
+	/* Where the next part's bytes go: a file open for writing (*fd, the caller closes it)
+	 * and the offset in it to write them at (the local store: the transfer's file at
+	 * x->offset; an object store: a part-sized temporary of its cache, from 0). */
+	oxst_status (*xfer_part_fd)(oxst_store *s, const char *uid, const oxst_xfer *x, int *fd,
+	                            uint64_t *at);
+	/* Store the part of len bytes written to fd at `at` durably — the part at x->offset,
+	 * x the state before it — then the state next (its offset moved past the part, its
+	 * hash over it; NULL for the last part: xfer_finish follows): a part is acknowledged
+	 * only after this answers OXST_OK.  The same part again (same number, same bytes) is
+	 * harmless.  OXST_E_NOT_FOUND: the transfer is gone (aborted, expired). */
+	oxst_status (*xfer_part_put)(oxst_store *s, const char *uid, const oxst_xfer *x,
+	                             const oxst_xfer *next, int fd, uint64_t at, uint64_t len);
+	/* The whole file has arrived and hashed to x->sha256.  Either the store keeps it as
+	 * model x->sha256 itself (an object store: *fd is -1 and *created tells whether it is
+	 * new), or it hands the file over as a new spool file (the local store: *fd open for
+	 * reading and its path in spool, for put_model or a rename; *created false).  The
+	 * transfer is gone after OXST_OK. */
+	oxst_status (*xfer_finish)(oxst_store *s, const char *uid, const oxst_xfer *x, int *fd,
+	                           char *spool, size_t spoolsize, bool *created);
+	/* Give up the transfer and what it holds (parts, state). */
+	oxst_status (*xfer_abort)(oxst_store *s, const char *uid);
+	/* The transfers' uids, up to max into uids (*n of them): for the expiry sweep. */
+	oxst_status (*xfer_list)(oxst_store *s, char (*uids)[OXST_XFER_UID_LEN + 1], size_t max,
+	                         size_t *n);
 } oxst_ops;
 
 #define OXST_STAT_NONBLOCK 1u
@@ -207,6 +274,9 @@ oxst_status oxst_open(oxst_store **out, const oxst_options *opt, char *err, size
 /* True when location names an object store (s3://...) rather than a folder. */
 bool oxst_location_is_s3(const char *location);
 
+/* S3's least part (but the last) of a multipart upload: 5 MiB.  Resumable transfers of
+ * smaller parts stay in an S3 store's local cache. */
+#define OXST_S3_MIN_PART ((uint64_t)5 << 20)
 /* S3 takes at most 10,000 parts per multipart upload. */
 #define OXST_S3_MAX_PARTS 10000
 /* The part size for an object of size bytes: part_size, or the next MiB above

@@ -254,6 +254,78 @@ static oxst_status s3_delete(s3_store *s, const char *key)
 	return r.status == 204 || r.status == 200 || r.status == 404 ? OXST_OK : unexpected(&r);
 }
 
+/* CreateMultipartUpload of key: its id into upload_id (no newline: kept in a state line). */
+static oxst_status mpu_create(s3_store *s, const char *key, char upload_id[UPLOAD_ID_MAX])
+{
+	char query[64];
+	const char *kv0[] = {"uploads", NULL};
+	if (!oxst_s3_query(query, sizeof(query), kv0, 1))
+		return OXST_E_INVALID;
+	oxr_buf body;
+	oxr_buf_init(&body, 1 << 16);
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "POST", s->bucket, key);
+	r.query = query;
+	r.out = &body;
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	const char *p = body.data ? body.data : "";
+	if (st == OXST_OK && (r.status != 200 ||
+	                      !oxst_xml_next(&p, p + body.len, "UploadId", upload_id, UPLOAD_ID_MAX) ||
+	                      strchr(upload_id, '\n') != NULL))
+		st = unexpected(&r);
+	oxr_buf_free(&body);
+	return st;
+}
+
+/* UploadPart (query "partNumber=N&uploadId=ID") of size bytes of fd from off: its ETag
+ * into etag.  OXST_E_NOT_FOUND: no such upload (aborted). */
+static oxst_status mpu_part(s3_store *s, const char *key, const char *query, int fd, uint64_t off,
+                            uint64_t size, char etag[96])
+{
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "PUT", s->bucket, key);
+	r.query = query;
+	r.body_fd = fd;
+	r.body_off = off;
+	r.body_size = size;
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	if (st == OXST_OK && r.status == 404)
+		return OXST_E_NOT_FOUND;
+	if (st == OXST_OK && (r.status != 200 || r.etag[0] == '\0'))
+		st = r.status == 400 && strcmp(r.code, "XAmzContentSHA256Mismatch") == 0 ? OXST_E_IO
+		                                                                         : unexpected(&r);
+	if (st == OXST_OK)
+		memcpy(etag, r.etag, sizeof(r.etag));
+	return st;
+}
+
+/* CompleteMultipartUpload (query "uploadId=ID") with the parts listed in done: *created
+ * when this made the object.  OXST_E_NOT_FOUND: no such upload. */
+static oxst_status mpu_complete(s3_store *s, const char *key, const char *query,
+                                const oxr_buf *done, bool *created)
+{
+	oxr_buf ans;
+	oxr_buf_init(&ans, 1 << 16);
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "POST", s->bucket, key);
+	r.query = query;
+	r.body = done->data;
+	r.body_len = done->len;
+	r.if_none_match = "*"; /* honoured by AWS S3; ignored by Ceph RGW 16 */
+	r.out = &ans;
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	/* a 200 may still carry an <Error> (the store failed while completing) */
+	bool error_body = ans.data != NULL && strstr(ans.data, "<Error>") != NULL;
+	if (st == OXST_OK && r.status == 200 && !error_body)
+		*created = true;
+	else if (st == OXST_OK && r.status == 404)
+		st = OXST_E_NOT_FOUND;
+	else if (st == OXST_OK && r.status != 412)
+		st = unexpected(&r);
+	oxr_buf_free(&ans);
+	return st;
+}
+
 /* Upload body_size bytes of fd from 0 as key: one conditional PUT, or a multipart upload
  * above the part size (after a HEAD found nothing there).  *created false: it was there. */
 static oxst_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t size,
@@ -290,21 +362,8 @@ static oxst_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t si
 	 * worst; upload: "uploadId=ID", for the completion and the abort */
 	char upload_id[UPLOAD_ID_MAX];
 	char query[sizeof("partNumber=10000&uploadId=") + 3 * UPLOAD_ID_MAX], upload[sizeof(query)];
-	const char *kv0[] = {"uploads", NULL};
-	if (!oxst_s3_query(query, sizeof(query), kv0, 1))
-		return OXST_E_INVALID;
-	oxr_buf body;
-	oxr_buf_init(&body, 1 << 16);
 	oxst_s3_req r;
-	oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "POST", s->bucket, key);
-	r.query = query;
-	r.out = &body;
-	st = oxst_s3_do(s->s3, &r);
-	const char *p = body.data ? body.data : "";
-	if (st == OXST_OK && (r.status != 200 ||
-	                      !oxst_xml_next(&p, p + body.len, "UploadId", upload_id, sizeof(upload_id))))
-		st = unexpected(&r);
-	oxr_buf_free(&body);
+	st = mpu_create(s, key, upload_id);
 	const char *kv1[] = {"uploadId", upload_id};
 	if (st == OXST_OK && !oxst_s3_query(upload, sizeof(upload), kv1, 1))
 		st = OXST_E_INVALID; /* cannot happen (sized above); left to the lifecycle rule */
@@ -325,41 +384,22 @@ static oxst_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t si
 			st = OXST_E_INVALID;
 			break;
 		}
-		oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "PUT", s->bucket, key);
-		r.query = query;
-		r.body_fd = fd;
-		r.body_off = i * part;
-		r.body_size = size - r.body_off < part ? size - r.body_off : part;
-		st = oxst_s3_do(s->s3, &r);
-		if (st == OXST_OK && (r.status != 200 || r.etag[0] == '\0'))
-			st = r.status == 400 && strcmp(r.code, "XAmzContentSHA256Mismatch") == 0
-			         ? OXST_E_IO
-			         : unexpected(&r);
+		char etag[96];
+		uint64_t off = i * part;
+		st = mpu_part(s, key, query, fd, off, size - off < part ? size - off : part, etag);
+		if (st == OXST_E_NOT_FOUND)
+			st = OXST_E_UNAVAILABLE; /* the upload vanished under us */
 		if (st == OXST_OK)
 			oxr_buf_printf(&done, "<Part><PartNumber>%" PRIu64 "</PartNumber><ETag>%s</ETag></Part>",
-			               i + 1, r.etag);
+			               i + 1, etag);
 	}
 	oxr_buf_printf(&done, "</CompleteMultipartUpload>");
 	if (st == OXST_OK && done.failed)
 		st = OXST_E_NOMEM;
-	if (st == OXST_OK) {
-		oxr_buf ans;
-		oxr_buf_init(&ans, 1 << 16);
-		oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "POST", s->bucket, key);
-		r.query = upload;
-		r.body = done.data;
-		r.body_len = done.len;
-		r.if_none_match = "*"; /* honoured by AWS S3; ignored by Ceph RGW 16 */
-		r.out = &ans;
-		st = oxst_s3_do(s->s3, &r);
-		/* a 200 may still carry an <Error> (the store failed while completing) */
-		bool error_body = ans.data != NULL && strstr(ans.data, "<Error>") != NULL;
-		if (st == OXST_OK && r.status == 200 && !error_body)
-			*created = true;
-		else if (st == OXST_OK && r.status != 412)
-			st = unexpected(&r);
-		oxr_buf_free(&ans);
-	}
+	if (st == OXST_OK)
+		st = mpu_complete(s, key, upload, &done, created);
+	if (st == OXST_E_NOT_FOUND)
+		st = OXST_E_UNAVAILABLE;
 	oxr_buf_free(&done);
 	if (st != OXST_OK) {
 		/* give the parts back (best effort: a lifecycle rule removes what stays) */
@@ -1159,6 +1199,349 @@ static void op_close(oxst_store *base)
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Resumable transfers (docs/decisions.md): a model's transfer is a multipart upload to the
+ * key the model will have (models/<id>.onnx), created with the transfer, one UploadPart
+ * per part; its state is the object uploads/<uid>/state (oxst_xfer_text, the upload's id
+ * in backend), written after each part, so that any replica takes the next part.  The
+ * last part: ListParts, then CompleteMultipartUpload, after the caller checked the whole
+ * hash.  Other kinds (a bundle's data files and manifest), and parts smaller than S3
+ * takes (--upload-part-size below 5M), stay transfers of the local cache: only the
+ * replica that took their first part goes on with them.
+ */
+static bool xfer_remote(const oxst_xfer *x)
+{
+	return strcmp(x->kind, "model") == 0 && x->part >= OXST_S3_MIN_PART;
+}
+
+static bool state_key(const s3_store *s, char *key, size_t size, const char *uid)
+{
+	return oxst_xfer_uid_valid(uid) && key_fmt(s, key, size, "uploads/%s/state", uid);
+}
+
+static oxst_status s3_xfer_get(s3_store *s, const char *uid, oxst_xfer *x)
+{
+	char key[KEY_MAX];
+	if (!state_key(s, key, sizeof(key), uid))
+		return OXST_E_INVALID;
+	oxr_buf body;
+	oxr_buf_init(&body, 4096);
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_GET, "GET", s->bucket, key);
+	r.out = &body;
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	if (st == OXST_E_NOSPACE)
+		st = OXST_E_IO; /* too large to be a state */
+	else if (st == OXST_OK && r.status == 404)
+		st = OXST_E_NOT_FOUND;
+	else if (st == OXST_OK && r.status != 200)
+		st = unexpected(&r);
+	else if (st == OXST_OK && (!oxst_xfer_parse(body.data ? body.data : "", body.len, x) ||
+	                           oxst_xfer_unhashed(x) || strncmp(x->backend, "mpu ", 4) != 0))
+		st = OXST_E_IO;
+	oxr_buf_free(&body);
+	return st;
+}
+
+/* Write the state object (if_none_match "*": only when there is none; *exists then
+ * tells that there was one). */
+static oxst_status s3_xfer_write(s3_store *s, const char *uid, const oxst_xfer *x,
+                                 const char *if_none_match, bool *exists)
+{
+	char key[KEY_MAX], text[4096];
+	size_t len = 0;
+	if (!state_key(s, key, sizeof(key), uid) || !oxst_xfer_text(x, text, sizeof(text), &len))
+		return OXST_E_INVALID;
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
+	r.body = text;
+	r.body_len = len;
+	r.if_none_match = if_none_match;
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	if (exists != NULL)
+		*exists = st == OXST_OK && r.status == 412;
+	if (st == OXST_OK && r.status != 200 && !(if_none_match != NULL && r.status == 412))
+		st = unexpected(&r);
+	return st;
+}
+
+/* The query "uploadId=ID" (with partNumber=N when part > 0) of the state's upload. */
+static bool mpu_query(const oxst_xfer *x, uint64_t part, char *out, size_t size)
+{
+	if (strncmp(x->backend, "mpu ", 4) != 0)
+		return false;
+	char num[24];
+	snprintf(num, sizeof(num), "%" PRIu64, part);
+	const char *kv[] = {"partNumber", num, "uploadId", x->backend + 4};
+	return part > 0 ? oxst_s3_query(out, size, kv, 2) : oxst_s3_query(out, size, kv + 2, 1);
+}
+
+static oxst_status mpu_abort(s3_store *s, const oxst_xfer *x)
+{
+	char key[KEY_MAX], query[sizeof("uploadId=") + 3 * UPLOAD_ID_MAX];
+	if (!key_fmt(s, key, sizeof(key), "models/%s.onnx", x->sha256) ||
+	    !mpu_query(x, 0, query, sizeof(query)))
+		return OXST_E_INVALID;
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "DELETE", s->bucket, key);
+	r.query = query;
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	if (st == OXST_OK && r.status != 204 && r.status != 200 && r.status != 404)
+		st = unexpected(&r);
+	return st;
+}
+
+static oxst_status op_xfer_get(oxst_store *base, const char *uid, oxst_xfer *x)
+{
+	s3_store *s = (s3_store *)base;
+	oxst_status st = s->cache->ops->xfer_get(s->cache, uid, x);
+	return st == OXST_E_NOT_FOUND ? s3_xfer_get(s, uid, x) : st;
+}
+
+static oxst_status op_xfer_put(oxst_store *base, const char *uid, const oxst_xfer *x)
+{
+	s3_store *s = (s3_store *)base;
+	if (!xfer_remote(x))
+		return s->cache->ops->xfer_put(s->cache, uid, x);
+	return s3_xfer_write(s, uid, x, NULL, NULL);
+}
+
+static oxst_status op_xfer_create(oxst_store *base, const char *uid, oxst_xfer *x, bool *created)
+{
+	s3_store *s = (s3_store *)base;
+	*created = false;
+	if (!xfer_remote(x))
+		return s->cache->ops->xfer_create(s->cache, uid, x, created);
+	oxst_xfer cur;
+	oxst_status st = s3_xfer_get(s, uid, &cur);
+	if (st == OXST_OK) {
+		*x = cur;
+		return OXST_OK;
+	}
+	if (st != OXST_E_NOT_FOUND && st != OXST_E_IO)
+		return st;
+	char skey[KEY_MAX];
+	if (st == OXST_E_IO && state_key(s, skey, sizeof(skey), uid))
+		(void)s3_delete(s, skey); /* an unreadable state: started over */
+	char key[KEY_MAX], upload_id[UPLOAD_ID_MAX];
+	if (!key_fmt(s, key, sizeof(key), "models/%s.onnx", x->sha256))
+		return OXST_E_INVALID;
+	st = mpu_create(s, key, upload_id);
+	if (st != OXST_OK)
+		return st;
+	snprintf(x->backend, sizeof(x->backend), "mpu %s", upload_id);
+	bool exists = false;
+	/* one state per transfer: of two replicas starting it at once, one wins */
+	st = s3_xfer_write(s, uid, x, "*", &exists);
+	if (st != OXST_OK || exists) {
+		(void)mpu_abort(s, x);
+		if (st == OXST_OK)
+			st = s3_xfer_get(s, uid, x);
+		return st;
+	}
+	*created = true;
+	return OXST_OK;
+}
+
+static oxst_status op_xfer_part_fd(oxst_store *base, const char *uid, const oxst_xfer *x,
+                                   int *fd, uint64_t *at)
+{
+	s3_store *s = (s3_store *)base;
+	if (!xfer_remote(x))
+		return s->cache->ops->xfer_part_fd(s->cache, uid, x, fd, at);
+	/* a part-sized temporary of the cache, gone when closed */
+	char path[PATH_MAX];
+	oxst_status st = s->cache->ops->spool(s->cache, fd, path, sizeof(path));
+	if (st == OXST_OK)
+		(void)unlink(path);
+	*at = 0;
+	return st;
+}
+
+static oxst_status op_xfer_part_put(oxst_store *base, const char *uid, const oxst_xfer *x,
+                                    const oxst_xfer *next, int fd, uint64_t at, uint64_t len)
+{
+	s3_store *s = (s3_store *)base;
+	if (!xfer_remote(x))
+		return s->cache->ops->xfer_part_put(s->cache, uid, x, next, fd, at, len);
+	if (x->part == 0 || x->offset % x->part != 0)
+		return OXST_E_INVALID;
+	uint64_t number = x->offset / x->part + 1;
+	char key[KEY_MAX], query[sizeof("partNumber=10000&uploadId=") + 3 * UPLOAD_ID_MAX];
+	if (number > OXST_S3_MAX_PARTS || !key_fmt(s, key, sizeof(key), "models/%s.onnx", x->sha256) ||
+	    !mpu_query(x, number, query, sizeof(query)))
+		return OXST_E_INVALID;
+	char etag[96];
+	oxst_status st = mpu_part(s, key, query, fd, at, len, etag); /* 404: aborted (expired) */
+	if (st != OXST_OK || next == NULL)
+		return st;
+	return s3_xfer_write(s, uid, next, NULL, NULL);
+}
+
+/* The parts of the upload (ListParts, pages of 1000) as the completion's body: every part
+ * 1..n there with its size (x->part, the last the rest). */
+static oxst_status mpu_parts(s3_store *s, const char *key, const oxst_xfer *x, oxr_buf *done)
+{
+	uint64_t n = (x->length + x->part - 1) / x->part, next = 1;
+	char marker[24] = "0";
+	oxr_buf_printf(done, "<CompleteMultipartUpload>");
+	for (;;) {
+		char query[sizeof("max-parts=1000&part-number-marker=10000&uploadId=") + 3 * UPLOAD_ID_MAX];
+		const char *kv[] = {"max-parts", "1000", "part-number-marker", marker, "uploadId",
+		                    x->backend + 4};
+		if (!oxst_s3_query(query, sizeof(query), kv, 3))
+			return OXST_E_INVALID;
+		oxr_buf body;
+		oxr_buf_init(&body, 4 << 20);
+		oxst_s3_req r;
+		oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "GET", s->bucket, key);
+		r.query = query;
+		r.out = &body;
+		oxst_status st = oxst_s3_do(s->s3, &r);
+		if (st == OXST_OK && r.status == 404)
+			st = OXST_E_NOT_FOUND;
+		else if (st == OXST_OK && r.status != 200)
+			st = unexpected(&r);
+		const char *p = body.data ? body.data : "", *end = p + body.len, *a, *z;
+		uint64_t last = next;
+		while (st == OXST_OK && oxst_xml_element(&p, end, "Part", &a, &z)) {
+			char num[24] = "", size[32] = "", etag[128] = "";
+			const char *q = a;
+			(void)oxst_xml_next(&q, z, "PartNumber", num, sizeof(num));
+			q = a;
+			(void)oxst_xml_next(&q, z, "Size", size, sizeof(size));
+			q = a;
+			(void)oxst_xml_next(&q, z, "ETag", etag, sizeof(etag));
+			uint64_t k = strtoull(num, NULL, 10), want = k == n ? x->length - (n - 1) * x->part : x->part;
+			if (k != next || strtoull(size, NULL, 10) != want || etag[0] == '\0') {
+				st = OXST_E_IO; /* a part missing or of another size: not this file */
+				break;
+			}
+			oxr_buf_printf(done, "<Part><PartNumber>%" PRIu64 "</PartNumber><ETag>%s</ETag></Part>",
+			               k, etag);
+			next++;
+		}
+		char trunc[8] = "";
+		p = body.data ? body.data : "";
+		(void)oxst_xml_next(&p, end, "IsTruncated", trunc, sizeof(trunc));
+		oxr_buf_free(&body);
+		if (st != OXST_OK)
+			return st;
+		if (strcmp(trunc, "true") != 0 || next == last)
+			break;
+		snprintf(marker, sizeof(marker), "%" PRIu64, next - 1);
+	}
+	oxr_buf_printf(done, "</CompleteMultipartUpload>");
+	if (next != n + 1)
+		return OXST_E_IO;
+	return done->failed ? OXST_E_NOMEM : OXST_OK;
+}
+
+static oxst_status s3_xfer_abort(s3_store *s, const char *uid)
+{
+	char key[KEY_MAX];
+	oxst_xfer x;
+	if (!state_key(s, key, sizeof(key), uid))
+		return OXST_E_INVALID;
+	oxst_status st = s3_xfer_get(s, uid, &x);
+	if (st == OXST_OK)
+		st = mpu_abort(s, &x);
+	if (st == OXST_OK || st == OXST_E_NOT_FOUND || st == OXST_E_IO)
+		st = s3_delete(s, key);
+	return st;
+}
+
+static oxst_status op_xfer_finish(oxst_store *base, const char *uid, const oxst_xfer *x,
+                                  int *fd, char *spool, size_t spoolsize, bool *created)
+{
+	s3_store *s = (s3_store *)base;
+	*fd = -1;
+	*created = false;
+	if (!xfer_remote(x))
+		return s->cache->ops->xfer_finish(s->cache, uid, x, fd, spool, spoolsize, created);
+	char key[KEY_MAX], query[sizeof("uploadId=") + 3 * UPLOAD_ID_MAX];
+	if (!oxst_id_valid(x->sha256) || !key_fmt(s, key, sizeof(key), "models/%s.onnx", x->sha256) ||
+	    !mpu_query(x, 0, query, sizeof(query)))
+		return OXST_E_INVALID;
+	if (x->length > s->cache_budget)
+		return OXST_E_NOSPACE; /* no replica could ever hold it to read it */
+	busy b;
+	busy_enter(s, &s->putting, &b, x->sha256);
+	oxst_status st = s3_head(s, key, NULL);
+	if (st == OXST_OK) { /* stored meanwhile (another upload of the same bytes) */
+		busy_leave(s, &s->putting, &b);
+		(void)s3_xfer_abort(s, uid);
+		return OXST_OK;
+	}
+	oxr_buf done;
+	oxr_buf_init(&done, 1 << 20);
+	if (st == OXST_E_NOT_FOUND)
+		st = mpu_parts(s, key, x, &done);
+	if (st == OXST_OK)
+		st = mpu_complete(s, key, query, &done, created); /* 404: completed or aborted elsewhere */
+	oxr_buf_free(&done);
+	busy_leave(s, &s->putting, &b);
+	if (st == OXST_E_NOT_FOUND && s3_head(s, key, NULL) == OXST_OK)
+		st = OXST_OK; /* another replica completed it */
+	if (st != OXST_OK)
+		return st;
+	char skey[KEY_MAX];
+	if (state_key(s, skey, sizeof(skey), uid))
+		(void)s3_delete(s, skey);
+	known_add(s, x->sha256, x->length);
+	pthread_mutex_lock(&s->mu);
+	s->count_valid = false;
+	pthread_mutex_unlock(&s->mu);
+	return OXST_OK;
+}
+
+static oxst_status op_xfer_abort(oxst_store *base, const char *uid)
+{
+	s3_store *s = (s3_store *)base;
+	(void)s->cache->ops->xfer_abort(s->cache, uid);
+	return s3_xfer_abort(s, uid);
+}
+
+typedef struct uid_list {
+	char (*uids)[OXST_XFER_UID_LEN + 1];
+	size_t n, max, plen;
+} uid_list;
+
+static bool add_uid(void *arg, const char *key, uint64_t size, int64_t modified)
+{
+	uid_list *l = arg;
+	(void)size, (void)modified;
+	size_t kl = strlen(key);
+	if (kl != l->plen + OXST_XFER_UID_LEN + 6 || strcmp(key + kl - 6, "/state") != 0)
+		return true;
+	char uid[OXST_XFER_UID_LEN + 1];
+	memcpy(uid, key + l->plen, OXST_XFER_UID_LEN);
+	uid[OXST_XFER_UID_LEN] = '\0';
+	if (oxst_xfer_uid_valid(uid))
+		memcpy(l->uids[l->n++], uid, OXST_XFER_UID_LEN + 1);
+	return l->n < l->max;
+}
+
+static oxst_status op_xfer_list(oxst_store *base, char (*uids)[OXST_XFER_UID_LEN + 1], size_t max,
+                                size_t *n)
+{
+	s3_store *s = (s3_store *)base;
+	oxst_status st = s->cache->ops->xfer_list(s->cache, uids, max, n);
+	if (st != OXST_OK)
+		return st;
+	char prefix[KEY_MAX], token[1100] = "";
+	if (!key_fmt(s, prefix, sizeof(prefix), "uploads/"))
+		return OXST_E_INVALID;
+	uid_list l = {uids, *n, max, strlen(prefix)};
+	while (st == OXST_OK && l.n < max) {
+		st = list_page(s, prefix, "", 1000, token, sizeof(token), add_uid, &l);
+		if (token[0] == '\0')
+			break;
+	}
+	*n = l.n;
+	return st;
 }
 
 static const oxst_ops s3_ops = {

@@ -19,6 +19,17 @@ loopback, memstore OSD), then:
             no credential in any log
   kill      kill -9 of a replica during 200 uploads through the load balancer: every
             acknowledged upload is readable, byte for byte, through every other replica
+  resumable a resumable upload (tus, parts of 5 MiB, each an UploadPart of a multipart
+            upload) through haproxy, consecutive PATCHes landing on different replicas,
+            the replica receiving a part killed with SIGKILL mid-part: the transfer
+            completes with at most one part sent again, the model id is the SHA-256 and
+            every live replica reads it byte for byte; a wrong final hash answers 422 and
+            leaves no model, no state and no multipart upload; an abandoned transfer is
+            aborted after --upload-expiry (ListMultipartUploads, the metrics); a file that
+            does not parse leaves nothing; the 17th part arriving at once on a replica is
+            503 parts_busy (parts staged are bounded); a bundle
+            (model file, data file, manifest) through one replica's resumable path, read
+            through the others
   outage    the object store stopped, then started, mid-run (and paused: requests time
             out): 503 with Retry-After while it is away, never a 500 or a wrong 404; no
             corrupt or half-published object after
@@ -26,7 +37,8 @@ loopback, memstore OSD), then:
 
 Every process it starts (Ceph's daemons, haproxy, the replicas) is stopped when it ends,
 however it ends (atexit, signal handlers, and PR_SET_PDEATHSIG for SIGKILL).
-S3_ONLY=name,name runs some parts only (rgw, http, replicas, kill, outage, figures);
+S3_ONLY=name,name runs some parts only (rgw, http, replicas, kill, resumable, outage,
+figures);
 S3_KEEP_LOGS=folder keeps the replicas' and haproxy's logs there.
 """
 import atexit
@@ -615,6 +627,283 @@ def t_kill(ceph, reps, lb):
     return n
 
 
+
+# ---------------------------------------------------------------------------------------
+# resumable uploads across replicas (tus; docs/api.md "Resumable uploads")
+TUS_PART = 5 << 20  # the replicas' --upload-part-size
+TUS_EXPIRY = 15     # the replicas' --upload-expiry
+
+
+def _b64(s):
+    import base64
+    return base64.b64encode(s.encode()).decode()
+
+
+def tus_begin(port, data, claimed=None, name="big.onnx"):
+    hs = {"Tus-Resumable": "1.0.0", "Upload-Length": str(len(data)),
+          "Upload-Metadata": "sha256 %s,filename %s" % (_b64(claimed or sha(data)), _b64(name))}
+    st, h, b = request(port, "POST", "/uploads", headers=hs)
+    return st, h, as_json(b) or {}
+
+
+def tus_offset(port, uid):
+    for _ in range(40):
+        st, h, _ = request(port, "HEAD", "/uploads/" + uid, headers={"Tus-Resumable": "1.0.0"})
+        if st == 200:
+            return int(h["upload-offset"])
+        if st == 404:
+            return None
+        time.sleep(0.25)  # the load balancer has not seen the dead replica yet
+    return None
+
+
+def tus_patch(port, uid, offset, chunk, during=None):
+    """One PATCH; `during` runs when half the body is sent.  (status, headers, body); status
+    0 when the connection was cut."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120 * SLOW)
+    try:
+        c.putrequest("PATCH", "/uploads/" + uid)
+        for k, v in (("Tus-Resumable", "1.0.0"), ("Content-Type", "application/offset+octet-stream"),
+                     ("Upload-Offset", str(offset)), ("Content-Length", str(len(chunk)))):
+            c.putheader(k, v)
+        c.endheaders()
+        half = len(chunk) // 2
+        c.send(chunk[:half])
+        if during is not None:
+            during()
+        c.send(chunk[half:])
+        r = c.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    except (OSError, http.client.HTTPException):
+        return 0, {}, b""
+    finally:
+        c.close()
+
+
+def multipart_uploads(ceph, prefix):
+    """The keys of the bucket's multipart uploads in progress under prefix."""
+    import xml.etree.ElementTree as ET
+    st, _, body = ceph.s3.request("GET", BUCKET, query={"uploads": "", "prefix": prefix})
+    if st != 200:
+        return None
+    return [u.findtext(s3lib.NS + "Key") for u in ET.fromstring(body).findall(s3lib.NS + "Upload")]
+
+
+def t_resumable(ceph, reps, lb):
+    data = make_model(5000, floats=7 * 1000 * 1000)  # 28 MB: 6 parts of 5 MiB
+    mid = sha(data)
+    nparts = (len(data) + TUS_PART - 1) // TUS_PART
+    t0 = time.time()
+    st, h, j = tus_begin(lb.port, data)
+    check(st == 201 and h.get("upload-part-size") == str(TUS_PART),
+          "POST /uploads through haproxy: 201 with Upload-Part-Size %d: %r %r" % (TUS_PART, st, j))
+    uid = j.get("upload", "")
+    check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % uid) == 200, "the upload's state is an object")
+    check(multipart_uploads(ceph, "shared/models/%s.onnx" % mid) == ["shared/models/%s.onnx" % mid],
+          "one multipart upload to the model's key")
+    STORED = 'onnxviz_resumable_parts_total{outcome="stored"}'
+    before = {r.name: r.metrics().get(STORED, 0) for r in reps if r.proc.poll() is None}
+    killed, at_kill = [], {}
+
+    def kill_receiver():
+        # the replica receiving this part (its part staged now) dies mid-part
+        end = time.time() + 5 * SLOW
+        while not killed and time.time() < end:
+            for r in reps:
+                m = r.metrics() if r.proc.poll() is None else {}
+                if m.get("onnxviz_resumable_parts_staged", 0) >= 1:
+                    at_kill[r.name] = m.get(STORED, 0)  # the parts it stored before it died
+                    r.kill9()
+                    killed.append(r)
+                    return
+            time.sleep(0.02)
+
+    offset, sent, answers, final = 0, 0, [], None
+    while offset is not None and offset < len(data) and sent < 3 * nparts:
+        chunk = data[offset:offset + TUS_PART]
+        during = kill_receiver if (offset // TUS_PART == 3 and not killed) else None
+        st, h, b = tus_patch(lb.port, uid, offset, chunk, during)
+        sent += 1
+        answers.append(st)
+        if st == 204:
+            offset = int(h["upload-offset"])
+        elif st in (200, 201):
+            final = (st, h, as_json(b) or {})
+            offset = len(data)
+        else:
+            time.sleep(0.3)
+            offset = tus_offset(lb.port, uid)
+    took = time.time() - t0
+    check(len(killed) == 1, "a replica was killed while it received a part")
+    check(final is not None and final[0] == 201 and final[2].get("id") == mid,
+          "the transfer completes: 201 with the model's SHA-256 as its id: %r" % (final and final[:1], ))
+    check(sent <= nparts + 1, "at most one part sent again: %d PATCHes for %d parts (answers %r)" % (sent, nparts, answers))
+    figure("resumable upload through haproxy, %d MB in %d parts of 5 MiB, a replica killed mid-part: %d PATCHes, %.1f s"
+           % (len(data) >> 20, nparts, sent, took))
+    live = [r for r in reps if r.proc.poll() is None]
+    stored = {name: (at_kill[name] if name in at_kill else
+                     next(r for r in reps if r.name == name).metrics().get(STORED, 0)) - n
+              for name, n in before.items()}
+    check(sum(1 for v in stored.values() if v > 0) >= 2, "parts landed on different replicas: %r" % stored)
+    for r in live:
+        st, _, b = r.get("/models/%s/model.onnx" % mid)
+        check(st == 200 and b == data, "%s reads the model back byte for byte (%d)" % (r.name, st))
+    check(ceph.s3.get(BUCKET, "shared/models/%s.onnx" % mid) == data, "the bucket's object is the file")
+    check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % uid) == 404, "the state is gone")
+    check(multipart_uploads(ceph, "shared/models/") == [], "no multipart upload left")
+    st, _, b = request(lb.port, "GET", "/models/%s" % mid)
+    check(st == 200, "the model's summary through haproxy: %d" % st)
+    st, _, _ = request(lb.port, "HEAD", "/uploads/" + uid, headers={"Tus-Resumable": "1.0.0"})
+    check(st == 404, "the finished upload is gone: %d" % st)
+    # the same file again: held, nothing sent
+    st, _, j = tus_begin(lb.port, data)
+    check(st == 200 and j.get("id") == mid, "the same file again: 200 with the model, nothing sent: %r" % st)
+
+    # a wrong final hash: 422, and nothing of it remains
+    other = make_model(5001, floats=2 * 1000 * 1000)  # 8 MB: 2 parts
+    claim = sha(b"not the bytes sent")
+    st, _, j = tus_begin(lb.port, other, claimed=claim)
+    uid2 = j.get("upload", "")
+    check(st == 201, "a transfer claiming another hash begins: %d" % st)
+    offset, last = 0, None
+    while offset < len(other):
+        st, h, b = tus_patch(lb.port, uid2, offset, other[offset:offset + TUS_PART])
+        last = (st, as_json(b) or {})
+        if st != 204:
+            break
+        offset = int(h["upload-offset"])
+    check(last and last[0] == 422 and (last[1].get("error") or {}).get("code") == "checksum_mismatch",
+          "the wrong final hash: 422 checksum_mismatch: %r" % (last,))
+    check(ceph.s3.head(BUCKET, "shared/models/%s.onnx" % claim) == 404, "no model under the claimed id")
+    check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % uid2) == 404, "no state left")
+    check(multipart_uploads(ceph, "shared/models/") == [], "no multipart upload left (ListMultipartUploads)")
+    check(request(lb.port, "HEAD", "/models/%s" % claim)[0] == 404, "the service has no such model")
+
+    # an abandoned transfer: aborted after --upload-expiry
+    third = make_model(5002, floats=2 * 1000 * 1000)
+    st, _, j = tus_begin(lb.port, third)
+    uid3 = j.get("upload", "")
+    st, _, _ = tus_patch(lb.port, uid3, 0, third[:TUS_PART])
+    check(st == 204, "the abandoned transfer's first part: %d" % st)
+    check(multipart_uploads(ceph, "shared/models/%s.onnx" % sha(third)) is not None and
+          len(multipart_uploads(ceph, "shared/models/%s.onnx" % sha(third))) == 1, "its multipart upload")
+    expired0 = sum(r.metrics().get('onnxviz_resumable_uploads_total{event="expired"}', 0) for r in live)
+    time.sleep(TUS_EXPIRY + 1)
+    poke = b"x" * 64
+    for r in live:  # a POST /uploads sweeps (at most every half expiry per replica)
+        st, _, j = tus_begin(r.port, poke)
+    request(lb.port, "DELETE", "/uploads/" + j.get("upload", "-"), headers={"Tus-Resumable": "1.0.0"})
+    expired = sum(r.metrics().get('onnxviz_resumable_uploads_total{event="expired"}', 0) for r in live)
+    check(expired - expired0 >= 1, "the metrics count the expired transfer: %d" % (expired - expired0))
+    check(multipart_uploads(ceph, "shared/models/%s.onnx" % sha(third)) == [], "its multipart upload is aborted")
+    check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % uid3) == 404, "its state is deleted")
+    check(request(lb.port, "HEAD", "/uploads/" + uid3, headers={"Tus-Resumable": "1.0.0"})[0] == 404,
+          "HEAD of the expired upload: 404")
+    # a file that is not a model: its hash is right, the parser refuses it, nothing stays
+    junk = os.urandom(6 << 20)
+    st, _, j = tus_begin(lb.port, junk)
+    uid4, off, last = j.get("upload", ""), 0, None
+    while st == 201 and off < len(junk):
+        pst, h, b = tus_patch(lb.port, uid4, off, junk[off:off + TUS_PART])
+        last = pst
+        if pst != 204:
+            break
+        off = int(h["upload-offset"])
+    check(last is not None and 400 <= last < 500, "a file that does not parse: 4xx: %r" % last)
+    check(ceph.s3.head(BUCKET, "shared/models/%s.onnx" % sha(junk)) == 404, "it is not kept in the bucket")
+    check(multipart_uploads(ceph, "shared/models/") == [], "nor its multipart upload")
+
+    # parts staged on their way to the object store are bounded: the 17th at once is 503
+    one = live[0]
+    fakes = [os.urandom(64) * (TUS_PART // 64 + 1) for _ in range(17)]
+    conns, uids = [], []
+    for f in fakes:
+        st, _, j = tus_begin(one.port, f)
+        uids.append(j.get("upload", ""))
+    for i, uid in enumerate(uids):
+        c = http.client.HTTPConnection("127.0.0.1", one.port, timeout=30 * SLOW)
+        c.putrequest("PATCH", "/uploads/" + uid)
+        for k, v in (("Tus-Resumable", "1.0.0"), ("Content-Type", "application/offset+octet-stream"),
+                     ("Upload-Offset", "0"), ("Content-Length", str(TUS_PART)), ("Expect", "100-continue")):
+            c.putheader(k, v)
+        c.endheaders()
+        conns.append(c)
+        if i < 16:
+            time.sleep(0.05)
+    busy = None
+    try:
+        r = conns[-1].getresponse()
+        busy = (r.status, r.getheader("Retry-After"), as_json(r.read()) or {})
+    except (OSError, http.client.HTTPException) as e:
+        busy = (0, None, {"exception": repr(e)})
+    staged = one.metrics().get("onnxviz_resumable_parts_staged", -1)
+    for c in conns:
+        c.close()
+    check(busy[0] == 503 and busy[1] is not None and (busy[2].get("error") or {}).get("code") == "parts_busy",
+          "the 17th part at once: 503 parts_busy with Retry-After: %r" % (busy,))
+    check(staged == 16, "16 parts staged meanwhile: %r" % staged)
+    end = time.time() + 10 * SLOW
+    while time.time() < end and one.metrics().get("onnxviz_resumable_parts_staged", -1) != 0:
+        time.sleep(0.1)
+    check(one.metrics().get("onnxviz_resumable_parts_staged", -1) == 0, "none staged once the clients went")
+    check(one.metrics().get('onnxviz_resumable_parts_total{outcome="busy"}', 0) >= 1, "the metrics count it")
+    for uid in uids:
+        request(one.port, "DELETE", "/uploads/" + uid, headers={"Tus-Resumable": "1.0.0"})
+    check(multipart_uploads(ceph, "shared/models/") == [], "DELETE of the uploads aborts their multipart uploads")
+
+    # a bundle through the resumable path: its pieces stay on the replica that took them
+    # (docs/api.md), the bundle is then every replica's
+    import struct
+    from onnx import TensorProto, helper, numpy_helper
+    import numpy as np
+    w = numpy_helper.from_array(np.random.default_rng(7).standard_normal(1500 * 1000).astype(np.float32), "w")
+    wbytes = w.raw_data  # 6 MB: two parts
+    w.ClearField("raw_data")
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "w.bin"), ("offset", "0"), ("length", str(len(wbytes)))):
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="add")], "bundle",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1500 * 1000])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1500 * 1000])], [w])
+    model = helper.make_model(g, producer_name="s3-suite").SerializeToString()
+    bid = bundle_id(model, {"w.bin": wbytes})
+    man = ("onnxviz-bundle/1\nmodel %s %d\nfile %s %d w.bin\n" % (sha(model), len(model), sha(wbytes),
+                                                                   len(wbytes))).encode()
+
+    def tus_all(data, kind, name):
+        hs = {"Tus-Resumable": "1.0.0", "Upload-Length": str(len(data)),
+              "Upload-Metadata": "sha256 %s,filename %s,kind %s" % (_b64(sha(data)), _b64(name), _b64(kind))}
+        st, _, b = request(one.port, "POST", "/uploads", headers=hs)
+        uid, off, last = (as_json(b) or {}).get("upload", ""), 0, (st, as_json(b) or {})
+        if st != 201:
+            return last
+        while off < len(data):
+            st, h, b = tus_patch(one.port, uid, off, data[off:off + TUS_PART])
+            last = (st, as_json(b) or {})
+            if st != 204:
+                break
+            off = int(h["upload-offset"])
+        return last
+
+    r1 = tus_all(model, "model", "model.onnx")
+    r2 = tus_all(wbytes, "data", "w.bin")
+    r3 = tus_all(man, "bundle", "model.onnx")
+    check(r1[0] == 201 and r2[0] == 201 and r2[1].get("stored") is True and r3[0] == 201 and r3[1].get("id") == bid,
+          "a bundle through %s's resumable path: model %d, data %d, manifest %d %r" % (one.name, r1[0], r2[0], r3[0], r3[1].get("id")))
+    check(ceph.s3.get(BUCKET, "shared/data/%s/w.bin" % bid) == wbytes, "the data file is in the bucket under the bundle")
+    want = list(struct.unpack("<4f", wbytes[:16]))
+    for r in live:
+        st, _, b = r.get("/models/%s/tensors/w?values=4" % bid)
+        got = ((as_json(b) or {}).get("values") or {}).get("data")
+        check(st == 200 and got is not None and all(abs(a - c) <= 1e-6 * max(1, abs(c)) for a, c in zip(got, want)),
+              "%s reads the bundle's weights: %d" % (r.name, st))
+    # the killed replica comes back for the steps after
+    for r in killed:
+        r.start()
+    check(lb.up(6), "haproxy sees the replica again")
+
+
 # ---------------------------------------------------------------------------------------
 # the object store away mid-run
 def t_outage(ceph, reps, lb):
@@ -819,15 +1108,17 @@ def main():
     ceph.s3.make_bucket(BUCKET)
     step("rgw", t_rgw, ceph)
     step("http", t_http, ceph)
-    if not ONLY or ONLY & {"replicas", "kill", "outage", "figures"}:
+    if not ONLY or ONLY & {"replicas", "kill", "resumable", "outage", "figures"}:
         ceph.s3.make_bucket(SOURCES)
-        reps = [Replica("r%d" % i, ceph, extra=["--s3-part-size", "5M", "--s3-timeout", "2", "--grace", "5"]).start()
+        reps = [Replica("r%d" % i, ceph, extra=["--s3-part-size", "5M", "--s3-timeout", "2", "--grace", "5",
+                                                  "--upload-part-size", "5M", "--upload-expiry", str(TUS_EXPIRY)]).start()
                 for i in (1, 2, 3)]
         lb = Haproxy(reps)
         check(lb.up(6), "haproxy routes to the replicas")
         figure("replica start-up to listening: %s s" % ", ".join("%.2f" % r.started_s for r in reps))
         step("replicas", t_replicas, ceph, reps, lb)
         step("kill", t_kill, ceph, reps, lb)
+        step("resumable", t_resumable, ceph, reps, lb)
         step("outage", t_outage, ceph, reps, lb)
         step("figures", t_figures, ceph, reps, lb)
         lb.stop()

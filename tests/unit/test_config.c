@@ -152,6 +152,9 @@ static void test_errors(void **state)
 	expect_error(NULL, 3, a12, "--cache-dir");
 	char *a13[] = {"serve", "--s3-timeout=0", NULL};
 	expect_error(NULL, 2, a13, "--s3-timeout");
+	/* resumable parts end at a hash block (the midstate a replica hands on) */
+	char *a14[] = {"serve", "--upload-part-size=100000", NULL};
+	expect_error(NULL, 2, a14, "multiple of 64");
 }
 
 /* --help names every environment variable the issue lists. */

@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
 #include <pthread.h>
@@ -234,6 +235,7 @@ typedef struct fake_req {
 	char target[4096];
 	char sha[72];   /* x-amz-content-sha256 */
 	uint64_t body;  /* bytes of body received */
+	char data[4096]; /* its first bytes (NUL-terminated) */
 } fake_req;
 
 typedef struct fake_reply {
@@ -313,11 +315,16 @@ static void fake_serve(int cfd)
 	if (strcasecmp(v, "100-continue") == 0 && !send_all(cfd, cont, strlen(cont)))
 		return;
 	q.body = got - (size_t)(end + 4 - head);
+	size_t nd = q.body < sizeof(q.data) - 1 ? (size_t)q.body : sizeof(q.data) - 1;
+	memcpy(q.data, end + 4, nd);
 	char buf[65536];
 	while (q.body < want) {
 		ssize_t r = recv(cfd, buf, sizeof(buf), 0);
 		if (r <= 0)
 			return;
+		size_t k = (size_t)r < sizeof(q.data) - 1 - nd ? (size_t)r : sizeof(q.data) - 1 - nd;
+		memcpy(q.data + nd, buf, k);
+		nd += k;
 		q.body += (uint64_t)r;
 	}
 	pthread_mutex_lock(&fk.mu);
@@ -668,6 +675,190 @@ static void test_download_budget(void **state)
 	fake_stop(NULL);
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Resumable transfers on the S3 store against a fake that keeps the state object, the
+ * parts and the upload: the state after each part, the parts listed at the end, nothing
+ * recorded for a part the object store refused, abort.
+ */
+static struct {
+	char state[4096]; /* the state object ("" = none) */
+	uint64_t parts[8]; /* bytes of part k+1, 0 = none */
+	bool open, completed, aborted, refuse_part;
+	int creates;
+} xf;
+
+static void answer_xfer(const fake_req *q, fake_reply *a)
+{
+	static char xml[2048];
+	a->status = 404;
+	bool state = strstr(q->target, "/uploads/") != NULL && strstr(q->target, "/state") != NULL;
+	if (strcmp(q->method, "PUT") == 0 && strstr(q->target, ".readyz") != NULL) {
+		a->status = 200;
+	} else if (state && strcmp(q->method, "PUT") == 0) {
+		a->status = 200;
+		snprintf(xf.state, sizeof(xf.state), "%s", q->data);
+	} else if (state && strcmp(q->method, "GET") == 0 && xf.state[0] != '\0') {
+		a->status = 200;
+		a->body = xf.state;
+		a->len = strlen(xf.state);
+	} else if (state && strcmp(q->method, "DELETE") == 0) {
+		a->status = 204;
+		xf.state[0] = '\0';
+	} else if (strcmp(q->method, "POST") == 0 && strstr(q->target, "?uploads=") != NULL) {
+		a->status = 200;
+		xf.open = true;
+		xf.creates++;
+		a->body = "<InitiateMultipartUploadResult><UploadId>U1</UploadId></InitiateMultipartUploadResult>";
+		a->len = strlen(a->body);
+	} else if (strcmp(q->method, "PUT") == 0 && strstr(q->target, "partNumber=") != NULL) {
+		unsigned k = (unsigned)atoi(strstr(q->target, "partNumber=") + 11);
+		if (!xf.open || k < 1 || k > 8) {
+			a->status = 404;
+		} else if (xf.refuse_part) {
+			a->status = 403;
+		} else {
+			a->status = 200;
+			xf.parts[k - 1] = q->body;
+			snprintf(a->headers, sizeof(a->headers), "ETag: \"p%u\"\r\n", k);
+		}
+	} else if (strcmp(q->method, "GET") == 0 && strstr(q->target, "uploadId=U1") != NULL && xf.open) {
+		int n = snprintf(xml, sizeof(xml), "<ListPartsResult><IsTruncated>false</IsTruncated>");
+		for (unsigned k = 0; k < 8; k++)
+			if (xf.parts[k] != 0)
+				n += snprintf(xml + n, sizeof(xml) - (size_t)n, "<Part><PartNumber>%u</PartNumber>"
+				              "<ETag>\"p%u\"</ETag><Size>%" PRIu64 "</Size></Part>", k + 1, k + 1,
+				              xf.parts[k]);
+		n += snprintf(xml + n, sizeof(xml) - (size_t)n, "</ListPartsResult>");
+		a->status = 200;
+		a->body = xml;
+		a->len = (size_t)n;
+	} else if (strcmp(q->method, "POST") == 0 && strstr(q->target, "uploadId=U1") != NULL && xf.open) {
+		a->status = 200;
+		xf.open = false;
+		xf.completed = true;
+		a->body = "<CompleteMultipartUploadResult></CompleteMultipartUploadResult>";
+		a->len = strlen(a->body);
+	} else if (strcmp(q->method, "DELETE") == 0 && strstr(q->target, "uploadId=U1") != NULL) {
+		a->status = xf.open ? 204 : 404;
+		xf.open = false;
+		xf.aborted = true;
+	} else if (strcmp(q->method, "HEAD") == 0 && strstr(q->target, "/models/") != NULL) {
+		a->status = xf.completed ? 200 : 404;
+	}
+}
+
+/* The part at x->offset (its bytes: `fill`) through the ops; x moves on when stored. */
+static oxst_status xfer_send(oxst_store *s, const char *uid, oxst_xfer *x, char fill)
+{
+	uint64_t len = x->length - x->offset < x->part ? x->length - x->offset : x->part;
+	int fd = -1;
+	uint64_t at = 0;
+	assert_int_equal(s->ops->xfer_part_fd(s, uid, x, &fd, &at), OXST_OK);
+	assert_int_equal(at, 0); /* a part-sized temporary */
+	char *buf = malloc(len);
+	assert_non_null(buf);
+	memset(buf, fill, len);
+	assert_int_equal(pwrite(fd, buf, len, 0), (ssize_t)len);
+	free(buf);
+	oxst_xfer next = *x;
+	next.offset += len;
+	bool last = next.offset == x->length;
+	oxst_status st = s->ops->xfer_part_put(s, uid, x, last ? NULL : &next, fd, at, len);
+	close(fd);
+	if (st == OXST_OK)
+		*x = next;
+	return st;
+}
+
+static void test_xfer_s3(void **state)
+{
+	(void)state;
+	memset(&xf, 0, sizeof(xf));
+	fake_start(answer_xfer);
+	oxst_store *s = open_store((uint64_t)64 << 20);
+	const char *uid = "0123456789abcdef0123456789abcdef";
+	uint64_t part = (uint64_t)5 << 20;
+	oxst_xfer x, y;
+	oxst_xfer_init(&x, 2 * part + 100, part, 1700000000, 60);
+	sha_hex("xfer", 4, x.sha256);
+	snprintf(x.name, sizeof(x.name), "big.onnx");
+	bool created = false;
+	assert_int_equal(s->ops->xfer_create(s, uid, &x, &created), OXST_OK);
+	assert_true(created);
+	assert_string_equal(x.backend, "mpu U1");
+	assert_int_equal(xf.creates, 1);
+	/* the state object is the record */
+	assert_true(oxst_xfer_parse(xf.state, strlen(xf.state), &y));
+	assert_int_equal(y.offset, 0);
+	/* the same transfer again (another replica): found, no second upload */
+	oxst_xfer other = x;
+	other.backend[0] = '\0';
+	assert_int_equal(s->ops->xfer_create(s, uid, &other, &created), OXST_OK);
+	assert_false(created);
+	assert_string_equal(other.backend, "mpu U1");
+	assert_int_equal(xf.creates, 1);
+	assert_int_equal(xfer_send(s, uid, &x, 'a'), OXST_OK);
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_OK);
+	assert_int_equal(y.offset, part);
+	/* a part the object store refuses: not acknowledged, the state stays */
+	xf.refuse_part = true;
+	oxst_xfer try = x;
+	assert_int_equal(xfer_send(s, uid, &try, 'b'), OXST_E_UNAVAILABLE);
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_OK);
+	assert_int_equal(y.offset, part);
+	xf.refuse_part = false;
+	assert_int_equal(xfer_send(s, uid, &x, 'b'), OXST_OK);
+	/* the finish before the last part: a part missing, nothing completed */
+	int fd = -1;
+	char spool[600];
+	assert_int_equal(s->ops->xfer_finish(s, uid, &x, &fd, spool, sizeof(spool), &created), OXST_E_IO);
+	assert_false(xf.completed);
+	assert_int_equal(xfer_send(s, uid, &x, 'c'), OXST_OK); /* the last: state not moved */
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_OK);
+	assert_int_equal(y.offset, 2 * part);
+	char (*uids)[OXST_XFER_UID_LEN + 1] = calloc(4, sizeof(*uids));
+	size_t n = 0;
+	/* list: ListObjectsV2 is not answered by this fake (404): an error, not an empty list */
+	assert_int_not_equal(s->ops->xfer_list(s, uids, 4, &n), OXST_OK);
+	free(uids);
+	assert_int_equal(s->ops->xfer_finish(s, uid, &x, &fd, spool, sizeof(spool), &created), OXST_OK);
+	assert_true(created);
+	assert_int_equal(fd, -1); /* kept by the object store: nothing to adopt */
+	assert_true(xf.completed);
+	assert_string_equal(xf.state, ""); /* the state went */
+	assert_int_equal(s->ops->stat_model(s, x.sha256, 0, NULL), OXST_OK);
+	char want[64];
+	assert_int_equal(fake_count("PUT", "partNumber=1&uploadId=U1"), 1);
+	assert_int_equal(fake_count("PUT", "partNumber=2&uploadId=U1"), 2); /* refused, then sent */
+	snprintf(want, sizeof(want), "partNumber=3&uploadId=U1");
+	assert_int_equal(fake_count("PUT", want), 1);
+
+	/* abort: the upload and the state go */
+	memset(&xf, 0, sizeof(xf));
+	oxst_xfer_init(&x, 2 * part, part, 1700000000, 60);
+	sha_hex("xfer 2", 6, x.sha256);
+	assert_int_equal(s->ops->xfer_create(s, uid, &x, &created), OXST_OK);
+	assert_int_equal(xfer_send(s, uid, &x, 'a'), OXST_OK);
+	assert_int_equal(s->ops->xfer_abort(s, uid), OXST_OK);
+	assert_true(xf.aborted);
+	assert_string_equal(xf.state, "");
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_E_NOT_FOUND);
+	/* a part after the abort: the transfer is gone */
+	assert_int_equal(xfer_send(s, uid, &x, 'b'), OXST_E_NOT_FOUND);
+	/* small parts stay in the local cache: no request at all */
+	fk.nlog = 0;
+	oxst_xfer_init(&x, 3000, 1024, 1700000000, 60);
+	sha_hex("xfer 3", 6, x.sha256);
+	const char *uid2 = "fedcba9876543210fedcba9876543210";
+	assert_int_equal(s->ops->xfer_create(s, uid2, &x, &created), OXST_OK);
+	assert_true(created);
+	assert_int_equal(fake_count("POST", ""), 0);
+	assert_int_equal(s->ops->xfer_get(s, uid2, &y), OXST_OK);
+	assert_int_equal(s->ops->xfer_abort(s, uid2), OXST_OK);
+	close_store(s);
+	fake_stop(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -678,6 +869,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_request_keeps_nothing, fake_stop),
 	    cmocka_unit_test_teardown(test_multipart_queries, fake_stop),
 	    cmocka_unit_test_teardown(test_download_budget, fake_stop),
+	    cmocka_unit_test_teardown(test_xfer_s3, fake_stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

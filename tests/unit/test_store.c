@@ -517,6 +517,258 @@ static void test_status_names(void **state)
 	assert_string_equal(oxst_status_name((oxst_status)99), "unknown");
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Resumable transfers: the hash midstate, the state record, the local store's ops
+ */
+static void test_sha256_midstate(void **state)
+{
+	(void)state;
+	size_t n = (1 << 20) + 77;
+	unsigned char *data = malloc(n);
+	assert_non_null(data);
+	for (size_t i = 0; i < n; i++)
+		data[i] = (unsigned char)(i * 2654435761u >> 13);
+	char want[65], got[65];
+	sha256_hex(data, n, want);
+	/* stopped at block boundaries, each time taken up by a new context from its midstate */
+	static const size_t cuts[] = {0, 64, 4096, 65536 + 64, (size_t)1 << 20};
+	oxst_xfer x;
+	oxst_xfer_init(&x, n, 64, 0, 0);
+	uint64_t at = 0;
+	for (size_t k = 0; k + 1 < sizeof(cuts) / sizeof(cuts[0]); k++) {
+		oxst_sha256 c;
+		oxst_sha256_resume(&c, x.h, at);
+		oxst_sha256_update(&c, data + cuts[k], cuts[k + 1] - cuts[k]);
+		uint64_t bytes = 0;
+		assert_true(oxst_sha256_midstate(&c, x.h, &bytes));
+		assert_int_equal(bytes, cuts[k + 1]);
+		at = bytes;
+	}
+	oxst_sha256 c;
+	oxst_sha256_resume(&c, x.h, at);
+	oxst_sha256_update(&c, data + at, 33);
+	uint32_t h[8];
+	uint64_t bytes = 0;
+	assert_false(oxst_sha256_midstate(&c, h, &bytes)); /* not whole blocks */
+	oxst_sha256_update(&c, data + at + 33, n - at - 33);
+	oxst_sha256_final(&c, got);
+	assert_string_equal(got, want);
+	/* a midstate that is not this file's gives another hash (the test can fail) */
+	x.h[3] ^= 1;
+	oxst_sha256_resume(&c, x.h, at);
+	oxst_sha256_update(&c, data + at, n - at);
+	oxst_sha256_final(&c, got);
+	assert_string_not_equal(got, want);
+	/* from the start: the initial values */
+	oxst_xfer_init(&x, n, 64, 0, 0);
+	oxst_sha256_resume(&c, x.h, 0);
+	oxst_sha256_update(&c, data, n);
+	oxst_sha256_final(&c, got);
+	assert_string_equal(got, want);
+	free(data);
+}
+
+static void xfer_sample(oxst_xfer *x)
+{
+	oxst_xfer_init(x, 3000, 1024, 1700000000, 60);
+	sha256_hex("file", 4, x->sha256);
+	sha256_hex("structure", 9, x->structure);
+	snprintf(x->name, sizeof(x->name), "my model.onnx");
+	x->h[7] = 0xdeadbeef;
+}
+
+static void test_xfer_text(void **state)
+{
+	(void)state;
+	oxst_xfer x, y;
+	xfer_sample(&x);
+	x.offset = 2048;
+	snprintf(x.backend, sizeof(x.backend), "mpu 2~abc/DEF+=");
+	char text[4096];
+	size_t len = 0;
+	assert_true(oxst_xfer_text(&x, text, sizeof(text), &len));
+	assert_true(oxst_xfer_parse(text, len, &y));
+	assert_memory_equal(&x, &y, sizeof(x)); /* every field back (both zeroed first) */
+	assert_int_equal(y.expires, 1700000060);
+	/* refused: an offset inside a part, a part not whole hash blocks, no hash, a newline
+	 * in a value, a text that does not fit */
+	x.offset = 100;
+	assert_true(oxst_xfer_text(&x, text, sizeof(text), &len));
+	assert_false(oxst_xfer_parse(text, len, &y));
+	x.offset = 3000; /* the end is fine */
+	assert_true(oxst_xfer_text(&x, text, sizeof(text), &len));
+	assert_true(oxst_xfer_parse(text, len, &y));
+	x.part = 1000;
+	x.offset = 0;
+	assert_true(oxst_xfer_text(&x, text, sizeof(text), &len));
+	assert_false(oxst_xfer_parse(text, len, &y));
+	xfer_sample(&x);
+	assert_true(oxst_xfer_text(&x, text, sizeof(text), &len));
+	char *hash = strstr(text, "hash ");
+	assert_non_null(hash);
+	hash[0] = 'H'; /* no hash line (a state of before): the initial values at offset 0 */
+	assert_true(oxst_xfer_parse(text, len, &y));
+	assert_false(oxst_xfer_unhashed(&y));
+	assert_int_equal(y.h[0], 0x6a09e667);
+	x.offset = 1024; /* further on: no midstate, for the backend to rebuild */
+	assert_true(oxst_xfer_text(&x, text, sizeof(text), &len));
+	hash = strstr(text, "hash ");
+	hash[0] = 'H';
+	assert_true(oxst_xfer_parse(text, len, &y));
+	assert_true(oxst_xfer_unhashed(&y));
+	assert_false(oxst_xfer_unhashed(&x));
+	xfer_sample(&x);
+	snprintf(x.name, sizeof(x.name), "a\nb");
+	assert_false(oxst_xfer_text(&x, text, sizeof(text), &len));
+	xfer_sample(&x);
+	assert_false(oxst_xfer_text(&x, text, 100, &len));
+	assert_true(oxst_xfer_uid_valid("0123456789abcdef0123456789abcdef"));
+	assert_false(oxst_xfer_uid_valid("0123456789abcdef0123456789abcdeF"));
+	assert_false(oxst_xfer_uid_valid("../23456789abcdef0123456789abcdef"));
+	assert_false(oxst_xfer_uid_valid("0123456789abcdef"));
+}
+
+/* Send part `k` (of x->part bytes, the last the rest) of data through the ops. */
+static oxst_status send_part(oxst_store *s, const char *uid, oxst_xfer *x, const char *data)
+{
+	uint64_t len = x->length - x->offset < x->part ? x->length - x->offset : x->part;
+	int fd = -1;
+	uint64_t at = 0;
+	assert_int_equal(s->ops->xfer_part_fd(s, uid, x, &fd, &at), OXST_OK);
+	assert_int_equal(pwrite(fd, data + x->offset, len, (off_t)at), (ssize_t)len);
+	oxst_xfer next = *x;
+	next.offset += len;
+	bool last = next.offset == x->length;
+	oxst_status st = s->ops->xfer_part_put(s, uid, x, last ? NULL : &next, fd, at, len);
+	close(fd);
+	if (st == OXST_OK)
+		*x = next;
+	return st;
+}
+
+static void test_xfer_local(void **state)
+{
+	(void)state;
+	oxst_store *s = open_store(NULL);
+	const char *uid = "00112233445566778899aabbccddeeff";
+	char data[3000];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i % 251);
+	oxst_xfer x, y;
+	xfer_sample(&x);
+	sha256_hex(data, sizeof(data), x.sha256);
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_E_NOT_FOUND);
+	bool created = false;
+	assert_int_equal(s->ops->xfer_create(s, uid, &x, &created), OXST_OK);
+	assert_true(created);
+	assert_int_equal(send_part(s, uid, &x, data), OXST_OK);
+	/* the same file again: the transfer as it stands */
+	xfer_sample(&y);
+	assert_int_equal(s->ops->xfer_create(s, uid, &y, &created), OXST_OK);
+	assert_false(created);
+	assert_int_equal(y.offset, 1024);
+	/* the state's write fails (a file size limit): the part is not acknowledged, the
+	 * state stays where it was */
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = -1;
+		uint64_t at = 0;
+		if (s->ops->xfer_part_fd(s, uid, &x, &fd, &at) != OXST_OK ||
+		    pwrite(fd, data + x.offset, 1024, (off_t)at) != 1024)
+			_exit(9);
+		signal(SIGXFSZ, SIG_IGN);
+		struct rlimit rl = {64, 64}; /* the part is written; the state cannot be */
+		setrlimit(RLIMIT_FSIZE, &rl);
+		oxst_xfer next = x;
+		next.offset += 1024;
+		oxst_status rc = s->ops->xfer_part_put(s, uid, &x, &next, fd, at, 1024);
+		_exit(rc == OXST_E_NOSPACE ? 0 : 10 + (int)rc);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_OK);
+	assert_int_equal(y.offset, 1024);
+	/* a part sent twice is harmless */
+	oxst_xfer again = x;
+	again.offset = 0;
+	assert_int_equal(send_part(s, uid, &again, data), OXST_OK);
+	assert_int_equal(send_part(s, uid, &x, data), OXST_OK);
+	assert_int_equal(send_part(s, uid, &x, data), OXST_OK); /* the last: not recorded */
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_OK);
+	assert_int_equal(y.offset, 2048);
+	char (*uids)[OXST_XFER_UID_LEN + 1] = calloc(4, sizeof(*uids));
+	size_t n = 0;
+	assert_int_equal(s->ops->xfer_list(s, uids, 4, &n), OXST_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(uids[0], uid);
+	/* finished: the file as a spool file of the store, the transfer gone */
+	int fd = -1;
+	char spool[1024], got[3001];
+	assert_int_equal(s->ops->xfer_finish(s, uid, &x, &fd, spool, sizeof(spool), &created), OXST_OK);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, got, sizeof(got), 0), (ssize_t)sizeof(data));
+	assert_memory_equal(got, data, sizeof(data));
+	bool stored = false;
+	char id[65];
+	assert_int_equal(s->ops->put_model(s, x.sha256, spool, fd, &stored), OXST_OK);
+	assert_true(stored);
+	close(fd);
+	assert_int_equal(s->ops->stat_model(s, x.sha256, 0, NULL), OXST_OK);
+	(void)id;
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_E_NOT_FOUND);
+	assert_int_equal(s->ops->xfer_list(s, uids, 4, &n), OXST_OK);
+	assert_int_equal(n, 0);
+	/* abort: all of it goes; an unreadable state is started over */
+	xfer_sample(&x);
+	assert_int_equal(s->ops->xfer_create(s, uid, &x, &created), OXST_OK);
+	assert_int_equal(s->ops->xfer_abort(s, uid), OXST_OK);
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_E_NOT_FOUND);
+	assert_int_equal(s->ops->xfer_create(s, uid, &x, &created), OXST_OK);
+	char path[600];
+	snprintf(path, sizeof(path), "%s/uploads/%s/state", root, uid);
+	write_file(path, "garbage", 7);
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_E_IO);
+	assert_int_equal(s->ops->xfer_create(s, uid, &x, &created), OXST_OK);
+	assert_true(created);
+	/* a state written before the midstate was kept: rebuilt from the data file */
+	assert_int_equal(s->ops->xfer_abort(s, uid), OXST_OK);
+	xfer_sample(&x);
+	sha256_hex(data, sizeof(data), x.sha256);
+	assert_int_equal(s->ops->xfer_create(s, uid, &x, &created), OXST_OK);
+	assert_int_equal(send_part(s, uid, &x, data), OXST_OK);
+	assert_int_equal(send_part(s, uid, &x, data), OXST_OK);
+	char text[4096], old[4096];
+	size_t len = 0;
+	assert_true(oxst_xfer_text(&x, text, sizeof(text), &len));
+	char *hash = strstr(text, "hash ");
+	char *eol = strchr(hash, '\n');
+	snprintf(old, sizeof(old), "%.*s%s", (int)(hash - text), text, eol + 1);
+	write_file(path, old, strlen(old));
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_OK);
+	assert_int_equal(y.offset, 2048);
+	oxst_xfer iv;
+	oxst_xfer_init(&iv, 0, 64, 0, 0);
+	oxst_sha256 c;
+	oxst_sha256_resume(&c, iv.h, 0);
+	oxst_sha256_update(&c, data, 2048);
+	uint32_t want_h[8];
+	uint64_t bytes = 0;
+	assert_true(oxst_sha256_midstate(&c, want_h, &bytes));
+	assert_memory_equal(y.h, want_h, sizeof(want_h));
+	/* the same with a data file shorter than the state says: unreadable */
+	snprintf(path, sizeof(path), "%s/uploads/%s/data", root, uid);
+	assert_int_equal(truncate(path, 1000), 0);
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_E_IO);
+	/* a uid that is not one */
+	assert_int_equal(s->ops->xfer_get(s, "../../etc", &y), OXST_E_INVALID);
+	free(uids);
+	s->ops->close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -531,6 +783,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_verify_background, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_data_helpers, setup, teardown),
 	    cmocka_unit_test(test_status_names),
+	    cmocka_unit_test(test_sha256_midstate),
+	    cmocka_unit_test(test_xfer_text),
+	    cmocka_unit_test_setup_teardown(test_xfer_local, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
