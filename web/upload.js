@@ -129,6 +129,39 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     try { return localStorage.getItem('onnxviz.structureFirst') !== 'off'; } catch { return true; }
   }
 
+  // The SHA-256 of files this browser hashed before, by name, size and modification time
+  // (localStorage 'onnxviz.hashes', the 256 latest): reopening a model of gigabytes asks
+  // the server at once instead of hashing it all again (a minute per 4 GB here).  A file
+  // changed without its size or time changing would be named by its old hash: the server
+  // then holds that other model (it is shown), or refuses the last part of the upload
+  // (422 checksum_mismatch): the entry is dropped and the file hashed.
+  const HASHES = 'onnxviz.hashes';
+  const hashKey = (f) => `${f.name}\u0000${f.size}\u0000${f.lastModified}`;
+  function knownHashes() {
+    try { const o = JSON.parse(localStorage.getItem(HASHES) || '{}'); return o && typeof o === 'object' ? o : {}; } catch { return {}; }
+  }
+  function knownHash(f) {
+    const v = knownHashes()[hashKey(f)];
+    return Array.isArray(v) && /^[0-9a-f]{64}$/.test(v[0]) ? v[0] : null;
+  }
+  function rememberHash(f, hex) {
+    try {
+      const o = knownHashes();
+      if (hex) o[hashKey(f)] = [hex, Date.now()]; else delete o[hashKey(f)];
+      const keys = Object.keys(o);
+      if (keys.length > 256) keys.sort((a, b) => o[a][1] - o[b][1]).slice(0, keys.length - 256).forEach((k) => delete o[k]);
+      localStorage.setItem(HASHES, JSON.stringify(o));
+    } catch { /* storage full or off: hash next time */ }
+  }
+  // f's SHA-256: remembered, or hashed by the worker (and remembered).
+  async function hashOf(f, hashWith) {
+    const known = knownHash(f);
+    if (known) return { hex: known, remembered: true };
+    const hex = await hashWith();
+    rememberHash(f, hex);
+    return { hex, remembered: false };
+  }
+
   // Structure first (issue 23): the worker cuts the weights out, the structure goes up and
   // is drawn; then the file's SHA-256 asks the server whether it holds the whole model
   // (HEAD), and otherwise the weights follow (weights.js).  Either way the page then moves
@@ -137,7 +170,7 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
   // own bytes.
   // With data files (a model with external data), the model file alone is the structure and
   // the data files are the weights (a bundle: web/weights.js).
-  async function structureFirst(file, data = []) {
+  async function structureFirst(file, data = [], rehash = false) {
     const t0 = performance.now();
     $('upload-name').textContent = file.name;
     $('upload-progress').hidden = true;
@@ -195,23 +228,29 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
       uploadCard.classList.remove('following');
       $('upload-cancel').setAttribute('aria-label', 'Close');
     };
+    const used = []; // files named by a remembered hash
     try {
       const t1 = performance.now();
       let hashed = 0;
       const hashing = (n) => state(`hashing the file${data.length ? 's' : ''} · ${Math.floor((100 * (hashed + n)) / total)}%`);
-      let hex = await (data.length ? sw.sha256Of(file, hashing) : sw.sha256(hashing)); // (no walk: no file in the worker yet)
+      const h0 = await hashOf(file, () => (data.length ? sw.sha256Of(file, hashing) : sw.sha256(hashing))); // (no walk: no file in the worker yet)
+      if (h0.remembered) used.push(file);
+      let hex = h0.hex;
       let bundle = null;
       if (data.length) { // the bundle's id: every file's hash in its manifest
         const files = [];
         hashed = file.size;
         for (const d of data) {
-          files.push({ file: d, location: dataLocation(d), size: d.size, sha256: await sw.sha256Of(d, (n) => hashing(n)) });
+          const hd = await hashOf(d, () => sw.sha256Of(d, (n) => hashing(n)));
+          if (hd.remembered) used.push(d);
+          files.push({ file: d, location: dataLocation(d), size: d.size, sha256: hd.hex });
           hashed += d.size;
         }
         bundle = { files, ...bundleOf({ sha256: hex, size: file.size }, files) };
         hex = bundle.id;
       }
       uploadCard.dataset.hashMs = String(Math.round(performance.now() - t1));
+      if (used.length) uploadCard.dataset.hashRemembered = '1'; else delete uploadCard.dataset.hashRemembered;
       sw.close();
       info.sha256 = hex;
       if (await serverHas(hex)) {
@@ -238,6 +277,12 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
       showWhole(sid, hex);
     } catch (e) {
       sw.close();
+      if (used.length && e.code !== 'aborted') {
+        // a remembered hash may be what failed: forget it; a file that changed since is
+        // hashed and sent again, once
+        used.forEach((f) => rememberHash(f, null));
+        if (e.code === 'checksum_mismatch' && !rehash) return structureFirst(file, data, true);
+      }
       done(e.code === 'aborted' ? 'not sent (cancelled)' : `not sent: ${e.message}`, 'failed');
     }
   }
