@@ -11,6 +11,7 @@ Constant, small tensors (under the threshold).  big.onnx (BIG_MB, 0: none): one 
 random float32 weights, a chain of MatMuls (not in git, made at test time).
 Prints JSON: the files and, per payload expected to be cut, the tensor name.
 """
+import hashlib
 import json
 import os
 import subprocess
@@ -101,30 +102,31 @@ def big(path, mb):
 
 
 def random_file(path, size):
-    """`size` random bytes (not compressible, not sparse): AES-128-CTR of zeros under a key
-    from os.urandom (openssl: 3-4 times as fast as os.urandom here), else os.urandom."""
+    """`size` random bytes (not compressible, not sparse) written to `path`; answers their
+    SHA-256 (hex).  AES-128-CTR of zeros under a key from os.urandom (openssl: 3-4 times as
+    fast as os.urandom here), else os.urandom."""
+    h = hashlib.sha256()
     try:
         with open(path, 'wb') as f:
-            enc = subprocess.Popen(['openssl', 'enc', '-aes-128-ctr', '-nosalt', '-K', os.urandom(16).hex(),
-                                    '-iv', os.urandom(16).hex()], stdin=subprocess.PIPE, stdout=f,
-                                   stderr=subprocess.DEVNULL)
-            zeros = bytes(8 << 20)
-            left = size
-            while left:
-                n = min(left, len(zeros))
-                enc.stdin.write(zeros[:n])
-                left -= n
-            enc.stdin.close()
-            if enc.wait() == 0 and os.path.getsize(path) == size:
-                return
+            enc = subprocess.Popen(['sh', '-c', 'head -c "$0" /dev/zero | openssl enc -aes-128-ctr -nosalt -K "$1" -iv "$2"',
+                                    str(size), os.urandom(16).hex(), os.urandom(16).hex()],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            for block in iter(lambda: enc.stdout.read(8 << 20), b''):
+                h.update(block)
+                f.write(block)
+            if enc.wait() == 0 and f.tell() == size:
+                return h.hexdigest()
     except OSError:
         pass
+    h = hashlib.sha256()
     with open(path, 'wb') as f:
         left = size
         while left:
-            n = min(left, 64 << 20)
-            f.write(os.urandom(n))
-            left -= n
+            block = os.urandom(min(left, 64 << 20))
+            h.update(block)
+            f.write(block)
+            left -= len(block)
+    return h.hexdigest()
 
 
 def llm(out, mb):
@@ -224,8 +226,8 @@ def llm(out, mb):
     m.ir_version = 8
     with open(model_path, 'wb') as f:
         f.write(m.SerializeToString())
-    random_file(data_path, offset)
-    return {'model': model_path, 'data': [data_path], 'model_size': os.path.getsize(model_path),
+    data_sha256 = random_file(data_path, offset)
+    return {'model': model_path, 'data': [data_path], 'data_sha256': [data_sha256], 'model_size': os.path.getsize(model_path),
             'size': os.path.getsize(model_path) + offset, 'layers': layers, 'nodes': len(nodes),
             'tensors': len(inits)}
 
