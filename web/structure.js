@@ -49,8 +49,8 @@ class WalkError extends Error {}
 
 // A window over the file: [base, base + buf.length) is in memory.
 //
-// Reading ahead: a slice read costs about the same whatever its size (2-4 ms in Chromium:
-// the browser process opens and reads the file for each one), and the walk's reads form a
+// Reading ahead: a slice read costs about the same whatever its size (2-4 ms in Chromium,
+// where each one goes through the browser process), and the walk's reads form a
 // chain (where the next tensor starts is known only once this one's length is read).  So
 // the reader watches where the walk jumps to — after each payload — and when the recent
 // jumps repeat with a period (the same tensor sizes again: a chain of equal blocks, a
@@ -108,8 +108,8 @@ class Reader {
     let buf = null;
     if (!seq) {
       const a = this.ahead.get(pos);
+      this.jumped(pos); // the next predictions go out before this one is awaited
       if (a && end - pos <= SMALL) { buf = await a; this.hits++; }
-      this.jumped(pos);
     }
     if (!buf) { this.reads++; buf = await this.slice(pos, end); }
     this.buf = buf;
