@@ -38,7 +38,11 @@ export async function startServer(build, work, extra = []) {
     log: () => log,
     async stop() {
       proc.kill('SIGTERM');
-      const code = await Promise.race([exited, new Promise((res) => setTimeout(() => res('timeout'), 40000))]);
+      // the timer is cleared: left pending, it kept node (and so each test file) alive
+      // for 40 s after its last test
+      let timer;
+      const code = await Promise.race([exited, new Promise((res) => { timer = setTimeout(() => res('timeout'), 40000); })]);
+      clearTimeout(timer);
       if (code === 'timeout') proc.kill('SIGKILL');
       return code;
     },
