@@ -48,17 +48,34 @@ const NOT_RAW = new Set([0, 8]); // UNDEFINED, STRING: external data cannot hold
 class WalkError extends Error {}
 
 // A window over the file: [base, base + buf.length) is in memory.
+//
+// Reading ahead: a slice read costs about the same whatever its size (2-4 ms in Chromium,
+// where each one goes through the browser process), and the walk's reads form a
+// chain (where the next tensor starts is known only once this one's length is read).  So
+// the reader watches where the walk jumps to — after each payload — and when the recent
+// jumps repeat with a period (the same tensor sizes again: a chain of equal blocks, a
+// transformer's layers), it reads the next AHEAD predicted positions at once, in parallel.
+// A jump that lands on a prediction takes that window instead of reading; predictions the
+// walk has passed are dropped.  Memory: at most AHEAD windows of SMALL bytes more.
+const AHEAD = 6;       // predicted windows in flight at most
+const PERIOD = 48;     // longest period of jumps looked for
+const HISTORY = 2 * PERIOD + 2;
 class Reader {
-  constructor(file, chunk = CHUNK) {
+  constructor(file, chunk = CHUNK, ahead = AHEAD) {
     this.file = file;
+    this.aheadMax = ahead;
     this.size = file.size;
     this.chunk = chunk;
     this.base = 0;
     this.buf = new Uint8Array(0);
-    this.read = 0; // bytes read from the file
+    this.read = 0; // bytes read from the file (read ahead included)
+    this.reads = 0; // slice reads the walk waited for
+    this.hits = 0; // jumps that found their window read ahead
     this.step = SMALL;
     this.kept = []; // [pos, bytes]: what the walk passed over, in file order
     this.seg = null; // the range being kept in this window: [a, b)
+    this.jumps = []; // recent jump targets, in order
+    this.ahead = new Map(); // start -> promise of the window [start, start + SMALL)
   }
   // Keeps a copy of [a, b) when it is in the window (adjacent ranges merge), so that the
   // structure is written without reading those bytes again; the copies are structure
@@ -76,16 +93,53 @@ class Reader {
     this.seg = null;
   }
   has(pos, n) { return pos >= this.base && pos + n <= this.base + this.buf.length; }
+  slice(a, b) {
+    this.read += b - a;
+    return this.file.slice(a, b).arrayBuffer().then((x) => new Uint8Array(x));
+  }
   // Reads from pos: a window that doubles (up to `chunk`) while the reads follow each
   // other, and starts small again after a jump over a payload (a tensor's header sits
   // between two payloads: a big window there would read weights for nothing).
   async fill(pos, n) {
-    this.step = pos === this.base + this.buf.length ? Math.min(this.chunk, this.step * 2) : SMALL;
+    const seq = pos === this.base + this.buf.length;
+    this.step = seq ? Math.min(this.chunk, this.step * 2) : SMALL;
     const end = Math.min(this.size, pos + Math.max(n, this.step));
     this.flushKeep();
-    this.buf = new Uint8Array(await this.file.slice(pos, end).arrayBuffer());
+    let buf = null;
+    if (!seq) {
+      const a = this.ahead.get(pos);
+      this.jumped(pos); // the next predictions go out before this one is awaited
+      if (a && end - pos <= SMALL) { buf = await a; this.hits++; }
+    }
+    if (!buf) { this.reads++; buf = await this.slice(pos, end); }
+    this.buf = buf;
     this.base = pos;
-    this.read += this.buf.length;
+  }
+  // A jump to pos: drop what lies behind, and read ahead where the jumps' period says the
+  // next ones land.  Period P: the last two gaps between jumps equal those P jumps before;
+  // the next gaps are then those of the last period, in order.
+  jumped(pos) {
+    for (const s of this.ahead.keys()) if (s <= pos) this.ahead.delete(s);
+    const J = this.jumps;
+    J.push(pos);
+    if (J.length > HISTORY) J.shift();
+    const L = J.length - 1;
+    const gap = (i) => J[i] - J[i - 1];
+    let P = 0;
+    for (let p = 1; p <= PERIOD && L - 1 - p >= 1; p++) {
+      if (gap(L) === gap(L - p) && gap(L - 1) === gap(L - 1 - p)) { P = p; break; }
+    }
+    if (!P) return;
+    let q = pos;
+    for (let k = 0; k < this.aheadMax; k++) {
+      q += gap(L - P + 1 + (k % P));
+      if (q <= pos || q >= this.size) break;
+      if (this.ahead.has(q)) continue;
+      if (this.ahead.size >= this.aheadMax) break;
+      const p = this.slice(q, Math.min(this.size, q + SMALL));
+      p.catch(() => {}); // a prediction never used is no error
+      this.ahead.set(q, p);
+    }
   }
   // Makes [pos, pos + n) readable, n clipped to the file's end.
   async need(pos, n) {
@@ -157,12 +211,14 @@ export function locationOf(name) {
 
 // Walks `file` (a Blob: slice(a, b).arrayBuffer()) and answers {bytes (Uint8Array, or null
 // with `reason` when the file is to go up as it is), location, ranges: [{tensor, offset,
-// length}], cut (payload bytes cut), fileSize, read (bytes read from the file), ms}.
-export async function structureOf(file, { name = file.name, threshold = THRESHOLD, minSaving = MIN_SAVING, chunk = CHUNK } = {}) {
+// length}], cut (payload bytes cut), fileSize, read (bytes read from the file), reads
+// (slice reads waited for), hits (jumps whose window was read ahead), ms}.  `ahead`: the
+// windows read ahead at most (0: none).
+export async function structureOf(file, { name = file.name, threshold = THRESHOLD, minSaving = MIN_SAVING, chunk = CHUNK, ahead = AHEAD } = {}) {
   const t0 = performance.now();
   const location = locationOf(name);
-  const r = new Reader(file, chunk);
-  const out = { bytes: null, reason: '', location, ranges: [], cut: 0, fileSize: file.size, read: 0, ms: 0 };
+  const r = new Reader(file, chunk, ahead);
+  const out = { bytes: null, reason: '', location, ranges: [], cut: 0, fileSize: file.size, read: 0, reads: 0, hits: 0, ms: 0 };
   let root;
   try {
     root = await walk(r, location, threshold, out.ranges);
@@ -175,6 +231,9 @@ export async function structureOf(file, { name = file.name, threshold = THRESHOL
   else if (root && out.cut < minSaving) out.reason = `only ${out.cut} bytes of payloads`;
   else if (root) out.bytes = await assemble(r, root);
   out.read = r.read;
+  out.reads = r.reads;
+  out.hits = r.hits;
+  r.ahead.clear();
   out.ms = performance.now() - t0;
   return out;
 }
@@ -391,10 +450,16 @@ export class Sha256 {
 }
 
 // The file's SHA-256 (hex), read in slices; onProgress(hashed, size) after each slice.
+// The next slice is read while this one is hashed (reading a file in Chromium runs at about
+// the hash's speed: one after the other, they took the sum of both); two slices in memory.
 export async function sha256Of(file, onProgress, chunk = HASH_CHUNK) {
   const s = new Sha256();
+  const read = (a) => (a < file.size ? file.slice(a, Math.min(file.size, a + chunk)).arrayBuffer() : null);
+  let next = read(0);
   for (let a = 0; a < file.size; a += chunk) {
-    s.update(new Uint8Array(await file.slice(a, Math.min(file.size, a + chunk)).arrayBuffer()));
+    const buf = new Uint8Array(await next);
+    next = read(a + chunk);
+    s.update(buf);
     if (onProgress) onProgress(Math.min(file.size, a + chunk), file.size);
   }
   return s.hex();

@@ -6,6 +6,10 @@
 # and the page's JS heap.  Figures, no pass/fail.  ONNXVIZ_STRUCTURE_MB sets the size
 # (default 346); ONNXVIZ_BENCH_LINKS the links in Mbit/s (default "100 20");
 # ONNXVIZ_BENCH_ANCHOR=0 leaves the whole-file anchor out (2.5 minutes at 20 Mbit/s).
+# The weights are timed to the end at 50 Mbit/s and more (ONNXVIZ_BENCH_WEIGHTS=all: at
+# every link, on a model of ONNXVIZ_BENCH_SMALL_MB (default 60) under 50 Mbit/s; none:
+# never).  ONNXVIZ_BENCH_LLM_MB (default 2700, 0: none): an LLM-like model.onnx with that
+# many MB of random bytes in model.onnx.data, made here, time to graph at each link.
 set -u
 cd "$(dirname "$0")/../.."
 : "${BUILD:=build}"
@@ -18,6 +22,15 @@ if [ ! -f tests/e2e/node_modules/playwright-core/package.json ]; then
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/onnxviz-structbench.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
-/usr/bin/python3 tests/e2e/make_structure_models.py "$work/models" "${ONNXVIZ_STRUCTURE_MB:-346}" > "$work/models.json" || exit 1
+m=tests/e2e/make_structure_models.py
+/usr/bin/python3 $m "$work/models" "${ONNXVIZ_STRUCTURE_MB:-346}" > "$work/big.json" || exit 1
+small=null llm=null
+if [ "${ONNXVIZ_BENCH_WEIGHTS:-}" = all ]; then
+  small=$(/usr/bin/python3 $m "$work/small" "${ONNXVIZ_BENCH_SMALL_MB:-60}" | sed 's/.*"big": //; s/}$//') || exit 1
+fi
+if [ "${ONNXVIZ_BENCH_LLM_MB:-2700}" != 0 ]; then
+  llm=$(/usr/bin/python3 $m llm "$work/llm" "${ONNXVIZ_BENCH_LLM_MB:-2700}") || exit 1
+fi
+printf '{"big": %s, "small": %s, "llm": %s}\n' "$(sed 's/.*"big": //; s/}$//' "$work/big.json")" "$small" "$llm" > "$work/models.json"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 ONNXVIZ_E2E_WORK="$work" node tests/bench/web_structure.mjs

@@ -38,7 +38,11 @@ export async function startServer(build, work, extra = []) {
     log: () => log,
     async stop() {
       proc.kill('SIGTERM');
-      const code = await Promise.race([exited, new Promise((res) => setTimeout(() => res('timeout'), 40000))]);
+      // the timer is cleared: left pending, it kept node (and so each test file) alive
+      // for 40 s after its last test
+      let timer;
+      const code = await Promise.race([exited, new Promise((res) => { timer = setTimeout(() => res('timeout'), 40000); })]);
+      clearTimeout(timer);
       if (code === 'timeout') proc.kill('SIGKILL');
       return code;
     },
@@ -60,8 +64,10 @@ export async function stopChecked(server, assert) {
 }
 
 // Chromium headless in a new empty profile under `work`; every request that does not go to
-// `base` is refused (the page must work with no other network).
-export async function launchBrowser(work, base) {
+// `base` is refused (the page must work with no other network).  `intercept: false` leaves
+// requests alone (the bench's weights: an intercepted request body crawls through
+// Playwright, docs/bench.md); the page's CSP keeps it on its own origin anyway.
+export async function launchBrowser(work, base, { intercept = true } = {}) {
   const profile = fs.mkdtempSync(path.join(work, 'profile-'));
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.ONNXVIZ_CHROMIUM || '/usr/bin/chromium',
@@ -71,7 +77,7 @@ export async function launchBrowser(work, base) {
     viewport: { width: 1440, height: 900 },
     acceptDownloads: true,
   });
-  await ctx.route('**/*', (route) => (route.request().url().startsWith(base) ? route.continue() : route.abort()));
+  if (intercept) await ctx.route('**/*', (route) => (route.request().url().startsWith(base) ? route.continue() : route.abort()));
   return ctx;
 }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """make_structure_models.py OUTDIR [BIG_MB] — models for the structure walk (web/structure.js).
 make_structure_models.py check ORIGINAL STRUCTURE — checks a structure against its file.
+make_structure_models.py llm OUTDIR MB — an LLM-like model.onnx with MB of random bytes in
+model.onnx.data (llm() below).
 
 kinds.onnx: a tensor payload in every place the walk looks: initializers as raw_data,
 packed float_data, double_data and int64_data (this one stays inline), a Constant's
@@ -9,8 +11,10 @@ Constant, small tensors (under the threshold).  big.onnx (BIG_MB, 0: none): one 
 random float32 weights, a chain of MatMuls (not in git, made at test time).
 Prints JSON: the files and, per payload expected to be cut, the tensor name.
 """
+import hashlib
 import json
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -97,6 +101,137 @@ def big(path, mb):
     return {'file': path, 'size': os.path.getsize(path), 'nodes': len(nodes), 'tensors': len(inits)}
 
 
+def random_file(path, size):
+    """`size` random bytes (not compressible, not sparse) written to `path`; answers their
+    SHA-256 (hex).  AES-128-CTR of zeros under a key from os.urandom (openssl: 3-4 times as
+    fast as os.urandom here), else os.urandom."""
+    h = hashlib.sha256()
+    try:
+        with open(path, 'wb') as f:
+            enc = subprocess.Popen(['sh', '-c', 'head -c "$0" /dev/zero | openssl enc -aes-128-ctr -nosalt -K "$1" -iv "$2"',
+                                    str(size), os.urandom(16).hex(), os.urandom(16).hex()],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            for block in iter(lambda: enc.stdout.read(8 << 20), b''):
+                h.update(block)
+                f.write(block)
+            if enc.wait() == 0 and f.tell() == size:
+                return h.hexdigest()
+    except OSError:
+        pass
+    h = hashlib.sha256()
+    with open(path, 'wb') as f:
+        left = size
+        while left:
+            block = os.urandom(min(left, 64 << 20))
+            h.update(block)
+            f.write(block)
+            left -= len(block)
+    return h.hexdigest()
+
+
+def llm(out, mb):
+    """A model.onnx with its weights in model.onnx.data (about `mb` MB of random bytes: not
+    in git, made at test time, never sparse), shaped like a decoder-only LLM export: an
+    embedding, layers of RMSNorm, attention with rotary embedding and a SwiGLU MLP, a head;
+    float16 weights, each external tensor at its offset in the data file."""
+    d, ff, vocab, heads = 2048, 5632, 32000, 16
+    per_layer = (4 * d * d + 3 * d * ff + 2 * d) * 2
+    layers = max(1, round((mb * 1000 * 1000 - 2 * vocab * d * 2) / per_layer))
+    os.makedirs(out, exist_ok=True)
+    model_path, data_path = os.path.join(out, 'model.onnx'), os.path.join(out, 'model.onnx.data')
+    inits, nodes, offset = [], [], 0
+    f16 = TensorProto.FLOAT16
+
+    def weight(name, dims):
+        nonlocal offset
+        n = int(np.prod(dims)) * 2
+        t = TensorProto(name=name, data_type=f16, dims=dims, data_location=TensorProto.EXTERNAL)
+        for k, v in (('location', 'model.onnx.data'), ('offset', str(offset)), ('length', str(n))):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        offset += n
+        inits.append(t)
+        return name
+
+    def const(name, values):
+        return helper.make_node('Constant', [], [name], name=f'/{name}/Constant',
+                                value=numpy_helper.from_array(np.array(values, np.int64), f'{name}_value'))
+
+    def node(op, ins, outs, name, **attrs):
+        nodes.append(helper.make_node(op, ins, outs, name=name, **attrs))
+        return outs[0]
+
+    def rms(x, w, scope):
+        p = node('Pow', [x, 'two'], [f'{scope}.pow'], f'{scope}/Pow')
+        m = node('ReduceMean', [p], [f'{scope}.mean'], f'{scope}/ReduceMean', axes=[-1])
+        a = node('Add', [m, 'eps'], [f'{scope}.add'], f'{scope}/Add')
+        r = node('Sqrt', [a], [f'{scope}.sqrt'], f'{scope}/Sqrt')
+        dv = node('Div', [x, r], [f'{scope}.div'], f'{scope}/Div')
+        return node('Mul', [dv, w], [f'{scope}.out'], f'{scope}/Mul')
+
+    def rotary(x, scope):
+        h1 = node('Slice', [x, 'zero', 'half', 'axis3'], [f'{scope}.x1'], f'{scope}/Slice')
+        h2 = node('Slice', [x, 'half', 'end', 'axis3'], [f'{scope}.x2'], f'{scope}/Slice_1')
+        n2 = node('Neg', [h2], [f'{scope}.neg'], f'{scope}/Neg')
+        c = node('Concat', [n2, h1], [f'{scope}.cat'], f'{scope}/Concat', axis=-1)
+        a = node('Mul', [x, 'cos'], [f'{scope}.cos'], f'{scope}/Mul')
+        b = node('Mul', [c, 'sin'], [f'{scope}.sin'], f'{scope}/Mul_1')
+        return node('Add', [a, b], [f'{scope}.out'], f'{scope}/Add')
+
+    nodes += [const('shape_heads', [1, -1, heads, d // heads]), const('shape_flat', [1, -1, d]),
+              const('zero', [0]), const('half', [d // heads // 2]), const('end', [d // heads]), const('axis3', [3])]
+    for nm, v in (('two', 2.0), ('eps', 1e-6), ('scale', float(np.sqrt(d // heads)))):
+        inits.append(numpy_helper.from_array(np.array(v, np.float16), nm))
+    x = node('Gather', [weight('model.embed_tokens.weight', [vocab, d]), 'input_ids'], ['embeds'], '/model/embed_tokens/Gather')
+    for i in range(layers):
+        s = f'/model/layers.{i}'
+        p = f'model.layers.{i}'
+        h = rms(x, weight(f'{p}.input_layernorm.weight', [d]), f'{s}/input_layernorm')
+        qkv = []
+        for nm in ('q', 'k', 'v'):
+            y = node('MatMul', [h, weight(f'{p}.self_attn.{nm}_proj.weight', [d, d])], [f'{s}.{nm}'], f'{s}/self_attn/{nm}_proj/MatMul')
+            y = node('Reshape', [y, 'shape_heads'], [f'{s}.{nm}.r'], f'{s}/self_attn/Reshape_{nm}')
+            y = node('Transpose', [y], [f'{s}.{nm}.t'], f'{s}/self_attn/Transpose_{nm}', perm=[0, 2, 1, 3])
+            if nm != 'v':
+                y = rotary(y, f'{s}/self_attn/rotary_{nm}')
+            qkv.append(y)
+        kt = node('Transpose', [qkv[1]], [f'{s}.kt'], f'{s}/self_attn/Transpose_kt', perm=[0, 1, 3, 2])
+        sc = node('MatMul', [qkv[0], kt], [f'{s}.scores'], f'{s}/self_attn/MatMul')
+        sc = node('Div', [sc, 'scale'], [f'{s}.scaled'], f'{s}/self_attn/Div')
+        sc = node('Add', [sc, 'attention_mask'], [f'{s}.masked'], f'{s}/self_attn/Add')
+        pr = node('Softmax', [sc], [f'{s}.probs'], f'{s}/self_attn/Softmax', axis=-1)
+        o = node('MatMul', [pr, qkv[2]], [f'{s}.ctx'], f'{s}/self_attn/MatMul_1')
+        o = node('Transpose', [o], [f'{s}.ctx.t'], f'{s}/self_attn/Transpose', perm=[0, 2, 1, 3])
+        o = node('Reshape', [o, 'shape_flat'], [f'{s}.ctx.r'], f'{s}/self_attn/Reshape')
+        o = node('MatMul', [o, weight(f'{p}.self_attn.o_proj.weight', [d, d])], [f'{s}.o'], f'{s}/self_attn/o_proj/MatMul')
+        x = node('Add', [x, o], [f'{s}.res1'], f'{s}/Add')
+        h = rms(x, weight(f'{p}.post_attention_layernorm.weight', [d]), f'{s}/post_attention_layernorm')
+        g = node('MatMul', [h, weight(f'{p}.mlp.gate_proj.weight', [d, ff])], [f'{s}.gate'], f'{s}/mlp/gate_proj/MatMul')
+        sg = node('Sigmoid', [g], [f'{s}.sig'], f'{s}/mlp/act_fn/Sigmoid')
+        g = node('Mul', [g, sg], [f'{s}.silu'], f'{s}/mlp/act_fn/Mul')
+        u = node('MatMul', [h, weight(f'{p}.mlp.up_proj.weight', [d, ff])], [f'{s}.up'], f'{s}/mlp/up_proj/MatMul')
+        m = node('Mul', [g, u], [f'{s}.gu'], f'{s}/mlp/Mul')
+        m = node('MatMul', [m, weight(f'{p}.mlp.down_proj.weight', [ff, d])], [f'{s}.down'], f'{s}/mlp/down_proj/MatMul')
+        x = node('Add', [x, m], [f'{s}.out'], f'{s}/Add_1')
+    x = rms(x, weight('model.norm.weight', [d]), '/model/norm')
+    node('MatMul', [x, weight('lm_head.weight', [d, vocab])], ['logits'], '/lm_head/MatMul')
+    g = helper.make_graph(
+        nodes, 'llm',
+        [helper.make_tensor_value_info('input_ids', TensorProto.INT64, ['batch', 'seq']),
+         helper.make_tensor_value_info('attention_mask', f16, ['batch', 1, 'seq', 'seq']),
+         helper.make_tensor_value_info('cos', f16, ['seq', d // heads]),
+         helper.make_tensor_value_info('sin', f16, ['seq', d // heads])],
+        [helper.make_tensor_value_info('logits', f16, ['batch', 'seq', vocab])], initializer=inits)
+    m = helper.make_model(g, producer_name='onnxviz-e2e', opset_imports=[helper.make_opsetid('', 17)])
+    m.ir_version = 8
+    with open(model_path, 'wb') as f:
+        f.write(m.SerializeToString())
+    data_sha256 = random_file(data_path, offset)
+    return {'model': model_path, 'data': [data_path], 'data_sha256': [data_sha256], 'model_size': os.path.getsize(model_path),
+            'size': os.path.getsize(model_path) + offset, 'layers': layers, 'nodes': len(nodes),
+            'tensors': len(inits)}
+
+
 def all_tensors(m):
     """Every TensorProto of a model, in a fixed order: initializers, sparse initializers,
     attribute tensors, subgraphs and functions included."""
@@ -168,6 +303,9 @@ def check(original, structure):
 def main():
     if sys.argv[1] == 'check':
         check(sys.argv[2], sys.argv[3])
+        return
+    if sys.argv[1] == 'llm':  # llm OUTDIR MB: model.onnx + model.onnx.data only
+        json.dump(llm(sys.argv[2], int(sys.argv[3])), sys.stdout)
         return
     out = sys.argv[1]
     mb = int(sys.argv[2]) if len(sys.argv) > 2 else 0

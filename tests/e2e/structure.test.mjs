@@ -57,6 +57,26 @@ describe('the structure walk (web/structure.js in node)', () => {
     }
   });
 
+  test('reading ahead: the same structure in fewer waits, on a chain of equal blocks and a transformer', async () => {
+    // a 100 MB chain made here: 23 blocks of a 4 MiB weight and its bias (the period is
+    // found after four jumps)
+    const chain = JSON.parse(execFileSync('/usr/bin/python3', [MAKE, path.join(dir, 'chain'), '100'], { encoding: 'utf8' })).big;
+    for (const [m, most] of [[chain.file, 0.5], [TRANSFORMER, 0.6]]) {
+      const f = await fileOf(m);
+      const plain = await structureOf(f, { ahead: 0 });
+      const fast = await structureOf(f);
+      assert.ok(plain.bytes && fast.bytes, m);
+      assert.equal(Buffer.compare(Buffer.from(plain.bytes), Buffer.from(fast.bytes)), 0, `${m}: the same bytes`);
+      assert.deepEqual(fast.ranges, plain.ranges);
+      assert.equal(plain.hits, 0);
+      assert.ok(fast.reads + fast.hits >= plain.reads, `${m}: every jump is a read or a hit`);
+      assert.ok(fast.reads <= most * plain.reads, `${m}: ${fast.reads} reads waited for with reading ahead, ${plain.reads} without`);
+      assert.ok(fast.read <= plain.read + 6 * 16384 * fast.hits, `${m}: ${fast.read} bytes read, ${plain.read} without`);
+      console.log(`  ${path.basename(m)}: ${plain.reads} reads waited for -> ${fast.reads} (${fast.hits} read ahead)`);
+    }
+    fs.rmSync(path.join(dir, 'chain'), { recursive: true, force: true });
+  });
+
   test('a file the walk cannot read is left to the server', async () => {
     const good = fs.readFileSync(SQUEEZENET);
     const cases = {
