@@ -783,7 +783,7 @@ static void create_job(oxs_req *r)
 	bool data = strcmp(st->kind, "data") == 0;
 	oxst_status have = data ? blob_stat(rs, st->sha256, st->length)
 	                       : store->ops->stat_model(store, st->sha256, OXST_STAT_FRESH, NULL);
-	if (data && have != OXST_OK) /* an object store's blob, whichever replica took it */
+	if (data && have == OXST_E_NOT_FOUND) /* an object store's blob, whichever replica took it */
 		have = store->ops->blob_stat(store, st->sha256, st->length);
 	if (have == OXST_OK && data) {
 		atomic_fetch_add(&rs->held, 1);

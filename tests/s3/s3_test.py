@@ -191,16 +191,24 @@ class Replica:
             os.unlink(port_file)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ONNXVIZ_", "AWS_"))}
         env.update(self.ceph.env())
-        cmd = [BIN, "serve", "--port", "0", "--port-file", port_file, "--store",
-               "s3://%s/%s" % (BUCKET, self.prefix), "--cache-dir", self.cache,
-               "--source-buckets", SOURCES] + self.extra
-        t0 = time.time()
-        self.proc = spawn(cmd, env=env, log=self.log)
-        end = time.time() + 30 * SLOW
-        while not os.path.exists(port_file):
-            if self.proc.poll() is not None or time.time() > end:
-                raise RuntimeError("replica %s did not start: %s" % (self.name, self.log_text()[-1500:]))
-            time.sleep(0.01)
+        # a restart takes its port again: haproxy's server line names it
+        again = getattr(self, "port", None)
+        for port in ([again] if again else []) + [0]:
+            cmd = [BIN, "serve", "--port", str(port), "--port-file", port_file, "--store",
+                   "s3://%s/%s" % (BUCKET, self.prefix), "--cache-dir", self.cache,
+                   "--source-buckets", SOURCES] + self.extra
+            t0 = time.time()
+            self.proc = spawn(cmd, env=env, log=self.log)
+            end = time.time() + 30 * SLOW
+            while not os.path.exists(port_file) and self.proc.poll() is None and time.time() < end:
+                time.sleep(0.01)
+            if os.path.exists(port_file):
+                break
+            if self.proc.poll() is None:  # neither listening nor gone: not this port
+                self.proc.kill()
+                self.proc.wait()
+        if not os.path.exists(port_file):
+            raise RuntimeError("replica %s did not start: %s" % (self.name, self.log_text()[-1500:]))
         self.started_s = time.time() - t0
         self.port = int(open(port_file).read())
         return self
@@ -887,7 +895,10 @@ def t_resumable(ceph, reps, lb):
     def tus_lb(data, kind, name, kill_part=None):
         """The file through haproxy, part after part, going on from HEAD after a failure
         (kill_part: the replica receiving that part dies mid-part): (status, json, PATCHes)."""
-        st, _, b = request(lb.port, "POST", "/uploads", headers=tus_hs(data, kind, name))
+        for _ in range(3):  # haproxy may find no replica ready for a moment (a loaded RGW)
+            st, _, b = request(lb.port, "POST", "/uploads", headers=tus_hs(data, kind, name))
+            if st != 503 or not lb.up(2, 30):
+                break
         uid, off, sent, last = (as_json(b) or {}).get("upload", ""), 0, 0, (st, as_json(b) or {}, 0)
         if st != 201:
             return last
@@ -903,6 +914,7 @@ def t_resumable(ceph, reps, lb):
                 break
             else:
                 time.sleep(0.3)
+                lb.up(2, 30)  # the dead replica out of haproxy's rotation
                 off = tus_offset(lb.port, uid)
         return last
 
