@@ -272,6 +272,10 @@ static void sweep(oxs_resumable *rs)
 		oxs_log("info", s == OXST_OK ? "resumable upload expired" : "resumable upload unreadable: removed", extra);
 	}
 	free(uids);
+	/* the store's blobs (an object store's data files) past their expiry */
+	uint64_t gone = 0;
+	if (rs->store->ops->blob_expire(rs->store, now - (int64_t)rs->expiry, &gone) == OXST_OK)
+		atomic_fetch_add(&rs->expired, gone);
 	/* data files no bundle took */
 	char blobs[PATH_MAX];
 	snprintf(blobs, sizeof(blobs), "%s/blobs", rs->dir);
@@ -779,6 +783,8 @@ static void create_job(oxs_req *r)
 	bool data = strcmp(st->kind, "data") == 0;
 	oxst_status have = data ? blob_stat(rs, st->sha256, st->length)
 	                       : store->ops->stat_model(store, st->sha256, OXST_STAT_FRESH, NULL);
+	if (data && have == OXST_E_NOT_FOUND) /* an object store's blob, whichever replica took it */
+		have = store->ops->blob_stat(store, st->sha256, st->length);
 	if (have == OXST_OK && data) {
 		atomic_fetch_add(&rs->held, 1);
 		reply_blob(r, 200, st);
@@ -911,8 +917,7 @@ void oxs_resumable_create(oxs_req *r)
 		return;
 	}
 	struct statvfs vfs;
-	bool here = !srv->store->ops->remote || strcmp(p->st.kind, "model") != 0 ||
-	            oxst_s3_part_for(n, rs->part_size) < OXST_S3_MIN_PART;
+	bool here = !srv->store->ops->remote || oxst_s3_part_for(n, rs->part_size) < OXST_S3_MIN_PART;
 	if (here && statvfs(rs->dir, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < n) {
 		oxs_reply_error(r, 507, "insufficient_storage", "",
 		                "the file (%llu bytes) does not fit the disk (%" PRIu64 " bytes free)",
@@ -1055,7 +1060,7 @@ void oxs_resumable_patch_begin(oxs_req *r)
 	}
 	p->claimed = true;
 	oxst_store *store = srv->store;
-	if (store->ops->remote && strcmp(st.kind, "model") == 0 && st.part >= OXST_S3_MIN_PART) {
+	if (store->ops->remote && st.part >= OXST_S3_MIN_PART) {
 		/* a part staged on its way to the object store: a bounded number at once */
 		if (atomic_fetch_add(&rs->parts_staged, 1) >= MAX_REMOTE_PARTS) {
 			atomic_fetch_sub(&rs->parts_staged, 1);
@@ -1267,6 +1272,46 @@ bad:
 	return false;
 }
 
+/* A bundle whose data files are the store's blobs (an object store: any replica took
+ * them): the store makes the bundle from them and the model file itself, keys as
+ * POST /models writes them; then it is parsed from the store like any resumable model. */
+static void complete_bundle_stored(oxs_req *r, uint64_t msize, uint64_t total)
+{
+	oxs_server *srv = r->srv;
+	oxs_resumable *rs = srv->rs;
+	oxs_rpatch *p = r->rp;
+	oxst_store *store = srv->store;
+	bool created = false;
+	oxst_status s = store->ops->put_bundle(store, p->st.sha256, p->model_sha, msize, p->files,
+	                                       p->nfiles, &created);
+	if (s == OXST_E_NOT_FOUND) {
+		/* name what is missing */
+		char err[1400];
+		snprintf(err, sizeof(err), "the model file %s (%" PRIu64 " bytes) has not been "
+		         "uploaded (POST /models, or POST /uploads with kind data)", p->model_sha, msize);
+		for (size_t i = 0; i < p->nfiles; i++) {
+			if (blob_stat(rs, p->files[i].sha256, p->files[i].size) != OXST_OK &&
+			    store->ops->blob_stat(store, p->files[i].sha256, p->files[i].size) == OXST_E_NOT_FOUND) {
+				snprintf(err, sizeof(err), "the data file %s (%s, %" PRIu64 " bytes) has not been "
+				         "uploaded (POST /uploads with kind data)", p->files[i].location,
+				         p->files[i].sha256, p->files[i].size);
+				break;
+			}
+		}
+		atomic_fetch_add(&rs->refused, 1);
+		oxs_reply_error(r, 422, "bundle_incomplete", "", "%s", err);
+		oxs_resume(r);
+		return;
+	}
+	if (s != OXST_OK) {
+		reply_io(r, s, "cannot assemble the bundle");
+		oxs_resume(r);
+		return;
+	}
+	memcpy(r->id, p->st.sha256, OXST_ID_LEN + 1);
+	oxs_upload_adopt_stored(r, p->st.name, total, created, on_stored);
+}
+
 /* A bundle's manifest has arrived: the model file (stored, e.g. uploaded alone first as
  * the bundle's structure) and the data files (blobs) it lists make the model, stored as
  * POST /models stores a model with its data files. */
@@ -1306,10 +1351,18 @@ static void complete_bundle(oxs_req *r, int fd, const char *manifest)
 		oxs_resume(r);
 		return;
 	}
-	/* every piece is here? */
+	/* every piece is here?  Here, or all in the store (an object store's blobs) */
 	uint64_t total = msize;
-	for (size_t i = 0; i < p->nfiles && ok; i++) {
+	size_t here = 0;
+	for (size_t i = 0; i < p->nfiles; i++) {
 		total += p->files[i].size;
+		here += blob_stat(rs, p->files[i].sha256, p->files[i].size) == OXST_OK;
+	}
+	if (here < p->nfiles) {
+		complete_bundle_stored(r, msize, total);
+		return;
+	}
+	for (size_t i = 0; i < p->nfiles && ok; i++) {
 		if (blob_stat(rs, p->files[i].sha256, p->files[i].size) != OXST_OK) {
 			snprintf(err, sizeof(err), "the data file %s (%s, %" PRIu64 " bytes) has not been "
 			         "uploaded (POST /uploads with kind data)", p->files[i].location,
@@ -1430,8 +1483,21 @@ static void complete(oxs_req *r, const char *hex)
 		complete_blob(r, sfd, spool);
 		return;
 	}
+	if (strcmp(p->st.kind, "data") == 0) { /* the store keeps it as its blob */
+		finish_upload(rs, p, false);
+		atomic_fetch_add(&rs->completed, 1);
+		reply_blob(r, 201, &p->st);
+		oxs_resume(r);
+		return;
+	}
 	if (strcmp(p->st.kind, "bundle") == 0 && sfd >= 0) {
 		complete_bundle(r, sfd, spool);
+		return;
+	}
+	if (strcmp(p->st.kind, "bundle") == 0) { /* a store always hands a manifest over */
+		finish_upload(rs, p, false);
+		oxs_reply_error(r, 500, "internal", "", "the store kept no manifest");
+		oxs_resume(r);
 		return;
 	}
 	finish_upload(rs, p, false);

@@ -18,7 +18,8 @@
 	.spool_dir = op_spool_dir, .put_data = op_put_data, .open_data = op_open_data,    \
 	.xfer_create = op_xfer_create, .xfer_get = op_xfer_get, .xfer_put = op_xfer_put,    \
 	.xfer_part_fd = op_xfer_part_fd, .xfer_part_put = op_xfer_part_put,                 \
-	.xfer_finish = op_xfer_finish, .xfer_abort = op_xfer_abort, .xfer_list = op_xfer_list
+	.xfer_finish = op_xfer_finish, .xfer_abort = op_xfer_abort, .xfer_list = op_xfer_list, \
+	.blob_stat = op_blob_stat, .put_bundle = op_put_bundle, .blob_expire = op_blob_expire
 
 /* Append s percent-encoded for an S3 URL path or query (every byte but A-Za-z0-9-._~,
  * and '/' too unless keep_slash). */

@@ -1532,6 +1532,31 @@ static oxst_status op_xfer_list(oxst_store *base, char (*uids)[OXST_XFER_UID_LEN
 	return OXST_OK;
 }
 
+/* Blobs: the local store keeps none in itself (the service keeps a bundle's data files
+ * under uploads/blobs/, moves them into the bundle's data folder and stores it with
+ * put_data and put_model). */
+static oxst_status op_blob_stat(oxst_store *base, const char *sha, uint64_t length)
+{
+	(void)base, (void)length;
+	return oxst_id_valid(sha) ? OXST_E_NOT_FOUND : OXST_E_INVALID;
+}
+
+static oxst_status op_put_bundle(oxst_store *base, const char *id, const char *model_sha,
+                                 uint64_t model_size, const struct oxst_bundle_file *files,
+                                 size_t n, bool *created)
+{
+	(void)base, (void)id, (void)model_sha, (void)model_size, (void)files, (void)n;
+	*created = false;
+	return OXST_E_NOT_FOUND; /* no blobs here */
+}
+
+static oxst_status op_blob_expire(oxst_store *base, int64_t before, uint64_t *removed)
+{
+	(void)base, (void)before;
+	*removed = 0;
+	return OXST_OK;
+}
+
 static const oxst_ops local_ops = {
     .name = "local",
     OXST_OPS_OF_FILE,

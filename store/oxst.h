@@ -123,6 +123,8 @@ void oxst_sha256_update(oxst_sha256 *c, const void *data, size_t n);
 bool oxst_sha256_midstate(const oxst_sha256 *c, uint32_t h[8], uint64_t *bytes);
 void oxst_sha256_final(oxst_sha256 *c, char hex[OXST_ID_LEN + 1]);
 
+struct oxst_bundle_file; /* below */
+
 typedef struct oxst_ops {
 	const char *name;
 	/* Calls may wait on the network (an object store): HTTP threads hand them to a job
@@ -211,6 +213,21 @@ typedef struct oxst_ops {
 	/* The transfers' uids, up to max into uids (*n of them): for the expiry sweep. */
 	oxst_status (*xfer_list)(oxst_store *s, char (*uids)[OXST_XFER_UID_LEN + 1], size_t max,
 	                         size_t *n);
+	/* Blobs: data files of bundles kept by their SHA-256 in the store itself, where any
+	 * replica finds them (an object store's transfers of kind data: blobs/<sha256>; the
+	 * local store keeps none — the service keeps its own).  blob_stat: OXST_OK when the
+	 * blob of sha is there with `length` bytes.  put_bundle: store model id made of the
+	 * model file model_sha (stored as a model, or a blob) and the data files (blobs)
+	 * files[0..n), exactly as put_data and put_model of the same files store it, without
+	 * the bytes passing through here (server-side copies); *created false when id was
+	 * there; OXST_E_NOT_FOUND when a piece is missing (nothing written then).
+	 * blob_expire: remove the blobs written before `before` (Unix seconds; the expiry
+	 * sweep), *removed of them. */
+	oxst_status (*blob_stat)(oxst_store *s, const char *sha, uint64_t length);
+	oxst_status (*put_bundle)(oxst_store *s, const char *id, const char *model_sha,
+	                          uint64_t model_size, const struct oxst_bundle_file *files,
+	                          size_t n, bool *created);
+	oxst_status (*blob_expire)(oxst_store *s, int64_t before, uint64_t *removed);
 } oxst_ops;
 
 #define OXST_STAT_NONBLOCK 1u
@@ -414,6 +431,10 @@ typedef struct oxst_s3_req {
 	const char *key;          /* "" for the bucket itself */
 	const char *query;        /* canonical query string (oxst_s3_query), NULL = none */
 	const char *if_none_match;/* "*" for a conditional write, NULL = none */
+	/* a server-side copy (CopyObject, UploadPartCopy): the source's key in this bucket
+	 * (encoded here) and, for a part, its byte range "bytes=FIRST-LAST"; NULL = none */
+	const char *copy_key;
+	const char *copy_range;
 	/* the request body: body[0..body_len), or body_size bytes of body_fd from body_off */
 	const void *body;
 	size_t body_len;

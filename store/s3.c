@@ -6,6 +6,8 @@
  *   models/<id>.onnx          the models, by content id
  *   meta/<id>.json            what was kept at upload (the file's name, graph, producer, ...)
  *   data/<id>/<location>      external data files of a model uploaded with them
+ *   blobs/<sha256>            data files of bundles sent resumably (kind data), by SHA-256
+ *   uploads/<uid>/state       the state of a resumable transfer (its multipart upload's id)
  *   renderings/<id>/<name>    cached renderings, documents and tensor statistics
  *   .readyz                   written by /readyz (the store takes a write now)
  *
@@ -157,6 +159,15 @@ static void forget(s3_store *s, const char *id)
 	meta_slot *m = &s->metas[slot_of(id, META_SLOTS)];
 	if (strcmp(m->id, id) == 0)
 		m->id[0] = '\0';
+	s->count_valid = false;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Model id (size bytes) is in the bucket now: known, and the count is stale. */
+static void stored_now(s3_store *s, const char *id, uint64_t size)
+{
+	known_add(s, id, size);
+	pthread_mutex_lock(&s->mu);
 	s->count_valid = false;
 	pthread_mutex_unlock(&s->mu);
 }
@@ -326,6 +337,78 @@ static oxst_status mpu_complete(s3_store *s, const char *key, const char *query,
 	return st;
 }
 
+/* One part of mpu_run: bytes [off, off + len) of the object as the part `query` names
+ * ("partNumber=N&uploadId=ID"), its ETag into etag.  OXST_E_NOT_FOUND: no such upload. */
+typedef oxst_status (*part_fn)(s3_store *s, const char *key, const char *query, uint64_t off,
+                               uint64_t len, char etag[128], const void *arg);
+
+/* A multipart upload of key (size bytes in parts of `part`, each made by fn), completed
+ * when every part is there, else aborted (best effort: a lifecycle rule removes what
+ * stays).  *created: the completion made the object. */
+static oxst_status mpu_run(s3_store *s, const char *key, uint64_t size, uint64_t part,
+                           part_fn fn, const void *arg, bool *created)
+{
+	/* query: "partNumber=N&uploadId=ID" with every byte of the ID percent-encoded at
+	 * worst; upload: "uploadId=ID", for the completion and the abort */
+	char upload_id[UPLOAD_ID_MAX];
+	char query[sizeof("partNumber=10000&uploadId=") + 3 * UPLOAD_ID_MAX], upload[sizeof(query)];
+	oxst_s3_req r;
+	oxst_status st = mpu_create(s, key, upload_id);
+	const char *kv1[] = {"uploadId", upload_id};
+	if (st == OXST_OK && !oxst_s3_query(upload, sizeof(upload), kv1, 1))
+		st = OXST_E_INVALID; /* cannot happen (sized above); left to the lifecycle rule */
+	if (st != OXST_OK)
+		return st;
+
+	/* the parts, then the completion listing their ETags */
+	oxr_buf done;
+	oxr_buf_init(&done, 64 << 20);
+	oxr_buf_printf(&done, "<CompleteMultipartUpload>");
+	uint64_t nparts = (size + part - 1) / part;
+	for (uint64_t i = 0; st == OXST_OK && i < nparts; i++) {
+		char num[24];
+		snprintf(num, sizeof(num), "%" PRIu64, i + 1);
+		const char *kv[] = {"partNumber", num, "uploadId", upload_id};
+		if (!oxst_s3_query(query, sizeof(query), kv, 2)) {
+			st = OXST_E_INVALID;
+			break;
+		}
+		char etag[128] = "";
+		uint64_t off = i * part;
+		st = fn(s, key, query, off, size - off < part ? size - off : part, etag, arg);
+		if (st == OXST_E_NOT_FOUND)
+			st = OXST_E_UNAVAILABLE; /* the upload (or a copy's source) vanished under us */
+		if (st == OXST_OK)
+			oxr_buf_printf(&done, "<Part><PartNumber>%" PRIu64 "</PartNumber><ETag>%s</ETag></Part>",
+			               i + 1, etag);
+	}
+	oxr_buf_printf(&done, "</CompleteMultipartUpload>");
+	if (st == OXST_OK && done.failed)
+		st = OXST_E_NOMEM;
+	if (st == OXST_OK)
+		st = mpu_complete(s, key, upload, &done, created);
+	if (st == OXST_E_NOT_FOUND)
+		st = OXST_E_UNAVAILABLE;
+	oxr_buf_free(&done);
+	if (st != OXST_OK) {
+		oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "DELETE", s->bucket, key);
+		r.query = upload;
+		(void)oxst_s3_do(s->s3, &r);
+	}
+	return st;
+}
+
+/* mpu_run's parts of a file: arg points at its fd. */
+static oxst_status put_part(s3_store *s, const char *key, const char *query, uint64_t off,
+                            uint64_t len, char etag[128], const void *arg)
+{
+	char tag[96];
+	oxst_status st = mpu_part(s, key, query, *(const int *)arg, off, len, tag);
+	if (st == OXST_OK)
+		memcpy(etag, tag, sizeof(tag));
+	return st;
+}
+
 /* Upload body_size bytes of fd from 0 as key: one conditional PUT, or a multipart upload
  * above the part size (after a HEAD found nothing there).  *created false: it was there. */
 static oxst_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t size,
@@ -358,56 +441,8 @@ static oxst_status s3_put_file(s3_store *s, const char *key, int fd, uint64_t si
 	if (st != OXST_E_NOT_FOUND)
 		return st;
 
-	/* query: "partNumber=N&uploadId=ID" with every byte of the ID percent-encoded at
-	 * worst; upload: "uploadId=ID", for the completion and the abort */
-	char upload_id[UPLOAD_ID_MAX];
-	char query[sizeof("partNumber=10000&uploadId=") + 3 * UPLOAD_ID_MAX], upload[sizeof(query)];
-	oxst_s3_req r;
-	st = mpu_create(s, key, upload_id);
-	const char *kv1[] = {"uploadId", upload_id};
-	if (st == OXST_OK && !oxst_s3_query(upload, sizeof(upload), kv1, 1))
-		st = OXST_E_INVALID; /* cannot happen (sized above); left to the lifecycle rule */
-	if (st != OXST_OK)
-		return st;
-
-	/* the parts, then the completion listing their ETags */
-	oxr_buf done;
-	oxr_buf_init(&done, 64 << 20);
-	oxr_buf_printf(&done, "<CompleteMultipartUpload>");
 	uint64_t part = oxst_s3_part_for(size, s->part_size);
-	uint64_t nparts = (size + part - 1) / part;
-	for (uint64_t i = 0; st == OXST_OK && i < nparts; i++) {
-		char num[24];
-		snprintf(num, sizeof(num), "%" PRIu64, i + 1);
-		const char *kv[] = {"partNumber", num, "uploadId", upload_id};
-		if (!oxst_s3_query(query, sizeof(query), kv, 2)) {
-			st = OXST_E_INVALID;
-			break;
-		}
-		char etag[96];
-		uint64_t off = i * part;
-		st = mpu_part(s, key, query, fd, off, size - off < part ? size - off : part, etag);
-		if (st == OXST_E_NOT_FOUND)
-			st = OXST_E_UNAVAILABLE; /* the upload vanished under us */
-		if (st == OXST_OK)
-			oxr_buf_printf(&done, "<Part><PartNumber>%" PRIu64 "</PartNumber><ETag>%s</ETag></Part>",
-			               i + 1, etag);
-	}
-	oxr_buf_printf(&done, "</CompleteMultipartUpload>");
-	if (st == OXST_OK && done.failed)
-		st = OXST_E_NOMEM;
-	if (st == OXST_OK)
-		st = mpu_complete(s, key, upload, &done, created);
-	if (st == OXST_E_NOT_FOUND)
-		st = OXST_E_UNAVAILABLE;
-	oxr_buf_free(&done);
-	if (st != OXST_OK) {
-		/* give the parts back (best effort: a lifecycle rule removes what stays) */
-		oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "DELETE", s->bucket, key);
-		r.query = upload;
-		(void)oxst_s3_do(s->s3, &r);
-	}
-	return st;
+	return mpu_run(s, key, size, part, put_part, &fd, created);
 }
 
 /* One page of ListObjectsV2 under prefix (after start_after, "" = from the start; at
@@ -845,10 +880,7 @@ static oxst_status op_put_model(oxst_store *base, const char *id, const char *sp
 	busy_leave(s, &s->putting, &b);
 	if (st != OXST_OK)
 		return st;
-	known_add(s, id, size);
-	pthread_mutex_lock(&s->mu);
-	s->count_valid = false;
-	pthread_mutex_unlock(&s->mu);
+	stored_now(s, id, size);
 	/* the spool becomes the local copy (when the cache has room; else it goes) */
 	bool local = false;
 	if (s->cache->ops->put_model(s->cache, id, spool_path, fd, &local) != OXST_OK)
@@ -1207,13 +1239,25 @@ static void op_close(oxst_store *base)
  * per part; its state is the object uploads/<uid>/state (oxst_xfer_text, the upload's id
  * in backend), written after each part, so that any replica takes the next part.  The
  * last part: ListParts, then CompleteMultipartUpload, after the caller checked the whole
- * hash.  Other kinds (a bundle's data files and manifest), and parts smaller than S3
- * takes (--upload-part-size below 5M), stay transfers of the local cache: only the
- * replica that took their first part goes on with them.
+ * hash.  A bundle's data file (kind data) goes the same way to blobs/<sha256>, kept
+ * there by its SHA-256 until a manifest (kind bundle, whose upload goes to blobs/<id>
+ * and is read back at its end) makes the bundle by server-side copies (op_put_bundle).
+ * Parts smaller than S3 takes (--upload-part-size below 5M) stay transfers of the local
+ * cache: only the replica that took their first part goes on with them.
  */
 static bool xfer_remote(const oxst_xfer *x)
 {
-	return strcmp(x->kind, "model") == 0 && x->part >= OXST_S3_MIN_PART;
+	return x->part >= OXST_S3_MIN_PART;
+}
+
+/* Where a transfer's multipart upload goes: the model's key, or the blob of its bytes. */
+static bool xfer_key(const s3_store *s, const oxst_xfer *x, char *key, size_t size)
+{
+	if (!oxst_id_valid(x->sha256))
+		return false;
+	if (strcmp(x->kind, "model") == 0)
+		return key_fmt(s, key, size, "models/%s.onnx", x->sha256);
+	return key_fmt(s, key, size, "blobs/%s", x->sha256);
 }
 
 static bool state_key(const s3_store *s, char *key, size_t size, const char *uid)
@@ -1281,8 +1325,7 @@ static bool mpu_query(const oxst_xfer *x, uint64_t part, char *out, size_t size)
 static oxst_status mpu_abort(s3_store *s, const oxst_xfer *x)
 {
 	char key[KEY_MAX], query[sizeof("uploadId=") + 3 * UPLOAD_ID_MAX];
-	if (!key_fmt(s, key, sizeof(key), "models/%s.onnx", x->sha256) ||
-	    !mpu_query(x, 0, query, sizeof(query)))
+	if (!xfer_key(s, x, key, sizeof(key)) || !mpu_query(x, 0, query, sizeof(query)))
 		return OXST_E_INVALID;
 	oxst_s3_req r;
 	oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "DELETE", s->bucket, key);
@@ -1326,7 +1369,7 @@ static oxst_status op_xfer_create(oxst_store *base, const char *uid, oxst_xfer *
 	if (st == OXST_E_IO && state_key(s, skey, sizeof(skey), uid))
 		(void)s3_delete(s, skey); /* an unreadable state: started over */
 	char key[KEY_MAX], upload_id[UPLOAD_ID_MAX];
-	if (!key_fmt(s, key, sizeof(key), "models/%s.onnx", x->sha256))
+	if (!xfer_key(s, x, key, sizeof(key)))
 		return OXST_E_INVALID;
 	st = mpu_create(s, key, upload_id);
 	if (st != OXST_OK)
@@ -1370,7 +1413,7 @@ static oxst_status op_xfer_part_put(oxst_store *base, const char *uid, const oxs
 		return OXST_E_INVALID;
 	uint64_t number = x->offset / x->part + 1;
 	char key[KEY_MAX], query[sizeof("partNumber=10000&uploadId=") + 3 * UPLOAD_ID_MAX];
-	if (number > OXST_S3_MAX_PARTS || !key_fmt(s, key, sizeof(key), "models/%s.onnx", x->sha256) ||
+	if (number > OXST_S3_MAX_PARTS || !xfer_key(s, x, key, sizeof(key)) ||
 	    !mpu_query(x, number, query, sizeof(query)))
 		return OXST_E_INVALID;
 	char etag[96];
@@ -1453,6 +1496,40 @@ static oxst_status s3_xfer_abort(s3_store *s, const char *uid)
 	return st;
 }
 
+/* The end of a transfer to a blob: a data file stays there (*fd -1); a manifest is read
+ * back into a spool file of the cache, checked against its SHA-256, and its blob goes. */
+static oxst_status xfer_fetch_blob(s3_store *s, const char *key, const oxst_xfer *x, int *fd,
+                                   char *spool, size_t spoolsize)
+{
+	*fd = -1;
+	if (strcmp(x->kind, "bundle") != 0)
+		return OXST_OK;
+	int f = -1;
+	oxst_status st = s->cache->ops->spool(s->cache, &f, spool, spoolsize);
+	if (st != OXST_OK)
+		return st;
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_GET, "GET", s->bucket, key);
+	r.out_fd = f;
+	r.out_max = x->length;
+	r.out_sha = true;
+	st = oxst_s3_do(s->s3, &r);
+	if (st == OXST_OK && r.status == 404)
+		st = OXST_E_NOT_FOUND; /* taken by another replica finishing the same manifest */
+	else if (st == OXST_OK && r.status != 200)
+		st = unexpected(&r);
+	else if (st == OXST_OK && (r.received != x->length || strcmp(r.sha256, x->sha256) != 0))
+		st = OXST_E_IO;
+	if (st != OXST_OK) {
+		close(f);
+		(void)unlink(spool);
+		return st;
+	}
+	(void)s3_delete(s, key); /* a manifest is read once: only its bundle stays */
+	*fd = f;
+	return OXST_OK;
+}
+
 static oxst_status op_xfer_finish(oxst_store *base, const char *uid, const oxst_xfer *x,
                                   int *fd, char *spool, size_t spoolsize, bool *created)
 {
@@ -1462,19 +1539,23 @@ static oxst_status op_xfer_finish(oxst_store *base, const char *uid, const oxst_
 	if (!xfer_remote(x))
 		return s->cache->ops->xfer_finish(s->cache, uid, x, fd, spool, spoolsize, created);
 	char key[KEY_MAX], query[sizeof("uploadId=") + 3 * UPLOAD_ID_MAX];
-	if (!oxst_id_valid(x->sha256) || !key_fmt(s, key, sizeof(key), "models/%s.onnx", x->sha256) ||
-	    !mpu_query(x, 0, query, sizeof(query)))
+	if (!xfer_key(s, x, key, sizeof(key)) || !mpu_query(x, 0, query, sizeof(query)))
 		return OXST_E_INVALID;
 	if (x->length > s->cache_budget)
 		return OXST_E_NOSPACE; /* no replica could ever hold it to read it */
+	bool model = strcmp(x->kind, "model") == 0;
 	busy b;
 	busy_enter(s, &s->putting, &b, x->sha256);
-	oxst_status st = s3_head(s, key, NULL);
-	if (st == OXST_OK) { /* stored meanwhile (another upload of the same bytes) */
+	uint64_t have = 0;
+	oxst_status st = s3_head(s, key, &have);
+	if (st == OXST_OK && (model || have == x->length)) {
+		/* stored meanwhile (another upload of the same bytes) */
 		busy_leave(s, &s->putting, &b);
 		(void)s3_xfer_abort(s, uid);
-		return OXST_OK;
+		return model ? OXST_OK : xfer_fetch_blob(s, key, x, fd, spool, spoolsize);
 	}
+	if (st == OXST_OK)
+		st = OXST_E_NOT_FOUND; /* a blob of another length: this upload replaces it */
 	oxr_buf done;
 	oxr_buf_init(&done, 1 << 20);
 	if (st == OXST_E_NOT_FOUND)
@@ -1490,10 +1571,9 @@ static oxst_status op_xfer_finish(oxst_store *base, const char *uid, const oxst_
 	char skey[KEY_MAX];
 	if (state_key(s, skey, sizeof(skey), uid))
 		(void)s3_delete(s, skey);
-	known_add(s, x->sha256, x->length);
-	pthread_mutex_lock(&s->mu);
-	s->count_valid = false;
-	pthread_mutex_unlock(&s->mu);
+	if (!model)
+		return xfer_fetch_blob(s, key, x, fd, spool, spoolsize);
+	stored_now(s, x->sha256, x->length);
 	return OXST_OK;
 }
 
@@ -1542,6 +1622,185 @@ static oxst_status op_xfer_list(oxst_store *base, char (*uids)[OXST_XFER_UID_LEN
 	}
 	*n = l.n;
 	return st;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Blobs (data files of bundles by SHA-256, from resumable transfers of kind data) and the
+ * bundles made of them: server-side copies into the keys a multipart POST /models of the
+ * same files writes (data/<id>/<location>, then models/<id>.onnx), so the bundle is the
+ * same whichever replica completes it.  The blobs stay until --upload-expiry after their
+ * upload (blob_expire, from the expiry sweep): a manifest sent again (its replica died
+ * before it answered), another replica completing the same manifest at once, or another
+ * bundle sharing a data file finds them there (docs/decisions.md).
+ */
+static oxst_status op_blob_stat(oxst_store *base, const char *sha, uint64_t length)
+{
+	s3_store *s = (s3_store *)base;
+	char key[KEY_MAX];
+	uint64_t size = 0;
+	if (!oxst_id_valid(sha) || !key_fmt(s, key, sizeof(key), "blobs/%s", sha))
+		return OXST_E_INVALID;
+	oxst_status st = s3_head(s, key, &size);
+	return st == OXST_OK && size != length ? OXST_E_NOT_FOUND : st;
+}
+
+/* CopyObject of src to dst (one request; an error can come in a 200). */
+static oxst_status s3_copy_object(s3_store *s, const char *src, const char *dst)
+{
+	oxr_buf ans;
+	oxr_buf_init(&ans, 1 << 16);
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, dst);
+	r.copy_key = src;
+	r.out = &ans;
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	bool error_body = ans.data != NULL && strstr(ans.data, "<Error>") != NULL;
+	if (st == OXST_OK && r.status == 404)
+		st = OXST_E_NOT_FOUND; /* the source went (a blob expired) */
+	else if (st == OXST_OK && (r.status != 200 || error_body))
+		st = unexpected(&r);
+	oxr_buf_free(&ans);
+	return st;
+}
+
+/* CopyObject copies at most 5 GiB; above, parts of at least 1 GiB (fewer requests: the
+ * bytes do not pass through here). */
+#define COPY_MAX ((uint64_t)5 << 30)
+#define COPY_PART ((uint64_t)1 << 30)
+
+/* mpu_run's parts copied from another object (UploadPartCopy of a range): arg is its key;
+ * the ETag comes in the answer's body. */
+static oxst_status copy_part(s3_store *s, const char *key, const char *query, uint64_t off,
+                             uint64_t len, char etag[128], const void *arg)
+{
+	char range[64];
+	snprintf(range, sizeof(range), "bytes=%" PRIu64 "-%" PRIu64, off, off + len - 1);
+	oxr_buf ans;
+	oxr_buf_init(&ans, 1 << 16);
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "PUT", s->bucket, key);
+	r.query = query;
+	r.copy_key = arg;
+	r.copy_range = range;
+	r.out = &ans;
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	const char *p = ans.data ? ans.data : "";
+	if (st == OXST_OK && r.status == 404)
+		st = OXST_E_NOT_FOUND;
+	else if (st == OXST_OK && (r.status != 200 || strstr(p, "<Error>") != NULL ||
+	                           !oxst_xml_next(&p, p + ans.len, "ETag", etag, 128) ||
+	                           strchr(etag, '<') != NULL))
+		st = unexpected(&r);
+	oxr_buf_free(&ans);
+	return st;
+}
+
+/* Server-side copy of src (size bytes) to dst: CopyObject up to 5 GiB, else a multipart
+ * upload of UploadPartCopy ranges, completed when every part copied. */
+static oxst_status s3_copy(s3_store *s, const char *src, const char *dst, uint64_t size)
+{
+	if (size <= COPY_MAX)
+		return s3_copy_object(s, src, dst);
+	uint64_t part = oxst_s3_part_for(size, s->part_size > COPY_PART ? s->part_size : COPY_PART);
+	bool created = false;
+	return mpu_run(s, dst, size, part, copy_part, src, &created);
+}
+
+static oxst_status op_put_bundle(oxst_store *base, const char *id, const char *model_sha,
+                                 uint64_t model_size, const struct oxst_bundle_file *files,
+                                 size_t n, bool *created)
+{
+	s3_store *s = (s3_store *)base;
+	char key[KEY_MAX], src[KEY_MAX];
+	*created = false;
+	if (!oxst_id_valid(id) || !oxst_id_valid(model_sha) ||
+	    !key_fmt(s, key, sizeof(key), "models/%s.onnx", id))
+		return OXST_E_INVALID;
+	uint64_t total = model_size;
+	for (size_t i = 0; i < n; i++) {
+		const char *rule = NULL;
+		if (!oxst_id_valid(files[i].sha256) || !oxst_location_valid(files[i].location, &rule) ||
+		    total + files[i].size < total)
+			return OXST_E_INVALID;
+		total += files[i].size;
+	}
+	if (total > s->cache_budget)
+		return OXST_E_NOSPACE; /* no replica could ever hold it to read it */
+	busy b;
+	busy_enter(s, &s->putting, &b, id);
+	oxst_status st = s3_head(s, key, NULL);
+	if (st == OXST_OK) { /* stored already (another replica, an earlier manifest) */
+		busy_leave(s, &s->putting, &b);
+		return OXST_OK;
+	}
+	/* the model file: stored as a model, or a blob */
+	uint64_t size = 0;
+	if (st == OXST_E_NOT_FOUND && key_fmt(s, src, sizeof(src), "models/%s.onnx", model_sha)) {
+		st = s3_head(s, src, &size);
+		if (st == OXST_OK && size != model_size)
+			st = OXST_E_NOT_FOUND;
+		if (st == OXST_E_NOT_FOUND && key_fmt(s, src, sizeof(src), "blobs/%s", model_sha)) {
+			st = s3_head(s, src, &size);
+			if (st == OXST_OK && size != model_size)
+				st = OXST_E_NOT_FOUND;
+		}
+	}
+	/* every data file there before anything is written */
+	for (size_t i = 0; st == OXST_OK && i < n; i++)
+		st = op_blob_stat(base, files[i].sha256, files[i].size);
+	/* the data files, then the model: a model that can be seen has all it needs */
+	for (size_t i = 0; st == OXST_OK && i < n; i++) {
+		char from[KEY_MAX], to[KEY_MAX];
+		if (!key_fmt(s, from, sizeof(from), "blobs/%s", files[i].sha256) ||
+		    !key_fmt(s, to, sizeof(to), "data/%s/%s", id, files[i].location))
+			st = OXST_E_INVALID;
+		else
+			st = s3_copy(s, from, to, files[i].size);
+	}
+	if (st == OXST_OK)
+		st = s3_copy(s, src, key, model_size);
+	busy_leave(s, &s->putting, &b);
+	if (st != OXST_OK)
+		return st;
+	*created = true;
+	stored_now(s, id, model_size);
+	return OXST_OK;
+}
+
+typedef struct old_blobs {
+	key_list l;
+	int64_t before;
+} old_blobs;
+
+static bool add_old_blob(void *arg, const char *key, uint64_t size, int64_t modified)
+{
+	old_blobs *o = arg;
+	if (modified <= 0 || modified >= o->before)
+		return true;
+	return collect_key(&o->l, key, size, modified);
+}
+
+static oxst_status op_blob_expire(oxst_store *base, int64_t before, uint64_t *removed)
+{
+	s3_store *s = (s3_store *)base;
+	char prefix[KEY_MAX], token[1100] = "";
+	*removed = 0;
+	if (!key_fmt(s, prefix, sizeof(prefix), "blobs/"))
+		return OXST_E_INVALID;
+	old_blobs o = {{NULL, 0, 0, 65536, false}, before};
+	oxst_status st = OXST_OK;
+	for (;;) {
+		st = list_page(s, prefix, "", 1000, token, sizeof(token), add_old_blob, &o);
+		if (st != OXST_OK || o.l.failed || o.l.n >= o.l.max || token[0] == '\0')
+			break;
+	}
+	for (size_t i = 0; st == OXST_OK && i < o.l.n; i++) {
+		st = s3_delete(s, o.l.keys[i]);
+		if (st == OXST_OK)
+			(*removed)++;
+	}
+	free_keys(o.l.keys, o.l.n);
+	return st == OXST_OK && o.l.failed ? OXST_E_NOMEM : st;
 }
 
 static const oxst_ops s3_ops = {

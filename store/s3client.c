@@ -725,6 +725,20 @@ oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 		                                                             : "if-none-match: \"\"");
 	if (t != NULL && c->cfg.token[0] != '\0')
 		t = libcurl.slist_append(hl, h_tok);
+	if (t != NULL && r->copy_key != NULL) {
+		oxr_buf cs;
+		oxr_buf_init(&cs, 8192);
+		oxr_buf_printf(&cs, "x-amz-copy-source: /");
+		bool ok = oxst_s3_encode(&cs, r->bucket, false) && (oxr_buf_printf(&cs, "/"), true) &&
+		          oxst_s3_encode(&cs, r->copy_key, true) && !cs.failed;
+		t = ok ? libcurl.slist_append(hl, cs.data) : NULL;
+		oxr_buf_free(&cs);
+	}
+	if (t != NULL && r->copy_range != NULL) {
+		char h_range[96];
+		snprintf(h_range, sizeof(h_range), "x-amz-copy-source-range: %.60s", r->copy_range);
+		t = libcurl.slist_append(hl, h_range);
+	}
 	OPENSSL_cleanse(h_tok, sizeof(h_tok));
 	CURL *h = t != NULL ? handle_get(c) : NULL;
 	xfer *x = h != NULL ? calloc(1, sizeof(*x)) : NULL;

@@ -28,8 +28,11 @@ loopback, memstore OSD), then:
             aborted after --upload-expiry (ListMultipartUploads, the metrics); a file that
             does not parse leaves nothing; the 17th part arriving at once on a replica is
             503 parts_busy (parts staged are bounded); a bundle
-            (model file, data file, manifest) through one replica's resumable path, read
-            through the others
+            (model file, a 14 MB data file, manifest) through haproxy round-robin, the
+            replica receiving a part of the data file killed mid-part: the data file kept
+            by its SHA-256 in the bucket ("already there" from every replica), the
+            bundle's keys those of a multipart POST /models of the same files (same id),
+            its weights read bit for bit through every live replica
   outage    the object store stopped, then started, mid-run (and paused: requests time
             out): 503 with Retry-After while it is away, never a 500 or a wrong 404; no
             corrupt or half-published object after
@@ -188,16 +191,24 @@ class Replica:
             os.unlink(port_file)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ONNXVIZ_", "AWS_"))}
         env.update(self.ceph.env())
-        cmd = [BIN, "serve", "--port", "0", "--port-file", port_file, "--store",
-               "s3://%s/%s" % (BUCKET, self.prefix), "--cache-dir", self.cache,
-               "--source-buckets", SOURCES] + self.extra
-        t0 = time.time()
-        self.proc = spawn(cmd, env=env, log=self.log)
-        end = time.time() + 30 * SLOW
-        while not os.path.exists(port_file):
-            if self.proc.poll() is not None or time.time() > end:
-                raise RuntimeError("replica %s did not start: %s" % (self.name, self.log_text()[-1500:]))
-            time.sleep(0.01)
+        # a restart takes its port again: haproxy's server line names it
+        again = getattr(self, "port", None)
+        for port in ([again] if again else []) + [0]:
+            cmd = [BIN, "serve", "--port", str(port), "--port-file", port_file, "--store",
+                   "s3://%s/%s" % (BUCKET, self.prefix), "--cache-dir", self.cache,
+                   "--source-buckets", SOURCES] + self.extra
+            t0 = time.time()
+            self.proc = spawn(cmd, env=env, log=self.log)
+            end = time.time() + 30 * SLOW
+            while not os.path.exists(port_file) and self.proc.poll() is None and time.time() < end:
+                time.sleep(0.01)
+            if os.path.exists(port_file):
+                break
+            if self.proc.poll() is None:  # neither listening nor gone: not this port
+                self.proc.kill()
+                self.proc.wait()
+        if not os.path.exists(port_file):
+            raise RuntimeError("replica %s did not start: %s" % (self.name, self.log_text()[-1500:]))
         self.started_s = time.time() - t0
         self.port = int(open(port_file).read())
         return self
@@ -851,53 +862,109 @@ def t_resumable(ceph, reps, lb):
         request(one.port, "DELETE", "/uploads/" + uid, headers={"Tus-Resumable": "1.0.0"})
     check(multipart_uploads(ceph, "shared/models/") == [], "DELETE of the uploads aborts their multipart uploads")
 
-    # a bundle through the resumable path: its pieces stay on the replica that took them
-    # (docs/api.md), the bundle is then every replica's
+    # a bundle through the resumable path and haproxy round-robin: the data file's parts
+    # land on different replicas (one killed mid-part), the manifest on any; the bundle is
+    # then every replica's, its data file kept by its SHA-256 in the bucket ("already
+    # there" from any replica), the same bundle as a multipart POST /models of the files
+    for r in killed:
+        r.start()
+    check(lb.up(6), "haproxy sees the replica again")
     import struct
     from onnx import TensorProto, helper, numpy_helper
     import numpy as np
-    w = numpy_helper.from_array(np.random.default_rng(7).standard_normal(1500 * 1000).astype(np.float32), "w")
-    wbytes = w.raw_data  # 6 MB: two parts
+    n = 3500 * 1000
+    w = numpy_helper.from_array(np.random.default_rng(7).standard_normal(n).astype(np.float32), "w")
+    wbytes = w.raw_data  # 14 MB: three parts
     w.ClearField("raw_data")
     w.data_location = TensorProto.EXTERNAL
     for k, v in (("location", "w.bin"), ("offset", "0"), ("length", str(len(wbytes)))):
         e = w.external_data.add()
         e.key, e.value = k, v
     g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="add")], "bundle",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1500 * 1000])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1500 * 1000])], [w])
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])], [w])
     model = helper.make_model(g, producer_name="s3-suite").SerializeToString()
-    bid = bundle_id(model, {"w.bin": wbytes})
-    man = ("onnxviz-bundle/1\nmodel %s %d\nfile %s %d w.bin\n" % (sha(model), len(model), sha(wbytes),
+    bid, wsha = bundle_id(model, {"w.bin": wbytes}), sha(wbytes)
+    man = ("onnxviz-bundle/1\nmodel %s %d\nfile %s %d w.bin\n" % (sha(model), len(model), wsha,
                                                                    len(wbytes))).encode()
 
-    def tus_all(data, kind, name):
-        hs = {"Tus-Resumable": "1.0.0", "Upload-Length": str(len(data)),
-              "Upload-Metadata": "sha256 %s,filename %s,kind %s" % (_b64(sha(data)), _b64(name), _b64(kind))}
-        st, _, b = request(one.port, "POST", "/uploads", headers=hs)
-        uid, off, last = (as_json(b) or {}).get("upload", ""), 0, (st, as_json(b) or {})
+    def tus_hs(data, kind, name):
+        return {"Tus-Resumable": "1.0.0", "Upload-Length": str(len(data)),
+                "Upload-Metadata": "sha256 %s,filename %s,kind %s" % (_b64(sha(data)), _b64(name), _b64(kind))}
+
+    def tus_lb(data, kind, name, kill_part=None):
+        """The file through haproxy, part after part, going on from HEAD after a failure
+        (kill_part: the replica receiving that part dies mid-part): (status, json, PATCHes)."""
+        for _ in range(3):  # haproxy may find no replica ready for a moment (a loaded RGW)
+            st, _, b = request(lb.port, "POST", "/uploads", headers=tus_hs(data, kind, name))
+            if st != 503 or not lb.up(2, 30):
+                break
+        uid, off, sent, last = (as_json(b) or {}).get("upload", ""), 0, 0, (st, as_json(b) or {}, 0)
         if st != 201:
             return last
-        while off < len(data):
-            st, h, b = tus_patch(one.port, uid, off, data[off:off + TUS_PART])
-            last = (st, as_json(b) or {})
-            if st != 204:
+        while off is not None and off < len(data) and sent < 3 * (len(data) // TUS_PART + 1):
+            during = kill_receiver if (kill_part is not None and off // TUS_PART == kill_part
+                                       and not killed) else None
+            st, h, b = tus_patch(lb.port, uid, off, data[off:off + TUS_PART], during)
+            sent += 1
+            last = (st, as_json(b) or {}, sent)
+            if st == 204:
+                off = int(h["upload-offset"])
+            elif st in (200, 201):
                 break
-            off = int(h["upload-offset"])
+            else:
+                time.sleep(0.3)
+                lb.up(2, 30)  # the dead replica out of haproxy's rotation
+                off = tus_offset(lb.port, uid)
         return last
 
-    r1 = tus_all(model, "model", "model.onnx")
-    r2 = tus_all(wbytes, "data", "w.bin")
-    r3 = tus_all(man, "bundle", "model.onnx")
+    killed.clear()
+    at_kill.clear()
+    before = {r.name: r.metrics().get(STORED, 0) for r in reps}
+    r1 = tus_lb(model, "model", "model.onnx")
+    t0 = time.time()
+    r2 = tus_lb(wbytes, "data", "w.bin", kill_part=1)
+    took = time.time() - t0
+    stored = {r.name: (at_kill[r.name] if r.name in at_kill else r.metrics().get(STORED, 0)) - before[r.name]
+              for r in reps}
+    r3 = tus_lb(man, "bundle", "model.onnx")
     check(r1[0] == 201 and r2[0] == 201 and r2[1].get("stored") is True and r3[0] == 201 and r3[1].get("id") == bid,
-          "a bundle through %s's resumable path: model %d, data %d, manifest %d %r" % (one.name, r1[0], r2[0], r3[0], r3[1].get("id")))
+          "a bundle through haproxy's resumable path: model %d, data %d, manifest %d %r" % (r1[0], r2[0], r3[0], r3[1]))
+    check(len(killed) == 1, "a replica was killed while it received a part of the data file")
+    check(r2[2] <= 4, "the data file's 3 parts: at most one sent again: %d PATCHes" % r2[2])
+    took_part = [name for name, v in stored.items() if v > 0 or name in at_kill]
+    check(len(took_part) >= 2, "the data file's parts went to different replicas (stored, or killed while "
+          "receiving one): %r, killed %r" % (stored, list(at_kill)))
+    figure("a bundle's 14 MB data file through haproxy in 3 parts of 5 MiB, a replica killed mid-part: %d PATCHes, %.1f s"
+           % (r2[2], took))
+    live = [r for r in reps if r.proc.poll() is None]
+    for r in live:  # "already there": the data file is the bucket's, not a replica's
+        st, _, b = request(r.port, "POST", "/uploads", headers=tus_hs(wbytes, "data", "w.bin"))
+        j = as_json(b) or {}
+        check(st == 200 and j.get("sha256") == wsha and j.get("stored") is True,
+              "%s: the same data file again is already there: %d %r" % (r.name, st, j))
+    check(ceph.s3.get(BUCKET, "shared/blobs/%s" % wsha) == wbytes, "the data file is kept by its SHA-256 in the bucket")
     check(ceph.s3.get(BUCKET, "shared/data/%s/w.bin" % bid) == wbytes, "the data file is in the bucket under the bundle")
-    want = list(struct.unpack("<4f", wbytes[:16]))
+    check(ceph.s3.get(BUCKET, "shared/models/%s.onnx" % bid) == model, "the model file is in the bucket under the bundle")
+    check(ceph.s3.head(BUCKET, "shared/blobs/%s" % bid) == 404, "the manifest's blob is gone once read")
+    check(multipart_uploads(ceph, "shared/") == [], "no multipart upload left")
+    want = list(struct.unpack("<8f", wbytes[:32]))
     for r in live:
-        st, _, b = r.get("/models/%s/tensors/w?values=4" % bid)
+        st, _, b = r.get("/models/%s/tensors/w?values=8" % bid)
         got = ((as_json(b) or {}).get("values") or {}).get("data")
-        check(st == 200 and got is not None and all(abs(a - c) <= 1e-6 * max(1, abs(c)) for a, c in zip(got, want)),
-              "%s reads the bundle's weights: %d" % (r.name, st))
+        exact = got is not None and len(got) == 8 and struct.pack("<8f", *got) == wbytes[:32]
+        check(st == 200 and exact, "%s reads the bundle's weights bit for bit: %d %r / %r" % (r.name, st, got, want))
+    mpath, dpath = os.path.join(TMP, "b-model.onnx"), os.path.join(TMP, "b-w.bin")
+    with open(mpath, "wb") as f:
+        f.write(model)
+    with open(dpath, "wb") as f:
+        f.write(wbytes)
+    p = subprocess.run(["curl", "-sS", "-F", "model=@" + mpath, "-F", "w.bin=@" + dpath,
+                        "http://127.0.0.1:%d/models" % live[-1].port], stdout=subprocess.PIPE)
+    check((as_json(p.stdout) or {}).get("id") == bid,
+          "a multipart POST /models of the same files names the same bundle: %r" % p.stdout[:120])
+    keys = [k for k, _ in ceph.s3.list(BUCKET, "shared/data/%s/" % bid)]
+    check(keys == ["shared/data/%s/w.bin" % bid], "its keys are the resumable bundle's: %r" % keys)
     # the killed replica comes back for the steps after
     for r in killed:
         r.start()

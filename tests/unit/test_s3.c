@@ -236,6 +236,8 @@ typedef struct fake_req {
 	char sha[72];   /* x-amz-content-sha256 */
 	uint64_t body;  /* bytes of body received */
 	char data[4096]; /* its first bytes (NUL-terminated) */
+	char copy[512];  /* x-amz-copy-source */
+	char range[64];  /* x-amz-copy-source-range */
 } fake_req;
 
 typedef struct fake_reply {
@@ -308,6 +310,8 @@ static void fake_serve(int cfd)
 		return;
 	char v[128];
 	header_of(head, "x-amz-content-sha256: ", q.sha, sizeof(q.sha));
+	header_of(head, "x-amz-copy-source: ", q.copy, sizeof(q.copy));
+	header_of(head, "x-amz-copy-source-range: ", q.range, sizeof(q.range));
 	header_of(head, "content-length: ", v, sizeof(v));
 	uint64_t want = strtoull(v, NULL, 10);
 	header_of(head, "expect: ", v, sizeof(v));
@@ -845,6 +849,26 @@ static void test_xfer_s3(void **state)
 	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_E_NOT_FOUND);
 	/* a part after the abort: the transfer is gone */
 	assert_int_equal(xfer_send(s, uid, &x, 'b'), OXST_E_NOT_FOUND);
+	/* a data file of a bundle: the same, to its blob; kept there at the end (no fd) */
+	memset(&xf, 0, sizeof(xf));
+	char wantb[200];
+	fk.nlog = 0;
+	oxst_xfer_init(&x, part + 10, part, 1700000000, 60);
+	sha_hex("xfer 4", 6, x.sha256);
+	snprintf(x.kind, sizeof(x.kind), "data");
+	assert_int_equal(s->ops->xfer_create(s, uid, &x, &created), OXST_OK);
+	assert_true(created);
+	snprintf(wantb, sizeof(wantb), "/bkt/blobs/%s?uploads=", x.sha256);
+	assert_int_equal(fake_count("POST", wantb), 1);
+	assert_int_equal(xfer_send(s, uid, &x, 'a'), OXST_OK);
+	assert_int_equal(xfer_send(s, uid, &x, 'b'), OXST_OK);
+	snprintf(wantb, sizeof(wantb), "/bkt/blobs/%s?partNumber=2&uploadId=U1", x.sha256);
+	assert_int_equal(fake_count("PUT", wantb), 1);
+	assert_int_equal(s->ops->xfer_finish(s, uid, &x, &fd, spool, sizeof(spool), &created), OXST_OK);
+	assert_true(created);
+	assert_int_equal(fd, -1);
+	assert_true(xf.completed);
+	assert_string_equal(xf.state, "");
 	/* small parts stay in the local cache: no request at all */
 	fk.nlog = 0;
 	oxst_xfer_init(&x, 3000, 1024, 1700000000, 60);
@@ -855,6 +879,144 @@ static void test_xfer_s3(void **state)
 	assert_int_equal(fake_count("POST", ""), 0);
 	assert_int_equal(s->ops->xfer_get(s, uid2, &y), OXST_OK);
 	assert_int_equal(s->ops->xfer_abort(s, uid2), OXST_OK);
+	close_store(s);
+	fake_stop(NULL);
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Bundles from blobs on the S3 store: a data file's transfer goes to blobs/<sha256>; a
+ * bundle is made by server-side copies (CopyObject up to 5 GiB, UploadPartCopy ranges
+ * of 1 GiB above: the fake copies nothing), the data files before the model, nothing written when a piece is
+ * missing, nothing when the bundle is there.
+ */
+static struct {
+	char wsha[65], msha[65], bid[65];
+	uint64_t wsize, msize;
+	bool bundle; /* models/<bid>.onnx exists */
+	unsigned copies; /* UploadPartCopy answered */
+} bf;
+
+static void answer_bundle(const fake_req *q, fake_reply *a)
+{
+	static char xml[512];
+	char blob[100], model[100], bundle[100];
+	snprintf(blob, sizeof(blob), "/bkt/blobs/%s", bf.wsha);
+	snprintf(model, sizeof(model), "/bkt/models/%s.onnx", bf.msha);
+	snprintf(bundle, sizeof(bundle), "/bkt/models/%s.onnx", bf.bid);
+	a->status = 404;
+	a->body = NULL;
+	if (strcmp(q->method, "HEAD") == 0 && strcmp(q->target, blob) == 0) {
+		a->status = 200;
+		a->len = bf.wsize; /* Content-Length only: HEAD has no body */
+	} else if (strcmp(q->method, "HEAD") == 0 && strcmp(q->target, model) == 0) {
+		a->status = 200;
+		a->len = bf.msize;
+	} else if (strcmp(q->method, "HEAD") == 0 && strcmp(q->target, bundle) == 0) {
+		a->status = bf.bundle ? 200 : 404;
+		a->len = bf.bundle ? bf.msize : 0;
+	} else if (strcmp(q->method, "POST") == 0 && strstr(q->target, "?uploads=") != NULL) {
+		a->status = 200;
+		a->body = "<InitiateMultipartUploadResult><UploadId>C1</UploadId></InitiateMultipartUploadResult>";
+		a->len = strlen(a->body);
+	} else if (strcmp(q->method, "PUT") == 0 && strstr(q->target, "partNumber=") != NULL &&
+	           q->copy[0] != '\0' && q->range[0] != '\0') {
+		bf.copies++;
+		int n = snprintf(xml, sizeof(xml), "<CopyPartResult><ETag>&quot;c%u&quot;</ETag></CopyPartResult>",
+		                 bf.copies);
+		a->status = 200;
+		a->body = xml;
+		a->len = (size_t)n;
+	} else if (strcmp(q->method, "POST") == 0 && strstr(q->target, "uploadId=C1") != NULL) {
+		a->status = 200;
+		a->body = "<CompleteMultipartUploadResult></CompleteMultipartUploadResult>";
+		a->len = strlen(a->body);
+	} else if (strcmp(q->method, "PUT") == 0 && strcmp(q->target, bundle) == 0 &&
+	           q->copy[0] != '\0') {
+		a->status = 200;
+		bf.bundle = true;
+		a->body = "<CopyObjectResult><ETag>\"m\"</ETag></CopyObjectResult>";
+		a->len = strlen(a->body);
+	}
+	if (a->body == NULL && strcmp(q->method, "HEAD") != 0) {
+		a->body = "";
+		a->len = 0;
+	}
+}
+
+/* The log entry of the nth request whose target starts with prefix (NULL: none). */
+static const fake_req *fake_find(const char *method, const char *prefix, size_t nth)
+{
+	for (size_t i = 0; i < fk.nlog; i++)
+		if (strcmp(fk.log[i].method, method) == 0 &&
+		    strncmp(fk.log[i].target, prefix, strlen(prefix)) == 0 && nth-- == 0)
+			return &fk.log[i];
+	return NULL;
+}
+
+static void test_bundle_s3(void **state)
+{
+	(void)state;
+	memset(&bf, 0, sizeof(bf));
+	fake_start(answer_bundle);
+	oxst_store *s = open_store((uint64_t)8 << 30); /* a budget the bundle fits */
+	uint64_t part = (uint64_t)1 << 30;
+	sha_hex("weights", 7, bf.wsha);
+	sha_hex("model", 5, bf.msha);
+	bf.wsize = 5 * part + 100;
+	bf.msize = 1234;
+	oxst_bundle_file f = {.location = "w.bin", .size = bf.wsize};
+	memcpy(f.sha256, bf.wsha, 65);
+	assert_true(oxst_bundle_id(bf.msha, bf.msize, &f, 1, bf.bid));
+	/* blob_stat: there with its length only */
+	assert_int_equal(s->ops->blob_stat(s, bf.wsha, bf.wsize), OXST_OK);
+	assert_int_equal(s->ops->blob_stat(s, bf.wsha, bf.wsize + 1), OXST_E_NOT_FOUND);
+	assert_int_equal(s->ops->blob_stat(s, bf.msha, 5), OXST_E_NOT_FOUND);
+	assert_int_equal(s->ops->blob_stat(s, "nothex", 5), OXST_E_INVALID);
+	/* a data file missing: nothing written */
+	oxst_bundle_file missing = f;
+	sha_hex("other", 5, missing.sha256);
+	char bid2[65];
+	assert_true(oxst_bundle_id(bf.msha, bf.msize, &missing, 1, bid2));
+	bool created = true;
+	fk.nlog = 0;
+	assert_int_equal(s->ops->put_bundle(s, bid2, bf.msha, bf.msize, &missing, 1, &created),
+	                 OXST_E_NOT_FOUND);
+	assert_false(created);
+	assert_int_equal(fake_count("PUT", ""), 0);
+	assert_int_equal(fake_count("POST", ""), 0);
+	/* the bundle: the data file in 6 ranges (above 5 GiB), then the model (CopyObject) */
+	fk.nlog = 0;
+	assert_int_equal(s->ops->put_bundle(s, bf.bid, bf.msha, bf.msize, &f, 1, &created), OXST_OK);
+	assert_true(created);
+	assert_int_equal(bf.copies, 6);
+	char want[200], range[64];
+	snprintf(want, sizeof(want), "/bkt/data/%s/w.bin?partNumber=", bf.bid);
+	for (size_t i = 0; i < 6; i++) {
+		const fake_req *q = fake_find("PUT", want, i);
+		assert_non_null(q);
+		snprintf(want + 100, 100, "/bkt/blobs/%s", bf.wsha);
+		assert_string_equal(q->copy, want + 100);
+		uint64_t off = i * part, last = i == 5 ? bf.wsize - 1 : off + part - 1;
+		snprintf(range, sizeof(range), "bytes=%" PRIu64 "-%" PRIu64, off, last);
+		assert_string_equal(q->range, range);
+	}
+	snprintf(want, sizeof(want), "/bkt/data/%s/w.bin?uploadId=C1", bf.bid);
+	const fake_req *done = fake_find("POST", want, 0);
+	assert_non_null(done); /* completed with the copies' ETags */
+	assert_non_null(strstr(done->data, "<PartNumber>6</PartNumber><ETag>\"c6\"</ETag>"));
+	snprintf(want, sizeof(want), "/bkt/models/%s.onnx", bf.bid);
+	const fake_req *m = fake_find("PUT", want, 0);
+	assert_non_null(m);
+	assert_true(m > done); /* the model after its data */
+	snprintf(want, sizeof(want), "/bkt/models/%s.onnx", bf.msha);
+	assert_string_equal(m->copy, want);
+	assert_string_equal(m->range, "");
+	assert_int_equal(s->ops->stat_model(s, bf.bid, OXST_STAT_NONBLOCK, NULL), OXST_OK);
+	/* again: there, nothing copied */
+	fk.nlog = 0;
+	assert_int_equal(s->ops->put_bundle(s, bf.bid, bf.msha, bf.msize, &f, 1, &created), OXST_OK);
+	assert_false(created);
+	assert_int_equal(fake_count("PUT", ""), 0);
 	close_store(s);
 	fake_stop(NULL);
 }
@@ -870,6 +1032,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_multipart_queries, fake_stop),
 	    cmocka_unit_test_teardown(test_download_budget, fake_stop),
 	    cmocka_unit_test_teardown(test_xfer_s3, fake_stop),
+	    cmocka_unit_test_teardown(test_bundle_s3, fake_stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
