@@ -32,10 +32,11 @@ CFLAGS_ALL = -std=c17 -D_GNU_SOURCE -g $(OPT) $(WARN) $(SANFLAGS) -I. -I$(BUILD)
 GVPLUGDIR := $(shell pkg-config --variable=libdir libgvc 2>/dev/null)/graphviz
 # Graphviz and its dot and core plugins are loaded when the first layout needs them
 # (render/layout.c, dlopen) and the plugins registered by the program itself, so layouts
-# work without the plugin configuration file (docs/decisions.md); the run path lets
-# dlopen find the plugins in Graphviz's own folder.
-GVLIBS   = -Wl,-rpath,$(GVPLUGDIR)
-LIBS     = $(GVLIBS) -ljansson -lm -lpthread
+# work without the plugin configuration file (docs/decisions.md).  The plugins are opened
+# by their full path in Graphviz's own folder: a run path would not do, because under
+# AddressSanitizer dlopen is called from libasan, whose run path is not the program's.
+CFLAGS_ALL += -DOXR_GVPLUGDIR='"$(GVPLUGDIR)"'
+LIBS     = -ljansson -lm -lpthread
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 PARSER_SRC  := $(wildcard parser/*.c)

@@ -30,11 +30,14 @@
 /* Graphviz is loaded when the first layout needs it (dlopen, render/dlopen.c), not linked:
  * its nine libraries cost every start of the program about 2 ms of mapping and
  * relocation, and most commands (inspect, check, cost, diff as JSON) never lay out. */
+#ifndef OXR_GVPLUGDIR /* Graphviz's plugin folder (the Makefile: pkg-config's libdir/graphviz) */
+#define OXR_GVPLUGDIR "/usr/lib/x86_64-linux-gnu/graphviz"
+#endif
 #define GV_SONAME "libgvc.so.6"
-#define GV_DOT_SONAME "libgvplugin_dot_layout.so.6"
-#define GV_CORE_SONAME "libgvplugin_core.so.6"
-/* The plugins live in Graphviz's own folder (found through the binary's run path, not
- * ldconfig's cache) and come in libgvc's package: the note names libgvc alone. */
+#define GV_DOT_SONAME OXR_GVPLUGDIR "/libgvplugin_dot_layout.so.6"
+#define GV_CORE_SONAME OXR_GVPLUGDIR "/libgvplugin_core.so.6"
+/* The plugins live in Graphviz's own folder (opened by their full path: not in ldconfig's
+ * cache) and come in libgvc's package: the note names libgvc alone. */
 OXR_DLOPEN_NOTE(gvc, "layout", "Graphviz and its dot and core plugins, for drawings", GV_SONAME);
 
 #define GV_FNS(X)                                                                          \
