@@ -18,6 +18,7 @@
 
 #include "store/internal.h"
 
+#include <errno.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/sha.h>
@@ -25,6 +26,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define CRYPTO_SONAME "libcrypto.so.3"
 
@@ -161,6 +163,38 @@ bool oxst_sha256_midstate(const oxst_sha256 *c, uint32_t h[8], uint64_t *bytes)
 	for (int i = 0; i < 8; i++)
 		h[i] = x->h[i];
 	*bytes = bits / 8;
+	return true;
+}
+
+bool oxst_sha256_read(oxst_sha256 *c, int fd, uint64_t upto)
+{
+	enum { CHUNK = 1 << 20 };
+	char *buf = malloc(CHUNK);
+	uint64_t at = 0;
+	bool ok = buf != NULL;
+	while (ok && at < upto) {
+		size_t want = upto - at < CHUNK ? (size_t)(upto - at) : CHUNK;
+		ssize_t n = pread(fd, buf, want, (off_t)at);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			ok = false;
+		if (n <= 0)
+			break;
+		oxst_sha256_update(c, buf, (size_t)n);
+		at += (uint64_t)n;
+	}
+	free(buf);
+	return ok && (at == upto || upto == UINT64_MAX);
+}
+
+bool oxst_sha256_fd(int fd, char hex[OXST_ID_LEN + 1])
+{
+	oxst_sha256 c;
+	oxst_sha256_resume(&c, NULL, 0);
+	if (!oxst_sha256_read(&c, fd, UINT64_MAX))
+		return false;
+	oxst_sha256_final(&c, hex);
 	return true;
 }
 

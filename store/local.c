@@ -1344,25 +1344,12 @@ static oxst_status xfer_rehash(const local_store *s, const char *uid, oxst_xfer 
 	int fd = open(data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return OXST_E_IO;
-	enum { CHUNK = 1 << 20 };
-	char *buf = malloc(CHUNK);
 	oxst_sha256 c;
-	oxst_xfer fresh;
-	oxst_xfer_init(&fresh, 0, 64, 0, 0);
-	oxst_sha256_resume(&c, fresh.h, 0);
-	uint64_t at = 0;
-	while (buf != NULL && at < x->offset) {
-		size_t want = x->offset - at < CHUNK ? (size_t)(x->offset - at) : CHUNK;
-		ssize_t n = pread(fd, buf, want, (off_t)at);
-		if (n <= 0)
-			break;
-		oxst_sha256_update(&c, buf, (size_t)n);
-		at += (uint64_t)n;
-	}
-	free(buf);
+	oxst_sha256_resume(&c, NULL, 0);
+	bool whole = oxst_sha256_read(&c, fd, x->offset);
 	close(fd);
 	uint64_t bytes = 0;
-	if (at != x->offset || !oxst_sha256_midstate(&c, x->h, &bytes) || bytes != x->offset)
+	if (!whole || !oxst_sha256_midstate(&c, x->h, &bytes) || bytes != x->offset)
 		return OXST_E_IO;
 	return OXST_OK;
 }
@@ -1580,41 +1567,6 @@ static void quarantine(local_store *s, int dirfd, const char *name)
 	if (unlinkat(dirfd, name, 0) != 0 && errno == EISDIR)
 		remove_tree(dirfd, name, 0);
 	s->quarantined++;
-}
-
-bool oxst_sha256_fd(int fd, char hex[OXST_ID_LEN + 1])
-{
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-		EVP_MD_CTX_free(ctx);
-		return false;
-	}
-	enum { CHUNK = 1 << 20 };
-	char *buf = malloc(CHUNK);
-	bool ok = buf != NULL;
-	off_t off = 0;
-	while (ok) {
-		ssize_t r = pread(fd, buf, CHUNK, off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			ok = false;
-			break;
-		}
-		if (r == 0)
-			break;
-		ok = EVP_DigestUpdate(ctx, buf, (size_t)r) == 1;
-		off += r;
-	}
-	unsigned char md[32];
-	unsigned int mdlen = 0;
-	if (ok)
-		ok = EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32;
-	if (ok)
-		oxst_hex(hex, md, 32);
-	free(buf);
-	EVP_MD_CTX_free(ctx);
-	return ok;
 }
 
 static bool is_hex2(const char *n)

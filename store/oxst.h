@@ -115,13 +115,16 @@ void oxst_xfer_init(oxst_xfer *x, uint64_t length, uint64_t part, int64_t now, i
 typedef struct oxst_sha256 {
 	_Alignas(8) unsigned char ctx[128];
 } oxst_sha256;
-/* Go on from midstate h after `bytes` bytes (a multiple of 64; 0 with h[] of
- * oxst_xfer_init: from the start). */
+/* Go on from midstate h after `bytes` bytes (a multiple of 64; 0: from the start, h is
+ * not read and may be NULL). */
 void oxst_sha256_resume(oxst_sha256 *c, const uint32_t h[8], uint64_t bytes);
 void oxst_sha256_update(oxst_sha256 *c, const void *data, size_t n);
 /* The midstate and byte count; false when the bytes so far are not whole blocks. */
 bool oxst_sha256_midstate(const oxst_sha256 *c, uint32_t h[8], uint64_t *bytes);
 void oxst_sha256_final(oxst_sha256 *c, char hex[OXST_ID_LEN + 1]);
+/* Hash the file's bytes [0, upto) into c (pread in 1 MiB pieces; UINT64_MAX: to the end);
+ * false on a read error or a file shorter than upto. */
+bool oxst_sha256_read(oxst_sha256 *c, int fd, uint64_t upto);
 
 struct oxst_bundle_file; /* below */
 
