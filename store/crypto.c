@@ -205,3 +205,36 @@ void oxst_sha256_final(oxst_sha256 *c, char hex[OXST_ID_LEN + 1])
 	lib.SHA256_Final(md, (SHA256_CTX *)(void *)c->ctx);
 	oxst_hex(hex, md, sizeof(md));
 }
+
+/* ---------------------------------------------------------------------------------------
+ * HMAC-SHA256 (RFC 2104) on the digest above: S3 request signing's only keyed hash, so no
+ * further libcrypto symbol is looked up for it.
+ */
+void oxst_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
+                      unsigned char out[32])
+{
+	enum { BLOCK = 64 };
+	unsigned char k[BLOCK] = {0}, pad[BLOCK], inner[32];
+	unsigned int n = 0;
+	if (klen > BLOCK)
+		(void)EVP_Digest(key, klen, k, &n, EVP_sha256(), NULL);
+	else if (klen > 0)
+		memcpy(k, key, klen);
+	oxst_sha256 c;
+	for (int i = 0; i < BLOCK; i++)
+		pad[i] = (unsigned char)(k[i] ^ 0x36);
+	oxst_sha256_resume(&c, NULL, 0);
+	oxst_sha256_update(&c, pad, BLOCK);
+	oxst_sha256_update(&c, msg, mlen);
+	lib.SHA256_Final(inner, (SHA256_CTX *)(void *)c.ctx);
+	for (int i = 0; i < BLOCK; i++)
+		pad[i] = (unsigned char)(k[i] ^ 0x5c);
+	oxst_sha256_resume(&c, NULL, 0);
+	oxst_sha256_update(&c, pad, BLOCK);
+	oxst_sha256_update(&c, inner, sizeof(inner));
+	lib.SHA256_Final(out, (SHA256_CTX *)(void *)c.ctx);
+	OPENSSL_cleanse(k, sizeof(k));
+	OPENSSL_cleanse(pad, sizeof(pad));
+	OPENSSL_cleanse(inner, sizeof(inner));
+	OPENSSL_cleanse(&c, sizeof(c));
+}

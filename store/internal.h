@@ -43,6 +43,22 @@ bool oxst_xfer_parse(const char *text, size_t len, oxst_xfer *x);
 /* True when x->h is no midstate (all zeros): a state written before it was kept. */
 bool oxst_xfer_unhashed(const oxst_xfer *x);
 
+/* One header of a signed S3 request: its lowercase name and its value as sent. */
+typedef struct oxst_s3_header {
+	const char *name, *value;
+} oxst_s3_header;
+/* The Authorization header's value for a request under AWS Signature Version 4 (service
+ * s3, s3client.c): path as sent (percent-encoded), query canonical (oxst_s3_query; "" for
+ * none), the n headers signed (lowercase names, each once, at most 16; host, x-amz-date
+ * and x-amz-content-sha256 among them), the payload's SHA-256 in hex, amz_date
+ * "YYYYMMDDTHHMMSSZ".  False when something does not fit. */
+bool oxst_s3_sign(const oxst_s3_config *cfg, const char *method, const char *path,
+                  const char *query, const oxst_s3_header *h, size_t n,
+                  const char *payload_sha, const char *amz_date, char *out, size_t size);
+/* HMAC-SHA256 of msg under key (crypto.c). */
+void oxst_hmac_sha256(const void *key, size_t klen, const void *msg, size_t mlen,
+                      unsigned char out[32]);
+
 /* Lowercase hex of n bytes into out (2n+1 bytes). */
 void oxst_hex(char *out, const unsigned char *bytes, size_t n);
 /* The monotonic clock. */

@@ -385,7 +385,7 @@ bool oxst_crypto_load(char *err, size_t errsize);
 
 /* ---------------------------------------------------------------------------------------
  * An S3 client (s3client.c): path-style (custom endpoints) or virtual-hosted (AWS) requests
- * signed by libcurl (CURLOPT_AWS_SIGV4) with the payload's SHA-256 in
+ * signed here (Signature Version 4, oxst_s3_sign) with the payload's SHA-256 in
  * x-amz-content-sha256, so the object store refuses a body that changed on the way.
  * Every request has a connect timeout, a no-progress timeout and a total cap, and is
  * retried with exponential backoff and jitter on connection errors, timeouts and 5xx.

@@ -3,12 +3,13 @@
  * requests with retries and timeouts, and the few pieces of XML the store reads
  * (listings, multipart upload ids, error codes).
  *
- * Signing is libcurl's (CURLOPT_AWS_SIGV4, "aws:amz:REGION:s3").  libcurl 7.88 signs the
- * path and the query string as given and every header of CURLOPT_HTTPHEADER, and takes
- * the payload hash from an x-amz-content-sha256 header: so paths are percent-encoded
- * here, query strings are built canonical (sorted, encoded; oxst_s3_query), header names
- * are lowercase and none is a prefix of another (libcurl sorts "name:value" lines), and
- * every request carries the SHA-256 of its body, which the object store checks.
+ * Signing is ours (oxst_s3_sign, Signature Version 4 over OpenSSL's SHA-256), not
+ * libcurl's CURLOPT_AWS_SIGV4: libcurl 7.88 sorts the signed headers as "name:value"
+ * lines, so x-amz-copy-source-range came before x-amz-copy-source and every UploadPartCopy
+ * (the copy of a data file above 5 GiB into a bundle) was refused as SignatureDoesNotMatch.
+ * Paths are percent-encoded here and sent as they are (CURLOPT_PATH_AS_IS), query strings
+ * are built canonical (sorted, encoded; oxst_s3_query), and every request carries the
+ * SHA-256 of its body, which the object store checks.
  *
  * Easy handles are pooled so that connections are reused (curl_easy_reset keeps them).
  * When a request finally failed (the store is down or hangs), requests in the next
@@ -40,7 +41,6 @@
 
 struct oxst_s3 {
 	oxst_s3_config cfg;
-	char sigv4[128];       /* "aws:amz:REGION:s3" */
 	pthread_mutex_t mu;
 	CURL *pool[POOL_MAX];
 	size_t npool;
@@ -227,6 +227,69 @@ bool oxst_s3_query(char *out, size_t size, const char *const *kv, size_t n)
 	return ok;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Signature Version 4 (docs.aws.amazon.com, "Authenticating requests: header-based"):
+ * the canonical request (method, path, query, the signed headers sorted by name, their
+ * names, the payload's hash) is hashed into the string to sign, which the key derived from
+ * the secret, the day, the region and the service signs.
+ */
+static int cmp_header(const void *a, const void *b)
+{
+	return strcmp(((const oxst_s3_header *)a)->name, ((const oxst_s3_header *)b)->name);
+}
+
+bool oxst_s3_sign(const oxst_s3_config *cfg, const char *method, const char *path,
+                  const char *query, const oxst_s3_header *h, size_t n,
+                  const char *payload_sha, const char *amz_date, char *out, size_t size)
+{
+	oxst_s3_header sorted[16];
+	if (n > 16 || strlen(amz_date) != 16)
+		return false;
+	memcpy(sorted, h, n * sizeof(*h));
+	qsort(sorted, n, sizeof(sorted[0]), cmp_header);
+	oxr_buf canon, names;
+	oxr_buf_init(&canon, 64 << 10);
+	oxr_buf_init(&names, 4096);
+	oxr_buf_printf(&canon, "%s\n%s\n%s\n", method, path, query);
+	for (size_t i = 0; i < n; i++) {
+		oxr_buf_printf(&canon, "%s:%s\n", sorted[i].name, sorted[i].value);
+		oxr_buf_printf(&names, "%s%s", i > 0 ? ";" : "", sorted[i].name);
+	}
+	oxr_buf_printf(&canon, "\n%s\n%s", names.len > 0 ? names.data : "", payload_sha);
+	bool ok = !canon.failed && !names.failed;
+	if (ok) {
+		unsigned char md[32], k[32], sig[32];
+		unsigned int mn = 0;
+		char hex[65], scope[160], to_sign[300], secret[270];
+		(void)EVP_Digest(canon.data, canon.len, md, &mn, EVP_sha256(), NULL);
+		oxst_hex(hex, md, sizeof(md));
+		int sn = snprintf(scope, sizeof(scope), "%.8s/%s/s3/aws4_request", amz_date,
+		                  cfg->region);
+		int tn = snprintf(to_sign, sizeof(to_sign), "AWS4-HMAC-SHA256\n%s\n%s\n%s", amz_date,
+		                  scope, hex);
+		int kn = snprintf(secret, sizeof(secret), "AWS4%s", cfg->secret);
+		ok = sn > 0 && (size_t)sn < sizeof(scope) && tn > 0 && (size_t)tn < sizeof(to_sign) &&
+		     kn > 0 && (size_t)kn < sizeof(secret);
+		if (ok) {
+			oxst_hmac_sha256(secret, (size_t)kn, amz_date, 8, k);
+			oxst_hmac_sha256(k, sizeof(k), cfg->region, strlen(cfg->region), k);
+			oxst_hmac_sha256(k, sizeof(k), "s3", 2, k);
+			oxst_hmac_sha256(k, sizeof(k), "aws4_request", 12, k);
+			oxst_hmac_sha256(k, sizeof(k), to_sign, (size_t)tn, sig);
+			oxst_hex(hex, sig, sizeof(sig));
+			int on = snprintf(out, size,
+			                  "AWS4-HMAC-SHA256 Credential=%s/%s,SignedHeaders=%s,Signature=%s",
+			                  cfg->access, scope, names.data, hex);
+			ok = on > 0 && (size_t)on < size;
+		}
+		OPENSSL_cleanse(secret, sizeof(secret));
+		OPENSSL_cleanse(k, sizeof(k));
+	}
+	oxr_buf_free(&canon);
+	oxr_buf_free(&names);
+	return ok;
+}
+
 bool oxst_xml_element(const char **p, const char *end, const char *tag, const char **begin,
                       const char **stop)
 {
@@ -356,7 +419,6 @@ oxst_s3 *oxst_s3_new(const oxst_s3_config *cfg)
 	if (c == NULL)
 		return NULL;
 	c->cfg = *cfg;
-	snprintf(c->sigv4, sizeof(c->sigv4), "aws:amz:%s:s3", cfg->region);
 	pthread_mutex_init(&c->mu, NULL);
 	return c;
 }
@@ -685,6 +747,51 @@ static void mark(oxst_s3 *c, bool up, int64_t started_ms)
 	pthread_mutex_unlock(&c->mu);
 }
 
+typedef struct headers {
+	oxst_s3_header h[8];
+	size_t n;
+} headers;
+
+static void hdr_add(headers *hs, const char *name, const char *value)
+{
+	if (hs->n < sizeof(hs->h) / sizeof(hs->h[0]))
+		hs->h[hs->n++] = (oxst_s3_header){name, value};
+}
+
+/* The request's headers with x-amz-date (now) and the signature, as libcurl's list; NULL
+ * when out of memory.  Each attempt signs anew: a retry may come minutes later. */
+static struct curl_slist *signed_headers(const oxst_s3 *c, const oxst_s3_req *r, headers hs,
+                                         const char *path, const char *query,
+                                         const char *payload_sha)
+{
+	char date[20], auth[1024], line[4400];
+	time_t now = time(NULL);
+	struct tm tm;
+	if (gmtime_r(&now, &tm) == NULL || strftime(date, sizeof(date), "%Y%m%dT%H%M%SZ", &tm) != 16)
+		return NULL;
+	hdr_add(&hs, "x-amz-date", date);
+	if (!oxst_s3_sign(&c->cfg, r->method, path, query, hs.h, hs.n, payload_sha, date, auth,
+	                  sizeof(auth)))
+		return NULL;
+	struct curl_slist *l = NULL;
+	bool ok = true;
+	for (size_t i = 0; ok && i <= hs.n; i++) {
+		if (i < hs.n)
+			snprintf(line, sizeof(line), "%s: %s", hs.h[i].name, hs.h[i].value);
+		else
+			snprintf(line, sizeof(line), "authorization: %s", auth);
+		struct curl_slist *t = libcurl.slist_append(l, line);
+		ok = t != NULL;
+		l = ok ? t : l;
+	}
+	OPENSSL_cleanse(line, sizeof(line)); /* the session token */
+	if (!ok) {
+		libcurl.slist_free_all(l);
+		return NULL;
+	}
+	return l;
+}
+
 oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 {
 	char sha[65];
@@ -714,33 +821,35 @@ oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 	if (r->out_max == 0 && strcmp(r->method, "GET") == 0)
 		cap_ms += (uint64_t)3600 * 1000; /* downloads of unknown size: the stall bound rules */
 
-	char h_sha[100], h_tok[4200];
-	snprintf(h_sha, sizeof(h_sha), "x-amz-content-sha256: %s",
-	         body_sha ? body_sha : EMPTY_SHA256);
-	snprintf(h_tok, sizeof(h_tok), "x-amz-security-token: %s", c->cfg.token);
-	struct curl_slist *hl = libcurl.slist_append(NULL, h_sha);
-	struct curl_slist *t = hl;
-	if (t != NULL && r->if_none_match != NULL)
-		t = libcurl.slist_append(hl, strcmp(r->if_none_match, "*") == 0 ? "if-none-match: *"
-		                                                             : "if-none-match: \"\"");
-	if (t != NULL && c->cfg.token[0] != '\0')
-		t = libcurl.slist_append(hl, h_tok);
-	if (t != NULL && r->copy_key != NULL) {
-		oxr_buf cs;
-		oxr_buf_init(&cs, 8192);
-		oxr_buf_printf(&cs, "x-amz-copy-source: /");
-		bool ok = oxst_s3_encode(&cs, r->bucket, false) && (oxr_buf_printf(&cs, "/"), true) &&
-		          oxst_s3_encode(&cs, r->copy_key, true) && !cs.failed;
-		t = ok ? libcurl.slist_append(hl, cs.data) : NULL;
-		oxr_buf_free(&cs);
+	/* the headers signed (x-amz-date and authorization are added by each attempt) */
+	const char *host = strstr(url.data, "://") + 3;
+	const char *slash = strchr(host, '/');
+	const char *qmark = strchr(slash, '?');
+	char host_v[520];
+	snprintf(host_v, sizeof(host_v), "%.*s", (int)(slash - host), host);
+	oxr_buf path, copy_src;
+	oxr_buf_init(&path, 16384);
+	oxr_buf_init(&copy_src, 8192);
+	oxr_buf_append(&path, slash, qmark ? (size_t)(qmark - slash) : strlen(slash));
+	if (r->copy_key != NULL) {
+		oxr_buf_printf(&copy_src, "/");
+		(void)(oxst_s3_encode(&copy_src, r->bucket, false) && oxr_buf_printf(&copy_src, "/") &&
+		       oxst_s3_encode(&copy_src, r->copy_key, true));
 	}
-	if (t != NULL && r->copy_range != NULL) {
-		char h_range[96];
-		snprintf(h_range, sizeof(h_range), "x-amz-copy-source-range: %.60s", r->copy_range);
-		t = libcurl.slist_append(hl, h_range);
-	}
-	OPENSSL_cleanse(h_tok, sizeof(h_tok));
-	CURL *h = t != NULL ? handle_get(c) : NULL;
+	headers hs = {.n = 0};
+	hdr_add(&hs, "host", host_v);
+	hdr_add(&hs, "x-amz-content-sha256", body_sha ? body_sha : EMPTY_SHA256);
+	if (r->if_none_match != NULL)
+		hdr_add(&hs, "if-none-match", strcmp(r->if_none_match, "*") == 0 ? "*" : "\"\"");
+	if (c->cfg.token[0] != '\0')
+		hdr_add(&hs, "x-amz-security-token", c->cfg.token);
+	if (r->copy_key != NULL)
+		hdr_add(&hs, "x-amz-copy-source", copy_src.len > 0 ? copy_src.data : "");
+	if (r->copy_range != NULL)
+		hdr_add(&hs, "x-amz-copy-source-range", r->copy_range);
+	bool built = strlen(host_v) == (size_t)(slash - host) && !path.failed && !copy_src.failed &&
+	             path.len > 0 && (r->copy_range == NULL || strlen(r->copy_range) < 64);
+	CURL *h = built ? handle_get(c) : NULL;
 	xfer *x = h != NULL ? calloc(1, sizeof(*x)) : NULL;
 	if (x == NULL || (r->out_sha && (x->md = EVP_MD_CTX_new()) == NULL)) {
 		if (x != NULL)
@@ -748,12 +857,14 @@ oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 		free(x);
 		if (h != NULL)
 			handle_put(c, h);
-		libcurl.slist_free_all(hl);
+		oxr_buf_free(&copy_src);
+		oxr_buf_free(&path);
 		oxr_buf_free(&url);
-		return OXST_E_NOMEM;
+		return built ? OXST_E_NOMEM : OXST_E_INVALID;
 	}
 	x->r = r;
 	x->h = h;
+	struct curl_slist *hl = NULL;
 
 	oxst_status st = OXST_E_UNAVAILABLE;
 	int64_t started = oxst_now_ms();
@@ -777,9 +888,14 @@ oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 		libcurl.easy_reset(h);
 		libcurl.easy_setopt(h, CURLOPT_URL, url.data);
 		libcurl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		libcurl.easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
-		libcurl.easy_setopt(h, CURLOPT_USERNAME, c->cfg.access);
-		libcurl.easy_setopt(h, CURLOPT_PASSWORD, c->cfg.secret);
+		libcurl.easy_setopt(h, CURLOPT_PATH_AS_IS, 1L); /* the path signed is the one sent */
+		libcurl.slist_free_all(hl);
+		hl = signed_headers(c, r, hs, path.data, qmark != NULL ? qmark + 1 : "",
+		                    body_sha ? body_sha : EMPTY_SHA256);
+		if (hl == NULL) {
+			st = OXST_E_NOMEM;
+			break;
+		}
 		libcurl.easy_setopt(h, CURLOPT_HTTPHEADER, hl);
 		libcurl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)c->cfg.timeout * 1000L);
 		libcurl.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
@@ -878,6 +994,8 @@ oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 	free(x);
 	handle_put(c, h);
 	libcurl.slist_free_all(hl);
+	oxr_buf_free(&copy_src);
+	oxr_buf_free(&path);
 	oxr_buf_free(&url);
 	return st;
 }
