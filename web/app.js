@@ -235,6 +235,22 @@ function graphUrl(ext, key = renderQuery(route)) {
   return `${modelUrl(route.id)}/graph.${ext}${key ? `?${key}` : ''}`;
 }
 
+// A drawing asked for before the model's summary is in: when the page knows that an id
+// names a model (the answer to its own upload), the server's layout overlaps the
+// summary's round trip instead of following it (issue 23: time to graph).  loadGraph
+// takes it for its first attempt when it asks for the same URL, and drops it otherwise.
+let early = null; // {url, ctl, promise}
+function fetchGraphEarly(patch) {
+  const next = { ...route, ...patch, opts: { ...route.opts, ...(patch.opts || {}) } }; // as navigate()
+  const key = renderQuery(next);
+  if (early) early.ctl.abort();
+  const ctl = new AbortController();
+  const url = `${modelUrl(next.id)}/graph.svg${key ? `?${key}` : ''}`;
+  const promise = fetchSvg(url, ctl.signal);
+  promise.catch(() => {}); // its failure is loadGraph's to see, or nobody's
+  early = { url, ctl, promise };
+}
+
 // Fetch and show the drawing for route r; answers true when shown.
 async function loadGraph(r, key, seq) {
   if (cur.loadCtl) cur.loadCtl.abort();
@@ -249,11 +265,16 @@ async function loadGraph(r, key, seq) {
     soft: hadDrawing, delay: hadDrawing ? 150 : 0,
   });
   const url = `${modelUrl(r.id)}/graph.svg${key ? `?${key}` : ''}`;
+  let pre = null;
+  if (early && early.url === url) pre = early;
+  else if (early) early.ctl.abort();
+  early = null;
+  if (pre) ctl.signal.addEventListener('abort', () => pre.ctl.abort(), { once: true });
   let svg;
   for (let attempt = 0; ; attempt++) {
     try {
       const t0 = performance.now();
-      svg = await fetchSvg(url, ctl.signal);
+      svg = await (attempt === 0 && pre ? pre.promise : fetchSvg(url, ctl.signal));
       cur.lastLayoutMs = performance.now() - t0;
       break;
     } catch (e) {
@@ -985,7 +1006,7 @@ const search = initSearch({ modelId: () => route.id, goToNode, nodeEl, clearHigh
 
 // ------------------------------------------------------------------------- upload
 const uploads = initUpload({
-  navigate, modelId: () => route.id, names, announce, showWhole: moveToWhole,
+  navigate, fetchGraphEarly, modelId: () => route.id, names, announce, showWhole: moveToWhole,
   compareFiles: (files) => home.compareFiles(files),
   overlayFiles: (files) => (route.id && files.length === 1 && isOverlayFile(files[0]) ? (dropOverlay(files[0]), true) : false),
 });

@@ -11,13 +11,14 @@ import { bundleOf, sendWeights } from './weights.js';
 
 const $ = (id) => document.getElementById(id);
 
-// navigate(patch) changes the route; modelId(): the model shown; names: the file names of
+// navigate(patch) changes the route; fetchGraphEarly(patch): the drawing of the model
+// navigate(patch) will open is asked for now, before its summary; modelId(): the model shown; names: the file names of
 // models uploaded here; announce(text); compareFiles(files): a drop on the Compare zone;
 // showWhole(structureId, id): the whole model is on the server, show it instead of its
 // structure; overlayFiles(files): a drop of a profile (.json, .csv) on an open model, true
 // when taken as an overlay (heat.js), else the files are uploaded as models.
 // Answers {closeCard, closeCardIfDone, finishedCardOpen}.
-export function initUpload({ navigate, modelId, names, announce, compareFiles, showWhole, overlayFiles }) {
+export function initUpload({ navigate, fetchGraphEarly, modelId, names, announce, compareFiles, showWhole, overlayFiles }) {
   const fileInput = $('file-input');
   const uploadCard = $('upload-card');
   const uploadState = { abort: null, done: true, files: null, following: false };
@@ -118,7 +119,9 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
   function openUploaded(res, note) {
     setUploadDetail(`${res.status === 201 ? 'Stored' : 'Already stored'} · opening it…`, note);
     // the card closes once the graph is drawn (loadGraph), or now if it already was
-    return navigate({ id: res.body.id, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null }).then(() => {
+    const patch = { id: res.body.id, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null };
+    if (res.body.kind === 'model') fetchGraphEarly(patch); // its layout starts now
+    return navigate(patch).then(() => {
       if (uploadState.done && !uploadState.following && !uploadCard.classList.contains('error')) hideUploadCard();
     });
   }
@@ -153,6 +156,7 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
       localStorage.setItem(HASHES, JSON.stringify(o));
     } catch { /* storage full or off: hash next time */ }
   }
+  const HASH_WAIT_MS = 3000; // the most the hash waits for the structure's drawing
   // f's SHA-256: remembered, or hashed by the worker (and remembered).
   async function hashOf(f, hashWith) {
     const known = knownHash(f);
@@ -219,7 +223,7 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
       const m = document.getElementById('weights-missing');
       if (m && modelId() === sid) m.lastChild.textContent = ` — this is the structure of ${info.name} (${fmtBytes(info.bytes)} of ${fmtBytes(info.size)}); ${text}.`;
     };
-    openUploaded(res, sizes()).then(() => { info.toGraph = performance.now() - t0; uploadCard.dataset.toGraph = String(Math.round(info.toGraph)); });
+    const shown = openUploaded(res, sizes()).then(() => { info.toGraph = performance.now() - t0; uploadCard.dataset.toGraph = String(Math.round(info.toGraph)); });
     let abort = () => sw.close();
     uploadState.abort = () => abort();
     const done = (text, step) => {
@@ -230,6 +234,11 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     };
     const used = []; // files named by a remembered hash
     try {
+      // The hash waits for the drawing (at most HASH_WAIT_MS): on two cores it took the
+      // CPU the graph's fetch and drawing needed (the worker hashing, the browser copying
+      // the file's slices), and a graph shown sooner is worth more than weights started
+      // half a second sooner.  A remembered hash costs nothing and does not wait.
+      if ([file, ...data].some((f) => !knownHash(f))) await Promise.race([shown.catch(() => {}), new Promise((r) => setTimeout(r, HASH_WAIT_MS))]);
       const t1 = performance.now();
       let hashed = 0;
       const hashing = (n) => state(`hashing the file${data.length ? 's' : ''} · ${Math.floor((100 * (hashed + n)) / total)}%`);
