@@ -43,6 +43,8 @@ bool oxst_xfer_parse(const char *text, size_t len, oxst_xfer *x);
 /* True when x->h is no midstate (all zeros): a state written before it was kept. */
 bool oxst_xfer_unhashed(const oxst_xfer *x);
 
+/* The value of NAME in an environment (NULL-terminated "NAME=value" strings), or NULL. */
+const char *oxst_env_get(char *const *envp, const char *name);
 /* One header of a signed S3 request: its lowercase name and its value as sent. */
 typedef struct oxst_s3_header {
 	const char *name, *value;

@@ -1851,12 +1851,10 @@ oxst_status oxst_s3_open(oxst_store **out, const oxst_s3_options *opt, char *err
 	s->cache_budget = opt->cache_budget;
 	s->copy_max = COPY_MAX;
 	s->copy_part = opt->part_size > COPY_PART ? opt->part_size : COPY_PART;
-	for (size_t i = 0; opt->envp != NULL && opt->envp[i] != NULL; i++) {
-		static const char knob[] = "ONNXVIZ_TEST_S3_COPY_MAX=";
+	const char *knob = oxst_env_get(opt->envp, "ONNXVIZ_TEST_S3_COPY_MAX");
+	if (knob != NULL) {
 		char *end = NULL;
-		if (strncmp(opt->envp[i], knob, sizeof(knob) - 1) != 0)
-			continue;
-		unsigned long long v = strtoull(opt->envp[i] + sizeof(knob) - 1, &end, 10);
+		unsigned long long v = strtoull(knob, &end, 10);
 		if (*end == '\0' && v >= ((uint64_t)5 << 20) && v <= COPY_MAX)
 			s->copy_max = s->copy_part = v;
 	}

@@ -52,7 +52,7 @@ struct oxst_s3 {
 /* ---------------------------------------------------------------------------------------
  * Configuration
  */
-static const char *env_get(char *const *envp, const char *name)
+const char *oxst_env_get(char *const *envp, const char *name)
 {
 	size_t n = strlen(name);
 	for (size_t i = 0; envp != NULL && envp[i] != NULL; i++)
@@ -78,17 +78,17 @@ bool oxst_s3_config_env(oxst_s3_config *c, char *const *envp, unsigned timeout, 
 {
 	memset(c, 0, sizeof(*c));
 	c->timeout = timeout ? timeout : 10;
-	const char *ak = env_get(envp, "AWS_ACCESS_KEY_ID");
-	const char *sk = env_get(envp, "AWS_SECRET_ACCESS_KEY");
-	const char *tok = env_get(envp, "AWS_SESSION_TOKEN");
-	const char *region = env_get(envp, "AWS_REGION");
+	const char *ak = oxst_env_get(envp, "AWS_ACCESS_KEY_ID");
+	const char *sk = oxst_env_get(envp, "AWS_SECRET_ACCESS_KEY");
+	const char *tok = oxst_env_get(envp, "AWS_SESSION_TOKEN");
+	const char *region = oxst_env_get(envp, "AWS_REGION");
 	if (region == NULL || region[0] == '\0')
-		region = env_get(envp, "AWS_DEFAULT_REGION");
+		region = oxst_env_get(envp, "AWS_DEFAULT_REGION");
 	if (region == NULL || region[0] == '\0')
 		region = "us-east-1";
-	const char *ep = env_get(envp, "AWS_ENDPOINT_URL_S3");
+	const char *ep = oxst_env_get(envp, "AWS_ENDPOINT_URL_S3");
 	if (ep == NULL || ep[0] == '\0')
-		ep = env_get(envp, "AWS_ENDPOINT_URL");
+		ep = oxst_env_get(envp, "AWS_ENDPOINT_URL");
 	if (ak == NULL || ak[0] == '\0' || sk == NULL || sk[0] == '\0') {
 		snprintf(err, errsize, "an S3 store needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
 		return false;

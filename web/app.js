@@ -26,14 +26,16 @@ const $ = (id) => document.getElementById(id);
 let route = parseHash(location.hash);
 
 // Change the route: a new history entry (or the current one replaced) and apply it.
-function navigate(patch, { replace = false } = {}) {
+// model: the caller knows patch.id names a model (its own upload's answer), so the
+// drawing is asked for with the summary rather than after it (apply).
+function navigate(patch, { replace = false, model = false } = {}) {
   const next = { ...route, ...patch, opts: { ...route.opts, ...(patch.opts || {}) } };
   const hash = buildHash(next);
   if (hash !== location.hash) {
     if (replace) history.replaceState(null, '', hash);
     else history.pushState(null, '', hash);
   }
-  return apply(next);
+  return apply(next, { model });
 }
 
 // ------------------------------------------------------------------------- status
@@ -77,7 +79,7 @@ function modelTitle(id, summary) {
 }
 
 // ------------------------------------------------------------------------- apply
-async function apply(r) {
+async function apply(r, { model = false } = {}) {
   const seq = ++applySeq;
   route = r;
   document.body.classList.toggle('diff-mode', !!r.diff);
@@ -87,7 +89,10 @@ async function apply(r) {
   showWorkspace();
   // the model's summary, once (a route of the same model applied while it is still loading,
   // e.g. after quick steps back in history, waits for it too)
-  if (cur.id !== r.id) cur.opening = openModel(r.id);
+  if (cur.id !== r.id) {
+    if (model) fetchGraphEarly(r);
+    cur.opening = openModel(r.id);
+  }
   await cur.opening;
   if (seq !== applySeq || !cur.summary) return; // no summary: openModel says why
   const isTensor = !!(cur.summary && cur.summary.kind === 'tensor');
@@ -231,8 +236,9 @@ function showGraphState({ title, detail, error = false, soft = false, spinner = 
 }
 function hideGraphState() { clearTimeout(stateTimer); $('graph-state').hidden = true; }
 
+const drawingUrl = (id, ext, key) => `${modelUrl(id)}/graph.${ext}${key ? `?${key}` : ''}`;
 function graphUrl(ext, key = renderQuery(route)) {
-  return `${modelUrl(route.id)}/graph.${ext}${key ? `?${key}` : ''}`;
+  return drawingUrl(route.id, ext, key);
 }
 
 // A drawing asked for before the model's summary is in: when the page knows that an id
@@ -240,12 +246,10 @@ function graphUrl(ext, key = renderQuery(route)) {
 // summary's round trip instead of following it (issue 23: time to graph).  loadGraph
 // takes it for its first attempt when it asks for the same URL, and drops it otherwise.
 let early = null; // {url, ctl, promise}
-function fetchGraphEarly(patch) {
-  const next = { ...route, ...patch, opts: { ...route.opts, ...(patch.opts || {}) } }; // as navigate()
-  const key = renderQuery(next);
+function fetchGraphEarly(r) {
   if (early) early.ctl.abort();
   const ctl = new AbortController();
-  const url = `${modelUrl(next.id)}/graph.svg${key ? `?${key}` : ''}`;
+  const url = drawingUrl(r.id, 'svg', renderQuery(r));
   const promise = fetchSvg(url, ctl.signal);
   promise.catch(() => {}); // its failure is loadGraph's to see, or nobody's
   early = { url, ctl, promise };
@@ -264,7 +268,7 @@ async function loadGraph(r, key, seq) {
     detail: 'The server draws it with Graphviz; a large model can take a few seconds the first time.',
     soft: hadDrawing, delay: hadDrawing ? 150 : 0,
   });
-  const url = `${modelUrl(r.id)}/graph.svg${key ? `?${key}` : ''}`;
+  const url = drawingUrl(r.id, 'svg', key);
   let pre = null;
   if (early && early.url === url) pre = early;
   else if (early) early.ctl.abort();
@@ -1006,7 +1010,7 @@ const search = initSearch({ modelId: () => route.id, goToNode, nodeEl, clearHigh
 
 // ------------------------------------------------------------------------- upload
 const uploads = initUpload({
-  navigate, fetchGraphEarly, modelId: () => route.id, names, announce, showWhole: moveToWhole,
+  navigate, modelId: () => route.id, names, announce, showWhole: moveToWhole,
   compareFiles: (files) => home.compareFiles(files),
   overlayFiles: (files) => (route.id && files.length === 1 && isOverlayFile(files[0]) ? (dropOverlay(files[0]), true) : false),
 });

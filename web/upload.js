@@ -11,14 +11,14 @@ import { bundleOf, sendWeights } from './weights.js';
 
 const $ = (id) => document.getElementById(id);
 
-// navigate(patch) changes the route; fetchGraphEarly(patch): the drawing of the model
-// navigate(patch) will open is asked for now, before its summary; modelId(): the model shown; names: the file names of
+// navigate(patch, {model}) changes the route (model: patch.id names a model, its drawing
+// is asked for at once); modelId(): the model shown; names: the file names of
 // models uploaded here; announce(text); compareFiles(files): a drop on the Compare zone;
 // showWhole(structureId, id): the whole model is on the server, show it instead of its
 // structure; overlayFiles(files): a drop of a profile (.json, .csv) on an open model, true
 // when taken as an overlay (heat.js), else the files are uploaded as models.
 // Answers {closeCard, closeCardIfDone, finishedCardOpen}.
-export function initUpload({ navigate, fetchGraphEarly, modelId, names, announce, compareFiles, showWhole, overlayFiles }) {
+export function initUpload({ navigate, modelId, names, announce, compareFiles, showWhole, overlayFiles }) {
   const fileInput = $('file-input');
   const uploadCard = $('upload-card');
   const uploadState = { abort: null, done: true, files: null, following: false };
@@ -119,9 +119,8 @@ export function initUpload({ navigate, fetchGraphEarly, modelId, names, announce
   function openUploaded(res, note) {
     setUploadDetail(`${res.status === 201 ? 'Stored' : 'Already stored'} · opening it…`, note);
     // the card closes once the graph is drawn (loadGraph), or now if it already was
-    const patch = { id: res.body.id, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null };
-    if (res.body.kind === 'model') fetchGraphEarly(patch); // its layout starts now
-    return navigate(patch).then(() => {
+    return navigate({ id: res.body.id, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null },
+      { model: res.body.kind === 'model' }).then(() => {
       if (uploadState.done && !uploadState.following && !uploadCard.classList.contains('error')) hideUploadCard();
     });
   }
