@@ -27,7 +27,10 @@ export function structureWorker(file) {
     if (w) { waiting.delete(m.type); w.resolve(m); }
   };
   worker.onerror = (e) => { for (const w of waiting.values()) w.reject(new Error(e.message || 'the structure worker failed')); waiting.clear(); };
+  let closed = false;
+  const cancelled = () => Object.assign(new Error('cancelled'), { code: 'aborted' });
   const ask = (type, msg, onProgress) => new Promise((resolve, reject) => {
+    if (closed) { reject(cancelled()); return; } // closed before it was asked (upload.js waits for the drawing)
     waiting.set(type, { resolve, reject, onProgress });
     worker.postMessage(msg);
   });
@@ -36,10 +39,12 @@ export function structureWorker(file) {
     sha256: async (onProgress) => (await ask('sha256', { type: 'hash' }, onProgress)).hex,
     // the SHA-256 of another file (a data file of a bundle), in the same worker
     sha256Of: async (f, onProgress) => (await ask('sha256', { type: 'hash', file: f }, onProgress)).hex,
-    // ends the worker; what is still awaited is rejected with code 'aborted'
+    // ends the worker; what is still awaited, and what is asked later, is rejected with
+    // code 'aborted'
     close: () => {
+      closed = true;
       worker.terminate();
-      for (const w of waiting.values()) w.reject(Object.assign(new Error('cancelled'), { code: 'aborted' }));
+      for (const w of waiting.values()) w.reject(cancelled());
       waiting.clear();
     },
   };

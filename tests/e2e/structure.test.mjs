@@ -273,6 +273,26 @@ describe('structure first in Chromium at 100 Mbit/s, 20 ms', () => {
     assert.ok((await nodeIds(sha, '?group=none&patterns=nodes')).length >= big.nodes);
   });
 
+  test('cancelled before the drawing is in (the hash waits for it): not sent, and nothing left hanging', async () => {
+    // a file of its own: its hash is neither remembered by the page nor held by the server
+    const m = JSON.parse(execFileSync('nice', ['-n', '10', '/usr/bin/python3', MAKE, path.join(dir, 'cancel'), '24'], { encoding: 'utf8', maxBuffer: 1 << 20 })).big;
+    await page.goto(`${base}/`);
+    // the drawing held back 2.5 s, so that the click lands while the hash waits for it
+    const svgs = '**/graph.svg*';
+    await page.route(svgs, async (route) => { await new Promise((r) => setTimeout(r, 2500)); await route.continue(); });
+    try {
+      await page.setInputFiles('#file-input', m.file);
+      // 'checking' is set once the structure's upload is answered, before its drawing is in
+      await page.waitForFunction(() => document.getElementById('upload-card').dataset.weights === 'checking', null, { timeout: 60000, polling: 5 });
+      await page.click('#upload-cancel');
+      assert.equal(await page.evaluate(() => !!document.querySelector('#canvas svg g.node')), false, 'cancelled before the drawing was in');
+      await page.waitForFunction(() => document.getElementById('upload-card').dataset.weights === 'failed', null, { timeout: 20000 });
+      assert.match(await page.textContent('#weights-state'), /not sent \(cancelled\)/);
+    } finally {
+      await page.unroute(svgs);
+    }
+  });
+
   test('reopening a model the server holds (uploaded by curl) sends under 1 MB and lands on its id', async () => {
     const sha = await uploadRaw(base, SILERO);
     await page.goto(`${base}/`);
