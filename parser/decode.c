@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 enum kind {
@@ -1140,19 +1141,51 @@ oxp_code oxp__decode_tensor(oxp_arena *arena, const oxp_limits *lim, const uint8
  * Structure scan for oxp_model_open (model.c): find the big byte payloads (raw_data,
  * typed data, large strings) without mapping the file, reading it through a small window.
  * Every length-delimited field that is not a known sub-message and is at least `min`
- * bytes long is reported as a hole.  Best effort: returns false on anything odd (the
+ * bytes long is reported as a hole (sub-messages shorter than `min` are stepped over: they
+ * cannot hold one).  Best effort: returns false on anything odd (the
  * parser proper reports errors), or when more than max_holes would be needed.
+ *
+ * With `map` (a private writable mapping of the file) the window is the mapping itself:
+ * each window's pages are populated for writing first (MADV_POPULATE_WRITE breaks
+ * copy-on-write: they become private copies, made in the kernel, no fault per page), and
+ * so are the small fields stepped over, so that after a scan every page holding
+ * structure is a private copy, and the insides of holes were never touched.  A window
+ * may reach into the start of a payload (at most SCAN_WINDOW); holes dropped when there
+ * are too many stay untouched, like the rest.
  */
 #define SCAN_WINDOW (64u * 1024u)
+#define SCAN_PAGE ((uint64_t)4096)
 
 typedef struct scanwin {
 	int fd;
 	uint64_t size;
-	uint8_t *buf;
+	uint8_t *buf; /* the read buffer (pread), or NULL when reading the mapping */
+	uint8_t *map; /* the mapping read through, or NULL */
+	const uint8_t *at; /* the window's bytes */
 	uint64_t base;
 	size_t len;
 	size_t want; /* next read size: one page after a jump, doubling while reads continue */
+	uint64_t ready; /* with map: pages below this are populated as far as wanted */
 } scanwin;
+
+/* Populate the map's pages holding [from, to) that are not yet; false when refused. */
+static bool win_populate(scanwin *w, uint64_t from, uint64_t to)
+{
+	if (from < w->ready)
+		from = w->ready;
+	from &= ~(SCAN_PAGE - 1);
+	to = (to + SCAN_PAGE - 1) & ~(SCAN_PAGE - 1);
+	if (to <= from)
+		return true;
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(w->map + from, (size_t)(to - from), MADV_POPULATE_WRITE) != 0)
+		return false;
+	w->ready = to;
+	return true;
+#else
+	return false;
+#endif
+}
 
 static bool win_byte(scanwin *w, uint64_t off, uint8_t *out)
 {
@@ -1165,20 +1198,48 @@ static bool win_byte(scanwin *w, uint64_t off, uint8_t *out)
 		size_t want = w->want;
 		if (off - base >= want)
 			want = SCAN_WINDOW;
-		ssize_t n = pread(w->fd, w->buf, want, (off_t)base);
-		if (n <= 0)
-			return false;
+		size_t n;
+		if (w->map != NULL) {
+			n = w->size - base < want ? (size_t)(w->size - base) : want;
+			if (!win_populate(w, base, base + n))
+				return false;
+			w->at = w->map + base;
+		} else {
+			ssize_t r = pread(w->fd, w->buf, want, (off_t)base);
+			if (r <= 0)
+				return false;
+			n = (size_t)r;
+			w->at = w->buf;
+		}
 		w->base = base;
-		w->len = (size_t)n;
-		if (off >= base + (size_t)n)
+		w->len = n;
+		if (off >= base + n)
 			return false;
 	}
-	*out = w->buf[off - w->base];
+	*out = w->at[off - w->base];
 	return true;
 }
 
 static bool win_varint(scanwin *w, uint64_t *off, uint64_t end, uint64_t *out)
 {
+	/* the common case: the whole varint is in the window and the message */
+	if (*off >= w->base && *off < w->base + w->len) {
+		const uint8_t *p = w->at + (*off - w->base);
+		uint64_t room = w->base + w->len - *off;
+		if (end - *off < room)
+			room = end - *off;
+		uint64_t v = 0;
+		for (unsigned i = 0; i < 10 && i < room; i++) {
+			v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+			if (!(p[i] & 0x80)) {
+				*off += i + 1;
+				*out = v;
+				return true;
+			}
+		}
+		if (room >= 10)
+			return false; /* more than 10 bytes */
+	}
 	uint64_t v = 0;
 	for (unsigned i = 0; i < 10; i++) {
 		uint8_t b;
@@ -1205,6 +1266,7 @@ static bool scan_msg(scanwin *w, const mdesc *md, uint64_t off, uint64_t end, un
 {
 	if (depth > 100)
 		return false;
+	int hint = 0;
 	while (off < end) {
 		uint64_t tag, v;
 		if (!win_varint(w, &off, end, &tag))
@@ -1225,9 +1287,10 @@ static bool scan_msg(scanwin *w, const mdesc *md, uint64_t off, uint64_t end, un
 		case OXP_WT_LEN: {
 			if (!win_varint(w, &off, end, &v) || v > end - off)
 				return false;
-			int fi = find_field(md, num);
+			int fi = md->nf > 0 ? find_field_seq(md, num, &hint) : -1;
 			const fdesc *f = fi >= 0 ? &md->f[fi] : NULL;
-			if (f != NULL && (f->kind == F_MSG || f->kind == F_INL)) {
+			/* a sub-message shorter than a hole cannot hold one: stepped over */
+			if (f != NULL && (f->kind == F_MSG || f->kind == F_INL) && v >= hs->min) {
 				if (!scan_msg(w, f->sub, off, off + v, depth + 1, hs))
 					return false;
 			} else if (v >= hs->min) {
@@ -1243,12 +1306,16 @@ static bool scan_msg(scanwin *w, const mdesc *md, uint64_t off, uint64_t end, un
 						return false;
 				}
 				if (v < hs->min) {
+					if (w->map != NULL && !win_populate(w, off, off + v))
+						return false;
 					off += v;
 					break;
 				}
 				hs->h[hs->n].off = off;
 				hs->h[hs->n].len = v;
 				hs->n++;
+			} else if (w->map != NULL && !win_populate(w, off, off + v)) {
+				return false; /* a small payload is structure */
 			}
 			off += v;
 			break;
@@ -1262,11 +1329,12 @@ static bool scan_msg(scanwin *w, const mdesc *md, uint64_t off, uint64_t end, un
 	return true;
 }
 
-bool oxp__scan_holes(int fd, uint64_t size, uint64_t min, oxp__hole *out, size_t max,
-                     size_t *n)
+bool oxp__scan_holes(int fd, uint64_t size, uint64_t min, uint8_t *map, oxp__hole *out,
+                     size_t max, size_t *n)
 {
-	scanwin w = {fd, size, malloc(SCAN_WINDOW), 0, 0, 4096};
-	if (w.buf == NULL)
+	scanwin w = {.fd = fd, .size = size, .map = map, .want = 4096};
+	*n = 0;
+	if (map == NULL && (w.buf = malloc(SCAN_WINDOW)) == NULL)
 		return false;
 	holes hs = {out, 0, max, min};
 	bool ok = scan_msg(&w, &md_model, 0, size, 0, &hs);

@@ -156,16 +156,23 @@ OXP_CHECK oxp_code oxp__dag_infer_shapes(oxp_dag *dag, oxp_error *err);
 /* Set oxp_dnode.bookkeeping for every node (bookkeeping.c).  OXP_E_NOMEM only. */
 OXP_CHECK oxp_code oxp__dag_mark_bookkeeping(oxp_dag *dag, oxp_error *err);
 
+/* Test-only flag of oxp_model_open_ex: the low-RSS open as on kernels without
+ * MADV_POPULATE_WRITE (the scan reads with pread(), the structure is read over itself). */
+#define OXP__OPEN_NO_POPULATE 0x100u
+
 /* A byte range of a file that only holds payload (see oxp__scan_holes, decode.c). */
 typedef struct oxp__hole {
 	uint64_t off, len;
 } oxp__hole;
 
 /* Find payloads of at least `min` bytes in the ModelProto file behind fd by reading it
- * through a small window (no mapping).  false when the scan gave up (odd input, or more
- * than max holes); *n holds the holes found, in file order. */
-bool oxp__scan_holes(int fd, uint64_t size, uint64_t min, oxp__hole *out, size_t max,
-                     size_t *n);
+ * through a small window: read with pread() when map is NULL; else map is a private
+ * writable mapping of the file, read in place, and every page of it holding structure is
+ * populated for writing (a private copy) as the scan goes (decode.c says how).  false
+ * when the scan gave up (odd input, more than max holes, the advice refused); *n holds
+ * the holes found, in file order. */
+bool oxp__scan_holes(int fd, uint64_t size, uint64_t min, uint8_t *map, oxp__hole *out,
+                     size_t max, size_t *n);
 
 /* Printable copy of a model string for messages: non-printable bytes (and backslash) as
  * \xNN, cut after 96 bytes with "..." (graph.c).  size >= 5. */

@@ -175,17 +175,22 @@ oxp_code oxp_tensor_file_parse(oxp_model **out, const void *buf, size_t len,
 #define PAGE ((uint64_t)4096)
 
 /* Map a big model so that parsing touches only memory of our own.  map is a fresh
- * anonymous read-write mapping of the file's size.
+ * private read-write mapping of the file (nothing of it touched yet).
  *
  * A plain read-only mapping would be zero-copy, but on kernels with large page-cache
  * folios touching one page of a warm file maps the whole folio, up to 2 MB, into the
  * process: parsing an 88 MB model that touches ~300 tensor headers then shows 50-70 MB
- * RSS.  So: map the file read-only as usual (weights stay zero-copy and are only ever
- * mapped where someone decodes them), then replace every page range that holds structure
- * (everything but the insides of large payloads, found by oxp__scan_holes through a small
- * read window) with an anonymous private copy read with pread().  The buffer is byte for
- * byte the file; only the structure pages are copies.  Returns false when the split is
- * not worth it or failed (the plain mapping stays as it is). */
+ * RSS.  So every page that holds structure (everything but the insides of large
+ * payloads, found by oxp__scan_holes) is made a private copy before the parse reads it,
+ * and the insides of payloads stay file pages nobody has touched (weights stay zero-copy
+ * and are only mapped where someone decodes them).  The buffer is byte for byte the
+ * file.  Where the kernel takes MADV_POPULATE_WRITE (5.14 on) the scan itself does it,
+ * reading the mapping as it makes the copies, a call per window; before, each structure
+ * range was read with pread() and each payload mapped back from the file, two syscalls
+ * and a mapping per payload (docs/decisions.md 78).  Older kernels: the scan reads with
+ * pread() and each structure range is read over itself, which copies it with a fault
+ * per page.  Returns false when the split was not worth it or failed: the mapping is
+ * still the file, its untouched parts mapped as a plain mapping's would be. */
 static bool read_at(int fd, uint8_t *to, size_t n, uint64_t off)
 {
 	size_t got = 0;
@@ -200,49 +205,37 @@ static bool read_at(int fd, uint8_t *to, size_t n, uint64_t off)
 	return true;
 }
 
-static bool split_structure(int fd, uint8_t *map, size_t len)
+static bool split_structure(int fd, uint8_t *map, size_t len, bool populate)
 {
 	oxp__hole *h = malloc(MAX_HOLES * sizeof(*h));
 	if (h == NULL)
 		return false;
 	size_t nh = 0;
-	bool ok = oxp__scan_holes(fd, len, HOLE_MIN, h, MAX_HOLES, &nh) && nh > 0;
-	/* the whole range becomes anonymous memory (untouched pages cost nothing), the
-	 * structure is read into it, then the insides of payloads are mapped from the file
-	 * again: one mmap per payload, one mprotect for everything */
-	size_t span = (len + PAGE - 1) & ~(size_t)(PAGE - 1);
+	bool ok;
+#ifdef MADV_POPULATE_WRITE
+	if (populate && madvise(map, (size_t)PAGE, MADV_POPULATE_WRITE) == 0) {
+		ok = oxp__scan_holes(fd, len, HOLE_MIN, map, h, MAX_HOLES, &nh);
+		free(h);
+		return ok;
+	}
+#else
+	(void)populate;
+#endif
+	ok = oxp__scan_holes(fd, len, HOLE_MIN, NULL, h, MAX_HOLES, &nh) && nh > 0;
 	uint64_t pos = 0; /* start of the next structure range */
 	for (size_t i = 0; ok && i <= nh; i++) {
-		uint64_t end, next;
+		uint64_t end = len, next = len;
 		if (i < nh) {
 			/* keep only whole pages inside the payload as file pages */
 			end = (h[i].off + PAGE - 1) & ~(PAGE - 1);
 			next = (h[i].off + h[i].len) & ~(PAGE - 1);
 			if (next <= end)
 				continue; /* payload within a page or two: stays structure */
-		} else {
-			end = len;
-			next = len;
 		}
-		if (end > pos) {
-#ifdef MADV_POPULATE_WRITE
-			/* one call for the range's pages rather than a fault per page in the
-			 * read (parser/arena.c says why) */
-			uint64_t from = pos & ~(PAGE - 1);
-			(void)madvise(map + from, (size_t)(((end + PAGE - 1) & ~(PAGE - 1)) - from),
-			              MADV_POPULATE_WRITE);
-#endif
-			if (!read_at(fd, map + pos, (size_t)(end - pos), pos))
-				ok = false;
-		}
-		if (ok && next > end &&
-		    mmap(map + end, (size_t)(next - end), PROT_READ, MAP_PRIVATE | MAP_FIXED, fd,
-		         (off_t)end) == MAP_FAILED)
+		if (end > pos && !read_at(fd, map + pos, (size_t)(end - pos), pos))
 			ok = false;
 		pos = next;
 	}
-	if (ok && mprotect(map, span, PROT_READ) != 0)
-		ok = false;
 	free(h);
 	return ok;
 }
@@ -273,23 +266,18 @@ oxp_code oxp_model_open_ex(oxp_model **out, const char *path, const oxp_limits *
 	void *map = NULL;
 	if (len > 0) {
 		bool split = (flags & OXP_OPEN_LOW_RSS) && len >= SPLIT_MIN_FILE;
-		map = split ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-		            : mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		map = mmap(NULL, len, split ? PROT_READ | PROT_WRITE : PROT_READ, MAP_PRIVATE, fd, 0);
 		if (map == MAP_FAILED) {
 			int e = errno;
 			close(fd);
 			return oxp__set_error(err, e == ENOMEM ? OXP_E_NOMEM : OXP_E_IO, 0, "",
 			                      "mmap failed: %s", strerror(e));
 		}
-		if (split && !split_structure(fd, map, len)) {
-			/* not split (or half done): the plain mapping of the file instead */
-			void *again = mmap(map, len, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
-			if (again == MAP_FAILED) {
-				munmap(map, len);
-				close(fd);
-				return oxp__set_error(err, OXP_E_IO, 0, "", "mmap failed: %s",
-				                      strerror(errno));
-			}
+		/* split or not (or half done), the mapping reads as the file; from here on it is
+		 * read-only, as the plain one */
+		if (split) {
+			(void)split_structure(fd, map, len, !(flags & OXP__OPEN_NO_POPULATE));
+			(void)mprotect(map, len, PROT_READ);
 		}
 		/* Parsing jumps over weights: no read-ahead of pages it will not touch. */
 		(void)madvise(map, len, MADV_RANDOM);
@@ -344,12 +332,6 @@ uint64_t oxp_model_offset(const oxp_model *m, const void *p)
 /* ---------------------------------------------------------------------------------------
  * Names
  */
-bool oxp_str_eq(oxp_str a, const char *s)
-{
-	size_t n = strlen(s);
-	return a.len == n && (n == 0 || memcmp(a.p, s, n) == 0);
-}
-
 bool oxp_dims_count(const int64_t *dims, size_t ndims, uint64_t *out)
 {
 	uint64_t n = 1;

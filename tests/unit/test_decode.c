@@ -7,6 +7,7 @@
  *     for repeated singular messages; packed and unpacked encodings mixed; unknown fields;
  *     the decisions of docs/decisions.md.
  */
+#include "parser/internal.h" /* OXP__OPEN_NO_POPULATE */
 #include "tests/unit/support_pb.h"
 
 #include <math.h>
@@ -938,17 +939,16 @@ static const char *temp_file(const pb *b)
 	return path;
 }
 
-/* oxp_model_open of b from a file must see exactly what oxp_model_parse sees in memory:
- * big files (16 MB and more) are mapped with their structure pages copied (model.c,
- * split_structure), and the copy must be byte for byte the file. */
-static void check_open_same_as_parse(const pb *b)
+/* oxp_model_open of b from a file must see exactly what oxp_model_parse sees in memory,
+ * opened plain and low-RSS: big files (16 MB and more) then have their structure pages
+ * made private copies (model.c, split_structure; with the kernel's populate advice and,
+ * OXP__OPEN_NO_POPULATE, without), and the buffer must be byte for byte the file. */
+static void check_open_flags(const pb *b, const char *path, unsigned flags)
 {
-	const char *path = temp_file(b);
 	oxp_model *mf = NULL, *mb = NULL;
 	oxp_error e;
-	oxp_code rf = oxp_model_open(&mf, path, NULL, &e);
+	oxp_code rf = oxp_model_open_ex(&mf, path, NULL, flags, &e);
 	oxp_code rb = oxp_model_parse(&mb, b->p, b->n, NULL, &e);
-	unlink(path);
 	assert_int_equal(rf, rb);
 	if (rb != OXP_OK)
 		return;
@@ -972,6 +972,15 @@ static void check_open_same_as_parse(const pb *b)
 	}
 	oxp_model_free(mf);
 	oxp_model_free(mb);
+}
+
+static void check_open_same_as_parse(const pb *b)
+{
+	const char *path = temp_file(b);
+	check_open_flags(b, path, 0);
+	check_open_flags(b, path, OXP_OPEN_LOW_RSS);
+	check_open_flags(b, path, OXP_OPEN_LOW_RSS | OXP__OPEN_NO_POPULATE);
+	unlink(path);
 }
 
 static void test_open_big_files(void **state)

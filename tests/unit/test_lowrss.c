@@ -1,12 +1,13 @@
 /*
  * test_lowrss.c — oxp_model_open_ex(OXP_OPEN_LOW_RSS): for files of 16 MB and more the
- * structure pages are copied and the large payloads stay mapped from the file (found by
- * oxp__scan_holes).  Whatever the layout, the buffer must be the file byte for byte and the
+ * structure pages are made private copies and the insides of large payloads stay file
+ * pages nobody touched (found by oxp__scan_holes).  Whatever the layout, the buffer must be the file byte for byte and the
  * decoded model the same as a plain open's.  Models are written here: big raw_data
  * initializers between nodes, at odd offsets, a small one, and one payload crossing the
  * 16 MB mark.
  */
 #include "parser/oxp.h"
+#include "parser/internal.h" /* OXP__OPEN_NO_POPULATE */
 #include "tests/unit/support_pbw.h"
 
 #include <setjmp.h>
@@ -114,7 +115,47 @@ static int mappings_of(const char *path)
 	return n;
 }
 
-static void check_layout(size_t pad)
+/* What /proc/self/pagemap says of the page holding p: 0 not mapped, 1 a page of the file,
+ * 2 a private copy (anonymous).  Bits 63 (present) and 61 (file page or shared) are
+ * readable without privileges. */
+static int page_state(const void *p)
+{
+	FILE *f = fopen("/proc/self/pagemap", "rb");
+	assert_non_null(f);
+	uint64_t e = 0;
+	assert_int_equal(fseeko(f, (off_t)((uintptr_t)p / 4096 * 8), SEEK_SET), 0);
+	assert_int_equal(fread(&e, sizeof(e), 1, f), 1);
+	fclose(f);
+	if (!(e >> 63 & 1))
+		return 0;
+	return (e >> 61 & 1) ? 1 : 2;
+}
+
+/* The pages of the low-RSS buffer right after the open: every page holding a tensor's
+ * header (and the first and last page of the file) is a private copy; the pages well
+ * inside the big payloads were never touched. */
+static void check_pages(const oxp_model *low)
+{
+	const uint8_t *base = oxp_model_data(low);
+	size_t size = oxp_model_size(low);
+	assert_int_equal(page_state(base), 2);
+	assert_int_equal(page_state(base + size - 1), 2);
+	const oxp_graph *g = oxp_model_proto_get(low)->graph;
+	for (size_t i = 0; i < g->ninitializers; i++) {
+		const oxp_tensor *t = &g->initializers[i];
+		const uint8_t *p = (const uint8_t *)t->raw_data.p;
+		assert_int_equal(page_state(t->name.p), 2);
+		assert_int_equal(page_state(p), 2); /* the payload's first page holds its header */
+		if (t->raw_data.len < ((size_t)1 << 20))
+			continue;
+		/* past the scan's first window (64 KB), up to the page before the last */
+		for (size_t off = 128u << 10; off + 8192 < t->raw_data.len; off += 256u << 10)
+			assert_int_equal(page_state(p + off), 0);
+		assert_int_equal(page_state(p + t->raw_data.len - 1), 2); /* the next header's */
+	}
+}
+
+static void check_layout(size_t pad, unsigned flags)
 {
 	size_t size;
 	const char *path = write_model(pad, &size);
@@ -123,9 +164,10 @@ static void check_layout(size_t pad)
 	oxp_error err;
 	assert_int_equal(oxp_model_open(&plain, path, NULL, &err), OXP_OK);
 	assert_int_equal(mappings_of(path), 1);
-	assert_int_equal(oxp_model_open_ex(&low, path, NULL, OXP_OPEN_LOW_RSS, &err), OXP_OK);
-	/* it did split: the three big payloads are mappings of the file of their own */
-	assert_int_equal(mappings_of(path), 1 + 3);
+	assert_int_equal(oxp_model_open_ex(&low, path, NULL, OXP_OPEN_LOW_RSS | flags, &err), OXP_OK);
+	/* one mapping of the file, split into private copies and untouched file pages */
+	assert_int_equal(mappings_of(path), 2);
+	check_pages(low);
 	assert_int_equal(oxp_model_size(low), size);
 	/* the buffer is the file, byte for byte */
 	assert_memory_equal(oxp_model_data(low), oxp_model_data(plain), size);
@@ -141,7 +183,8 @@ static void test_layouts(void **state)
 	/* payloads at page-aligned, odd and unaligned offsets */
 	static const size_t pads[] = {0, 1, 1021, 4096, 4099};
 	for (size_t i = 0; i < sizeof(pads) / sizeof(pads[0]); i++)
-		check_layout(pads[i]);
+		for (int pass = 0; pass < 2; pass++) /* with MADV_POPULATE_WRITE, then without */
+			check_layout(pads[i], pass ? OXP__OPEN_NO_POPULATE : 0);
 }
 
 /* A file of 16 MB whose structure is broken past the first payload: both opens give the
