@@ -18,7 +18,8 @@ typedef struct chunk {
 	size_t size;  /* usable bytes after the header */
 	size_t used;
 	size_t ready; /* a mapped chunk: bytes after the header whose pages are populated */
-	bool mapped;  /* mmap'ed (big chunks), not calloc'ed */
+	bool mapped;  /* fresh anonymous memory (mmap'ed or the region's): populated ahead */
+	bool region;  /* the one-shot region's: never returned */
 } chunk;
 
 /* Big chunks are fresh anonymous mappings whose pages are populated ahead of use, a
@@ -56,6 +57,8 @@ oxp_arena *oxp__arena_new(size_t budget)
 
 static void chunk_free(chunk *c)
 {
+	if (c->region)
+		return;
 	if (c->mapped)
 		munmap(c, CHUNK_HDR + c->size);
 	else
@@ -76,10 +79,75 @@ static void populate_range(uintptr_t p, size_t len)
 #endif
 }
 
+/* The one-shot region (oxp_arena_one_shot): one reservation, 2 MB aligned and advised
+ * for transparent huge pages, from which every later chunk is carved by a bump of `next`
+ * until it is spent; nothing carved is ever given back, so all of it is still zero when
+ * carved.  Why: on the VMs this runs on, the first touch of each new 4 KB page costs
+ * ~4 us even when populated in bulk (the hypervisor learns of every new page table
+ * entry), so a parse that writes 1-2 MB of arena paid 1-2 ms for it; a huge page is one
+ * entry (docs/decisions.md 78). */
+#define REGION_ALIGN ((size_t)2 << 20)
+
+static struct {
+	char *base; /* set once, before any thread allocates (the function's contract) */
+	size_t size;
+	size_t next; /* bytes carved, bumped atomically (may pass size once spent) */
+} region;
+
+bool oxp_arena_one_shot(size_t bytes)
+{
+	if (region.base != NULL)
+		return true;
+	if (bytes == 0 || bytes > SIZE_MAX / 4)
+		return false;
+	bytes = (bytes + REGION_ALIGN - 1) & ~(REGION_ALIGN - 1);
+	char *r = mmap(NULL, bytes + REGION_ALIGN, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return false;
+	char *base = (char *)(((uintptr_t)r + REGION_ALIGN - 1) & ~(uintptr_t)(REGION_ALIGN - 1));
+	/* only the aligned part stays mapped */
+	if (base > r)
+		(void)munmap(r, (size_t)(base - r));
+	if (base + bytes < r + bytes + REGION_ALIGN)
+		(void)munmap(base + bytes, (size_t)(r + bytes + REGION_ALIGN - (base + bytes)));
+#ifdef MADV_HUGEPAGE
+	/* refused where THP is off: the pages are then 4 KB ones, populated in windows as
+	 * the arena's own mappings are */
+	(void)madvise(base, bytes, MADV_HUGEPAGE);
+#endif
+	region.size = bytes;
+	region.base = base;
+	return true;
+}
+
+/* len bytes (a whole number of pages) of the region, or NULL when there is none or it is
+ * spent. */
+static void *region_take(size_t len)
+{
+	if (region.base == NULL || len > region.size)
+		return NULL;
+	size_t at = __atomic_fetch_add(&region.next, len, __ATOMIC_RELAXED);
+	if (at > region.size || region.size - at < len)
+		return NULL; /* spent (next stays past the end: later calls fail at once) */
+	return region.base + at;
+}
+
 /* A new chunk of size usable bytes, zeroed. */
 static chunk *chunk_new(size_t size)
 {
 	chunk *c;
+	if (region.base != NULL && size <= SIZE_MAX - CHUNK_HDR - PAGE_BYTES) {
+		size_t len = (CHUNK_HDR + size + PAGE_BYTES - 1) & ~(size_t)(PAGE_BYTES - 1);
+		c = region_take(len);
+		if (c != NULL) {
+			populate_range((uintptr_t)c, PAGE_BYTES); /* the header's page */
+			c->mapped = true;
+			c->region = true;
+			c->size = len - CHUNK_HDR;
+			return c;
+		}
+	}
 	if (size >= ARENA_MAP_MIN && size <= SIZE_MAX - CHUNK_HDR - PAGE_BYTES) {
 		size_t len = (CHUNK_HDR + size + PAGE_BYTES - 1) & ~(size_t)(PAGE_BYTES - 1);
 		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

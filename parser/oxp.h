@@ -1225,6 +1225,16 @@ bool oxp_arena_failed(const oxp_arena *a);
  * arena's budget was reached). */
 oxp_code oxp_arena_code(const oxp_arena *a);
 
+/* For a process that runs one command and exits (the CLI; never a server): from this call
+ * on, every arena's chunks are carved from one region of `bytes` (rounded up to 2 MB)
+ * advised for transparent huge pages, until it is spent; then from the heap and
+ * mappings as before.  What is carved is never given back, so freeing an arena no longer
+ * returns its memory: the process's RSS only grows.  On the VMs onnxviz runs on this
+ * makes `inspect` of an 88 MB model ~2 ms faster (docs/decisions.md 78).  Call it before
+ * any other thread uses an arena; later calls do nothing.  False when the region cannot
+ * be mapped (arenas then work as before). */
+bool oxp_arena_one_shot(size_t bytes);
+
 /* Find a tensor by preview key: an initializer name (main graph first, then other
  * scopes), the name of a value produced by a Constant node, or a document "ref"
  * ("<scope>@i<k>", "<scope>@s<k>" (its values), "<node id>@a<k>[.<j>]").  NULL when
@@ -1628,7 +1638,13 @@ char *oxp_attr_text(const oxp_attr *a, char *buf, size_t size);
 /* ---------------------------------------------------------------------------------------
  * Small helpers
  */
-bool oxp_str_eq(oxp_str a, const char *s);
+/* a equals the C string s (inline: with a literal s the length is known when compiled,
+ * and op types are compared this way many times per node) */
+static inline bool oxp_str_eq(oxp_str a, const char *s)
+{
+	size_t n = __builtin_strlen(s);
+	return a.len == n && (n == 0 || __builtin_memcmp(a.p, s, n) == 0);
+}
 
 /* A string -> index map (open addressing, FNV-1a): names of a model, of an overlay, scope
  * paths.  Keys are (pointer, length) views, pointer never NULL, that must outlive the map;

@@ -2,6 +2,7 @@
  * main.c — the onnxviz program: one binary, a few commands.
  */
 #include "render/oxr.h"
+#include "parser/oxp.h"
 #include "service/heat_svc.h" /* oxs_pair */
 #include "service/oxs.h"
 
@@ -38,6 +39,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cmd = argv[1];
+	/* the commands that run once and exit take their arenas from one huge-page region
+	 * (parser/oxp.h); the service and the layout worker live on and free theirs */
+	static const char *const once[] = {"inspect", "check", "render", "overlay", "diff"};
+	for (size_t i = 0; i < sizeof(once) / sizeof(once[0]); i++)
+		if (strcmp(cmd, once[i]) == 0)
+			(void)oxp_arena_one_shot((size_t)64 << 20);
 	if (strcmp(cmd, "inspect") == 0)
 		return oxs_cli_inspect(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)
