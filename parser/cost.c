@@ -91,6 +91,21 @@ static void p_add(oxp_cost_poly *a, const oxp_cost_poly *b)
 /* *out = *a * *b (out may alias either) */
 static void p_mul(oxp_cost_poly *out, const oxp_cost_poly *a, const oxp_cost_poly *b)
 {
+	/* the common case, two numbers (0 or one constant term each): the same answer
+	 * without the merge below or copying a whole polynomial */
+	if (!a->flags && !b->flags && a->nterms <= 1 && b->nterms <= 1 &&
+	    (a->nterms == 0 || a->t[0].degree == 0) && (b->nterms == 0 || b->t[0].degree == 0)) {
+		int64_t v = 0;
+		if (a->nterms == 0 || b->nterms == 0) {
+			p_zero(out);
+		} else if (__builtin_mul_overflow(a->t[0].coef, b->t[0].coef, &v)) {
+			p_zero(out);
+			p_flag(out, OXP_COST_TOO_LARGE);
+		} else {
+			p_const(out, v);
+		}
+		return;
+	}
 	oxp_cost_poly r;
 	p_zero(&r);
 	if (a->flags || b->flags) {
@@ -349,6 +364,7 @@ typedef struct cc {
 	oxp_str *syms;
 	uint32_t nsyms;
 	bool syms_full;
+	uint16_t *symslot; /* SYM_SLOTS: symbol + 1 by hash of its name, 0 empty */
 	const oxp_dnode *dn;
 	const oxp_node *n;
 } cc;
@@ -356,6 +372,31 @@ typedef struct cc {
 static bool str_same(oxp_str a, oxp_str b)
 {
 	return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
+}
+
+/* Open addressing over the symbols (at most OXP_COST_MAX_SYMBOLS, so never full): an
+ * exporter's "unk__N" dims run to hundreds, and a linear search per dim was a third of
+ * the cost pass. */
+#define SYM_SLOTS 512u
+_Static_assert(SYM_SLOTS >= 2 * OXP_COST_MAX_SYMBOLS, "symbol slots at most half full");
+
+static uint32_t sym_find(cc *c, oxp_str name)
+{
+	uint32_t h = 2166136261u;
+	for (size_t k = 0; k < name.len; k++)
+		h = (h ^ (uint8_t)name.p[k]) * 16777619u;
+	uint32_t i = h & (SYM_SLOTS - 1);
+	while (c->symslot[i] != 0) {
+		uint32_t s = c->symslot[i] - 1u;
+		if (str_same(c->syms[s], name))
+			return s;
+		i = (i + 1) & (SYM_SLOTS - 1);
+	}
+	if (c->nsyms == OXP_COST_MAX_SYMBOLS)
+		return OXP_NONE;
+	c->syms[c->nsyms] = name;
+	c->symslot[i] = (uint16_t)(c->nsyms + 1);
+	return c->nsyms++;
 }
 
 static void p_dim(cc *c, oxp_cost_poly *p, const oxp_dim *d)
@@ -375,16 +416,11 @@ static void p_dim(cc *c, oxp_cost_poly *p, const oxp_dim *d)
 				p_const(p, c->bind->dims[i].value);
 				return;
 			}
-	uint32_t s = 0;
-	while (s < c->nsyms && !str_same(c->syms[s], d->param))
-		s++;
-	if (s == c->nsyms) {
-		if (c->nsyms == OXP_COST_MAX_SYMBOLS) {
-			c->syms_full = true;
-			p_flag(p, OXP_COST_TOO_COMPLEX);
-			return;
-		}
-		c->syms[c->nsyms++] = d->param;
+	uint32_t s = sym_find(c, d->param);
+	if (s == OXP_NONE) {
+		c->syms_full = true;
+		p_flag(p, OXP_COST_TOO_COMPLEX);
+		return;
 	}
 	p->nterms = 1;
 	p->t[0].coef = 1;
@@ -1555,6 +1591,7 @@ oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *d
 	oxp_cost_node *nodes = oxp_arena_array(a, v->nnodes ? v->nnodes : 1, sizeof(*nodes));
 	oxp_cost_sum *scopes = oxp_arena_array(a, v->nscopes ? v->nscopes : 1, sizeof(*scopes));
 	oxp_str *syms = oxp_arena_array(a, OXP_COST_MAX_SYMBOLS, sizeof(*syms));
+	uint16_t *symslot = oxp_arena_array(a, SYM_SLOTS, sizeof(*symslot));
 	uint8_t *seen = oxp_arena_array(a, v->nvalues ? v->nvalues : 1, 1);
 	/* op types: a hash of (domain, op) to the type of each node, then the sums */
 	uint32_t cap = 16;
@@ -1563,8 +1600,8 @@ oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *d
 	uint32_t *slot = oxp_arena_array(a, cap, sizeof(*slot));      /* type + 1, 0 empty */
 	uint32_t *first = oxp_arena_array(a, v->nnodes ? v->nnodes : 1, sizeof(*first));
 	uint32_t *tyof = oxp_arena_array(a, v->nnodes ? v->nnodes : 1, sizeof(*tyof));
-	if (c == NULL || nodes == NULL || scopes == NULL || syms == NULL || seen == NULL ||
-	    slot == NULL || first == NULL || tyof == NULL)
+	if (c == NULL || nodes == NULL || scopes == NULL || syms == NULL || symslot == NULL ||
+	    seen == NULL || slot == NULL || first == NULL || tyof == NULL)
 		return arena_failed(a, err);
 	uint32_t ntypes = 0;
 	for (uint32_t ni = 0; ni < v->nnodes; ni++) {
@@ -1595,7 +1632,7 @@ oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *d
 		types[t].op = v->nodes[first[t]].proto->op_type;
 		types[t].domain = v->nodes[first[t]].proto->domain;
 	}
-	cc x = {.d = d, .v = v, .c = c, .bind = dims, .syms = syms};
+	cc x = {.d = d, .v = v, .c = c, .bind = dims, .syms = syms, .symslot = symslot};
 	for (uint32_t ni = 0; ni < v->nnodes; ni++) {
 		const oxp_dnode *dn = &v->nodes[ni];
 		oxp_cost_node *o = &nodes[ni];
