@@ -43,38 +43,14 @@ static int open_linked(const char *path, bool infer, oxp_model **m, oxp_dag **d)
 	return 0;
 }
 
-/* The end of a command that opened a model: the model and its graph are left to the
- * process's exit, which frees them at once; freeing them first unmapped the low-RSS open's
- * ~160 mappings one by one (2-6 ms of an 88 MB model's inspect here, docs/decisions.md 73).
- * Kept reachable, so leak checkers do not count them.  These functions are the program's
- * commands, run once per process (main.c). */
-static struct {
-	oxp_model *m;
-	oxp_dag *d;
-} left_to_exit;
-
-/* Under AddressSanitizer the model is freed as before: LeakSanitizer does not look
- * inside the arena's own mappings, so chunks reachable only through them would count as
- * leaks. */
-#if defined(__SANITIZE_ADDRESS__)
-#define FREE_AT_END 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FREE_AT_END 1
-#endif
-#endif
-
-static void leave_to_exit(oxp_model *m, oxp_dag *d)
+/* The end of a command that opened a model.  It used to leave the model to the process's
+ * exit, because freeing it unmapped the low-RSS open's ~160 mappings one by one; since
+ * that open is one mapping and a command's arenas are the one-shot region's
+ * (docs/decisions.md 78) freeing is no slower (cli_startup.py, back to back). */
+static void free_linked(oxp_model *m, oxp_dag *d)
 {
-#ifdef FREE_AT_END
 	oxp_dag_free(d);
 	oxp_model_free(m);
-	return;
-#endif
-	oxp_dag_free(left_to_exit.d); /* a second command in one process: not today */
-	oxp_model_free(left_to_exit.m);
-	left_to_exit.m = m;
-	left_to_exit.d = d;
 }
 
 static void print_str(FILE *f, oxp_str s)
@@ -403,7 +379,7 @@ int oxs_cli_inspect(int argc, char **argv)
 	} else if (!print_summary(path, m, d) || !print_cost(path, d, &bind)) {
 		rc = 1;
 	}
-	leave_to_exit(m, d);
+	free_linked(m, d);
 	return rc;
 }
 
@@ -469,7 +445,7 @@ int oxs_cli_check(int argc, char **argv)
 	}
 	if (dirfd >= 0)
 		close(dirfd);
-	leave_to_exit(m, d);
+	free_linked(m, d);
 	return rc;
 }
 
@@ -590,7 +566,7 @@ int oxs_cli_render(int argc, char **argv)
 	}
 	free(heat);
 	oxr_buf_free(&out);
-	leave_to_exit(m, d);
+	free_linked(m, d);
 	return rc;
 }
 
