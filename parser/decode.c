@@ -1151,10 +1151,12 @@ oxp_code oxp__decode_tensor(oxp_arena *arena, const oxp_limits *lim, const uint8
  * so are the small fields stepped over, so that after a scan every page holding
  * structure is a private copy, and the insides of holes were never touched.  A window
  * may reach into the start of a payload (at most SCAN_WINDOW); holes dropped when there
- * are too many stay untouched, like the rest.
+ * are too many stay untouched, like the rest.  At most SCAN_POPULATE_MAX bytes are made
+ * private: past that the scan gives up (false).
  */
 #define SCAN_WINDOW (64u * 1024u)
 #define SCAN_PAGE ((uint64_t)4096)
+#define SCAN_POPULATE_MAX ((uint64_t)32 << 20)
 
 typedef struct scanwin {
 	int fd;
@@ -1166,6 +1168,7 @@ typedef struct scanwin {
 	size_t len;
 	size_t want; /* next read size: one page after a jump, doubling while reads continue */
 	uint64_t ready; /* with map: pages below this are populated as far as wanted */
+	uint64_t populated; /* with map: bytes populated so far (at most SCAN_POPULATE_MAX) */
 } scanwin;
 
 /* Populate the map's pages holding [from, to) that are not yet; false when refused. */
@@ -1177,6 +1180,12 @@ static bool win_populate(scanwin *w, uint64_t from, uint64_t to)
 	to = (to + SCAN_PAGE - 1) & ~(SCAN_PAGE - 1);
 	if (to <= from)
 		return true;
+	/* a budget on private copies: the scan runs before the parser has judged anything,
+	 * and a file that scans as endless small fields would otherwise become private
+	 * memory all of it (the parse then reads the rest as file pages) */
+	if (to - from > SCAN_POPULATE_MAX - w->populated)
+		return false;
+	w->populated += to - from;
 #ifdef MADV_POPULATE_WRITE
 	if (madvise(w->map + from, (size_t)(to - from), MADV_POPULATE_WRITE) != 0)
 		return false;
@@ -1273,6 +1282,8 @@ static bool scan_msg(scanwin *w, const mdesc *md, uint64_t off, uint64_t end, un
 			return false;
 		unsigned wt = (unsigned)(tag & 7);
 		uint32_t num = (uint32_t)(tag >> 3);
+		if (num == 0 || tag >> 32 != 0)
+			return false; /* not a field: the parser refuses it (bad_tag) */
 		switch (wt) {
 		case OXP_WT_VARINT:
 			if (!win_varint(w, &off, end, &v))
