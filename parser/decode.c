@@ -305,7 +305,9 @@ static oxp_code decode_msg(dctx *c, const mdesc *md, const oxp_segment *segs, si
  */
 typedef struct counts {
 	size_t n[MAXF];
+	uint32_t seen; /* bit i: field i occurred (the loops after pass 1 visit only these) */
 } counts;
+_Static_assert(MAXF <= 32, "counts.seen has a bit per field");
 
 static oxp_code pass1_field(dctx *c, const mdesc *md, int fi, unsigned wt, oxp_reader *r,
                             const uint8_t *start, counts *cn)
@@ -317,6 +319,7 @@ static oxp_code pass1_field(dctx *c, const mdesc *md, int fi, unsigned wt, oxp_r
 	if (wt == OXP_WT_SGROUP || wt == OXP_WT_EGROUP)
 		return fail(c, OXP_E_GROUP, start, f->name, -1,
 		            "protobuf groups (wire type 3/4) are not supported (field %s)", f->name);
+	cn->seen |= (uint32_t)1 << fi;
 
 	if (wt != swt && !(packable && wt == OXP_WT_LEN))
 		return fail(c, OXP_E_WIRETYPE, start, f->name, -1,
@@ -589,13 +592,17 @@ static oxp_code decode_msg(dctx *c, const mdesc *md, const oxp_segment *segs, si
 	/* only the first md->nf slots are used: clear just those (this runs per message) */
 	counts cn;
 	memset(cn.n, 0, md->nf * sizeof(cn.n[0]));
+	cn.seen = 0;
 	rc = pass1(c, md, segs, nsegs, &cn);
 	if (rc != OXP_OK)
 		goto out;
 
+	/* arrays for the fields that occurred (pass 2 meets the same fields: fs.segs of the
+	 * others is never read) */
 	fillstate fs;
 	memset(fs.next, 0, md->nf * sizeof(fs.next[0]));
-	for (size_t i = 0; i < md->nf; i++) {
+	for (uint32_t m = cn.seen; m != 0; m &= m - 1) {
+		size_t i = (size_t)__builtin_ctz(m);
 		const fdesc *f = &md->f[i];
 		size_t n = cn.n[i];
 		fs.segs[i] = NULL;
@@ -643,7 +650,8 @@ static oxp_code decode_msg(dctx *c, const mdesc *md, const oxp_segment *segs, si
 		goto out;
 
 	/* singular sub-messages, each merged from all of its occurrences */
-	for (size_t i = 0; i < md->nf; i++) {
+	for (uint32_t m = cn.seen; m != 0; m &= m - 1) {
+		size_t i = (size_t)__builtin_ctz(m);
 		const fdesc *f = &md->f[i];
 		if (f->kind != F_MSG || f->rep || fs.next[i] == 0)
 			continue;
@@ -828,8 +836,13 @@ static oxp_code post_attr(dctx *c, const mdesc *md, void *msg, const mstate *st)
 #define RMSG(T, num, m, sub, nm) \
 	{num, F_MSG, 1, 0, 0, L_REPEATED, OFF(T, m), OFF(T, n##m), &sub, nm}
 #define INL(num, sub, oneof, nm) {num, F_INL, 0, oneof, 0, 0, 0, 0, &sub, nm}
+/* (the char array's size is negative, a compile error, for a table of more than MAXF
+ * fields: per-message state has MAXF slots and a 32-bit mask) */
 #define MD(name, T, fields, post, graph) \
-	{name, sizeof(T), fields, sizeof(fields) / sizeof(fields[0]), post, graph}
+	{name, sizeof(T), fields, \
+	 sizeof(fields) / sizeof(fields[0]) + \
+	     0 * sizeof(char[sizeof(fields) / sizeof(fields[0]) <= MAXF ? 1 : -1]), \
+	 post, graph}
 
 static const mdesc md_entry, md_opset, md_tensor, md_sparse, md_dim, md_shape, md_type,
     md_type_tensor, md_type_seq, md_type_map, md_type_opt, md_type_opaque, md_value_info,
