@@ -137,19 +137,14 @@ static void *region_take(size_t len)
 static chunk *chunk_new(size_t size)
 {
 	chunk *c;
-	if (region.base != NULL && size <= SIZE_MAX - CHUNK_HDR - PAGE_BYTES) {
-		size_t len = (CHUNK_HDR + size + PAGE_BYTES - 1) & ~(size_t)(PAGE_BYTES - 1);
-		c = region_take(len);
-		if (c != NULL) {
-			populate_range((uintptr_t)c, PAGE_BYTES); /* the header's page */
-			c->mapped = true;
-			c->region = true;
-			c->size = len - CHUNK_HDR;
-			return c;
-		}
-	}
-	if (size >= ARENA_MAP_MIN && size <= SIZE_MAX - CHUNK_HDR - PAGE_BYTES) {
-		size_t len = (CHUNK_HDR + size + PAGE_BYTES - 1) & ~(size_t)(PAGE_BYTES - 1);
+	bool pages = size <= SIZE_MAX - CHUNK_HDR - PAGE_BYTES; /* whole pages: no overflow */
+	size_t len = pages ? (CHUNK_HDR + size + PAGE_BYTES - 1) & ~(size_t)(PAGE_BYTES - 1) : 0;
+	if (pages && (c = region_take(len)) != NULL) {
+		populate_range((uintptr_t)c, PAGE_BYTES); /* the header's page */
+		c->mapped = true;
+		c->region = true;
+		c->size = len - CHUNK_HDR;
+	} else if (pages && size >= ARENA_MAP_MIN) {
 		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m == MAP_FAILED)
 			return NULL;

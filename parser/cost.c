@@ -364,7 +364,8 @@ typedef struct cc {
 	oxp_str *syms;
 	uint32_t nsyms;
 	bool syms_full;
-	uint16_t *symslot; /* SYM_SLOTS: symbol + 1 by hash of its name, 0 empty */
+	oxp_smap symmap; /* name -> index in syms (an exporter's "unk__N" dims run to
+	                  * hundreds: a linear search per dim was a third of the pass) */
 	const oxp_dnode *dn;
 	const oxp_node *n;
 } cc;
@@ -374,28 +375,17 @@ static bool str_same(oxp_str a, oxp_str b)
 	return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
 }
 
-/* Open addressing over the symbols (at most OXP_COST_MAX_SYMBOLS, so never full): an
- * exporter's "unk__N" dims run to hundreds, and a linear search per dim was a third of
- * the cost pass. */
-#define SYM_SLOTS 512u
-_Static_assert(SYM_SLOTS >= 2 * OXP_COST_MAX_SYMBOLS, "symbol slots at most half full");
-
+/* The index of symbol `name`, added when new; OXP_NONE when the symbols are full.  The map
+ * is made for OXP_COST_MAX_SYMBOLS keys, so it never grows and a put cannot fail. */
 static uint32_t sym_find(cc *c, oxp_str name)
 {
-	uint32_t h = 2166136261u;
-	for (size_t k = 0; k < name.len; k++)
-		h = (h ^ (uint8_t)name.p[k]) * 16777619u;
-	uint32_t i = h & (SYM_SLOTS - 1);
-	while (c->symslot[i] != 0) {
-		uint32_t s = c->symslot[i] - 1u;
-		if (str_same(c->syms[s], name))
-			return s;
-		i = (i + 1) & (SYM_SLOTS - 1);
-	}
-	if (c->nsyms == OXP_COST_MAX_SYMBOLS)
+	uint32_t s = oxp_smap_get(&c->symmap, name.p, name.len);
+	if (s != OXP_NONE)
+		return s;
+	if (c->nsyms == OXP_COST_MAX_SYMBOLS ||
+	    !oxp_smap_put(&c->symmap, name.p, name.len, c->nsyms))
 		return OXP_NONE;
 	c->syms[c->nsyms] = name;
-	c->symslot[i] = (uint16_t)(c->nsyms + 1);
 	return c->nsyms++;
 }
 
@@ -1591,7 +1581,6 @@ oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *d
 	oxp_cost_node *nodes = oxp_arena_array(a, v->nnodes ? v->nnodes : 1, sizeof(*nodes));
 	oxp_cost_sum *scopes = oxp_arena_array(a, v->nscopes ? v->nscopes : 1, sizeof(*scopes));
 	oxp_str *syms = oxp_arena_array(a, OXP_COST_MAX_SYMBOLS, sizeof(*syms));
-	uint16_t *symslot = oxp_arena_array(a, SYM_SLOTS, sizeof(*symslot));
 	uint8_t *seen = oxp_arena_array(a, v->nvalues ? v->nvalues : 1, 1);
 	/* op types: a hash of (domain, op) to the type of each node, then the sums */
 	uint32_t cap = 16;
@@ -1600,8 +1589,8 @@ oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *d
 	uint32_t *slot = oxp_arena_array(a, cap, sizeof(*slot));      /* type + 1, 0 empty */
 	uint32_t *first = oxp_arena_array(a, v->nnodes ? v->nnodes : 1, sizeof(*first));
 	uint32_t *tyof = oxp_arena_array(a, v->nnodes ? v->nnodes : 1, sizeof(*tyof));
-	if (c == NULL || nodes == NULL || scopes == NULL || syms == NULL || symslot == NULL ||
-	    seen == NULL || slot == NULL || first == NULL || tyof == NULL)
+	if (c == NULL || nodes == NULL || scopes == NULL || syms == NULL || seen == NULL ||
+	    slot == NULL || first == NULL || tyof == NULL)
 		return arena_failed(a, err);
 	uint32_t ntypes = 0;
 	for (uint32_t ni = 0; ni < v->nnodes; ni++) {
@@ -1632,7 +1621,9 @@ oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *d
 		types[t].op = v->nodes[first[t]].proto->op_type;
 		types[t].domain = v->nodes[first[t]].proto->domain;
 	}
-	cc x = {.d = d, .v = v, .c = c, .bind = dims, .syms = syms, .symslot = symslot};
+	cc x = {.d = d, .v = v, .c = c, .bind = dims, .syms = syms};
+	if (!oxp_smap_init(&x.symmap, OXP_COST_MAX_SYMBOLS))
+		return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory for the cost");
 	for (uint32_t ni = 0; ni < v->nnodes; ni++) {
 		const oxp_dnode *dn = &v->nodes[ni];
 		oxp_cost_node *o = &nodes[ni];
@@ -1711,6 +1702,7 @@ oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *d
 	c->ntypes = ntypes;
 	c->types = types;
 	c->symbols_full = x.syms_full;
+	oxp_smap_free(&x.symmap);
 	*out = c;
 	return OXP_OK;
 }

@@ -1168,7 +1168,6 @@ oxp_code oxp__decode_tensor(oxp_arena *arena, const oxp_limits *lim, const uint8
  * private: past that the scan gives up (false).
  */
 #define SCAN_WINDOW (64u * 1024u)
-#define SCAN_PAGE ((uint64_t)4096)
 #define SCAN_POPULATE_MAX ((uint64_t)32 << 20)
 
 typedef struct scanwin {
@@ -1189,8 +1188,8 @@ static bool win_populate(scanwin *w, uint64_t from, uint64_t to)
 {
 	if (from < w->ready)
 		from = w->ready;
-	from &= ~(SCAN_PAGE - 1);
-	to = (to + SCAN_PAGE - 1) & ~(SCAN_PAGE - 1);
+	from &= ~(OXP__PAGE - 1);
+	to = (to + OXP__PAGE - 1) & ~(OXP__PAGE - 1);
 	if (to <= from)
 		return true;
 	/* a budget on private copies: the scan runs before the parser has judged anything,
@@ -1244,23 +1243,20 @@ static bool win_byte(scanwin *w, uint64_t off, uint8_t *out)
 
 static bool win_varint(scanwin *w, uint64_t *off, uint64_t end, uint64_t *out)
 {
-	/* the common case: the whole varint is in the window and the message */
+	/* the common case: the whole varint is in the window and the message, read by the
+	 * parser's own reader (truncated there: it may go on in the next window) */
 	if (*off >= w->base && *off < w->base + w->len) {
-		const uint8_t *p = w->at + (*off - w->base);
 		uint64_t room = w->base + w->len - *off;
 		if (end - *off < room)
 			room = end - *off;
-		uint64_t v = 0;
-		for (unsigned i = 0; i < 10 && i < room; i++) {
-			v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-			if (!(p[i] & 0x80)) {
-				*off += i + 1;
-				*out = v;
-				return true;
-			}
+		oxp_reader r = {w->at + (*off - w->base), (size_t)room};
+		oxp_code rc = oxp__rd_varint(&r, out);
+		if (rc == OXP_OK) {
+			*off += room - r.left;
+			return true;
 		}
-		if (room >= 10)
-			return false; /* more than 10 bytes */
+		if (rc != OXP_E_TRUNCATED)
+			return false;
 	}
 	uint64_t v = 0;
 	for (unsigned i = 0; i < 10; i++) {

@@ -156,6 +156,9 @@ OXP_CHECK oxp_code oxp__dag_infer_shapes(oxp_dag *dag, oxp_error *err);
 /* Set oxp_dnode.bookkeeping for every node (bookkeeping.c).  OXP_E_NOMEM only. */
 OXP_CHECK oxp_code oxp__dag_mark_bookkeeping(oxp_dag *dag, oxp_error *err);
 
+/* The page size the low-RSS open and its scan split files at (model.c, decode.c). */
+#define OXP__PAGE ((uint64_t)4096)
+
 /* Test-only flag of oxp_model_open_ex: the low-RSS open as on kernels without
  * MADV_POPULATE_WRITE (the scan reads with pread(), the structure is read over itself). */
 #define OXP__OPEN_NO_POPULATE 0x100u

@@ -172,7 +172,6 @@ oxp_code oxp_tensor_file_parse(oxp_model **out, const void *buf, size_t len,
 #define SPLIT_MIN_FILE ((size_t)16 << 20)
 #define HOLE_MIN ((uint64_t)16 << 10)
 #define MAX_HOLES 4000
-#define PAGE ((uint64_t)4096)
 
 /* Map a big model so that parsing touches only memory of our own.  map is a fresh
  * private read-write mapping of the file (nothing of it touched yet).
@@ -213,7 +212,7 @@ static bool split_structure(int fd, uint8_t *map, size_t len, bool populate)
 	size_t nh = 0;
 	bool ok;
 #ifdef MADV_POPULATE_WRITE
-	if (populate && madvise(map, (size_t)PAGE, MADV_POPULATE_WRITE) == 0) {
+	if (populate && madvise(map, (size_t)OXP__PAGE, MADV_POPULATE_WRITE) == 0) {
 		ok = oxp__scan_holes(fd, len, HOLE_MIN, map, h, MAX_HOLES, &nh);
 		free(h);
 		return ok;
@@ -227,8 +226,8 @@ static bool split_structure(int fd, uint8_t *map, size_t len, bool populate)
 		uint64_t end = len, next = len;
 		if (i < nh) {
 			/* keep only whole pages inside the payload as file pages */
-			end = (h[i].off + PAGE - 1) & ~(PAGE - 1);
-			next = (h[i].off + h[i].len) & ~(PAGE - 1);
+			end = (h[i].off + OXP__PAGE - 1) & ~(OXP__PAGE - 1);
+			next = (h[i].off + h[i].len) & ~(OXP__PAGE - 1);
 			if (next <= end)
 				continue; /* payload within a page or two: stays structure */
 		}

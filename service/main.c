@@ -1,8 +1,8 @@
 /*
  * main.c — the onnxviz program: one binary, a few commands.
  */
-#include "render/oxr.h"
 #include "parser/oxp.h"
+#include "render/oxr.h"
 #include "service/heat_svc.h" /* oxs_pair */
 #include "service/oxs.h"
 
@@ -39,24 +39,23 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cmd = argv[1];
-	/* the commands that run once and exit take their arenas from one huge-page region
-	 * (parser/oxp.h); the service and the layout worker live on and free theirs */
-	static const char *const once[] = {"inspect", "check", "render", "overlay", "diff"};
-	for (size_t i = 0; i < sizeof(once) / sizeof(once[0]); i++)
-		if (strcmp(cmd, once[i]) == 0)
-			(void)oxp_arena_one_shot((size_t)64 << 20);
-	if (strcmp(cmd, "inspect") == 0)
-		return oxs_cli_inspect(argc - 1, argv + 1);
-	if (strcmp(cmd, "check") == 0)
-		return oxs_cli_check(argc - 1, argv + 1);
-	if (strcmp(cmd, "render") == 0)
-		return oxs_cli_render(argc - 1, argv + 1);
-	if (strcmp(cmd, "overlay") == 0)
-		return oxs_cli_overlay(argc - 1, argv + 1);
-	if (strcmp(cmd, "diff") == 0)
-		return oxs_cli_diff(argc - 1, argv + 1);
-	if (strcmp(cmd, "serve") == 0)
-		return oxs_serve_main(argc - 1, argv + 1);
+	/* once: a command that runs once and exits takes its arenas from one huge-page region
+	 * (parser/oxp.h); the service lives on and frees them */
+	static const struct {
+		const char *name;
+		int (*run)(int argc, char **argv);
+		bool once;
+	} commands[] = {
+	    {"inspect", oxs_cli_inspect, true}, {"check", oxs_cli_check, true},
+	    {"render", oxs_cli_render, true},   {"overlay", oxs_cli_overlay, true},
+	    {"diff", oxs_cli_diff, true},       {"serve", oxs_serve_main, false},
+	};
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(cmd, commands[i].name) == 0) {
+			if (commands[i].once)
+				(void)oxp_arena_one_shot((size_t)64 << 20);
+			return commands[i].run(argc - 1, argv + 1);
+		}
 	if (strcmp(cmd, "__render") == 0) /* the layout worker process (render/worker.c) */
 		return oxr_worker_main_pair(argc - 1, argv + 1, oxs_pair);
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
