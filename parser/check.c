@@ -412,14 +412,6 @@ typedef struct names {
 	uint32_t mask;
 } names;
 
-static uint32_t name_hash(uint32_t scope, oxp_str s)
-{
-	uint32_t h = 2166136261u ^ scope;
-	for (size_t i = 0; i < s.len; i++)
-		h = (h ^ (unsigned char)s.p[i]) * 16777619u;
-	return h;
-}
-
 static bool names_init(names *t, uint32_t nvalues)
 {
 	uint32_t cap = 16;
@@ -437,7 +429,7 @@ static bool names_init(names *t, uint32_t nvalues)
 static uint32_t names_find(names *t, const oxp_dag_view *v, uint32_t scope, oxp_str name,
                            uint32_t add)
 {
-	uint32_t h = name_hash(scope, name) & t->mask;
+	uint32_t h = (uint32_t)oxp_hash(name.p, name.len, scope) & t->mask;
 	while (t->slot[h] != OXP_NONE) {
 		const oxp_value *o = &v->values[t->slot[h]];
 		if (o->scope == scope && o->name.len == name.len &&

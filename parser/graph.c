@@ -30,16 +30,6 @@
 /* ---------------------------------------------------------------------------------------
  * Small utilities
  */
-static uint64_t hash_bytes(const char *p, size_t n)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 1099511628211ull;
-	}
-	return h ^ (h >> 29);
-}
-
 static bool str_eq(oxp_str a, oxp_str b)
 {
 	return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
@@ -448,7 +438,7 @@ static uint32_t table_find(const build *b, uint32_t si, oxp_str name)
 {
 	const uint32_t *t = b->tables[si];
 	uint32_t mask = b->table_caps[si] - 1;
-	uint32_t i = (uint32_t)hash_bytes(name.p, name.len) & mask;
+	uint32_t i = (uint32_t)oxp_hash(name.p, name.len, 0) & mask;
 	for (;;) {
 		uint32_t v = t[i];
 		if (v == OXP_NONE)
@@ -464,7 +454,7 @@ static void table_put(build *b, uint32_t si, uint32_t vi)
 {
 	uint32_t *t = b->tables[si];
 	uint32_t mask = b->table_caps[si] - 1;
-	uint32_t i = (uint32_t)hash_bytes(b->d->values[vi].name.p, b->d->values[vi].name.len) & mask;
+	uint32_t i = (uint32_t)oxp_hash(b->d->values[vi].name.p, b->d->values[vi].name.len, 0) & mask;
 	while (t[i] != OXP_NONE)
 		i = (i + 1) & mask;
 	t[i] = vi;
@@ -999,7 +989,7 @@ static oxp_code build_id_table(build *b)
 	uint32_t mask = d->id_cap - 1;
 	for (uint32_t ni = 0; ni < b->nnodes; ni++) {
 		const char *id = d->nodes[ni].id;
-		uint32_t i = (uint32_t)hash_bytes(id, strlen(id)) & mask;
+		uint32_t i = (uint32_t)oxp_hash(id, strlen(id), 0) & mask;
 		while (d->id_table[i] != OXP_NONE)
 			i = (i + 1) & mask;
 		d->id_table[i] = ni;
@@ -1012,7 +1002,7 @@ uint32_t oxp_dag_find_node(const oxp_dag *d, const char *id)
 	if (d->id_cap == 0 || id == NULL)
 		return OXP_NONE;
 	uint32_t mask = d->id_cap - 1;
-	uint32_t i = (uint32_t)hash_bytes(id, strlen(id)) & mask;
+	uint32_t i = (uint32_t)oxp_hash(id, strlen(id), 0) & mask;
 	for (;;) {
 		uint32_t ni = d->id_table[i];
 		if (ni == OXP_NONE)

@@ -1646,7 +1646,14 @@ static inline bool oxp_str_eq(oxp_str a, const char *s)
 	return a.len == n && (n == 0 || __builtin_memcmp(a.p, s, n) == 0);
 }
 
-/* A string -> index map (open addressing, FNV-1a): names of a model, of an overlay, scope
+/* The project's hash of bytes, for hash tables only (not stable across versions, not for
+ * anything stored or compared between processes): `seed` mixes in a key's other part (a
+ * parent's index), 0 when there is none.  Eight bytes a step (names of thousands of values
+ * are hashed per model: byte-at-a-time FNV-1a spent ~5 instructions a byte), then a full
+ * avalanche, so the low bits serve a power-of-two table (parser/strmap.c). */
+uint64_t oxp_hash(const void *p, size_t n, uint64_t seed);
+
+/* A string -> index map (open addressing, oxp_hash): names of a model, of an overlay, scope
  * paths.  Keys are (pointer, length) views, pointer never NULL, that must outlive the map;
  * a key's bytes may be anything, NUL included (parser/strmap.c). */
 typedef struct oxp_smap {

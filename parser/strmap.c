@@ -9,13 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash_bytes(const char *p, size_t n)
+uint64_t oxp_hash(const void *data, size_t n, uint64_t seed)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 1099511628211ull;
+	const unsigned char *p = data;
+	const uint64_t k = 0x9e3779b97f4a7c15ull; /* 2^64 / golden ratio, odd */
+	uint64_t h = (seed ^ n) * k;
+	for (; n >= 8; n -= 8, p += 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		h = (h ^ w) * k;
+		h ^= h >> 32;
 	}
+	if (n > 0) {
+		uint64_t w = 0;
+		for (size_t i = 0; i < n; i++)
+			w |= (uint64_t)p[i] << (8 * i);
+		h = (h ^ w) * k;
+	}
+	/* MurmurHash3's 64-bit finalizer: every input bit reaches every output bit */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
 	return h;
 }
 
@@ -47,7 +63,7 @@ uint32_t oxp_smap_get(const oxp_smap *m, const char *p, size_t n)
 {
 	if (m->cap == 0)
 		return OXP_NONE;
-	uint32_t mask = m->cap - 1, i = (uint32_t)hash_bytes(p, n) & mask;
+	uint32_t mask = m->cap - 1, i = (uint32_t)oxp_hash(p, n, 0) & mask;
 	while (m->key[i] != NULL) {
 		if (m->len[i] == n && memcmp(m->key[i], p, n) == 0)
 			return m->val[i];
@@ -63,7 +79,7 @@ static bool grow(oxp_smap *m)
 		return false;
 	for (uint32_t i = 0; i < m->cap; i++)
 		if (m->key[i] != NULL) {
-			uint32_t mask = bigger.cap - 1, j = (uint32_t)hash_bytes(m->key[i], m->len[i]) & mask;
+			uint32_t mask = bigger.cap - 1, j = (uint32_t)oxp_hash(m->key[i], m->len[i], 0) & mask;
 			while (bigger.key[j] != NULL)
 				j = (j + 1) & mask;
 			bigger.key[j] = m->key[i];
@@ -80,7 +96,7 @@ bool oxp_smap_put(oxp_smap *m, const char *p, size_t n, uint32_t v)
 {
 	if ((m->n + 1) * 2 > m->cap && !grow(m))
 		return false;
-	uint32_t mask = m->cap - 1, i = (uint32_t)hash_bytes(p, n) & mask;
+	uint32_t mask = m->cap - 1, i = (uint32_t)oxp_hash(p, n, 0) & mask;
 	while (m->key[i] != NULL) {
 		if (m->len[i] == n && memcmp(m->key[i], p, n) == 0)
 			return true;

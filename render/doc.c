@@ -404,14 +404,6 @@ static int opc_cmp(const void *a, const void *b)
 	return (x->op.len > y->op.len) - (x->op.len < y->op.len);
 }
 
-static uint64_t str_hash(oxp_str s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < s.len; i++)
-		h = (h ^ (unsigned char)s.p[i]) * 1099511628211ull;
-	return h;
-}
-
 static bool str_same(oxp_str a, oxp_str b)
 {
 	return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
@@ -431,7 +423,7 @@ static json_t *op_histogram(const oxp_dag_view *v)
 	size_t used = 0;
 	for (uint32_t i = 0; i < v->nnodes; i++) {
 		const oxp_node *n = v->nodes[i].proto;
-		uint32_t h = (uint32_t)(str_hash(n->op_type) * 31 + str_hash(n->domain)) & (cap - 1);
+		uint32_t h = (uint32_t)oxp_hash(n->domain.p, n->domain.len, oxp_hash(n->op_type.p, n->op_type.len, 0)) & (cap - 1);
 		while (t[h].n != 0 && !(str_same(t[h].op, n->op_type) && str_same(t[h].domain, n->domain)))
 			h = (h + 1) & (cap - 1);
 		if (t[h].n == 0) {

@@ -44,14 +44,6 @@
 /* ---------------------------------------------------------------------------------------
  * The tree
  */
-static uint64_t hkey(uint32_t parent, oxp_str k)
-{
-	uint64_t h = 1469598103934665603ull ^ parent;
-	for (size_t i = 0; i < k.len; i++)
-		h = (h ^ (unsigned char)k.p[i]) * 1099511628211ull;
-	return h ^ (h >> 31);
-}
-
 static bool same(oxp_str a, oxp_str b)
 {
 	return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
@@ -60,7 +52,7 @@ static bool same(oxp_str a, oxp_str b)
 static uint32_t child(hier *h, uint32_t parent, oxp_str key, bool *oom)
 {
 	uint32_t mask = h->tcap - 1;
-	uint32_t i = (uint32_t)hkey(parent, key) & mask;
+	uint32_t i = (uint32_t)oxp_hash(key.p, key.len, parent) & mask;
 	while (h->table[i] != OXP_NONE) {
 		hgroup *g = &h->g[h->table[i]];
 		if (g->parent == parent && same(g->key, key))

@@ -211,10 +211,7 @@ typedef struct idstate {
 
 static uint64_t name_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h ^ (h >> 29);
+	return oxp_hash(s, strlen(s), 0);
 }
 
 static void *id_open(Agraph_t *g, Agdisc_t *disc)

@@ -43,14 +43,6 @@ static void parse_num(hgroup *g)
 	g->prefix_len = (uint32_t)(n - d);
 }
 
-static uint64_t prefix_hash(uint32_t parent, const char *p, size_t n)
-{
-	uint64_t h = 1469598103934665603ull ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull);
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
-	return h ^ (h >> 29);
-}
-
 typedef struct sortkey {
 	uint32_t parent, fam, num, idx;
 } sortkey;
@@ -95,7 +87,7 @@ bool oxr__hier_order(hier *h)
 		parse_num(g);
 		if (g->num != HIER_NONUM) {
 			/* the first sibling with this prefix names the family */
-			uint32_t i = (uint32_t)prefix_hash(g->parent, g->key.p, g->prefix_len) & (cap - 1);
+			uint32_t i = (uint32_t)oxp_hash(g->key.p, g->prefix_len, g->parent) & (cap - 1);
 			while (fam[i] != OXP_NONE) {
 				const hgroup *f = &h->g[fam[i]];
 				if (f->parent == g->parent && f->prefix_len == g->prefix_len &&

@@ -30,12 +30,7 @@ struct oxs_cache {
 
 static uint64_t hash_key(const char *s)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return h;
+	return oxp_hash(s, strlen(s), 0);
 }
 
 oxs_cache *oxs_cache_new(uint64_t max_bytes, size_t max_entries)

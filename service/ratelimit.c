@@ -64,12 +64,7 @@ static size_t addr_key(const struct sockaddr *sa, unsigned char key[17])
 		key[0] = 6;
 		memcpy(key + 1, &in6->sin6_addr, 8); /* the /64 */
 	}
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < 17; i++) {
-		h ^= key[i];
-		h *= 1099511628211ull;
-	}
-	return (size_t)(h % SLOTS);
+	return (size_t)(oxp_hash(key, 17, 0) % SLOTS);
 }
 
 bool oxs_ratelimit_allow(oxs_ratelimit *rl, const struct sockaddr *sa, unsigned *retry_after)
