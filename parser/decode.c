@@ -299,7 +299,7 @@ static oxp_code decode_msg(dctx *c, const mdesc *md, const oxp_segment *segs, si
  * Pass 1: check and count
  */
 typedef struct counts {
-	size_t n[MAXF];
+	size_t n[MAXF]; /* set at a field's first occurrence: read only for fields in seen */
 	uint32_t seen; /* bit i: field i occurred (the loops after pass 1 visit only these) */
 } counts;
 _Static_assert(MAXF <= 32, "counts.seen has a bit per field");
@@ -314,7 +314,10 @@ static oxp_code pass1_field(dctx *c, const mdesc *md, int fi, unsigned wt, oxp_r
 	if (wt == OXP_WT_SGROUP || wt == OXP_WT_EGROUP)
 		return fail(c, OXP_E_GROUP, start, f->name, -1,
 		            "protobuf groups (wire type 3/4) are not supported (field %s)", f->name);
-	cn->seen |= (uint32_t)1 << fi;
+	if (!(cn->seen & (uint32_t)1 << fi)) { /* the count starts at its first occurrence */
+		cn->seen |= (uint32_t)1 << fi;
+		cn->n[fi] = 0;
+	}
 
 	if (wt != swt && !(packable && wt == OXP_WT_LEN))
 		return fail(c, OXP_E_WIRETYPE, start, f->name, -1,
@@ -389,7 +392,7 @@ static oxp_code pass1(dctx *c, const mdesc *md, const oxp_segment *segs, size_t 
  * Pass 2: fill
  */
 typedef struct fillstate {
-	size_t next[MAXF];           /* next element index per repeated field */
+	size_t next[MAXF];           /* next element index per field (fields in seen only) */
 	oxp_segment *segs[MAXF];     /* singular sub-message occurrences */
 } fillstate;
 
@@ -582,9 +585,8 @@ static oxp_code decode_msg(dctx *c, const mdesc *md, const oxp_segment *segs, si
 		c->gdepth++;
 	}
 
-	/* only the first md->nf slots are used: clear just those (this runs per message) */
+	/* a field's count is set when it first occurs (pass1_field): only those are read */
 	counts cn;
-	memset(cn.n, 0, md->nf * sizeof(cn.n[0]));
 	cn.seen = 0;
 	rc = pass1(c, md, segs, nsegs, &cn);
 	if (rc != OXP_OK)
@@ -593,11 +595,11 @@ static oxp_code decode_msg(dctx *c, const mdesc *md, const oxp_segment *segs, si
 	/* arrays for the fields that occurred (pass 2 meets the same fields: fs.segs of the
 	 * others is never read) */
 	fillstate fs;
-	memset(fs.next, 0, md->nf * sizeof(fs.next[0]));
 	for (uint32_t m = cn.seen; m != 0; m &= m - 1) {
 		size_t i = (size_t)__builtin_ctz(m);
 		const fdesc *f = &md->f[i];
 		size_t n = cn.n[i];
+		fs.next[i] = 0;
 		fs.segs[i] = NULL;
 		if (n == 0 || f->kind == F_DATA || f->kind == F_INL)
 			continue;
