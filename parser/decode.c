@@ -1205,17 +1205,32 @@ typedef struct scanwin {
 	size_t want; /* next read size: one page after a jump, doubling while reads continue */
 	uint64_t ready; /* with map: pages below this are populated as far as wanted */
 	uint64_t populated; /* with map: bytes populated so far (at most SCAN_POPULATE_MAX) */
+	uint64_t ahead; /* with map: populated past a request that continues the run (below) */
 } scanwin;
 
 /* Populate the map's pages holding [from, to) that are not yet; false when refused. */
 static bool win_populate(scanwin *w, uint64_t from, uint64_t to)
 {
+	bool run = from <= w->ready; /* continues the populated run */
 	if (from < w->ready)
 		from = w->ready;
 	from &= ~(OXP__PAGE - 1);
 	to = (to + OXP__PAGE - 1) & ~(OXP__PAGE - 1);
 	if (to <= from)
 		return true;
+	/* In a run of structure (a graph's nodes: many small messages stepped over one after
+	 * the other) each request would be a call for a page or two; populate ahead instead,
+	 * doubling up to SCAN_WINDOW while the run goes on.  Here one call of many pages costs
+	 * ~0.8 us a page, a call per page 3-6 us (decision 78).  When the run ends at a
+	 * payload, at most SCAN_WINDOW of it becomes private, as a window may already. */
+	if (run) {
+		w->ahead = w->ahead == 0 ? OXP__PAGE : w->ahead * 2 > SCAN_WINDOW ? SCAN_WINDOW
+		                                                                 : w->ahead * 2;
+		uint64_t last = (w->size + OXP__PAGE - 1) & ~(OXP__PAGE - 1);
+		to = last - to < w->ahead ? last : to + w->ahead;
+	} else {
+		w->ahead = 0;
+	}
 	/* a budget on private copies: the scan runs before the parser has judged anything,
 	 * and a file that scans as endless small fields would otherwise become private
 	 * memory all of it (the parse then reads the rest as file pages) */
