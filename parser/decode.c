@@ -1112,8 +1112,8 @@ static const mdesc md_model = MD("ModelProto", oxp_model_proto, f_model, NULL, f
 /* ---------------------------------------------------------------------------------------
  * Entry points (declared in internal.h, used by model.c)
  */
-/* Fills every table's by_num, once per process, walking the tables reachable from the
- * model's (the tensor's are among them). */
+/* Fills every table's by_num, once per process, walking the tables reachable from each
+ * entry point's. */
 #define MAXMD 64 /* tables in this file: 27 */
 static void index_md(const mdesc *md, const mdesc **seen, size_t *nseen)
 {
@@ -1136,6 +1136,7 @@ static void index_tables(void)
 	const mdesc *seen[MAXMD];
 	size_t nseen = 0;
 	index_md(&md_model, seen, &nseen);
+	index_md(&md_tensor, seen, &nseen); /* the other entry point (reached from the model) */
 }
 
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
