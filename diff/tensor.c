@@ -49,9 +49,13 @@ static bool entries_equal(const oxp_tensor *a, const oxp_tensor *b)
 }
 
 /* The message bytes of both tensors are equal (the last resort for values that cannot be
- * decoded). */
+ * decoded), and their raw_data: a low-RSS open decodes a copy of the structure in which
+ * large payloads are cut, their views pointing into the file. */
 static bool segments_equal(const oxp_tensor *a, const oxp_tensor *b)
 {
+	if (a->raw_data.len != b->raw_data.len ||
+	    (a->raw_data.len && memcmp(a->raw_data.p, b->raw_data.p, a->raw_data.len) != 0))
+		return false;
 	if (a->nsegments != b->nsegments)
 		return false;
 	for (size_t i = 0; i < a->nsegments; i++)

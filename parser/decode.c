@@ -20,6 +20,7 @@
  */
 #include "parser/internal.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -93,6 +94,7 @@ struct dctx {
 	uint32_t depth;
 	uint32_t gdepth;
 	size_t nnodes;
+	const oxp__compact *cp; /* decoding a compacted copy (base is its buffer), or NULL */
 	struct {
 		const char *name;
 		int64_t index; /* -1: singular */
@@ -139,6 +141,13 @@ static void format_path(const dctx *c, char *buf, size_t size, const char *last,
 static oxp_code fail(dctx *c, oxp_code code, const uint8_t *at, const char *field,
                      int64_t idx, const char *fmt, ...) OXP_PRINTF(6, 7);
 
+/* The file offset of p, a pointer into the buffer decoded. */
+static uint64_t offset_of(const dctx *c, const uint8_t *p)
+{
+	uint64_t pos = (uint64_t)(p - c->base);
+	return c->cp != NULL ? oxp__compact_offset(c->cp, pos) : pos;
+}
+
 static oxp_code fail(dctx *c, oxp_code code, const uint8_t *at, const char *field,
                      int64_t idx, const char *fmt, ...)
 {
@@ -146,7 +155,7 @@ static oxp_code fail(dctx *c, oxp_code code, const uint8_t *at, const char *fiel
 		return code; /* the first error wins */
 	oxp_error *e = c->err;
 	e->code = code;
-	e->offset = at != NULL && at >= c->base ? (uint64_t)(at - c->base) : 0;
+	e->offset = at != NULL && at >= c->base && at <= c->base + c->size ? offset_of(c, at) : 0;
 	format_path(c, e->path, sizeof(e->path), field, idx);
 	va_list ap;
 	va_start(ap, fmt);
@@ -455,6 +464,25 @@ static void clear_member(const fdesc *f, void *dst)
 	}
 }
 
+/* An empty string field of a compacted copy where a payload was cut: its view becomes the
+ * payload's bytes in the file's mapping. */
+static void uncut(const dctx *c, const uint8_t *p, oxp_str *v)
+{
+	uint64_t pos = (uint64_t)(p - c->base);
+	size_t lo = 0, hi = c->cp->ncuts;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->cp->cuts[mid].at < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < c->cp->ncuts && c->cp->cuts[lo].at == pos) {
+		v->p = (const char *)c->cp->file + c->cp->cuts[lo].off;
+		v->len = (size_t)c->cp->cuts[lo].len;
+	}
+}
+
 static oxp_code pass2(dctx *c, const mdesc *md, const oxp_segment *segs, size_t nsegs,
                       void *dst, fillstate *fs, mstate *st)
 {
@@ -509,6 +537,8 @@ static oxp_code pass2(dctx *c, const mdesc *md, const oxp_segment *segs, size_t 
 					return fail(c, rc, r.p, f->name, -1, "%s", wire_msg(rc));
 				if (f->kind == F_STR) {
 					oxp_str v = {(const char *)p, len};
+					if (len == 0 && c->cp != NULL)
+						uncut(c, p, &v);
 					if (f->rep)
 						(*AT(dst, f->off, oxp_str *))[fs->next[fi]++] = v;
 					else
@@ -1017,7 +1047,7 @@ static oxp_code post_node(dctx *c, const mdesc *md, void *msg, const mstate *st)
 {
 	(void)md;
 	oxp_node *n = msg;
-	n->offset = (uint64_t)(st->segs[0].p - c->base);
+	n->offset = offset_of(c, st->segs[0].p);
 	return OXP_OK;
 }
 
@@ -1142,7 +1172,8 @@ static void index_tables(void)
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 static oxp_code decode_top(const mdesc *md, oxp_arena *arena, const oxp_limits *lim,
-                           const uint8_t *buf, size_t len, void *dst, oxp_error *err)
+                           const uint8_t *buf, size_t len, const oxp__compact *cp, void *dst,
+                           oxp_error *err)
 {
 	static const dctx zero;
 	pthread_once(&tables_once, index_tables);
@@ -1157,6 +1188,7 @@ static oxp_code decode_top(const mdesc *md, oxp_arena *arena, const oxp_limits *
 	if (c->lim.max_depth > MAXPATH - 2)
 		c->lim.max_depth = MAXPATH - 2;
 	c->err = err;
+	c->cp = cp;
 	oxp_segment seg = {buf, len};
 	oxp_code rc = decode_msg(c, md, &seg, 1, dst);
 	free(c);
@@ -1166,13 +1198,19 @@ static oxp_code decode_top(const mdesc *md, oxp_arena *arena, const oxp_limits *
 oxp_code oxp__decode_model(oxp_arena *arena, const oxp_limits *lim, const uint8_t *buf,
                            size_t len, oxp_model_proto *dst, oxp_error *err)
 {
-	return decode_top(&md_model, arena, lim, buf, len, dst, err);
+	return decode_top(&md_model, arena, lim, buf, len, NULL, dst, err);
 }
 
 oxp_code oxp__decode_tensor(oxp_arena *arena, const oxp_limits *lim, const uint8_t *buf,
                             size_t len, oxp_tensor *dst, oxp_error *err)
 {
-	return decode_top(&md_tensor, arena, lim, buf, len, dst, err);
+	return decode_top(&md_tensor, arena, lim, buf, len, NULL, dst, err);
+}
+
+oxp_code oxp__decode_model_compact(oxp_arena *arena, const oxp_limits *lim,
+                                   const oxp__compact *c, oxp_model_proto *dst, oxp_error *err)
+{
+	return decode_top(&md_model, arena, lim, c->buf, c->len, c, dst, err);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1207,7 +1245,79 @@ typedef struct scanwin {
 	uint64_t ready; /* with map: pages below this are populated as far as wanted */
 	uint64_t populated; /* with map: bytes populated so far (at most SCAN_POPULATE_MAX) */
 	uint64_t ahead; /* with map: populated past a request that continues the run (below) */
+	oxp__compact *cp; /* compacting (oxp__scan_compact): the window is cp->buf's last run */
+	uint64_t rb;      /* with cp: where the last run starts in cp->buf ... */
+	uint64_t ready_b; /* with cp: cp->buf populated below this */
+	uint64_t removed; /* with cp: payload bytes cut so far */
+	size_t maxcuts;
 } scanwin;
+
+/* Compacting: the file's bytes [w->base, w->base + w->len) are cp->buf's last run, from
+ * w->rb.  Appends the file's bytes up to `upto` (clipped to the file) with pread(),
+ * populating the buffer ahead in bulk first (one call for many pages is several times
+ * cheaper a page than the faults of pread's copy). */
+#define CP_POPULATE ((uint64_t)256 << 10)
+static bool cp_grow(scanwin *w, uint64_t upto)
+{
+	oxp__compact *c = w->cp;
+	uint64_t fend = w->base + w->len;
+	if (upto > w->size)
+		upto = w->size;
+	if (upto <= fend)
+		return true;
+	uint64_t n = upto - fend;
+	if (n > c->cap - c->len)
+		return false; /* more structure than the buffer: not worth compacting */
+	if (c->len + n > w->ready_b) {
+		uint64_t to = c->len + n + CP_POPULATE;
+		to = to > c->cap ? c->cap : (to + OXP__PAGE - 1) & ~(OXP__PAGE - 1);
+#ifdef MADV_POPULATE_WRITE
+		(void)madvise(c->buf + w->ready_b, (size_t)(to - w->ready_b), MADV_POPULATE_WRITE);
+#endif
+		w->ready_b = to;
+	}
+	uint64_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(w->fd, c->buf + c->len + got, (size_t)(n - got), (off_t)(fend + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		got += (uint64_t)r;
+	}
+	c->len += (size_t)n;
+	w->len += (size_t)n;
+	return true;
+}
+
+/* v as a varint of exactly `width` bytes (v fits: it is at most the value written there
+ * before); protobuf reads padded varints as their value. */
+static void put_padded(uint8_t *p, size_t width, uint64_t v)
+{
+	for (size_t i = 0; i + 1 < width; i++, v >>= 7)
+		p[i] = (uint8_t)((v & 0x7f) | 0x80);
+	p[width - 1] = (uint8_t)(v & 0x7f);
+}
+
+/* Cut the payload [off, off + v) of a field whose length varint is [lp, off): the varint
+ * becomes a padded 0, the buffer ends where the payload started, and the next run starts
+ * at the file's off + v. */
+static bool cp_cut(scanwin *w, uint64_t lp, uint64_t off, uint64_t v)
+{
+	oxp__compact *c = w->cp;
+	if (lp < w->base || off > w->base + w->len || c->ncuts == w->maxcuts)
+		return false;
+	put_padded(c->buf + w->rb + (lp - w->base), (size_t)(off - lp), 0);
+	uint64_t at = w->rb + (off - w->base);
+	c->len = (size_t)at;
+	c->cuts[c->ncuts++] = (oxp__cut){at, off, v};
+	w->rb = at;
+	w->at = c->buf + at;
+	w->base = off + v;
+	w->len = 0;
+	w->removed += v;
+	return true;
+}
 
 /* Populate the map's pages holding [from, to) that are not yet; false when refused. */
 static bool win_populate(scanwin *w, uint64_t from, uint64_t to)
@@ -1252,7 +1362,13 @@ static bool win_byte(scanwin *w, uint64_t off, uint8_t *out)
 {
 	if (off >= w->size)
 		return false;
-	if (off < w->base || off >= w->base + w->len) {
+	if (w->cp != NULL && (off < w->base || off >= w->base + w->len)) {
+		/* the scan only goes forward: what it skipped is structure, read with the rest */
+		bool follows = off == w->base + w->len && w->len > 0;
+		w->want = follows ? (w->want * 2 > SCAN_WINDOW ? SCAN_WINDOW : w->want * 2) : 4096;
+		if (off < w->base || !cp_grow(w, off + w->want) || off >= w->base + w->len)
+			return false;
+	} else if (off < w->base || off >= w->base + w->len) {
 		bool follows = off == w->base + w->len && w->len > 0;
 		w->want = follows ? (w->want * 2 > SCAN_WINDOW ? SCAN_WINDOW : w->want * 2) : 4096;
 		uint64_t base = off & ~(uint64_t)4095;
@@ -1344,13 +1460,26 @@ static bool scan_msg(scanwin *w, const mdesc *md, uint64_t off, uint64_t end, un
 			off += 4;
 			break;
 		case OXP_WT_LEN: {
+			uint64_t lp = off; /* where the length starts */
 			if (!win_varint(w, &off, end, &v) || v > end - off)
 				return false;
 			int fi = field_of(md, num);
 			const fdesc *f = fi >= 0 ? &md->f[fi] : NULL;
 			/* a sub-message shorter than a hole cannot hold one: stepped over */
 			if (f != NULL && (f->kind == F_MSG || f->kind == F_INL) && v >= hs->min) {
+				/* compacting: its length is written again once its cuts are known (the
+				 * varint is in the current run: it was just read) */
+				if (w->cp != NULL && lp < w->base)
+					return false;
+				uint64_t lb = w->rb + (lp - w->base), removed = w->removed;
 				if (!scan_msg(w, f->sub, off, off + v, depth + 1, hs))
+					return false;
+				if (w->cp != NULL && w->removed != removed)
+					put_padded(w->cp->buf + lb, (size_t)(off - lp), v - (w->removed - removed));
+			} else if (w->cp != NULL) {
+				/* compacting: large string payloads are cut (the decoder puts their views
+				 * back); anything else is structure, read on with the rest */
+				if (v >= hs->min && f != NULL && f->kind == F_STR && !cp_cut(w, lp, off, v))
 					return false;
 			} else if (v >= hs->min) {
 				if (hs->n == hs->max) {
@@ -1386,6 +1515,67 @@ static bool scan_msg(scanwin *w, const mdesc *md, uint64_t off, uint64_t end, un
 			return false;
 	}
 	return true;
+}
+
+/* The compacted copy is at most this big (a reservation: pages are only used as the copy
+ * grows); a model with more structure is opened in place. */
+#define CP_CAP ((uint64_t)32 << 20)
+
+void oxp__compact_release(oxp__compact *c)
+{
+	if (c->buf != NULL)
+		munmap(c->buf, c->cap);
+	free(c->cuts);
+	c->buf = NULL;
+	c->cuts = NULL;
+	c->len = c->cap = c->ncuts = 0;
+}
+
+bool oxp__scan_compact(int fd, uint64_t size, uint64_t min, size_t max, oxp__compact *c)
+{
+	memset(c, 0, sizeof(*c));
+	pthread_once(&tables_once, index_tables);
+	size_t cap = (size_t)(size < CP_CAP ? size : CP_CAP);
+	cap = (size_t)((cap + OXP__PAGE - 1) & ~(OXP__PAGE - 1));
+	void *buf = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (buf == MAP_FAILED)
+		return false;
+	(void)madvise(buf, cap, MADV_HUGEPAGE);
+	c->buf = buf;
+	c->cap = cap;
+	c->cuts = malloc(max * sizeof(*c->cuts));
+	scanwin w = {.fd = fd, .size = size, .want = 4096, .cp = c, .at = c->buf, .maxcuts = max};
+	holes hs = {NULL, 0, 0, min};
+	bool ok = c->cuts != NULL && scan_msg(&w, &md_model, 0, size, 0, &hs) &&
+	          cp_grow(&w, size) && c->ncuts > 0;
+	if (ok)
+		ok = mprotect(c->buf, cap, PROT_READ) == 0; /* views only, from here on */
+	if (ok) { /* the model keeps the cuts: only those found */
+		oxp__cut *fit = realloc(c->cuts, c->ncuts * sizeof(*c->cuts));
+		if (fit != NULL)
+			c->cuts = fit;
+	}
+	if (!ok)
+		oxp__compact_release(c);
+	return ok;
+}
+
+uint64_t oxp__compact_offset(const oxp__compact *c, uint64_t pos)
+{
+	/* the last cut at or before pos: the buffer goes on there with the file after it */
+	size_t lo = 0, hi = c->ncuts;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->cuts[mid].at <= pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return pos;
+	const oxp__cut *k = &c->cuts[lo - 1];
+	return k->off + k->len + (pos - k->at);
 }
 
 bool oxp__scan_holes(int fd, uint64_t size, uint64_t min, uint8_t *map, oxp__hole *out,

@@ -111,6 +111,24 @@ OXP_CHECK oxp_code oxp__packed_varint_count(const uint8_t *p, size_t len, size_t
 /* ---------------------------------------------------------------------------------------
  * The model container.
  */
+/* The compacted structure of a model file (oxp__scan_compact, decode.c): every byte of the
+ * file but the payloads of large string fields (raw_data, ...), in file order, each cut
+ * payload's length written as 0 and each enclosing message's length as its new value,
+ * both padded to their old varint width so that nothing else moves.  cuts[i].at is where
+ * the cut payload would start in buf; from there buf goes on with the file's bytes from
+ * cuts[i].off + cuts[i].len. */
+typedef struct oxp__cut {
+	uint64_t at, off, len;
+} oxp__cut;
+
+typedef struct oxp__compact {
+	uint8_t *buf; /* a mapping of cap bytes (the model's once parsed) */
+	size_t len, cap;
+	oxp__cut *cuts; /* malloc'd, in order */
+	size_t ncuts;
+	const uint8_t *file; /* the file's mapping: where cut payloads are read */
+} oxp__compact;
+
 struct oxp_model {
 	oxp_arena *arena;
 	const uint8_t *data;
@@ -119,6 +137,7 @@ struct oxp_model {
 	size_t map_size;
 	oxp_model_proto *proto;   /* for models */
 	oxp_tensor *tensor;       /* for lone TensorProto files */
+	oxp__compact compact;     /* the structure decoded, when compacted (buf NULL if not) */
 };
 
 /* Decode a whole ModelProto / TensorProto from buf into dst (zeroed by the caller). */
@@ -176,6 +195,23 @@ typedef struct oxp__hole {
  * the holes found, in file order. */
 bool oxp__scan_holes(int fd, uint64_t size, uint64_t min, uint8_t *map, oxp__hole *out,
                      size_t max, size_t *n);
+
+/* Test-only flag of oxp_model_open_ex: the low-RSS open in place (the scan makes the
+ * structure's pages of the file mapping private copies) instead of the compacted copy. */
+#define OXP__OPEN_IN_PLACE 0x200u
+
+
+/* Build c from the file behind fd, reading it with pread() (no page of a file mapping is
+ * touched).  false when compacting is not worth it or not possible (odd input, more than
+ * max cuts, more than cap bytes of structure): c is then released. */
+bool oxp__scan_compact(int fd, uint64_t size, uint64_t min, size_t max, oxp__compact *c);
+void oxp__compact_release(oxp__compact *c);
+/* The file offset of position pos of c's buffer. */
+uint64_t oxp__compact_offset(const oxp__compact *c, uint64_t pos);
+/* Decode the compacted ModelProto: views of cut fields point into c->file. */
+OXP_CHECK oxp_code oxp__decode_model_compact(oxp_arena *arena, const oxp_limits *lim,
+                                             const oxp__compact *c, oxp_model_proto *dst,
+                                             oxp_error *err);
 
 /* Printable copy of a model string for messages: non-printable bytes (and backslash) as
  * \xNN, cut after 96 bytes with "..." (graph.c).  size >= 5. */

@@ -100,7 +100,9 @@ static oxp_code decode_as_model(oxp_model *m, const oxp_limits *lim, oxp_error *
 	m->proto = oxp__arena_alloc(m->arena, sizeof(*m->proto));
 	if (m->proto == NULL)
 		return oxp__set_error(err, OXP_E_NOMEM, 0, "", "out of memory");
-	oxp_code rc = oxp__decode_model(m->arena, lim, m->data, m->size, m->proto, err);
+	oxp_code rc = m->compact.buf != NULL
+	                  ? oxp__decode_model_compact(m->arena, lim, &m->compact, m->proto, err)
+	                  : oxp__decode_model(m->arena, lim, m->data, m->size, m->proto, err);
 	if (rc != OXP_OK)
 		return rc;
 	const oxp_model_proto *p = m->proto;
@@ -120,7 +122,8 @@ static oxp_code decode_as_tensor(oxp_model *m, const oxp_limits *lim, oxp_error 
 }
 
 static oxp_code parse_with(oxp_model **out, const void *buf, size_t len, void *map,
-                           const oxp_limits *limits, oxp_error *err, decode_fn fn)
+                           const oxp__compact *cp, const oxp_limits *limits, oxp_error *err,
+                           decode_fn fn)
 {
 	clear_error(err);
 	oxp_limits lim = limits ? *limits : oxp_limits_default();
@@ -134,6 +137,8 @@ static oxp_code parse_with(oxp_model **out, const void *buf, size_t len, void *m
 	}
 	m->data = buf;
 	m->size = len;
+	if (cp != NULL)
+		m->compact = *cp; /* the model's once parsed; the caller's on failure */
 	oxp_code rc = fn(m, &lim, err);
 	if (rc != OXP_OK) {
 		oxp__arena_free(m->arena);
@@ -155,7 +160,7 @@ oxp_code oxp_model_parse(oxp_model **out, const void *buf, size_t len,
 		clear_error(err);
 		return oxp__set_error(err, OXP_E_IO, 0, "", "no input buffer");
 	}
-	return parse_with(out, buf, len, NULL, limits, err, decode_as_model);
+	return parse_with(out, buf, len, NULL, NULL, limits, err, decode_as_model);
 }
 
 oxp_code oxp_tensor_file_parse(oxp_model **out, const void *buf, size_t len,
@@ -165,7 +170,7 @@ oxp_code oxp_tensor_file_parse(oxp_model **out, const void *buf, size_t len,
 		clear_error(err);
 		return oxp__set_error(err, OXP_E_IO, 0, "", "no input buffer");
 	}
-	return parse_with(out, buf, len, NULL, limits, err, decode_as_tensor);
+	return parse_with(out, buf, len, NULL, NULL, limits, err, decode_as_tensor);
 }
 
 /* Files at least this big get the structure/payload split below. */
@@ -173,8 +178,14 @@ oxp_code oxp_tensor_file_parse(oxp_model **out, const void *buf, size_t len,
 #define HOLE_MIN ((uint64_t)16 << 10)
 #define MAX_HOLES 4000
 
-/* Map a big model so that parsing touches only memory of our own.  map is a fresh
- * private read-write mapping of the file (nothing of it touched yet).
+/* The low-RSS open first decodes a compacted copy of the structure, read with pread()
+ * (oxp__scan_compact, decode.c; decision 78): the file's mapping is then not touched at
+ * all, and each page holding a tensor header costs a share of a pread instead of a
+ * populate call and a first touch (~10 us a page on the VMs measured).  When that is not
+ * possible, or the copy does not decode, the open is done in place, below.
+ *
+ * In place: map a big model so that parsing touches only memory of our own.  map is a
+ * fresh private read-write mapping of the file (nothing of it touched yet).
  *
  * A plain read-only mapping would be zero-copy, but on kernels with large page-cache
  * folios touching one page of a warm file maps the whole folio, up to 2 MB, into the
@@ -263,8 +274,28 @@ oxp_code oxp_model_open_ex(oxp_model **out, const char *path, const oxp_limits *
 	}
 	size_t len = (size_t)st.st_size;
 	void *map = NULL;
+	bool split = len > 0 && (flags & OXP_OPEN_LOW_RSS) && len >= SPLIT_MIN_FILE;
+	if (split && !(flags & (OXP__OPEN_IN_PLACE | OXP__OPEN_NO_POPULATE))) {
+		/* decode a compacted copy of the structure: the file's mapping is not touched */
+		oxp__compact cp;
+		map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map != MAP_FAILED && oxp__scan_compact(fd, len, HOLE_MIN, MAX_HOLES, &cp)) {
+			cp.file = map;
+			(void)madvise(map, len, MADV_RANDOM);
+			oxp_error e2;
+			oxp_code rc = parse_with(out, map, len, map, &cp, limits, &e2, decode_as_model);
+			if (rc == OXP_OK) {
+				close(fd);
+				return OXP_OK;
+			}
+			/* refused: the open in place says why, at the file's own offsets */
+			oxp__compact_release(&cp);
+		}
+		if (map != MAP_FAILED)
+			munmap(map, len);
+		map = NULL;
+	}
 	if (len > 0) {
-		bool split = (flags & OXP_OPEN_LOW_RSS) && len >= SPLIT_MIN_FILE;
 		map = mmap(NULL, len, split ? PROT_READ | PROT_WRITE : PROT_READ, MAP_PRIVATE, fd, 0);
 		if (map == MAP_FAILED) {
 			int e = errno;
@@ -282,7 +313,7 @@ oxp_code oxp_model_open_ex(oxp_model **out, const char *path, const oxp_limits *
 		(void)madvise(map, len, MADV_RANDOM);
 	}
 	close(fd);
-	oxp_code rc = parse_with(out, map, len, map, limits, err, decode_as_model);
+	oxp_code rc = parse_with(out, map, len, map, NULL, limits, err, decode_as_model);
 	if (rc != OXP_OK && map != NULL)
 		munmap(map, len);
 	return rc;
@@ -295,6 +326,7 @@ void oxp_model_free(oxp_model *m)
 	oxp__arena_free(m->arena);
 	if (m->map != NULL)
 		munmap(m->map, m->map_size);
+	oxp__compact_release(&m->compact);
 	free(m);
 }
 
@@ -325,7 +357,10 @@ size_t oxp_model_arena_bytes(const oxp_model *m)
 
 uint64_t oxp_model_offset(const oxp_model *m, const void *p)
 {
-	return (uint64_t)((const uint8_t *)p - m->data);
+	const uint8_t *q = p;
+	if (m->compact.buf != NULL && q >= m->compact.buf && q < m->compact.buf + m->compact.len)
+		return oxp__compact_offset(&m->compact, (uint64_t)(q - m->compact.buf));
+	return (uint64_t)(q - m->data);
 }
 
 /* ---------------------------------------------------------------------------------------

@@ -204,7 +204,9 @@ typedef struct oxp_tensor {              /* TensorProto */
 	oxp_entry *metadata_props;
 	/* Where the message itself lies (more than one segment only when a singular field
 	 * holding it occurred several times and protobuf's merge rule joined them).  Decoding
-	 * typed fields walks these again. */
+	 * typed fields walks these again.  After a low-RSS open of a big file these are in a
+	 * compacted copy of the structure, with large string payloads (raw_data, string_data)
+	 * cut: read those through their views, never from these bytes. */
 	size_t nsegments;
 	oxp_segment *segments;
 } oxp_tensor;
@@ -483,7 +485,8 @@ const uint8_t *oxp_model_data(const oxp_model *model); /* the input buffer */
 size_t oxp_model_size(const oxp_model *model);
 size_t oxp_model_arena_bytes(const oxp_model *model); /* bytes the arena holds */
 
-/* Byte offset of p within the model's input (p must point into it). */
+/* Byte offset in the model's file of p, a pointer into the input or into any view the
+ * model gave (a low-RSS open decodes a compacted copy of the structure). */
 uint64_t oxp_model_offset(const oxp_model *model, const void *p);
 
 /* Parse a lone TensorProto (e.g. onnx's test-data input_0.pb) from buf; the result lives in

@@ -356,6 +356,90 @@ static void parse_model(const uint8_t *data, size_t size, const oxp_limits *lim)
 	}
 }
 
+/* The same model decoded from a compacted copy (cut: the large string payloads, then
+ * put back as views of data) and in place: both decode or both fail; decoded, the main
+ * graph has the same initializers (names, raw_data bytes, the file offsets of both) and
+ * nodes (op types, offsets), and the arenas hold the same bytes. */
+static uint64_t file_offset(const oxp__compact *c, const uint8_t *data, size_t size,
+                            const void *p)
+{
+	const uint8_t *q = p;
+	if (q >= data && q < data + size) /* a cut payload's view: data + its offset */
+		return (uint64_t)(q - data);
+	FZ_CHECK(q >= c->buf && q < c->buf + c->len);
+	return oxp__compact_offset(c, (uint64_t)(q - c->buf));
+}
+
+static void same_decode(const oxp__compact *c, const uint8_t *data, size_t size)
+{
+	oxp_limits lim = oxp_limits_default();
+	lim.max_alloc = FUZZ_MAX_ALLOC;
+	oxp_arena *ac = oxp__arena_new(lim.max_alloc), *ap = oxp__arena_new(lim.max_alloc);
+	oxp_model_proto *pc = ac ? oxp__arena_alloc(ac, sizeof(*pc)) : NULL;
+	oxp_model_proto *pp = ap ? oxp__arena_alloc(ap, sizeof(*pp)) : NULL;
+	if (pc != NULL && pp != NULL) {
+		oxp_error ec, ep;
+		memset(&ec, 0, sizeof(ec));
+		memset(&ep, 0, sizeof(ep));
+		oxp_code rc = oxp__decode_model_compact(ac, &lim, c, pc, &ec);
+		oxp_code rp = oxp__decode_model(ap, &lim, data, size, pp, &ep);
+		FZ_CHECK((rc == OXP_OK) == (rp == OXP_OK));
+		if (rc == OXP_OK && rp == OXP_OK) {
+			FZ_CHECK(oxp__arena_used(ac) == oxp__arena_used(ap));
+			const oxp_graph *gc = pc->graph, *gp = pp->graph;
+			FZ_CHECK((gc == NULL) == (gp == NULL));
+			if (gc != NULL && gp != NULL) {
+				FZ_CHECK(gc->ninitializers == gp->ninitializers && gc->nnodes == gp->nnodes);
+				for (size_t i = 0; i < gp->ninitializers; i++) {
+					const oxp_tensor *tc = &gc->initializers[i], *tp = &gp->initializers[i];
+					FZ_CHECK(tc->name.len == tp->name.len && tc->raw_data.len == tp->raw_data.len);
+					FZ_CHECK(tp->name.len == 0 || memcmp(tc->name.p, tp->name.p, tp->name.len) == 0);
+					FZ_CHECK(tp->raw_data.len == 0 ||
+					         memcmp(tc->raw_data.p, tp->raw_data.p, tp->raw_data.len) == 0);
+					if (tp->raw_data.len > 0)
+						FZ_CHECK(file_offset(c, data, size, tc->raw_data.p) ==
+						         (uint64_t)((const uint8_t *)tp->raw_data.p - data));
+					if (tp->name.len > 0)
+						FZ_CHECK(file_offset(c, data, size, tc->name.p) ==
+						         (uint64_t)((const uint8_t *)tp->name.p - data));
+				}
+				for (size_t i = 0; i < gp->nnodes; i++)
+					FZ_CHECK(gc->nodes[i].offset == gp->nodes[i].offset &&
+					         gc->nodes[i].op_type.len == gp->nodes[i].op_type.len);
+			}
+		}
+	}
+	oxp__arena_free(ac);
+	oxp__arena_free(ap);
+}
+
+/* The low-RSS open's compacted copy of the input as a file: when the scan builds it, its
+ * cuts are in order, inside the file, at least the minimum long, and the copy is the file
+ * less the cut payloads, byte for byte elsewhere (lengths are rewritten in place). */
+static void scan_compact(int fd, const uint8_t *data, size_t size)
+{
+	oxp__compact c;
+	if (!oxp__scan_compact(fd, size, 8, 16, &c))
+		return;
+	FZ_CHECK(c.ncuts > 0 && c.ncuts <= 16 && c.len <= size);
+	uint64_t end = 0, cut = 0, at = 0;
+	for (size_t i = 0; i < c.ncuts; i++) {
+		const oxp__cut *k = &c.cuts[i];
+		FZ_CHECK(k->len >= 8 && k->off >= end && k->off <= size && k->len <= size - k->off);
+		FZ_CHECK(k->at >= at && k->at <= c.len && k->at + cut == k->off);
+		/* the copy after the cut is the file after the payload, up to the next cut */
+		uint64_t next = i + 1 < c.ncuts ? c.cuts[i + 1].at : c.len;
+		FZ_CHECK(next >= k->at && next - k->at <= size - (k->off + k->len));
+		end = k->off + k->len;
+		cut += k->len;
+		at = k->at;
+	}
+	FZ_CHECK(c.len + cut == size);
+	c.file = data;
+	same_decode(&c, data, size);
+	oxp__compact_release(&c);
+}
+
 /* The structure-hole scanner of the low-RSS open reads model files through a window: the
  * input as a file (memfd), scanned with a small minimum.  When it succeeds, its holes are
  * in file order, apart, inside the file and at least the minimum long.  Scanned again
@@ -396,6 +480,7 @@ static void scan_holes(const uint8_t *data, size_t size)
 	}
 	if (map != MAP_FAILED)
 		munmap(map, size);
+	scan_compact(fd, data, size);
 	close(fd);
 }
 

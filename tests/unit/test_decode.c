@@ -7,7 +7,7 @@
  *     for repeated singular messages; packed and unpacked encodings mixed; unknown fields;
  *     the decisions of docs/decisions.md.
  */
-#include "parser/internal.h" /* OXP__OPEN_NO_POPULATE */
+#include "parser/internal.h" /* OXP__OPEN_IN_PLACE, OXP__OPEN_NO_POPULATE */
 #include "tests/unit/support_pb.h"
 
 #include <math.h>
@@ -940,8 +940,9 @@ static const char *temp_file(const pb *b)
 }
 
 /* oxp_model_open of b from a file must see exactly what oxp_model_parse sees in memory,
- * opened plain and low-RSS: big files (16 MB and more) then have their structure pages
- * made private copies (model.c, split_structure; with the kernel's populate advice and,
+ * opened plain and low-RSS: big files (16 MB and more) then have their structure decoded
+ * from a compacted copy, or (OXP__OPEN_IN_PLACE) their structure pages made private
+ * copies (model.c, split_structure; with the kernel's populate advice and,
  * OXP__OPEN_NO_POPULATE, without), and the buffer must be byte for byte the file. */
 static void check_open_flags(const pb *b, const char *path, unsigned flags)
 {
@@ -966,9 +967,14 @@ static void check_open_flags(const pb *b, const char *path, unsigned flags)
 			assert_int_equal(tf->name.len, tm->name.len);
 			assert_memory_equal(tf->name.p, tm->name.p, tm->name.len);
 			assert_int_equal(tf->raw_data.len, tm->raw_data.len);
+			assert_memory_equal(tf->raw_data.p, tm->raw_data.p, tm->raw_data.len);
 			assert_int_equal(oxp_model_offset(mf, tf->raw_data.p),
 			                 oxp_model_offset(mb, tm->raw_data.p));
+			assert_int_equal(oxp_model_offset(mf, tf->name.p),
+			                 oxp_model_offset(mb, tm->name.p));
 		}
+		for (size_t i = 0; i < gm->nnodes; i++)
+			assert_int_equal(gf->nodes[i].offset, gm->nodes[i].offset);
 	}
 	oxp_model_free(mf);
 	oxp_model_free(mb);
@@ -979,6 +985,7 @@ static void check_open_same_as_parse(const pb *b)
 	const char *path = temp_file(b);
 	check_open_flags(b, path, 0);
 	check_open_flags(b, path, OXP_OPEN_LOW_RSS);
+	check_open_flags(b, path, OXP_OPEN_LOW_RSS | OXP__OPEN_IN_PLACE);
 	check_open_flags(b, path, OXP_OPEN_LOW_RSS | OXP__OPEN_NO_POPULATE);
 	unlink(path);
 }
