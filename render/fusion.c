@@ -73,6 +73,16 @@ bool oxr__fusion_joined(const view *v, uint32_t ni)
 	return m != NULL && m->anchor != ni;
 }
 
+uint32_t oxr__fusion_strays(const view *v, uint32_t anchor)
+{
+	const oxp_fusion *m = folded_match(v, anchor);
+	uint32_t n = 0;
+	if (m != NULL && m->anchor == anchor)
+		for (uint32_t k = 0; k < m->nnodes; k++)
+			n += m->nodes[k] != anchor && v->node_box[m->nodes[k]] == OXP_NONE;
+	return n;
+}
+
 void oxr__fusion_link(view *v)
 {
 	if (v->fusions == NULL)

@@ -968,6 +968,10 @@ static void item_rows(hstate *st, uint32_t bi, uint32_t *stamp)
 		if (oxr__fusion_joined(v, ni))
 			continue;
 		const char *pat = oxr__fusion_op(v, ni);
+		/* ... and its nodes outside every box are drawn here too (a match may reach out
+		 * of the scope: a name cut short puts a node in the parent) */
+		if (pat != NULL)
+			total += oxr__fusion_strays(v, ni);
 		oxp_str op = pat != NULL ? (oxp_str){pat, strlen(pat)} : dn->proto->op_type;
 		uint32_t k = 0;
 		while (k < nops && !same(ops[k].op, op))

@@ -303,6 +303,9 @@ void oxr__quant_rows(view *v, uint32_t box);           /* header, badge, scale r
 oxr_code oxr__fusion_mark(view *v, oxr_error *err);    /* after quant.c's mark */
 bool oxr__fusion_joined(const view *v, uint32_t node); /* drawn in its match's box */
 void oxr__fusion_link(view *v);                        /* after the op boxes exist */
+/* Nodes of the match anchored at `anchor` that no box holds yet: oxr__fusion_link will
+ * draw them in the anchor's box (a scope box counts them as its own). */
+uint32_t oxr__fusion_strays(const view *v, uint32_t anchor);
 bool oxr__fusion_rows(view *v, uint32_t box);          /* true: a match's box, rows done */
 const char *oxr__fusion_op(const view *v, uint32_t node); /* a match's box: its op, else NULL */
 struct json_t;
