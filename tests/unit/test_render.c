@@ -1503,6 +1503,40 @@ static void test_fold_budget(void **state)
 	}
 }
 
+/* A named pattern reaching out of its scope: fuzz_derived's input
+ * (tests/fuzz/regressions/derived/pattern-node-outside-its-scope-box) has a decomposed
+ * LayerNormalization under /block_0/layer_3/norm whose Mul is named "norm-Mul_63", so it
+ * lies in /block_0/layer_3.  Drawn at depth 2 the norm scope is one box, and the pattern's
+ * box (with that Mul) is inside it: the box's count says the 7 nodes it holds. */
+static void test_scope_box_counts_its_pattern(void **state)
+{
+	(void)state;
+	oxp_model *m = NULL;
+	oxp_dag *d = NULL;
+	oxp_error e;
+	assert_int_equal(oxp_model_open(&m, "tests/fuzz/regressions/derived/pattern-node-outside-its-scope-box",
+	                                NULL, &e), OXP_OK);
+	oxp_dag_options dopt = {.infer_shapes = true};
+	assert_int_equal(oxp_dag_build(&d, m, &dopt, &e), OXP_OK);
+	oxr_options o;
+	oxr_options_default(&o);
+	assert_int_equal(oxr_options_set(&o, "depth", "2", NULL), OXR_OK);
+	oxr_buf b;
+	oxr_buf_init(&b, 0);
+	oxr_error err = {0};
+	assert_int_equal(oxr_render(m, d, &o, OXR_FMT_LAYOUT_JSON, &b, &err), OXR_OK);
+	json_t *lay = parse(&b);
+	json_t *box = find(json_object_get(lay, "nodes"), "title", "/block_0/layer_3/norm");
+	assert_non_null(box);
+	json_t *rows = json_object_get(box, "rows");
+	assert_true(json_array_size(rows) >= 3);
+	assert_string_equal(str_of(json_array_get(rows, 2), "text"), "7 nodes \xc2\xb7 1 params");
+	json_decref(lay);
+	oxr_buf_free(&b);
+	oxp_dag_free(d);
+	oxp_model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1530,6 +1564,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_render_svg, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_render_dot, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_render_layout_json, fx_setup, fx_teardown),
+	    cmocka_unit_test(test_scope_box_counts_its_pattern),
 	    cmocka_unit_test_setup_teardown(test_render_errors, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_render_is_deterministic, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_render_isolated_matches_in_process, fx_setup,
