@@ -20,7 +20,6 @@
  */
 #include "parser/internal.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -469,17 +468,10 @@ static void clear_member(const fdesc *f, void *dst)
 static void uncut(const dctx *c, const uint8_t *p, oxp_str *v)
 {
 	uint64_t pos = (uint64_t)(p - c->base);
-	size_t lo = 0, hi = c->cp->ncuts;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->cp->cuts[mid].at < pos)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < c->cp->ncuts && c->cp->cuts[lo].at == pos) {
-		v->p = (const char *)c->cp->file + c->cp->cuts[lo].off;
-		v->len = (size_t)c->cp->cuts[lo].len;
+	size_t k = oxp__compact_cuts_before(c->cp, pos);
+	if (k > 0 && c->cp->cuts[k - 1].at == pos) {
+		v->p = (const char *)c->cp->file + c->cp->cuts[k - 1].off;
+		v->len = (size_t)c->cp->cuts[k - 1].len;
 	}
 }
 
@@ -1276,15 +1268,8 @@ static bool cp_grow(scanwin *w, uint64_t upto)
 #endif
 		w->ready_b = to;
 	}
-	uint64_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(w->fd, c->buf + c->len + got, (size_t)(n - got), (off_t)(fend + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		got += (uint64_t)r;
-	}
+	if (!oxp__read_at(w->fd, c->buf + c->len, (size_t)n, fend))
+		return false;
 	c->len += (size_t)n;
 	w->len += (size_t)n;
 	return true;
@@ -1362,15 +1347,15 @@ static bool win_byte(scanwin *w, uint64_t off, uint8_t *out)
 {
 	if (off >= w->size)
 		return false;
-	if (w->cp != NULL && (off < w->base || off >= w->base + w->len)) {
-		/* the scan only goes forward: what it skipped is structure, read with the rest */
+	if (off < w->base || off >= w->base + w->len) {
 		bool follows = off == w->base + w->len && w->len > 0;
 		w->want = follows ? (w->want * 2 > SCAN_WINDOW ? SCAN_WINDOW : w->want * 2) : 4096;
+	}
+	if (w->cp != NULL && (off < w->base || off >= w->base + w->len)) {
+		/* the scan only goes forward: what it skipped is structure, read with the rest */
 		if (off < w->base || !cp_grow(w, off + w->want) || off >= w->base + w->len)
 			return false;
 	} else if (off < w->base || off >= w->base + w->len) {
-		bool follows = off == w->base + w->len && w->len > 0;
-		w->want = follows ? (w->want * 2 > SCAN_WINDOW ? SCAN_WINDOW : w->want * 2) : 4096;
 		uint64_t base = off & ~(uint64_t)4095;
 		size_t want = w->want;
 		if (off - base >= want)
@@ -1561,9 +1546,8 @@ bool oxp__scan_compact(int fd, uint64_t size, uint64_t min, size_t max, oxp__com
 	return ok;
 }
 
-uint64_t oxp__compact_offset(const oxp__compact *c, uint64_t pos)
+size_t oxp__compact_cuts_before(const oxp__compact *c, uint64_t pos)
 {
-	/* the last cut at or before pos: the buffer goes on there with the file after it */
 	size_t lo = 0, hi = c->ncuts;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -1572,9 +1556,16 @@ uint64_t oxp__compact_offset(const oxp__compact *c, uint64_t pos)
 		else
 			hi = mid;
 	}
-	if (lo == 0)
+	return lo;
+}
+
+uint64_t oxp__compact_offset(const oxp__compact *c, uint64_t pos)
+{
+	/* the last cut at or before pos: the buffer goes on there with the file after it */
+	size_t n = oxp__compact_cuts_before(c, pos);
+	if (n == 0)
 		return pos;
-	const oxp__cut *k = &c->cuts[lo - 1];
+	const oxp__cut *k = &c->cuts[n - 1];
 	return k->off + k->len + (pos - k->at);
 }
 

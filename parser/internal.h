@@ -204,8 +204,14 @@ bool oxp__scan_holes(int fd, uint64_t size, uint64_t min, uint8_t *map, oxp__hol
 /* Build c from the file behind fd, reading it with pread() (no page of a file mapping is
  * touched).  false when compacting is not worth it or not possible (odd input, more than
  * max cuts, more than cap bytes of structure): c is then released. */
+/* n bytes of the file behind fd from off into to, whole (pread() again after a short
+ * read or EINTR); false on an error or the file's end (model.c). */
+bool oxp__read_at(int fd, uint8_t *to, size_t n, uint64_t off);
+
 bool oxp__scan_compact(int fd, uint64_t size, uint64_t min, size_t max, oxp__compact *c);
 void oxp__compact_release(oxp__compact *c);
+/* The number of cuts at or before position pos of c's buffer (cuts[i].at <= pos). */
+size_t oxp__compact_cuts_before(const oxp__compact *c, uint64_t pos);
 /* The file offset of position pos of c's buffer. */
 uint64_t oxp__compact_offset(const oxp__compact *c, uint64_t pos);
 /* Decode the compacted ModelProto: views of cut fields point into c->file. */

@@ -201,7 +201,7 @@ oxp_code oxp_tensor_file_parse(oxp_model **out, const void *buf, size_t len,
  * pread() and each structure range is read over itself, which copies it with a fault
  * per page.  Returns false when the split was not worth it or failed: the mapping is
  * still the file, its untouched parts mapped as a plain mapping's would be. */
-static bool read_at(int fd, uint8_t *to, size_t n, uint64_t off)
+bool oxp__read_at(int fd, uint8_t *to, size_t n, uint64_t off)
 {
 	size_t got = 0;
 	while (got < n) {
@@ -242,7 +242,7 @@ static bool split_structure(int fd, uint8_t *map, size_t len, bool populate)
 			if (next <= end)
 				continue; /* payload within a page or two: stays structure */
 		}
-		if (end > pos && !read_at(fd, map + pos, (size_t)(end - pos), pos))
+		if (end > pos && !oxp__read_at(fd, map + pos, (size_t)(end - pos), pos))
 			ok = false;
 		pos = next;
 	}
