@@ -58,6 +58,9 @@ static const opt opts[] = {
     {"upload-part-size", "ONNXVIZ_UPLOAD_PART_SIZE", T_SIZE, F(upload_part_size), 0, 0,
      "SIZE", "part size of resumable uploads (POST /uploads; default 16M; 64K..1G; more "
      "when 10,000 parts would not hold a file)"},
+    {"upload-streams", "ONNXVIZ_UPLOAD_STREAMS", T_UINT, F(upload_streams), 1, 8, "N",
+     "requests a client may send one part of a resumable upload in at once, as pieces "
+     "(default 4; 1: one PATCH per part; an S3 store takes whole parts only)"},
     {"max-resumable", "ONNXVIZ_MAX_RESUMABLE", T_SIZE, F(max_resumable), 0, 0, "SIZE",
      "largest file of a resumable upload (default 0: what the store budget and the disk "
      "hold)"},
@@ -138,6 +141,7 @@ void oxs_config_default(oxs_config *c)
 	c->max_upload = (uint64_t)2 << 30;
 	c->upload_part_size = (uint64_t)16 << 20;
 	c->upload_expiry = 86400;
+	c->upload_streams = 4;
 	c->threads = 4;
 	c->workers = 2;
 	c->work_queue = 64;

@@ -27,6 +27,7 @@ typedef struct oxs_config {
 	uint64_t upload_part_size; /* --upload-part-size: parts of resumable uploads */
 	uint64_t max_resumable;  /* --max-resumable: bytes of one resumable upload (0: the
 	                            store budget and the disk) */
+	unsigned upload_streams; /* --upload-streams: pieces of one part in flight at once */
 	unsigned upload_expiry;  /* --upload-expiry: seconds an idle resumable upload is kept */
 	char token[256];         /* --token, ONNXVIZ_TOKEN: "" = no token */
 	char read_token[256];    /* --read-token, ONNXVIZ_READ_TOKEN */

@@ -2,7 +2,8 @@
  * resumable.c — resumable uploads (issue 23, docs/api.md "Resumable uploads"): the tus
  * 1.0.0 protocol (core, creation, termination, expiration) with one rule of S3 multipart
  * added: a file goes up in parts of a fixed size, one part per PATCH, so that each maps
- * to one object-store part.
+ * to one object-store part — or, with a local store, one part as pieces sent at once
+ * (Upload-Piece; decision 79), acknowledged as the part they cover.
  *
  *   POST   /uploads          Upload-Length + Upload-Metadata "sha256 <b64>, filename <b64>,
  *                            structure <b64>": 200 + the model when the server holds the
@@ -11,7 +12,9 @@
  *                            Location /uploads/{uid}, Upload-Offset, Upload-Part-Size
  *   HEAD   /uploads/{uid}    Upload-Offset, Upload-Length, Upload-Expires (GET: as JSON)
  *   PATCH  /uploads/{uid}    Upload-Offset + the next part (application/offset+octet-
- *                            stream): 204 + the new offset once the part is on disk
+ *                            stream), or a piece of it (Upload-Piece: 1, Upload-Offset
+ *                            inside the part; 204, the offset unchanged, until the
+ *                            pieces cover it): 204 + the new offset once the part is on disk
  *                            (fdatasync, then the state file); the last part: the SHA-256
  *                            of the whole is checked and the file is stored as a model
  *                            exactly as POST /models stores it (201/200 + its summary)
@@ -76,10 +79,23 @@
  * files. */
 typedef oxst_xfer upstate;
 
-/* An upload a request of this process holds (one at a time per upload). */
+/* Ranges of one part that pieces may hold at once (received or arriving). */
+#define MAX_PIECES 16
+#define PART_UNKNOWN UINT64_MAX
+
+/* An upload this process knows: a request holds it whole (one PATCH of a whole part, or
+ * the commit of a part whose pieces are in), or pieces of its current part arrive at
+ * once (Upload-Piece: disjoint ranges of the part at part_at, each written in place;
+ * the part is hashed and acknowledged when they cover it). */
 typedef struct active {
 	char uid[UID_LEN + 1];
 	bool busy;
+	uint64_t part_at; /* the offset this process last acknowledged, or PART_UNKNOWN */
+	unsigned npieces, arriving;
+	struct {
+		uint64_t a, b;
+		bool in; /* received whole (else arriving) */
+	} piece[MAX_PIECES];
 } active;
 
 typedef struct slink {
@@ -91,6 +107,7 @@ struct oxs_resumable {
 	oxst_store *store;
 	uint64_t part_size, max_total;
 	unsigned expiry;
+	unsigned streams;          /* pieces of one part a client may send at once */
 	int64_t swept_ms;          /* the last sweep of an object store's transfers */
 	atomic_uint parts_staged;  /* parts of remote uploads arriving now */
 	pthread_mutex_t mu;
@@ -100,6 +117,7 @@ struct oxs_resumable {
 	size_t nlinks, caplinks;
 	atomic_uint_fast64_t started, resumed, held, completed, expired, aborted, refused, bytes;
 	atomic_uint_fast64_t parts, parts_busy; /* parts acknowledged; refused as too many */
+	atomic_uint_fast64_t pieces; /* pieces received whole */
 };
 
 /* What one request carries: POST /uploads (the claimed state) or a PATCH (its part). */
@@ -108,6 +126,9 @@ struct oxs_rpatch {
 	upstate st;
 	bool claimed; /* holds the busy mark of uid */
 	bool staged;  /* counted in parts_staged */
+	bool piece;   /* a piece of the part at st.offset: [pa, pb) */
+	bool piece_on; /* its range is registered (arriving, or received) */
+	uint64_t pa, pb, part_fd_at; /* part_fd_at: where the part starts in fd */
 	int fd;       /* PATCH: where the part goes (the store's xfer_part_fd) */
 	uint64_t at, want, got;
 	oxst_sha256 sha; /* the running hash, from the state's midstate */
@@ -192,18 +213,27 @@ static void forget_active(oxs_resumable *rs, const char *uid)
 	*a = rs->act[--rs->nact];
 }
 
-/* Mark uid busy; false when another request holds it (or the table is full). */
+static active *new_active(oxs_resumable *rs, const char *uid)
+{
+	if (rs->nact >= MAX_ACTIVE)
+		return NULL;
+	active *a = &rs->act[rs->nact++];
+	memset(a, 0, sizeof(*a));
+	memcpy(a->uid, uid, UID_LEN + 1);
+	a->part_at = PART_UNKNOWN;
+	return a;
+}
+
+/* Mark uid busy; false when another request holds it, pieces of it are arriving (or the
+ * table is full). */
 static bool claim(oxs_resumable *rs, const char *uid)
 {
 	pthread_mutex_lock(&rs->mu);
 	active *a = find_active(rs, uid);
 	bool ok = false;
-	if (a == NULL && rs->nact < MAX_ACTIVE) {
-		a = &rs->act[rs->nact++];
-		memset(a, 0, sizeof(*a));
-		memcpy(a->uid, uid, UID_LEN + 1);
-	}
-	if (a != NULL && !a->busy) {
+	if (a == NULL)
+		a = new_active(rs, uid);
+	if (a != NULL && !a->busy && a->arriving == 0) {
 		a->busy = true;
 		ok = true;
 	}
@@ -217,6 +247,111 @@ static void release(oxs_resumable *rs, const char *uid)
 	active *a = find_active(rs, uid);
 	if (a != NULL)
 		a->busy = false;
+	pthread_mutex_unlock(&rs->mu);
+}
+
+/* Pieces: one part sent in several requests at once (Upload-Piece; --upload-streams).
+ * Each registers its range of the part first: disjoint from the pieces arriving, and
+ * replacing received ones it overlaps (a piece sent again).  The piece that completes
+ * the part commits it, holding the upload whole meanwhile. */
+typedef enum { PIECE_OK, PIECE_BUSY, PIECE_MOVED, PIECE_FULL } piece_verdict;
+
+static bool overlaps(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+	return a < d && c < b;
+}
+
+/* [a, b) of the part at `part` (the state's offset when the request began); *moved: the
+ * offset this process acknowledged since (PIECE_MOVED). */
+static piece_verdict piece_register(oxs_resumable *rs, const char *uid, uint64_t part,
+                                    uint64_t a, uint64_t b, uint64_t *moved)
+{
+	pthread_mutex_lock(&rs->mu);
+	active *e = find_active(rs, uid);
+	if (e == NULL)
+		e = new_active(rs, uid);
+	piece_verdict v = PIECE_OK;
+	if (e == NULL || e->busy) {
+		v = PIECE_BUSY;
+	} else if (e->part_at != PART_UNKNOWN && e->part_at != part) {
+		v = PIECE_MOVED;
+		*moved = e->part_at;
+	} else {
+		for (unsigned i = 0; i < e->npieces; i++)
+			if (!e->piece[i].in && overlaps(a, b, e->piece[i].a, e->piece[i].b))
+				v = PIECE_BUSY;
+		unsigned k = 0;
+		for (unsigned i = 0; v == PIECE_OK && i < e->npieces; i++)
+			if (!overlaps(a, b, e->piece[i].a, e->piece[i].b))
+				e->piece[k++] = e->piece[i];
+		if (v == PIECE_OK)
+			e->npieces = k;
+		if (v == PIECE_OK && k == MAX_PIECES)
+			v = PIECE_FULL;
+		if (v == PIECE_OK) {
+			e->part_at = part;
+			e->piece[k].a = a;
+			e->piece[k].b = b;
+			e->piece[k].in = false;
+			e->npieces++;
+			e->arriving++;
+		}
+	}
+	pthread_mutex_unlock(&rs->mu);
+	return v;
+}
+
+/* The piece [a, b) arrived whole.  True when the received pieces now cover the part
+ * (want bytes): the caller then holds the upload (busy) and commits the part. */
+static bool piece_received(oxs_resumable *rs, const char *uid, uint64_t a, uint64_t b,
+                           uint64_t want)
+{
+	pthread_mutex_lock(&rs->mu);
+	active *e = find_active(rs, uid);
+	bool whole = false;
+	if (e != NULL) {
+		uint64_t have = 0;
+		for (unsigned i = 0; i < e->npieces; i++) {
+			if (e->piece[i].a == a && e->piece[i].b == b && !e->piece[i].in) {
+				e->piece[i].in = true;
+				e->arriving--;
+			}
+			if (e->piece[i].in)
+				have += e->piece[i].b - e->piece[i].a;
+		}
+		whole = have == want && e->arriving == 0 && !e->busy;
+		if (whole)
+			e->busy = true;
+	}
+	pthread_mutex_unlock(&rs->mu);
+	return whole;
+}
+
+/* A piece cut short or refused: its range is free again. */
+static void piece_forget(oxs_resumable *rs, const char *uid, uint64_t a, uint64_t b)
+{
+	pthread_mutex_lock(&rs->mu);
+	active *e = find_active(rs, uid);
+	for (unsigned i = 0; e != NULL && i < e->npieces; i++)
+		if (e->piece[i].a == a && e->piece[i].b == b && !e->piece[i].in) {
+			e->piece[i] = e->piece[--e->npieces];
+			e->arriving--;
+			break;
+		}
+	pthread_mutex_unlock(&rs->mu);
+}
+
+/* A part was committed (next: the new offset) or its commit failed (PART_UNKNOWN: the
+ * state says); the pieces of the part before are gone either way. */
+static void settle(oxs_resumable *rs, const char *uid, uint64_t next)
+{
+	pthread_mutex_lock(&rs->mu);
+	active *e = find_active(rs, uid);
+	if (e != NULL) {
+		e->npieces = 0;
+		e->arriving = 0;
+		e->part_at = next;
+	}
 	pthread_mutex_unlock(&rs->mu);
 }
 
@@ -566,6 +701,7 @@ static void add_upload_headers(oxs_req *r, const upstate *st)
 	add_header_u64(r, "Upload-Offset", st->offset);
 	add_header_u64(r, "Upload-Length", st->length);
 	add_header_u64(r, "Upload-Part-Size", st->part);
+	add_header_u64(r, "Upload-Part-Streams", r->srv->rs->streams);
 	char date[64];
 	http_date(st->expires, date, sizeof(date));
 	MHD_add_response_header(r->reply, "Upload-Expires", date);
@@ -579,9 +715,10 @@ static void reply_state(oxs_req *r, unsigned status, const char *uid, const upst
 	http_date(st->expires, date, sizeof(date));
 	oxr_buf_printf(&b,
 	               "{\"upload\":\"%s\",\"location\":\"/uploads/%s\",\"offset\":%" PRIu64
-	               ",\"length\":%" PRIu64 ",\"part_size\":%" PRIu64
+	               ",\"length\":%" PRIu64 ",\"part_size\":%" PRIu64 ",\"streams\":%u"
 	               ",\"sha256\":\"%s\",\"expires\":\"%s\",\"name\":",
-	               uid, uid, st->offset, st->length, st->part, st->sha256, date);
+	               uid, uid, st->offset, st->length, st->part, r->srv->rs->streams, st->sha256,
+	               date);
 	oxr_json_string(&b, st->name, strlen(st->name));
 	oxr_buf_printf(&b, ",\"kind\":\"%s\",\"structure\":", st->kind);
 	if (st->structure[0] != '\0')
@@ -1003,6 +1140,78 @@ static bool parse_u64(const char *s, uint64_t *out)
 	return true;
 }
 
+/* The bytes of the part at st->offset: a part, the last one the rest. */
+static uint64_t part_len(const upstate *st)
+{
+	return st->length - st->offset < st->part ? st->length - st->offset : st->part;
+}
+
+/* A piece [offset, offset + clen) of the part at st->offset (want bytes), written in place
+ * and hashed with the part when the pieces cover it (piece_job). */
+static void piece_begin(oxs_req *r, const upstate *st, uint64_t offset,
+                                      uint64_t clen, uint64_t want)
+{
+	oxs_resumable *rs = r->srv->rs;
+	if (offset < st->offset || offset - st->offset >= want) {
+		oxs_reply_error(r, 409, "offset_mismatch", "",
+		                "the part being sent is bytes %" PRIu64 "..%" PRIu64 ": a piece lies "
+		                "inside it, not at %" PRIu64 " (Upload-Offset tells where to go on)",
+		                st->offset, st->offset + want, offset);
+		add_upload_headers(r, st);
+		return;
+	}
+	if (clen == 0 || clen > st->offset + want - offset) {
+		oxs_reply_error(r, clen == 0 ? 400 : 413, clen == 0 ? "bad_part_size" : "part_too_large",
+		                "",
+		                "the piece at byte %" PRIu64 " is %" PRIu64 " bytes: it ends past the "
+		                "part (bytes %" PRIu64 "..%" PRIu64 ") or is empty",
+		                offset, clen, st->offset, st->offset + want);
+		add_upload_headers(r, st);
+		return;
+	}
+	oxs_rpatch *p = new_rpatch(r);
+	if (p == NULL)
+		return;
+	memcpy(p->uid, r->param, UID_LEN + 1);
+	p->st = *st;
+	uint64_t moved = 0;
+	piece_verdict v = piece_register(rs, p->uid, st->offset, offset, offset + clen, &moved);
+	if (v != PIECE_OK) {
+		upstate now = *st;
+		if (v == PIECE_MOVED)
+			now.offset = moved;
+		if (v == PIECE_MOVED)
+			oxs_reply_error(r, 409, "offset_mismatch", "",
+			                "the upload is at byte %" PRIu64 " now (Upload-Offset tells where "
+			                "to go on)", moved);
+		else if (v == PIECE_FULL)
+			oxs_reply_error(r, 400, "too_many_pieces", "",
+			                "%d pieces of the part at byte %" PRIu64 " are held and do not "
+			                "cover it: send the part in fewer pieces", MAX_PIECES, st->offset);
+		else
+			oxs_reply_error(r, 409, "upload_busy", "",
+			                "this part is being stored, or a piece overlapping bytes %" PRIu64
+			                "..%" PRIu64 " is arriving", offset, offset + clen);
+		add_upload_headers(r, &now);
+		return;
+	}
+	p->piece = p->piece_on = true;
+	p->pa = offset;
+	p->pb = offset + clen;
+	oxst_store *store = r->srv->store;
+	uint64_t at = 0;
+	oxst_status s = store->ops->xfer_part_fd(store, p->uid, st, &p->fd, &at);
+	if (s != OXST_OK) {
+		p->fd = -1;
+		reply_io(r, s, "cannot open the upload");
+		return;
+	}
+	p->part_fd_at = at;
+	p->at = at + (offset - st->offset);
+	p->want = clen;
+	memcpy(r->id, st->sha256, OXST_ID_LEN + 1);
+}
+
 void oxs_resumable_patch_begin(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
@@ -1028,9 +1237,23 @@ void oxs_resumable_patch_begin(oxs_req *r)
 		oxs_reply_error(r, 411, "length_required", "", "a part needs its Content-Length");
 		return;
 	}
+	const char *piece = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Upload-Piece");
+	if (piece != NULL && (strcmp(piece, "1") != 0 || rs->streams < 2)) {
+		if (strcmp(piece, "1") != 0)
+			oxs_reply_error(r, 400, "bad_upload", "", "Upload-Piece: 1 marks a piece of a part");
+		else
+			oxs_reply_error(r, 400, "pieces_unsupported", "",
+			                "this server takes whole parts, one PATCH each (Upload-Part-Streams: 1)");
+		return;
+	}
 	upstate st;
 	if (!find_upload(r, &st))
 		return;
+	uint64_t want = part_len(&st);
+	if (piece != NULL) {
+		piece_begin(r, &st, offset, clen, want);
+		return;
+	}
 	if (offset != st.offset) {
 		oxs_reply_error(r, 409, "offset_mismatch", "",
 		                "the upload is at byte %" PRIu64 ", not %" PRIu64 " (Upload-Offset "
@@ -1038,7 +1261,6 @@ void oxs_resumable_patch_begin(oxs_req *r)
 		add_upload_headers(r, &st);
 		return;
 	}
-	uint64_t want = st.length - st.offset < st.part ? st.length - st.offset : st.part;
 	if (clen != want) {
 		oxs_reply_error(r, clen > want ? 413 : 400, clen > want ? "part_too_large" : "bad_part_size",
 		                "",
@@ -1100,7 +1322,8 @@ bool oxs_resumable_patch_data(oxs_req *r, const char *data, size_t size)
 			p->werr = w < 0 ? errno : EIO;
 			return true;
 		}
-		oxst_sha256_update(&p->sha, data, (size_t)w);
+		if (!p->piece) /* a piece is hashed with its part, in order (piece_job) */
+			oxst_sha256_update(&p->sha, data, (size_t)w);
 		p->got += (uint64_t)w;
 		data += w;
 		size -= (size_t)w;
@@ -1508,16 +1731,23 @@ static void complete(oxs_req *r, const char *hex)
 		oxs_upload_adopt(r, sfd, spool, NULL, p->st.name, p->st.length, on_stored);
 }
 
+/* The body could not be written: the answer says why (true). */
+static bool write_failed(oxs_req *r, const char *what)
+{
+	if (r->rp->werr == 0)
+		return false;
+	reply_io(r, errno_status(r->rp->werr), what);
+	oxs_resume(r);
+	return true;
+}
+
 static void patch_job(oxs_req *r)
 {
 	oxs_resumable *rs = r->srv->rs;
 	oxst_store *store = r->srv->store;
 	oxs_rpatch *p = r->rp;
-	if (p->werr != 0) {
-		reply_io(r, errno_status(p->werr), "cannot write the part");
-		oxs_resume(r);
+	if (write_failed(r, "cannot write the part"))
 		return;
-	}
 	upstate st = p->st;
 	st.offset = p->st.offset + p->got;
 	st.expires = (int64_t)time(NULL) + rs->expiry;
@@ -1532,6 +1762,8 @@ static void patch_job(oxs_req *r)
 	 * before it, and a retry sends it again */
 	oxst_status s = store->ops->xfer_part_put(store, p->uid, &p->st, last ? NULL : &st, p->fd,
 	                                          p->at, p->got);
+	if (!last || s != OXST_OK)
+		settle(rs, p->uid, s == OXST_OK ? st.offset : PART_UNKNOWN);
 	if (s == OXST_E_NOT_FOUND) {
 		oxs_reply_error(r, 404, "upload_not_found", "",
 		                "no such upload (it finished, expired or was deleted)");
@@ -1558,6 +1790,64 @@ static void patch_job(oxs_req *r)
 	add_upload_headers(r, &st);
 	oxs_resume(r);
 }
+/* The part's bytes, written by its pieces, hashed in order from the state's midstate. */
+static bool hash_part(oxs_rpatch *p, uint64_t want, int *err)
+{
+	enum { CHUNK = 1 << 20 };
+	char *buf = malloc(CHUNK);
+	if (buf == NULL) {
+		*err = ENOMEM;
+		return false;
+	}
+	oxst_sha256_resume(&p->sha, p->st.h, p->st.offset);
+	for (uint64_t done = 0; done < want;) {
+		size_t n = want - done < CHUNK ? (size_t)(want - done) : CHUNK;
+		ssize_t got = pread(p->fd, buf, n, (off_t)(p->part_fd_at + done));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			*err = got < 0 ? errno : EIO;
+			free(buf);
+			return false;
+		}
+		oxst_sha256_update(&p->sha, buf, (size_t)got);
+		done += (uint64_t)got;
+	}
+	free(buf);
+	return true;
+}
+
+/* A piece arrived whole: 204 with the offset unchanged, or — the pieces now cover the
+ * part — the part is hashed and committed as one PATCH of it would be (patch_job). */
+static void piece_job(oxs_req *r)
+{
+	oxs_resumable *rs = r->srv->rs;
+	oxs_rpatch *p = r->rp;
+	if (write_failed(r, "cannot write the piece"))
+		return;
+	atomic_fetch_add(&rs->pieces, 1);
+	uint64_t want = part_len(&p->st);
+	bool whole = piece_received(rs, p->uid, p->pa, p->pb, want);
+	p->piece_on = false; /* received: the range stays until the part is committed */
+	if (!whole) {
+		reply_204(r);
+		add_upload_headers(r, &p->st);
+		oxs_resume(r);
+		return;
+	}
+	p->claimed = true; /* piece_received marked the upload busy */
+	int err = 0;
+	if (!hash_part(p, want, &err)) {
+		settle(rs, p->uid, PART_UNKNOWN);
+		reply_io(r, errno_status(err), "cannot read the part back");
+		oxs_resume(r);
+		return;
+	}
+	p->at = p->part_fd_at;
+	p->got = want;
+	patch_job(r);
+}
+
 void oxs_resumable_patch_end(oxs_req *r)
 {
 	oxs_rpatch *p = r->rp;
@@ -1570,7 +1860,7 @@ void oxs_resumable_patch_end(oxs_req *r)
 		                " bytes", p->got, p->want);
 		return;
 	}
-	oxs_defer(r, r->srv->work, patch_job);
+	oxs_defer(r, r->srv->work, p->piece ? piece_job : patch_job);
 }
 
 void oxs_resumable_cleanup(oxs_req *r)
@@ -1585,6 +1875,8 @@ void oxs_resumable_cleanup(oxs_req *r)
 		atomic_fetch_sub(&r->srv->rs->parts_staged, 1);
 	if (p->claimed)
 		release(r->srv->rs, p->uid);
+	if (p->piece_on)
+		piece_forget(r->srv->rs, p->uid, p->pa, p->pb);
 	free(p->files);
 	free(p);
 }
@@ -1621,6 +1913,8 @@ oxs_resumable *oxs_resumable_open(const oxs_config *c, oxst_store *store, char *
 	rs->part_size = c->upload_part_size;
 	rs->max_total = c->max_resumable;
 	rs->expiry = c->upload_expiry;
+	/* an object store's part is a temporary per request: pieces need the file in place */
+	rs->streams = store->ops->remote ? 1 : c->upload_streams;
 	pthread_mutex_init(&rs->mu, NULL);
 	(void)load_links(rs);
 	sweep(rs);
@@ -1667,6 +1961,11 @@ void oxs_resumable_metrics(oxs_server *srv, oxr_buf *o)
 	               "onnxviz_resumable_parts_total{outcome=\"stored\"} %" PRIu64 "\n"
 	               "onnxviz_resumable_parts_total{outcome=\"busy\"} %" PRIu64 "\n",
 	               (uint64_t)atomic_load(&rs->parts), (uint64_t)atomic_load(&rs->parts_busy));
+	oxr_buf_printf(o, "# HELP onnxviz_resumable_pieces_total Pieces of resumable upload parts "
+	               "received whole (a part sent in several requests at once, Upload-Piece).\n"
+	               "# TYPE onnxviz_resumable_pieces_total counter\n"
+	               "onnxviz_resumable_pieces_total %" PRIu64 "\n",
+	               (uint64_t)atomic_load(&rs->pieces));
 	oxr_buf_printf(o, "# HELP onnxviz_resumable_parts_staged Parts of resumable uploads on "
 	               "their way to the object store now.\n# TYPE onnxviz_resumable_parts_staged "
 	               "gauge\nonnxviz_resumable_parts_staged %u\n",

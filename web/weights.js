@@ -10,10 +10,13 @@
 // 1.0.0 with fixed-size parts): POST /uploads names the file by its SHA-256 and size, and
 // the server answers where to go on from — nothing at all when it holds the file already,
 // the offset of an upload of the same file in progress (this page reloaded, another tab,
-// a script), or 0.  Then one PATCH per part, each acknowledged once it is on the server's
-// disk.  A dropped link, a 5xx or a restarted server: wait, ask HEAD /uploads/{uid} where
-// it stands, go on from there (at most one part is sent again).  The file is read a part at
-// a time (File.slice): the page never holds more than one part of it.
+// a script), or 0.  Then the parts one after the other, each acknowledged once it is on the
+// server's disk; a part goes as Upload-Part-Streams pieces at once (PATCH with
+// Upload-Piece: 1; one request body gets less than the link — docs/decisions.md 79), and
+// the piece that completes the part carries its acknowledgement.  A dropped link, a 5xx or
+// a restarted server: wait, ask HEAD /uploads/{uid} where it stands, go on from there (at
+// most one part is sent again).  The file is read a part at a time (File.slice): the page
+// never holds more than one part of it.
 
 import { ApiError, token } from './api.js';
 import { Sha256 } from './structure.js';
@@ -41,11 +44,12 @@ function apiError(xhrOrRes, text) {
 const transient = (e) => e instanceof ApiError && (e.status === 0 || e.status === 429 || e.status === 503 || e.status === 502 || e.status === 504 || e.code === 'upload_busy');
 
 // One PATCH with upload progress (fetch has none): resolves {status, offset, body}.
-function patchPart(uid, offset, blob, onSent, aborter) {
+function patchPart(uid, offset, blob, onSent, aborter, piece = false) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('PATCH', `/uploads/${uid}`);
-    for (const [k, v] of Object.entries(headersOf({ 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' }))) xhr.setRequestHeader(k, v);
+    const extra = { 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream', ...(piece ? { 'Upload-Piece': '1' } : {}) };
+    for (const [k, v] of Object.entries(headersOf(extra))) xhr.setRequestHeader(k, v);
     xhr.responseType = 'text';
     xhr.upload.addEventListener('progress', (e) => onSent(e.loaded));
     xhr.addEventListener('load', () => {
@@ -61,9 +65,34 @@ function patchPart(uid, offset, blob, onSent, aborter) {
     });
     xhr.addEventListener('error', () => reject(new ApiError(0, { error: { message: 'the connection was lost' } })));
     xhr.addEventListener('abort', () => reject(new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } })));
-    aborter.current = () => xhr.abort();
+    aborter.xhrs.add(xhr);
+    xhr.addEventListener('loadend', () => aborter.xhrs.delete(xhr));
     xhr.send(blob);
   });
+}
+
+// The part [up.offset, end) of blob: one PATCH, or up.streams pieces at once (all settle
+// before the answer: the one that completed the part, a 200/201 with the model, or the
+// first error — pieces that arrived are kept by the server and harmless when sent again).
+async function sendPart(up, blob, end, onSent, aborter) {
+  const n = end - up.offset;
+  const k = Math.min(up.streams, Math.floor(n / 65536));
+  if (k < 2) return patchPart(up.uid, up.offset, blob.slice(up.offset, end), onSent, aborter);
+  const size = Math.ceil(n / k / 64) * 64;
+  const loaded = [];
+  const runs = [];
+  for (let a = up.offset, i = 0; a < end; a += size, i++) {
+    const b = Math.min(end, a + size), j = i;
+    loaded.push(0);
+    runs.push(patchPart(up.uid, a, blob.slice(a, b), (x) => { loaded[j] = x; onSent(loaded.reduce((u, v) => u + v, 0)); }, aborter, true));
+  }
+  const got = await Promise.allSettled(runs);
+  const ok = got.filter((g) => g.status === 'fulfilled').map((g) => g.value);
+  const done = ok.find((v) => v.status === 200 || v.status === 201);
+  if (done) return done;
+  const failed = got.find((g) => g.status === 'rejected');
+  if (failed) throw failed.reason;
+  return { status: 204, offset: Math.max(...ok.map((v) => (Number.isFinite(v.offset) ? v.offset : up.offset))), body: null };
 }
 
 async function call(method, url, headers, signal) {
@@ -88,7 +117,7 @@ async function begin(t, signal) {
   if (t.structureId) meta.push(`structure ${b64(t.structureId)}`);
   const r = await call('POST', '/uploads', { 'Upload-Length': String(t.blob.size), 'Upload-Metadata': meta.join(',') }, signal);
   if (r.body && r.body.stored) return { done: r.body };
-  return { uid: r.body.upload, offset: r.body.offset, part: r.body.part_size };
+  return { uid: r.body.upload, offset: r.body.offset, part: r.body.part_size, streams: r.body.streams || 1 };
 }
 
 // One resumable transfer: t = {blob, sha256, name, kind, structureId}; answers the body of
@@ -108,7 +137,7 @@ async function transfer(t, onSent, ctl, aborter, isAborted) {
       }
       onSent(up.offset);
       const end = Math.min(size, up.offset + up.part);
-      const r = await patchPart(up.uid, up.offset, t.blob.slice(up.offset, end), (n) => onSent(up.offset + n), aborter);
+      const r = await sendPart(up, t.blob, end, (n) => onSent(up.offset + n), aborter);
       wait = 500;
       if (r.status === 200 || r.status === 201) { onSent(size); return r.body; }
       up.offset = Number.isFinite(r.offset) ? r.offset : end;
@@ -150,7 +179,7 @@ export function bundleOf(model, files) {
 // manifest (kind bundle), which makes the model; the promise resolves to the bundle's id.
 export function sendWeights({ file, sha256, structureId, bundle, onProgress }) {
   const ctl = new AbortController();
-  const aborter = { current: null };
+  const aborter = { xhrs: new Set() };
   let aborted = false;
   const isAborted = () => aborted;
   const run = async () => {
@@ -169,6 +198,6 @@ export function sendWeights({ file, sha256, structureId, bundle, onProgress }) {
   };
   return {
     promise: run(),
-    abort: () => { aborted = true; ctl.abort(); if (aborter.current) aborter.current(); },
+    abort: () => { aborted = true; ctl.abort(); for (const x of [...aborter.xhrs]) x.abort(); },
   };
 }

@@ -103,13 +103,20 @@ const FIXED = 16 << 20;
 let missed = 0;
 const miss = (ok, what) => { if (!ok) { missed++; return `  MISSED (${what})`; } return ''; };
 const pad = ' '.repeat(20);
-// per PATCH (medians): the body on the wire, the wait for its answer, the gap before the next
+// per part (medians): its bodies on the wire, the wait for its answer, the gap before the
+// next part.  A part goes as one PATCH or as pieces sent at once (Upload-Piece): the PATCHes
+// that start within 50 ms of each other are one part.
 const median = (xs) => { const v = xs.filter(Number.isFinite).sort((a, b) => a - b); return v.length ? v[v.length >> 1] : NaN; };
 const partsLine = (ps) => {
   const full = ps.filter((p) => p.end && p.body);
   if (!full.length) return '';
-  const gaps = full.slice(1).map((p, i) => p.start - full[i].end);
-  return `\n${pad}${full.length} PATCHes, each (median): body ${median(full.map((p) => p.body - p.start)).toFixed(0)} ms, answer after it ${median(full.map((p) => p.end - p.body)).toFixed(0)} ms, gap to the next ${median(gaps).toFixed(0)} ms`;
+  const groups = [];
+  for (const p of full) {
+    const g = groups[groups.length - 1];
+    if (g && p.start - g.start < 50) { g.body = Math.max(g.body, p.body); g.end = Math.max(g.end, p.end); g.n++; } else groups.push({ start: p.start, body: p.body, end: p.end, n: 1 });
+  }
+  const gaps = groups.slice(1).map((g, i) => g.start - groups[i].end);
+  return `\n${pad}${groups.length} parts in ${full.length} PATCHes (${median(groups.map((g) => g.n))} at once), each part (median): bodies ${median(groups.map((g) => g.body - g.start)).toFixed(0)} ms, answer after them ${median(groups.map((g) => g.end - g.body)).toFixed(0)} ms, gap to the next ${median(gaps).toFixed(0)} ms`;
 };
 const weightsLine = (r, size, mbit) => {
   if (r.weightsMs < 0) { missed++; return `\n${pad}weights: FAILED`; }

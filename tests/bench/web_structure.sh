@@ -31,6 +31,7 @@ fi
 if [ "${ONNXVIZ_BENCH_LLM_MB:-2700}" != 0 ]; then
   llm=$(/usr/bin/python3 $m llm "$work/llm" "${ONNXVIZ_BENCH_LLM_MB:-2700}") || exit 1
 fi
+sync  # the models just written: their write-back would run during the first case
 printf '{"big": %s, "small": %s, "llm": %s}\n' "$(sed 's/.*"big": //; s/}$//' "$work/big.json")" "$small" "$llm" > "$work/models.json"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 ONNXVIZ_E2E_WORK="$work" node tests/bench/web_structure.mjs

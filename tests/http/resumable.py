@@ -407,6 +407,134 @@ def t_structure_lies(h):
     h.check(s.stop() == 0, "server exit (structure lies)")
 
 
+def piece(h, s, uid, offset, data, flag="1"):
+    hs = ["Content-Type: application/offset+octet-stream", "Upload-Offset: %d" % offset, "Tus-Resumable: 1.0.0",
+          "Expect: 100-continue", "Upload-Piece: " + flag]
+    return h.curl(s.url("/uploads/" + uid), method="PATCH", headers=hs, data=data)
+
+
+def send_pieces(h, s, uid, blob, at, cuts):
+    """The part at `at` as pieces [at+cuts[i], at+cuts[i+1]), all at once: their answers."""
+    import threading
+    end = min(len(blob), at + PART)
+    bounds = [at + c for c in cuts if at + c < end] + [end]
+    out = [None] * (len(bounds) - 1)
+
+    def go(i):
+        out[i] = piece(h, s, uid, bounds[i], blob[bounds[i]:bounds[i + 1]])
+    ts = [threading.Thread(target=go, args=(i,)) for i in range(len(out))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return out
+
+
+def t_pieces(h):
+    """One part in several requests at once (Upload-Piece, --upload-streams): a piece is
+    answered 204 with the offset unchanged until the pieces cover the part; then the part is
+    hashed in order and acknowledged as a whole PATCH would be.  Pieces in any order, sent
+    again, re-cut, cut short by a kill -9; the rules they break answer 4xx."""
+    blob = open(h.SQUEEZENET, "rb").read()
+    sha = hashlib.sha256(blob).hexdigest()
+    if h.S3 is not None:  # an object store's part is a temporary per request: whole parts only
+        s = h.Server("--upload-part-size", "1M")
+        r = begin(h, s, len(blob), sha)
+        uid = (r.json() or {}).get("upload", "")
+        h.check(r.h("upload-part-streams") == "1" and (r.json() or {}).get("streams") == 1,
+                "S3 store: one stream per upload: %r" % r.headers)
+        r = piece(h, s, uid, 0, blob[:1000])
+        h.check(r.status == 400 and r.error_code() == "pieces_unsupported", "S3 store: a piece: 400: %r" % r)
+        h.check(s.stop() == 0, "server exit (pieces, S3)")
+        return
+    s = h.Server("--upload-part-size", "1M")
+    r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx")
+    uid = (r.json() or {}).get("upload", "")
+    h.check(r.h("upload-part-streams") == "4" and (r.json() or {}).get("streams") == 4,
+            "POST /uploads: Upload-Part-Streams 4 by default: %r %r" % (r.headers, r.json()))
+    # part 0: four pieces one after the other, last first
+    q = PART // 4
+    for i in (3, 2, 1):
+        r = piece(h, s, uid, i * q, blob[i * q:(i + 1) * q])
+        h.check(r.status == 204 and offset_of(r) == 0, "piece %d of part 0: 204, the offset still 0: %r" % (i, r))
+    r = h.curl(s.url("/uploads/" + uid), head=True)
+    h.check(offset_of(r) == 0, "three pieces in: HEAD still says 0 (nothing acknowledged): %r" % r)
+    r = piece(h, s, uid, 0, blob[:q])
+    h.check(r.status == 204 and offset_of(r) == PART, "the piece that covers the part: 204 at %d: %r" % (PART, r))
+    h.check(s.metrics().get("onnxviz_resumable_pieces_total") == 4 and
+            s.metrics().get('onnxviz_resumable_parts_total{outcome="stored"}') == 1, "metrics: 4 pieces, 1 part")
+    # part 1: four at once
+    rs = send_pieces(h, s, uid, blob, PART, [0, q, 2 * q, 3 * q])
+    h.check(all(x.status == 204 for x in rs) and max(offset_of(x) for x in rs) == 2 * PART and
+            sorted(offset_of(x) for x in rs)[:3] == [PART] * 3, "part 1 in 4 pieces at once: %r" % rs)
+    # the rules: outside the part, past its end, empty, a bad flag
+    r = piece(h, s, uid, PART, blob[PART:PART + 100])
+    h.check(r.status == 409 and r.error_code() == "offset_mismatch" and offset_of(r) == 2 * PART,
+            "a piece of a part acknowledged: 409 offset_mismatch at %d: %r" % (2 * PART, r))
+    r = piece(h, s, uid, 3 * PART, blob[3 * PART:3 * PART + 100])
+    h.check(r.status == 409 and r.error_code() == "offset_mismatch", "a piece of a later part: 409: %r" % r)
+    r = piece(h, s, uid, 3 * PART - 10, blob[3 * PART - 10:3 * PART + 10])
+    h.check(r.status == 413 and r.error_code() == "part_too_large", "a piece past the part's end: 413: %r" % r)
+    r = piece(h, s, uid, 2 * PART, b"")
+    h.check(r.status == 400 and r.error_code() == "bad_part_size", "an empty piece: 400: %r" % r)
+    r = piece(h, s, uid, 2 * PART, blob[2 * PART:2 * PART + 100], flag="yes")
+    h.check(r.status == 400 and r.error_code() == "bad_upload", "Upload-Piece: yes: 400: %r" % r)
+    # part 2: a piece sent twice is harmless; a re-cut piece replaces the ones it overlaps
+    a = 2 * PART
+    for _ in range(2):
+        r = piece(h, s, uid, a, blob[a:a + 300000])
+        h.check(r.status == 204 and offset_of(r) == a, "the same piece twice: 204: %r" % r)
+    r = piece(h, s, uid, a + 200000, blob[a + 200000:a + PART])
+    h.check(r.status == 204 and offset_of(r) == a, "a piece overlapping a received one replaces it: %r" % r)
+    r = piece(h, s, uid, a, blob[a:a + 200000])
+    h.check(r.status == 204 and offset_of(r) == 3 * PART, "the re-cut pieces cover the part: %r" % r)
+    # a whole PATCH while a piece of the part is received: takes the part as before
+    r = piece(h, s, uid, 3 * PART + 5000, blob[3 * PART + 5000:3 * PART + 9000])
+    h.check(r.status == 204 and offset_of(r) == 3 * PART, "a stray piece of part 3: %r" % r)
+    r = patch(h, s, uid, 3 * PART, blob[3 * PART:4 * PART])
+    h.check(r.status == 204 and offset_of(r) == 4 * PART, "a whole PATCH over received pieces: %r" % r)
+    # part 4 (the last, shorter): pieces received, then kill -9 before the last one
+    a = 4 * PART
+    r = piece(h, s, uid, a + 1000, blob[a + 1000:])
+    h.check(r.status == 204 and offset_of(r) == a, "the last part's tail piece: %r" % r)
+    s.proc.send_signal(signal.SIGKILL)
+    s.proc.wait()
+    s2 = h.Server("--upload-part-size", "1M", store=s.store)
+    r = h.curl(s2.url("/uploads/" + uid), head=True)
+    h.check(offset_of(r) == a, "after kill -9: the acknowledged offset: %r" % r)
+    r = piece(h, s2, uid, a, blob[a:a + 1000])
+    h.check(r.status == 204 and offset_of(r) == a, "after kill -9 the received pieces are gone: %r" % r)
+    rs = send_pieces(h, s2, uid, blob, a, [0, 1000])
+    done = [x for x in rs if x.status in (200, 201)]
+    h.check(len(done) == 1 and (done[0].json() or {}).get("id") == sha and
+            all(x.status == 204 for x in rs if x is not done[0]),
+            "the last part in pieces: one answer carries the model: %r" % rs)
+    r = h.curl(s2.url("/models/%s/model.onnx" % sha))
+    h.check(r.status == 200 and hashlib.sha256(r.body).hexdigest() == sha, "pieces: the model bit for bit")
+    # bytes that do not hash to the id: refused at the end, nothing kept
+    junk = bytearray(blob[:PART + 5000])
+    jsha = hashlib.sha256(bytes(junk)).hexdigest()
+    r = begin(h, s2, len(junk), jsha)
+    juid = (r.json() or {}).get("upload", "")
+    send_pieces(h, s2, juid, junk, 0, [0, q, 2 * q])
+    junk[PART + 10] ^= 1
+    rs = send_pieces(h, s2, juid, junk, PART, [0, 2500])
+    h.check(any(x.status == 422 and x.error_code() == "checksum_mismatch" for x in rs),
+            "a piece with other bytes: 422 checksum_mismatch: %r" % rs)
+    h.check(h.curl(s2.url("/uploads/" + juid), head=True).status == 404 and
+            h.curl(s2.url("/models/" + jsha)).status == 404, "nothing kept of it")
+    h.check(s2.stop() == 0, "server exit (pieces)")
+    # one stream: pieces refused, whole parts as before
+    s3 = h.Server("--upload-part-size", "1M", "--upload-streams", "1")
+    other = blob[:PART + 64]
+    r = begin(h, s3, len(other), hashlib.sha256(other).hexdigest())
+    ouid = (r.json() or {}).get("upload", "")
+    h.check(r.h("upload-part-streams") == "1", "--upload-streams 1: Upload-Part-Streams 1: %r" % r.headers)
+    r = piece(h, s3, ouid, 0, other[:100])
+    h.check(r.status == 400 and r.error_code() == "pieces_unsupported", "--upload-streams 1: a piece: 400: %r" % r)
+    h.check(s3.stop() == 0, "server exit (one stream)")
+
+
 def t_auth(h):
     s = h.Server("--token", "t", "--upload-part-size", "1M")
     r = begin(h, s, 100, "ab" * 32)
@@ -426,7 +554,8 @@ def t_auth(h):
 def t_resumable(h):
     for name, fn in (("protocol", t_protocol), ("wrong hash", t_wrong_hash), ("expiry", t_expiry),
                      ("kill -9 resume", t_kill_resume), ("structure link", t_structure_link), ("bundle", t_bundle),
-                     ("structure lies", t_structure_lies), ("auth", t_auth)):
+                     ("structure lies", t_structure_lies), ("auth", t_auth),
+                     ("pieces", t_pieces)):
         t = time.time()
         fn(h)
         print("  resumable %s: %.1f s" % (name, time.time() - t), flush=True)

@@ -40,6 +40,7 @@ static void test_defaults(void **state)
 	assert_string_equal(c.cache_dir, "./cache");
 	assert_int_equal(c.s3_timeout, 10);
 	assert_int_equal(c.s3_part_size, (uint64_t)16 << 20);
+	assert_int_equal(c.upload_streams, 4);
 	assert_string_equal(c.source_buckets, "");
 }
 
@@ -155,6 +156,11 @@ static void test_errors(void **state)
 	/* resumable parts end at a hash block (the midstate a replica hands on) */
 	char *a14[] = {"serve", "--upload-part-size=100000", NULL};
 	expect_error(NULL, 2, a14, "multiple of 64");
+	/* pieces of one part at once: 1..8 */
+	char *a15[] = {"serve", "--upload-streams=0", NULL};
+	expect_error(NULL, 2, a15, "--upload-streams");
+	char *a16[] = {"serve", "--upload-streams=9", NULL};
+	expect_error(NULL, 2, a16, "--upload-streams");
 }
 
 /* --help names every environment variable the issue lists. */
