@@ -417,7 +417,11 @@ int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	const oxs_config *c = &srv->cfg;
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof(ss));
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+	/* poll, not epoll: libmicrohttpd 0.9.75's edge-triggered epoll misses a client's close
+	 * in the middle of a body larger than its read buffer until the idle timeout (30 s
+	 * holding a resumable part busy after a page reload); poll sees it at once
+	 * (docs/decisions.md 80) */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
 	                 MHD_USE_ERROR_LOG;
 	srv->deadlines = oxs_deadlines_new(c->timeout);
 	if (srv->deadlines == NULL) {

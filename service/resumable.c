@@ -79,23 +79,26 @@
  * files. */
 typedef oxst_xfer upstate;
 
-/* Ranges of one part that pieces may hold at once (received or arriving). */
-#define MAX_PIECES 16
+/* Pieces of one part arriving at once (more: 409 upload_busy), and the ranges kept of
+ * those received (arriving + kept stay within MAX_KEPT; past it the kept ones are
+ * forgotten: their bytes are sent again). */
+#define MAX_ARRIVING 8
+#define MAX_KEPT 16
 #define PART_UNKNOWN UINT64_MAX
+
+typedef struct { uint64_t a, b; } range;
 
 /* An upload this process knows: a request holds it whole (one PATCH of a whole part, or
  * the commit of a part whose pieces are in), or pieces of its current part arrive at
- * once (Upload-Piece: disjoint ranges of the part at part_at, each written in place;
- * the part is hashed and acknowledged when they cover it). */
+ * once (Upload-Piece: ranges of the part at part_at, each written in place; the part is
+ * hashed and acknowledged when the received ones cover it). */
 typedef struct active {
 	char uid[UID_LEN + 1];
 	bool busy;
 	uint64_t part_at; /* the offset this process last acknowledged, or PART_UNKNOWN */
-	unsigned npieces, arriving;
-	struct {
-		uint64_t a, b;
-		bool in; /* received whole (else arriving) */
-	} piece[MAX_PIECES];
+	unsigned narr, nkept;
+	range arr[MAX_ARRIVING]; /* arriving: disjoint */
+	range kept[MAX_KEPT];    /* received: disjoint, not touching */
 } active;
 
 typedef struct slink {
@@ -127,7 +130,7 @@ struct oxs_rpatch {
 	bool claimed; /* holds the busy mark of uid */
 	bool staged;  /* counted in parts_staged */
 	bool piece;   /* a piece of the part at st.offset: [pa, pb) */
-	bool piece_on; /* its range is registered (arriving, or received) */
+	bool piece_on; /* its range is registered as arriving */
 	uint64_t pa, pb, part_fd_at; /* part_fd_at: where the part starts in fd */
 	int fd;       /* PATCH: where the part goes (the store's xfer_part_fd) */
 	uint64_t at, want, got;
@@ -233,7 +236,7 @@ static bool claim(oxs_resumable *rs, const char *uid)
 	bool ok = false;
 	if (a == NULL)
 		a = new_active(rs, uid);
-	if (a != NULL && !a->busy && a->arriving == 0) {
+	if (a != NULL && !a->busy && a->narr == 0) {
 		a->busy = true;
 		ok = true;
 	}
@@ -251,58 +254,87 @@ static void release(oxs_resumable *rs, const char *uid)
 }
 
 /* Pieces: one part sent in several requests at once (Upload-Piece; --upload-streams).
- * Each registers its range of the part first: disjoint from the pieces arriving, and
- * replacing received ones it overlaps (a piece sent again).  The piece that completes
- * the part commits it, holding the upload whole meanwhile. */
-typedef enum { PIECE_OK, PIECE_BUSY, PIECE_MOVED, PIECE_FULL } piece_verdict;
+ * Each registers its range of the part first: disjoint from the pieces arriving (two
+ * writers of one byte could not both be before the part's hash), anywhere else.  A piece
+ * received joins the union of those received; once the union covers the part no piece
+ * registers while others arrive (they drain), and the last to arrive commits the part,
+ * holding the upload whole meanwhile (the last cut short: the next piece registered
+ * does).  A piece sent again, or cut another way, only adds to the union. */
+typedef enum { PIECE_OK, PIECE_BUSY, PIECE_MOVED } piece_verdict;
 
 static bool overlaps(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
 	return a < d && c < b;
 }
 
+/* The received pieces cover the part (want bytes from part_at). */
+static bool covered(const active *e, uint64_t want)
+{
+	for (unsigned i = 0; i < e->nkept; i++)
+		if (e->kept[i].a <= e->part_at && e->kept[i].b >= e->part_at + want)
+			return true;
+	return false;
+}
+
 /* [a, b) of the part at `part` (the state's offset when the request began); *moved: the
  * offset this process acknowledged since (PIECE_MOVED). */
 static piece_verdict piece_register(oxs_resumable *rs, const char *uid, uint64_t part,
-                                    uint64_t a, uint64_t b, uint64_t *moved)
+                                    uint64_t want, uint64_t a, uint64_t b, uint64_t *moved)
 {
 	pthread_mutex_lock(&rs->mu);
 	active *e = find_active(rs, uid);
 	if (e == NULL)
 		e = new_active(rs, uid);
 	piece_verdict v = PIECE_OK;
-	if (e == NULL || e->busy) {
+	if (e == NULL || e->busy || e->narr == MAX_ARRIVING) {
 		v = PIECE_BUSY;
 	} else if (e->part_at != PART_UNKNOWN && e->part_at != part) {
 		v = PIECE_MOVED;
 		*moved = e->part_at;
+	} else if (e->narr > 0 && e->part_at == part && covered(e, want)) {
+		v = PIECE_BUSY; /* complete: the pieces still arriving drain, then it is stored */
 	} else {
-		for (unsigned i = 0; i < e->npieces; i++)
-			if (!e->piece[i].in && overlaps(a, b, e->piece[i].a, e->piece[i].b))
+		for (unsigned i = 0; i < e->narr; i++)
+			if (overlaps(a, b, e->arr[i].a, e->arr[i].b))
 				v = PIECE_BUSY;
-		unsigned k = 0;
-		for (unsigned i = 0; v == PIECE_OK && i < e->npieces; i++)
-			if (!overlaps(a, b, e->piece[i].a, e->piece[i].b))
-				e->piece[k++] = e->piece[i];
-		if (v == PIECE_OK)
-			e->npieces = k;
-		if (v == PIECE_OK && k == MAX_PIECES)
-			v = PIECE_FULL;
-		if (v == PIECE_OK) {
-			e->part_at = part;
-			e->piece[k].a = a;
-			e->piece[k].b = b;
-			e->piece[k].in = false;
-			e->npieces++;
-			e->arriving++;
-		}
+	}
+	if (v == PIECE_OK) {
+		e->part_at = part;
+		if (e->nkept + e->narr >= MAX_KEPT)
+			e->nkept = 0; /* cut too finely: start the union again (each arriving piece
+			                 can then add one range) */
+		e->arr[e->narr++] = (range){a, b};
 	}
 	pthread_mutex_unlock(&rs->mu);
 	return v;
 }
 
+/* The arriving piece [a, b) is done: gone from those arriving, and (received) joined to
+ * the union of the received ones. */
+static void piece_done(active *e, uint64_t a, uint64_t b, bool received)
+{
+	for (unsigned i = 0; i < e->narr; i++)
+		if (e->arr[i].a == a && e->arr[i].b == b) {
+			e->arr[i] = e->arr[--e->narr];
+			break;
+		}
+	if (!received)
+		return;
+	for (unsigned i = 0; i < e->nkept;) {
+		if (e->kept[i].a <= b && a <= e->kept[i].b) { /* overlapping or touching */
+			a = e->kept[i].a < a ? e->kept[i].a : a;
+			b = e->kept[i].b > b ? e->kept[i].b : b;
+			e->kept[i] = e->kept[--e->nkept];
+		} else {
+			i++;
+		}
+	}
+	e->kept[e->nkept++] = (range){a, b}; /* room: nkept + narr stayed within MAX_KEPT */
+}
+
 /* The piece [a, b) arrived whole.  True when the received pieces now cover the part
- * (want bytes): the caller then holds the upload (busy) and commits the part. */
+ * (want bytes from its offset): the caller then holds the upload (busy) and commits the
+ * part. */
 static bool piece_received(oxs_resumable *rs, const char *uid, uint64_t a, uint64_t b,
                            uint64_t want)
 {
@@ -310,16 +342,8 @@ static bool piece_received(oxs_resumable *rs, const char *uid, uint64_t a, uint6
 	active *e = find_active(rs, uid);
 	bool whole = false;
 	if (e != NULL) {
-		uint64_t have = 0;
-		for (unsigned i = 0; i < e->npieces; i++) {
-			if (e->piece[i].a == a && e->piece[i].b == b && !e->piece[i].in) {
-				e->piece[i].in = true;
-				e->arriving--;
-			}
-			if (e->piece[i].in)
-				have += e->piece[i].b - e->piece[i].a;
-		}
-		whole = have == want && e->arriving == 0 && !e->busy;
+		piece_done(e, a, b, true);
+		whole = e->narr == 0 && !e->busy && covered(e, want);
 		if (whole)
 			e->busy = true;
 	}
@@ -332,12 +356,8 @@ static void piece_forget(oxs_resumable *rs, const char *uid, uint64_t a, uint64_
 {
 	pthread_mutex_lock(&rs->mu);
 	active *e = find_active(rs, uid);
-	for (unsigned i = 0; e != NULL && i < e->npieces; i++)
-		if (e->piece[i].a == a && e->piece[i].b == b && !e->piece[i].in) {
-			e->piece[i] = e->piece[--e->npieces];
-			e->arriving--;
-			break;
-		}
+	if (e != NULL)
+		piece_done(e, a, b, false);
 	pthread_mutex_unlock(&rs->mu);
 }
 
@@ -348,8 +368,8 @@ static void settle(oxs_resumable *rs, const char *uid, uint64_t next)
 	pthread_mutex_lock(&rs->mu);
 	active *e = find_active(rs, uid);
 	if (e != NULL) {
-		e->npieces = 0;
-		e->arriving = 0;
+		e->nkept = 0;
+		e->narr = 0;
 		e->part_at = next;
 	}
 	pthread_mutex_unlock(&rs->mu);
@@ -1175,7 +1195,7 @@ static void piece_begin(oxs_req *r, const upstate *st, uint64_t offset,
 	memcpy(p->uid, r->param, UID_LEN + 1);
 	p->st = *st;
 	uint64_t moved = 0;
-	piece_verdict v = piece_register(rs, p->uid, st->offset, offset, offset + clen, &moved);
+	piece_verdict v = piece_register(rs, p->uid, st->offset, want, offset, offset + clen, &moved);
 	if (v != PIECE_OK) {
 		upstate now = *st;
 		if (v == PIECE_MOVED)
@@ -1184,14 +1204,11 @@ static void piece_begin(oxs_req *r, const upstate *st, uint64_t offset,
 			oxs_reply_error(r, 409, "offset_mismatch", "",
 			                "the upload is at byte %" PRIu64 " now (Upload-Offset tells where "
 			                "to go on)", moved);
-		else if (v == PIECE_FULL)
-			oxs_reply_error(r, 400, "too_many_pieces", "",
-			                "%d pieces of the part at byte %" PRIu64 " are held and do not "
-			                "cover it: send the part in fewer pieces", MAX_PIECES, st->offset);
 		else
 			oxs_reply_error(r, 409, "upload_busy", "",
 			                "this part is being stored, or a piece overlapping bytes %" PRIu64
-			                "..%" PRIu64 " is arriving", offset, offset + clen);
+			                "..%" PRIu64 " is arriving (or %d pieces are)", offset,
+			                offset + clen, MAX_ARRIVING);
 		add_upload_headers(r, &now);
 		return;
 	}
@@ -1828,7 +1845,7 @@ static void piece_job(oxs_req *r)
 	atomic_fetch_add(&rs->pieces, 1);
 	uint64_t want = part_len(&p->st);
 	bool whole = piece_received(rs, p->uid, p->pa, p->pb, want);
-	p->piece_on = false; /* received: the range stays until the part is committed */
+	p->piece_on = false; /* received: in the union until the part is committed */
 	if (!whole) {
 		reply_204(r);
 		add_upload_headers(r, &p->st);

@@ -479,15 +479,16 @@ def t_pieces(h):
     h.check(r.status == 400 and r.error_code() == "bad_part_size", "an empty piece: 400: %r" % r)
     r = piece(h, s, uid, 2 * PART, blob[2 * PART:2 * PART + 100], flag="yes")
     h.check(r.status == 400 and r.error_code() == "bad_upload", "Upload-Piece: yes: 400: %r" % r)
-    # part 2: a piece sent twice is harmless; a re-cut piece replaces the ones it overlaps
+    # part 2: a piece sent twice is harmless; pieces cut other ways add to what arrived
     a = 2 * PART
     for _ in range(2):
         r = piece(h, s, uid, a, blob[a:a + 300000])
         h.check(r.status == 204 and offset_of(r) == a, "the same piece twice: 204: %r" % r)
-    r = piece(h, s, uid, a + 200000, blob[a + 200000:a + PART])
-    h.check(r.status == 204 and offset_of(r) == a, "a piece overlapping a received one replaces it: %r" % r)
-    r = piece(h, s, uid, a, blob[a:a + 200000])
-    h.check(r.status == 204 and offset_of(r) == 3 * PART, "the re-cut pieces cover the part: %r" % r)
+    r = piece(h, s, uid, a + 600000, blob[a + 600000:a + PART])
+    h.check(r.status == 204 and offset_of(r) == a, "a piece apart from it: %r" % r)
+    r = piece(h, s, uid, a + 200000, blob[a + 200000:a + 700000])
+    h.check(r.status == 204 and offset_of(r) == 3 * PART,
+            "a piece overlapping both received ones completes the part: %r" % r)
     # a whole PATCH while a piece of the part is received: takes the part as before
     r = piece(h, s, uid, 3 * PART + 5000, blob[3 * PART + 5000:3 * PART + 9000])
     h.check(r.status == 204 and offset_of(r) == 3 * PART, "a stray piece of part 3: %r" % r)
@@ -535,6 +536,85 @@ def t_pieces(h):
     h.check(s3.stop() == 0, "server exit (one stream)")
 
 
+def t_pieces_race(h):
+    """Hostile and racing pieces: six clients cut the part at the upload's offset their own
+    random ways, overlap each other, cut bodies short; the upload ends as the file, once."""
+    import random
+    import threading
+    if h.S3 is not None:
+        return
+    s = h.Server("--upload-part-size", "1M")
+    blob = open(h.SQUEEZENET, "rb").read()
+    sha = hashlib.sha256(blob).hexdigest()
+    uid = (begin(h, s, len(blob), sha).json() or {}).get("upload", "")
+    done, answers, lock = [], {}, threading.Lock()
+
+    def client(seed):
+        rnd = random.Random(seed)
+        for _ in range(400):
+            if done:
+                return
+            r = h.curl(s.url("/uploads/" + uid), head=True, record=False)
+            at = offset_of(r)
+            if r.status != 200 or at < 0:
+                return
+            end = min(len(blob), at + PART)
+            a = rnd.randrange(at, end) if rnd.random() < 0.7 else at
+            b = rnd.randrange(a + 1, end + 1) if rnd.random() < 0.7 else end
+            if rnd.random() < 0.15:  # a body cut short: its range is free again
+                c = socket.create_connection(("127.0.0.1", s.port))
+                try:
+                    c.sendall(("PATCH /uploads/%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/offset+"
+                               "octet-stream\r\nUpload-Piece: 1\r\nUpload-Offset: %d\r\nContent-Length: %d\r\n\r\n"
+                               % (uid, a, b - a)).encode() + blob[a:a + (b - a) // 2])
+                except OSError:
+                    pass  # refused early (409): the server closed its side
+                c.close()
+                continue
+            r = piece(h, s, uid, a, blob[a:b])
+            with lock:
+                k = (r.status, r.error_code(), offset_of(r)); answers[k] = answers.get(k, 0) + 1
+            if r.status in (200, 201):
+                done.append(r)
+    ts = [threading.Thread(target=client, args=(i,)) for i in range(6)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    h.check(len(done) == 1 and (done[0].json() or {}).get("id") == sha,
+            "racing pieces: one answer carries the model: %d (%r)" % (len(done), answers))
+    h.check({k[0] for k in answers} <= {200, 201, 204, 404, 409}, "racing pieces: only 2xx, 404 and 409: %r" % answers)
+    r = h.curl(s.url("/models/%s/model.onnx" % sha))
+    h.check(r.status == 200 and hashlib.sha256(r.body).hexdigest() == sha, "racing pieces: the model bit for bit")
+    h.check(len((h.curl(s.url("/models")).json() or {}).get("models", [])) == 1, "racing pieces: listed once")
+    h.check(s.stop() == 0, "server exit (racing pieces)")
+
+
+def t_cut_body(h):
+    """A part cut short by the client (its socket closed after 400 KB of 1 MiB, more than
+    a read buffer): the server sees the close at once and the part is free again (with
+    libmicrohttpd's epoll it waited for the 30 s idle timeout: decision 80)."""
+    s = h.Server("--upload-part-size", "1M")
+    blob = open(h.SQUEEZENET, "rb").read()
+    uid = (begin(h, s, len(blob), hashlib.sha256(blob).hexdigest()).json() or {}).get("upload", "")
+    for i, cut in enumerate((100000, 400000, 700000)):  # epoll missed some of these, not all
+        at = i * PART
+        c = socket.create_connection(("127.0.0.1", s.port))
+        c.sendall(("PATCH /uploads/%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/offset+octet-stream\r\n"
+                   "Upload-Offset: %d\r\nContent-Length: %d\r\n\r\n" % (uid, at, PART)).encode() + blob[at:at + cut])
+        c.close()
+        t = time.time()
+        r = None
+        while time.time() - t < 5:
+            r = patch(h, s, uid, at, blob[at:at + PART])
+            if r.error_code() != "upload_busy":
+                break
+            time.sleep(0.1)
+        h.check(r.status == 204 and offset_of(r) == at + PART and time.time() - t < 3,
+                "a part cut short after %d bytes frees the upload at once: %r after %.1f s" % (cut, r, time.time() - t))
+    h.check(s.stop() == 0, "server exit (cut body)")
+
+
 def t_auth(h):
     s = h.Server("--token", "t", "--upload-part-size", "1M")
     r = begin(h, s, 100, "ab" * 32)
@@ -555,7 +635,8 @@ def t_resumable(h):
     for name, fn in (("protocol", t_protocol), ("wrong hash", t_wrong_hash), ("expiry", t_expiry),
                      ("kill -9 resume", t_kill_resume), ("structure link", t_structure_link), ("bundle", t_bundle),
                      ("structure lies", t_structure_lies), ("auth", t_auth),
-                     ("pieces", t_pieces)):
+                     ("pieces", t_pieces), ("racing pieces", t_pieces_race),
+                     ("cut body", t_cut_body)):
         t = time.time()
         fn(h)
         print("  resumable %s: %.1f s" % (name, time.time() - t), flush=True)
