@@ -1166,10 +1166,28 @@ static uint64_t part_len(const upstate *st)
 	return st->length - st->offset < st->part ? st->length - st->offset : st->part;
 }
 
+/* Where p's bytes go: the store's place for the part at st->offset, and in it for the
+ * bytes from `offset` on (a piece: its place in the part).  false: answered. */
+static bool open_part(oxs_req *r, oxs_rpatch *p, const upstate *st, uint64_t offset)
+{
+	oxst_store *store = r->srv->store;
+	uint64_t at = 0;
+	oxst_status s = store->ops->xfer_part_fd(store, p->uid, st, &p->fd, &at);
+	if (s != OXST_OK) {
+		p->fd = -1;
+		reply_io(r, s, "cannot open the upload");
+		return false;
+	}
+	p->part_fd_at = at;
+	p->at = at + (offset - st->offset);
+	memcpy(r->id, st->sha256, OXST_ID_LEN + 1);
+	return true;
+}
+
 /* A piece [offset, offset + clen) of the part at st->offset (want bytes), written in place
  * and hashed with the part when the pieces cover it (piece_job). */
-static void piece_begin(oxs_req *r, const upstate *st, uint64_t offset,
-                                      uint64_t clen, uint64_t want)
+static void piece_begin(oxs_req *r, const upstate *st, uint64_t offset, uint64_t clen,
+                        uint64_t want)
 {
 	oxs_resumable *rs = r->srv->rs;
 	if (offset < st->offset || offset - st->offset >= want) {
@@ -1196,37 +1214,28 @@ static void piece_begin(oxs_req *r, const upstate *st, uint64_t offset,
 	p->st = *st;
 	uint64_t moved = 0;
 	piece_verdict v = piece_register(rs, p->uid, st->offset, want, offset, offset + clen, &moved);
-	if (v != PIECE_OK) {
+	if (v == PIECE_MOVED) {
 		upstate now = *st;
-		if (v == PIECE_MOVED)
-			now.offset = moved;
-		if (v == PIECE_MOVED)
-			oxs_reply_error(r, 409, "offset_mismatch", "",
-			                "the upload is at byte %" PRIu64 " now (Upload-Offset tells where "
-			                "to go on)", moved);
-		else
-			oxs_reply_error(r, 409, "upload_busy", "",
-			                "this part is being stored, or a piece overlapping bytes %" PRIu64
-			                "..%" PRIu64 " is arriving (or %d pieces are)", offset,
-			                offset + clen, MAX_ARRIVING);
+		now.offset = moved;
+		oxs_reply_error(r, 409, "offset_mismatch", "",
+		                "the upload is at byte %" PRIu64 " now (Upload-Offset tells where to "
+		                "go on)", moved);
 		add_upload_headers(r, &now);
+		return;
+	}
+	if (v == PIECE_BUSY) {
+		oxs_reply_error(r, 409, "upload_busy", "",
+		                "this part is being stored, or a piece overlapping bytes %" PRIu64
+		                "..%" PRIu64 " is arriving (or %d pieces are)", offset, offset + clen,
+		                MAX_ARRIVING);
+		add_upload_headers(r, st);
 		return;
 	}
 	p->piece = p->piece_on = true;
 	p->pa = offset;
 	p->pb = offset + clen;
-	oxst_store *store = r->srv->store;
-	uint64_t at = 0;
-	oxst_status s = store->ops->xfer_part_fd(store, p->uid, st, &p->fd, &at);
-	if (s != OXST_OK) {
-		p->fd = -1;
-		reply_io(r, s, "cannot open the upload");
-		return;
-	}
-	p->part_fd_at = at;
-	p->at = at + (offset - st->offset);
 	p->want = clen;
-	memcpy(r->id, st->sha256, OXST_ID_LEN + 1);
+	(void)open_part(r, p, st, offset);
 }
 
 void oxs_resumable_patch_begin(oxs_req *r)
@@ -1255,12 +1264,13 @@ void oxs_resumable_patch_begin(oxs_req *r)
 		return;
 	}
 	const char *piece = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Upload-Piece");
-	if (piece != NULL && (strcmp(piece, "1") != 0 || rs->streams < 2)) {
-		if (strcmp(piece, "1") != 0)
-			oxs_reply_error(r, 400, "bad_upload", "", "Upload-Piece: 1 marks a piece of a part");
-		else
-			oxs_reply_error(r, 400, "pieces_unsupported", "",
-			                "this server takes whole parts, one PATCH each (Upload-Part-Streams: 1)");
+	if (piece != NULL && strcmp(piece, "1") != 0) {
+		oxs_reply_error(r, 400, "bad_upload", "", "Upload-Piece: 1 marks a piece of a part");
+		return;
+	}
+	if (piece != NULL && rs->streams < 2) {
+		oxs_reply_error(r, 400, "pieces_unsupported", "",
+		                "this server takes whole parts, one PATCH each (Upload-Part-Streams: 1)");
 		return;
 	}
 	upstate st;
@@ -1313,17 +1323,10 @@ void oxs_resumable_patch_begin(oxs_req *r)
 		}
 		p->staged = true;
 	}
-	uint64_t at = 0;
-	oxst_status s = store->ops->xfer_part_fd(store, p->uid, &st, &p->fd, &at);
-	if (s != OXST_OK) {
-		p->fd = -1;
-		reply_io(r, s, "cannot open the upload");
+	if (!open_part(r, p, &st, st.offset))
 		return;
-	}
 	oxst_sha256_resume(&p->sha, st.h, st.offset); /* the hash goes on where it stopped */
-	p->at = at;
 	p->want = want;
-	memcpy(r->id, st.sha256, OXST_ID_LEN + 1);
 }
 
 bool oxs_resumable_patch_data(oxs_req *r, const char *data, size_t size)
@@ -1807,33 +1810,6 @@ static void patch_job(oxs_req *r)
 	add_upload_headers(r, &st);
 	oxs_resume(r);
 }
-/* The part's bytes, written by its pieces, hashed in order from the state's midstate. */
-static bool hash_part(oxs_rpatch *p, uint64_t want, int *err)
-{
-	enum { CHUNK = 1 << 20 };
-	char *buf = malloc(CHUNK);
-	if (buf == NULL) {
-		*err = ENOMEM;
-		return false;
-	}
-	oxst_sha256_resume(&p->sha, p->st.h, p->st.offset);
-	for (uint64_t done = 0; done < want;) {
-		size_t n = want - done < CHUNK ? (size_t)(want - done) : CHUNK;
-		ssize_t got = pread(p->fd, buf, n, (off_t)(p->part_fd_at + done));
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			*err = got < 0 ? errno : EIO;
-			free(buf);
-			return false;
-		}
-		oxst_sha256_update(&p->sha, buf, (size_t)got);
-		done += (uint64_t)got;
-	}
-	free(buf);
-	return true;
-}
-
 /* A piece arrived whole: 204 with the offset unchanged, or — the pieces now cover the
  * part — the part is hashed and committed as one PATCH of it would be (patch_job). */
 static void piece_job(oxs_req *r)
@@ -1853,10 +1829,12 @@ static void piece_job(oxs_req *r)
 		return;
 	}
 	p->claimed = true; /* piece_received marked the upload busy */
-	int err = 0;
-	if (!hash_part(p, want, &err)) {
+	/* the part's bytes, written by its pieces, hashed in order from the state's midstate */
+	oxst_sha256_resume(&p->sha, p->st.h, p->st.offset);
+	errno = 0;
+	if (!oxst_sha256_read(&p->sha, p->fd, p->part_fd_at, p->part_fd_at + want)) {
 		settle(rs, p->uid, PART_UNKNOWN);
-		reply_io(r, errno_status(err), "cannot read the part back");
+		reply_io(r, errno_status(errno != 0 ? errno : EIO), "cannot read the part back");
 		oxs_resume(r);
 		return;
 	}

@@ -166,11 +166,11 @@ bool oxst_sha256_midstate(const oxst_sha256 *c, uint32_t h[8], uint64_t *bytes)
 	return true;
 }
 
-bool oxst_sha256_read(oxst_sha256 *c, int fd, uint64_t upto)
+bool oxst_sha256_read(oxst_sha256 *c, int fd, uint64_t from, uint64_t upto)
 {
 	enum { CHUNK = 1 << 20 };
 	char *buf = malloc(CHUNK);
-	uint64_t at = 0;
+	uint64_t at = from;
 	bool ok = buf != NULL;
 	while (ok && at < upto) {
 		size_t want = upto - at < CHUNK ? (size_t)(upto - at) : CHUNK;
@@ -192,7 +192,7 @@ bool oxst_sha256_fd(int fd, char hex[OXST_ID_LEN + 1])
 {
 	oxst_sha256 c;
 	oxst_sha256_resume(&c, NULL, 0);
-	if (!oxst_sha256_read(&c, fd, UINT64_MAX))
+	if (!oxst_sha256_read(&c, fd, 0, UINT64_MAX))
 		return false;
 	oxst_sha256_final(&c, hex);
 	return true;

@@ -1346,7 +1346,7 @@ static oxst_status xfer_rehash(const local_store *s, const char *uid, oxst_xfer 
 		return OXST_E_IO;
 	oxst_sha256 c;
 	oxst_sha256_resume(&c, NULL, 0);
-	bool whole = oxst_sha256_read(&c, fd, x->offset);
+	bool whole = oxst_sha256_read(&c, fd, 0, x->offset);
 	close(fd);
 	uint64_t bytes = 0;
 	if (!whole || !oxst_sha256_midstate(&c, x->h, &bytes) || bytes != x->offset)

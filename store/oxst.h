@@ -122,9 +122,9 @@ void oxst_sha256_update(oxst_sha256 *c, const void *data, size_t n);
 /* The midstate and byte count; false when the bytes so far are not whole blocks. */
 bool oxst_sha256_midstate(const oxst_sha256 *c, uint32_t h[8], uint64_t *bytes);
 void oxst_sha256_final(oxst_sha256 *c, char hex[OXST_ID_LEN + 1]);
-/* Hash the file's bytes [0, upto) into c (pread in 1 MiB pieces; UINT64_MAX: to the end);
- * false on a read error or a file shorter than upto. */
-bool oxst_sha256_read(oxst_sha256 *c, int fd, uint64_t upto);
+/* Hash the file's bytes [from, upto) into c (pread in 1 MiB pieces; UINT64_MAX: to the
+ * end); false on a read error or a file shorter than upto. */
+bool oxst_sha256_read(oxst_sha256 *c, int fd, uint64_t from, uint64_t upto);
 
 struct oxst_bundle_file; /* below */
 

@@ -44,7 +44,7 @@ function apiError(xhrOrRes, text) {
 const transient = (e) => e instanceof ApiError && (e.status === 0 || e.status === 429 || e.status === 503 || e.status === 502 || e.status === 504 || e.code === 'upload_busy');
 
 // One PATCH with upload progress (fetch has none): resolves {status, offset, body}.
-function patchPart(uid, offset, blob, onSent, aborter, piece = false) {
+function patchPart(uid, offset, blob, onSent, inflight, piece = false) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('PATCH', `/uploads/${uid}`);
@@ -65,8 +65,8 @@ function patchPart(uid, offset, blob, onSent, aborter, piece = false) {
     });
     xhr.addEventListener('error', () => reject(new ApiError(0, { error: { message: 'the connection was lost' } })));
     xhr.addEventListener('abort', () => reject(new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } })));
-    aborter.xhrs.add(xhr);
-    xhr.addEventListener('loadend', () => aborter.xhrs.delete(xhr));
+    inflight.add(xhr);
+    xhr.addEventListener('loadend', () => inflight.delete(xhr));
     xhr.send(blob);
   });
 }
@@ -74,17 +74,17 @@ function patchPart(uid, offset, blob, onSent, aborter, piece = false) {
 // The part [up.offset, end) of blob: one PATCH, or up.streams pieces at once (all settle
 // before the answer: the one that completed the part, a 200/201 with the model, or the
 // first error — pieces that arrived are kept by the server and harmless when sent again).
-async function sendPart(up, blob, end, onSent, aborter) {
+async function sendPart(up, blob, end, onSent, inflight) {
   const n = end - up.offset;
   const k = Math.min(up.streams, Math.floor(n / 65536));
-  if (k < 2) return patchPart(up.uid, up.offset, blob.slice(up.offset, end), onSent, aborter);
+  if (k < 2) return patchPart(up.uid, up.offset, blob.slice(up.offset, end), onSent, inflight);
   const size = Math.ceil(n / k / 64) * 64;
   const loaded = [];
   const runs = [];
   for (let a = up.offset, i = 0; a < end; a += size, i++) {
     const b = Math.min(end, a + size), j = i;
     loaded.push(0);
-    runs.push(patchPart(up.uid, a, blob.slice(a, b), (x) => { loaded[j] = x; onSent(loaded.reduce((u, v) => u + v, 0)); }, aborter, true));
+    runs.push(patchPart(up.uid, a, blob.slice(a, b), (x) => { loaded[j] = x; onSent(loaded.reduce((u, v) => u + v, 0)); }, inflight, true));
   }
   const got = await Promise.allSettled(runs);
   const ok = got.filter((g) => g.status === 'fulfilled').map((g) => g.value);
@@ -123,7 +123,7 @@ async function begin(t, signal) {
 // One resumable transfer: t = {blob, sha256, name, kind, structureId}; answers the body of
 // the last part's answer (or of the held answer).  onSent(bytes of blob acknowledged or
 // on the wire).
-async function transfer(t, onSent, ctl, aborter, isAborted) {
+async function transfer(t, onSent, ctl, inflight, isAborted) {
   const cancelled = () => new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
   const size = t.blob.size;
   let up = null;
@@ -137,7 +137,7 @@ async function transfer(t, onSent, ctl, aborter, isAborted) {
       }
       onSent(up.offset);
       const end = Math.min(size, up.offset + up.part);
-      const r = await sendPart(up, t.blob, end, (n) => onSent(up.offset + n), aborter);
+      const r = await sendPart(up, t.blob, end, (n) => onSent(up.offset + n), inflight);
       wait = 500;
       if (r.status === 200 || r.status === 201) { onSent(size); return r.body; }
       up.offset = Number.isFinite(r.offset) ? r.offset : end;
@@ -179,25 +179,25 @@ export function bundleOf(model, files) {
 // manifest (kind bundle), which makes the model; the promise resolves to the bundle's id.
 export function sendWeights({ file, sha256, structureId, bundle, onProgress }) {
   const ctl = new AbortController();
-  const aborter = { xhrs: new Set() };
+  const inflight = new Set(); // the PATCHes on the wire (abort ends them)
   let aborted = false;
   const isAborted = () => aborted;
   const run = async () => {
     if (!bundle) {
-      const body = await transfer({ blob: file, sha256, name: file.name, kind: 'model', structureId }, (n) => onProgress && onProgress(Math.min(n, file.size), file.size), ctl, aborter, isAborted);
+      const body = await transfer({ blob: file, sha256, name: file.name, kind: 'model', structureId }, (n) => onProgress && onProgress(Math.min(n, file.size), file.size), ctl, inflight, isAborted);
       return body.id;
     }
     const total = bundle.files.reduce((n, f) => n + f.file.size, 0);
     let done = 0;
     for (const f of bundle.files) {
-      await transfer({ blob: f.file, sha256: f.sha256, name: f.location, kind: 'data' }, (n) => onProgress && onProgress(Math.min(done + n, total), total), ctl, aborter, isAborted);
+      await transfer({ blob: f.file, sha256: f.sha256, name: f.location, kind: 'data' }, (n) => onProgress && onProgress(Math.min(done + n, total), total), ctl, inflight, isAborted);
       done += f.file.size;
     }
-    const body = await transfer({ blob: new Blob([bundle.manifest]), sha256: bundle.id, name: file.name, kind: 'bundle', structureId }, () => {}, ctl, aborter, isAborted);
+    const body = await transfer({ blob: new Blob([bundle.manifest]), sha256: bundle.id, name: file.name, kind: 'bundle', structureId }, () => {}, ctl, inflight, isAborted);
     return body.id;
   };
   return {
     promise: run(),
-    abort: () => { aborted = true; ctl.abort(); for (const x of [...aborter.xhrs]) x.abort(); },
+    abort: () => { aborted = true; ctl.abort(); for (const x of [...inflight]) x.abort(); },
   };
 }

@@ -33,10 +33,11 @@ def begin(h, s, size, sha, name="model.onnx", structure=None, headers=(), token=
     return h.curl(s.url("/uploads"), method="POST", headers=hs)
 
 
-def patch(h, s, uid, offset, data, ctype="application/offset+octet-stream", token=None):
+def patch(h, s, uid, offset, data, ctype="application/offset+octet-stream", token=None, headers=()):
     # Expect: 100-continue: an answer before the body (409, 413, 415) is then read
     # cleanly instead of meeting a body still on the wire
     hs = ["Content-Type: " + ctype, "Upload-Offset: %d" % offset, "Tus-Resumable: 1.0.0", "Expect: 100-continue"]
+    hs += list(headers)
     if token:
         hs.append("Authorization: Bearer %s" % token)
     return h.curl(s.url("/uploads/" + uid), method="PATCH", headers=hs, data=data)
@@ -218,10 +219,7 @@ def t_kill_resume(h):
     r = send_from(h, s, uid, blob, 0, stop_after=2)
     h.check(r.status == 204 and offset_of(r) == 2 * PART, "two parts acknowledged: %r" % r)
     # half of the third part on the wire, then the server dies
-    c = socket.create_connection(("127.0.0.1", s.port))
-    c.sendall(("PATCH /uploads/%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/offset+octet-stream\r\n"
-               "Upload-Offset: %d\r\nContent-Length: %d\r\n\r\n" % (uid, 2 * PART, PART)).encode() +
-              blob[2 * PART:2 * PART + PART // 2])
+    c = cut_patch(s, uid, 2 * PART, PART, blob[2 * PART:2 * PART + PART // 2])
     time.sleep(0.3)
     s.proc.send_signal(signal.SIGKILL)
     s.proc.wait()
@@ -408,9 +406,21 @@ def t_structure_lies(h):
 
 
 def piece(h, s, uid, offset, data, flag="1"):
-    hs = ["Content-Type: application/offset+octet-stream", "Upload-Offset: %d" % offset, "Tus-Resumable: 1.0.0",
-          "Expect: 100-continue", "Upload-Piece: " + flag]
-    return h.curl(s.url("/uploads/" + uid), method="PATCH", headers=hs, data=data)
+    return patch(h, s, uid, offset, data, headers=["Upload-Piece: " + flag])
+
+
+def cut_patch(s, uid, offset, length, sent, as_piece=False):
+    """A PATCH of `length` bytes at `offset` whose body stops after `sent` (bytes): the open
+    socket, for the caller to close (or to keep while the server is killed)."""
+    c = socket.create_connection(("127.0.0.1", s.port))
+    head = ("PATCH /uploads/%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/offset+octet-stream\r\n%s"
+            "Upload-Offset: %d\r\nContent-Length: %d\r\n\r\n" % (uid, "Upload-Piece: 1\r\n" if as_piece else "",
+                                                                 offset, length))
+    try:
+        c.sendall(head.encode() + sent)
+    except OSError:
+        pass  # refused early (409): the server closed its side
+    return c
 
 
 def send_pieces(h, s, uid, blob, at, cuts):
@@ -560,14 +570,7 @@ def t_pieces_race(h):
             a = rnd.randrange(at, end) if rnd.random() < 0.7 else at
             b = rnd.randrange(a + 1, end + 1) if rnd.random() < 0.7 else end
             if rnd.random() < 0.15:  # a body cut short: its range is free again
-                c = socket.create_connection(("127.0.0.1", s.port))
-                try:
-                    c.sendall(("PATCH /uploads/%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/offset+"
-                               "octet-stream\r\nUpload-Piece: 1\r\nUpload-Offset: %d\r\nContent-Length: %d\r\n\r\n"
-                               % (uid, a, b - a)).encode() + blob[a:a + (b - a) // 2])
-                except OSError:
-                    pass  # refused early (409): the server closed its side
-                c.close()
+                cut_patch(s, uid, a, b - a, blob[a:a + (b - a) // 2], as_piece=True).close()
                 continue
             r = piece(h, s, uid, a, blob[a:b])
             with lock:
@@ -597,10 +600,7 @@ def t_cut_body(h):
     uid = (begin(h, s, len(blob), hashlib.sha256(blob).hexdigest()).json() or {}).get("upload", "")
     for i, cut in enumerate((100000, 400000, 700000)):  # epoll missed some of these, not all
         at = i * PART
-        c = socket.create_connection(("127.0.0.1", s.port))
-        c.sendall(("PATCH /uploads/%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/offset+octet-stream\r\n"
-                   "Upload-Offset: %d\r\nContent-Length: %d\r\n\r\n" % (uid, at, PART)).encode() + blob[at:at + cut])
-        c.close()
+        cut_patch(s, uid, at, PART, blob[at:at + cut]).close()
         t = time.time()
         r = None
         while time.time() - t < 5:
