@@ -5,7 +5,8 @@
 # run, the whole file as before; the structure walk's speed (GB/s of file), the SHA-256's,
 # and the page's JS heap.  Figures, no pass/fail.  ONNXVIZ_STRUCTURE_MB sets the size
 # (default 346); ONNXVIZ_BENCH_LINKS the links in Mbit/s (default "100 20");
-# ONNXVIZ_BENCH_ANCHOR=0 leaves the whole-file anchor out (2.5 minutes at 20 Mbit/s).
+# ONNXVIZ_BENCH_ANCHOR=0 leaves the whole-file anchor out (2.5 minutes at 20 Mbit/s);
+# ONNXVIZ_BENCH_SETTLE=0 chooses the file at once instead of once the fresh browser is quiet.
 # The weights are timed to the end at 50 Mbit/s and more (ONNXVIZ_BENCH_WEIGHTS=all: at
 # every link, on a model of ONNXVIZ_BENCH_SMALL_MB (default 60) under 50 Mbit/s; none:
 # never).  ONNXVIZ_BENCH_LLM_MB (default 2700, 0: none): an LLM-like model.onnx with that
