@@ -17,8 +17,9 @@ try { spare = newWorker(); } catch { /* no workers: made on demand, or the uploa
 export function structureWorker(file) {
   const worker = spare || newWorker();
   spare = null;
-  // the next spare is made once this walk is over: made at once, its thread and module
-  // load competed with the walk's reads (two cores: 367-429 ms walks in the bench's page)
+  // the next spare is made once this walk is over (or the worker closed, when there was
+  // no walk): made at once, its thread and module load competed with the walk's reads
+  // (two cores: 367-429 ms walks in the bench's page)
   const respare = () => { try { spare = spare || newWorker(); } catch { /* made on demand */ } };
   const waiting = new Map(); // message type -> {resolve, reject, onProgress}
   worker.onmessage = (e) => {
@@ -47,6 +48,7 @@ export function structureWorker(file) {
     close: () => {
       closed = true;
       worker.terminate();
+      setTimeout(respare, 0); // a bundle's hash-only choice has no walk to answer
       for (const w of waiting.values()) w.reject(cancelled());
       waiting.clear();
     },

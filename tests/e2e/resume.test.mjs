@@ -165,6 +165,8 @@ onnx.save_model(m, sys.argv[2], save_as_external_data=True, all_tensors_to_one_f
     await page.waitForFunction((x) => document.getElementById('canvas').dataset.model === x, id, { timeout: 60000 });
     assert.ok(await until(async () => (await card('weights')) === 'held'));
     assert.equal(patches.length, 0, 'no part sent for a bundle the server holds');
+    // the bundle's worker only hashed (no walk): closed, it leaves a spare for the next file
+    assert.ok(await until(async () => page.workers().length === 1, 10000), `a spare structure worker after the bundle: ${page.workers().length} workers`);
     assert.deepEqual(errors, []);
   });
 });
