@@ -651,7 +651,7 @@ static int cmp_range(const void *a, const void *b)
 }
 
 /* The structure's external ranges against the file's length: false after a 422 naming
- * the tensor and the rule (past_end, overlap). */
+ * the tensor and the rule (past_end, overlap), or a 503 when they could not be held. */
 static bool structure_honest(oxs_req *r, const upstate *st)
 {
 	oxs_server *srv = r->srv;
@@ -668,6 +668,9 @@ static bool structure_honest(oxs_req *r, const upstate *st)
 	bool ok = true;
 	if (!x.failed && x.n > 1) /* no ranges: x.r is NULL, which qsort must not get */
 		qsort(x.r, x.n, sizeof(*x.r), cmp_range);
+	/* far: the range reaching farthest so far (in file order, an empty one reaches
+	 * nothing: a range is compared with every one before it, not only the last) */
+	const xrange *far = NULL;
 	for (size_t i = 0; ok && !x.failed && i < x.n; i++) {
 		const xrange *c = &x.r[i];
 		if (c->len > st->length || c->off > st->length - c->len) {
@@ -677,15 +680,20 @@ static bool structure_honest(oxs_req *r, const upstate *st)
 			                (int)(c->name.len > 200 ? 200 : c->name.len), c->name.p, c->off,
 			                c->off + c->len, st->name, st->length);
 			ok = false;
-		} else if (i > 0 && c->off < x.r[i - 1].off + x.r[i - 1].len && c->len > 0) {
+		} else if (far != NULL && c->off < far->off + far->len && c->len > 0) {
 			oxs_reply_error(r, 422, "structure_lies", ",\"rule\":\"overlap\"",
 			                "tensor '%.*s' of the structure claims bytes from %" PRIu64
 			                ", inside those of '%.*s'",
 			                (int)(c->name.len > 200 ? 200 : c->name.len), c->name.p, c->off,
-			                (int)(x.r[i - 1].name.len > 200 ? 200 : x.r[i - 1].name.len),
-			                x.r[i - 1].name.p);
+			                (int)(far->name.len > 200 ? 200 : far->name.len), far->name.p);
 			ok = false;
+		} else if (far == NULL || c->off + c->len > far->off + far->len) {
+			far = c; /* within the file (checked above): no overflow */
 		}
+	}
+	if (x.failed) { /* the ranges could not be held: judged by nothing, so not begun */
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		ok = false;
 	}
 	free(x.r);
 	oxs_models_release(srv->models, e);

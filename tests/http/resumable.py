@@ -370,13 +370,15 @@ def t_bundle(h):
 
 
 def structure_model(ranges, location="m.onnx"):
-    """A structure: initializers of 256 floats each, external at (offset) in `location`."""
+    """A structure: initializers of 256 floats each, external at (offset) in `location`; a
+    range given as (offset, floats) has that many floats."""
     from onnx import TensorProto, helper
     inits, nodes, prev = [], [], "x"
     for i, off in enumerate(ranges):
-        t = TensorProto(name="w%d" % i, data_type=TensorProto.FLOAT, dims=[256])
+        off, n = off if isinstance(off, tuple) else (off, 256)
+        t = TensorProto(name="w%d" % i, data_type=TensorProto.FLOAT, dims=[n])
         t.data_location = TensorProto.EXTERNAL
-        for k, v in (("location", location), ("offset", str(off)), ("length", "1024")):
+        for k, v in (("location", location), ("offset", str(off)), ("length", str(4 * n))):
             e = t.external_data.add()
             e.key, e.value = k, v
         inits.append(t)
@@ -392,7 +394,10 @@ def t_structure_lies(h):
     422 structure_lies naming the tensor and the rule; nothing is begun."""
     s = h.Server("--upload-part-size", "64K")
     size = 4096
-    for what, ranges, rule in (("past the end", [0, 1024, 3584], "past_end"), ("overlap", [0, 512], "overlap")):
+    for what, ranges, rule in (("past the end", [0, 1024, 3584], "past_end"), ("overlap", [0, 512], "overlap"),
+                               # the third starts inside the first; the empty one between them
+                               # is no range to compare with
+                               ("overlap past an empty tensor", [0, (100, 0), 500], "overlap")):
         sid = h.upload(s, h.write_tmp(structure_model(ranges)), query="?name=m.onnx").json()["id"]
         r = begin(h, s, size, hashlib.sha256(what.encode()).hexdigest(), name="m.onnx", structure=sid)
         e = (r.json() or {}).get("error", {})
