@@ -729,10 +729,8 @@ void oxs_art_request(oxs_req *r, const oxs_art *a, bool suspended)
 			oxs_resume(r);
 		return;
 	}
-	if (!suspended) {
-		MHD_suspend_connection(r->conn);
-		r->suspended = true;
-	}
+	if (!suspended)
+		oxs_suspend(r);
 	oxs_flights *fl = srv->flights;
 	pthread_mutex_lock(&fl->mu);
 	flight *f = fl->list;

@@ -85,6 +85,15 @@ static void log_request(oxs_req *r, uint64_t ns, bool complete)
 	oxs_log("info", "request", extra);
 }
 
+/* The request no longer waits for a job (its reply is sent, or it completes). */
+static void not_waiting(oxs_req *r)
+{
+	if (r->suspended) {
+		r->suspended = false;
+		atomic_fetch_sub(&r->srv->waiting, 1);
+	}
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -105,6 +114,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		oxs_upload_cleanup(r);
 	if (r->rp != NULL)
 		oxs_resumable_cleanup(r);
+	not_waiting(r);
 	oxs_body_free(r);
 	if (r->file_fd >= 0)
 		close(r->file_fd);
@@ -118,7 +128,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 static enum MHD_Result send_reply(oxs_req *r)
 {
 	enum MHD_Result rc;
-	r->suspended = false;
+	not_waiting(r);
 	r->queued = true;
 	if (r->shared != NULL) {
 		rc = MHD_queue_response(r->conn, r->status, r->shared);

@@ -113,12 +113,18 @@ void oxs_defer(oxs_req *r, oxs_pool *p, void (*fn)(oxs_req *r))
 	r->work = fn;
 	r->job.run = job_run;
 	r->job.cancel = job_cancel;
-	MHD_suspend_connection(r->conn);
-	r->suspended = true;
+	oxs_suspend(r);
 	if (!oxs_pool_submit(p, &r->job)) {
 		oxs_reply_error(r, 503, "busy", "", "the server is busy; retry later");
 		oxs_resume(r);
 	}
+}
+
+void oxs_suspend(oxs_req *r)
+{
+	MHD_suspend_connection(r->conn);
+	r->suspended = true;
+	atomic_fetch_add(&r->srv->waiting, 1);
 }
 
 void oxs_resume(oxs_req *r)

@@ -14,6 +14,9 @@
 void oxs_defer(oxs_req *r, oxs_pool *p, void (*fn)(oxs_req *r));
 /* From a job: the reply is set; let libmicrohttpd send it. */
 void oxs_resume(oxs_req *r);
+/* The connection waits (for oxs_resume) without reading or writing; counted in waiting
+ * until its reply is sent or the request completes (http.c). */
+void oxs_suspend(oxs_req *r);
 
 /* Authorization for an access level: 0 when allowed, else the status to answer. */
 unsigned oxs_authorize(oxs_req *r, oxs_access access);

@@ -276,6 +276,11 @@ int oxs_server_inflight(oxs_server *srv)
 	return atomic_load(&srv->inflight);
 }
 
+int oxs_server_waiting(oxs_server *srv)
+{
+	return atomic_load(&srv->waiting);
+}
+
 void oxs_server_close(oxs_server *srv)
 {
 	if (srv != NULL)

@@ -23,6 +23,8 @@ int oxs_server_open(oxs_server **out, const oxs_config *cfg, const char *exe, ch
 int oxs_server_add_connection(oxs_server *srv, int fd);
 /* Requests begun and not yet completed. */
 int oxs_server_inflight(oxs_server *srv);
+/* Of those, the ones waiting for a job's reply (their connection suspended). */
+int oxs_server_waiting(oxs_server *srv);
 /* Stop the daemon and the pools, close the store, free.  NULL is a no-op. */
 void oxs_server_close(oxs_server *srv);
 

@@ -49,6 +49,7 @@ struct oxs_server {
 	unsigned char token_md[32], read_md[32]; /* SHA-256 of the tokens */
 	bool has_token, has_read_token;
 	atomic_int inflight;   /* requests begun and not completed */
+	atomic_int waiting;    /* of those, suspended until a job replies (oxs_suspend) */
 	atomic_bool stopping;  /* SIGTERM seen: not ready, no new jobs */
 	int64_t started_ms;
 	int models_dirfd;      /* --models-dir, O_PATH; -1 when not configured */

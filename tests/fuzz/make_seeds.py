@@ -214,7 +214,81 @@ def http_seeds():
         "expect_continue": req(b"POST", b"/models", model, raw + [b"Expect: 100-continue"]),
         "unsupported_type": req(b"POST", b"/models", b"abc", [b"Content-Type: text/plain"] + tok),
     }
+    s.update(resumable_seeds(tok))
     return s
+
+
+def resumable_seeds(tok):
+    """Resumable uploads (service/resumable.c; docs/api.md): the upload id is derived from
+    the claimed SHA-256 and length, so one stream can begin an upload and send its parts.
+    Each file fits one part (16 MiB by default), its last: the hash check, the parse and
+    the store run at the end of every flow.  Distinct models per flow, so that a flow is
+    not answered "held" by another's model in the same run."""
+    import base64
+    import hashlib
+    sys.path.insert(0, os.path.join(HERE, "..", "http"))
+    from resumable import structure_model
+
+    def sha(b):
+        return hashlib.sha256(b).hexdigest().encode()
+
+    def begin(size, digest, name=b"m.onnx", kind=None, structure=None, extra=()):
+        meta = b"sha256 " + base64.b64encode(digest) + b",filename " + base64.b64encode(name)
+        if kind:
+            meta += b",kind " + base64.b64encode(kind)
+        if structure:
+            meta += b",structure " + base64.b64encode(structure)
+        return req(b"POST", b"/uploads", None, [b"Upload-Length: %d" % size, b"Upload-Metadata: " + meta,
+                                                b"Tus-Resumable: 1.0.0"] + tok + list(extra))
+
+    def uid(digest, size):
+        return hashlib.sha256(b"onnxviz-upload/1 %s %d" % (digest, size)).hexdigest()[:32].encode()
+
+    def patch(u, off, body, extra=()):
+        return req(b"PATCH", b"/uploads/" + u, body, [b"Content-Type: application/offset+octet-stream",
+                                                      b"Upload-Offset: %d" % off, b"Tus-Resumable: 1.0.0"] +
+                   tok + list(extra))
+
+    piece = [b"Upload-Piece: 1"]
+    whole, pieces, bad, model = (M.small(producer="resumable-" + k) for k in ("whole", "pieces", "bad", "bundle"))
+    uw, up = uid(sha(whole), len(whole)), uid(sha(pieces), len(pieces))
+    ub = uid(sha(b"not it"), len(bad))  # the upload of `bad` under a hash it does not have
+    half = len(pieces) // 2
+    # a structure whose tensors point past the file it names (422 structure_lies), and one
+    # that fits
+    lies, fits = structure_model([0, 1024, 3584]), structure_model([0, 1024, 3072])
+    data = bytes(range(256)) * 16
+    manifest = b"onnxviz-bundle/1\nmodel %s %d\nfile %s %d w.bin\n" % (sha(model), len(model), sha(data), len(data))
+    raw = [b"Content-Type: application/octet-stream"]  # POST /models
+    # a refusal with a body unread ends the connection: each refused PATCH ends its seed
+    refused = {
+        "offset": patch(ub, 5, bad),                      # 409 offset_mismatch
+        "too_large": patch(ub, 0, bad + b"x" * 64),       # 413 part_too_large
+        "empty_piece": patch(ub, 0, b"", piece),          # 400 bad_part_size
+        "piece_flag": patch(ub, 0, bad[:8], [b"Upload-Piece: 2"]),  # 400 bad_upload
+        "checksum": patch(ub, 0, bad),                    # 422 checksum_mismatch
+        "type": req(b"PATCH", b"/uploads/" + ub, bad, [b"Content-Type: text/plain", b"Upload-Offset: x"] + tok),
+    }
+    seeds = {
+        "resumable_whole": begin(len(whole), sha(whole)) + patch(uw, 0, whole) +
+        req(b"HEAD", b"/uploads/" + uw, headers=tok) + req(b"GET", b"/models/" + sha(whole)),
+        "resumable_pieces": begin(len(pieces), sha(pieces)) + req(b"HEAD", b"/uploads/" + up, headers=tok) +
+        patch(up, half, pieces[half:], piece) + patch(up, 0, pieces[:half + 7], piece) +
+        req(b"GET", b"/uploads/" + up, headers=tok),
+        "resumable_begin_refused": begin(len(bad), b"not a hash") + begin(1 << 40, sha(b"too big")) +
+        begin(len(bad), sha(b"not it")) + req(b"DELETE", b"/uploads/" + ub, headers=tok) +
+        req(b"GET", b"/uploads/" + ub, headers=tok),
+        "resumable_structure": req(b"POST", b"/models?name=m.onnx", lies, raw + tok) +
+        begin(4096, sha(b"lies"), structure=sha(lies)) + req(b"POST", b"/models?name=m.onnx", fits, raw + tok) +
+        begin(4096, sha(b"fits"), structure=sha(fits)),
+        "resumable_bundle": begin(len(data), sha(data), b"w.bin", b"data") + patch(uid(sha(data), len(data)), 0, data) +
+        req(b"POST", b"/models?name=model.onnx", model, raw + tok) +
+        begin(len(manifest), sha(manifest), b"model.onnx", b"bundle", sha(model)) +
+        patch(uid(sha(manifest), len(manifest)), 0, manifest),
+    }
+    for k, v in refused.items():
+        seeds["resumable_refused_" + k] = begin(len(bad), sha(b"not it")) + v
+    return seeds
 
 
 def main():
