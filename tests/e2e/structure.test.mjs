@@ -100,6 +100,49 @@ describe('the structure walk (web/structure.js in node)', () => {
     assert.match(s.reason, /deeper/);
   });
 
+  // Hostile files in the page: mutants of corpus models (bytes changed at tensor headers,
+  // the length varints before payloads and anywhere; truncations), made by a fixed-seed
+  // generator.  Whatever the bytes, the walk ends, answers a structure or a reason (never
+  // throws), and a structure it answers is sound: its ranges lie in the file, apart, and
+  // sum to what it says it cut; walked again, it is valid protobuf with nothing left to cut.
+  test('mutated models: the walk answers a sound structure or a reason, never throws', async () => {
+    let seed = 0x2545f491;
+    const rnd = (n) => { seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5; return (seed >>> 0) % n; };
+    const seen = { structure: 0, reason: 0 };
+    const t0 = performance.now();
+    for (const m of [SQUEEZENET, SILERO, models.kinds.file]) {
+      const orig = fs.readFileSync(m);
+      const base = await structureOf(new File([orig], 'm.onnx'), { minSaving: 0 });
+      // where a mutation matters most: the bytes before each payload (its tag and length)
+      const hot = base.ranges.flatMap((r) => [1, 2, 3, 4, 5, 8, 12, 20].map((d) => r.offset - d)).filter((x) => x >= 0);
+      for (let i = 0; i < 120; i++) {
+        const b = Buffer.from(orig);
+        const edits = 1 + rnd(3);
+        for (let e = 0; e < edits; e++) {
+          const at = rnd(3) === 0 ? rnd(b.length) : rnd(2) ? hot[rnd(hot.length)] : rnd(Math.min(b.length, 4096));
+          b[at] = rnd(4) === 0 ? b[at] ^ (1 << rnd(8)) : rnd(256);
+        }
+        const bytes = rnd(8) === 0 ? b.subarray(0, rnd(b.length)) : b;
+        const what = `${path.basename(m)} mutant ${i}`;
+        const s = await structureOf(new File([bytes], 'm.onnx'), { minSaving: 0 });
+        if (!s.bytes) { assert.ok(s.reason, `${what}: no structure and no reason`); seen.reason++; continue; }
+        seen.structure++;
+        const rs = [...s.ranges].sort((x, y) => x.offset - y.offset);
+        let end = 0;
+        for (const r of rs) {
+          assert.ok(r.length > 0 && r.offset >= end && r.offset + r.length <= bytes.length, `${what}: range ${JSON.stringify(r)} after ${end} in ${bytes.length} bytes`);
+          end = r.offset + r.length;
+        }
+        assert.equal(s.cut, rs.reduce((n, r) => n + r.length, 0), `${what}: cut`);
+        const again = await structureOf(new File([s.bytes], 'm.onnx'), { minSaving: 0 });
+        assert.equal(again.ranges.length, 0, `${what}: the structure walked again cuts ${again.ranges.length} more`);
+        assert.equal(again.reason, 'no tensor payload to cut', `${what}: the structure walked again: ${again.reason}`);
+      }
+    }
+    console.log(`  mutants: ${seen.structure} structures, ${seen.reason} left to the server, in ${(performance.now() - t0).toFixed(0)} ms`);
+    assert.ok(seen.structure > 50 && seen.reason > 20, `both outcomes are exercised: ${JSON.stringify(seen)}`);
+  });
+
   test('the location is the file name when the server takes it as it is', () => {
     assert.equal(locationOf('model.onnx'), 'model.onnx');
     for (const bad of ['a/b.onnx', 'a\\b.onnx', '..', '.', 'C:x.onnx', 'x\n.onnx', 'é'.repeat(200), '']) assert.equal(locationOf(bad), 'model.onnx', bad);
