@@ -147,7 +147,11 @@ void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *
 void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type)
 {
 	size_t len = 0;
-	char *data = b->failed ? NULL : oxr_buf_steal(b, &len);
+	char *data = NULL;
+	if (b->failed)
+		oxr_buf_free(b); /* over its bound or out of memory: what it holds is no answer */
+	else
+		data = oxr_buf_steal(b, &len);
 	struct MHD_Response *resp =
 	    data ? MHD_create_response_from_buffer_with_free_callback(len, data, free) : NULL;
 	if (resp == NULL) {

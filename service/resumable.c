@@ -738,7 +738,8 @@ static void add_upload_headers(oxs_req *r, const upstate *st)
 static void reply_state(oxs_req *r, unsigned status, const char *uid, const upstate *st)
 {
 	oxr_buf b;
-	oxr_buf_init(&b, 512);
+	/* the name (at most 255 bytes) may escape six-fold (\u00XX) */
+	oxr_buf_init(&b, 4096);
 	char date[64];
 	http_date(st->expires, date, sizeof(date));
 	oxr_buf_printf(&b,
