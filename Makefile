@@ -163,7 +163,7 @@ fuzz-replay: $(REPLAY_BIN)
 # Dependencies (Debian packages).  Installed with apt-get (sudo when not root), skipping
 # what is present.  DEPS_BUILD is what `make run` needs; DEPS_TEST adds what the tests use.
 DEPS_BUILD := gcc make pkg-config libc6-dev libmicrohttpd-dev libgraphviz-dev libjansson-dev \
-              libssl-dev libcurl4-openssl-dev
+              libssl-dev libcurl4-openssl-dev zlib1g-dev
 DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 python3-onnx \
               python3-numpy python3-jsonschema libxml2-utils strace librsvg2-bin wrk graphviz \
               nodejs chromium debootstrap time

@@ -23,6 +23,7 @@
 #include "service/artifacts.h"
 #include "service/cache.h"
 #include "service/formats.h"
+#include "service/gunzip.h"
 #include "service/hash.h"
 #include "service/metrics.h"
 #include "service/models.h"
@@ -60,6 +61,8 @@ struct oxs_upload {
 	EVP_MD_CTX *md;
 	struct MHD_PostProcessor *pp;
 	bool multipart;
+	oxs_gunzip *gz;      /* Content-Encoding: gzip (a raw body): the model is its decoding */
+	uint64_t max_model;  /* --max-upload: bounds the decoded model as the body */
 	uint64_t body_bytes; /* bytes of body received */
 	uint64_t model_bytes;/* bytes of model written */
 	uint64_t discarded;
@@ -167,6 +170,22 @@ static void write_model(oxs_upload *u, const char *data, size_t size)
 		return;
 	write_hashed(u, u->fd, u->md, u->model_bytes, data, size);
 	u->model_bytes += size;
+}
+
+/* The decoded bytes of a gzip body: the model's, bounded like a plain body (a small body
+ * that inflates past --max-upload stops there). */
+static bool gz_sink(void *cls, const char *data, size_t n)
+{
+	oxs_upload *u = cls;
+	if (n > u->max_model - u->model_bytes) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "the model the gzip body decodes to is larger than the "
+		         "limit of %" PRIu64 " bytes", u->max_model);
+		fail(u, 413, "payload_too_large", msg);
+		return false;
+	}
+	write_model(u, data, n);
+	return u->fail_status == 0;
 }
 
 /* Close the data file being written: fsync, its size and hash into files[]. */
@@ -413,6 +432,26 @@ void oxs_upload_begin(oxs_req *r)
 		                                  "application/json");
 		return;
 	}
+	const char *ce = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Encoding");
+	if (ce != NULL && ce[0] != '\0' && strcasecmp(ce, "identity") != 0) {
+		if (strcasecmp(ce, "gzip") != 0 && strcasecmp(ce, "x-gzip") != 0) {
+			oxs_reply_error(r, 415, "unsupported_encoding", "",
+			                "a body goes as it is or with Content-Encoding: gzip, not '%.40s'", ce);
+			return;
+		}
+		if (u->multipart || u->json) {
+			oxs_reply_error(r, 415, "unsupported_encoding", "",
+			                "only a raw model body (application/octet-stream) may be gzip'd");
+			return;
+		}
+		char err[400];
+		u->max_model = srv->cfg.max_upload;
+		u->gz = oxs_gunzip_new(gz_sink, u, err, sizeof(err));
+		if (u->gz == NULL) {
+			oxs_reply_error(r, 415, "unsupported_encoding", "", "%s", err);
+			return;
+		}
+	}
 	if (!r->oneshot && !u->multipart && !u->json) {
 		/* a raw body's file name, when given: POST /models?name=m.onnx */
 		char q[OXS_QUERY_MAX];
@@ -492,6 +531,10 @@ bool oxs_upload_data(oxs_req *r, const char *data, size_t size)
 		memcpy(u->jbuf + u->jlen, data, size);
 		u->jlen += size;
 		u->jbuf[u->jlen] = '\0';
+	} else if (u->gz != NULL) {
+		char err[200];
+		if (!oxs_gunzip_feed(u->gz, data, size, err, sizeof(err)) && err[0] != '\0')
+			fail(u, 400, "bad_encoding", err);
 	} else if (!u->multipart) {
 		write_model(u, data, size);
 	} else if (MHD_post_process(u->pp, data, size) != MHD_YES) {
@@ -530,6 +573,7 @@ static void free_upload(oxs_upload *u)
 		MHD_destroy_post_processor(u->pp);
 	EVP_MD_CTX_free(u->md);
 	EVP_MD_CTX_free(u->dmd);
+	oxs_gunzip_free(u->gz);
 	drop_spool(u);
 	free(u->files);
 	free(u);
@@ -979,6 +1023,9 @@ void oxs_upload_end(oxs_req *r)
 	}
 	finish_data(u);
 	take_failure(u);
+	char gzerr[200];
+	if (u->fail_status == 0 && u->gz != NULL && !oxs_gunzip_end(u->gz, gzerr, sizeof(gzerr)))
+		fail(u, 400, "bad_encoding", gzerr);
 	if (u->fail_status == 0 && u->diff && (!u->got_model || !u->b->got_model))
 		fail(u, 400, "bad_multipart", "a diff needs both parts, 'a' and 'b'");
 	if (u->fail_status == 0 && u->multipart && !u->got_model)

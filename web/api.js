@@ -85,10 +85,11 @@ export function dataLocation(f) {
 // then one part per data file named by its location (docs/api.md).  onProgress(loaded,
 // total) during the upload, onSent() once every byte is sent (the server parses then).
 // Answers {promise, abort}; the promise resolves to {status, body} for 200/201 and rejects
-// with ApiError (code 'aborted' on abort).
-export function upload(file, { data = [], onProgress, onSent } = {}) {
+// with ApiError (code 'aborted' on abort).  `encoded`: the file gzip'd (gzipped below),
+// sent in its place with Content-Encoding: gzip (a raw body only).
+export function upload(file, { data = [], onProgress, onSent, encoded = null } = {}) {
   const xhr = new XMLHttpRequest();
-  let body = file;
+  let body = encoded && !data.length ? encoded : file;
   if (data.length) {
     body = new FormData();
     body.append('model', file, file.name);
@@ -98,10 +99,11 @@ export function upload(file, { data = [], onProgress, onSent } = {}) {
     // a raw body names its file in the query (multipart parts carry their filename)
     xhr.open('POST', data.length ? '/models' : `/models?name=${encodeURIComponent(file.name || '')}`);
     if (!data.length) xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+    if (body === encoded) xhr.setRequestHeader('Content-Encoding', 'gzip');
     for (const [k, v] of Object.entries(authHeaders())) xhr.setRequestHeader(k, v);
     xhr.responseType = 'text';
     xhr.upload.addEventListener('progress', (e) => {
-      if (onProgress) onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
+      if (onProgress) onProgress(e.loaded, e.lengthComputable ? e.total : body.size);
     });
     xhr.upload.addEventListener('load', () => { if (onSent) onSent(); });
     xhr.addEventListener('load', () => {
@@ -118,4 +120,17 @@ export function upload(file, { data = [], onProgress, onSent } = {}) {
     xhr.send(body);
   });
   return { promise, abort: () => xhr.abort() };
+}
+
+// `blob` gzip'd (CompressionStream), when that is under 90% of its size: a model's
+// structure is 4.6-11x smaller so (docs/web.md), what a slow link carries before the
+// graph; null when it is not worth it or the browser cannot.
+export async function gzipped(blob) {
+  if (typeof CompressionStream === 'undefined' || blob.size < 4096) return null;
+  try {
+    const gz = await new Response(blob.stream().pipeThrough(new CompressionStream('gzip'))).blob();
+    return gz.size < 0.9 * blob.size ? gz : null;
+  } catch {
+    return null;
+  }
 }

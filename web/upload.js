@@ -3,7 +3,7 @@
 // structure first (docs/web.md, first.js, weights.js); the upload card with progress,
 // errors and the token form.
 
-import { dataLocation, setToken, upload } from './api.js';
+import { dataLocation, gzipped, setToken, upload } from './api.js';
 import { serverHas, structures, structureWorker } from './first.js';
 import { DEFAULTS } from './route.js';
 import { h, clear, fmtBytes, shortId } from './util.js';
@@ -91,7 +91,7 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     uploadState.files = files;
     uploadCard.hidden = false;
     uploadCard.classList.remove('error', 'following');
-    for (const k of ['structureBytes', 'structureId', 'fileBytes', 'weights', 'toGraph', 'walkMs', 'hashMs']) delete uploadCard.dataset[k];
+    for (const k of ['structureBytes', 'sentBytes', 'structureId', 'fileBytes', 'weights', 'toGraph', 'walkMs', 'hashMs']) delete uploadCard.dataset[k];
     $('upload-token').hidden = true;
     if (!models.length) {
       uploadCard.classList.add('error');
@@ -199,7 +199,14 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     const sizes = () => h('span', { class: 'note-ok', id: 'structure-sizes', text: data.length
       ? `Model file ${fmtBytes(structure.size)} of ${fmtBytes(total)}, then ${data.length} data file${data.length === 1 ? '' : 's'}: ${data.map(dataLocation).join(', ')}`
       : `Structure ${fmtBytes(structure.size)} of ${fmtBytes(file.size)} (read in ${Math.round(s.ms)} ms)` });
-    const res = await uploadOne(structure, [], '', sizes(), { refused: () => 'refused' });
+    // gzip'd: a server that does not take the coding (415) gets the structure plain
+    const encoded = await gzipped(structure);
+    uploadCard.dataset.sentBytes = String(encoded ? encoded.size : structure.size);
+    let res = await uploadOne(structure, [], '', sizes(), { refused: () => 'refused', encoded, unsupported: () => 'plain' });
+    if (res === 'plain') {
+      uploadCard.dataset.sentBytes = String(structure.size);
+      res = await uploadOne(structure, [], '', sizes(), { refused: () => 'refused' });
+    }
     if (res === 'refused') { // the server judges the file itself
       sw.close();
       uploadCard.dataset.structureBytes = String(file.size);
@@ -295,7 +302,7 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     }
   }
 
-  function uploadOne(file, data, prefix, extraNote, { refused: onRefused } = {}) {
+  function uploadOne(file, data, prefix, extraNote, { refused: onRefused, encoded = null, unsupported: onUnsupported } = {}) {
     const bar = $('upload-progress');
     $('upload-name').textContent = `${prefix}${file.name}`;
     bar.max = 100;
@@ -306,10 +313,11 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     $('upload-cancel').setAttribute('aria-label', 'Cancel upload');
     const t0 = performance.now();
     let lastAnnounce = 0;
-    setUploadDetail(`Uploading · 0 of ${fmtBytes(file.size + data.reduce((n, d) => n + d.size, 0))}`, extraNote);
+    setUploadDetail(`Uploading · 0 of ${fmtBytes(encoded ? encoded.size : file.size + data.reduce((n, d) => n + d.size, 0))}`, extraNote);
     announce(`Uploading ${file.name}…`);
     const up = upload(file, {
       data,
+      encoded,
       onProgress: (loaded, total) => {
         const pct = total ? Math.min(100, (100 * loaded) / total) : 0;
         bar.value = pct;
@@ -344,6 +352,7 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
       }
       if (e.status === 401) $('upload-token').hidden = false;
       bar.hidden = true;
+      if (e.status === 415 && encoded && onUnsupported) { uploadCard.classList.remove('error'); uploadState.done = false; return onUnsupported(e); }
       const refused = e.status === 400 || e.status === 422;
       if (refused && onRefused) { uploadCard.classList.remove('error'); uploadState.done = false; return onRefused(e); }
       setUploadDetail(

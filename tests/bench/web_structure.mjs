@@ -172,7 +172,7 @@ for (const mbit of LINKS) {
     let line = `${String(mbit).padStart(4)} Mbit/s, 20 ms  ${what.padEnd(22)} time to graph ${(r.ms / 1000).toFixed(2)} s`;
     if (sf) {
       const gbs = big.size / (+r.d.walkMs * 1e6);
-      line += `  structure ${(+r.d.structureBytes / 1e3).toFixed(1)} KB, walk ${r.d.walkMs} ms = ${gbs.toFixed(2)} GB/s of file, sha256 ${(big.size / (r.hashMs * 1e3)).toFixed(0)} MB/s`;
+      line += `  structure ${(+r.d.structureBytes / 1e3).toFixed(1)} KB (sent ${(+(r.d.sentBytes || r.d.structureBytes) / 1e3).toFixed(1)} KB), walk ${r.d.walkMs} ms = ${gbs.toFixed(2)} GB/s of file, sha256 ${(big.size / (r.hashMs * 1e3)).toFixed(0)} MB/s`;
       line += `  JS heap ${MB(r.heap0)} -> peak ${MB(r.peak)}`;
       if (SETTLE) line += `  (browser quiet after ${(r.settledMs / 1000).toFixed(1)} s)`;
       if (GOAL_MS[mbit]) line += miss(r.ms <= GOAL_MS[mbit], `time to graph over ${GOAL_MS[mbit] / 1000} s`);
@@ -195,7 +195,7 @@ if (llm) {
   console.log(`bundle: model.onnx ${MB(llm.model_size)} (${llm.nodes} nodes, ${llm.layers} layers, ${llm.tensors} tensors) + model.onnx.data ${MB(llm.size - llm.model_size)} of random bytes`);
   for (const mbit of LINKS) {
     const r = await run(mbit, true, n++, [llm.model, ...llm.data]);
-    let line = `${String(mbit).padStart(4)} Mbit/s, 20 ms  ${'bundle, structure first'.padEnd(22)} time to graph ${(r.ms / 1000).toFixed(2)} s  sent ${(+r.d.structureBytes / 1e3).toFixed(1)} KB, sha256 of ${MB(llm.size)} ${(r.hashMs / 1000).toFixed(1)} s = ${(llm.size / (r.hashMs * 1e3)).toFixed(0)} MB/s  JS heap ${MB(r.heap0)} -> peak ${MB(r.peak)}`;
+    let line = `${String(mbit).padStart(4)} Mbit/s, 20 ms  ${'bundle, structure first'.padEnd(22)} time to graph ${(r.ms / 1000).toFixed(2)} s  model file ${(+r.d.structureBytes / 1e3).toFixed(1)} KB, sent ${(+(r.d.sentBytes || r.d.structureBytes) / 1e3).toFixed(1)} KB, sha256 of ${MB(llm.size)} ${(r.hashMs / 1000).toFixed(1)} s = ${(llm.size / (r.hashMs * 1e3)).toFixed(0)} MB/s  JS heap ${MB(r.heap0)} -> peak ${MB(r.peak)}`;
     if (GOAL_MS[mbit]) line += miss(r.ms <= GOAL_MS[mbit], `time to graph over ${GOAL_MS[mbit] / 1000} s`);
     line += miss(r.peak - r.heap0 < 2 * +r.d.structureBytes + FIXED, 'heap over 2x structure + 16 MiB');
     console.log(`${line}  [load ${load()}]`);

@@ -169,6 +169,7 @@ function varint(v) { const o = []; while (v >= 0x80) { o.push((v & 0x7f) | 0x80)
 describe('structure first in Chromium at 100 Mbit/s, 20 ms', () => {
   let server, base, ctx, page, cdp, big;
   const errors = [];
+  const posts = []; // the headers of each POST /models?name= (a structure, or a file whole)
 
   before(async () => {
     server = await startServer(BUILD, dir);
@@ -178,6 +179,7 @@ describe('structure first in Chromium at 100 Mbit/s, 20 ms', () => {
     page.setDefaultTimeout(60000);
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
     page.on('console', (m) => { if (m.type() === 'error' && !/status of 404/.test(m.text())) errors.push(`console: ${m.text()}`); });
+    page.on('request', (q) => { if (q.method() === 'POST' && /\/models\?name=/.test(q.url())) posts.push(q.headers()); });
     cdp = await page.context().newCDPSession(page);
     await cdp.send('Network.enable');
     await page.goto(`${base}/`);
@@ -231,7 +233,11 @@ describe('structure first in Chromium at 100 Mbit/s, 20 ms', () => {
       const r = await chooseFile(m);
       console.log(`  ${path.basename(m)} (${(size / 1e6).toFixed(1)} MB): graph in ${r.ms} ms from a ${(r.bytes / 1e3).toFixed(0)} KB structure at 100 Mbit/s`);
       assert.notEqual(r.structure, sha);
-      assert.equal(String(r.bytes), await card('structureBytes'), 'the card says what was sent');
+      assert.equal(String(r.bytes), await card('structureBytes'), 'the card says the structure\'s size');
+      // it went gzip'd (Content-Encoding), and the server stored the decoded structure
+      const sent = +(await card('sentBytes'));
+      assert.equal(posts[posts.length - 1]['content-encoding'], 'gzip');
+      assert.ok(sent > 0 && sent < r.bytes / 3, `the structure went gzip'd: ${sent} bytes for ${r.bytes}`);
       assert.ok(r.bytes < size / 4, `structure ${r.bytes} of ${size}`);
       assert.match(await page.textContent('#structure-sizes'), /^Structure [\d.]+ KB of [\d.]+ MB/);
       // a weight: "weights not uploaded", in the node panel and the preview
@@ -348,7 +354,8 @@ describe('structure first in Chromium at 100 Mbit/s, 20 ms', () => {
     console.log(`  reopen of silero_vad_v5 (${(fs.statSync(SILERO).size / 1e6).toFixed(1)} MB): ${(sent / 1e3).toFixed(0)} KB sent, graph in ${r.ms} ms`);
     assert.equal(await card('weights'), 'held');
     assert.ok(sent < 1e6, `${sent} bytes sent`);
-    assert.equal(sent, r.bytes, 'the structure and nothing else');
+    assert.equal(sent, +(await card('sentBytes')), 'the structure (gzip\'d) and nothing else');
+    assert.ok(sent < r.bytes / 3, `${sent} bytes sent for a structure of ${r.bytes}`);
     await throttle(false);
     assert.deepEqual(errors, []);
   });

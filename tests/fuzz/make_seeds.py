@@ -214,6 +214,17 @@ def http_seeds():
         "expect_continue": req(b"POST", b"/models", model, raw + [b"Expect: 100-continue"]),
         "unsupported_type": req(b"POST", b"/models", b"abc", [b"Content-Type: text/plain"] + tok),
     }
+    # gzip'd bodies (service/gunzip.c): whole, two members, cut short, garbage after it
+    import gzip
+    gz = raw + [b"Content-Encoding: gzip"]
+    zm = gzip.compress(M.small(producer="gzip"), mtime=0)
+    half = len(model) // 2
+    s.update({
+        "upload_gzip": req(b"POST", b"/models?name=z.onnx", zm, gz) + req(b"POST", b"/graph.json", zm, gz),
+        "upload_gzip_members": req(b"POST", b"/models", gzip.compress(model[:half], mtime=0) +
+                                   gzip.compress(model[half:], mtime=0), gz, chunked=True),
+        "upload_gzip_bad": req(b"POST", b"/models", zm[:-5], gz) + req(b"POST", b"/models", zm + b"junk", gz),
+    })
     s.update(resumable_seeds(tok))
     return s
 

@@ -505,6 +505,57 @@ def t_limits():
     check(s.stop() == 0, "server exit (limits)")
 
 
+def t_gzip():
+    """Content-Encoding: gzip (service/gunzip.c): the model is the decoded body, with the
+    id and bytes of a plain upload; two members are one body; cut short, corrupt, followed
+    by garbage or empty: 400 bad_encoding, nothing kept; a small body that decodes past
+    --max-upload: 413; other codings and gzip'd multipart: 415."""
+    import gzip
+    s = Server("--max-upload", "8M")
+    raw = open(SQUEEZENET, "rb").read()
+    mid = hashlib.sha256(raw).hexdigest()
+    gz = ["Content-Type: application/octet-stream", "Content-Encoding: gzip"]
+    body = gzip.compress(raw)
+    r = curl(s.url("/models?name=sq.onnx"), data=body, headers=gz)
+    check(r.status == 201 and (r.json() or {}).get("id") == mid and (r.json() or {}).get("size") == len(raw),
+          "gzip body: the plain file's id and size: %r" % r)
+    r = curl(s.url("/models/" + mid + "/model.onnx"))
+    check(r.status == 200 and hashlib.sha256(r.body).hexdigest() == mid, "the stored bytes are the decoded model")
+    r = curl(s.url("/models"), data=raw)
+    check(r.status == 200 and (r.json() or {}).get("id") == mid, "the same file plain: 200, the same model: %r" % r)
+    half = len(raw) // 2
+    r = curl(s.url("/models"), data=gzip.compress(raw[:half]) + gzip.compress(raw[half:]), headers=gz,
+             chunked=True)
+    check(r.status == 200 and (r.json() or {}).get("id") == mid, "two members, chunked: the same model: %r" % r)
+    r = curl(s.url("/graph.svg"), data=gzip.compress(make_model()), headers=gz)
+    check(r.status == 200 and b"<svg" in r.body[:400], "one-shot drawing of a gzip body: %r" % r)
+    before = len((curl(s.url("/models")).json() or {}).get("models", []))
+    other = make_model()
+    for what, b, where in (("cut short", gzip.compress(other)[:-9], "ends inside a gzip member"),
+                           ("not gzip", other, "not valid gzip at byte"),
+                           ("garbage after it", gzip.compress(other) + b"junk", "not valid gzip at byte"),
+                           ("corrupt", gzip.compress(other)[:30] + bytes([gzip.compress(other)[30] ^ 0xff]) + gzip.compress(other)[31:],
+                            "not valid gzip"),
+                           ("empty", b"", "empty")):
+        r = curl(s.url("/models"), data=b, headers=gz)
+        e = (r.json() or {}).get("error", {})
+        check(r.status == 400 and e.get("code") == "bad_encoding" and where in e.get("message", ""),
+              "%s: 400 bad_encoding (%s): %r" % (what, where, r))
+    check(len((curl(s.url("/models")).json() or {}).get("models", [])) == before, "nothing kept of the refused bodies")
+    bomb = gzip.compress(bytes(64 << 20))  # 64 MiB of zeros in ~64 KB
+    r = curl(s.url("/models"), data=bomb, headers=gz)
+    check(r.status == 413 and r.error_code() == "payload_too_large" and b"decodes to" in r.body,
+          "%d bytes that decode to 64 MiB, over --max-upload 8M: 413: %r" % (len(bomb), r))
+    r = curl(s.url("/models"), data=raw, headers=["Content-Type: application/octet-stream", "Content-Encoding: br"])
+    check(r.status == 415 and r.error_code() == "unsupported_encoding", "br: 415: %r" % r)
+    r = curl(s.url("/models"), form=[("model", "@" + SQUEEZENET)], headers=["Content-Encoding: gzip"])
+    check(r.status == 415 and r.error_code() == "unsupported_encoding", "gzip'd multipart: 415: %r" % r)
+    r = curl(s.url("/models"), data=raw, headers=["Content-Type: application/octet-stream", "Content-Encoding: identity"])
+    check(r.status == 200 and (r.json() or {}).get("id") == mid, "identity is the body as it is: %r" % r)
+    check(wait_until(lambda: not s.tmp_entries(), 2), "no temporaries after the gzip bodies")
+    check(s.stop() == 0, "server exit (gzip)")
+
+
 def t_auth():
     s = Server("--token", "s3cret")
     r = upload(s, SQUEEZENET)
@@ -1276,6 +1327,7 @@ def main():
     check(main_srv.stop() == 0, "main server exit")
     check(token_srv.stop() == 0, "token server exit")
     step("limits", t_limits)
+    step("gzip bodies", t_gzip)
     step("auth", t_auth)
     step("rate limit", t_rate_limit)
     step("queue full", t_queue_full)
