@@ -124,9 +124,11 @@ export function upload(file, { data = [], onProgress, onSent, encoded = null } =
 
 // `blob` gzip'd (CompressionStream), when that is under 90% of its size: a model's
 // structure is 4.6-11x smaller so (docs/web.md), what a slow link carries before the
-// graph; null when it is not worth it or the browser cannot.
+// graph; null when it is not worth it or the browser cannot (or localStorage
+// 'onnxviz.gzip' is 'off': the bench's plain anchor).
 export async function gzipped(blob) {
   if (typeof CompressionStream === 'undefined' || blob.size < 4096) return null;
+  try { if (localStorage.getItem('onnxviz.gzip') === 'off') return null; } catch { /* no storage */ }
   try {
     const gz = await new Response(blob.stream().pipeThrough(new CompressionStream('gzip'))).blob();
     return gz.size < 0.9 * blob.size ? gz : null;

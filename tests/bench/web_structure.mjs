@@ -53,7 +53,7 @@ async function browserQuiet() {
 }
 
 // One case: `files` chosen in the page at `mbit`; weights: time them to the end.
-async function run(mbit, structureFirst, n, files, { weights = false, hash = true } = {}) {
+async function run(mbit, structureFirst, n, files, { weights = false, hash = true, gzip = true } = {}) {
   const dir = path.join(WORK, `case-${n}`);
   const server = await startServer(BUILD, dir);
   const ctx = await launchBrowser(dir, server.base, { intercept: false });
@@ -75,7 +75,10 @@ async function run(mbit, structureFirst, n, files, { weights = false, hash = tru
       };
     });
     await page.goto(`${server.base}/`);
-    await page.evaluate((on) => localStorage.setItem('onnxviz.structureFirst', on ? 'on' : 'off'), structureFirst);
+    await page.evaluate(([on, gz]) => {
+      localStorage.setItem('onnxviz.structureFirst', on ? 'on' : 'off');
+      localStorage.setItem('onnxviz.gzip', gz ? 'on' : 'off');
+    }, [structureFirst, gzip]);
     await page.reload();
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: mbit * 1e6 / 8, uploadThroughput: mbit * 1e6 / 8 });
     const heap = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'JSHeapUsedSize').value;
@@ -186,6 +189,20 @@ for (const mbit of LINKS) {
   if (small && mbit < 50 && WEIGHT_LINKS(mbit)) {
     const r = await run(mbit, true, n++, small.file, { weights: true });
     console.log(`${String(mbit).padStart(4)} Mbit/s, 20 ms  ${`${MB(small.size)} model`.padEnd(22)} time to graph ${(r.ms / 1000).toFixed(2)} s${weightsLine(r, small.size, mbit)}  [load ${load()}]`);
+  }
+}
+// a corpus model with a large structure (transformer_12x12: 4,868 nodes, 798 KB of
+// structure), its structure gzip'd and, as the anchor, plain
+const CORPUS = process.env.ONNXVIZ_CORPUS;
+const tx = CORPUS && path.join(CORPUS, 'models/real/transformer_12x12.onnx');
+if (tx && fs.existsSync(tx)) {
+  for (const mbit of LINKS) {
+    const line = [];
+    for (const gzip of [true, false]) {
+      const r = await run(mbit, true, n++, tx, { hash: false, gzip });
+      line.push(`${gzip ? 'gzip\'d' : 'plain'} ${(+(r.d.sentBytes || r.d.structureBytes) / 1e3).toFixed(1)} KB: time to graph ${(r.ms / 1000).toFixed(2)} s`);
+    }
+    console.log(`${String(mbit).padStart(4)} Mbit/s, 20 ms  ${'transformer_12x12'.padEnd(22)} (${MB(fs.statSync(tx).size)} file) structure sent ${line.join('; ')}  [load ${load()}]`);
   }
 }
 // the LLM bundle: the model file is the structure (no walk); the page hashes every file
