@@ -527,6 +527,16 @@ def t_gzip():
     r = curl(s.url("/models"), data=gzip.compress(raw[:half]) + gzip.compress(raw[half:]), headers=gz,
              chunked=True)
     check(r.status == 200 and (r.json() or {}).get("id") == mid, "two members, chunked: the same model: %r" % r)
+    # 4 MiB of zero weights in 4 KB: far more out than in, to the last byte
+    from onnx import TensorProto, helper
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1 << 20])
+    w.raw_data = bytes(4 << 20)
+    zeros = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "zeros", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [w])).SerializeToString()
+    r = curl(s.url("/models"), data=gzip.compress(zeros), headers=gz)
+    check(r.status == 201 and (r.json() or {}).get("id") == hashlib.sha256(zeros).hexdigest(),
+          "%d bytes that decode to a %d-byte model: 201, its id: %r" % (len(gzip.compress(zeros)), len(zeros), r))
     r = curl(s.url("/graph.svg"), data=gzip.compress(make_model()), headers=gz)
     check(r.status == 200 and b"<svg" in r.body[:400], "one-shot drawing of a gzip body: %r" % r)
     before = len((curl(s.url("/models")).json() or {}).get("models", []))
