@@ -196,14 +196,16 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     uploadCard.dataset.structureBytes = String(structure.size);
     uploadCard.dataset.fileBytes = String(total);
     uploadCard.dataset.walkMs = String(Math.round(s.ms));
-    const sizes = () => h('span', { class: 'note-ok', id: 'structure-sizes', text: data.length
-      ? `Model file ${fmtBytes(structure.size)} of ${fmtBytes(total)}, then ${data.length} data file${data.length === 1 ? '' : 's'}: ${data.map(dataLocation).join(', ')}`
-      : `Structure ${fmtBytes(structure.size)} of ${fmtBytes(file.size)} (read in ${Math.round(s.ms)} ms)` });
     // gzip'd: a server that does not take the coding (415) gets the structure plain
-    const encoded = await gzipped(structure);
+    let encoded = await gzipped(structure);
     uploadCard.dataset.sentBytes = String(encoded ? encoded.size : structure.size);
+    const gz = () => (encoded ? `sent gzip'd as ${fmtBytes(encoded.size)}` : '');
+    const sizes = () => h('span', { class: 'note-ok', id: 'structure-sizes', text: data.length
+      ? `Model file ${fmtBytes(structure.size)} of ${fmtBytes(total)}${encoded ? ` (${gz()})` : ''}, then ${data.length} data file${data.length === 1 ? '' : 's'}: ${data.map(dataLocation).join(', ')}`
+      : `Structure ${fmtBytes(structure.size)} of ${fmtBytes(file.size)} (read in ${Math.round(s.ms)} ms${encoded ? `, ${gz()}` : ''})` });
     let res = await uploadOne(structure, [], '', sizes(), { refused: () => 'refused', encoded, unsupported: () => 'plain' });
     if (res === 'plain') {
+      encoded = null;
       uploadCard.dataset.sentBytes = String(structure.size);
       res = await uploadOne(structure, [], '', sizes(), { refused: () => 'refused' });
     }
