@@ -1029,8 +1029,13 @@ def t_outage(ceph, reps, lb):
     for t in threads:
         t.start()
     time.sleep(2)
-    phase[0] = "away"
+    # each phase begins once the object store is gone: a request that began before could
+    # still get RGW's own answer (a true 404 for an unknown model), and it raced the
+    # check below once (stop: the process has exited; pause: what RGW wrote before
+    # SIGSTOP has had 0.3 s to arrive)
+    phase[0] = "stopping"
     ceph.stop_rgw()
+    phase[0] = "away"
     time.sleep(5)
     phase[0] = "back"
     t_back = time.time()
@@ -1038,8 +1043,10 @@ def t_outage(ceph, reps, lb):
     ok = lb.up(4, seconds=60)
     back_s = time.time() - t_back
     time.sleep(2)
-    phase[0] = "paused"
+    phase[0] = "pausing"
     ceph.pause_rgw()  # accepts connections, answers nothing: timeouts
+    time.sleep(0.3)
+    phase[0] = "paused"
     time.sleep(10)
     ceph.resume_rgw()
     phase[0] = "resuming"
