@@ -275,8 +275,7 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 	}
 	/* only an upload decodes a Content-Encoding (gzip: upload.c); a part is stored and
 	 * hashed as sent, an overlay read as it is, so a coded body there would be misread */
-	const char *ce = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Encoding");
-	if (rt != NULL && r->has_body && ce != NULL && ce[0] != '\0' && strcasecmp(ce, "identity") != 0) {
+	if (rt != NULL && r->has_body && oxs_body_coding(r, NULL) != OXS_CODING_NONE) {
 		oxs_reply_error(r, 415, "unsupported_encoding", "",
 		                "this request's body goes as it is, without a Content-Encoding");
 		return;

@@ -127,6 +127,17 @@ void oxs_suspend(oxs_req *r)
 	atomic_fetch_add(&r->srv->waiting, 1);
 }
 
+oxs_coding oxs_body_coding(oxs_req *r, const char **name)
+{
+	const char *ce = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Encoding");
+	if (name != NULL)
+		*name = ce;
+	if (ce == NULL || ce[0] == '\0' || strcasecmp(ce, "identity") == 0)
+		return OXS_CODING_NONE;
+	return strcasecmp(ce, "gzip") == 0 || strcasecmp(ce, "x-gzip") == 0 ? OXS_CODING_GZIP
+	                                                                    : OXS_CODING_OTHER;
+}
+
 void oxs_resume(oxs_req *r)
 {
 	MHD_resume_connection(r->conn);

@@ -18,6 +18,11 @@ void oxs_resume(oxs_req *r);
  * until its reply is sent or the request completes (http.c). */
 void oxs_suspend(oxs_req *r);
 
+/* The Content-Encoding of the request's body: none (absent, empty or identity), gzip (or
+ * x-gzip: only an upload decodes it, upload.c), or another (*name: the header's value). */
+typedef enum { OXS_CODING_NONE, OXS_CODING_GZIP, OXS_CODING_OTHER } oxs_coding;
+oxs_coding oxs_body_coding(oxs_req *r, const char **name);
+
 /* Authorization for an access level: 0 when allowed, else the status to answer. */
 unsigned oxs_authorize(oxs_req *r, oxs_access access);
 /* Before reading a body (POST uploads, PATCH parts): the route's upload access; false

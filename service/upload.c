@@ -432,13 +432,14 @@ void oxs_upload_begin(oxs_req *r)
 		                                  "application/json");
 		return;
 	}
-	const char *ce = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Encoding");
-	if (ce != NULL && ce[0] != '\0' && strcasecmp(ce, "identity") != 0) {
-		if (strcasecmp(ce, "gzip") != 0 && strcasecmp(ce, "x-gzip") != 0) {
-			oxs_reply_error(r, 415, "unsupported_encoding", "",
-			                "a body goes as it is or with Content-Encoding: gzip, not '%.40s'", ce);
-			return;
-		}
+	const char *ce = NULL;
+	oxs_coding coding = oxs_body_coding(r, &ce);
+	if (coding == OXS_CODING_OTHER) {
+		oxs_reply_error(r, 415, "unsupported_encoding", "",
+		                "a body goes as it is or with Content-Encoding: gzip, not '%.40s'", ce);
+		return;
+	}
+	if (coding == OXS_CODING_GZIP) {
 		if (u->multipart || u->json) {
 			oxs_reply_error(r, 415, "unsupported_encoding", "",
 			                "only a raw model body (application/octet-stream) may be gzip'd");

@@ -272,8 +272,10 @@ static const char *next_response(const char *p, const char *end)
 static void check_reply(const uint8_t *req, size_t reqn, const char *r, size_t n)
 {
 	static int show = -1;
-	if (show < 0)
-		show = getenv("FUZZ_HTTP_SHOW") != NULL && strcmp(getenv("FUZZ_HTTP_SHOW"), "1") == 0;
+	if (show < 0) {
+		const char *e = getenv("FUZZ_HTTP_SHOW");
+		show = e != NULL && strcmp(e, "1") == 0;
+	}
 	if (n == 0)
 		return; /* closed without an answer (e.g. nothing was sent) */
 	unsigned first = status_at(r, n);

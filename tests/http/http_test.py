@@ -541,11 +541,11 @@ def t_gzip():
     check(r.status == 200 and b"<svg" in r.body[:400], "one-shot drawing of a gzip body: %r" % r)
     before = len((curl(s.url("/models")).json() or {}).get("models", []))
     other = make_model()
-    for what, b, where in (("cut short", gzip.compress(other)[:-9], "ends inside a gzip member"),
+    zo = gzip.compress(other)
+    for what, b, where in (("cut short", zo[:-9], "ends inside a gzip member"),
                            ("not gzip", other, "not valid gzip at byte"),
-                           ("garbage after it", gzip.compress(other) + b"junk", "not valid gzip at byte"),
-                           ("corrupt", gzip.compress(other)[:30] + bytes([gzip.compress(other)[30] ^ 0xff]) + gzip.compress(other)[31:],
-                            "not valid gzip"),
+                           ("garbage after it", zo + b"junk", "not valid gzip at byte"),
+                           ("corrupt", zo[:30] + bytes([zo[30] ^ 0xff]) + zo[31:], "not valid gzip"),
                            ("empty", b"", "empty")):
         r = curl(s.url("/models"), data=b, headers=gz)
         e = (r.json() or {}).get("error", {})
