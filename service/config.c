@@ -125,6 +125,33 @@ static const opt opts[] = {
      "on SIGTERM/SIGINT, time to finish running requests (default 30)"},
     {"log-requests", "ONNXVIZ_LOG_REQUESTS", T_BOOL, F(log_requests), 0, 0, NULL,
      "log one line per request on stderr (default on)"},
+    {"uploads-per-client", "ONNXVIZ_UPLOADS_PER_CLIENT", T_UINT, F(uploads_per_client), 1,
+     100000, "N", "resumable uploads one client (its token, else its address) may have in "
+     "progress (default 16)"},
+    {"body-per-client", "ONNXVIZ_BODY_PER_CLIENT", T_SIZE, F(body_per_client), 0, 0, "SIZE",
+     "request body bytes one client may have held in memory at once (default 64M)"},
+    {"overlays-per-client", "ONNXVIZ_OVERLAYS_PER_CLIENT", T_UINT, F(overlays_per_client), 1,
+     10000, "N", "overlay posts one client may have in flight (default 2)"},
+    {"upload-start-expiry", "ONNXVIZ_UPLOAD_START_EXPIRY", T_UINT, F(upload_start_expiry), 1,
+     31 * 86400, "SEC", "seconds a resumable upload with no part acknowledged is kept "
+     "(default 600)"},
+    {"inflate-ratio-limit", "ONNXVIZ_INFLATE_RATIO_LIMIT", T_UINT, F(inflate_ratio), 1,
+     1000000, "N", "most bytes a gzip'd body may decode to per byte sent, past the burst "
+     "(default 200; 413 beyond)"},
+    {"inflate-ratio-burst", "ONNXVIZ_INFLATE_RATIO_BURST", T_SIZE, F(inflate_burst), 0, 0,
+     "SIZE", "decoded bytes of a gzip'd body before the ratio applies (default 1M)"},
+    {"min-body-rate", "ONNXVIZ_MIN_BODY_RATE", T_SIZE, F(min_body_rate), 0, 0, "SIZE",
+     "bytes per second a request body must average over each --timeout window (default "
+     "1K; 0 = off)"},
+    {"token-file", "ONNXVIZ_TOKEN_FILE", T_STR, F(token_file), 0, 0, "PATH",
+     "read the bearer token for uploads and deletes from this file (kept out of the "
+     "process list)"},
+    {"read-token-file", "ONNXVIZ_READ_TOKEN_FILE", T_STR, F(read_token_file), 0, 0, "PATH",
+     "read the read token from this file"},
+    {"allowed-hosts", "ONNXVIZ_ALLOWED_HOSTS", T_STR, F(allowed_hosts), 0, 0, "LIST",
+     "Host header names accepted besides the bind address, localhost and the port's "
+     "loopback names (comma-separated; * = any; default: none when bound to loopback, "
+     "any otherwise)"},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -171,6 +198,13 @@ void oxs_config_default(oxs_config *c)
 	c->memory_cache = (uint64_t)256 << 20;
 	c->grace = 30;
 	c->log_requests = true;
+	c->uploads_per_client = 16;
+	c->body_per_client = (uint64_t)64 << 20;
+	c->overlays_per_client = 2;
+	c->upload_start_expiry = 600;
+	c->inflate_ratio = 200;
+	c->inflate_burst = (uint64_t)1 << 20;
+	c->min_body_rate = 1024;
 }
 
 bool oxs_parse_size(const char *s, uint64_t *out)

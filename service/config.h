@@ -59,6 +59,21 @@ typedef struct oxs_config {
 	bool log_requests;       /* --log-requests: one line per request on stderr */
 	bool help;               /* --help was given */
 	char models_dir[512];    /* --models-dir, ONNXVIZ_MODELS_DIR: "" = no /files routes */
+	/* per-client limits and hardening (issue 35; docs/security-model.md) */
+	unsigned uploads_per_client;   /* --uploads-per-client: resumable uploads in progress */
+	uint64_t body_per_client;      /* --body-per-client: request body bytes held in memory */
+	unsigned overlays_per_client;  /* --overlays-per-client: overlay posts in flight */
+	unsigned upload_start_expiry;  /* --upload-start-expiry: seconds an upload with nothing
+	                                  acknowledged is kept */
+	unsigned inflate_ratio;        /* --inflate-ratio-limit: decoded/encoded bytes of a body */
+	uint64_t inflate_burst;        /* --inflate-ratio-burst: decoded bytes before the ratio
+	                                  applies */
+	uint64_t min_body_rate;        /* --min-body-rate: bytes/s a body must average over each
+	                                  --timeout window; 0 = off */
+	char token_file[512];          /* --token-file: read --token from this file */
+	char read_token_file[512];     /* --read-token-file */
+	char allowed_hosts[1024];      /* --allowed-hosts: Host names accepted besides the bind
+	                                  address's (comma-separated; "*" = any) */
 } oxs_config;
 
 void oxs_config_default(oxs_config *c);

@@ -8,12 +8,14 @@
 #include "parser/oxp.h"
 #include "render/oxr.h"
 #include "service/jobs.h"
+#include "service/quota.h"
 #include "service/ratelimit.h"
 #include "service/reply.h"
 #include "service/router.h"
 #include "service/server.h"
 #include "store/oxst.h"
 
+#include <netinet/in.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stddef.h>
@@ -75,6 +77,49 @@ bool oxs_authorize_body(oxs_req *r, const oxs_route *rt)
 	oxs_reply_error(r, denied, denied == 401 ? "unauthorized" : "forbidden", "",
 	                "uploading needs \"Authorization: Bearer <token>\"");
 	return false;
+}
+
+/* The digest of the request's bearer token when it is one of the server's: true. */
+static bool bearer_valid(oxs_req *r, unsigned char md[32])
+{
+	oxs_server *srv = r->srv;
+	if (srv->has_token && bearer_is(r, srv->token_md)) {
+		memcpy(md, srv->token_md, 32);
+		return true;
+	}
+	if (srv->has_read_token && bearer_is(r, srv->read_md)) {
+		memcpy(md, srv->read_md, 32);
+		return true;
+	}
+	return false;
+}
+
+void oxs_client_of(oxs_req *r, oxs_client *out)
+{
+	memset(out, 0, sizeof(*out));
+	unsigned char md[32];
+	if (bearer_valid(r, md)) {
+		out->k[0] = 't';
+		memcpy(out->k + 1, md, 32);
+		return;
+	}
+	const union MHD_ConnectionInfo *ci =
+	    r->conn != NULL ? MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS)
+	                    : NULL;
+	const struct sockaddr *sa = ci != NULL ? ci->client_addr : NULL;
+	if (sa != NULL && sa->sa_family == AF_INET) {
+		out->k[0] = '4';
+		memcpy(out->k + 1, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+	} else if (sa != NULL && sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(a)) { /* ::ffff:a.b.c.d is the IPv4 client it maps */
+			out->k[0] = '4';
+			memcpy(out->k + 1, a->s6_addr + 12, 4);
+		} else {
+			out->k[0] = '6';
+			memcpy(out->k + 1, a->s6_addr, 8); /* the /64 */
+		}
+	}
 }
 
 bool oxs_rate_allow(oxs_req *r)

@@ -32,4 +32,9 @@ bool oxs_authorize_body(oxs_req *r, const oxs_route *rt);
  * (with Retry-After). */
 bool oxs_rate_allow(oxs_req *r);
 
+/* The client the request's holdings count against (quota.h): the valid bearer token it
+ * presented when the server has tokens, else its address. */
+struct oxs_client;
+void oxs_client_of(oxs_req *r, struct oxs_client *out);
+
 #endif /* OXS_REQUEST_H */

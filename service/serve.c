@@ -18,6 +18,7 @@
 #include "service/metrics.h"
 #include "service/mhd.h"
 #include "service/models.h"
+#include "service/quota.h"
 #include "service/ratelimit.h"
 #include "service/resumable.h"
 #include "service/routes.h"
@@ -114,6 +115,7 @@ static void server_free(oxs_server *srv)
 	oxs_models_free(srv->models);
 	oxs_flights_free(srv->flights);
 	oxs_ratelimit_free(srv->rl);
+	oxs_quota_free(srv->quota);
 	oxst_s3_free(srv->s3);
 	oxs_resumable_free(srv->rs);
 	if (srv->store != NULL)
@@ -225,11 +227,17 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	srv->models = oxs_models_new(c->model_cache, c->model_cache_bytes, c->model_memory);
 	srv->flights = oxs_flights_new();
 	srv->rl = oxs_ratelimit_new(c->upload_rate);
+	const uint64_t qlim[OXS_Q_COUNT] = {
+	    [OXS_Q_UPLOADS] = c->uploads_per_client,
+	    [OXS_Q_BODY_BYTES] = c->body_per_client,
+	    [OXS_Q_OVERLAYS] = c->overlays_per_client,
+	};
+	srv->quota = oxs_quota_new(qlim);
 	srv->work = oxs_pool_new("work", c->workers, c->work_queue);
 	srv->layout = oxs_pool_new("layout", c->layout_workers, c->layout_queue);
 	if (srv->cache == NULL || srv->models == NULL || srv->flights == NULL ||
 	    (c->upload_rate != 0 && srv->rl == NULL) || srv->work == NULL || srv->layout == NULL ||
-	    !oxs_routes_init()) {
+	    srv->quota == NULL || !oxs_routes_init()) {
 		snprintf(err, errsize, "out of memory or threads at start");
 		return -1;
 	}

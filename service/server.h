@@ -32,6 +32,7 @@ typedef struct oxs_deadlines oxs_deadlines; /* deadline.h */
 typedef struct oxs_resumable oxs_resumable; /* resumable.h */
 typedef struct oxs_rpatch oxs_rpatch;       /* resumable.c */
 typedef struct oxs_upload oxs_upload;       /* upload.c */
+typedef struct oxs_quota oxs_quota;         /* quota.h */
 
 struct oxs_server {
 	oxs_config cfg;
@@ -55,6 +56,7 @@ struct oxs_server {
 	int models_dirfd;      /* --models-dir, O_PATH; -1 when not configured */
 	oxst_s3 *s3;            /* reads models registered by reference (--source-buckets) */
 	oxs_resumable *rs;     /* resumable uploads (resumable.c) */
+	oxs_quota *quota;      /* what each client holds (quota.h; request.c's oxs_client_of) */
 };
 
 #define OXS_QUERY_MAX 4096
