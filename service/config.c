@@ -148,6 +148,9 @@ static const opt opts[] = {
      "process list)"},
     {"read-token-file", "ONNXVIZ_READ_TOKEN_FILE", T_STR, F(read_token_file), 0, 0, "PATH",
      "read the read token from this file"},
+    {"trusted-proxies", "ONNXVIZ_TRUSTED_PROXIES", T_STR, F(trusted_proxies), 0, 0, "LIST",
+     "addresses or CIDR blocks of load balancers (comma-separated): a request from one of "
+     "them counts against the client its X-Forwarded-For names (default: none)"},
     {"allowed-hosts", "ONNXVIZ_ALLOWED_HOSTS", T_STR, F(allowed_hosts), 0, 0, "LIST",
      "Host header names accepted besides the bind address, localhost and the port's "
      "loopback names (comma-separated; * = any; default: none when bound to loopback, "

@@ -72,6 +72,8 @@ typedef struct oxs_config {
 	                                  --timeout window; 0 = off */
 	char token_file[512];          /* --token-file: read --token from this file */
 	char read_token_file[512];     /* --read-token-file */
+	char trusted_proxies[1024];    /* --trusted-proxies: addresses or CIDR blocks whose
+	                                  X-Forwarded-For names the client (quota.h) */
 	char allowed_hosts[1024];      /* --allowed-hosts: Host names accepted besides the bind
 	                                  address's (comma-separated; "*" = any) */
 } oxs_config;

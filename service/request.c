@@ -8,6 +8,7 @@
 #include "parser/oxp.h"
 #include "render/oxr.h"
 #include "service/jobs.h"
+#include "service/client.h"
 #include "service/quota.h"
 #include "service/ratelimit.h"
 #include "service/reply.h"
@@ -15,7 +16,6 @@
 #include "service/server.h"
 #include "store/oxst.h"
 
-#include <netinet/in.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stddef.h>
@@ -96,30 +96,22 @@ static bool bearer_valid(oxs_req *r, unsigned char md[32])
 
 void oxs_client_of(oxs_req *r, oxs_client *out)
 {
-	memset(out, 0, sizeof(*out));
 	unsigned char md[32];
 	if (bearer_valid(r, md)) {
-		out->k[0] = 't';
-		memcpy(out->k + 1, md, 32);
+		oxs_client_of_token(md, out);
 		return;
 	}
 	const union MHD_ConnectionInfo *ci =
 	    r->conn != NULL ? MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS)
 	                    : NULL;
-	const struct sockaddr *sa = ci != NULL ? ci->client_addr : NULL;
-	if (sa != NULL && sa->sa_family == AF_INET) {
-		out->k[0] = '4';
-		memcpy(out->k + 1, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-	} else if (sa != NULL && sa->sa_family == AF_INET6) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-		if (IN6_IS_ADDR_V4MAPPED(a)) { /* ::ffff:a.b.c.d is the IPv4 client it maps */
-			out->k[0] = '4';
-			memcpy(out->k + 1, a->s6_addr + 12, 4);
-		} else {
-			out->k[0] = '6';
-			memcpy(out->k + 1, a->s6_addr, 8); /* the /64 */
-		}
-	}
+	oxs_ip peer;
+	oxs_ip_from_sockaddr(ci != NULL ? ci->client_addr : NULL, &peer);
+	const char *xff = r->srv->proxies != NULL && r->conn != NULL
+	                      ? MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+	                                                    "X-Forwarded-For")
+	                      : NULL;
+	oxs_ip ip = oxs_client_addr(r->srv->proxies, &peer, xff);
+	oxs_client_of_ip(&ip, out);
 }
 
 bool oxs_rate_allow(oxs_req *r)

@@ -18,6 +18,7 @@
 #include "service/metrics.h"
 #include "service/mhd.h"
 #include "service/models.h"
+#include "service/client.h"
 #include "service/quota.h"
 #include "service/ratelimit.h"
 #include "service/resumable.h"
@@ -116,6 +117,7 @@ static void server_free(oxs_server *srv)
 	oxs_flights_free(srv->flights);
 	oxs_ratelimit_free(srv->rl);
 	oxs_quota_free(srv->quota);
+	oxs_cidrs_free(srv->proxies);
 	oxst_s3_free(srv->s3);
 	oxs_resumable_free(srv->rs);
 	if (srv->store != NULL)
@@ -233,6 +235,8 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	    [OXS_Q_OVERLAYS] = c->overlays_per_client,
 	};
 	srv->quota = oxs_quota_new(qlim);
+	if (!oxs_cidrs_parse(c->trusted_proxies, &srv->proxies, err, errsize))
+		return -1;
 	srv->work = oxs_pool_new("work", c->workers, c->work_queue);
 	srv->layout = oxs_pool_new("layout", c->layout_workers, c->layout_queue);
 	if (srv->cache == NULL || srv->models == NULL || srv->flights == NULL ||

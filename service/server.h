@@ -33,6 +33,7 @@ typedef struct oxs_resumable oxs_resumable; /* resumable.h */
 typedef struct oxs_rpatch oxs_rpatch;       /* resumable.c */
 typedef struct oxs_upload oxs_upload;       /* upload.c */
 typedef struct oxs_quota oxs_quota;         /* quota.h */
+typedef struct oxs_cidrs oxs_cidrs;         /* client.h */
 
 struct oxs_server {
 	oxs_config cfg;
@@ -57,6 +58,7 @@ struct oxs_server {
 	oxst_s3 *s3;            /* reads models registered by reference (--source-buckets) */
 	oxs_resumable *rs;     /* resumable uploads (resumable.c) */
 	oxs_quota *quota;      /* what each client holds (quota.h; request.c's oxs_client_of) */
+	oxs_cidrs *proxies;    /* --trusted-proxies (client.h) */
 };
 
 #define OXS_QUERY_MAX 4096
