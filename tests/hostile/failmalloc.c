@@ -14,7 +14,8 @@
  * The same for file I/O: FAILIO_AT=N makes the Nth call to open/openat, write/pwrite or
  * fsync/fdatasync on a file or folder, rename/renameat/renameat2 or mkdir/mkdirat of the
  * process fail with
- * FAILIO_ERRNO (EIO, or ENOSPC); FAILIO_COUNT names the file the count goes to (at exit
+ * FAILIO_ERRNO (EIO, or ENOSPC; or EMFILE, which only opens count and fail with, as when the
+ * process is out of descriptors); FAILIO_COUNT names the file the count goes to (at exit
  * with FAILIO_AT=0, and on SIGUSR2).  Only direct calls are seen: stdio's own writes
  * inside glibc are not (the service writes its store with these calls).
  */
@@ -131,16 +132,40 @@ void *aligned_alloc(size_t align, size_t n)
 static long io_fail_at = -1, io_calls;
 static int io_errno = EIO;
 
-static int io_fail_now(void)
+static void io_config(void)
 {
 	if (io_fail_at < 0) {
 		const char *e = getenv("FAILIO_AT"), *en = getenv("FAILIO_ERRNO");
-		io_errno = en != NULL && strcmp(en, "ENOSPC") == 0 ? ENOSPC : EIO;
+		io_errno = en == NULL               ? EIO
+		           : !strcmp(en, "ENOSPC") ? ENOSPC
+		           : !strcmp(en, "EMFILE") ? EMFILE
+		                                   : EIO;
 		io_fail_at = e != NULL ? atol(e) : 0;
 	}
+}
+
+static int io_fail_now(void)
+{
+	io_config();
+	if (io_errno == EMFILE)
+		return 0; /* only opens count (io_open_fails) */
 	long n = __atomic_add_fetch(&io_calls, 1, __ATOMIC_RELAXED);
 	if (io_fail_at > 0 && n == io_fail_at) {
 		errno = io_errno;
+		return 1;
+	}
+	return 0;
+}
+
+/* An open counts and fails for every errno (EMFILE too). */
+static int io_open_fails(void)
+{
+	io_config();
+	if (io_errno != EMFILE)
+		return io_fail_now();
+	long n = __atomic_add_fetch(&io_calls, 1, __ATOMIC_RELAXED);
+	if (io_fail_at > 0 && n == io_fail_at) {
+		errno = EMFILE;
 		return 1;
 	}
 	return 0;
@@ -150,7 +175,7 @@ static int io_fail_now(void)
 static int vopenat(int dirfd, const char *path, int flags, va_list ap)
 {
 	mode_t mode = flags & (O_CREAT | O_TMPFILE) ? va_arg(ap, mode_t) : 0;
-	return io_fail_now() ? -1 : (int)(syscall(SYS_openat, dirfd, path, flags, mode));
+	return io_open_fails() ? -1 : (int)(syscall(SYS_openat, dirfd, path, flags, mode));
 }
 
 int open(const char *path, int flags, ...)

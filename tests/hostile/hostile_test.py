@@ -12,6 +12,7 @@ Reuses the http suite's harness (tests/http/http_test.py: Server, curl, check, t
 audit).  Models are generated at run time (tests/hostile/models.py).  Prints the figures it
 measures; exits 1 on any failure.  HOSTILE_ONLY=name,name runs some tests only.
 """
+import base64
 import concurrent.futures
 import hashlib
 import http.client
@@ -1348,6 +1349,138 @@ def t_io_failures():
                                                len(wrong)))
 
 
+def t_resumable_failures():
+    """Issue 35 item 3: fail each file-system call of a resumable upload in turn (open, write,
+    fsync, rename, mkdir with EIO and ENOSPC; each open with EMFILE: tests/hostile/failmalloc.c),
+    from POST /uploads through every PATCH to the last.  Whatever fails, nothing acknowledged is
+    lost: a server without the shim on the same store says the upload is at least at the offset
+    the client saw acknowledged (or, when the last part was acknowledged, holds the model whole),
+    the client sends only the bytes past that offset, and the upload ends as the model, byte for
+    byte.  A failed answer is a JSON 5xx (the client did nothing wrong), the server stays up."""
+    so = os.environ.get("FAILMALLOC_SO")
+    if H.SANITIZED:
+        H.skip("resumable failures", "ASan must be the first library loaded, before an LD_PRELOAD shim")
+        return
+    if not check(so and os.path.exists(so), "resumable failures: failmalloc.so (tests/hostile/run.sh builds it)"):
+        return
+    part = 64 << 10
+    blob = M.padded(3 * part + 5000, producer="resumable-io")  # 4 parts, the last one short
+    sha = hashlib.sha256(blob).hexdigest()
+    count_file = os.path.join(H.TMP, "rio-count")
+    flags = ("--upload-part-size", "64K")
+    meta = "sha256 %s,filename %s" % (base64.b64encode(sha.encode()).decode(),
+                                      base64.b64encode(b"rio.onnx").decode())
+
+    def begin(s):
+        r = curl(s.url("/uploads"), method="POST", record=False, timeout=20,
+                 headers=["Tus-Resumable: 1.0.0", "Upload-Length: %d" % len(blob), "Upload-Metadata: " + meta])
+        return r, r.h("location")
+
+    def send(s, loc, offset, stop_on_failure=True):
+        """PATCH parts from offset; (offset acknowledged, final answer or None, answers)."""
+        answers = []
+        while offset < len(blob):
+            chunk = blob[offset:offset + part]
+            r = curl(s.url(loc), method="PATCH", record=False, timeout=20, data=chunk,
+                     headers=["Tus-Resumable: 1.0.0", "Upload-Offset: %d" % offset,
+                              "Content-Type: application/offset+octet-stream"])
+            answers.append(r)
+            if r.status == 204 and r.h("upload-offset") == str(offset + len(chunk)):
+                offset += len(chunk)
+            elif r.status in (200, 201) and offset + len(chunk) == len(blob):
+                return len(blob), r, answers
+            else:
+                if stop_on_failure:
+                    break
+        return offset, None, answers
+
+    def run(s):
+        """The client's view: (location, offset acknowledged, the model stored, answers)."""
+        r, loc = begin(s)
+        if r.status not in (200, 201) or not loc:
+            return None, 0, False, [r]
+        acked, final, answers = send(s, loc, 0)
+        return loc, acked, final is not None, [r] + answers
+
+    def count_now(s):
+        if os.path.exists(count_file):
+            os.unlink(count_file)
+        s.proc.send_signal(signal.SIGUSR2)
+        wait_until(lambda: os.path.exists(count_file) and open(count_file).read().endswith("\n"), 5)
+        with open(count_file) as f:
+            return int(f.read())
+
+    wrong, statuses, runs, t0 = [], {}, 0, time.time()
+    for err in ("EIO", "ENOSPC", "EMFILE"):
+        env = {"LD_PRELOAD": so, "FAILIO_COUNT": count_file, "FAILIO_ERRNO": err}
+        s = Server(*flags, env=dict(env, FAILIO_AT="0"))
+        first = count_now(s) + 1
+        loc, acked, stored, answers = run(s)
+        total = count_now(s)
+        s.stop()
+        check(stored and acked == len(blob), "resumable failures (%s): the reference run stores the model: %r" %
+              (err, [a.status for a in answers]))
+        for n in range(first, total + 1):
+            runs += 1
+            store = os.path.join(H.TMP, "rio-store-%s-%d" % (err, n))
+            s = Server(*flags, store=store, env=dict(env, FAILIO_AT=str(n)))
+            loc, acked, stored, answers = run(s)
+            alive = s.proc.poll() is None
+            rc = s.stop(timeout=20)
+            why = []
+            for a in answers:
+                statuses[a.status] = statuses.get(a.status, 0) + 1
+                if 400 <= a.status < 500 or a.status == 0 or (a.status >= 500 and not a.error_code()):
+                    why.append("answer %d %r" % (a.status, a.body[:100]))
+            if not alive or rc != 0:
+                why.append("server alive %s, exit %s" % (alive, rc))
+            s2 = Server(*flags, store=store)
+            if stored:
+                if curl(s2.url("/models/%s/model.onnx" % sha), record=False).body != blob:
+                    why.append("acknowledged model lost or broken")
+            else:
+                # resume: the upload is where the client saw it acknowledged, or further
+                at = acked
+                if loc is not None:
+                    h = curl(s2.url(loc), head=True, record=False, headers=["Tus-Resumable: 1.0.0"])
+                    if h.status == 200 and (h.h("upload-offset") or "").isdigit():
+                        at = int(h.h("upload-offset"))
+                        if at < acked:
+                            why.append("acknowledged offset %d, now %d" % (acked, at))
+                    elif acked > 0:
+                        why.append("upload with %d bytes acknowledged gone: HEAD %d" % (acked, h.status))
+                        loc = None
+                    else:
+                        loc = None
+                if loc is None:  # nothing acknowledged: the client may begin again
+                    r, loc = begin(s2)
+                    at = offset_of_tus(r)
+                if loc is not None:
+                    done, final, rest = send(s2, loc, at)
+                    if final is None:
+                        why.append("resuming from %d failed: %r" % (at, [(a.status, a.body[:80]) for a in rest]))
+                    elif curl(s2.url("/models/%s/model.onnx" % sha), record=False).body != blob:
+                        why.append("resumed model broken")
+                else:
+                    why.append("no upload to resume")
+            check(s2.stop() == 0, "server after resumable failure %s %d exits cleanly" % (err, n))
+            if why:
+                wrong.append((err, n, why[:3]))
+            subprocess.run(["rm", "-rf", store])
+    for w in wrong[:40]:
+        print("    wrong: %s call %d: %s" % (w[0], w[1], "; ".join(w[2]))[:300], flush=True)
+    check(not wrong, "resumable upload, file-system call N failing: %d of %d runs wrong, first %r" %
+          (len(wrong), runs, wrong[:3]))
+    figure("file-system failures, resumable upload of 4 parts: each call failed in turn with EIO, ENOSPC and "
+           "(opens) EMFILE, %d runs in %.0f s; statuses %s; %d wrong" %
+           (runs, time.time() - t0, ", ".join("%d: %d" % kv for kv in sorted(statuses.items())), len(wrong)))
+
+
+def offset_of_tus(r):
+    v = r.h("upload-offset")
+    return int(v) if v is not None and v.isdigit() else 0
+
+
 def main():
     t0 = time.time()
     only = set(filter(None, os.environ.get("HOSTILE_ONLY", "").split(",")))
@@ -1363,7 +1496,8 @@ def main():
              ("slowloris", t_slowloris, False), ("full disk", t_full_disk, False),
              ("crash loop", t_crash_loop, False), ("load", t_load, False),
              ("out of memory", t_out_of_memory, False), ("server out of memory", t_server_out_of_memory, False),
-             ("file-system failures", t_io_failures, False)]
+             ("file-system failures", t_io_failures, False),
+             ("resumable failures", t_resumable_failures, False)]
     steps = []
     for name, fn, shared in tests:
         if not shared and s is not None:

@@ -270,6 +270,7 @@ defaults
     timeout server 120s
     retries 3
     option redispatch
+    option forwardfor
     errorfile 503 %s
 frontend fe
     bind 127.0.0.1:%d
