@@ -466,9 +466,12 @@ static void reply_posted(oxs_req *r, const char *oid, const char *optid, const c
 	oxr_buf_free(&b);
 }
 
+/* A failed check in the worker: the file's fault (422: malformed, beyond the bounds, past
+ * the worker's limits), or the server's for now (503 with Retry-After: out of memory, no
+ * process or pipe to start it with). */
 static unsigned worker_status(oxr_code rc)
 {
-	return rc == OXR_E_NOMEM ? 503 : rc == OXR_E_IO ? 500 : rc == OXR_E_NOT_FOUND ? 404 : 422;
+	return rc == OXR_E_NOMEM || rc == OXR_E_IO ? 503 : rc == OXR_E_NOT_FOUND ? 404 : 422;
 }
 
 /* The spooled overlay into the store (put_rendering takes bytes: mapped, not copied). */
