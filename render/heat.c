@@ -47,18 +47,21 @@ enum { KEY_ANY = 0, KEY_NODE, KEY_VALUE };
 /* Execution providers of a profile given metrics of their own (docs/overlays.md): the
  * first this many named [A-Za-z0-9._-], two metrics each after the four */
 #define HEAT_PROVIDER_METRICS 8
+#define SHARED_TEXT 80 /* op types and providers shorter than this are shared */
 
 /* ---------------------------------------------------------------------------------------
  * Entries: what the input says, per distinct name
  */
 typedef struct entry {
+	/* 48 bytes: there may be 2,000,000 of them (docs/decisions.md 85) */
 	const char *name; /* arena, NUL-terminated (may hold other bytes: matched as bytes) */
-	size_t len;
-	uint8_t kind;     /* KEY_* */
-	const char *op, *provider;
-	double *v;        /* nmetrics (generic inputs), NaN where not given */
+	const char *op, *provider; /* arena; equal strings of consecutive entries shared */
+	double *v;        /* nv metrics (generic inputs), NaN where not given */
 	int64_t total;    /* profiles: us over all runs */
-	uint32_t first_cell; /* profiles: runs cells in the cell array */
+	uint32_t len;     /* of name, at most MAX_NAME */
+	uint8_t kind;     /* KEY_* */
+	uint8_t nv;       /* v's width: the metrics known when it was made (all of a CSV's
+	                     header), else OXR_HEAT_MAX_METRICS once a later metric needs it */
 } entry;
 
 typedef struct parse {
@@ -88,6 +91,9 @@ typedef struct parse {
 	/* profiles: the providers with metrics of their own (dur.mean@P, dur.total@P) */
 	const char *pm[HEAT_PROVIDER_METRICS];
 	uint32_t npm;
+	/* shared_text's: the last op type and provider, as given and their copies */
+	char op_raw[SHARED_TEXT], provider_raw[SHARED_TEXT];
+	const char *last_op, *last_provider;
 } parse;
 
 static oxr_code bad(parse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -155,7 +161,7 @@ static uint32_t entry_of(parse *p, const char *name, size_t len, uint8_t kind, b
 	entry *e = &p->e[p->n];
 	memset(e, 0, sizeof(*e));
 	e->name = stored + 1;
-	e->len = len;
+	e->len = (uint32_t)len; /* at most MAX_NAME */
 	e->kind = kind;
 	if (is_new)
 		*is_new = true;
@@ -184,19 +190,24 @@ static int metric_of(parse *p, const char *name, size_t len)
 	return (int)p->nmetrics++;
 }
 
-/* Set metric k of entry i; the metric arrays grow with nmetrics (entries hold room for
- * OXR_HEAT_MAX_METRICS, allocated on first use). */
+/* Set metric k of entry i.  An entry's values are as wide as the metrics known when its
+ * first value comes (a CSV's header names them all: 8 bytes per metric and entry); a
+ * metric named later (JSON inputs) widens it once to OXR_HEAT_MAX_METRICS. */
 static bool entry_set(parse *p, uint32_t i, int k, double v)
 {
 	entry *e = &p->e[i];
-	if (e->v == NULL) {
-		e->v = oxp_arena_array(p->a, OXR_HEAT_MAX_METRICS, sizeof(double));
-		if (e->v == NULL) {
+	if ((uint32_t)k >= e->nv) {
+		uint32_t w = e->v == NULL && p->nmetrics > (uint32_t)k ? p->nmetrics
+		                                                      : OXR_HEAT_MAX_METRICS;
+		double *nv = oxp_arena_array(p->a, w, sizeof(double));
+		if (nv == NULL) {
 			nomem(p);
 			return false;
 		}
-		for (int j = 0; j < OXR_HEAT_MAX_METRICS; j++)
-			e->v[j] = NAN;
+		for (uint32_t j = 0; j < w; j++)
+			nv[j] = j < e->nv ? e->v[j] : NAN;
+		e->v = nv;
+		e->nv = (uint8_t)w;
 	}
 	e->v[k] = v;
 	return true;
@@ -205,6 +216,25 @@ static bool entry_set(parse *p, uint32_t i, int k, double v)
 static bool number_ok(double v)
 {
 	return isfinite(v) && fabs(v) <= MAX_ABS;
+}
+
+/* A kernel's op type or provider as display text in the arena (NULL for ""), shared
+ * with the previous entry when it is the same text, as it nearly always is (a profile of
+ * 1.4M kernels names a few ops and providers; a copy each was 30 bytes per name).
+ * raw: the previous text as given, *last its copy. */
+static const char *shared_text(parse *p, char raw[SHARED_TEXT], const char **last,
+                               const char *s)
+{
+	if (s[0] == '\0')
+		return NULL;
+	if (*last != NULL && strcmp(raw, s) == 0)
+		return *last;
+	size_t n = strlen(s);
+	const char *t = oxr__text(p->a, (oxp_str){s, n}, 64);
+	*last = t != NULL && n < SHARED_TEXT ? t : NULL;
+	if (*last != NULL)
+		memcpy(raw, s, n + 1);
+	return t;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -600,9 +630,9 @@ static oxr_code parse_profile(parse *p, const char *data, size_t len, size_t sta
 				goto out;
 			}
 			if (fresh) {
-				p->e[ei].op = op[0] ? oxr__text(p->a, (oxp_str){op, strlen(op)}, 64) : NULL;
+				p->e[ei].op = shared_text(p, p->op_raw, &p->last_op, op);
 				p->e[ei].provider =
-				    provider[0] ? oxr__text(p->a, (oxp_str){provider, strlen(provider)}, 64) : NULL;
+				    shared_text(p, p->provider_raw, &p->last_provider, provider);
 			}
 			p->e[ei].total += d;
 			if (p->e[ei].total > (int64_t)9e15) {
@@ -1417,25 +1447,153 @@ static oxr_heat *heat_new(oxp_arena *a, uint32_t nnodes, uint32_t nmetrics)
 	return h;
 }
 
+/* An unmatched entry's value: a profile's time, else its first metric (0 when none). */
+static double unmatched_value(const parse *p, uint32_t i, bool profile)
+{
+	if (profile)
+		return (double)p->e[i].total;
+	double v = p->e[i].nv > 0 ? p->e[i].v[0] : NAN;
+	return isfinite(v) ? v : 0;
+}
+
+/* True when entry i goes after entry j in the list: smaller, or as large and named
+ * after it (cmp_unmatched's order). */
+static bool unmatched_after(const parse *p, uint32_t i, uint32_t j, bool profile)
+{
+	double x = unmatched_value(p, i, profile), y = unmatched_value(p, j, profile);
+	return x < y || (x == y && strcmp(p->e[i].name, p->e[j].name) > 0);
+}
+
+/* Restore the heap below slot k (the entry that goes last at the root). */
+static void heap_down(const parse *p, uint32_t *heap, uint32_t n, uint32_t k, bool profile)
+{
+	for (;;) {
+		uint32_t l = 2 * k + 1, r = l + 1, m = k;
+		if (l < n && unmatched_after(p, heap[l], heap[m], profile))
+			m = l;
+		if (r < n && unmatched_after(p, heap[r], heap[m], profile))
+			m = r;
+		if (m == k)
+			return;
+		uint32_t t = heap[k];
+		heap[k] = heap[m];
+		heap[m] = t;
+		k = m;
+	}
+}
+
+/* The unmatched entries (those with flag[i] == mark): h->nunmatched counts them all,
+ * h->unmatched lists the OXR_HEAT_UNMATCHED_LISTED largest, largest first.  A hostile
+ * input of 1.4M names nothing matches keeps a few hundred KB here, not a copy of every
+ * name: the selection is a heap of the listed ones (their names copied at the end). */
+static oxr_code list_unmatched(parse *p, oxr_heat *h, const uint32_t *flag, uint32_t mark,
+                               bool profile, double total)
+{
+	uint32_t heap[OXR_HEAT_UNMATCHED_LISTED], nh = 0, nun = 0;
+	for (uint32_t i = 0; i < p->n; i++) {
+		if (flag[i] != mark)
+			continue;
+		nun++;
+		if (nh < OXR_HEAT_UNMATCHED_LISTED) {
+			/* sift up: the root is the entry that goes last */
+			uint32_t k = nh++;
+			heap[k] = i;
+			while (k > 0 && unmatched_after(p, heap[k], heap[(k - 1) / 2], profile)) {
+				uint32_t t = heap[k];
+				heap[k] = heap[(k - 1) / 2];
+				heap[(k - 1) / 2] = t;
+				k = (k - 1) / 2;
+			}
+		} else if (unmatched_after(p, heap[0], i, profile)) {
+			heap[0] = i;
+			heap_down(p, heap, nh, 0, profile);
+		}
+	}
+	oxr_heat_unmatched *un = oxp_arena_array(h->arena, nh ? nh : 1, sizeof(*un));
+	if (un == NULL)
+		return nomem(p);
+	for (uint32_t u = 0; u < nh; u++) {
+		const entry *e = &p->e[heap[u]];
+		double v = unmatched_value(p, heap[u], profile);
+		un[u].name = oxr__text(h->arena, (oxp_str){e->name, e->len}, 200);
+		un[u].op = profile ? e->op : NULL;
+		un[u].value = v;
+		un[u].share = total != 0 ? v / total : 0;
+		if (un[u].name == NULL)
+			return nomem(p);
+	}
+	if (nh > 1)
+		qsort(un, nh, sizeof(*un), cmp_unmatched);
+	h->unmatched = un;
+	h->nunmatched = nun;
+	h->nunmatched_listed = nh;
+	return OXR_OK;
+}
+
+/* The nodes each entry covers, all entries' in one array: entry i's are
+ * nodes[off[i] .. off[i + 1]).  Most names cover one node or none, so this is about
+ * 8 bytes per entry (a fixed MAX_GROUP slots per entry was 256). */
+typedef struct groups {
+	uint32_t *off;   /* n + 1 */
+	uint32_t *nodes;
+	size_t len, cap;
+} groups;
+
+static void groups_free(groups *gs)
+{
+	free(gs->off);
+	free(gs->nodes);
+}
+
+static bool groups_build(groups *gs, parse *p, attr_ctx *c)
+{
+	memset(gs, 0, sizeof(*gs));
+	gs->off = malloc(((size_t)p->n + 1) * sizeof(uint32_t));
+	gs->nodes = malloc(1024 * sizeof(uint32_t));
+	if (gs->off == NULL || gs->nodes == NULL)
+		return false;
+	gs->cap = 1024;
+	uint32_t g[MAX_GROUP];
+	for (uint32_t i = 0; i < p->n; i++) {
+		gs->off[i] = (uint32_t)gs->len; /* at most 2,000,000 x 64 */
+		uint32_t n = map_entry(c, &p->e[i], g);
+		if (gs->len + n > gs->cap) {
+			size_t cap = gs->cap * 2;
+			while (cap < gs->len + n)
+				cap *= 2;
+			uint32_t *nn = realloc(gs->nodes, cap * sizeof(uint32_t));
+			if (nn == NULL)
+				return false;
+			gs->nodes = nn;
+			gs->cap = cap;
+		}
+		memcpy(gs->nodes + gs->len, g, n * sizeof(uint32_t));
+		gs->len += n;
+	}
+	gs->off[p->n] = (uint32_t)gs->len;
+	return true;
+}
+
 static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_total)
 {
 	/* per node per run: cells for the nodes that get time (slot per node) */
 	uint32_t nn = c->dv->nnodes, runs = p->runs ? p->runs : 1;
 	uint32_t *slot = malloc((size_t)(nn ? nn : 1) * sizeof(uint32_t));
-	uint32_t *gmap = malloc((size_t)(p->n ? p->n : 1) * MAX_GROUP * sizeof(uint32_t));
 	uint32_t *gn = calloc(p->n ? p->n : 1, sizeof(uint32_t));
+	groups gs;
+	bool mapped = groups_build(&gs, p, c);
 	int64_t *cells = NULL, *tmp = NULL, *ptot = NULL;
 	oxr_code rc = OXR_OK;
-	if (!slot || !gmap || !gn) {
+	if (!slot || !gn || !mapped) {
 		rc = nomem(p);
 		goto out;
 	}
 	memset(slot, 0xff, (size_t)(nn ? nn : 1) * sizeof(uint32_t));
 	uint32_t nslots = 0;
 	for (uint32_t i = 0; i < p->n; i++) {
-		gn[i] = map_entry(c, &p->e[i], gmap + (size_t)i * MAX_GROUP);
+		gn[i] = gs.off[i + 1] - gs.off[i];
 		for (uint32_t k = 0; k < gn[i]; k++) {
-			uint32_t node = gmap[(size_t)i * MAX_GROUP + k];
+			uint32_t node = gs.nodes[gs.off[i] + k];
 			if (slot[node] == OXP_NONE)
 				slot[node] = nslots++;
 		}
@@ -1464,7 +1622,7 @@ static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_
 		uint32_t ei = p->k[k].entry, n = gn[ei];
 		if (n == 0)
 			continue;
-		const uint32_t *g = gmap + (size_t)ei * MAX_GROUP;
+		const uint32_t *g = gs.nodes + gs.off[ei];
 		spread(c, g, n, p->k[k].dur, share);
 		uint32_t pi = 0;
 		while (pi < npm && (p->e[ei].provider == NULL || strcmp(p->pm[pi], p->e[ei].provider)))
@@ -1479,16 +1637,13 @@ static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_
 	}
 	/* fused groups and the table */
 	int64_t total = 0, attributed = 0;
-	uint32_t nun = 0;
 	for (uint32_t i = 0; i < p->n; i++) {
 		total += p->e[i].total;
 		if (gn[i] > 0) {
 			attributed += p->e[i].total;
 			h->nmatched++;
-		} else {
-			nun++;
 		}
-		const uint32_t *g = gmap + (size_t)i * MAX_GROUP;
+		const uint32_t *g = gs.nodes + gs.off[i];
 		if (gn[i] > 1)
 			for (uint32_t k = 0; k < gn[i]; k++) {
 				((uint32_t *)h->fused)[g[k]] = g[0];
@@ -1521,25 +1676,9 @@ static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_
 	h->total = (double)total;
 	h->attributed = (double)attributed;
 	h->runs = runs;
-	/* unmatched, largest first */
-	oxr_heat_unmatched *un = oxp_arena_array(h->arena, nun ? nun : 1, sizeof(*un));
-	if (un == NULL) {
-		rc = nomem(p);
+	rc = list_unmatched(p, h, gn, 0, true, (double)total);
+	if (rc != OXR_OK)
 		goto out;
-	}
-	uint32_t u = 0;
-	for (uint32_t i = 0; i < p->n; i++)
-		if (gn[i] == 0) {
-			un[u].name = oxr__text(h->arena, (oxp_str){p->e[i].name, p->e[i].len}, 200);
-			un[u].op = p->e[i].op;
-			un[u].value = (double)p->e[i].total;
-			un[u].share = total > 0 ? (double)p->e[i].total / (double)total : 0;
-			u++;
-		}
-	if (nun > 1)
-		qsort(un, nun, sizeof(*un), cmp_unmatched);
-	h->unmatched = un;
-	h->nunmatched = nun;
 	/* providers */
 	oxr_heat_provider *pv = oxp_arena_array(h->arena, 16, sizeof(*pv));
 	if (pv == NULL) {
@@ -1565,7 +1704,7 @@ static oxr_code build_profile(parse *p, attr_ctx *c, oxr_heat *h, int64_t *node_
 	h->nproviders = npv;
 out:
 	free(slot);
-	free(gmap);
+	groups_free(&gs);
 	free(gn);
 	free(cells);
 	free(tmp);
@@ -1593,7 +1732,7 @@ static void profile_providers(parse *p)
 
 static oxr_code build_generic(parse *p, attr_ctx *c, oxr_heat *h)
 {
-	uint32_t g[MAX_GROUP], nun = 0;
+	uint32_t g[MAX_GROUP];
 	double total = 0, attributed = 0;
 	double *vals = (double *)h->values;
 	uint32_t *hit = calloc(p->n ? p->n : 1, sizeof(uint32_t));
@@ -1602,11 +1741,10 @@ static oxr_code build_generic(parse *p, attr_ctx *c, oxr_heat *h)
 	for (uint32_t i = 0; i < p->n; i++) {
 		const entry *e = &p->e[i];
 		uint32_t n = map_entry(c, e, g);
-		double pv = e->v ? e->v[0] : NAN;
+		double pv = e->nv > 0 ? e->v[0] : NAN;
 		if (isfinite(pv))
 			total += pv;
 		if (n == 0) {
-			nun++;
 			hit[i] = OXP_NONE;
 			continue;
 		}
@@ -1614,7 +1752,7 @@ static oxr_code build_generic(parse *p, attr_ctx *c, oxr_heat *h)
 		h->nmatched++;
 		if (isfinite(pv))
 			attributed += pv;
-		for (uint32_t k = 0; k < p->nmetrics && e->v; k++) {
+		for (uint32_t k = 0; k < p->nmetrics && k < e->nv; k++) {
 			double x = e->v[k];
 			if (!isfinite(x))
 				continue;
@@ -1623,23 +1761,11 @@ static oxr_code build_generic(parse *p, attr_ctx *c, oxr_heat *h)
 			*cell = isnan(*cell) ? x : h->sums[k] ? *cell + x : fmax(*cell, x);
 		}
 	}
-	oxr_heat_unmatched *un = oxp_arena_array(h->arena, nun ? nun : 1, sizeof(*un));
-	if (un == NULL) {
+	oxr_code rc = list_unmatched(p, h, hit, OXP_NONE, false, total);
+	if (rc != OXR_OK) {
 		free(hit);
-		return nomem(p);
+		return rc;
 	}
-	uint32_t u = 0;
-	for (uint32_t i = 0; i < p->n; i++)
-		if (hit[i] == OXP_NONE) {
-			double pv = p->e[i].v ? p->e[i].v[0] : NAN;
-			un[u].name = oxr__text(h->arena, (oxp_str){p->e[i].name, p->e[i].len}, 200);
-			un[u].value = isfinite(pv) ? pv : 0;
-			un[u].share = total != 0 && isfinite(pv) ? pv / total : 0;
-			u++;
-		}
-	qsort(un, nun, sizeof(*un), cmp_unmatched);
-	h->unmatched = un;
-	h->nunmatched = nun;
 	h->total = total;
 	h->attributed = attributed;
 	free(hit);
@@ -1959,7 +2085,7 @@ oxr_code oxr_heat_table_json(const oxr_heat *h, const oxp_dag *d, uint32_t metri
 	}
 	json_object_set_new(root, "nodes", nodes);
 	json_t *un = json_array();
-	for (uint32_t i = 0; i < h->nunmatched; i++) {
+	for (uint32_t i = 0; i < h->nunmatched_listed; i++) {
 		const oxr_heat_unmatched *u = &h->unmatched[i];
 		json_t *o = json_pack("{s:s, s:o, s:o}", "name", u->name ? u->name : "", "value",
 		                      num(u->value), "share", num(u->share));
@@ -1968,6 +2094,8 @@ oxr_code oxr_heat_table_json(const oxr_heat *h, const oxp_dag *d, uint32_t metri
 		json_array_append_new(un, o);
 	}
 	json_object_set_new(root, "unmatched", un);
+	/* all of them; "unmatched" lists the largest OXR_HEAT_UNMATCHED_LISTED */
+	json_object_set_new(root, "unmatched_count", json_integer(h->nunmatched));
 	oxr_code rc = oxp_arena_failed(a) ? oxr__fail(err, OXR_E_NOMEM, "out of memory")
 	                                  : jx_dump(root, out, err);
 	json_decref(root); /* big arrays live on the heap, not in the scratch arena */

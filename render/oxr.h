@@ -237,6 +237,8 @@ oxr_code oxr_render_overlay(const oxp_model *m, const oxp_dag *d, const oxr_opti
 #define OXR_HEAT_MAX_INPUTS 64
 #define OXR_HEAT_MAX_METRICS 32
 #define OXR_HEAT_MAX_ENTRIES 2000000u
+/* Unmatched names listed in an overlay's table, the largest (all are counted). */
+#define OXR_HEAT_UNMATCHED_LISTED 1000
 
 typedef enum { OXR_HEAT_LINEAR = 0, OXR_HEAT_LOG, OXR_HEAT_THRESHOLDS } oxr_heat_scale;
 /* "linear" | "log" | "thresholds"; false when unknown */
@@ -273,7 +275,9 @@ typedef struct oxr_heat {
 	uint32_t runs;               /* profile runs (1 for other inputs) */
 	uint32_t nentries;           /* distinct names in the input(s) */
 	uint32_t nmatched;
-	uint32_t nunmatched;
+	uint32_t nunmatched;         /* names that matched no node */
+	uint32_t nunmatched_listed;  /* of those, the largest in `unmatched` (at most
+	                                OXR_HEAT_UNMATCHED_LISTED) */
 	const oxr_heat_unmatched *unmatched; /* largest first */
 	double total;                /* of the primary sum metric over the input (time: us) */
 	double attributed;           /* the part given to nodes: coverage = attributed / total */

@@ -97,13 +97,18 @@ void oxs_art_heat(oxs_art *a, const oxs_heat_req *hr)
 	static const char *const scales[] = {"linear", "log", "thresholds"};
 	char optkey[OXS_KEY_MAX - 256], h[65];
 	oxr_options_key(&a->opt, optkey, sizeof(optkey));
-	snprintf(a->key, sizeof(a->key), "%s|heat|%s|%s|%s|%s|%s", a->id, oxs_art_ext(a), hr->overlay,
-	         hr->metric, scales[hr->scale % 3], optkey);
+	/* a table: one per model, overlay (its content names the optimized model) and metric */
+	const char *kind = hr->table ? "heat-table" : "heat";
+	const char *scale = hr->table ? "" : scales[hr->scale % 3];
+	if (hr->table)
+		optkey[0] = '\0';
+	snprintf(a->key, sizeof(a->key), "%s|%s|%s|%s|%s|%s|%s", a->id, kind, oxs_art_ext(a),
+	         hr->overlay, hr->metric, scale, optkey);
 	char salted[OXS_KEY_MAX + 32];
-	snprintf(salted, sizeof(salted), "%s|heat|%s|%s|%s|%s|%s", ART_VERSION, oxs_art_ext(a),
-	         hr->overlay, hr->metric, scales[hr->scale % 3], optkey);
+	snprintf(salted, sizeof(salted), "%s|%s|%s|%s|%s|%s|%s", ART_VERSION, kind,
+	         oxs_art_ext(a), hr->overlay, hr->metric, scale, optkey);
 	oxs_sha256_hex(salted, strlen(salted), h, 32);
-	snprintf(a->name, sizeof(a->name), "heat-%s.%s", h, oxs_art_ext(a));
+	snprintf(a->name, sizeof(a->name), "%s-%s.%s", kind, h, oxs_art_ext(a));
 }
 
 void oxs_art_file(oxs_art *a, int fd, int dirfd, const char *fpath)

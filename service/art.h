@@ -32,6 +32,8 @@ typedef struct oxs_heat_req {
 	char overlay[72]; /* "cost", or an overlay id */
 	char metric[72];  /* "" for the overlay's primary */
 	uint8_t scale;    /* oxr_heat_scale */
+	bool table;       /* the attributed table (GET /models/{id}/overlays/{oid}, JSON),
+	                     not a drawing: scale and the options do not matter */
 } oxs_heat_req;
 
 typedef struct oxs_art {

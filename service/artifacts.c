@@ -506,7 +506,8 @@ static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a
 }
 
 /* A heat drawing in a worker process (heat_svc.c): the overlay is "cost", or one stored
- * by POST /models/{id}/overlays (a rendering of the model). */
+ * by POST /models/{id}/overlays (a rendering of the model).  An overlay's table too: it
+ * is parsed and attributed there, with the layout's limits, never in the server. */
 static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *path,
                               oxr_buf *out, oxr_error *err)
 {
@@ -545,8 +546,9 @@ static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *p
 	const char *args[] = {scales[art->u.heat.scale % 3], art->u.heat.metric,
 	                      optimized[0] ? optimized : NULL, NULL};
 	oxr_model_files m = {path, ""}, other = {opath, ""};
-	const char *fmt = art->fmt == OXR_FMT_DOT ? "heat-dot" : art->fmt == OXR_FMT_LAYOUT_JSON
-	                                                             ? "heat-json" : "heat-svg";
+	const char *fmt = art->u.heat.table ? "heat-table"
+	                  : art->fmt == OXR_FMT_DOT ? "heat-dot"
+	                  : art->fmt == OXR_FMT_LAYOUT_JSON ? "heat-json" : "heat-svg";
 	oxr_code rc = oxr_render_isolated_pair(srv->exe, &m, &other, fmt, args, &art->opt,
 	                                       &srv->wlim, out, err);
 	if (fd >= 0)

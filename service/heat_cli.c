@@ -398,7 +398,8 @@ int oxs_cli_overlay(int argc, char **argv)
 				printf("... %u more nodes (--top=0 lists all)\n", n - top);
 			if (h->nunmatched > 0) {
 				printf("unmatched (%u):\n", h->nunmatched);
-				for (uint32_t i = 0; i < h->nunmatched && (top == 0 || i < top); i++) {
+				uint32_t nl = h->nunmatched_listed;
+				for (uint32_t i = 0; i < nl && (top == 0 || i < top); i++) {
 					print_value(h, h->primary, h->unmatched[i].value);
 					printf(" %6.2f%%  %-22s %s\n", 100 * h->unmatched[i].share,
 					       h->unmatched[i].op ? h->unmatched[i].op : "-",

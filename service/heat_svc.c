@@ -1,21 +1,25 @@
 /*
- * heat_svc.c — heat overlays in the service (docs/overlays.md): the query of a drawing
- * (`graph.svg?overlay=cost&metric=macs&scale=log`) and the worker side of such a drawing.
+ * heat_svc.c — heat overlays in the service (docs/overlays.md): stored overlays (POST and
+ * GET /models/{id}/overlays), the query of a drawing
+ * (`graph.svg?overlay=cost&metric=macs&scale=log`) and the worker side of both.
  *
  * A heat drawing is laid out by the layout worker like a diff, through the worker's pair
  * function: the model, and as the "other" file the overlay (a path, or "cost" for the
  * built-in), and as the pair arguments the scale, the metric and the optimized model's
- * path when the overlay has one; the format is "heat-svg", "heat-dot" or "heat-json".  oxs_pair routes those here and
- * everything else to the diff (oxs_diff_pair).
+ * path when the overlay has one; the format is "heat-svg", "heat-dot", "heat-json" or
+ * "heat-table" (the attributed table).  oxs_pair routes those here and everything else to
+ * the diff (oxs_diff_pair).
  */
 #include "service/heat_svc.h"
 #include "parser/oxp.h"
 #include "render/oxr.h"
 #include "service/art.h"
+#include "service/artifacts.h"
 #include "service/diff.h"
 #include "service/hash.h"
 #include "service/models.h"
 #include "service/query.h"
+#include "service/quota.h"
 #include "service/reply.h"
 #include "service/request.h"
 #include "service/router.h"
@@ -24,10 +28,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -141,6 +149,9 @@ static oxr_code heat_pair(const oxr_model_files *model, const oxr_model_files *o
 		return oxs_render_fail(err, OXR_E_OPTION, "bad heat arguments");
 	const char *metric = args[1];
 	const char *opt_path = args[2];
+	/* heat-table: the attributed table (onnxviz.overlay/1), for GET .../overlays/{oid} and
+	 * the check of a POST: attributed here, in the worker, never in the server */
+	bool table = !strcmp(fmt, "heat-table");
 	oxr_format f = !strcmp(fmt, "heat-dot") ? OXR_FMT_DOT : !strcmp(fmt, "heat-json")
 	                                                         ? OXR_FMT_LAYOUT_JSON
 	                                                         : OXR_FMT_SVG;
@@ -184,7 +195,9 @@ static oxr_code heat_pair(const oxr_model_files *model, const oxr_model_files *o
 	int k = -1;
 	if (rc == OXR_OK && (k = metric[0] ? oxr_heat_metric(h, metric) : (int)h->primary) < 0)
 		rc = oxs_render_fail(err, OXR_E_OPTION, "no metric '%s' in the overlay", metric);
-	if (rc == OXR_OK) {
+	if (rc == OXR_OK && table) {
+		rc = oxr_heat_table_json(h, d, (uint32_t)k, 0, out, err);
+	} else if (rc == OXR_OK) {
 		oxr_overlay ov;
 		memset(&ov, 0, sizeof(ov));
 		ov.heat = h;
@@ -221,102 +234,27 @@ oxr_code oxs_pair(const oxr_model_files *model, const oxr_model_files *other, co
  * model; GET /models/{id}/overlays/{oid} answers the attributed table; graph.svg?overlay=
  * <oid> draws it.  Renderings may be evicted under a store budget: an overlay then answers
  * 404 and is posted again.
+ *
+ * Bounds (docs/decisions.md 85): the body goes to a spool file of the store as it arrives,
+ * never into the heap (16 stalled posts held 32 MiB each); a client has at most
+ * --overlays-per-client posts in flight (429 beyond); parsing and attributing run in a
+ * layout worker process (its CPU, memory and time limits, on the layout threads: never a
+ * work thread an upload or a search waits for), for the check of a POST as for the table
+ * of a GET, which is an artifact (artifacts.c: memory cache, the store, one computation
+ * for concurrent requests) keyed by model, overlay (whose content names the optimized
+ * model) and metric.
  */
-bool oxs_body_begin(oxs_req *r)
-{
-	unsigned denied = oxs_authorize(r, oxs_route_at(r->route)->post_access);
-	if (denied != 0) {
-		oxs_reply_error(r, denied, denied == 401 ? "unauthorized" : "forbidden", "",
-		                "posting an overlay needs \"Authorization: Bearer <token>\"");
-		return true;
-	}
-	r->body = malloc(sizeof(oxr_buf));
-	if (r->body == NULL)
-		return false;
-	oxr_buf_init(r->body, OXS_OVERLAY_MAX);
-	return true;
-}
-
-bool oxs_body_data(oxs_req *r, const char *data, size_t len)
-{
-	if (r->body->failed)
-		return true; /* drained; answered at the end */
-	oxr_buf_append(r->body, data, len);
-	return true;
-}
-
-void oxs_body_free(oxs_req *r)
-{
-	if (r->body != NULL) {
-		oxr_buf_free(r->body);
-		free(r->body);
-		r->body = NULL;
-	}
-}
-
-static void overlay_name(const char *oid, char *name, size_t size)
-{
-	snprintf(name, size, "overlay-%.64s.dat", oid);
-}
-
-/* The attributed overlay of model r->id from data (a stored overlay: the optimized
- * model's line first, if any): NULL after replying.  *opt: the optimized model's entry. */
-static oxr_heat *attribute(oxs_req *r, const char *data, size_t len, oxs_mentry **me,
-                           oxs_mentry **opt)
-{
-	oxs_server *srv = r->srv;
-	*me = *opt = NULL;
-	char optid[65];
-	const char *body;
-	size_t blen;
-	oxs_overlay_split(data, len, optid, &body, &blen);
-	oxst_status st = oxs_models_get(srv->models, srv->store, r->id, "", me, NULL);
-	if (st != OXST_OK) {
-		oxs_reply_store_error(r, st, "cannot read the model");
-		return NULL;
-	}
-	const oxp_dag *d = oxs_mentry_dag(*me), *od = NULL;
-	if (d == NULL) {
-		oxs_reply_error(r, 422, "tensor_upload", "", "this upload is a lone tensor, not a model");
-		return NULL;
-	}
-	if (optid[0] != '\0') {
-		st = oxs_models_get(srv->models, srv->store, optid, "", opt, NULL);
-		if (st == OXST_E_NOT_FOUND) {
-			oxs_reply_error(r, 422, "no_optimized_model", "",
-			                "no model %s: upload the optimized model with POST /models first",
-			                optid);
-			return NULL;
-		}
-		if (st != OXST_OK) {
-			oxs_reply_store_error(r, st, "cannot read the optimized model");
-			return NULL;
-		}
-		if ((od = oxs_mentry_dag(*opt)) == NULL) {
-			oxs_reply_error(r, 422, "tensor_upload", "",
-			                "the optimized model is a lone tensor, not a model");
-			return NULL;
-		}
-	}
-	oxr_heat *h = NULL;
-	oxr_error err;
-	memset(&err, 0, sizeof(err));
-	oxr_heat_input in = {body, blen, "overlay"};
-	if (oxr_heat_build(&in, 1, d, od, &h, &err) != OXR_OK) {
-		oxs_reply_error(r, err.code == OXR_E_NOMEM ? 503 : 422, oxr_code_name(err.code), "",
-		                "%s", err.message);
-		return NULL;
-	}
-	return h;
-}
-
-static void release(oxs_server *srv, oxs_mentry *me, oxs_mentry *opt)
-{
-	if (me != NULL)
-		oxs_models_release(srv->models, me);
-	if (opt != NULL)
-		oxs_models_release(srv->models, opt);
-}
+struct oxs_obody {
+	int fd;                   /* the spool file (its path below), -1 before it exists */
+	char path[PATH_MAX];
+	uint64_t len;             /* bytes written: the optimized model's line, then the body */
+	uint64_t skip;            /* the line's length, 0 without ?optimized= */
+	char optid[65];           /* ?optimized=, or "" */
+	oxs_client client;
+	bool counted;             /* one of the client's OXS_Q_OVERLAYS is ours */
+	bool too_big;
+	int write_errno;          /* a failed write (-1: a short one), 0 when none */
+};
 
 /* POST ...?optimized=ID: the one parameter there may be.  optid: ID or "".  False when
  * the query has anything else. */
@@ -335,149 +273,370 @@ static bool optimized_query(const oxs_req *r, char optid[65])
 	return true;
 }
 
-static void work_overlay_post(oxs_req *r)
+static void spool_write(oxs_obody *b, const char *data, size_t len)
+{
+	size_t done = 0;
+	while (b->write_errno == 0 && done < len) {
+		ssize_t w = pwrite(b->fd, data + done, len - done, (off_t)(b->len + done));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			b->write_errno = w < 0 ? errno : -1;
+		else
+			done += (size_t)w;
+	}
+	b->len += done;
+}
+
+/* The early answers (before the body is read: libmicrohttpd closes the connection after
+ * them): authorization, the query, the client's quota, the spool file. */
+bool oxs_body_begin(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	unsigned denied = oxs_authorize(r, oxs_route_at(r->route)->post_access);
+	if (denied != 0) {
+		oxs_reply_error(r, denied, denied == 401 ? "unauthorized" : "forbidden", "",
+		                "posting an overlay needs \"Authorization: Bearer <token>\"");
+		return true;
+	}
+	char optid[65];
+	if (!optimized_query(r, optid)) {
+		oxs_reply_error(r, 400, "bad_query", "",
+		                "the one parameter is optimized=<the id of ORT's optimized model, "
+		                "uploaded with POST /models>");
+		return true;
+	}
+	oxs_obody *b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return false;
+	b->fd = -1;
+	snprintf(b->optid, sizeof(b->optid), "%s", optid);
+	r->body = b;
+	oxs_client_of(r, &b->client);
+	uint64_t held = 0;
+	if (!oxs_quota_take(srv->quota, &b->client, OXS_Q_OVERLAYS, 1, &held)) {
+		uint64_t lim = oxs_quota_limit(srv->quota, OXS_Q_OVERLAYS);
+		oxs_reply_error(r, 429, "overlay_quota", "",
+		                "this client has %" PRIu64 " overlay posts in flight, the most "
+		                "--overlays-per-client (%" PRIu64 ") allows; retry when one is answered",
+		                held, lim);
+		if (r->reply != NULL)
+			MHD_add_response_header(r->reply, "Retry-After", "2");
+		return true;
+	}
+	b->counted = true;
+	oxst_status st = srv->store->ops->spool(srv->store, &b->fd, b->path, sizeof(b->path));
+	if (st != OXST_OK) {
+		b->fd = -1;
+		oxs_reply_error(r, st == OXST_E_NOSPACE ? 507 : 500,
+		                st == OXST_E_NOSPACE ? "insufficient_storage" : "store_error", "",
+		                "cannot keep the overlay: %s", oxst_status_name(st));
+		return true;
+	}
+	/* what is stored is the optimized model's line, then the body (oxs_overlay_split) */
+	if (optid[0] != '\0') {
+		char line[TAG_LEN + 1];
+		snprintf(line, sizeof(line), OXS_OVERLAY_TAG "%s\n", optid);
+		spool_write(b, line, TAG_LEN);
+		b->skip = b->len;
+	}
+	return true;
+}
+
+bool oxs_body_data(oxs_req *r, const char *data, size_t len)
+{
+	oxs_obody *b = r->body;
+	if (b->too_big || b->write_errno != 0 || b->fd < 0)
+		return true; /* drained; answered at the end */
+	if (len > OXS_OVERLAY_MAX - (b->len - b->skip)) {
+		b->too_big = true;
+		return true;
+	}
+	spool_write(b, data, len);
+	return true;
+}
+
+void oxs_body_free(oxs_req *r)
+{
+	oxs_obody *b = r->body;
+	if (b == NULL)
+		return;
+	if (b->fd >= 0) {
+		close(b->fd);
+		unlink(b->path);
+	}
+	if (b->counted)
+		oxs_quota_give(r->srv->quota, &b->client, OXS_Q_OVERLAYS, 1);
+	free(b);
+	r->body = NULL;
+}
+
+static void overlay_name(const char *oid, char *name, size_t size)
+{
+	snprintf(name, size, "overlay-%.64s.dat", oid);
+}
+
+static void release(oxs_server *srv, oxs_mentry *me, oxs_mentry *opt)
+{
+	if (me != NULL)
+		oxs_models_release(srv->models, me);
+	if (opt != NULL)
+		oxs_models_release(srv->models, opt);
+}
+
+/* The model r->id and, when the overlay names one, its optimized model: their paths for
+ * the worker; false after replying (no such model, a lone tensor, the store). */
+static bool overlay_models(oxs_req *r, const char *optid, char *path, char *opath)
 {
 	oxs_server *srv = r->srv;
 	oxs_mentry *me = NULL, *opt = NULL;
-	/* ?optimized=ID: what is stored is the optimized model's line, then the body */
-	char optid[65];
-	(void)optimized_query(r, optid); /* checked by oxs_overlay_post */
-	oxr_buf *stored = r->body, tagged;
-	oxr_buf_init(&tagged, 0);
-	if (optid[0] != '\0') {
-		oxr_buf_printf(&tagged, OXS_OVERLAY_TAG "%s\n", optid);
-		oxr_buf_append(&tagged, r->body->data, r->body->len);
-		stored = &tagged;
+	bool ok = false;
+	oxst_status st = oxs_models_get(srv->models, srv->store, r->id, "", &me, NULL);
+	if (st != OXST_OK) {
+		oxs_reply_store_error(r, st, "cannot read the model");
+	} else if (oxs_mentry_dag(me) == NULL) {
+		oxs_reply_error(r, 422, "tensor_upload", "", "this upload is a lone tensor, not a model");
+	} else if (optid[0] != '\0' &&
+	           (st = oxs_models_get(srv->models, srv->store, optid, "", &opt, NULL)) != OXST_OK) {
+		if (st == OXST_E_NOT_FOUND)
+			oxs_reply_error(r, 422, "no_optimized_model", "",
+			                "no model %s: upload the optimized model with POST /models first",
+			                optid);
+		else
+			oxs_reply_store_error(r, st, "cannot read the optimized model");
+	} else if (opt != NULL && oxs_mentry_dag(opt) == NULL) {
+		oxs_reply_error(r, 422, "tensor_upload", "",
+		                "the optimized model is a lone tensor, not a model");
+	} else if ((st = srv->store->ops->model_path(srv->store, r->id, path, PATH_MAX)) != OXST_OK ||
+	           (optid[0] != '\0' && (st = srv->store->ops->model_path(srv->store, optid, opath,
+	                                                                  PATH_MAX)) != OXST_OK)) {
+		oxs_reply_store_error(r, st, "cannot read the model");
+	} else {
+		ok = true;
 	}
-	oxr_heat *h = tagged.failed ? NULL
-	                            : attribute(r, stored->data ? stored->data : "", stored->len,
-	                                        &me, &opt);
-	if (tagged.failed)
-		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
-	if (h != NULL) {
-		char oid[65], name[96];
-		oxs_sha256_hex(stored->data ? stored->data : "", stored->len, oid, 64);
-		overlay_name(oid, name, sizeof(name));
-		oxst_status st = srv->store->ops->put_rendering(srv->store, r->id, name, stored->data,
-		                                               stored->len);
-		if (st != OXST_OK) {
-			oxs_reply_store_error(r, st, "cannot store the overlay");
-		} else {
-			oxr_buf b;
-			oxr_buf_init(&b, 0);
-			oxr_buf_printf(&b,
-			               "{\"id\":\"%s\",\"model\":\"%s\",\"source\":\"%s\",\"runs\":%u,"
-			               "\"entries\":%u,\"matched\":%u,\"unmatched\":%u,\"coverage\":%.9g,",
-			               oid, r->id, h->format, h->runs, h->nentries, h->nmatched,
-			               h->nunmatched, h->total != 0 ? h->attributed / h->total : 1.0);
-			if (optid[0] != '\0')
-				oxr_buf_printf(&b, "\"optimized\":\"%s\",", optid);
-			oxr_buf_printf(&b, "\"metrics\":[");
-			for (uint32_t k = 0; k < h->nmetrics; k++) /* names: [A-Za-z0-9._-] or text */
-				oxr_buf_printf(&b, "%s\"%s\"", k ? "," : "",
-				               strspn(h->metrics[k], OXR_HEAT_NAME_CHARS "@") ==
-				                       strlen(h->metrics[k])
-				                   ? h->metrics[k] : "?");
-			oxr_buf_printf(&b, "],\"links\":{\"self\":\"/models/%s/overlays/%s\","
-			                   "\"graph.svg\":\"/models/%s/graph.svg?overlay=%s\"}}",
-			               r->id, oid, r->id, oid);
-			oxs_reply_json(r, 201, &b);
-			oxr_buf_free(&b);
-		}
-		oxr_heat_free(h);
-	}
-	oxr_buf_free(&tagged);
 	release(srv, me, opt);
+	return ok;
+}
+
+/* The POST's answer from the table the worker made (a JSON object of the worker's: its
+ * fields are checked, not trusted to exist). */
+static void reply_posted(oxs_req *r, const char *oid, const char *optid, const char *table,
+                         size_t len)
+{
+	json_error_t je;
+	json_t *t = json_loadb(table != NULL ? table : "", len, 0, &je);
+	if (!json_is_object(t)) {
+		json_decref(t);
+		oxs_reply_error(r, 500, "internal", "", "the overlay's table does not parse");
+		return;
+	}
+	const char *source = json_string_value(json_object_get(t, "source"));
+	json_t *cov = json_object_get(t, "coverage");
+	oxr_buf b;
+	oxr_buf_init(&b, 0);
+	oxr_buf_printf(&b,
+	               "{\"id\":\"%s\",\"model\":\"%s\",\"source\":\"%s\",\"runs\":%" PRId64
+	               ",\"entries\":%" PRId64 ",\"matched\":%" PRId64 ",\"unmatched\":%" PRId64
+	               ",\"coverage\":%.9g,",
+	               oid, r->id,
+	               source != NULL && strspn(source, OXR_HEAT_NAME_CHARS) == strlen(source)
+	                   ? source : "?",
+	               (int64_t)json_integer_value(json_object_get(t, "runs")),
+	               (int64_t)json_integer_value(json_object_get(t, "entries")),
+	               (int64_t)json_integer_value(json_object_get(t, "matched")),
+	               (int64_t)json_integer_value(json_object_get(t, "unmatched_count")),
+	               json_is_number(cov) ? json_number_value(cov) : 1.0);
+	if (optid[0] != '\0')
+		oxr_buf_printf(&b, "\"optimized\":\"%s\",", optid);
+	oxr_buf_printf(&b, "\"metrics\":[");
+	json_t *ms = json_object_get(t, "metrics");
+	for (size_t k = 0; k < json_array_size(ms); k++) { /* names: [A-Za-z0-9._-@] or "?" */
+		const char *m = json_string_value(json_object_get(json_array_get(ms, k), "name"));
+		oxr_buf_printf(&b, "%s\"%s\"", k ? "," : "",
+		               m != NULL && strspn(m, OXR_HEAT_NAME_CHARS "@") == strlen(m) ? m : "?");
+	}
+	oxr_buf_printf(&b, "],\"links\":{\"self\":\"/models/%s/overlays/%s\","
+	                   "\"graph.svg\":\"/models/%s/graph.svg?overlay=%s\"}}",
+	               r->id, oid, r->id, oid);
+	json_decref(t);
+	if (b.failed)
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+	else
+		oxs_reply_json(r, 201, &b);
+	oxr_buf_free(&b);
+}
+
+/* A failed check in the worker: the file's fault (422: malformed, beyond the bounds, past
+ * the worker's limits), or the server's for now (503 with Retry-After: out of memory, no
+ * process or pipe to start it with). */
+static unsigned worker_status(oxr_code rc)
+{
+	return rc == OXR_E_NOMEM || rc == OXR_E_IO ? 503 : rc == OXR_E_NOT_FOUND ? 404 : 422;
+}
+
+/* The spooled overlay into the store (put_rendering takes bytes: mapped, not copied). */
+static oxst_status store_overlay(oxs_server *srv, const oxs_obody *b, const char *id,
+                                 const char *name)
+{
+	if (b->len > SIZE_MAX)
+		return OXST_E_IO;
+	void *map = mmap(NULL, (size_t)b->len, PROT_READ, MAP_PRIVATE, b->fd, 0);
+	if (map == MAP_FAILED)
+		return OXST_E_IO;
+	oxst_status st = srv->store->ops->put_rendering(srv->store, id, name, map, (size_t)b->len);
+	munmap(map, (size_t)b->len);
+	return st;
+}
+
+/* The same overlay posted before: answered from its stored table (true), when both are
+ * still in the store (a budget may have evicted either). */
+static bool posted_before(oxs_req *r, const oxs_art *a, const char *name, const char *optid)
+{
+	oxst_store *store = r->srv->store;
+	int fd = -1;
+	uint64_t size = 0;
+	if (store->ops->get_rendering(store, r->id, name, &fd, &size) != OXST_OK)
+		return false;
+	close(fd);
+	if (store->ops->get_rendering(store, r->id, a->name, &fd, &size) != OXST_OK)
+		return false;
+	char *table = size <= r->srv->wlim.max_output ? oxst_read_all(fd, size) : NULL;
+	close(fd);
+	if (table == NULL)
+		return false;
+	reply_posted(r, a->u.heat.overlay, optid, table, (size_t)size);
+	free(table);
+	return true;
+}
+
+/* A layout thread: check the spooled overlay by making its table in a worker process,
+ * then store it (and the table, so that the first GET reads it from the store). */
+static void work_overlay_post(oxs_req *r)
+{
+	oxs_server *srv = r->srv;
+	oxs_obody *b = r->body;
+	char path[PATH_MAX], opath[PATH_MAX] = "", oid[OXST_ID_LEN + 1];
+	if (!overlay_models(r, b->optid, path, opath)) {
+		oxs_resume(r);
+		return;
+	}
+	if (!oxst_sha256_fd(b->fd, oid)) {
+		oxs_reply_error(r, 500, "io_error", "", "cannot read the overlay");
+		oxs_resume(r);
+		return;
+	}
+	/* the table of the primary metric: made below, kept where GET .../overlays/{oid}
+	 * looks first; when it and the overlay are stored already, the same file again costs
+	 * no worker */
+	oxs_art a;
+	oxs_heat_req hr;
+	memset(&hr, 0, sizeof(hr));
+	snprintf(hr.overlay, sizeof(hr.overlay), "%s", oid);
+	hr.table = true;
+	oxs_art_init(&a, OXS_ART_HEAT, r->id, OXR_FMT_LAYOUT_JSON, NULL);
+	oxs_art_heat(&a, &hr);
+	char name[96];
+	overlay_name(oid, name, sizeof(name));
+	if (posted_before(r, &a, name, b->optid)) {
+		oxs_resume(r);
+		return;
+	}
+	char spool[64];
+	snprintf(spool, sizeof(spool), "/proc/%ld/fd/%d", (long)getpid(), b->fd);
+	const char *args[] = {"linear", "", opath[0] ? opath : NULL, NULL};
+	oxr_model_files m = {path, ""}, other = {spool, ""};
+	oxr_options o;
+	oxr_options_default(&o);
+	oxr_buf table;
+	oxr_error err;
+	memset(&err, 0, sizeof(err));
+	oxr_buf_init(&table, srv->wlim.max_output);
+	oxr_code rc = oxr_render_isolated_pair(srv->exe, &m, &other, "heat-table", args, &o,
+	                                       &srv->wlim, &table, &err);
+	if (rc != OXR_OK) {
+		oxs_reply_error(r, worker_status(rc), oxr_code_name(rc), "", "%s",
+		                err.message[0] ? err.message : "the overlay cannot be attributed");
+		oxr_buf_free(&table);
+		oxs_resume(r);
+		return;
+	}
+	oxst_status st = store_overlay(srv, b, r->id, name);
+	if (st != OXST_OK) {
+		oxs_reply_store_error(r, st, "cannot store the overlay");
+	} else {
+		(void)srv->store->ops->put_rendering(srv->store, r->id, a.name, table.data, table.len);
+		reply_posted(r, oid, b->optid, table.data, table.len);
+	}
+	oxr_buf_free(&table);
 	oxs_resume(r);
 }
 
 void oxs_overlay_post(oxs_req *r)
 {
-	if (r->body == NULL || r->body->len == 0) {
+	oxs_obody *b = r->body;
+	if (b == NULL || b->fd < 0 || b->len == b->skip) {
 		oxs_reply_error(r, 400, "empty_body", "", "send the overlay file as the body");
 		return;
 	}
-	if (r->body->failed) {
+	if (b->too_big) {
 		oxs_reply_error(r, 413, "payload_too_large", "", "an overlay is at most %zu bytes",
 		                OXS_OVERLAY_MAX);
+		return;
+	}
+	if (b->write_errno != 0) {
+		bool full = b->write_errno == ENOSPC || b->write_errno == EFBIG ||
+		            b->write_errno == EDQUOT;
+		oxs_reply_error(r, full ? 507 : 500, full ? "insufficient_storage" : "io_error", "",
+		                "cannot keep the overlay: %s",
+		                b->write_errno > 0 ? strerror(b->write_errno) : "short write");
 		return;
 	}
 	if (r->id[0] == '\0') {
 		oxs_reply_error(r, 404, "not_found", "", "no such model");
 		return;
 	}
-	/* the query: optimized=<a model's id> at most, once */
-	char optid[65];
-	if (!optimized_query(r, optid)) {
-		oxs_reply_error(r, 400, "bad_query", "",
-		                "the one parameter is optimized=<the id of ORT's optimized model, "
-		                "uploaded with POST /models>");
-		return;
-	}
 	/* a file that starts as a stored overlay's line would be taken for one */
+	char head[TAG_LEN], optid[65];
 	const char *body;
 	size_t blen;
-	if (oxs_overlay_split(r->body->data, r->body->len, optid, &body, &blen)) {
+	ssize_t got = pread(b->fd, head, sizeof(head), (off_t)b->skip);
+	if (got > 0 && oxs_overlay_split(head, (size_t)got, optid, &body, &blen)) {
 		oxs_reply_error(r, 422, "bad_overlay", "",
 		                "an overlay file does not start with \"" OXS_OVERLAY_TAG "\" (give the "
 		                "optimized model as ?optimized=)");
 		return;
 	}
-	oxs_defer(r, r->srv->work, work_overlay_post);
+	oxs_defer(r, r->srv->layout, work_overlay_post);
 }
 
-static void work_overlay_get(oxs_req *r)
-{
-	oxs_server *srv = r->srv;
-	char name[96];
-	overlay_name(r->param, name, sizeof(name));
-	int fd = -1;
-	uint64_t size = 0;
-	oxst_status st = srv->store->ops->get_rendering(srv->store, r->id, name, &fd, &size);
-	if (st != OXST_OK || size > OXR_HEAT_MAX_BYTES) {
-		if (fd >= 0)
-			close(fd);
-		oxs_reply_error(r, 404, "not_found", "", "no such overlay of this model");
-		oxs_resume(r);
-		return;
-	}
-	char *data = oxst_read_all(fd, size);
-	close(fd);
-	oxs_mentry *me = NULL, *opt = NULL;
-	oxr_heat *h = data ? attribute(r, data, (size_t)size, &me, &opt) : NULL;
-	if (data == NULL)
-		oxs_reply_error(r, 503, "io_error", "", "cannot read the overlay");
-	if (h != NULL) {
-		oxs_query_pair pairs[8];
-		char q[OXS_QUERY_MAX];
-		snprintf(q, sizeof(q), "%s", r->query);
-		int n = oxs_query_split(q, pairs, 8);
-		int k = (int)h->primary;
-		for (int i = 0; i < n; i++)
-			if (!strcmp(pairs[i].key, "metric"))
-				k = oxr_heat_metric(h, pairs[i].value);
-		oxr_buf b;
-		oxr_error err;
-		oxr_buf_init(&b, 0);
-		if (k < 0)
-			oxs_reply_error(r, 400, "bad_option", "", "no such metric in the overlay");
-		else if (oxr_heat_table_json(h, oxs_mentry_dag(me), (uint32_t)k, 0, &b, &err) != OXR_OK)
-			oxs_reply_error(r, 503, oxr_code_name(err.code), "", "%s", err.message);
-		else
-			oxs_reply_json(r, 200, &b);
-		oxr_buf_free(&b);
-		oxr_heat_free(h);
-	}
-	free(data);
-	release(srv, me, opt);
-	oxs_resume(r);
-}
-
+/* GET /models/{id}/overlays/{oid}[?metric=M]: the table, an artifact (artifacts.c). */
 void oxs_overlay_get(oxs_req *r)
 {
 	if (r->id[0] == '\0' || !oid_ok(r->param)) {
 		oxs_reply_error(r, 404, "not_found", "", "no such overlay");
 		return;
 	}
-	oxs_defer(r, r->srv->work, work_overlay_get);
+	oxs_heat_req hr;
+	memset(&hr, 0, sizeof(hr));
+	snprintf(hr.overlay, sizeof(hr.overlay), "%s", r->param);
+	hr.table = true;
+	oxs_query_pair pairs[8];
+	char q[OXS_QUERY_MAX];
+	snprintf(q, sizeof(q), "%s", r->query);
+	int n = oxs_query_split(q, pairs, 8);
+	for (int i = 0; i < n; i++) {
+		const char *v = pairs[i].value;
+		size_t len = strlen(v);
+		if (strcmp(pairs[i].key, "metric") != 0 || hr.metric[0] != '\0' || len == 0 ||
+		    len > 64 || strspn(v, OXR_HEAT_NAME_CHARS "@") != len) {
+			oxs_reply_error(r, 400, "bad_option", "",
+			                "the one parameter is metric=<a metric of the overlay>, once");
+			return;
+		}
+		snprintf(hr.metric, sizeof(hr.metric), "%s", v);
+	}
+	oxs_art a;
+	oxs_art_init(&a, OXS_ART_HEAT, r->id, OXR_FMT_LAYOUT_JSON, NULL);
+	oxs_art_heat(&a, &hr);
+	oxs_art_request(r, &a, false);
 }

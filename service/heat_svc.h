@@ -14,7 +14,9 @@
 #include <stddef.h>
 
 /* POST /models/{id}/overlays and GET /models/{id}/overlays/{oid} (heat_svc.c); the body
- * of such a POST is kept in r->body (oxs_body_*, at most OXS_OVERLAY_MAX bytes). */
+ * of such a POST goes to a spool file as it arrives (r->body, oxs_body_*, at most
+ * OXS_OVERLAY_MAX bytes); oxs_body_begin answers early what must not send its body (401,
+ * 400 for the query, 429 over the client's --overlays-per-client). */
 #define OXS_OVERLAY_MAX ((size_t)32 << 20)
 /* A stored overlay attributed through ORT's optimized model (POST ...?optimized=ID) is
  * "onnxviz:optimized=<ID>\n" and the file; oxs_overlay_split tells them apart (optid ""

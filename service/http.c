@@ -284,7 +284,7 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 		oxs_resumable_patch_begin(r);
 		return;
 	}
-	/* a POST whose route reads a small body (overlays): the body in memory, bounded */
+	/* a POST whose route reads a small body (overlays): spooled to a file, bounded */
 	if (rt != NULL && rt->small_body && r->method == OXS_M_POST) {
 		if (!oxs_body_begin(r))
 			oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");

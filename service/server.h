@@ -34,6 +34,7 @@ typedef struct oxs_rpatch oxs_rpatch;       /* resumable.c */
 typedef struct oxs_upload oxs_upload;       /* upload.c */
 typedef struct oxs_quota oxs_quota;         /* quota.h */
 typedef struct oxs_cidrs oxs_cidrs;         /* client.h */
+typedef struct oxs_obody oxs_obody;         /* heat_svc.c */
 
 struct oxs_server {
 	oxs_config cfg;
@@ -99,8 +100,8 @@ struct oxs_req {
 	oxs_req *next_waiter;
 	oxs_upload *up;
 	oxs_rpatch *rp;        /* PATCH /uploads/{uid}: the part being received */
-	oxr_buf *body;         /* POST /models/{id}/overlays: the body, in memory, bounded
-	                          (heat_svc.c) */
+	oxs_obody *body;       /* POST /models/{id}/overlays: the body, spooled to a file of
+	                          the store as it arrives (heat_svc.c) */
 };
 
 #endif /* OXS_SERVER_H */

@@ -168,21 +168,24 @@ export function showHottest(area, svg, onSelect, table) {
 
 const pct = (x) => `${(100 * x).toFixed(x > 0 && x < 0.001 ? 3 : 1)}%`;
 
-// A loaded overlay's coverage and what matched no node (the 20 largest; the table has all).
+// A loaded overlay's coverage and what matched no node (the 20 largest; the table lists
+// the 1,000 largest and counts all: unmatched_count).
 function showTable(panel, t) {
   const un = Array.isArray(t.unmatched) ? t.unmatched : [];
+  const count = Number.isInteger(t.unmatched_count) ? t.unmatched_count : un.length;
   const time = t.source === 'ort-profile';
   const cov = h('p', { class: 'heat-coverage', text: `${t.entries} entries, ${t.matched} matched · coverage ${(Math.floor((t.coverage || 0) * 1000) / 10).toFixed(1)}%${time ? ' of kernel time' : ''}` });
   // under the caption, before the list: what the colours leave out is seen first
   const at = panel.querySelector('.heat-caption');
   at.after(cov);
   if (un.length) {
-    const share = un.reduce((a, u) => a + (Number(u.share) || 0), 0);
-    cov.after(h('details', { class: 'heat-unmatched', open: un.length <= 5 },
-      h('summary', { text: `Not matched: ${un.length} ${un.length === 1 ? 'entry' : 'entries'} (${pct(share)})` }),
+    // all listed: their shares; else the rest of the coverage
+    const share = count > un.length ? 1 - (Number(t.coverage) || 0) : un.reduce((a, u) => a + (Number(u.share) || 0), 0);
+    cov.after(h('details', { class: 'heat-unmatched', open: count <= 5 },
+      h('summary', { text: `Not matched: ${count} ${count === 1 ? 'entry' : 'entries'} (${pct(share)})` }),
       h('ul', null, un.slice(0, 20).map((u) => h('li', { title: u.op ? `${u.name} (${u.op})` : u.name },
         h('span', { class: 'heat-name', text: u.name }), h('span', { class: 'heat-val', text: pct(Number(u.share) || 0) })))),
-      un.length > 20 ? h('p', { class: 'empty', text: `and ${un.length - 20} more` }) : null));
+      count > 20 ? h('p', { class: 'empty', text: `and ${count - 20} more` }) : null));
   }
   panel.dataset.table = 'shown';
 }

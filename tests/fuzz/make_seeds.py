@@ -225,6 +225,28 @@ def http_seeds():
                                    gzip.compress(model[half:], mtime=0), gz, chunked=True),
         "upload_gzip_bad": req(b"POST", b"/models", zm[:-5], gz) + req(b"POST", b"/models", zm + b"junk", gz),
     })
+    # overlays (service/heat_svc.c): a CSV posted, its table (default and one metric), its
+    # drawing; then what is refused before the body (the query) and after it
+    csv = b"node,t,u\nr0,1,2\nnope,3,4\n"
+    oid = hashlib.sha256(csv).hexdigest().encode()
+    ov = [b"Content-Type: text/csv"] + tok
+    s.update({
+        "overlay_post_get": req(b"POST", b"/models", model, raw) +
+                            req(b"POST", base + b"/overlays", csv, ov) +
+                            req(b"POST", base + b"/overlays", csv, ov, chunked=True) +
+                            b"".join(req(b"GET", base + p) for p in (
+                                b"/overlays/" + oid, b"/overlays/" + oid + b"?metric=u",
+                                b"/graph.svg?overlay=" + oid + b"&metric=t")),
+        # refused after the body, then the GETs, then a query refused before the body
+        # (that answer closes the connection)
+        "overlay_refused": req(b"POST", b"/models", model, raw) + b"".join(
+            req(b"POST", base + b"/overlays" + q, body, ov) for q, body in (
+                (b"?optimized=" + b"0" * 64, csv), (b"", b""),
+                (b"", b"onnxviz:optimized=" + b"0" * 64 + b"\n" + csv), (b"", b"[" * 300))) +
+            b"".join(req(b"GET", base + b"/overlays/" + oid + q) for q in (
+                b"?metric=a%40%40b", b"?metric=", b"?x=1", b"?metric=t&metric=u")) +
+            req(b"POST", base + b"/overlays?other=1", csv, ov),
+    })
     s.update(resumable_seeds(tok))
     return s
 
