@@ -109,9 +109,17 @@ class Client:
         self.begun = []
 
     def patch(self, loc, offset, data, piece=False):
+        """A part (or a piece).  A 409 upload_busy is tried again, as the page does: the
+        server lets go of an upload once the request before has completed, which may be
+        just after its answer left (seen once in ten runs, right after POST /uploads)."""
         hs = ["Content-Type: application/offset+octet-stream", "Upload-Offset: %d" % offset,
               "Tus-Resumable: 1.0.0", "Expect: 100-continue"] + (["Upload-Piece: 1"] if piece else [])
-        return self.curl(loc, method="PATCH", headers=hs, data=data)
+        for _ in range(40):
+            r = self.curl(loc, method="PATCH", headers=hs, data=data)
+            if r.error_code() != "upload_busy":
+                break
+            time.sleep(0.05)
+        return r
 
     def send(self, loc, blob, offset=0):
         """The parts of blob from offset on, to the upload at loc; the last answer."""
