@@ -160,7 +160,11 @@ class Victim(Client):
         if self.svg:
             r = self.curl("/models/%s/graph.svg" % self.svg)
             out["graph.svg"] = (r.status, r.h("location"), sha(r.body) if r.status == 200 else None)
-        listed = set(m["id"] for m in (self.curl("/models").json() or {}).get("models", []))
+        listed, page = set(), "/models?limit=1000"
+        while page:
+            j = self.curl(page).json() or {}
+            listed |= {m["id"] for m in j.get("models", [])}
+            page = j.get("next")
         out["listed"] = tuple(sorted(i for i in self.ids if i in listed))
         return out
 
@@ -477,7 +481,8 @@ def a_bodies(h, v, a, ctx):
 
 def slow_body_start(s, addr):
     """A POST /models whose body comes one byte a second (a thread): answers a function that
-    says, when asked, after how many seconds the server closed it (None: still open)."""
+    says, when asked, after how many seconds the server closed it (None: still open), and
+    ends the trickle (a request still open would hold the server's stop for --grace)."""
     c = socket.create_connection(("127.0.0.1", s.port), source_address=(addr, 0), timeout=2)
     c.sendall(b"POST /models HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/octet-stream\r\n"
               b"Content-Length: 100000\r\n\r\n" % s.port)
@@ -498,7 +503,13 @@ def slow_body_start(s, addr):
 
     th = threading.Thread(target=drip, daemon=True)
     th.start()
-    return lambda: closed[0] if closed else None
+
+    def waited():
+        t = closed[0] if closed else None
+        closed.append(None)  # the trickle stops
+        th.join(3)
+        return t
+    return waited
 
 
 def a_host(h, v, a, ctx):
