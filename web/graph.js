@@ -33,6 +33,27 @@ export function parseSvg(text) {
   return document.adoptNode(root); // moved, not copied: the check holds for what is shown
 }
 
+// The attributes render/svg.c (and render/heat.c's legend) write, each with the values it
+// writes: numbers, "#rrggbb" colours, a few keywords, path data.  Checking values by what
+// they must be rather than by what they must not contain: CSS reads `u\72 l(`, `U/**/RL(`
+// and `\75rl(` as url( (issue 35: `mask="u\72 l(/probe#m)"` made Chromium fetch it), and
+// any attribute not listed here (mask, filter, clip-path, marker-*, style, href, cursor,
+// xlink:*, xml:base) is refused, whatever its value.
+const NUM = /^-?\d+(\.\d+)?$/;
+const NUMS = /^-?\d+(\.\d+)?([ ,]+-?\d+(\.\d+)?)*$/;
+const COLOUR = /^(#[0-9a-f]{3}|#[0-9a-f]{6}|none)$/i;
+const ATTRS = new Map([
+  ['x', NUM], ['y', NUM], ['width', NUM], ['height', NUM], ['rx', NUM], ['font-size', NUM],
+  ['stroke-width', NUM], ['opacity', NUM],
+  ['viewBox', NUMS], ['stroke-dasharray', NUMS], ['points', NUMS],
+  ['d', /^[MC][-\d., MC]*$/], // "M x,y C x,y x,y ..." (edge_svg)
+  ['fill', COLOUR], ['stroke', COLOUR],
+  ['text-anchor', /^(start|middle|end)$/], ['font-weight', /^(bold|normal)$/],
+  ['font-style', /^(italic|normal)$/], ['font-family', /^[A-Za-z0-9 ,-]*$/],
+  ['class', /^[A-Za-z0-9 _-]*$/], ['id', /^[A-Za-z0-9_.:-]*$/],
+]);
+const XMLNSNS = 'http://www.w3.org/2000/xmlns/';
+
 // The first active or unexpected thing in the tree (for the error message), or ''.
 export function unsafeContent(root) {
   if (root.getElementsByTagNameNS('*', 'script').length) return 'a <script> element';
@@ -44,12 +65,12 @@ export function unsafeContent(root) {
       const n = a.localName.toLowerCase();
       if (n.charCodeAt(0) === 111 /* o */ && n.charCodeAt(1) === 110 /* n */) return `an event handler attribute (${a.name})`;
       if (n === 'href' || a.namespaceURI === XLINKNS) return `a link attribute (${a.name})`;
-      // data-* hold model names (inert); presentation attributes must not load anything
-      const v = a.value;
-      if ((v.indexOf('(') >= 0 || v.indexOf(':') >= 0) && !n.startsWith('data-') &&
-          /url\s*\(|javascript:|expression\s*\(/i.test(v)) {
-        return `an attribute with a URL (${a.name})`;
-      }
+      if (a.namespaceURI === XMLNSNS) continue; // a namespace declaration: inert
+      // data-* hold model names: inert (nothing reads them as CSS or a URL)
+      if (a.namespaceURI === null && /^data-[a-z0-9-]+$/.test(a.name)) continue;
+      const want = a.namespaceURI === null ? ATTRS.get(a.name) : undefined;
+      if (!want) return `an attribute our renderer does not write (${a.name})`;
+      if (!want.test(a.value)) return `an unexpected value of ${a.name}`;
     }
   }
   return '';

@@ -308,8 +308,11 @@ function attrValue(a, ctx) {
 function schemaLink(sc) {
   if (!sc) return undefined;
   const label = `${sc.op_type}-${sc.since_version}`;
+  // the server's built-in schema table makes the link; a page opens only https (never a
+  // javascript: or relative link, should a server send one)
+  const link = /^https:\/\//.test(sc.version_link || '') ? sc.version_link : undefined;
   return h('span', { class: 'op-schema' },
-    h('a', { href: sc.version_link, target: '_blank', rel: 'noopener noreferrer', class: 'op-link', title: sc.version_link, text: label }),
+    h('a', { href: link, target: '_blank', rel: 'noopener noreferrer', class: 'op-link', title: link, text: label }),
     ` (${domainName(sc.domain)}, opset ${sc.opset})`,
     sc.deprecated ? h('span', { class: 'kind', text: 'deprecated' }) : null);
 }

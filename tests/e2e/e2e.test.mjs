@@ -1085,6 +1085,82 @@ describe('web page in Chromium', () => {
     assert.deepEqual(verdicts, { ok: 'accepted', script: 'refused', foreign: 'refused', handler: 'refused', link: 'refused', use: 'refused', style: 'refused', notxml: 'refused' });
   });
 
+  // Issue 35 item 11: CSS reads `u\72 l(` (an escape), `u/**/rl(` (a comment) and `URL(`
+  // as url(, so a check that looks for the text "url(" let `mask="u\72 l(/probe#m)"` through
+  // and Chromium fetched /probe.  Every hostile drawing must be refused, and the ones shown
+  // (here: all accepted ones are put in the page as app.js does) fetch nothing.
+  test('the SVG check reads values as CSS does: escapes, comments, case, every url() attribute, style, href', async () => {
+    const probes = [];
+    const onRequest = (r) => { if (/\/probe/.test(r.url())) probes.push(r.url()); };
+    page.on('request', onRequest);
+    const c0 = consoleErrors.length;
+    const n0 = cspViolations.length;
+    const verdicts = await page.evaluate(async () => {
+      const { parseSvg } = await import('/graph.js');
+      const S = (inner) => `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="10.0" height="10.0" viewBox="0 0 10.0 10.0">${inner}</svg>`;
+      // what render/svg.c writes: a box, its texts, an edge, a cluster (must stay accepted)
+      const ours = S('<rect width="10.0" height="10.0" fill="#ffffff"/>' +
+        '<g id="clusters"><g id="c0" class="cluster scope" data-group="/a%3Ab"><title>/a:b</title><rect x="0.0" y="0.0" width="5.0" height="5.0" rx="6" fill="#f7f9fc" stroke="#9fb3c8" stroke-dasharray="6 3"/></g></g>' +
+        '<g id="edges"><g id="e0" class="edge ghost" data-from="n0" data-to="s1.n2" data-value="3"><title>x url(/probe-title)</title><path d="M1.0,-2.0 C3.5,4.0 5.0,6.0 7.0,8.0" fill="none" stroke="#6b7280" stroke-width="1.0" stroke-dasharray="5 3"/><polygon points="1.0,2.0 3.0,4.0 5.0,6.0" fill="#6b7280"/></g></g>' +
+        '<g id="nodes"><g id="n0" class="node op fam-conv mark-same" data-kind="op" data-node="n0" data-quant="u\\72 l(/probe-data)" opacity="0.5"><rect x="0.5" y="0.5" width="9.0" height="9.0" rx="4.0" fill="#e8f0f8" stroke="#2b2b2b" stroke-width="2.4"/>' +
+        '<text x="5.0" y="9.0" font-size="9" font-weight="bold" font-style="italic" fill="#FFFFFF" text-anchor="middle" class="default">Conv</text></g></g>');
+      const url = (attr, value, el = 'rect') => S(`<${el} ${attr}="${value}"/>`);
+      const cases = { ours };
+      // url() in every presentation attribute that takes one, written the ways CSS reads it
+      const forms = {
+        escape: 'u\\72 l(/probe-esc#m)', escapeCap: 'u\\000052 L(/probe-esc6#m)', escapeU: '\\75 rl(/probe-escu#m)',
+        escapeChar: 'u\\rl(/probe-escc#m)', comment: 'u/**/rl(/probe-comment#m)', upper: 'URL(/probe-upper#m)',
+        spaced: "url( '/probe-quoted#m' )", plain: 'url(/probe-plain#m)',
+      };
+      for (const attr of ['mask', 'filter', 'clip-path', 'marker-start', 'marker-mid', 'marker-end', 'fill', 'stroke', 'cursor']) {
+        for (const [f, v] of Object.entries(forms)) cases[`${attr}-${f}`] = url(attr, v, attr.startsWith('marker') ? 'path d="M0,0 C1,1 2,2 3,3"' : 'rect');
+      }
+      // a style attribute or element, in any case or spelling
+      cases['style-attr'] = url('style', 'mask: u\\72 l(/probe-style#m)');
+      cases['style-attr-upper'] = url('STYLE', 'fill: url(/probe-style-upper#m)');
+      cases['style-attr-plain'] = url('style', 'fill: red');
+      cases['style-element'] = S('<style>rect { fill: u\\72 l(/probe-style-el#m) }</style><rect/>');
+      cases['style-element-ns'] = S('<s:style xmlns:s="http://www.w3.org/2000/svg">rect{mask:url(/probe-style-ns#m)}</s:style>');
+      // href, every way it can be spelled or reached
+      cases['href'] = S('<a href="/probe-href"><text>x</text></a>');
+      cases['xlink-href'] = S('<use xlink:href="/probe-xlink#a"/>');
+      cases['href-on-rect'] = url('href', '/probe-href-rect');
+      cases['xlink-other-prefix'] = S('<rect xmlns:l="http://www.w3.org/1999/xlink" l:href="/probe-l"/>');
+      cases['href-upper'] = url('HREF', '/probe-HREF');
+      cases['xml-base'] = url('xml:base', '/probe-base/');
+      cases['image'] = S('<image href="/probe-image"/>');
+      cases['feImage'] = S('<filter id="f"><feImage href="/probe-feimage"/></filter>');
+      cases['javascript-fill'] = url('fill', 'javascript:alert(1)');
+      cases['expression'] = url('fill', 'expression(alert(1))');
+      cases['id-with-url'] = url('id', 'url(/probe-id)');
+      cases['class-with-url'] = url('class', 'a url(/probe-class)');
+      cases['d-with-url'] = url('d', 'M0,0 url(/probe-d)', 'path');
+      cases['unknown-attr'] = url('requiredExtensions', 'x');
+      const out = {};
+      for (const [k, v] of Object.entries(cases)) {
+        try {
+          const svg = parseSvg(v);
+          out[k] = 'accepted';
+          document.body.append(svg); // as app.js shows it: if it loads anything, it is fetched now
+          svg.getBoundingClientRect();
+          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          svg.remove();
+        } catch (e) {
+          out[k] = /not valid SVG/.test(e.message) ? `invalid: ${e.message}` : 'refused';
+        }
+      }
+      return out;
+    });
+    await page.waitForTimeout(300);
+    page.off('request', onRequest);
+    const errors = consoleErrors.splice(c0);
+    cspViolations.splice(n0); // the parser's document refusing inline samples (test above)
+    const wrong = Object.entries(verdicts).filter(([k, v]) => (k === 'ours' ? v !== 'accepted' : v !== 'refused'));
+    // every hostile drawing refused, ours accepted; nothing fetched by a drawing shown
+    assert.deepEqual({ wrong, probes }, { wrong: [], probes: [] });
+    errors.forEach((e) => assert.match(e, /Content Security Policy/));
+  });
+
   test('isnet_fp16 (88 MB): upload, open a Conv, decoded float16 weights', { skip: !ISNET || !fs.existsSync(ISNET) ? `no ${ISNET || 'isnet_fp16.onnx'} (sh ../shared/corpus/fetch-large-models.sh fetches it)` : false }, async () => {
     await page.goto(`${base}/#/`);
     // On loopback 88 MB can go up between two progress events (Chromium sends one every

@@ -69,6 +69,9 @@ static void start(void)
 	oxs_config_default(&c);
 	snprintf(c.store, sizeof(c.store), "%s", store);
 	snprintf(c.token, sizeof(c.token), "t");
+	/* the seeds' Host names (req() in make_seeds.py, "x" in the hand-written ones): with the
+	 * Host check (issue 35) every other name is refused, as seed_hostile_hosts tries */
+	snprintf(c.allowed_hosts, sizeof(c.allowed_hosts), "fuzz,x");
 	c.max_upload = 1 << 20; /* uploads and deletes need "Authorization: Bearer t" */
 	c.threads = 1;
 	c.workers = 1;

@@ -8,6 +8,8 @@ Run by hand (/usr/bin/python3 tests/fuzz/make_seeds.py); the files are committed
 under 64 KB, derived's under 128 KB) so replays need no python.  The targets also read the parse target's corpus
 (tests/fuzz/<name>.seeds).
 """
+import base64
+import hashlib
 import os
 import sys
 
@@ -248,7 +250,28 @@ def http_seeds():
             req(b"POST", base + b"/overlays?other=1", csv, ov),
     })
     s.update(resumable_seeds(tok))
+    s.update(hostile_client_seeds(tok))
     return s
+
+
+def sha_hex(b):
+    return hashlib.sha256(b).hexdigest().encode()
+
+
+def upload_uid(digest, size):
+    """A resumable upload's id as the server derives it from the claimed hash and length."""
+    return hashlib.sha256(b"onnxviz-upload/1 %s %d" % (digest, size)).hexdigest()[:32].encode()
+
+
+def upload_begin(size, digest, headers, name=b"m.onnx", kind=None, structure=None):
+    """POST /uploads with the tus metadata of a file."""
+    meta = b"sha256 " + base64.b64encode(digest) + b",filename " + base64.b64encode(name)
+    if kind:
+        meta += b",kind " + base64.b64encode(kind)
+    if structure:
+        meta += b",structure " + base64.b64encode(structure)
+    return req(b"POST", b"/uploads", None, [b"Upload-Length: %d" % size, b"Upload-Metadata: " + meta,
+                                            b"Tus-Resumable: 1.0.0"] + list(headers))
 
 
 def resumable_seeds(tok):
@@ -257,25 +280,12 @@ def resumable_seeds(tok):
     Each file fits one part (16 MiB by default), its last: the hash check, the parse and
     the store run at the end of every flow.  Distinct models per flow, so that a flow is
     not answered "held" by another's model in the same run."""
-    import base64
-    import hashlib
     sys.path.insert(0, os.path.join(HERE, "..", "http"))
     from resumable import structure_model
+    sha, uid = sha_hex, upload_uid
 
-    def sha(b):
-        return hashlib.sha256(b).hexdigest().encode()
-
-    def begin(size, digest, name=b"m.onnx", kind=None, structure=None, extra=()):
-        meta = b"sha256 " + base64.b64encode(digest) + b",filename " + base64.b64encode(name)
-        if kind:
-            meta += b",kind " + base64.b64encode(kind)
-        if structure:
-            meta += b",structure " + base64.b64encode(structure)
-        return req(b"POST", b"/uploads", None, [b"Upload-Length: %d" % size, b"Upload-Metadata: " + meta,
-                                                b"Tus-Resumable: 1.0.0"] + tok + list(extra))
-
-    def uid(digest, size):
-        return hashlib.sha256(b"onnxviz-upload/1 %s %d" % (digest, size)).hexdigest()[:32].encode()
+    def begin(size, digest, name=b"m.onnx", kind=None, structure=None):
+        return upload_begin(size, digest, tok, name, kind, structure)
 
     def patch(u, off, body, extra=()):
         return req(b"PATCH", b"/uploads/" + u, body, [b"Content-Type: application/offset+octet-stream",
@@ -322,6 +332,82 @@ def resumable_seeds(tok):
     for k, v in refused.items():
         seeds["resumable_refused_" + k] = begin(len(bad), sha(b"not it")) + v
     return seeds
+
+
+def hostile_client_seeds(tok):
+    """The flows of a hostile client (issue 35; tests/http/twoclient.py does them with two
+    clients): a link from claims alone, a bundle naming a and a/b, junk uploads, another's
+    upload ended or written from its computed id, a gzip bomb, foreign Host headers,
+    overlay posts."""
+    import gzip
+    sha, uid = sha_hex, upload_uid
+
+    def begin(size, digest, name=b"m.onnx", kind=None, structure=None):
+        return upload_begin(size, digest, tok, name, kind, structure)
+
+    def patch(digest, size, body, headers=tok, extra=()):
+        return req(b"PATCH", b"/uploads/" + uid(digest, size), body,
+                   [b"Content-Type: application/offset+octet-stream", b"Upload-Offset: 0",
+                    b"Tus-Resumable: 1.0.0"] + list(headers) + list(extra))
+
+    def send(data, name=b"m.onnx", kind=None, structure=None):
+        return begin(len(data), sha(data), name, kind, structure) + patch(sha(data), len(data), data)
+
+    raw = [b"Content-Type: application/octet-stream"] + tok
+    victim, mine = M.small(producer="victim"), M.small(producer="attacker")
+    vid = sha(victim)
+    # a link from claims alone: the attacker's stored model named as the victim's whole
+    # model, with the victim's name and size (+1)
+    forged = (req(b"POST", b"/models?name=v.onnx", victim, raw) + req(b"POST", b"/models?name=t.onnx", mine, raw) +
+              begin(len(victim) + 1, sha(mine), b"v.onnx", structure=vid) +
+              begin(len(victim), sha(mine), b"v.onnx", structure=vid) +
+              req(b"GET", b"/models/" + vid) + req(b"GET", b"/models?limit=5"))
+    # a bundle naming a and a/b (the second a file below the first), then a again
+    a, b = bytes(range(256)) * 4, bytes(range(255, -1, -1)) * 3
+    man = b"onnxviz-bundle/1\nmodel %s %d\nfile %s %d a\nfile %s %d a/b\n" % (
+        vid, len(victim), sha(a), len(a), sha(b), len(b))
+    bundle = (send(a, b"a", b"data") + send(b, b"b", b"data") + req(b"POST", b"/models?name=v.onnx", victim, raw) +
+              send(man, b"v.onnx", b"bundle", vid) + begin(len(a), sha(a), b"a", b"data"))
+    # made-up hashes until the client's quota, then a real upload
+    junk = b"".join(begin(1 << 20, sha(b"junk %d" % i)) for i in range(40)) + send(M.small(producer="after junk"))
+    # another's upload: its id computed from the hash and size, ended and written
+    w = M.small(producer="another's")
+    flipped = bytes(x ^ 0xff for x in w)
+    other = (begin(len(w), sha(w)) + req(b"DELETE", b"/uploads/" + uid(sha(w), len(w))) +
+             req(b"DELETE", b"/uploads/" + uid(sha(w), len(w)), headers=[b"Authorization: Bearer nope"]) +
+             req(b"DELETE", b"/uploads/" + uid(sha(w), len(w)), headers=tok) + begin(len(w), sha(w)) +
+             begin(len(w), sha(w)) + patch(sha(w), len(w), flipped[:64], extra=[b"Upload-Piece: 1"]) +
+             patch(sha(w), len(w), w) + req(b"HEAD", b"/uploads/" + uid(sha(w), len(w)), headers=tok))
+    # gzip bombs: 8 MiB of zeros in about 8 KB, to an upload, a one-shot drawing and a part
+    # (which takes no coding: 415, and the refusal ends the stream)
+    bomb = gzip.compress(b"\0" * (8 << 20), 9, mtime=0)
+    gz = [b"Content-Encoding: gzip"]
+    bombs = (req(b"POST", b"/models", bomb, raw + gz) + req(b"POST", b"/graph.json", bomb, raw + gz) +
+             begin(len(w), sha(w)) + patch(sha(w), len(w), bomb[:4096], extra=gz))
+    # Host: another site's name (DNS rebinding), loopback names, none, two, malformed
+    hosts = b"".join(b"GET /models HTTP/1.1\r\n%s\r\n" % h for h in (
+        b"Host: evil.example\r\n", b"Host: evil.example:8080\r\n", b"Host: 127.0.0.1:8080\r\n",
+        b"Host: localhost\r\n", b"Host: [::1]:8080\r\n", b"Host: 127.0.0.1.evil.example\r\n", b"Host: \r\n",
+        b"Host: a b\r\n", b"Host: " + b"h" * 300 + b"\r\n", b"Host: fuzz\r\nHost: evil.example\r\n"))
+    hosts += (b"POST /models HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer t\r\n"
+              b"Content-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n" % len(mine) + mine +
+              b"GET /healthz HTTP/1.1\r\n\r\n")
+    # overlays: CSV and an ORT profile posted to a model, read back by id, to an unknown
+    # model, without the token, with an optimized model that is not stored
+    csv = b"node,ms\nr0,5\nr1,3\nnot a node,1\n"
+    prof = (b'[{"cat":"Session","name":"model_run","ts":0,"dur":100,"ph":"X"},'
+            b'{"cat":"Node","name":"r0_kernel_time","ts":1,"dur":10,"ph":"X","args":{"op_name":"Relu"}}]')
+    ov = b"/models/" + vid + b"/overlays"
+    overlays = (req(b"POST", b"/models?name=v.onnx", victim, raw) +
+                req(b"POST", ov, csv, tok + [b"Content-Type: text/csv"]) +
+                req(b"POST", ov, prof, tok + [b"Content-Type: application/json"]) +
+                req(b"GET", ov + b"/" + sha(csv)) + req(b"GET", ov + b"/" + sha(csv) + b"?metric=ms") +
+                req(b"POST", ov + b"?optimized=" + sha(b"none"), csv, tok + [b"Content-Type: text/csv"]) +
+                req(b"POST", b"/models/" + sha(b"none") + b"/overlays", csv, tok + [b"Content-Type: text/csv"]) +
+                req(b"POST", ov, csv, [b"Content-Type: text/csv"]))
+    return {"hostile_forged_link": forged, "hostile_bundle_a_ab": bundle, "hostile_junk_uploads": junk,
+            "hostile_others_upload": other, "hostile_gzip_bombs": bombs, "hostile_hosts": hosts,
+            "hostile_overlays": overlays}
 
 
 def main():

@@ -1366,6 +1366,8 @@ def main():
     sys.dont_write_bytecode = True  # no __pycache__ in the tree
     import resumable  # noqa: E402  (tests/http/resumable.py: POST /uploads, PATCH ...)
     step("resumable uploads", resumable.t_resumable, sys.modules[__name__])
+    import twoclient  # noqa: E402  (tests/http/twoclient.py: a victim and an attacker, issue 35)
+    step("two clients", twoclient.t_twoclient, sys.modules[__name__])
     n = audit_headers()
     print("  header audit: %d responses" % n)
     print("  steps: " + ", ".join(steps))
