@@ -72,6 +72,11 @@ typedef struct oxs_config {
 	                                  --timeout window; 0 = off */
 	char token_file[512];          /* --token-file: read --token from this file */
 	char read_token_file[512];     /* --read-token-file */
+	char base_url[256];            /* --base-url: this server as its users reach it ("" = not
+	                                  known; no trailing '/'), for links in /diff.md and
+	                                  POST /sign */
+	char sign_secret_file[512];    /* --sign-secret-file: the key of signed links (sign.h) */
+	unsigned sign_max_ttl;         /* --sign-max-ttl: seconds a signed link may live */
 	char allowed_hosts[1024];      /* --allowed-hosts: Host names accepted besides the bind
 	                                  address's (comma-separated; "*" = any) */
 } oxs_config;

@@ -224,6 +224,8 @@ static bool method_allowed(int route, const oxs_route *rt, unsigned m)
 
 static void reply_auth(oxs_req *r, unsigned status)
 {
+	if (has_reply(r))
+		return; /* the check answered with its own reason (a signed link's, sign.c) */
 	if (status == 401)
 		oxs_reply_error(r, 401, "unauthorized", "",
 		                "this request needs \"Authorization: Bearer <token>\"");
@@ -238,6 +240,7 @@ static bool reply_unrouted(oxs_req *r);
 static void first_call(oxs_req *r, const char *url, const char *method)
 {
 	r->started = true;
+	r->url = url;
 	r->method = method_bit(method);
 	r->method_name = r->method == OXS_M_OTHER ? "OTHER" : method;
 	length_headers lh = {0, 0, false, 0};

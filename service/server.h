@@ -57,6 +57,7 @@ struct oxs_server {
 	oxst_s3 *s3;            /* reads models registered by reference (--source-buckets) */
 	oxs_resumable *rs;     /* resumable uploads (resumable.c) */
 	oxs_quota *quota;      /* what each client holds (quota.h; request.c's oxs_client_of) */
+	struct oxs_sign_key *sign_key; /* --sign-secret-file's key (sign.h); NULL: no signed links */
 };
 
 #define OXS_QUERY_MAX 4096
@@ -69,6 +70,7 @@ struct oxs_req {
 	int route;             /* index in the route table, -1 when none matched */
 	unsigned method;       /* OXS_M_* */
 	const char *method_name;
+	const char *url;       /* the decoded path (libmicrohttpd's, valid until completed) */
 	bool started;          /* the first call happened */
 	bool suspended;        /* waiting for a job */
 	bool queued;           /* a reply was handed to libmicrohttpd */
