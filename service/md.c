@@ -146,7 +146,7 @@ void oxs_md_list_end(oxs_md_list *l, const char *what)
 	if (l->begun)
 		oxr_buf_append(l->out, "\n", 1);
 	if (l->more > 0) {
-		oxr_buf_append(l->out, "\n\xe2\x80\xa6 and ", 8);
+		oxr_buf_printf(l->out, "\n\xe2\x80\xa6 and ");
 		oxs_md_count(l->out, l->more);
 		oxr_buf_printf(l->out, " more %s\n", what);
 	}

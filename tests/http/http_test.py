@@ -1366,6 +1366,8 @@ def main():
     sys.dont_write_bytecode = True  # no __pycache__ in the tree
     import resumable  # noqa: E402  (tests/http/resumable.py: POST /uploads, PATCH ...)
     step("resumable uploads", resumable.t_resumable, sys.modules[__name__])
+    import signed  # noqa: E402  (tests/http/signed.py: signed links, POST /sign)
+    step("signed links", signed.t_signed, sys.modules[__name__])
     n = audit_headers()
     print("  header audit: %d responses" % n)
     print("  steps: " + ", ".join(steps))
