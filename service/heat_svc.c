@@ -227,7 +227,7 @@ bool oxs_body_begin(oxs_req *r)
 	unsigned denied = oxs_authorize(r, oxs_route_at(r->route)->post_access);
 	if (denied != 0) {
 		oxs_reply_error(r, denied, denied == 401 ? "unauthorized" : "forbidden", "",
-		                "posting an overlay needs \"Authorization: Bearer <token>\"");
+		                "this request needs \"Authorization: Bearer <token>\"");
 		return true;
 	}
 	r->body = malloc(sizeof(oxr_buf));

@@ -67,6 +67,15 @@ def t_signed(h):
         sig = dict(q)["signature"]
         ref = reference_signature(key, path, [kv for kv in q if kv[0] != "signature"])
         check(sig == ref, "signed: the signature is the documented HMAC-SHA256 (%s vs %s)" % (sig[:12], ref[:12]))
+        # a key longer than SHA-256's 64-byte block is hashed first (RFC 2104); an odd path
+        long_key = secrets.token_bytes(100).hex().encode()
+        odd = "/files/dir with space/m~o%.onnx/graph.svg"
+        rc, lurl, err = sign(h, h.write_tmp(long_key, suffix=".key"),
+                             "/files/dir%20with%20space/m~o%25.onnx/graph.svg?q=a%2Fb+c&z=")
+        lq = urllib.parse.parse_qsl(urllib.parse.urlsplit(lurl).query, keep_blank_values=True)
+        ref = reference_signature(long_key, odd, [(k, v) for k, v in lq if k != "signature"])
+        check(rc == 0 and dict(lq).get("signature") == ref and ("q", "a/b c") in lq and ("z", "") in lq,
+              "signed: a 200-byte key, escapes in the path and query: %s %s" % (lurl, err))
         expires = int(dict(q)["expires"])
         check(abs(expires - (time.time() + 600)) < 30, "signed: --ttl 10m: expires in 600 s (%d)" % (expires - time.time()))
 
