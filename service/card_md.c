@@ -16,13 +16,6 @@
 #define MAX_OPSETS 16u
 #define LIST_RESERVE 512u
 
-static int str_cmp(oxp_str a, oxp_str b)
-{
-	size_t n = a.len < b.len ? a.len : b.len;
-	int c = n ? memcmp(a.p, b.p, n) : 0;
-	return c ? c : (a.len > b.len) - (a.len < b.len);
-}
-
 /* "1×3×224×224", "batch×3" (dims named by the model: written as a code span by the
  * caller), "?" when the rank is unknown. */
 static void shape_text(oxr_buf *o, const oxp_value_type *t)
@@ -87,8 +80,8 @@ typedef struct op_count {
 static int cmp_name(const void *p, const void *q)
 {
 	const op_count *a = p, *b = q;
-	int c = str_cmp(a->domain, b->domain);
-	return c ? c : str_cmp(a->op, b->op);
+	int c = oxs_md_str_cmp(a->domain, b->domain);
+	return c ? c : oxs_md_str_cmp(a->op, b->op);
 }
 
 static int cmp_count(const void *p, const void *q)

@@ -169,13 +169,6 @@ static void fields_table(mdctx *x, bool opsets)
 /* ---------------------------------------------------------------------------------------
  * Op types: counts that changed, and changes of paired nodes
  */
-static int str_cmp(oxp_str a, oxp_str b)
-{
-	size_t n = a.len < b.len ? a.len : b.len;
-	int c = n ? memcmp(a.p, b.p, n) : 0;
-	return c ? c : (a.len > b.len) - (a.len < b.len);
-}
-
 typedef struct op_item {
 	oxp_str domain, op;  /* of A (op type changes: A's op) */
 	oxp_str op_b;        /* op type changes: B's op */
@@ -185,11 +178,11 @@ typedef struct op_item {
 static int cmp_op_item(const void *p, const void *q)
 {
 	const op_item *a = p, *b = q;
-	int c = str_cmp(a->domain, b->domain);
+	int c = oxs_md_str_cmp(a->domain, b->domain);
 	if (c == 0)
-		c = str_cmp(a->op, b->op);
+		c = oxs_md_str_cmp(a->op, b->op);
 	if (c == 0)
-		c = str_cmp(a->op_b, b->op_b);
+		c = oxs_md_str_cmp(a->op_b, b->op_b);
 	return c;
 }
 
@@ -220,7 +213,7 @@ static bool op_counts(mdctx *x)
 	for (size_t i = 0; i < k;) {
 		size_t j = i;
 		uint64_t c[2] = {0, 0};
-		while (j < k && str_cmp(it[j].domain, it[i].domain) == 0 && str_cmp(it[j].op, it[i].op) == 0)
+		while (j < k && oxs_md_str_cmp(it[j].domain, it[i].domain) == 0 && oxs_md_str_cmp(it[j].op, it[i].op) == 0)
 			c[it[j++].side]++;
 		if (c[0] != c[1]) {
 			oxr_buf *r = oxs_md_row_begin(&l);
@@ -406,7 +399,7 @@ static int cmp_node_item(const void *p, const void *q)
 	const node_item *a = p, *b = q;
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
-	int c = str_cmp(a->name, b->name);
+	int c = oxs_md_str_cmp(a->name, b->name);
 	return c ? c : (a->rec > b->rec) - (a->rec < b->rec);
 }
 

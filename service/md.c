@@ -106,6 +106,13 @@ bool oxs_md_delta(oxr_buf *b, int64_t d)
 	return ok && oxs_md_count(b, m);
 }
 
+int oxs_md_str_cmp(oxp_str a, oxp_str b)
+{
+	size_t n = a.len < b.len ? a.len : b.len;
+	int c = n ? memcmp(a.p, b.p, n) : 0;
+	return c ? c : (a.len > b.len) - (a.len < b.len);
+}
+
 void oxs_md_list_init(oxs_md_list *l, oxr_buf *out, size_t limit, size_t reserve,
                       uint32_t max_rows, const char *head)
 {

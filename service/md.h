@@ -40,6 +40,9 @@ bool oxs_md_count(oxr_buf *b, uint64_t v);
 /* Append a signed change of counts: "+3", "−12" (U+2212), "0". */
 bool oxs_md_delta(oxr_buf *b, int64_t d);
 
+/* Byte order of two model strings, for the sorted lists of the writers. */
+int oxs_md_str_cmp(oxp_str a, oxp_str b);
+
 /* A table (its heading and header row, then rows) within a byte budget: rows are appended
  * to out while out stays within `limit` bytes with `reserve` left over, and at most
  * max_rows of them (0: no count limit); after the first row left out the others are only
