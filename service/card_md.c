@@ -14,7 +14,7 @@
 
 /* Opsets and rows of each list before "… and N more" (the byte budget comes first). */
 #define MAX_OPSETS 16u
-#define LIST_RESERVE 512u
+#define LIST_RESERVE 512u /* > 3 lists x (heading 80 + more line 45), as diff_md.c's */
 
 /* "1×3×224×224", "batch×3" (dims named by the model: written as a code span by the
  * caller), "?" when the rank is unknown. */

@@ -577,6 +577,12 @@ int oxs_cli_diff(int argc, char **argv)
 		fputs(USAGE, stderr);
 		return 2;
 	}
+	if (base != NULL && (fmt == NULL || strcmp(fmt, "md") != 0) &&
+	    !(fmt == NULL && out_path != NULL && oxs_format_of_path(out_path) != NULL &&
+	      strcmp(oxs_format_of_path(out_path)->diff, "md") == 0)) {
+		fprintf(stderr, "onnxviz diff: --base-url goes with --format md (or -o FILE.md)\n");
+		return 2;
+	}
 	if (fmt == NULL) {
 		/* -o's extension (formats.c); a diff is the JSON document by default */
 		const oxs_ext_format *e = oxs_format_of_path(out_path);

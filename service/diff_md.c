@@ -21,9 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bytes kept for what follows a list: its own "… and N more" line and the lists after
- * it (each at least its heading and that line), then the closing line. */
-#define LIST_RESERVE 1024u
+/* Bytes kept back by every list: a row goes in only while this much stays free, and what
+ * is written besides rows — each of the 7 lists' heading (at most 110 bytes), blank line
+ * and "… and N more" line (at most 45) — is at most 7 x 160 = 1,120 bytes in all, so the
+ * document never passes its limit (the closing line is outside it). */
+#define LIST_RESERVE 2048u
 /* Rows of the small lists (op types, attributes, tensors) before the nodes' list: each
  * at most this many, so that one long list does not take the nodes' room. */
 #define SMALL_ROWS 200u
