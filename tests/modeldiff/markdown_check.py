@@ -187,6 +187,49 @@ def big_pair(d, corpus):
     return src, pb
 
 
+def pressure_pair(d, n=300):
+    """Every list of the Markdown over its room at once: n opsets, metadata entries, op
+    types, op type changes, attributes, tensors and nodes that differ, with long names."""
+    def model(b):
+        long = "x" * 100
+        nodes, inits, prev = [], [], "x"
+        for i in range(n):
+            w = np.full((2,), float(i), dtype=np.float32)
+            if b:
+                w[0] += 1
+            inits.append(numpy_helper.from_array(w, "w%03d_%s" % (i, long)))
+            nodes.append(helper.make_node("Op%s%03d" % ("B" if b else "A", i), [prev, "w%03d_%s" % (i, long)],
+                                          ["v%d" % i], name="node %03d %s" % (i, long),
+                                          domain="d%03d.%s" % (i, long), tag=("b" if b else "a") * 100))
+            prev = "v%d" % i
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info(prev, onnx.TensorProto.FLOAT, [2])], inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)] +
+                              [helper.make_opsetid("d%03d.%s" % (i, long), 2 if b else 1) for i in range(n)])
+        onnx.helper.set_model_props(m, {"key %03d %s" % (i, long): ("b" if b else "a") * 100 for i in range(n)})
+        return m
+    pa, pb = os.path.join(d, "pressure_a.onnx"), os.path.join(d, "pressure_b.onnx")
+    onnx.save(model(False), pa)
+    onnx.save(model(True), pb)
+    return pa, pb
+
+
+def t_pressure(ctx, d):
+    check = ctx.check
+    pa, pb = pressure_pair(d)
+    rc, out, err = ctx.run("diff", pa, pb, "--format", "md", "--base-url", BASE)
+    check(rc == 1 and len(out) <= MD_MAX, "pressure: every list full: %d bytes (exit %d %s)" % (len(out), rc, err))
+    md = out.decode("utf-8")
+    for what in ("opsets", "model fields", "op types", "op type changes", "attribute changes", "tensors", "nodes"):
+        check(re.search(r"\n\n\u2026 and [0-9,]+ more %s\n" % what, md) is not None,
+              "pressure: '… and N more %s'" % what)
+    h, _ = gfm(out)
+    for t in h.tables:
+        check(all(len(r) == len(t[0]) for r in t), "pressure: table %s well formed" % t[0])
+    check(md.endswith("\n") and "*onnxviz diff: A is the old model, B the new one.*" in md.splitlines()[-1],
+          "pressure: the closing line is there")
+
+
 def no_markup_but_ours(h, base, label, check):
     """Nothing the names could have made: only our elements, links and image."""
     ours = {"h3", "h4", "p", "table", "thead", "tbody", "tr", "th", "td", "code", "strong", "em", "a", "img"}
@@ -326,6 +369,7 @@ def main(ctx, corpus):
     pa, pb = hostile_pair(d)
     md = t_hostile(ctx, pa, pb)
     t_card(ctx, pa)
+    t_pressure(ctx, d)
     if os.path.exists(os.path.join(corpus, "models", "real", "transformer_12x12.onnx")):
         ba, bb = big_pair(d, corpus)
         out = os.path.join(ctx.TMP, "big.json")
