@@ -171,6 +171,9 @@ DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 
 DEPS_TEST  += iproute2 python3-yaml
 # the s3 suite: a single-node Ceph cluster with its S3 gateway (RGW), and a load balancer
 DEPS_TEST  += ceph-mon ceph-osd radosgw ceph-common haproxy
+# the modeldiff suite reads the diffs' Markdown through GitHub's renderer (cmark-gfm) and
+# checks docs/github-actions-diff.yml as YAML (python3-yaml, above)
+DEPS_TEST  += cmark-gfm
 # the render suite measures text with the real DejaVu Sans (tests/render/textfit.py)
 DEPS_TEST  += python3-pil fonts-dejavu-core
 # real PyTorch exports for the differential tests (tests/diff/folded.py, the quantized

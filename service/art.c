@@ -26,6 +26,8 @@ const char *oxs_art_ext(const oxs_art *a)
 {
 	if (a->kind == OXS_ART_TENSOR)
 		return a->u.tensor.opt.npy ? "npy" : "json";
+	if (a->kind == OXS_ART_DIFF && a->u.diff.md)
+		return "md";
 	return a->kind == OXS_ART_GRAPH || a->kind == OXS_ART_DIFF || a->kind == OXS_ART_HEAT
 	           ? oxr_format_ext(a->fmt) : "json";
 }
@@ -79,16 +81,26 @@ void oxs_art_cost(oxs_art *a, const char *dims)
 void oxs_art_diff(oxs_art *a, const char *other)
 {
 	snprintf(a->u.diff.other, sizeof(a->u.diff.other), "%s", other);
-	/* the JSON document does not depend on render options; drawings do */
+	/* the JSON document does not depend on render options; drawings do; Markdown on
+	 * the base URL of its links only */
 	char optkey[OXS_KEY_MAX - 256];
 	optkey[0] = '\0';
-	if (a->fmt != OXR_FMT_LAYOUT_JSON)
+	if (a->u.diff.md)
+		snprintf(optkey, sizeof(optkey), "%s", a->u.diff.base);
+	else if (a->fmt != OXR_FMT_LAYOUT_JSON)
 		oxr_options_key(&a->opt, optkey, sizeof(optkey));
 	snprintf(a->key, sizeof(a->key), "%s|diff|%s|%s|%s", a->id, oxs_art_ext(a), other, optkey);
 	char salted[OXS_KEY_MAX + 32], h[65];
 	snprintf(salted, sizeof(salted), "%s|diff|%s|%s|%s", ART_VERSION, oxs_art_ext(a), other, optkey);
 	oxs_sha256_hex(salted, strlen(salted), h, 32);
 	snprintf(a->name, sizeof(a->name), "diff-%s.%s", h, oxs_art_ext(a));
+}
+
+void oxs_art_diff_md(oxs_art *a, const char *other, const char *base)
+{
+	a->u.diff.md = true;
+	snprintf(a->u.diff.base, sizeof(a->u.diff.base), "%s", base);
+	oxs_art_diff(a, other);
 }
 
 void oxs_art_heat(oxs_art *a, const oxs_heat_req *hr)

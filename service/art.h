@@ -53,6 +53,8 @@ typedef struct oxs_art {
 	union {
 		struct {
 			char other[OXST_ID_LEN + 1]; /* the model compared with (B; id is A) */
+			bool md;                     /* Markdown (oxs_art_diff_md), not fmt */
+			char base[256];              /* md: --base-url of its links, "" none */
 		} diff;                              /* OXS_ART_DIFF (oxs_art_diff) */
 		struct {
 			char name[OXS_TENSOR_KEY_MAX + 1]; /* the tensor's name or document ref */
@@ -77,6 +79,8 @@ void oxs_art_tensor(oxs_art *a, const char *tensor, const oxs_preview_opt *o);
 /* After oxs_art_init(OXS_ART_DIFF): the model compared with (cache key and store name
  * name both; the store keeps the artifact under id). */
 void oxs_art_diff(oxs_art *a, const char *other);
+/* The same for the diff as Markdown (diff_md.c) with links under base ("": none). */
+void oxs_art_diff_md(oxs_art *a, const char *other, const char *base);
 /* After oxs_art_init(OXS_ART_COST): the dims binding (valid for oxp_cost_bind_parse; part
  * of the cache key and store name). */
 void oxs_art_cost(oxs_art *a, const char *dims);

@@ -81,6 +81,8 @@ static const char *art_type(const oxs_art *a)
 		return "application/octet-stream";
 	if (!laid_out(a))
 		return "application/json";
+	if (a->kind == OXS_ART_DIFF && a->u.diff.md)
+		return "text/markdown; charset=utf-8";
 	switch (a->fmt) {
 	case OXR_FMT_SVG: return "image/svg+xml; charset=utf-8";
 	case OXR_FMT_DOT: return "text/vnd.graphviz; charset=utf-8";
@@ -495,10 +497,15 @@ static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a
 		if (srv->store->ops->open_data(srv->store, ids[i], &fds[i]) == OXST_OK)
 			snprintf(dirs[i], sizeof(dirs[i]), "/proc/%ld/fd/%d", (long)getpid(), fds[i]);
 	oxr_model_files a = {a_path, dirs[0]}, b = {b_path, dirs[1]};
+	/* Markdown: the ids and the base URL of its links (diff.c, oxs_diff_pair) */
+	const char *md_args[4] = {art->id, art->u.diff.other,
+	                          art->u.diff.base[0] != '\0' ? art->u.diff.base : NULL, NULL};
 	oxr_code rc = oxr_render_isolated_pair(srv->exe, &b, &a,
-	                                       art->fmt == OXR_FMT_LAYOUT_JSON ? "json"
-	                                                                       : oxr_format_ext(art->fmt),
-	                                       NULL, &art->opt, &srv->wlim, out, err);
+	                                       art->u.diff.md ? "md"
+	                                       : art->fmt == OXR_FMT_LAYOUT_JSON ? "json"
+	                                                                         : oxr_format_ext(art->fmt),
+	                                       art->u.diff.md ? md_args : NULL, &art->opt, &srv->wlim,
+	                                       out, err);
 	for (int i = 0; i < 2; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

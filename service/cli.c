@@ -11,6 +11,7 @@
 #include "render/oxr.h"
 #include "service/formats.h"
 #include "service/heat_cli.h"
+#include "service/md.h"
 #include "store/oxst.h"
 
 #include <errno.h>
@@ -225,20 +226,29 @@ static bool print_summary(const char *path, const oxp_model *m, const oxp_dag *d
  * else the exit status (0 after --help, 2 on a usage error).  `help` is printed after the
  * usage line. */
 static int model_json_args(int argc, char **argv, const char *cmd, const char *help,
-                           const char **path, bool *json, const char **dims)
+                           const char **path, bool *json, const char **dims, bool *md)
 {
 	*path = NULL;
 	*json = false;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
+		const char *f = !strncmp(argv[i], "--format=", 9) ? argv[i] + 9
+		                : !strcmp(argv[i], "--format") && i + 1 < argc ? argv[++i] : NULL;
+		if (!strcmp(argv[i], "--json") || (f != NULL && !strcmp(f, "json")))
 			*json = true;
+		else if (md != NULL && f != NULL && !strcmp(f, "md"))
+			*md = true;
+		else if (f != NULL && strcmp(f, "text") != 0) {
+			fprintf(stderr, "onnxviz %s: --format: text, json%s\n", cmd, md != NULL ? " or md" : "");
+			return 2;
+		} else if (f != NULL)
+			continue;
 		else if (dims != NULL && !strcmp(argv[i], "--dims") && i + 1 < argc)
 			*dims = argv[++i];
 		else if (dims != NULL && !strncmp(argv[i], "--dims=", 7))
 			*dims = argv[i] + 7;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: onnxviz %s MODEL [--json]%s\n%s", cmd,
-			       dims != NULL ? " [--dims NAME:VALUE,...]" : "", help);
+			printf("usage: onnxviz %s MODEL [--json | --format=text|json%s]%s\n%s", cmd,
+			       md != NULL ? "|md" : "", dims != NULL ? " [--dims NAME:VALUE,...]" : "", help);
 			return 0;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
 			fprintf(stderr, "onnxviz %s: unknown option %s\n", cmd, argv[i]);
@@ -263,6 +273,8 @@ static int model_json_args(int argc, char **argv, const char *cmd, const char *h
 	"with the most MACs; figures are polynomials in the model's named dims.\n"              \
 	"  --json                 the JSON document (docs/document.md) with a \"cost\" member\n" \
 	"                         (the schema of GET /models/{id}/cost.json, docs/api.md)\n"    \
+	"  --format=md            a model card in GitHub Flavored Markdown (name, producer,\n"   \
+	"                         opsets, inputs and outputs, op types, parameters, MACs)\n"     \
 	"  --dims NAME:VALUE,...  bind named dims (batch:1,sequence_length:128): figures\n"     \
 	"                         naming them become numbers\n"
 
@@ -347,9 +359,9 @@ static bool splice_cost(const oxp_model *m, const oxp_dag *d, const oxp_cost_bin
 int oxs_cli_inspect(int argc, char **argv)
 {
 	const char *path;
-	bool json;
+	bool json, md = false;
 	const char *dims = NULL;
-	int st = model_json_args(argc, argv, "inspect", INSPECT_HELP, &path, &json, &dims);
+	int st = model_json_args(argc, argv, "inspect", INSPECT_HELP, &path, &json, &dims, &md);
 	if (st >= 0)
 		return st;
 	oxp_cost_bind bind = {0};
@@ -363,7 +375,18 @@ int oxs_cli_inspect(int argc, char **argv)
 	int rc = open_linked(path, true, &m, &d);
 	if (rc != 0)
 		return rc;
-	if (json) {
+	if (md) {
+		oxr_buf out;
+		oxr_buf_init(&out, 0);
+		const char *slash = strrchr(path, '/');
+		if (!oxs_card_md(slash != NULL ? slash + 1 : path, m, d, &out)) {
+			fprintf(stderr, "onnxviz: %s: out of memory\n", path);
+			rc = 1;
+		} else {
+			fwrite(out.data, 1, out.len, stdout);
+		}
+		oxr_buf_free(&out);
+	} else if (json) {
 		oxr_buf out;
 		oxr_error err;
 		oxr_buf_init(&out, 0);
@@ -389,7 +412,7 @@ int oxs_cli_check(int argc, char **argv)
 	bool json;
 	int st = model_json_args(argc, argv, "check",
 	                         "exit status: 0 no errors, 1 errors, 2 the model cannot be read\n",
-	                         &path, &json, NULL);
+	                         &path, &json, NULL, NULL);
 	if (st >= 0)
 		return st;
 	oxp_model *m;

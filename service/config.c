@@ -6,6 +6,7 @@
 #include "service/config.h"
 #include "parser/oxp.h"
 #include "render/oxr.h"
+#include "service/md.h"
 #include "store/oxst.h"
 
 #include <errno.h>
@@ -123,6 +124,15 @@ static const opt opts[] = {
      "renderings and documents kept in memory (default 256M)"},
     {"grace", "ONNXVIZ_GRACE", T_UINT, F(grace), 0, 3600, "SEC",
      "on SIGTERM/SIGINT, time to finish running requests (default 30)"},
+    {"base-url", "ONNXVIZ_BASE_URL", T_STR, F(base_url), 0, 0, "URL",
+     "this server's address as its users reach it (http[s]://host[:port][/path]): links in "
+     "GET /diff.md and the url of POST /sign (default: none)"},
+    {"sign-secret-file", "ONNXVIZ_SIGN_SECRET_FILE", T_STR, F(sign_secret_file), 0, 0, "PATH",
+     "the key of signed links (32..1024 bytes, e.g. `openssl rand -hex 32`): URLs that read "
+     "one resource until they expire without a token (POST /sign, onnxviz sign; default: "
+     "none, no signed links)"},
+    {"sign-max-ttl", "ONNXVIZ_SIGN_MAX_TTL", T_UINT, F(sign_max_ttl), 1, 31536000, "SEC",
+     "the longest a signed link may live (default 604800, 7 days)"},
     {"log-requests", "ONNXVIZ_LOG_REQUESTS", T_BOOL, F(log_requests), 0, 0, NULL,
      "log one line per request on stderr (default on)"},
     {"uploads-per-client", "ONNXVIZ_UPLOADS_PER_CLIENT", T_UINT, F(uploads_per_client), 1,
@@ -200,6 +210,7 @@ void oxs_config_default(oxs_config *c)
 	c->model_memory = (uint64_t)512 << 20;
 	c->memory_cache = (uint64_t)256 << 20;
 	c->grace = 30;
+	c->sign_max_ttl = 604800;
 	c->log_requests = true;
 	c->uploads_per_client = 16;
 	c->body_per_client = (uint64_t)64 << 20;
@@ -397,6 +408,12 @@ int oxs_config_parse(oxs_config *c, int argc, char **argv, char *const *envp, ch
 		return fail(err, errsize, "--read-token needs --token as well");
 	if (c->auth_reads && c->token[0] == '\0' && c->read_token[0] == '\0')
 		return fail(err, errsize, "--auth-reads needs --token or --read-token");
+	size_t bl = strlen(c->base_url);
+	while (bl > 0 && c->base_url[bl - 1] == '/')
+		c->base_url[--bl] = '\0';
+	if (c->base_url[0] != '\0' && !oxs_md_base_url_valid(c->base_url))
+		return fail(err, errsize, "--base-url: http:// or https://, then only "
+		                          "[A-Za-z0-9._~:/%%-] (no query), at most 200 bytes");
 	return 0;
 }
 

@@ -74,6 +74,11 @@ typedef struct oxs_config {
 	char read_token_file[512];     /* --read-token-file */
 	char trusted_proxies[1024];    /* --trusted-proxies: addresses or CIDR blocks whose
 	                                  X-Forwarded-For names the client (quota.h) */
+	char base_url[256];            /* --base-url: this server as its users reach it ("" = not
+	                                  known; no trailing '/'), for links in /diff.md and
+	                                  POST /sign */
+	char sign_secret_file[512];    /* --sign-secret-file: the key of signed links (sign.h) */
+	unsigned sign_max_ttl;         /* --sign-max-ttl: seconds a signed link may live */
 	char allowed_hosts[1024];      /* --allowed-hosts: Host names accepted besides the bind
 	                                  address's (comma-separated; "*" = any) */
 } oxs_config;

@@ -18,6 +18,7 @@
 #include "render/oxr.h"
 #include "service/cli.h"
 #include "service/formats.h"
+#include "service/md.h"
 #include "store/oxst.h"
 
 #include <errno.h>
@@ -397,9 +398,10 @@ static void print_text(FILE *f, oxd_diff *df, const side *a, const side *b)
 
 /* ---------------------------------------------------------------------------------------
  */
-/* Compare the two sides and write fmt ("json", "svg", "dot", "layout", "text") into out. */
+/* Compare the two sides and write fmt ("json", "svg", "dot", "layout", "text", "md": with
+ * links, which may be NULL) into out. */
 static oxr_code diff_sides(side *b, side *a, const char *fmt, const oxr_options *o,
-                           oxr_buf *out, bool *same, oxr_error *err)
+                           const oxs_md_links *links, oxr_buf *out, bool *same, oxr_error *err)
 {
 	oxd_options dopt;
 	oxd_options_default(&dopt);
@@ -433,6 +435,8 @@ static oxr_code diff_sides(side *b, side *a, const char *fmt, const oxr_options 
 				rc = oxs_render_fail(err, OXR_E_NOMEM, "out of memory");
 		}
 		free(text);
+	} else if (strcmp(fmt, "md") == 0) {
+		rc = oxs_diff_md(df, a->m, a->d, b->m, b->d, links, out, err);
 	} else {
 		/* "layout" names the drawing's JSON ("json" is the diff document) */
 		const oxs_ext_format *e = oxs_format_of_ext(fmt);
@@ -442,7 +446,7 @@ static oxr_code diff_sides(side *b, side *a, const char *fmt, const oxr_options 
 		oxp_arena *ar = oxp_arena_new((size_t)512 << 20);
 		oxr_overlay ov;
 		if ((int)f < 0)
-			rc = oxs_render_fail(err, OXR_E_OPTION, "unknown diff format '%s' (json, svg, dot, layout, text)",
+			rc = oxs_render_fail(err, OXR_E_OPTION, "unknown diff format '%s' (json, svg, dot, layout, text, md)",
 			          fmt);
 		else if (ar == NULL || !build_overlay(df, a, b, ar, &ov))
 			rc = oxs_render_fail(err, OXR_E_NOMEM, "out of memory");
@@ -455,15 +459,23 @@ static oxr_code diff_sides(side *b, side *a, const char *fmt, const oxr_options 
 }
 
 oxr_code oxs_diff_pair(const oxr_model_files *model, const oxr_model_files *other,
-                       const char *fmt, const oxr_options *o, oxr_buf *out, oxr_error *err)
+                       const char *fmt, const char *const *args, const oxr_options *o,
+                       oxr_buf *out, oxr_error *err)
 {
+	/* Markdown: A's id, B's id, then the base URL when the server has one */
+	oxs_md_links links = {NULL, "", ""};
+	if (args != NULL && args[0] != NULL && args[1] != NULL) {
+		links = (oxs_md_links){args[2], args[0], args[1]};
+		if (links.base != NULL && !oxs_md_base_url_valid(links.base))
+			return oxs_render_fail(err, OXR_E_OPTION, "bad base URL");
+	}
 	side a, b;
 	oxr_code rc = open_side(&a, other, err);
 	if (rc != OXR_OK)
 		return rc;
 	rc = open_side(&b, model, err);
 	if (rc == OXR_OK)
-		rc = diff_sides(&b, &a, fmt, o, out, NULL, err);
+		rc = diff_sides(&b, &a, fmt, o, &links, out, NULL, err);
 	close_side(&a);
 	close_side(&b);
 	return rc;
@@ -473,11 +485,14 @@ oxr_code oxs_diff_pair(const oxr_model_files *model, const oxr_model_files *othe
  * onnxviz diff
  */
 static const char USAGE[] =
-    "usage: onnxviz diff A.onnx B.onnx [-o OUT.svg|.dot|.json] [--format=text|json|svg|dot]\n"
-    "                    [--OPTION=VALUE ...]\n"
+    "usage: onnxviz diff A.onnx B.onnx [-o OUT.svg|.dot|.json|.md] [--format=text|json|svg|dot|md]\n"
+    "                    [--base-url=URL] [--OPTION=VALUE ...]\n"
     "What changed from A to B.  Without -o a summary for people on standard output; -o writes\n"
     "the JSON document (onnxviz.diff/1), or B's graph with the changes marked (.svg, .dot).\n"
     "Render options as for `onnxviz render` (--group, --expand, --rankdir, ...).\n"
+    "--format=md: GitHub Flavored Markdown for a pull request comment (at most 65,536\n"
+    "bytes); --base-url=URL adds links to the server's diff view and PNG of the two models\n"
+    "(their ids: each file's SHA-256, as `POST /models` gives them).\n"
     "Exit status: 0 the models are the same, 1 they differ, 2 trouble (usage, a model that\n"
     "cannot be read, an output that cannot be written).\n";
 
@@ -497,9 +512,21 @@ static const char *folder_of(const char *path, char *buf, size_t size)
 	return buf;
 }
 
+/* The id a server gives the model file at path (its SHA-256); false after a message. */
+static bool file_id(const char *path, char id[OXST_ID_LEN + 1])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool ok = fd >= 0 && oxst_sha256_fd(fd, id);
+	if (fd >= 0)
+		close(fd);
+	if (!ok)
+		fprintf(stderr, "onnxviz diff: %s: cannot read it: %s\n", path, strerror(errno));
+	return ok;
+}
+
 int oxs_cli_diff(int argc, char **argv)
 {
-	const char *paths[2] = {NULL, NULL}, *out_path = NULL, *fmt = NULL;
+	const char *paths[2] = {NULL, NULL}, *out_path = NULL, *fmt = NULL, *base = NULL;
 	int npaths = 0, orc;
 	oxr_options opt;
 	oxr_error err;
@@ -510,8 +537,24 @@ int oxs_cli_diff(int argc, char **argv)
 			out_path = argv[++i];
 		} else if (!strncmp(a, "--format=", 9)) {
 			fmt = a + 9;
-			if (strcmp(fmt, "text") && strcmp(fmt, "json") && strcmp(fmt, "svg") && strcmp(fmt, "dot")) {
-				fprintf(stderr, "onnxviz diff: --format: text, json, svg or dot\n");
+			if (strcmp(fmt, "text") && strcmp(fmt, "json") && strcmp(fmt, "svg") && strcmp(fmt, "dot") &&
+			    strcmp(fmt, "md")) {
+				fprintf(stderr, "onnxviz diff: --format: text, json, svg, dot or md\n");
+				return 2;
+			}
+		} else if (!strcmp(a, "--format") && i + 1 < argc) {
+			if (strcmp(argv[i + 1], "md") != 0 && strcmp(argv[i + 1], "text") != 0 &&
+			    strcmp(argv[i + 1], "json") != 0 && strcmp(argv[i + 1], "svg") != 0 &&
+			    strcmp(argv[i + 1], "dot") != 0) {
+				fprintf(stderr, "onnxviz diff: --format: text, json, svg, dot or md\n");
+				return 2;
+			}
+			fmt = argv[++i];
+		} else if (!strncmp(a, "--base-url=", 11) || (!strcmp(a, "--base-url") && i + 1 < argc)) {
+			base = a[10] == '=' ? a + 11 : argv[++i];
+			if (!oxs_md_base_url_valid(base)) {
+				fprintf(stderr, "onnxviz diff: --base-url: http:// or https:// and a path of "
+				                "[A-Za-z0-9._~:/%%-] (at most 200 bytes)\n");
 				return 2;
 			}
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -532,6 +575,12 @@ int oxs_cli_diff(int argc, char **argv)
 	}
 	if (npaths != 2) {
 		fputs(USAGE, stderr);
+		return 2;
+	}
+	if (base != NULL && (fmt == NULL || strcmp(fmt, "md") != 0) &&
+	    !(fmt == NULL && out_path != NULL && oxs_format_of_path(out_path) != NULL &&
+	      strcmp(oxs_format_of_path(out_path)->diff, "md") == 0)) {
+		fprintf(stderr, "onnxviz diff: --base-url goes with --format md (or -o FILE.md)\n");
 		return 2;
 	}
 	if (fmt == NULL) {
@@ -556,7 +605,23 @@ int oxs_cli_diff(int argc, char **argv)
 	oxr_buf_init(&out, 0);
 	bool same = false;
 	int rc;
-	if (diff_sides(&b, &a, fmt, &opt, &out, &same, &err) != OXR_OK) {
+	/* the links name the models by their ids on a server: each file's SHA-256 */
+	char ida[OXST_ID_LEN + 1] = "", idb[OXST_ID_LEN + 1] = "", basebuf[256];
+	oxs_md_links links = {NULL, ida, idb};
+	if (base != NULL && strcmp(fmt, "md") == 0) {
+		snprintf(basebuf, sizeof(basebuf), "%s", base);
+		size_t bl = strlen(basebuf);
+		while (bl > 0 && basebuf[bl - 1] == '/')
+			basebuf[--bl] = '\0';
+		links.base = basebuf;
+		if (!file_id(paths[0], ida) || !file_id(paths[1], idb)) {
+			oxr_buf_free(&out);
+			close_side(&a);
+			close_side(&b);
+			return 2;
+		}
+	}
+	if (diff_sides(&b, &a, fmt, &opt, &links, &out, &same, &err) != OXR_OK) {
 		fprintf(stderr, "onnxviz: diff: %s: %s\n", oxr_code_name(err.code), err.message);
 		rc = 2;
 	} else {

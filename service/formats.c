@@ -14,6 +14,7 @@ static const oxs_ext_format table[] = {
     {"gv", OXR_FMT_DOT, "dot"},
     {"json", OXR_FMT_LAYOUT_JSON, "json"},
     {"txt", -1, "text"},
+    {"md", -1, "md"},
 };
 
 const oxs_ext_format *oxs_format_of_ext(const char *ext)

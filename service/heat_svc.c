@@ -224,7 +224,7 @@ oxr_code oxs_pair(const oxr_model_files *model, const oxr_model_files *other, co
 {
 	if (!strncmp(fmt, "heat-", 5))
 		return heat_pair(model, other, fmt, args, o, out, err);
-	return oxs_diff_pair(model, other, fmt, o, out, err);
+	return oxs_diff_pair(model, other, fmt, args, o, out, err);
 }
 
 /* ---------------------------------------------------------------------------------------

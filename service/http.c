@@ -28,6 +28,7 @@
 #include "service/router.h"
 #include "service/routes.h"
 #include "service/server.h"
+#include "service/sign.h"
 #include "service/upload.h"
 #include "store/oxst.h"
 
@@ -116,6 +117,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		oxs_resumable_cleanup(r);
 	not_waiting(r);
 	oxs_body_free(r);
+	oxs_jbody_free(r);
 	if (r->file_fd >= 0)
 		close(r->file_fd);
 	if (r->dir_fd >= 0)
@@ -224,6 +226,8 @@ static bool method_allowed(int route, const oxs_route *rt, unsigned m)
 
 static void reply_auth(oxs_req *r, unsigned status)
 {
+	if (has_reply(r))
+		return; /* the check answered with its own reason (a signed link's, sign.c) */
 	if (status == 401)
 		oxs_reply_error(r, 401, "unauthorized", "",
 		                "this request needs \"Authorization: Bearer <token>\"");
@@ -238,6 +242,7 @@ static bool reply_unrouted(oxs_req *r);
 static void first_call(oxs_req *r, const char *url, const char *method)
 {
 	r->started = true;
+	r->url = url;
 	r->method = method_bit(method);
 	r->method_name = r->method == OXS_M_OTHER ? "OTHER" : method;
 	length_headers lh = {0, 0, false, 0};
@@ -286,7 +291,7 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 	}
 	/* a POST whose route reads a small body (overlays): spooled to a file, bounded */
 	if (rt != NULL && rt->small_body && r->method == OXS_M_POST) {
-		if (!oxs_body_begin(r))
+		if (!(r->route == OXS_R_SIGN ? oxs_jbody_begin(r) : oxs_body_begin(r)))
 			oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
 		return;
 	}
@@ -388,6 +393,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 			return oxs_resumable_patch_data(r, upload_data, n) ? MHD_YES : MHD_NO;
 		if (r->body != NULL)
 			return oxs_body_data(r, upload_data, n) ? MHD_YES : MHD_NO;
+		if (r->jbody != NULL) {
+			oxr_buf_append(r->jbody, upload_data, n); /* past the bound: failed, 413 */
+			return MHD_YES;
+		}
 		return MHD_YES; /* not reached: bodies elsewhere are refused early */
 	}
 	if (has_reply(r))

@@ -5,6 +5,7 @@
 #include "render/oxr.h"
 #include "service/heat_svc.h" /* oxs_pair */
 #include "service/oxs.h"
+#include "service/sign.h" /* oxs_cli_sign */
 
 #include <stdio.h>
 #include <string.h>
@@ -26,8 +27,10 @@ static void usage(FILE *f)
 	           "                                     a profile's time per node and its coverage\n"
 	           "  onnxviz diff A B [-o OUT] [--OPTION=VALUE ...]\n"
 	           "                                     what changed from A to B: a summary, or\n"
-	           "                                     .json, .svg, .dot (exit 0 same, 1 differ)\n"
+	           "                                     .json, .svg, .dot, .md (exit 0 same, 1 differ)\n"
 	           "  onnxviz serve [--OPTION=VALUE ...] the HTTP service (serve --help)\n"
+	           "  onnxviz sign URL [--ttl 1h]        a link that reads URL without a token until\n"
+	           "                                     it expires (the server's --sign-secret-file)\n"
 	           "  onnxviz --version\n",
 	        OXS_VERSION);
 }
@@ -49,6 +52,7 @@ int main(int argc, char **argv)
 	    {"inspect", oxs_cli_inspect, true}, {"check", oxs_cli_check, true},
 	    {"render", oxs_cli_render, true},   {"overlay", oxs_cli_overlay, true},
 	    {"diff", oxs_cli_diff, true},       {"serve", oxs_serve_main, false},
+	    {"sign", oxs_cli_sign, true},
 	};
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(cmd, commands[i].name) == 0) {

@@ -14,6 +14,7 @@
 #include "service/reply.h"
 #include "service/router.h"
 #include "service/server.h"
+#include "service/sign.h"
 #include "store/oxst.h"
 
 #include <openssl/crypto.h>
@@ -48,10 +49,14 @@ static bool bearer_is(oxs_req *r, const unsigned char md[32])
 unsigned oxs_authorize(oxs_req *r, oxs_access access)
 {
 	oxs_server *srv = r->srv;
+	int sig;
 	switch (access) {
 	case OXS_ACCESS_OPEN:
 		return 0;
 	case OXS_ACCESS_READ:
+		sig = oxs_sign_request(r); /* a signed link decides for itself (sign.h) */
+		if (sig >= 0)
+			return (unsigned)sig;
 		if (!srv->cfg.auth_reads && !srv->has_read_token)
 			return 0;
 		if (srv->has_token && bearer_is(r, srv->token_md))

@@ -80,6 +80,8 @@ typedef struct oxs_route {
 	X(POST_DOT, "/graph.dot", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
 	X(POST_DIFF_JSON, "/diff.json", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
 	X(POST_DIFF_SVG, "/diff.svg", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
+	X(DIFF_MD, "/diff.md", "GET HEAD", READ, OPEN, OPEN, false, false, h_diff_md, _, _) \
+	X(SIGN, "/sign", "POST", OPEN, READ, OPEN, false, true, _, oxs_sign_post, _) \
 	X(UPLOADS, "/uploads", "POST", OPEN, UPLOAD, OPEN, false, false, _, oxs_resumable_create, _) \
 	X(UPLOAD, "/uploads/{uid}", "GET HEAD PATCH DELETE", UPLOAD, UPLOAD, UPLOAD, false, false, oxs_resumable_get, _, oxs_resumable_delete) \
 	X(ASSET, "/{file}", "GET HEAD", OPEN, OPEN, OPEN, false, false, h_asset, _, _)

@@ -25,6 +25,7 @@
 #include "service/resumable.h"
 #include "service/router.h"
 #include "service/server.h"
+#include "service/sign.h"
 #include "store/oxst.h"
 
 #include <errno.h>
@@ -69,6 +70,7 @@ static void h_check(oxs_req *r);
 static void h_model_onnx(oxs_req *r);
 static void h_tensor(oxs_req *r);
 static void h_diff(oxs_req *r);
+static void h_diff_md(oxs_req *r);
 
 /* The handler of each route (router.h's OXS_ROUTES; `_` is none; PATCH is http.c's). */
 #define _ NULL
@@ -903,11 +905,9 @@ static void h_tensor(oxs_req *r)
  * Diffs of two stored models (diff.c computes them in a layout worker; cached like
  * renderings): A is {id}, B is {other}; the drawing is B's graph.
  */
-static void h_diff(oxs_req *r)
+/* The diff of r->id (A) with r->param (B), as the route's format or Markdown (md). */
+static void diff_request(oxs_req *r, const oxr_options *opt, bool md)
 {
-	oxr_options opt;
-	if (!request_options(r, &opt))
-		return;
 	if (!need_model(r))
 		return;
 	/* without waiting, as need_model: B not known here yet is looked up by the layout */
@@ -919,7 +919,44 @@ static void h_diff(oxs_req *r)
 		oxs_reply_error(r, 404, "not_found", "", "no such model to compare with");
 		return;
 	}
-	oxs_art_init(&r->art, OXS_ART_DIFF, r->id, oxs_format_of_route(oxs_route_at(r->route)->pattern), &opt);
-	oxs_art_diff(&r->art, r->param);
+	oxs_art_init(&r->art, OXS_ART_DIFF, r->id, oxs_format_of_route(oxs_route_at(r->route)->pattern), opt);
+	if (md)
+		oxs_art_diff_md(&r->art, r->param, r->srv->cfg.base_url);
+	else
+		oxs_art_diff(&r->art, r->param);
 	oxs_art_request(r, &r->art, false);
+}
+
+static void h_diff(oxs_req *r)
+{
+	oxr_options opt;
+	if (request_options(r, &opt))
+		diff_request(r, &opt, false);
+}
+
+/* GET /diff.md?a=A&b=B: the diff as Markdown for a pull request comment (diff_md.c), with
+ * links to the page and the PNG when --base-url is set. */
+static void h_diff_md(oxs_req *r)
+{
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
+		return;
+	const char *ab[2] = {NULL, NULL};
+	for (int i = 0; i < n; i++) {
+		int k = !strcmp(pairs[i].key, "a") ? 0 : !strcmp(pairs[i].key, "b") ? 1 : -1;
+		if (k < 0 || ab[k] != NULL) {
+			oxs_reply_error(r, 400, "bad_query", "", "a= and b= only, once each");
+			return;
+		}
+		ab[k] = pairs[i].value;
+	}
+	if (ab[0] == NULL || ab[1] == NULL || !oxst_id_valid(ab[0]) || !oxst_id_valid(ab[1])) {
+		oxs_reply_error(r, 400, "bad_query", "",
+		                "a= and b=: the ids of two stored models (64 hex digits), A the old one");
+		return;
+	}
+	snprintf(r->id, sizeof(r->id), "%s", ab[0]);
+	snprintf(r->param, sizeof(r->param), "%s", ab[1]);
+	diff_request(r, NULL, true);
 }

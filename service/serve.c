@@ -24,6 +24,7 @@
 #include "service/resumable.h"
 #include "service/routes.h"
 #include "service/server.h"
+#include "service/sign.h"
 #include "store/oxst.h"
 
 #include <arpa/inet.h>
@@ -118,6 +119,9 @@ static void server_free(oxs_server *srv)
 	oxs_ratelimit_free(srv->rl);
 	oxs_quota_free(srv->quota);
 	oxs_cidrs_free(srv->proxies);
+	if (srv->sign_key != NULL)
+		OPENSSL_cleanse(srv->sign_key, sizeof(*srv->sign_key));
+	free(srv->sign_key);
 	oxst_s3_free(srv->s3);
 	oxs_resumable_free(srv->rs);
 	if (srv->store != NULL)
@@ -157,6 +161,18 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	/* the secrets are only needed as digests from now on */
 	memset(c->token, 0, sizeof(c->token));
 	memset(c->read_token, 0, sizeof(c->read_token));
+	if (c->sign_secret_file[0] != '\0') { /* signed links (sign.h) */
+		srv->sign_key = malloc(sizeof(*srv->sign_key));
+		if (srv->sign_key == NULL) {
+			snprintf(err, errsize, "out of memory");
+			return -1;
+		}
+		char kerr[600];
+		if (!oxs_sign_key_load(srv->sign_key, c->sign_secret_file, kerr, sizeof(kerr))) {
+			snprintf(err, errsize, "--sign-secret-file: %s", kerr);
+			return -1;
+		}
+	}
 
 	oxr_worker_limits_default(&srv->wlim);
 	srv->wlim.cpu_seconds = c->layout_timeout;

@@ -60,6 +60,7 @@ struct oxs_server {
 	oxs_resumable *rs;     /* resumable uploads (resumable.c) */
 	oxs_quota *quota;      /* what each client holds (quota.h; request.c's oxs_client_of) */
 	oxs_cidrs *proxies;    /* --trusted-proxies (client.h) */
+	struct oxs_sign_key *sign_key; /* --sign-secret-file's key (sign.h); NULL: no signed links */
 };
 
 #define OXS_QUERY_MAX 4096
@@ -72,6 +73,7 @@ struct oxs_req {
 	int route;             /* index in the route table, -1 when none matched */
 	unsigned method;       /* OXS_M_* */
 	const char *method_name;
+	const char *url;       /* the decoded path (libmicrohttpd's, valid until completed) */
 	bool started;          /* the first call happened */
 	bool suspended;        /* waiting for a job */
 	bool queued;           /* a reply was handed to libmicrohttpd */
@@ -99,6 +101,7 @@ struct oxs_req {
 	void (*work)(oxs_req *r);
 	oxs_req *next_waiter;
 	oxs_upload *up;
+	oxr_buf *jbody;         /* POST /sign: its JSON body, in memory (sign_api.c) */
 	oxs_rpatch *rp;        /* PATCH /uploads/{uid}: the part being received */
 	oxs_obody *body;       /* POST /models/{id}/overlays: the body, spooled to a file of
 	                          the store as it arrives (heat_svc.c) */

@@ -1368,6 +1368,8 @@ def main():
     step("resumable uploads", resumable.t_resumable, sys.modules[__name__])
     import twoclient  # noqa: E402  (tests/http/twoclient.py: a victim and an attacker, issue 35)
     step("two clients", twoclient.t_twoclient, sys.modules[__name__])
+    import signed  # noqa: E402  (tests/http/signed.py: signed links, POST /sign)
+    step("signed links", signed.t_signed, sys.modules[__name__])
     n = audit_headers()
     print("  header audit: %d responses" % n)
     print("  steps: " + ", ".join(steps))

@@ -16,7 +16,8 @@ make_pairs.py built.
   * the HTTP routes on a real server: GET /models/{a}/diff/{b}.json|.svg|.dot equal to the
     command line's output byte for byte, cached (ETag, 304), errors; POST /diff.json|.svg
     with parts a and b; a diff of two 10,000-node models within the layout limits, and a
-    drawing over its time limit killed like any layout.
+    drawing over its time limit killed like any layout;
+  * the Markdown of a diff and the model card through a real GFM renderer (markdown_check.py).
 """
 import ctypes
 import json
@@ -36,6 +37,9 @@ import jsonschema
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
+
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+import markdown_check  # noqa: E402  (tests/modeldiff/markdown_check.py: the Markdown diffs)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("BUILD", "build")
@@ -735,9 +739,12 @@ def main():
         t_corpus()
         t_nested()
         t_exit_statuses()
+        corpus = os.environ.get("ONNXVIZ_CORPUS", os.path.join(ROOT, "..", "shared", "corpus"))
+        md, hostile, big = markdown_check.main(sys.modules[__name__], corpus)
         if os.environ.get("MODELDIFF_NO_HTTP") != "1":
             t_http(pairs, docs)
             t_limits()
+            markdown_check.http(sys.modules[__name__], hostile, md, big)
         else:
             print("SKIP the diff routes over HTTP: MODELDIFF_NO_HTTP=1")
             skipped += 1
