@@ -387,7 +387,7 @@ static oxs_centry *compute_doc(oxs_server *srv, const oxs_art *a, const oxp_mode
 	}
 	if (srv->cfg.isolation) {
 		oxs_preview_out o;
-		oxs_isolated(srv, OXS_ISO_DOCUMENT, doc_fn, &dc, DOC_MAX, &o);
+		oxs_isolated(srv, OXS_ISO_DOCUMENT, doc_fn, &dc, -1, DOC_MAX, &o);
 		if (o.status != 0) {
 			*status = o.status;
 			if (code != NULL && strncmp(o.code, "document_", 9) == 0) {
