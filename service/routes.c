@@ -270,6 +270,7 @@ static void h_metrics(oxs_req *r)
 	oxs_gauges g;
 	memset(&g, 0, sizeof(g));
 	g.slow_dropped = oxs_deadlines_dropped(srv->deadlines);
+	g.slow_bodies = oxs_deadlines_slow_bodies(srv->deadlines);
 	if (srv->layout != NULL)
 		oxs_pool_counts(srv->layout, &g.layouts_running, &g.layouts_queued);
 	if (srv->work != NULL)

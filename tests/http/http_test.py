@@ -511,7 +511,8 @@ def t_gzip():
     by garbage or empty: 400 bad_encoding, nothing kept; a small body that decodes past
     --max-upload: 413; other codings and gzip'd multipart: 415."""
     import gzip
-    s = Server("--max-upload", "8M")
+    # the ratio far up: these are the decoding's own checks (hardening.py: the ratio's)
+    s = Server("--max-upload", "8M", "--inflate-ratio-limit", "1000000")
     raw = open(SQUEEZENET, "rb").read()
     mid = hashlib.sha256(raw).hexdigest()
     gz = ["Content-Type: application/octet-stream", "Content-Encoding: gzip"]
@@ -1364,6 +1365,14 @@ def main():
     step("corpus uploads", t_corpus_uploads)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     sys.dont_write_bytecode = True  # no __pycache__ in the tree
+    import hardening  # noqa: E402  (tests/http/hardening.py: hostile clients, issue 35)
+    me = sys.modules[__name__]
+    step("private caching", hardening.t_private_cache, me)
+    step("token files", hardening.t_token_files, me)
+    step("host check", hardening.t_host, me)
+    step("inflate ratio", hardening.t_inflate, me)
+    step("slow bodies", hardening.t_slow_body, me)
+    step("body quota", hardening.t_body_quota, me)
     import resumable  # noqa: E402  (tests/http/resumable.py: POST /uploads, PATCH ...)
     step("resumable uploads", resumable.t_resumable, sys.modules[__name__])
     n = audit_headers()
