@@ -431,7 +431,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 		oxs_deadlines_body(dl, conn, n - *upload_data_size);
 		return rc;
 	}
-	oxs_deadlines_body_done(dl, conn);
+	if (r->has_body)
+		oxs_deadlines_body_done(dl, conn);
 	if (has_reply(r))
 		return send_reply(r);
 	if (r->suspended)
