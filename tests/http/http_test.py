@@ -1068,10 +1068,8 @@ def t_openapi_live(s, mid, token_server):
     check(n >= 18, "documented operations probed: %d" % n)
 
 
-def raw_exchange(s, payload, wait=3.0):
-    """Send bytes on one connection; return everything the server sends until it closes."""
-    c = socket.create_connection(("127.0.0.1", s.port), timeout=wait * SLOW)
-    c.sendall(payload)
+def read_to_close(c):
+    """Everything the server sends on c until it closes (or a timeout, a reset); c closed."""
     out = b""
     try:
         while True:
@@ -1083,6 +1081,13 @@ def raw_exchange(s, payload, wait=3.0):
         pass
     c.close()
     return out
+
+
+def raw_exchange(s, payload, wait=3.0):
+    """Send bytes on one connection; return everything the server sends until it closes."""
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=wait * SLOW)
+    c.sendall(payload)
+    return read_to_close(c)
 
 
 def t_smuggling(s):
