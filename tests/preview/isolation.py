@@ -191,6 +191,7 @@ def own_fds_only(H, s):
     """The hanging preview's process: stdio and the pipe it answers on, nothing else of the
     server's (before the fix it held the listening socket, the clients' sockets, the store's
     files and every other request's pipe open at its fork)."""
+    H.wait_until(lambda: children(s.proc.pid), 5)
     kids = children(s.proc.pid)
     if not H.check(len(kids) == 1, "one preview process while a preview hangs: %r" % kids):
         return
