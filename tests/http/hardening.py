@@ -292,13 +292,18 @@ def hold_upload(s, token=None, source="127.0.0.1"):
     return c
 
 
+def held(H, s):
+    """Until the server has begun the held upload (in flight beside the /metrics asking)."""
+    H.wait_until(lambda: s.metrics().get("onnxviz_requests_in_flight", 0) >= 2, 5)
+
+
 def t_body_quota(H):
     check = H.check
     model = H.make_model()
     s = H.Server("--body-per-client", "200K")  # one upload holds 128K (--conn-memory) and its state
     try:
         c = hold_upload(s)
-        time.sleep(0.3)
+        held(H, s)
         r = H.curl(s.url("/models"), data=model)
         msg = (r.json() or {}).get("error", {}).get("message", "")
         check(r.status == 503 and r.error_code() == "body_quota" and "--body-per-client" in msg and
@@ -313,7 +318,7 @@ def t_body_quota(H):
     s = H.Server("--token", "t", "--body-per-client", "200K")
     try:
         c = hold_upload(s, token="t", source="127.0.0.2")
-        time.sleep(0.3)
+        held(H, s)
         r = H.curl(s.url("/models"), data=model, headers=["Authorization: Bearer t"])
         check(r.status == 503 and r.error_code() == "body_quota",
               "with tokens a client is its token, whatever its address: 503: %r" % r)
