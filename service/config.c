@@ -134,7 +134,9 @@ static const opt opts[] = {
      100000, "N", "resumable uploads one client (its token, else its address) may have in "
      "progress (default 16)"},
     {"body-per-client", "ONNXVIZ_BODY_PER_CLIENT", T_SIZE, F(body_per_client), 0, 0, "SIZE",
-     "request body bytes one client may have held in memory at once (default 64M)"},
+     "memory one client (its token, else its address) may hold for request bodies at "
+     "once: an upload holds --conn-memory and its state (default 64M; 503 body_quota "
+     "beyond)"},
     {"overlays-per-client", "ONNXVIZ_OVERLAYS_PER_CLIENT", T_UINT, F(overlays_per_client), 1,
      10000, "N", "overlay posts one client may have in flight (default 2)"},
     {"upload-start-expiry", "ONNXVIZ_UPLOAD_START_EXPIRY", T_UINT, F(upload_start_expiry), 1,
@@ -155,9 +157,10 @@ static const opt opts[] = {
     {"read-token-file", "ONNXVIZ_READ_TOKEN_FILE", T_STR, F(read_token_file), 0, 0, "PATH",
      "read the read token from this file (as --token-file)"},
     {"allowed-hosts", "ONNXVIZ_ALLOWED_HOSTS", T_STR, F(allowed_hosts), 0, 0, "LIST",
-     "Host header names accepted besides the bind address, localhost and the port's "
-     "loopback names (comma-separated; * = any; default: none when bound to loopback, "
-     "any otherwise)"},
+     "Host names answered besides localhost, names under .localhost and loopback and "
+     "bind addresses (comma-separated; .example.com: any name under it; * = any); others "
+     "are 403 bad_host (DNS rebinding). Default: none when bound to loopback; bound "
+     "elsewhere, any name unless this is set (IP addresses always)"},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
