@@ -356,7 +356,10 @@ oxr_code oxr_render_isolated_pair(const char *exe, const oxr_model_files *model,
  * computation that must not take its caller down.  With fn == NULL: `exe argv...` after
  * exec (its stdout is collected, the first line of its stderr kept in res->err).  With fn:
  * a forked copy of the caller runs fn(ctx, out_fd) and exits; fn may only use memory, the
- * descriptors it inherited and the allocator (other threads' locks do not come along).
+ * descriptors in keep[0..nkeep) (at most OXR_CHILD_KEEP_MAX; -1 entries are skipped) and
+ * the allocator (other threads' locks do not come along).  Every other descriptor is
+ * closed in the child before fn runs: a copy holding another request's pipe, a client's
+ * socket or the listening socket would keep them open until it ended.
  * Limits: RLIMIT_CPU, RLIMIT_AS (for fn: memory_bytes beyond the caller's address
  * space), the wall-clock deadline (then SIGKILL) and max_output.  Returns OXR_OK once the
  * child has ended, however it ended (res says how); OXR_E_IO when it could not start. */
@@ -370,9 +373,10 @@ typedef struct oxr_child_result {
 
 typedef void (*oxr_child_fn)(void *ctx, int out_fd);
 
+#define OXR_CHILD_KEEP_MAX 4
 oxr_code oxr_child_run(const char *exe, char *const argv[], oxr_child_fn fn, void *ctx,
-                       const oxr_worker_limits *lim, oxr_buf *out, oxr_child_result *res,
-                       oxr_error *err);
+                       const int *keep, size_t nkeep, const oxr_worker_limits *lim,
+                       oxr_buf *out, oxr_child_result *res, oxr_error *err);
 
 /* Entry point of the worker process: argv as passed by oxr_render_isolated (or _pair,
  * which needs pair != NULL).  Returns the process exit code. */

@@ -89,6 +89,24 @@ static void child_setup(const oxr_worker_limits *lim, uint64_t vm_base)
 	setrlimit(RLIMIT_CORE, &r);
 }
 
+/* Child side after fork: close every descriptor from 3 up but keep[0..n) (sorted, each
+ * >= 3, no repeats): close_range over the gaps.  Without this, a forked copy that never
+ * execs holds whatever the server had open at the fork (O_CLOEXEC acts at exec only): the
+ * write end of another request's pipe, whose reader then waits for this copy to end, the
+ * clients' sockets and the listening socket. */
+static void close_all_but(const int *keep, size_t n)
+{
+	unsigned lo = 3;
+	for (size_t i = 0; i <= n; i++) {
+		unsigned hi = i < n ? (unsigned)keep[i] : ~0u; /* the next kept one, or the end */
+		if (hi > lo && close_range(lo, hi - 1, 0) != 0) /* kernels before 5.9: one by one */
+			for (unsigned fd = lo; fd < hi && fd < 65536; fd++)
+				close((int)fd);
+		if (i < n)
+			lo = (unsigned)keep[i] + 1;
+	}
+}
+
 /* Child side between fork and exec. */
 static void child_exec(const char *exe, char *const argv[], int out_fd, int err_fd,
                        const oxr_worker_limits *lim)
@@ -112,9 +130,10 @@ static void child_exec(const char *exe, char *const argv[], int out_fd, int err_
  * exits without running the caller's atexit handlers or flushing its stdio.  It dies
  * with the thread that forked it (PR_SET_PDEATHSIG), so a server that goes away leaves
  * no computation behind. */
-static void child_fn(oxr_child_fn fn, void *ctx, int out_fd, const oxr_worker_limits *lim,
-                     uint64_t vm_base, pid_t parent)
+static void child_fn(oxr_child_fn fn, void *ctx, int out_fd, const int *keep, size_t nkeep,
+                     const oxr_worker_limits *lim, uint64_t vm_base, pid_t parent)
 {
+	close_all_but(keep, nkeep);
 	child_setup(lim, vm_base);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
@@ -141,14 +160,34 @@ static uint64_t vm_size(void)
 }
 
 oxr_code oxr_child_run(const char *exe, char *const argv[], oxr_child_fn fn, void *ctx,
-                       const oxr_worker_limits *lim, oxr_buf *out, oxr_child_result *res,
-                       oxr_error *err)
+                       const int *keep, size_t nkeep, const oxr_worker_limits *lim,
+                       oxr_buf *out, oxr_child_result *res, oxr_error *err)
 {
 	memset(res, 0, sizeof(*res));
 	res->exit_code = -1;
+	if (nkeep > OXR_CHILD_KEEP_MAX)
+		return oxr__fail(err, OXR_E_IO, "more than %d descriptors to keep", OXR_CHILD_KEEP_MAX);
 	int po[2], pe[2] = {-1, -1};
 	if (pipe2(po, O_CLOEXEC) != 0)
 		return oxr__fail(err, OXR_E_IO, "pipe: %s", strerror(errno));
+	/* what the forked copy keeps, sorted for close_all_but (made here: the child may
+	 * only make async-signal-safe calls) */
+	int kept[OXR_CHILD_KEEP_MAX + 1];
+	size_t nk = 0;
+	kept[nk++] = po[1];
+	for (size_t i = 0; i < nkeep; i++) {
+		int fd = keep[i];
+		size_t j = nk;
+		if (fd < 3)
+			continue; /* -1, or stdio, which stays anyway */
+		while (j > 0 && kept[j - 1] > fd)
+			j--;
+		if (j > 0 && kept[j - 1] == fd)
+			continue;
+		memmove(kept + j + 1, kept + j, (nk - j) * sizeof(kept[0]));
+		kept[j] = fd;
+		nk++;
+	}
 	if (fn == NULL && pipe2(pe, O_CLOEXEC) != 0) {
 		close(po[0]);
 		close(po[1]);
@@ -169,8 +208,7 @@ oxr_code oxr_child_run(const char *exe, char *const argv[], oxr_child_fn fn, voi
 	}
 	if (pid == 0) {
 		if (fn != NULL) {
-			close(po[0]);
-			child_fn(fn, ctx, po[1], lim, vm_base, parent);
+			child_fn(fn, ctx, po[1], kept, nk, lim, vm_base, parent);
 		}
 		child_exec(exe, argv, po[1], pe[1], lim);
 	}
@@ -304,7 +342,7 @@ static oxr_code run_worker(const char *exe, const char *path, const oxr_model_fi
 		}
 	}
 	oxr_child_result res;
-	oxr_code rc = oxr_child_run(exe, argv, NULL, NULL, lim, out, &res, err);
+	oxr_code rc = oxr_child_run(exe, argv, NULL, NULL, NULL, 0, lim, out, &res, err);
 	if (rc != OXR_OK)
 		return rc;
 	if (res.timed_out)

@@ -94,15 +94,15 @@ static const char *art_type(const oxs_art *a)
 /* The headers of a 200 or 304 answer of a: content-addressed (immutable) for stored
  * models; for --models-dir files, whose bytes may change under the same path, the ETag
  * with "no-cache" (revalidate each time). */
-static void art_headers(struct MHD_Response *resp, const oxs_art *a, const char *etag,
-                        const char *type)
+static void art_headers(struct MHD_Response *resp, const oxs_server *srv, const oxs_art *a,
+                        const char *etag, const char *type)
 {
 	if (a->src[0] == '\0') {
-		oxs_response_immutable(resp, etag, type, a->id, oxs_art_ext(a));
+		oxs_response_immutable(resp, srv, etag, type, a->id, oxs_art_ext(a));
 	} else {
 		oxs_response_common(resp, type);
 		MHD_add_response_header(resp, "ETag", etag);
-		MHD_add_response_header(resp, "Cache-Control", "no-cache");
+		oxs_response_cache(resp, srv, false);
 		/* named after the file's version id, as stored models' renderings after theirs */
 		oxs_response_disposition(resp, a->id, oxs_art_ext(a));
 	}
@@ -113,7 +113,8 @@ static void art_headers(struct MHD_Response *resp, const oxs_art *a, const char 
  */
 
 /* An entry answering with `data` (taken; freed with the response). */
-static oxs_centry *entry_from_data(const oxs_art *a, char *data, size_t len)
+static oxs_centry *entry_from_data(const oxs_server *srv, const oxs_art *a, char *data,
+                                   size_t len)
 {
 	oxs_centry *e = calloc(1, sizeof(*e));
 	struct MHD_Response *resp =
@@ -139,14 +140,15 @@ static oxs_centry *entry_from_data(const oxs_art *a, char *data, size_t len)
 	e->nm = nm;
 	e->cost = len + sizeof(*e) + strlen(a->key) + 1024;
 	atomic_init(&e->refs, 1);
-	art_headers(resp, a, e->etag, e->type);
-	art_headers(nm, a, e->etag, NULL);
+	art_headers(resp, srv, a, e->etag, e->type);
+	art_headers(nm, srv, a, e->etag, NULL);
 	return e;
 }
 
 /* An entry answering from an open file (taken) too large to hold in memory; its ETag is
  * the hash of the content, as for entries in memory (hashed once per load). */
-static oxs_centry *entry_from_fd(const oxs_art *a, int fd, uint64_t size)
+static oxs_centry *entry_from_fd(const oxs_server *srv, const oxs_art *a, int fd,
+                                 uint64_t size)
 {
 	char h[OXST_ID_LEN + 1];
 	oxs_centry *e = calloc(1, sizeof(*e));
@@ -172,8 +174,8 @@ static oxs_centry *entry_from_fd(const oxs_art *a, int fd, uint64_t size)
 	e->nm = nm;
 	e->cost = 1 << 20; /* not memory but an open file: at most budget / 1 MiB of them */
 	atomic_init(&e->refs, 1);
-	art_headers(resp, a, e->etag, e->type);
-	art_headers(nm, a, e->etag, NULL);
+	art_headers(resp, srv, a, e->etag, e->type);
+	art_headers(nm, srv, a, e->etag, NULL);
 	return e;
 }
 
@@ -266,10 +268,10 @@ static oxs_centry *load_stored(oxs_server *srv, const oxs_art *a)
 	if (srv->store->ops->get_rendering(srv->store, a->id, a->name, &fd, &size) != OXST_OK)
 		return NULL;
 	if (size > srv->cfg.memory_cache / 8 || size > SIZE_MAX / 2)
-		return entry_from_fd(a, fd, size);
+		return entry_from_fd(srv, a, fd, size);
 	char *data = oxst_read_all(fd, size);
 	close(fd);
-	return data ? entry_from_data(a, data, size) : NULL;
+	return data ? entry_from_data(srv, a, data, size) : NULL;
 }
 
 /* Keep the bytes in the store (best effort: a full store only costs the cache), then
@@ -291,7 +293,7 @@ static oxs_centry *store_and_entry(oxs_server *srv, const oxs_art *a, oxr_buf *o
 		if (data == NULL)
 			return NULL;
 	}
-	return entry_from_data(a, data, len);
+	return entry_from_data(srv, a, data, len);
 }
 
 /* Compute a summary or document artifact from a parsed model into an entry; on failure
@@ -389,7 +391,7 @@ static oxs_centry *compute_doc(oxs_server *srv, const oxs_art *a, const oxp_mode
 	}
 	if (srv->cfg.isolation) {
 		oxs_preview_out o;
-		oxs_isolated(srv, OXS_ISO_DOCUMENT, doc_fn, &dc, DOC_MAX, &o);
+		oxs_isolated(srv, OXS_ISO_DOCUMENT, doc_fn, &dc, -1, DOC_MAX, &o);
 		if (o.status != 0) {
 			*status = o.status;
 			if (code != NULL && strncmp(o.code, "document_", 9) == 0) {
@@ -667,7 +669,7 @@ static void flight_preview(flight *f)
 	oxs_preview_out_free(&o);
 	if (data == NULL)
 		data = strdup("");
-	e = data ? entry_from_data(&f->art, data, len) : NULL;
+	e = data ? entry_from_data(f->srv, &f->art, data, len) : NULL;
 	if (e != NULL && f->art.u.tensor.opt.npy) {
 		struct MHD_Response *both[2] = {e->resp, e->nm};
 		for (int i = 0; i < 2; i++) {

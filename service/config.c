@@ -10,11 +10,14 @@
 #include "store/oxst.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 typedef enum { T_STR, T_UINT, T_SIZE, T_BOOL } opt_type;
 
@@ -68,9 +71,11 @@ static const opt opts[] = {
     {"upload-expiry", "ONNXVIZ_UPLOAD_EXPIRY", T_UINT, F(upload_expiry), 1, 31 * 86400, "SEC",
      "seconds a resumable upload is kept after its last part (default 86400)"},
     {"token", "ONNXVIZ_TOKEN", T_STR, F(token), 0, 0, "TOKEN",
-     "bearer token for uploads and deletes (DELETE is refused without one)"},
+     "bearer token for uploads and deletes (DELETE is refused without one); prefer "
+     "--token-file: a flag's value is overwritten at start but was in the process list "
+     "until then"},
     {"read-token", "ONNXVIZ_READ_TOKEN", T_STR, F(read_token), 0, 0, "TOKEN",
-     "bearer token for reads (the write token works too)"},
+     "bearer token for reads (the write token works too); prefer --read-token-file"},
     {"auth-reads", "ONNXVIZ_AUTH_READS", T_BOOL, F(auth_reads), 0, 0, NULL,
      "reads need the token (or the read token) as well"},
     {"threads", "ONNXVIZ_THREADS", T_UINT, F(threads), 1, 256, "N",
@@ -139,7 +144,9 @@ static const opt opts[] = {
      100000, "N", "resumable uploads one client (its token, else its address) may have in "
      "progress (default 16)"},
     {"body-per-client", "ONNXVIZ_BODY_PER_CLIENT", T_SIZE, F(body_per_client), 0, 0, "SIZE",
-     "request body bytes one client may have held in memory at once (default 64M)"},
+     "memory one client (its token, else its address) may hold for request bodies at "
+     "once: an upload holds --conn-memory and its state (default 64M; 503 body_quota "
+     "beyond)"},
     {"overlays-per-client", "ONNXVIZ_OVERLAYS_PER_CLIENT", T_UINT, F(overlays_per_client), 1,
      10000, "N", "overlay posts one client may have in flight (default 2)"},
     {"upload-start-expiry", "ONNXVIZ_UPLOAD_START_EXPIRY", T_UINT, F(upload_start_expiry), 1,
@@ -154,17 +161,19 @@ static const opt opts[] = {
      "bytes per second a request body must average over each --timeout window (default "
      "1K; 0 = off)"},
     {"token-file", "ONNXVIZ_TOKEN_FILE", T_STR, F(token_file), 0, 0, "PATH",
-     "read the bearer token for uploads and deletes from this file (kept out of the "
-     "process list)"},
+     "read the bearer token for uploads and deletes from this file, read once at start "
+     "(its one line; a trailing newline is dropped; refused when others may write it or "
+     "with --token): the token never shows in the process list"},
     {"read-token-file", "ONNXVIZ_READ_TOKEN_FILE", T_STR, F(read_token_file), 0, 0, "PATH",
-     "read the read token from this file"},
+     "read the read token from this file (as --token-file)"},
     {"trusted-proxies", "ONNXVIZ_TRUSTED_PROXIES", T_STR, F(trusted_proxies), 0, 0, "LIST",
      "addresses or CIDR blocks of load balancers (comma-separated): a request from one of "
      "them counts against the client its X-Forwarded-For names (default: none)"},
     {"allowed-hosts", "ONNXVIZ_ALLOWED_HOSTS", T_STR, F(allowed_hosts), 0, 0, "LIST",
-     "Host header names accepted besides the bind address, localhost and the port's "
-     "loopback names (comma-separated; * = any; default: none when bound to loopback, "
-     "any otherwise)"},
+     "Host names answered besides localhost, names under .localhost and loopback and "
+     "bind addresses (comma-separated; .example.com: any name under it; * = any); others "
+     "are 403 bad_host (DNS rebinding). Default: none when bound to loopback; bound "
+     "elsewhere, any name unless this is set (IP addresses always)"},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
@@ -337,6 +346,90 @@ static const opt *find_flag(const char *name, size_t len)
 	return NULL;
 }
 
+/* A token from a file (--token-file): its one line, a trailing newline (LF or CRLF)
+ * dropped, into out[size].  Refused: a file that is not regular, one others may write (it
+ * would let them choose the token), an empty one, control characters or more than one
+ * line, more than size - 1 bytes.  A file others may read is taken: Docker and Kubernetes
+ * mount secrets 0444, the container being the boundary (docs/decisions.md 86). */
+static int read_secret(const char *path, const char *flag, char *out, size_t size, char *err,
+                       size_t errsize)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return fail(err, errsize, "%s %.200s: %s", flag, path, strerror(errno));
+	struct stat st;
+	char buf[512];
+	ssize_t n = -1;
+	int rc = 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		rc = fail(err, errsize, "%s %.200s: not a regular file", flag, path);
+	else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+		rc = fail(err, errsize, "%s %.200s: others may write it (chmod go-w)", flag, path);
+	else if ((n = read(fd, buf, sizeof(buf))) < 0)
+		rc = fail(err, errsize, "%s %.200s: %s", flag, path, strerror(errno));
+	close(fd);
+	size_t len = n > 0 ? (size_t)n : 0;
+	if (rc == 0 && len > 0 && buf[len - 1] == '\n')
+		len -= len > 1 && buf[len - 2] == '\r' ? 2 : 1;
+	for (size_t i = 0; rc == 0 && i < len; i++)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			rc = fail(err, errsize, "%s %.200s: control characters or more than one line",
+			          flag, path);
+	if (rc == 0 && len == 0)
+		rc = fail(err, errsize, "%s %.200s: the file is empty", flag, path);
+	if (rc == 0 && len >= size)
+		rc = fail(err, errsize, "%s %.200s: the token is longer than %zu bytes", flag, path,
+		          size - 1);
+	if (rc == 0) {
+		memcpy(out, buf, len);
+		out[len] = '\0';
+	}
+	explicit_bzero(buf, sizeof(buf));
+	return rc;
+}
+
+/* --token-file and --read-token-file into the tokens; either token given both ways is
+ * refused (which one was meant?). */
+static int read_token_files(oxs_config *c, char *err, size_t errsize)
+{
+	if (c->token_file[0] != '\0') {
+		if (c->token[0] != '\0')
+			return fail(err, errsize, "--token and --token-file: give one of them");
+		if (read_secret(c->token_file, "--token-file", c->token, sizeof(c->token), err,
+		                errsize) != 0)
+			return -1;
+	}
+	if (c->read_token_file[0] != '\0') {
+		if (c->read_token[0] != '\0')
+			return fail(err, errsize, "--read-token and --read-token-file: give one of them");
+		if (read_secret(c->read_token_file, "--read-token-file", c->read_token,
+		                sizeof(c->read_token), err, errsize) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+void oxs_config_hide_secrets(int argc, char **argv)
+{
+	static const char *const secret[] = {"--token", "--read-token"};
+	for (int a = 1; a < argc; a++) {
+		for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++) {
+			size_t n = strlen(secret[i]);
+			char *v = NULL;
+			if (strncmp(argv[a], secret[i], n) != 0)
+				continue;
+			if (argv[a][n] == '=')
+				v = argv[a] + n + 1;
+			else if (argv[a][n] == '\0' && a + 1 < argc)
+				v = argv[++a];
+			/* the same length of x: the arguments keep their places in the process list */
+			for (; v != NULL && *v != '\0'; v++)
+				*v = 'x';
+			break;
+		}
+	}
+}
+
 int oxs_config_parse(oxs_config *c, int argc, char **argv, char *const *envp, char *err,
                      size_t errsize)
 {
@@ -404,6 +497,8 @@ int oxs_config_parse(oxs_config *c, int argc, char **argv, char *const *envp, ch
 		return fail(err, errsize, "--max-upload: must be above 0");
 	if (c->conn_memory < 16384 || c->conn_memory > ((uint64_t)64 << 20))
 		return fail(err, errsize, "--conn-memory: must be within 16K..64M");
+	if (read_token_files(c, err, errsize) != 0)
+		return -1;
 	if (c->read_token[0] != '\0' && c->token[0] == '\0')
 		return fail(err, errsize, "--read-token needs --token as well");
 	if (c->auth_reads && c->token[0] == '\0' && c->read_token[0] == '\0')

@@ -89,6 +89,9 @@ void oxs_config_default(oxs_config *c);
  * updated and must not be used). */
 int oxs_config_parse(oxs_config *c, int argc, char **argv, char *const *envp, char *err,
                      size_t errsize);
+/* Overwrite the values of --token and --read-token in argv (with x, in place) so that the
+ * process list no longer shows them; after oxs_config_parse. */
+void oxs_config_hide_secrets(int argc, char **argv);
 /* The --help text. */
 void oxs_config_usage(FILE *f);
 /* "2G", "512MiB", "64k", "1048576" (K/M/G/T = powers of 1024).  False when malformed or

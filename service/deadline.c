@@ -13,15 +13,25 @@
  * libmicrohttpd then sees the end of the stream and closes the connection itself.  The
  * socket stays valid while we hold the list's lock: libmicrohttpd reports CLOSED (which
  * takes the record off the list under that lock) before it closes the descriptor.
+ *
+ * Bodies the same way (a body sent a byte every 29 s never lets a 30 s idle timeout
+ * fire): from the end of its headers, each window of --timeout seconds must bring at
+ * least --min-body-rate bytes a second on average, or the connection is shut down (and
+ * logged; nothing can answer it 408 mid-body, libmicrohttpd calls the handler only when
+ * bytes come).  The HTTP thread adds the bytes as they arrive (an atomic counter in the
+ * connection's record); the watcher compares at each window's end.
  */
 #include "service/deadline.h"
 #include "parser/oxp.h"
 #include "render/oxr.h"
 #include "service/clock.h"
+#include "service/log.h"
 #include "store/oxst.h"
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -29,6 +39,9 @@
 typedef struct conn_rec {
 	int fd;
 	int64_t since_ms; /* waiting for headers since; 0 = not waiting (a request is running) */
+	int64_t body_ms;  /* a body's current window began then; 0 = no body being read */
+	uint64_t window_bytes;         /* body bytes when that window began */
+	atomic_uint_fast64_t body_bytes; /* body bytes received (the HTTP thread adds) */
 	bool shut;        /* already shut down */
 	struct conn_rec *prev, *next;
 } conn_rec;
@@ -38,11 +51,32 @@ struct oxs_deadlines {
 	pthread_cond_t wake;
 	conn_rec *head;
 	int64_t limit_ms;
+	uint64_t window_min; /* bytes a body's window must bring (0: no least rate) */
 	bool stop;
 	bool started;
 	pthread_t thread;
-	atomic_uint_fast64_t dropped;
+	atomic_uint_fast64_t dropped, slow_bodies;
 };
+
+/* A body's window has ended at now: shut the connection down when it brought less than
+ * the least, else start the next. */
+static void body_window(oxs_deadlines *d, conn_rec *c, int64_t now)
+{
+	uint64_t got = (uint64_t)atomic_load(&c->body_bytes);
+	if (got - c->window_bytes >= d->window_min) {
+		c->body_ms = now;
+		c->window_bytes = got;
+		return;
+	}
+	shutdown(c->fd, SHUT_RDWR);
+	c->shut = true;
+	atomic_fetch_add(&d->slow_bodies, 1);
+	char extra[160];
+	snprintf(extra, sizeof(extra),
+	         ",\"received\":%" PRIu64 ",\"window_s\":%" PRId64 ",\"least\":%" PRIu64, got - c->window_bytes,
+	         d->limit_ms / 1000, d->window_min);
+	oxs_log("warn", "connection dropped: its body came slower than --min-body-rate", extra);
+}
 
 static void *watch(void *arg)
 {
@@ -56,6 +90,9 @@ static void *watch(void *arg)
 				c->shut = true;
 				atomic_fetch_add(&d->dropped, 1);
 			}
+			if (d->window_min != 0 && c->body_ms != 0 && !c->shut &&
+			    now - c->body_ms >= d->limit_ms)
+				body_window(d, c, now);
 		}
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -70,12 +107,15 @@ static void *watch(void *arg)
 	return NULL;
 }
 
-oxs_deadlines *oxs_deadlines_new(unsigned seconds)
+oxs_deadlines *oxs_deadlines_new(unsigned seconds, uint64_t min_rate)
 {
 	oxs_deadlines *d = calloc(1, sizeof(*d));
 	if (d == NULL)
 		return NULL;
 	d->limit_ms = (int64_t)seconds * 1000;
+	/* a rate past what any window could bring (2^62 bytes) is that much */
+	d->window_min = seconds == 0 || min_rate <= (UINT64_C(1) << 62) / seconds
+	                    ? min_rate * seconds : UINT64_C(1) << 62;
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->wake, NULL);
 	if (pthread_create(&d->thread, NULL, watch, d) != 0) {
@@ -178,10 +218,45 @@ void oxs_deadlines_request_done(oxs_deadlines *d, struct MHD_Connection *conn)
 		return;
 	pthread_mutex_lock(&d->lock);
 	c->since_ms = oxs_now_ms();
+	c->body_ms = 0;
 	pthread_mutex_unlock(&d->lock);
+}
+
+/* A body's first window begins now (on), or no body is being read. */
+static void body_mark(oxs_deadlines *d, struct MHD_Connection *conn, bool on)
+{
+	conn_rec *c = d != NULL ? rec_of(conn) : NULL;
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&d->lock);
+	c->body_ms = on ? oxs_now_ms() : 0;
+	c->window_bytes = (uint64_t)atomic_load(&c->body_bytes);
+	pthread_mutex_unlock(&d->lock);
+}
+
+void oxs_deadlines_body_start(oxs_deadlines *d, struct MHD_Connection *conn)
+{
+	body_mark(d, conn, true);
+}
+
+void oxs_deadlines_body(oxs_deadlines *d, struct MHD_Connection *conn, size_t n)
+{
+	conn_rec *c = d != NULL ? rec_of(conn) : NULL;
+	if (c != NULL) /* the record is this thread's connection's: alive, no lock needed */
+		atomic_fetch_add(&c->body_bytes, n);
+}
+
+void oxs_deadlines_body_done(oxs_deadlines *d, struct MHD_Connection *conn)
+{
+	body_mark(d, conn, false);
 }
 
 uint64_t oxs_deadlines_dropped(oxs_deadlines *d)
 {
 	return d != NULL ? (uint64_t)atomic_load(&d->dropped) : 0;
+}
+
+uint64_t oxs_deadlines_slow_bodies(oxs_deadlines *d)
+{
+	return d != NULL ? (uint64_t)atomic_load(&d->slow_bodies) : 0;
 }

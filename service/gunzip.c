@@ -5,8 +5,10 @@
  * so a slow link carries less before the graph.  zlib is loaded by the first decoder, as
  * the other libraries only some commands need are (render/oxr.h, oxr_dlopen): the CLI
  * does not map it.  The decoded bytes go to the caller's sink in 64 KiB pieces; the
- * caller bounds them (the upload's --max-upload), so a small body that inflates to
- * gigabytes stops at the limit, after at most one piece more.  Several members one after
+ * caller bounds them (the upload's --max-upload and --inflate-ratio-limit), so a small
+ * body that inflates to gigabytes stops at the limit, after at most one piece more.  Each
+ * call decodes a slice only (its budget): the HTTP thread that feeds it serves its other
+ * connections between slices.  Several members one after
  * the other are one body (RFC 1952: "a gzip file consists of a series of members"); bytes
  * after a member that do not start another are an error, at their offset in the body.
  */
@@ -80,10 +82,13 @@ oxs_gunzip *oxs_gunzip_new(oxs_gunzip_sink sink, void *cls, char *err, size_t er
 	return g;
 }
 
-bool oxs_gunzip_feed(oxs_gunzip *g, const void *data, size_t n, char *err, size_t errsize)
+bool oxs_gunzip_feed(oxs_gunzip *g, const void *data, size_t n, size_t budget, size_t *used,
+                     char *err, size_t errsize)
 {
 	err[0] = '\0';
+	*used = 0;
 	const unsigned char *p = data;
+	size_t given = 0; /* to the sink in this call */
 	while (n > 0) {
 		/* zlib counts in uInt: feed at most 1 GiB at a time */
 		uInt take = n > (1u << 30) ? (1u << 30) : (uInt)n;
@@ -106,6 +111,7 @@ bool oxs_gunzip_feed(oxs_gunzip *g, const void *data, size_t n, char *err, size_
 			size_t made = OUT_SIZE - g->z.avail_out;
 			if (made > 0) {
 				g->out += made;
+				given += made;
 				if (!g->sink(g->cls, (const char *)g->buf, made))
 					return false;
 			}
@@ -119,7 +125,12 @@ bool oxs_gunzip_feed(oxs_gunzip *g, const void *data, size_t n, char *err, size_
 			} else if (made == 0 && before == g->z.avail_in) {
 				break; /* no progress: zlib wants more input (it took all it could) */
 			}
+			if (given >= budget) { /* this call's slice is done: the rest comes again */
+				*used += take - g->z.avail_in;
+				return true;
+			}
 		}
+		*used += take;
 		p += take;
 		n -= take;
 	}

@@ -20,6 +20,7 @@
 #include "service/config.h"
 #include "service/deadline.h"
 #include "service/heat_svc.h"
+#include "service/host.h"
 #include "service/log.h"
 #include "service/metrics.h"
 #include "service/reply.h"
@@ -116,6 +117,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (r->rp != NULL)
 		oxs_resumable_cleanup(r);
 	not_waiting(r);
+	oxs_body_release(r);
 	oxs_body_free(r);
 	oxs_jbody_free(r);
 	if (r->file_fd >= 0)
@@ -166,7 +168,7 @@ static unsigned method_bit(const char *m)
 #define MAX_HEADER_BYTES (32u << 10)
 
 typedef struct length_headers {
-	unsigned content_length, transfer_encoding;
+	unsigned content_length, transfer_encoding, host;
 	bool chunked;
 	size_t bytes; /* all headers, names and values */
 } length_headers;
@@ -179,6 +181,8 @@ static enum MHD_Result count_lengths(void *cls, enum MHD_ValueKind kind, const c
 	lh->bytes += strlen(key) + (value != NULL ? strlen(value) : 0) + 4;
 	if (strcasecmp(key, "Content-Length") == 0)
 		lh->content_length++;
+	else if (strcasecmp(key, "Host") == 0)
+		lh->host++;
 	else if (strcasecmp(key, "Transfer-Encoding") == 0) {
 		lh->transfer_encoding++;
 		lh->chunked = value != NULL && strcasecmp(value, "chunked") == 0;
@@ -245,7 +249,7 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 	r->url = url;
 	r->method = method_bit(method);
 	r->method_name = r->method == OXS_M_OTHER ? "OTHER" : method;
-	length_headers lh = {0, 0, false, 0};
+	length_headers lh = {0, 0, 0, false, 0};
 	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_lengths, &lh);
 	const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
 	r->has_body = lh.transfer_encoding > 0 || (cl != NULL && strcmp(cl, "0") != 0);
@@ -271,6 +275,18 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 		                "Content-Length, or a transfer coding other than chunked");
 		if (r->reply != NULL)
 			MHD_add_response_header(r->reply, "Connection", "close");
+		return;
+	}
+	/* DNS rebinding (host.c): a page whose name was made to resolve to this server
+	 * names itself in Host; one Host at most (RFC 9112 3.2) */
+	const char *host = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Host");
+	if (lh.host > 1 ||
+	    !oxs_host_allowed(host, r->srv->cfg.bind, r->srv->cfg.allowed_hosts)) {
+		oxs_reply_error(r, 403, "bad_host", "",
+		                "this server does not answer to the name '%.100s' (Host); a server "
+		                "bound to loopback answers to localhost and loopback addresses, and "
+		                "to the names given with --allowed-hosts",
+		                lh.host > 1 ? "(several Host headers)" : host);
 		return;
 	}
 	const oxs_route *rt = r->route >= 0 ? oxs_route_at(r->route) : NULL;
@@ -368,6 +384,34 @@ static void final_call(oxs_req *r, const char *url)
 		handler_for(r->route, rt, r->method)(r);
 }
 
+/* The next n bytes of the request's body to its reader; *left gets those not taken now
+ * (0 unless a gzip body's slice of decoding is done: libmicrohttpd gives the rest again
+ * once the thread has been round its other connections). */
+static enum MHD_Result body_data(oxs_req *r, const char *data, size_t n, size_t *left)
+{
+	if (r->up != NULL) {
+		size_t used = n;
+		if (!oxs_upload_data(r, data, n, &used))
+			return MHD_NO;
+		if (used < n) {
+			/* a resumed connection is processed on the thread's next pass, bytes left in
+			 * its buffer with it; without the suspension they would wait for the
+			 * client's next bytes, which may never come */
+			*left = n - used;
+			MHD_suspend_connection(r->conn);
+			MHD_resume_connection(r->conn);
+		}
+		return MHD_YES;
+	}
+	if (r->rp != NULL)
+		return oxs_resumable_patch_data(r, data, n) ? MHD_YES : MHD_NO;
+	if (r->body != NULL)
+		return oxs_body_data(r, data, n) ? MHD_YES : MHD_NO;
+	if (r->jbody != NULL)
+		oxr_buf_append(r->jbody, data, n); /* past its bound: failed, answered 413 */
+	return MHD_YES; /* else not reached: bodies elsewhere are refused early */
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version,
                                  const char *upload_data, size_t *upload_data_size,
@@ -377,28 +421,25 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 	oxs_req *r = *con_cls;
 	if (r == NULL)
 		return MHD_NO; /* no memory for the request object */
+	oxs_deadlines *dl = r->srv->deadlines;
 	if (!r->started) {
-		oxs_deadlines_headers_done(r->srv->deadlines, conn);
+		oxs_deadlines_headers_done(dl, conn);
 		first_call(r, url, method);
 		if (has_reply(r))
 			return send_reply(r); /* early: libmicrohttpd skips the body and closes */
+		if (r->has_body)
+			oxs_deadlines_body_start(dl, conn); /* --min-body-rate from now */
 		return MHD_YES;
 	}
 	if (*upload_data_size != 0) {
 		size_t n = *upload_data_size;
 		*upload_data_size = 0;
-		if (r->up != NULL)
-			return oxs_upload_data(r, upload_data, n) ? MHD_YES : MHD_NO;
-		if (r->rp != NULL)
-			return oxs_resumable_patch_data(r, upload_data, n) ? MHD_YES : MHD_NO;
-		if (r->body != NULL)
-			return oxs_body_data(r, upload_data, n) ? MHD_YES : MHD_NO;
-		if (r->jbody != NULL) {
-			oxr_buf_append(r->jbody, upload_data, n); /* past the bound: failed, 413 */
-			return MHD_YES;
-		}
-		return MHD_YES; /* not reached: bodies elsewhere are refused early */
+		enum MHD_Result rc = body_data(r, upload_data, n, upload_data_size);
+		oxs_deadlines_body(dl, conn, n - *upload_data_size);
+		return rc;
 	}
+	if (r->has_body)
+		oxs_deadlines_body_done(dl, conn);
 	if (has_reply(r))
 		return send_reply(r);
 	if (r->suspended)
@@ -449,7 +490,7 @@ int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	 * (docs/decisions.md 80) */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
 	                 MHD_USE_ERROR_LOG;
-	srv->deadlines = oxs_deadlines_new(c->timeout);
+	srv->deadlines = oxs_deadlines_new(c->timeout, c->min_body_rate);
 	if (srv->deadlines == NULL) {
 		snprintf(err, errsize, "cannot start the header-deadline thread");
 		return -1;

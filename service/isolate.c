@@ -6,8 +6,8 @@
  * hardest, and their result is what the copy reuses); what is computed from the linked
  * model by rules the model sets (dequantization, statistics, shape-derived figures,
  * folding, the check) runs in a child made by oxr_child_run (render/worker.c) under the
- * preview limits.  The child calls fn, which may use memory, inherited descriptors and
- * the allocator only (no store, no lock, no log: other threads' locks do not come along
+ * preview limits.  The child calls fn, which may use memory, the one descriptor it is
+ * given (a model's data folder) and the allocator only (no store, no lock, no log: other threads' locks do not come along
  * into a forked copy), and writes its result to a pipe as one frame: the fixed head, then
  * the body and the auxiliary bytes (a preview's fresh statistics).  A crash, an overrun or
  * a broken frame is an error for that request alone, counted in /metrics.
@@ -139,8 +139,8 @@ static bool read_frame(const oxr_buf *raw, const char *what, oxs_preview_out *o)
 	return true;
 }
 
-void oxs_isolated(oxs_server *srv, int what, oxs_iso_fn fn, void *ctx, size_t max_body,
-                  oxs_preview_out *o)
+void oxs_isolated(oxs_server *srv, int what, oxs_iso_fn fn, void *ctx, int keep_fd,
+                  size_t max_body, oxs_preview_out *o)
 {
 	result_init(o, max_body);
 	const char *name = what >= 0 && what < OXS_ISO__COUNT ? what_names[what] : "computation";
@@ -153,7 +153,7 @@ void oxs_isolated(oxs_server *srv, int what, oxs_iso_fn fn, void *ctx, size_t ma
 	oxr_error err;
 	memset(&err, 0, sizeof(err));
 	char code[48];
-	if (oxr_child_run(NULL, NULL, child, &c, &lim, &raw, &res, &err) != OXR_OK) {
+	if (oxr_child_run(NULL, NULL, child, &c, &keep_fd, 1, &lim, &raw, &res, &err) != OXR_OK) {
 		oxs_metrics_isolated(what, OXS_ISOLATED_UNSTARTED);
 		snprintf(code, sizeof(code), "%s_unavailable", name);
 		set_error(o, 503, code, "cannot start the %s process: %s", name, err.message);

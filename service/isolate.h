@@ -26,12 +26,12 @@ typedef struct oxs_preview_out {
 void oxs_preview_out_free(oxs_preview_out *out);
 
 /* Run fn in a forked copy of the server: fn fills out (the body, an error's status, code
- * and message, auxiliary bytes in out->stats) using memory, inherited descriptors and the
- * allocator only.  o is initialised here with a body cap of max_body; free it with
+ * and message, auxiliary bytes in out->stats) using memory, the descriptor keep_fd (-1:
+ * none; every other one is closed in the copy) and the allocator only.  o is initialised here with a body cap of max_body; free it with
  * oxs_preview_out_free.  A crash is 500 "<what>_crashed", an overrun 503 "<what>_timeout";
  * what: OXS_ISO_* (metrics.h). */
 typedef void (*oxs_iso_fn)(void *ctx, oxs_preview_out *out);
-void oxs_isolated(oxs_server *srv, int what, oxs_iso_fn fn, void *ctx, size_t max_body,
-                  oxs_preview_out *o);
+void oxs_isolated(oxs_server *srv, int what, oxs_iso_fn fn, void *ctx, int keep_fd,
+                  size_t max_body, oxs_preview_out *o);
 
 #endif /* OXS_ISOLATE_H */

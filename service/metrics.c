@@ -211,6 +211,10 @@ void oxs_metrics_render(const oxs_gauges *g, oxr_buf *o)
 	       "Connections cut for not sending a request's headers within --timeout seconds.");
 	oxr_buf_printf(o, "onnxviz_slow_clients_dropped_total %" PRIu64 "\n",
 	               g->slow_dropped);
+	header(o, "onnxviz_slow_bodies_dropped_total", "counter",
+	       "Connections cut for a request body slower than --min-body-rate over a --timeout "
+	       "window.");
+	oxr_buf_printf(o, "onnxviz_slow_bodies_dropped_total %" PRIu64 "\n", g->slow_bodies);
 
 	header(o, "onnxviz_layouts_running", "gauge", "Layout worker processes running now.");
 	oxr_buf_printf(o, "onnxviz_layouts_running %u\n", g->layouts_running);

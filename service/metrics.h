@@ -36,7 +36,8 @@ void oxs_metrics_store(int op, uint64_t ns, int outcome);
 /* What the other parts of the server count or hold now, gathered by the /metrics handler
  * (routes.c) and written among the counters. */
 typedef struct oxs_gauges {
-	uint64_t slow_dropped;                  /* deadline.c */
+	uint64_t slow_dropped;                  /* deadline.c: headers */
+	uint64_t slow_bodies;                   /* deadline.c: bodies */
 	unsigned layouts_running, layouts_queued, work_running, work_queued; /* jobs.c */
 	oxst_stats store;
 	uint64_t cache_bytes, cache_entries;    /* cache.c */

@@ -1283,7 +1283,7 @@ void oxs_preview_run(oxs_server *srv, const oxs_art *a, oxs_preview_out *o)
 	}
 	oxs_preview_out_free(o);
 	if (srv->cfg.isolation)
-		oxs_isolated(srv, OXS_ISO_PREVIEW, preview_fn, &in, JSON_BODY_MAX, o);
+		oxs_isolated(srv, OXS_ISO_PREVIEW, preview_fn, &in, in.datadir, JSON_BODY_MAX, o);
 	else
 		oxs_preview_compute(&in, o);
 	if (o->status == 0 && store_stats && kept == NULL && o->stats.len > 0)

@@ -36,8 +36,28 @@ void oxs_response_common(struct MHD_Response *resp, const char *type)
 	MHD_add_response_header(resp, "Content-Security-Policy", svg ? SVG_CSP : API_CSP);
 }
 
-void oxs_response_immutable(struct MHD_Response *resp, const char *etag, const char *type,
-                            const char *id, const char *ext)
+bool oxs_reads_private(const oxs_server *srv)
+{
+	return srv->cfg.auth_reads || srv->has_read_token;
+}
+
+void oxs_response_cache(struct MHD_Response *resp, const oxs_server *srv, bool immutable)
+{
+	/* RFC 9111 3.5: a shared cache may give a response stored for a request with a token
+	 * to one without when it says public; private keeps it in the browser that asked */
+	bool priv = oxs_reads_private(srv);
+	if (immutable)
+		MHD_add_response_header(resp, "Cache-Control",
+		                        priv ? "private, max-age=31536000, immutable"
+		                             : "public, max-age=31536000, immutable");
+	else
+		MHD_add_response_header(resp, "Cache-Control", priv ? "private, no-cache" : "no-cache");
+	if (priv)
+		MHD_add_response_header(resp, "Vary", "Authorization");
+}
+
+void oxs_response_immutable(struct MHD_Response *resp, const oxs_server *srv,
+                            const char *etag, const char *type, const char *id, const char *ext)
 {
 	bool svg = strcmp(ext, "svg") == 0;
 	if (type != NULL)
@@ -46,7 +66,7 @@ void oxs_response_immutable(struct MHD_Response *resp, const char *etag, const c
 	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
 	MHD_add_response_header(resp, "Content-Security-Policy", svg ? SVG_CSP : API_CSP);
 	MHD_add_response_header(resp, "ETag", etag);
-	MHD_add_response_header(resp, "Cache-Control", "public, max-age=31536000, immutable");
+	oxs_response_cache(resp, srv, true);
 	oxs_response_disposition(resp, id, ext);
 }
 

@@ -36,10 +36,16 @@ void oxs_reply_entry(oxs_req *r, const oxs_centry *e);
 struct MHD_Response *oxs_response_copy(const void *data, size_t len, const char *type);
 /* The headers every API response carries (nosniff, the restrictive CSP). */
 void oxs_response_common(struct MHD_Response *resp, const char *type);
-/* The headers of a content-addressed 200 response (ETag, immutable caching) and, for
- * SVG, its CSP and Content-Disposition. */
-void oxs_response_immutable(struct MHD_Response *resp, const char *etag, const char *type,
-                            const char *id, const char *ext);
+/* Reads need a token (--auth-reads, --read-token): answers are for the asker alone. */
+bool oxs_reads_private(const oxs_server *srv);
+/* Cache-Control of a read's answer: content-addressed (immutable, a year) or to be
+ * revalidated (no-cache); "private" and "Vary: Authorization" when reads need a token
+ * (a shared cache must not hand it to a request without one), else public. */
+void oxs_response_cache(struct MHD_Response *resp, const oxs_server *srv, bool immutable);
+/* The headers of a content-addressed 200 response (ETag, immutable caching as above)
+ * and, for SVG, its CSP and Content-Disposition. */
+void oxs_response_immutable(struct MHD_Response *resp, const oxs_server *srv,
+                            const char *etag, const char *type, const char *id, const char *ext);
 /* Content-Disposition from an id (64 hex digits) and an extension only, never from model
  * data: attachment for .onnx and .npy, inline for renderings, none for JSON. */
 void oxs_response_disposition(struct MHD_Response *resp, const char *id, const char *ext);

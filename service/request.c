@@ -17,6 +17,8 @@
 #include "service/sign.h"
 #include "store/oxst.h"
 
+#include <inttypes.h>
+#include <netinet/in.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stddef.h>
@@ -117,6 +119,34 @@ void oxs_client_of(oxs_req *r, oxs_client *out)
 	                      : NULL;
 	oxs_ip ip = oxs_client_addr(r->srv->proxies, &peer, xff);
 	oxs_client_of_ip(&ip, out);
+}
+
+bool oxs_body_hold(oxs_req *r, uint64_t n)
+{
+	oxs_client c;
+	uint64_t held = 0;
+	oxs_client_of(r, &c);
+	if (r->body_held != 0)
+		c = r->body_client; /* one client per request, whatever it holds */
+	if (oxs_quota_take(r->srv->quota, &c, OXS_Q_BODY_BYTES, n, &held)) {
+		r->body_client = c;
+		r->body_held += n;
+		return true;
+	}
+	oxs_reply_error(r, 503, "body_quota", "",
+	                "this client holds %" PRIu64 " bytes of request bodies in memory already; "
+	                "%" PRIu64 " more would pass its --body-per-client of %" PRIu64 " (retry "
+	                "once its other requests have ended)",
+	                held, n, oxs_quota_limit(r->srv->quota, OXS_Q_BODY_BYTES));
+	return false;
+}
+
+void oxs_body_release(oxs_req *r)
+{
+	if (r->body_held == 0)
+		return;
+	oxs_quota_give(r->srv->quota, &r->body_client, OXS_Q_BODY_BYTES, r->body_held);
+	r->body_held = 0;
 }
 
 bool oxs_rate_allow(oxs_req *r)

@@ -36,5 +36,10 @@ bool oxs_rate_allow(oxs_req *r);
  * presented when the server has tokens, else its address. */
 struct oxs_client;
 void oxs_client_of(oxs_req *r, struct oxs_client *out);
+/* n more bytes of memory held for the request's body, counted against its client's
+ * --body-per-client (OXS_Q_BODY_BYTES) until the request completes (oxs_body_release,
+ * http.c).  False after the reply: 503 body_quota with Retry-After, naming the flag. */
+bool oxs_body_hold(oxs_req *r, uint64_t n);
+void oxs_body_release(oxs_req *r);
 
 #endif /* OXS_REQUEST_H */

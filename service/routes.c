@@ -272,6 +272,7 @@ static void h_metrics(oxs_req *r)
 	oxs_gauges g;
 	memset(&g, 0, sizeof(g));
 	g.slow_dropped = oxs_deadlines_dropped(srv->deadlines);
+	g.slow_bodies = oxs_deadlines_slow_bodies(srv->deadlines);
 	if (srv->layout != NULL)
 		oxs_pool_counts(srv->layout, &g.layouts_running, &g.layouts_queued);
 	if (srv->work != NULL)
@@ -682,7 +683,8 @@ static void model_onnx(oxs_req *r)
 		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
 		return;
 	}
-	oxs_response_immutable(resp, etag, nm ? NULL : "application/octet-stream", r->id, "onnx");
+	oxs_response_immutable(resp, r->srv, etag, nm ? NULL : "application/octet-stream", r->id,
+	                       "onnx");
 	oxs_reply(r, nm ? 304 : 200, resp, nm ? 0 : size);
 }
 
@@ -709,9 +711,10 @@ static void reply_computed(oxs_req *r, oxr_buf *b)
 	if (r->file_fd >= 0) { /* a --models-dir file may change: revalidate */
 		oxs_response_common(resp, nm ? NULL : "application/json");
 		MHD_add_response_header(resp, "ETag", etag);
-		MHD_add_response_header(resp, "Cache-Control", "no-cache");
+		oxs_response_cache(resp, r->srv, false);
 	} else {
-		oxs_response_immutable(resp, etag, nm ? NULL : "application/json", r->id, "json");
+		oxs_response_immutable(resp, r->srv, etag, nm ? NULL : "application/json", r->id,
+		                       "json");
 	}
 	oxs_reply(r, nm ? 304 : 200, resp, len);
 }

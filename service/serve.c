@@ -330,6 +330,7 @@ int oxs_serve_main(int argc, char **argv)
 		free(srv);
 		return 2;
 	}
+	oxs_config_hide_secrets(argc, argv);
 	oxs_config *c = &srv->cfg;
 	if (c->help) {
 		oxs_config_usage(stdout);

@@ -11,6 +11,7 @@
 #include "service/art.h"
 #include "service/config.h"
 #include "service/jobs.h"
+#include "service/quota.h"
 #include "store/oxst.h"
 
 #include <limits.h>
@@ -105,6 +106,9 @@ struct oxs_req {
 	oxs_rpatch *rp;        /* PATCH /uploads/{uid}: the part being received */
 	oxs_obody *body;       /* POST /models/{id}/overlays: the body, spooled to a file of
 	                          the store as it arrives (heat_svc.c) */
+	uint64_t body_held;    /* bytes of the client's --body-per-client this request holds
+	                          (oxs_body_hold; given back when it completes) ... */
+	oxs_client body_client;/* ... to this client */
 };
 
 #endif /* OXS_SERVER_H */

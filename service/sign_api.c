@@ -67,6 +67,8 @@ bool oxs_jbody_begin(oxs_req *r)
 		                "this request needs \"Authorization: Bearer <token>\"");
 		return true;
 	}
+	if (!oxs_body_hold(r, OXS_JBODY_MAX + sizeof(oxr_buf)))
+		return true; /* answered: over the client's --body-per-client */
 	r->jbody = malloc(sizeof(oxr_buf));
 	if (r->jbody == NULL)
 		return false;

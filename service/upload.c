@@ -52,6 +52,10 @@
 #define MAX_DATA_FILES 64
 #define MAX_FIELD_BYTES (64 << 10)
 #define MAX_JSON_BYTES 4096
+#define PP_BUFFER 1024 /* libmicrohttpd's multipart parser's buffer */
+/* Decoded bytes of a gzip body per call on the HTTP thread (oxs_upload_data): a few
+ * milliseconds of inflating and writing, then the thread's other connections */
+#define GZ_SLICE ((size_t)256 << 10)
 
 struct oxs_upload {
 	int fd;
@@ -63,6 +67,8 @@ struct oxs_upload {
 	bool multipart;
 	oxs_gunzip *gz;      /* Content-Encoding: gzip (a raw body): the model is its decoding */
 	uint64_t max_model;  /* --max-upload: bounds the decoded model as the body */
+	unsigned inflate_ratio;  /* --inflate-ratio-limit: decoded bytes per body byte ... */
+	uint64_t inflate_burst;  /* ... once past --inflate-ratio-burst decoded bytes */
 	uint64_t body_bytes; /* bytes of body received */
 	uint64_t model_bytes;/* bytes of model written */
 	uint64_t discarded;
@@ -173,10 +179,24 @@ static void write_model(oxs_upload *u, const char *data, size_t size)
 }
 
 /* The decoded bytes of a gzip body: the model's, bounded like a plain body (a small body
- * that inflates past --max-upload stops there). */
+ * that inflates past --max-upload stops there) and by the ratio of decoded to received
+ * bytes past the burst, as Apache's mod_deflate bounds it (DeflateInflateRatioLimit,
+ * -Burst): a bomb stops after about the burst, before it costs the disk and the thread
+ * gigabytes of writes (docs/decisions.md 86). */
 static bool gz_sink(void *cls, const char *data, size_t n)
 {
 	oxs_upload *u = cls;
+	uint64_t in = oxs_gunzip_in(u->gz), out = oxs_gunzip_out(u->gz);
+	if (out > u->inflate_burst && in < UINT64_MAX / u->inflate_ratio &&
+	    out > in * u->inflate_ratio) {
+		char msg[200];
+		snprintf(msg, sizeof(msg), "the gzip body decodes to more than %u times its size "
+		         "(%" PRIu64 " bytes from %" PRIu64 "; --inflate-ratio-limit, past "
+		         "--inflate-ratio-burst %" PRIu64 " bytes)", u->inflate_ratio, out, in,
+		         u->inflate_burst);
+		fail(u, 413, "inflate_ratio_exceeded", msg);
+		return false;
+	}
 	if (n > u->max_model - u->model_bytes) {
 		char msg[160];
 		snprintf(msg, sizeof(msg), "the model the gzip body decodes to is larger than the "
@@ -381,6 +401,11 @@ void oxs_upload_begin(oxs_req *r)
 		oxs_reply_error(r, 414, "uri_too_long", "", "the query string is too long");
 		return;
 	}
+	/* what the body holds in memory while it arrives, against the client's
+	 * --body-per-client: libmicrohttpd's buffer of the connection (--conn-memory) and
+	 * this upload's state (a JSON body, the paths); a form's parser below */
+	if (!oxs_body_hold(r, srv->cfg.conn_memory + sizeof(oxs_upload)))
+		return;
 	oxs_upload *u = calloc(1, sizeof(*u));
 	if (u == NULL) {
 		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
@@ -447,6 +472,8 @@ void oxs_upload_begin(oxs_req *r)
 		}
 		char err[400];
 		u->max_model = srv->cfg.max_upload;
+		u->inflate_ratio = srv->cfg.inflate_ratio > 0 ? srv->cfg.inflate_ratio : 1;
+		u->inflate_burst = srv->cfg.inflate_burst;
 		u->gz = oxs_gunzip_new(gz_sink, u, err, sizeof(err));
 		if (u->gz == NULL) {
 			oxs_reply_error(r, 415, "unsupported_encoding", "", "%s", err);
@@ -477,7 +504,9 @@ void oxs_upload_begin(oxs_req *r)
 		}
 	}
 	if (u->multipart) {
-		u->pp = MHD_create_post_processor(r->conn, 1024, on_part, u);
+		if (!oxs_body_hold(r, PP_BUFFER + MAX_DATA_FILES * sizeof(oxst_bundle_file)))
+			return;
+		u->pp = MHD_create_post_processor(r->conn, PP_BUFFER, on_part, u);
 		if (u->pp == NULL) {
 			oxs_reply_error(r, 400, "bad_multipart", "", "cannot parse this multipart body");
 			return;
@@ -509,9 +538,21 @@ void oxs_upload_begin(oxs_req *r)
 	}
 }
 
-bool oxs_upload_data(oxs_req *r, const char *data, size_t size)
+bool oxs_upload_data(oxs_req *r, const char *data, size_t size, size_t *used)
 {
 	oxs_upload *u = r->up;
+	*used = size;
+	if (u->gz != NULL && u->fail_status == 0 && size <= r->srv->cfg.max_upload - u->body_bytes) {
+		/* a slice of the decoding (GZ_SLICE out); the rest of data comes again */
+		char err[200];
+		if (!oxs_gunzip_feed(u->gz, data, size, GZ_SLICE, used, err, sizeof(err))) {
+			if (err[0] != '\0')
+				fail(u, 400, "bad_encoding", err);
+			*used = size; /* refused: all of it is dropped */
+		}
+		u->body_bytes += *used;
+		return true;
+	}
 	u->body_bytes += size;
 	if (u->body_bytes > r->srv->cfg.max_upload) {
 		char msg[120];
@@ -532,10 +573,6 @@ bool oxs_upload_data(oxs_req *r, const char *data, size_t size)
 		memcpy(u->jbuf + u->jlen, data, size);
 		u->jlen += size;
 		u->jbuf[u->jlen] = '\0';
-	} else if (u->gz != NULL) {
-		char err[200];
-		if (!oxs_gunzip_feed(u->gz, data, size, err, sizeof(err)) && err[0] != '\0')
-			fail(u, 400, "bad_encoding", err);
 	} else if (!u->multipart) {
 		write_model(u, data, size);
 	} else if (MHD_post_process(u->pp, data, size) != MHD_YES) {

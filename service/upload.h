@@ -13,8 +13,10 @@
 
 /* Upload hooks (upload.c), called by http.c for routes with `upload`. */
 void oxs_upload_begin(oxs_req *r);
-/* False: abort the connection. */
-bool oxs_upload_data(oxs_req *r, const char *data, size_t size);
+/* The next bytes of the body: *used gets how many were taken (fewer than size when a
+ * gzip body's slice of decoding is done: the rest is given again, after the thread's
+ * other connections).  False: abort the connection. */
+bool oxs_upload_data(oxs_req *r, const char *data, size_t size, size_t *used);
 void oxs_upload_end(oxs_req *r);
 void oxs_upload_cleanup(oxs_req *r);
 /* From a job (r suspended): store the complete file at path (open as fd; both pass to

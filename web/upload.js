@@ -354,7 +354,10 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
       }
       if (e.status === 401) $('upload-token').hidden = false;
       bar.hidden = true;
-      if (e.status === 415 && encoded && onUnsupported) { uploadCard.classList.remove('error'); uploadState.done = false; return onUnsupported(e); }
+      // 415: a server that decodes no gzip; 413 inflate_ratio_exceeded: one whose
+      // --inflate-ratio-limit this structure's compression passes (docs/api.md): plain then
+      const plainAgain = e.status === 415 || (e.status === 413 && e.code === 'inflate_ratio_exceeded');
+      if (plainAgain && encoded && onUnsupported) { uploadCard.classList.remove('error'); uploadState.done = false; return onUnsupported(e); }
       const refused = e.status === 400 || e.status === 422;
       if (refused && onRefused) { uploadCard.classList.remove('error'); uploadState.done = false; return onRefused(e); }
       setUploadDetail(

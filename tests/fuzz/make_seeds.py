@@ -226,6 +226,8 @@ def http_seeds():
         "upload_gzip_members": req(b"POST", b"/models", gzip.compress(model[:half], mtime=0) +
                                    gzip.compress(model[half:], mtime=0), gz, chunked=True),
         "upload_gzip_bad": req(b"POST", b"/models", zm[:-5], gz) + req(b"POST", b"/models", zm + b"junk", gz),
+        # past --inflate-ratio-burst (1M) at ~1000x: 413 inflate_ratio_exceeded, in slices
+        "upload_gzip_ratio": req(b"POST", b"/models", gzip.compress(bytes(2 << 20), mtime=0), gz),
     })
     # overlays (service/heat_svc.c): a CSV posted, its table (default and one metric), its
     # drawing; then what is refused before the body (the query) and after it
@@ -249,6 +251,11 @@ def http_seeds():
                 b"?metric=a%40%40b", b"?metric=", b"?x=1", b"?metric=t&metric=u")) +
             req(b"POST", base + b"/overlays?other=1", csv, ov),
     })
+    # the Host check (service/host.c): names the fuzz server answers to, then one it does
+    # not (403: the connection ends there); two Hosts
+    s["host_check"] = b"".join(
+        b"GET /models HTTP/1.1\r\nHost: %s\r\n\r\n" % h for h in (b"localhost:8080", b"[::1]:80", b"evil.example"))
+    s["host_two"] = b"GET /healthz HTTP/1.1\r\nHost: fuzz\r\nHost: evil.example\r\n\r\n"
     s.update(resumable_seeds(tok))
     s.update(hostile_client_seeds(tok))
     return s

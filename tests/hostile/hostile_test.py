@@ -61,7 +61,7 @@ class Client:
                 self.c = http.client.HTTPConnection("127.0.0.1", self.s.port, timeout=self.timeout,
                                                     source_address=(self.source, 0) if self.source else None)
             try:
-                h = {"Host": "x"}
+                h = {"Host": "localhost"}
                 if body is not None:
                     h["Content-Type"] = "application/octet-stream"
                 h.update(headers or {})
@@ -558,7 +558,7 @@ def body_of(out):
 
 
 def mp_request(boundary_header, body, close=True):
-    return (b"POST /models HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=" +
+    return (b"POST /models HTTP/1.1\r\nHost: localhost\r\nContent-Type: multipart/form-data; boundary=" +
             boundary_header + b"\r\nContent-Length: %d\r\n%s\r\n" % (len(body), b"Connection: close\r\n" if close else b"") + body)
 
 
@@ -591,20 +591,20 @@ def t_multipart(s):
 
 
 def t_headers(s):
-    big = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n"
+    big = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n"
     out, took = raw(s, big)
     st = status_of(out)
     check(st == 431 and jerr(body_of(out)).get("code") == "headers_too_large", "100 KB header: %r" % out[:300])
     # beyond the connection's memory (128 KiB) libmicrohttpd answers itself (HTML)
-    huge, _ = raw(s, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 300000 + b"\r\n\r\n")
+    huge, _ = raw(s, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: " + b"a" * 300000 + b"\r\n\r\n")
     check(status_of(huge) in (400, 413, 431), "300 KB header: %r" % huge[:120])
-    many = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(20000)) + b"\r\n"
+    many = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + b"".join(b"X-H%d: v\r\n" % i for i in range(20000)) + b"\r\n"
     out2, _ = raw(s, many)
     check(status_of(out2) in (400, 413, 431), "20,000 headers: %r" % out2[:120])
     figure("100 KB header: %d headers_too_large (JSON) in %.2f s; 300 KB header: %d from libmicrohttpd (%s)" %
            (st, took, status_of(huge), "JSON" if body_of(huge).startswith(b"{") else "HTML"))
     model = M.small()
-    pre = b"POST /models HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+    pre = b"POST /models HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\n"
     # Content-Length shorter than the body: the rest is read as the next request
     out, _ = raw(s, pre + b"Content-Length: 10\r\n\r\n" + model + b"\r\n\r\n")
     codes = [int(c) for c in re.findall(rb"HTTP/1\.1 (\d{3}) ", out)]
@@ -709,7 +709,7 @@ def t_slowloris():
         interval = 10.0 if i < n_each else 1.0
         socks.append([c, interval, time.time(), None])
     opened = time.time() - t_start
-    req = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 1000
+    req = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Slow: " + b"a" * 1000
     lat, fails = [], 0
     c = Client(s)
     deadline = time.time() + timeout * 2.5 * SLOW
@@ -836,7 +836,7 @@ def t_cut_uploads(s):
         for pct in range(10, 100, 10):
             for rst in (False, True):
                 c = socket.create_connection(("127.0.0.1", s.port))
-                c.sendall(b"POST /models HTTP/1.1\r\nHost: x\r\n" + hdr + b"\r\n" + body[:len(body) * pct // 100])
+                c.sendall(b"POST /models HTTP/1.1\r\nHost: localhost\r\n" + hdr + b"\r\n" + body[:len(body) * pct // 100])
                 time.sleep(0.02)
                 if rst:
                     c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")

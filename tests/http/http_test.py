@@ -385,7 +385,7 @@ def t_basics(s):
               "405 %s %s: %r allow=%r" % (method, path, r, r.h("allow")))
     r = curl(s.url("/healthz"), head=True)
     check(r.status == 200 and r.h("content-length") == "16", "HEAD healthz: %r" % r)
-    out = raw_exchange(s, b"HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    out = raw_exchange(s, b"HEAD /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
     check(out.startswith(b"HTTP/1.1 200") and out.endswith(b"\r\n\r\n") and b"Content-Length: 16" in out,
           "HEAD sends no body: %r" % out[-40:])
     # a body where none is taken is not read
@@ -511,7 +511,8 @@ def t_gzip():
     by garbage or empty: 400 bad_encoding, nothing kept; a small body that decodes past
     --max-upload: 413; other codings and gzip'd multipart: 415."""
     import gzip
-    s = Server("--max-upload", "8M")
+    # the ratio far up: these are the decoding's own checks (hardening.py: the ratio's)
+    s = Server("--max-upload", "8M", "--inflate-ratio-limit", "1000000")
     raw = open(SQUEEZENET, "rb").read()
     mid = hashlib.sha256(raw).hexdigest()
     gz = ["Content-Type: application/octet-stream", "Content-Encoding: gzip"]
@@ -1067,10 +1068,8 @@ def t_openapi_live(s, mid, token_server):
     check(n >= 18, "documented operations probed: %d" % n)
 
 
-def raw_exchange(s, payload, wait=3.0):
-    """Send bytes on one connection; return everything the server sends until it closes."""
-    c = socket.create_connection(("127.0.0.1", s.port), timeout=wait * SLOW)
-    c.sendall(payload)
+def read_to_close(c):
+    """Everything the server sends on c until it closes (or a timeout, a reset); c closed."""
     out = b""
     try:
         while True:
@@ -1084,23 +1083,30 @@ def raw_exchange(s, payload, wait=3.0):
     return out
 
 
+def raw_exchange(s, payload, wait=3.0):
+    """Send bytes on one connection; return everything the server sends until it closes."""
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=wait * SLOW)
+    c.sendall(payload)
+    return read_to_close(c)
+
+
 def t_smuggling(s):
-    smuggle = (b"POST /models HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
-               b"Content-Length: 5\r\nContent-Length: 40\r\n\r\nhelloGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    smuggle = (b"POST /models HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\n"
+               b"Content-Length: 5\r\nContent-Length: 40\r\n\r\nhelloGET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
     out = raw_exchange(s, smuggle)
     check(out.startswith(b"HTTP/1.1 400") and b"ambiguous_length" in out and out.count(b"HTTP/1.1 ") == 1,
           "duplicate Content-Length: 400, connection closed, nothing smuggled: %r" % out[:300])
-    te_cl = (b"POST /models HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"
-             b"0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    te_cl = (b"POST /models HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"
+             b"0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
     out = raw_exchange(s, te_cl)
     check(out.startswith(b"HTTP/1.1 400") and out.count(b"HTTP/1.1 ") == 1,
           "Transfer-Encoding with Content-Length: 400: %r" % out[:300])
-    out = raw_exchange(s, b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n")
+    out = raw_exchange(s, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n")
     check(out.startswith(b"HTTP/1.1 400"), "two Content-Length on a GET: 400")
-    out = raw_exchange(s, b"POST /models HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n")
+    out = raw_exchange(s, b"POST /models HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip\r\n\r\n")
     check(out.startswith(b"HTTP/1.1 400") or out.startswith(b"HTTP/1.1 501"), "Transfer-Encoding gzip: %r" % out[:100])
     # keep-alive still works for good requests: two on one connection
-    two = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    two = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
     out = raw_exchange(s, two)
     check(out.count(b"HTTP/1.1 200") == 2, "two requests on one keep-alive connection: %r" % out[:200])
 
@@ -1108,7 +1114,7 @@ def t_smuggling(s):
 def t_connections():
     s = Server("--timeout", "2", "--max-per-ip", "3")
     c = socket.create_connection(("127.0.0.1", s.port))
-    c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # never finishes its headers
+    c.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n")  # never finishes its headers
     t0 = time.time()
     c.settimeout(10 * SLOW)
     try:
@@ -1128,7 +1134,7 @@ def t_connections():
     # and a 4th counted before a slower 3rd would be served while the 3rd is refused
     for i, h in enumerate(held):
         h.settimeout(10 * SLOW)
-        h.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        h.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
         try:
             first = h.recv(100)
         except (ConnectionResetError, socket.timeout):
@@ -1137,7 +1143,7 @@ def t_connections():
     extra = socket.create_connection(("127.0.0.1", s.port))
     extra.settimeout(3 * SLOW)
     try:
-        extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
         got = extra.recv(100)
     except (ConnectionResetError, BrokenPipeError, socket.timeout):
         got = b""
@@ -1183,7 +1189,7 @@ def t_big_upload(s):
 def t_abort_upload(s):
     before = len(s.model_files())
     c = socket.create_connection(("127.0.0.1", s.port))
-    c.sendall(b"POST /models HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+    c.sendall(b"POST /models HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\n"
               b"Content-Length: 10000000\r\n\r\n" + b"\x00" * 300000)
     time.sleep(0.3)
     c.close()
@@ -1257,7 +1263,7 @@ def t_sigterm():
     refused = False
     try:
         c = socket.create_connection(("127.0.0.1", s.port), timeout=2)
-        c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        c.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
         refused = c.recv(100) == b""
         c.close()
     except OSError:
@@ -1364,6 +1370,14 @@ def main():
     step("corpus uploads", t_corpus_uploads)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     sys.dont_write_bytecode = True  # no __pycache__ in the tree
+    import hardening  # noqa: E402  (tests/http/hardening.py: hostile clients, issue 35)
+    me = sys.modules[__name__]
+    step("private caching", hardening.t_private_cache, me)
+    step("token files", hardening.t_token_files, me)
+    step("host check", hardening.t_host, me)
+    step("inflate ratio", hardening.t_inflate, me)
+    step("slow bodies", hardening.t_slow_body, me)
+    step("body quota", hardening.t_body_quota, me)
     import resumable  # noqa: E402  (tests/http/resumable.py: POST /uploads, PATCH ...)
     step("resumable uploads", resumable.t_resumable, sys.modules[__name__])
     import twoclient  # noqa: E402  (tests/http/twoclient.py: a victim and an attacker, issue 35)

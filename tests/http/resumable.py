@@ -418,7 +418,7 @@ def cut_patch(s, uid, offset, length, sent, as_piece=False):
     """A PATCH of `length` bytes at `offset` whose body stops after `sent` (bytes): the open
     socket, for the caller to close (or to keep while the server is killed)."""
     c = socket.create_connection(("127.0.0.1", s.port))
-    head = ("PATCH /uploads/%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/offset+octet-stream\r\n%s"
+    head = ("PATCH /uploads/%s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/offset+octet-stream\r\n%s"
             "Upload-Offset: %d\r\nContent-Length: %d\r\n\r\n" % (uid, "Upload-Piece: 1\r\n" if as_piece else "",
                                                                  offset, length))
     try:

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -163,6 +165,65 @@ static void test_errors(void **state)
 	expect_error(NULL, 2, a16, "--upload-streams");
 }
 
+/* A file of the given mode holding text; its path in path[64]. */
+static void secret_file(char *path, const char *text, mode_t mode)
+{
+	snprintf(path, 64, "/tmp/oxs-test-token-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	assert_int_equal(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+/* --token-file: its one line is the token (LF or CRLF dropped); refused with --token too,
+ * writable by others, empty, two lines. */
+static void test_token_files(void **state)
+{
+	(void)state;
+	oxs_config c;
+	char err[256] = "", tf[64], rf[64], bad[64];
+	secret_file(tf, "s3cret\r\n", 0600);
+	secret_file(rf, "reader", 0644);
+	char *a1[] = {"serve", "--token-file", tf, NULL};
+	char *env[] = {NULL, NULL};
+	char envbuf[128];
+	snprintf(envbuf, sizeof(envbuf), "ONNXVIZ_READ_TOKEN_FILE=%s", rf);
+	env[0] = envbuf;
+	assert_int_equal(parse(&c, env, 3, a1, err), 0);
+	assert_string_equal(c.token, "s3cret");
+	assert_string_equal(c.read_token, "reader");
+	char *a2[] = {"serve", "--token-file", tf, "--token", "x", NULL};
+	expect_error(NULL, 5, a2, "give one of them");
+	secret_file(bad, "writable\n", 0666);
+	char *a3[] = {"serve", "--token-file", bad, NULL};
+	expect_error(NULL, 3, a3, "others may write it");
+	unlink(bad);
+	secret_file(bad, "\n", 0600);
+	expect_error(NULL, 3, a3, "empty");
+	unlink(bad);
+	secret_file(bad, "one\ntwo\n", 0600);
+	expect_error(NULL, 3, a3, "more than one line");
+	unlink(bad);
+	expect_error(NULL, 3, a3, "No such file");
+	unlink(tf);
+	unlink(rf);
+}
+
+/* The values of --token and --read-token are overwritten in argv, in both spellings;
+ * other arguments (--token-file's path included) are left alone. */
+static void test_hide_secrets(void **state)
+{
+	(void)state;
+	char a[6][32] = {"serve", "--token", "abc", "--read-token=de", "--token-file", "/p"};
+	char *argv[] = {a[0], a[1], a[2], a[3], a[4], a[5], NULL};
+	oxs_config_hide_secrets(6, argv);
+	assert_string_equal(argv[2], "xxx");
+	assert_string_equal(argv[3], "--read-token=xx");
+	assert_string_equal(argv[4], "--token-file");
+	assert_string_equal(argv[5], "/p");
+}
+
 /* --help names every environment variable the issue lists. */
 static void test_usage(void **state)
 {
@@ -180,7 +241,8 @@ static void test_usage(void **state)
 	    "ONNXVIZ_LAYOUT_TIMEOUT", "ONNXVIZ_STORE_BUDGET", "ONNXVIZ_PORT_FILE",
 	    "--port-file",           "--bind",                "--help",
 	    "ONNXVIZ_CACHE_DIR",     "ONNXVIZ_S3_TIMEOUT",    "ONNXVIZ_S3_PART_SIZE",
-	    "ONNXVIZ_SOURCE_BUCKETS", "AWS_"};
+	    "ONNXVIZ_SOURCE_BUCKETS", "AWS_",                "ONNXVIZ_TOKEN_FILE",
+	    "ONNXVIZ_ALLOWED_HOSTS", "ONNXVIZ_MIN_BODY_RATE", "ONNXVIZ_INFLATE_RATIO_LIMIT"};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		if (strstr(buf, vars[i]) == NULL)
 			fail_msg("--help does not mention %s", vars[i]);
@@ -193,6 +255,7 @@ int main(void)
 	    cmocka_unit_test(test_defaults),  cmocka_unit_test(test_env_then_flags),
 	    cmocka_unit_test(test_switches_and_help), cmocka_unit_test(test_sizes),
 	    cmocka_unit_test(test_errors),    cmocka_unit_test(test_usage),
+	    cmocka_unit_test(test_token_files), cmocka_unit_test(test_hide_secrets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
