@@ -109,7 +109,7 @@ export function kv(pairs) {
 // code and byte offset / field path, api.js).
 export function errorNotice(e) {
   const api = typeof e.where === 'function';
-  return h('div', { class: 'notice error' }, e.message,
+  return h('div', { class: 'notice error' }, e.headline ? h('strong', { class: 'err-headline', text: e.headline }) : null, e.message,
     api && (e.where() || e.code) ? h('span', { class: 'err-where', text: [e.code, e.where()].filter(Boolean).join(' · ') }) : null);
 }
 
