@@ -266,6 +266,53 @@ describe('the page as a newcomer meets it', () => {
     assert.deepEqual(errors, [], 'no script error, no CSP violation');
   });
 
+  test('the cost panel: Bind suggests the model\'s dim names and says when a name is not one; COST stands apart from the Parameters', async () => {
+    const llm = await uploadNamed(MODELS.llm.file, 'llm_genai32.onnx');
+    const { c, p, errors } = await freshPage();
+    try {
+      await p.goto(`${base}/#/models/${llm}`);
+      await graphShown(p, null, llm);
+      await p.waitForSelector('#model-body .cost-summary dl');
+      await p.waitForFunction(() => document.querySelector('#model-body .cost-dims').placeholder === 'batch_size:1,sequence_length:128');
+      assert.equal(await p.$eval('#model-body .cost-summary > h3', (e) => getComputedStyle(e).marginTop), '18px');
+      assert.match(await p.textContent('#model-body .cost-summary'), /bookkeeping \(shape arithmetic and masks: no cost\)/);
+      // a symbolic figure breaks after a "·", never inside a dim's name: each line of the
+      // MACs row ends at a "·" or " + " (or is the last)
+      const lines = await p.$eval('#model-body .cost-summary dd', (dd) => {
+        const r = document.createRange();
+        const out = [];
+        let top = null, line = '';
+        for (const t of [...dd.childNodes].filter((n) => n.nodeType === 3)) {
+          for (let i = 0; i < t.length; i++) {
+            r.setStart(t, i); r.setEnd(t, i + 1);
+            const y = Math.round(r.getClientRects()[0]?.top ?? top);
+            if (top !== null && y > top + 2) { out.push(line); line = ''; }
+            top = y;
+            line += t.data[i];
+          }
+        }
+        out.push(line);
+        return out;
+      });
+      assert.ok(lines.length > 1 && lines.slice(0, -1).every((l) => /(·|\+ ?|\s)$/.test(l)), `the MACs row's lines: ${JSON.stringify(lines)}`);
+      await p.fill('#model-body .cost-dims', 'batch:1');
+      await p.click('#model-body .cost-form button');
+      await p.waitForSelector('#cost-dims-unknown');
+      assert.equal(await p.textContent('#cost-dims-unknown'),
+        'batch: not a dim of this model (nothing bound). Its dims: batch_size, sequence_length, total_sequence_length, past_sequence_length.');
+      await shot(p, 'bind-unknown-dim');
+      // a shared link with a good binding flags nothing
+      await p.goto(`${base}/#/models/${llm}?dims=batch_size:2`);
+      await p.reload();
+      await graphShown(p, null, llm);
+      await p.waitForSelector('#model-body .cost-summary dl');
+      assert.equal(await p.$('#cost-dims-unknown'), null);
+    } finally {
+      await c.close();
+    }
+    assert.deepEqual(errors, [], 'no script error, no CSP violation');
+  });
+
   test('heat: the scale on screen inside the view (not under the drawing); the hottest list keeps the ends of names', async () => {
     const { c, p, errors } = await freshPage();
     try {
