@@ -169,6 +169,14 @@ describe('the page as a newcomer meets it', () => {
       // a comparison's title names both files
       await p.goto(`${base}/#/diff/${fp16}/${sq}`);
       await p.waitForFunction(() => document.getElementById('crumb-name').textContent === 'fp16.onnx → squeezenet1_1.onnx', null, { timeout: 60000 });
+      // it opens with a change selected: the one whose box is in view, its details shown
+      await p.waitForSelector('#model-body button.change[aria-current="true"]');
+      assert.ok(await p.isVisible('#side-panel'), 'the selected change\'s details');
+      assert.ok(await p.$('#canvas svg g.node.selected[data-mark]'), 'its box is selected');
+      assert.doesNotMatch(p.url(), /change=/, 'the URL is as shared');
+      await shot(p, 'diff-opened');
+      await p.keyboard.press('Escape');
+      await p.waitForSelector('#side-panel', { state: 'hidden' });
     } finally {
       await c.close();
     }
