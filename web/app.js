@@ -533,7 +533,7 @@ async function syncSelection(r, seq) {
   cur.keptView = false;
   if (key === cur.panelKey) { syncUnfoldButton(r); return; }
   cur.panelKey = key;
-  if (r.tensor) await showTensor(r, seq);
+  if (r.tensor) await showTensor(r);
   else if (r.node) await showNode(r, seq);
   else if (r.value) await showValue(r, seq);
   else closeSide();
@@ -593,7 +593,7 @@ function closeSide() {
 const panelCtx = () => ({
   nameOf,
   onNode: (id) => goToNode({ node: id }),
-  onTensor: (ref, _label, { dequantize = false } = {}) => navigate({ tensor: ref, dequantize }),
+  onTensor: (ref, _label, { dequantize = null } = {}) => navigate({ tensor: ref, dequantize }),
   onScope: (scope) => showScope(scope),
 });
 
@@ -632,12 +632,16 @@ async function showValue(r, seq) {
 const tensorUrl = (id, ref, q) => `${modelUrl(id)}/tensors/${encodeURIComponent(ref)}?${q}`;
 
 // The tensor preview of `ref` of model `id` into `box` (the side panel, or the main area
-// for a tensor upload); with `dq`, its dequantized values (docs/quant.md).
+// for a tensor upload); with `dq`, its dequantized values (docs/quant.md); dq null: those
+// of a quantized tensor (an int4 weight's packed bytes drew a meaningless sawtooth by
+// default, issue 39), the stored values of any other (asked first without values).
 async function renderTensor(box, id, ref, isCurrent, dq = false) {
   clear(box).append(h('p', { class: 'empty', text: 'Reading the values…' }));
   announce('Reading the tensor values…');
-  const d = dq ? '&dequantize=1' : '';
   try {
+    if (dq === null) dq = !!(await getJSON(tensorUrl(id, ref, 'values=0&stats=0'))).quantized_by;
+    if (!isCurrent()) return null;
+    const d = dq ? '&dequantize=1' : '';
     const t = await getJSON(tensorUrl(id, ref, `values=256&bins=48${d}`));
     if (!isCurrent()) return null;
     const safe = (t.name || 'tensor').replace(/[^\w.-]+/g, '_').slice(0, 80) + (dq ? '_dequantized' : '');
@@ -672,10 +676,15 @@ async function renderTensor(box, id, ref, isCurrent, dq = false) {
   }
 }
 
-async function showTensor(r, seq) {
+async function showTensor(r) {
   openSide('Tensor', { back: !!(r.node || r.value) });
-  const t = await renderTensor(sideBody, r.id, r.tensor, () => seq === applySeq, r.dequantize);
-  if (t && seq === applySeq) $('side-title').textContent = `Tensor ${t.name || r.tensor}`;
+  // current while the panel is still this one's: a later apply of the same route (a URL
+  // spelled another way, e.g. tensor=%40i3, fires hashchange and popstate) leaves the
+  // panel to this rendering (syncSelection's key), so a newer seq alone must not drop it
+  const key = cur.panelKey;
+  const mine = () => cur.panelKey === key && cur.id === r.id;
+  const t = await renderTensor(sideBody, r.id, r.tensor, mine, r.dequantize);
+  if (t && mine()) $('side-title').textContent = `Tensor ${t.name || r.tensor}`;
 }
 
 // Subgraph scope from a GRAPH attribute: expand subgraphs and show its cluster.

@@ -321,6 +321,36 @@ describe('the page as a newcomer meets it', () => {
     assert.deepEqual(errors, [], 'no script error, no CSP violation');
   });
 
+  test('a 4-bit weight previews dequantized by default; its stored bytes one click away', async () => {
+    const llm = await uploadNamed(MODELS.llm.file, 'llm_genai32.onnx');
+    const hit = (await (await fetch(`${base}/models/${llm}/search?q=lm_head/MatMulNBits`)).json()).hits[0];
+    const node = await (await fetch(`${base}/models/${llm}/nodes/${hit.node}`)).json();
+    const b = node.inputs.find((i) => i.port === 'B').initializer.ref;
+    const { c, p, errors } = await freshPage();
+    try {
+      await p.goto(`${base}/#/models/${llm}?node=${hit.node}`);
+      await graphShown(p, null, llm);
+      await p.click(`#side-body button[data-ref="${b}"]`);
+      await p.waitForSelector('#side-body svg.histogram');
+      assert.match(await p.textContent('#side-body .op-badge'), /f32 dequantized/);
+      assert.match(await p.$eval('#side-body svg.histogram', (e) => e.textContent), /dequantized values/);
+      assert.doesNotMatch(p.url(), /dequantize=/, 'the default is not written in the URL');
+      await shot(p, 'int4-dequantized');
+      await p.click('#side-body button[data-action="raw"]');
+      await p.waitForURL(/dequantize=0/);
+      await p.waitForFunction(() => /u8/.test(document.querySelector('#side-body .op-badge')?.textContent || ''));
+      // a float weight is shown as it is stored (the URL spelled as a person may paste it:
+      // %40 for @, which fires hashchange and popstate)
+      const scales = node.inputs.find((i) => i.port === 'scales').initializer.ref;
+      await p.goto(`${base}/#/models/${llm}?node=${hit.node}&tensor=${encodeURIComponent(scales)}`);
+      await p.waitForFunction(() => /f32/.test(document.querySelector('#side-body .op-badge')?.textContent || '') && document.querySelector('#side-body svg.histogram'));
+      assert.doesNotMatch(await p.textContent('#side-body .op-badge'), /dequantized/);
+    } finally {
+      await c.close();
+    }
+    assert.deepEqual(errors, [], 'no script error, no CSP violation');
+  });
+
   test('heat: the scale on screen inside the view (not under the drawing); the hottest list keeps the ends of names', async () => {
     const { c, p, errors } = await freshPage();
     try {
