@@ -142,6 +142,7 @@ async function showDiff(r) {
   for (const id of ['search-box', 'download-wrap']) $(id).hidden = true;
   if (cur.id !== null || cur.tensorShown) { cur.id = null; cur.summary = null; cur.svg = null; cur.svgKey = null; closeSide(); }
   cur.tensorShown = null;
+  showHottest($('graph-area'), null); // a model's heat list and scale are not the diff's
   $('model-panel-title').textContent = 'Changes';
   $('toggle-model').textContent = 'Changes';
   syncOptionsForm();

@@ -377,6 +377,11 @@ describe('the page as a newcomer meets it', () => {
       }));
       assert.equal(colours.row, colours.hot);
       await shot(p, 'heat-legend');
+      // a comparison opened from there shows neither the model's scale nor its list
+      await p.goto(`${base}/#/diff/${fp16}/${sq}`);
+      await p.waitForSelector('#model-body button.change[aria-current="true"]', { timeout: 60000 });
+      assert.equal(await p.isVisible('#heat-legend'), false);
+      assert.equal(await p.isVisible('#heat-panel'), false);
     } finally {
       await c.close();
     }
