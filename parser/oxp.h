@@ -72,6 +72,22 @@ const char *oxp_code_name(oxp_code code);
 /* Format "message at byte N in PATH" into buf (always NUL-terminated). Returns buf. */
 char *oxp_error_format(const oxp_error *err, char *buf, size_t size);
 
+/* The failure in a person's words, for the first line of what a person reads (the exact
+ * message goes below it): what the file is when its first bytes say so ("this is not an
+ * ONNX model: it looks like text", "... it is a PNG image"), an empty file, a file that
+ * ends early with how long it is and how long it would be at least ("the file ends early:
+ * 1,000 of at least 102,057,644 bytes — was the download or copy cut short?"), else the
+ * kind of failure.  head: the input's first len bytes (NULL when unknown; 16 KiB tell
+ * every case above), size: its whole size (UINT64_MAX when unknown).  Never speaks of the
+ * encoding (tags, wire types, fields).  Writes "" when it has nothing to add (OXP_OK,
+ * the codes of tensor values and checks, whose message says it); always NUL-terminated;
+ * returns buf.  headline.c. */
+char *oxp_error_headline(const oxp_error *err, const uint8_t *head, size_t len,
+                         uint64_t size, char *buf, size_t bufsize);
+/* The same for the file at path (its first 16 KiB and its size are read). */
+char *oxp_error_headline_file(const oxp_error *err, const char *path, char *buf,
+                              size_t bufsize);
+
 /* ---------------------------------------------------------------------------------------
  * Counts taken from a model (parameters, bytes, elements) are summed and multiplied with
  * these: a total past 2^64-1 stays UINT64_MAX ("more than can be counted") instead of

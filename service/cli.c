@@ -23,9 +23,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A model that cannot be read: first what a person can act on (oxp_error_headline:
+ * "this is not an ONNX model: it looks like text"), then the code and exact message. */
 static int model_error(const char *path, const oxp_error *e)
 {
-	char buf[700];
+	char buf[700], head[512];
+	oxp_error_headline_file(e, path, head, sizeof(head));
+	if (head[0] != '\0')
+		fprintf(stderr, "onnxviz: %s: %s\n", path, head);
 	fprintf(stderr, "onnxviz: %s: %s: %s\n", path, oxp_code_name(e->code),
 	        oxp_error_format(e, buf, sizeof(buf)));
 	return 1;

@@ -644,17 +644,26 @@ static unsigned parse_status(oxp_code c)
 }
 
 /* Reply with a parser error: code, message, offset, path (and which part of a diff
- * upload, when part is not NULL). */
-static void reply_parse_error(oxs_req *r, const oxp_error *e, const char *part)
+ * upload, when part is not NULL); "headline", the failure in a person's words
+ * (oxp_error_headline of the spooled file: read it before the spool goes), when there is
+ * one. */
+static void reply_parse_error(oxs_req *r, const oxp_error *e, const char *part,
+                              const char *headline)
 {
-	oxr_buf path;
-	oxr_buf_init(&path, 1024);
+	oxr_buf path, head;
+	oxr_buf_init(&path, 2048);
+	oxr_buf_init(&head, 4096);
 	oxr_json_string(&path, e->path, strlen(e->path));
-	char extra[1100];
-	snprintf(extra, sizeof(extra), ",\"offset\":%" PRIu64 ",\"path\":%s%s%s%s", e->offset,
-	         path.failed ? "\"\"" : path.data, part ? ",\"part\":\"" : "", part ? part : "",
+	if (headline != NULL && headline[0] != '\0')
+		oxr_json_string(&head, headline, strlen(headline));
+	bool has_head = head.len > 0 && !head.failed;
+	char extra[6400];
+	snprintf(extra, sizeof(extra), ",\"offset\":%" PRIu64 ",\"path\":%s%s%s%s%s%s", e->offset,
+	         path.failed ? "\"\"" : path.data, has_head ? ",\"headline\":" : "",
+	         has_head ? head.data : "", part ? ",\"part\":\"" : "", part ? part : "",
 	         part ? "\"" : "");
 	oxr_buf_free(&path);
+	oxr_buf_free(&head);
 	oxs_reply_error(r, parse_status(e->code), oxp_code_name(e->code), extra, "%s%s%s",
 	                part ? part : "", part ? ": " : "", e->message);
 }
@@ -760,10 +769,12 @@ static bool keep_stored(oxs_req *r, oxs_upload *u, const char *id, oxs_loaded *l
 	oxp_error pe;
 	memset(&pe, 0, sizeof(pe));
 	if (s == OXST_OK && oxs_load(l, u->path, r->srv->cfg.model_memory, &pe) != OXP_OK) {
+		char headline[512];
+		oxp_error_headline_file(&pe, u->path, headline, sizeof(headline));
 		if (u->stored_new)
 			(void)st->ops->delete_model(st, id);
 		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
-		reply_parse_error(r, &pe, NULL);
+		reply_parse_error(r, &pe, NULL, headline);
 		return false;
 	}
 	oxst_model_meta meta;
@@ -806,9 +817,11 @@ static bool keep_model(oxs_req *r, oxs_upload *u, const char *id, const char *pa
 	oxp_error pe;
 	memset(&pe, 0, sizeof(pe));
 	if (oxs_load(l, u->path, r->srv->cfg.model_memory, &pe) != OXP_OK) {
+		char headline[512];
+		oxp_error_headline_file(&pe, u->path, headline, sizeof(headline));
 		drop_spool(u);
 		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
-		reply_parse_error(r, &pe, part);
+		reply_parse_error(r, &pe, part, headline);
 		return false;
 	}
 	/* data files, then meta, then the model: a stored model has all it needs */

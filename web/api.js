@@ -13,7 +13,9 @@ function authHeaders() {
   return t ? { Authorization: `Bearer ${t}` } : {};
 }
 
-// An error answer of the service: {error: {code, message, status, offset?, path?}}.
+// An error answer of the service: {error: {code, message, status, offset?, path?,
+// headline?}}; headline: a model refused, in a person's words (parser/headline.c), shown
+// first with the exact message below it.
 export class ApiError extends Error {
   constructor(status, body, retryAfter) {
     const e = (body && body.error) || {};
@@ -22,6 +24,7 @@ export class ApiError extends Error {
     this.code = e.code || (status ? `http_${status}` : 'network');
     this.offset = typeof e.offset === 'number' ? e.offset : null;
     this.path = typeof e.path === 'string' && e.path !== '' ? e.path : null;
+    this.headline = typeof e.headline === 'string' ? e.headline : '';
     this.retryAfter = retryAfter;
   }
   // "truncated message at byte 1234 in graph.node[12]" style detail, or ''.

@@ -14,6 +14,8 @@ import { DiffView } from './diff.js';
 import { structures } from './first.js';
 import { initHome } from './home.js';
 import { initKeys } from './keys.js';
+import { names } from './names.js';
+import { initNodeKeys } from './nodekeys.js';
 import { buildHash, DEFAULTS, DIMS, NODE_ID, parseHash, renderQuery } from './route.js';
 import { initSearch } from './search.js';
 import { initUpload } from './upload.js';
@@ -58,16 +60,6 @@ const cur = {
 let focusAfterLoad = null; // {group: path} | {cluster: path}
 let switchView = null;     // {id, x, y, k}: the view to keep when the page moves to model id
 let applySeq = 0;
-
-const names = {
-  get() { try { return JSON.parse(localStorage.getItem('onnxviz.names') || '{}'); } catch { return {}; } },
-  set(id, name) {
-    try {
-      const m = this.get(); m[id] = name;
-      localStorage.setItem('onnxviz.names', JSON.stringify(m));
-    } catch { /* storage off */ }
-  },
-};
 
 function modelTitle(id, summary) {
   const n = names.get()[id];
@@ -150,6 +142,7 @@ async function showDiff(r) {
   for (const id of ['search-box', 'download-wrap']) $(id).hidden = true;
   if (cur.id !== null || cur.tensorShown) { cur.id = null; cur.summary = null; cur.svg = null; cur.svgKey = null; closeSide(); }
   cur.tensorShown = null;
+  showHottest($('graph-area'), null); // a model's heat list and scale are not the diff's
   $('model-panel-title').textContent = 'Changes';
   $('toggle-model').textContent = 'Changes';
   syncOptionsForm();
@@ -172,7 +165,9 @@ async function openModel(id) {
   closeSide();
   search.reset();
   try {
-    const s = await getJSON(modelUrl(id));
+    // the file's name (the server's when this browser did not upload it) with the
+    // summary: the header, the File row and the download names use it
+    const [s] = await Promise.all([getJSON(modelUrl(id)), names.lookup(id)]);
     if (cur.id !== id) return;
     cur.summary = s;
     const title = modelTitle(id, s);
@@ -308,7 +303,9 @@ async function loadGraph(r, key, seq) {
   canvas.dataset.model = r.id; // what is drawn (tests and debugging read these)
   canvas.dataset.key = key;
   svg.setAttribute('focusable', 'false');
-  svg.setAttribute('aria-hidden', 'true'); // the graph is explored with search and the panel
+  // one box at a time is in the Tab order (nodekeys.js); the rest is a picture
+  svg.setAttribute('role', 'group');
+  svg.setAttribute('aria-label', 'The drawing: Tab reaches a box, the arrows move along the edges, Enter opens it');
   cur.svg = svg;
   cur.svgKey = key;
   cur.selected = null;
@@ -319,6 +316,7 @@ async function loadGraph(r, key, seq) {
   pz.setContent(w, hgt);
   markCollapsible();
   addRunButtons();
+  nodeKeys.attach(svg, r.node);
   const boxes = svg.getAttribute('data-boxes');
   const nodes = svg.querySelectorAll('g.node').length;
   $('graph-info').textContent = `${fmtInt(boxes ? +boxes : nodes)} boxes${svg.getAttribute('data-group-depth') && svg.getAttribute('data-group-depth') !== '0' ? ` · grouped by scope (depth ${svg.getAttribute('data-group-depth')})` : ''}`;
@@ -494,6 +492,7 @@ function highlightNode(el) {
   clearHighlights('incident');
   if (!el) return;
   el.classList.add('selected');
+  nodeKeys.follow(el);
   const id = el.id;
   if (!id) return;
   for (const e of cur.svg.querySelectorAll(`g.edge[data-from="${CSS.escape(id)}"], g.edge[data-to="${CSS.escape(id)}"]`)) e.classList.add('incident');
@@ -535,7 +534,7 @@ async function syncSelection(r, seq) {
   cur.keptView = false;
   if (key === cur.panelKey) { syncUnfoldButton(r); return; }
   cur.panelKey = key;
-  if (r.tensor) await showTensor(r, seq);
+  if (r.tensor) await showTensor(r);
   else if (r.node) await showNode(r, seq);
   else if (r.value) await showValue(r, seq);
   else closeSide();
@@ -595,7 +594,7 @@ function closeSide() {
 const panelCtx = () => ({
   nameOf,
   onNode: (id) => goToNode({ node: id }),
-  onTensor: (ref, _label, { dequantize = false } = {}) => navigate({ tensor: ref, dequantize }),
+  onTensor: (ref, _label, { dequantize = null } = {}) => navigate({ tensor: ref, dequantize }),
   onScope: (scope) => showScope(scope),
 });
 
@@ -634,12 +633,16 @@ async function showValue(r, seq) {
 const tensorUrl = (id, ref, q) => `${modelUrl(id)}/tensors/${encodeURIComponent(ref)}?${q}`;
 
 // The tensor preview of `ref` of model `id` into `box` (the side panel, or the main area
-// for a tensor upload); with `dq`, its dequantized values (docs/quant.md).
+// for a tensor upload); with `dq`, its dequantized values (docs/quant.md); dq null: those
+// of a quantized tensor (an int4 weight's packed bytes drew a meaningless sawtooth by
+// default, issue 39), the stored values of any other (asked first without values).
 async function renderTensor(box, id, ref, isCurrent, dq = false) {
   clear(box).append(h('p', { class: 'empty', text: 'Reading the values…' }));
   announce('Reading the tensor values…');
-  const d = dq ? '&dequantize=1' : '';
   try {
+    if (dq === null) dq = !!(await getJSON(tensorUrl(id, ref, 'values=0&stats=0'))).quantized_by;
+    if (!isCurrent()) return null;
+    const d = dq ? '&dequantize=1' : '';
     const t = await getJSON(tensorUrl(id, ref, `values=256&bins=48${d}`));
     if (!isCurrent()) return null;
     const safe = (t.name || 'tensor').replace(/[^\w.-]+/g, '_').slice(0, 80) + (dq ? '_dequantized' : '');
@@ -674,10 +677,15 @@ async function renderTensor(box, id, ref, isCurrent, dq = false) {
   }
 }
 
-async function showTensor(r, seq) {
+async function showTensor(r) {
   openSide('Tensor', { back: !!(r.node || r.value) });
-  const t = await renderTensor(sideBody, r.id, r.tensor, () => seq === applySeq, r.dequantize);
-  if (t && seq === applySeq) $('side-title').textContent = `Tensor ${t.name || r.tensor}`;
+  // current while the panel is still this one's: a later apply of the same route (a URL
+  // spelled another way, e.g. tensor=%40i3, fires hashchange and popstate) leaves the
+  // panel to this rendering (syncSelection's key), so a newer seq alone must not drop it
+  const key = cur.panelKey;
+  const mine = () => cur.panelKey === key && cur.id === r.id;
+  const t = await renderTensor(sideBody, r.id, r.tensor, mine, r.dequantize);
+  if (t && mine()) $('side-title').textContent = `Tensor ${t.name || r.tensor}`;
 }
 
 // Subgraph scope from a GRAPH attribute: expand subgraphs and show its cluster.
@@ -786,14 +794,26 @@ viewport.addEventListener('click', (e) => {
     if (target && (t.localName === 'text' || t.localName === 'rect')) collapseGroup(target);
     return;
   }
+  activateBox(g, e.shiftKey);
+});
+
+// What a click on a box does (also Enter on a focused box, nodekeys.js): a group opens
+// (shift: every instance of a run), a stub jumps to its peer, a node or value is selected.
+function activateBox(g, shift = false) {
   const kind = g.getAttribute('data-kind');
-  if (kind === 'group' && e.shiftKey && g.hasAttribute('data-open-all')) { openAll(g); return; }
+  if (kind === 'group' && shift && g.hasAttribute('data-open-all')) { openAll(g); return; }
   if (kind === 'group') { expandGroup(groupOf(g)); return; }
   if (kind === 'stub-in' || kind === 'stub-out') { jumpFromStub(g); return; }
   const node = g.getAttribute('data-node');
   if (node) { navigate({ node, value: null, tensor: null }); return; }
   const value = g.getAttribute('data-value');
   if (value) navigate({ node: null, value, tensor: null });
+}
+
+const nodeKeys = initNodeKeys({
+  canvas, viewport, lr: () => route.opts.rankdir === 'LR',
+  reveal: (g) => { if (!inView(g)) pz.reveal(g, { minK: Math.max(pz.k, READABLE) }); },
+  activate: (g) => { if (!route.diff && cur.svg) activateBox(g); },
 });
 
 // The view moves by its transform only: undo any scrolling of the clipped viewport (a
@@ -1050,12 +1070,18 @@ const diffView = new DiffView({
   pz, canvas, viewport, minimap, announce, showGraphState, hideGraphState, flash, openSide, closeSide, names,
   listBody: $('model-body'),
   info: $('graph-info'),
-  setTitle: (a, b) => {
+  setTitle: async (a, b) => {
     const t = (id) => names.get()[id] || shortId(id);
-    $('crumb').hidden = false;
-    $('crumb-name').textContent = `${t(a)} → ${t(b)}`;
-    $('crumb-meta').textContent = 'what changed from A to B';
-    document.title = `${t(a)} → ${t(b)} — onnxviz`;
+    const show = () => {
+      $('crumb').hidden = false;
+      $('crumb-name').textContent = `${t(a)} → ${t(b)}`;
+      $('crumb-meta').textContent = 'what changed from A to B';
+      document.title = `${t(a)} → ${t(b)} — onnxviz`;
+    };
+    show();
+    // the server's names of models this browser did not upload (a shared link)
+    await Promise.all([names.lookup(a), names.lookup(b)]);
+    if (route.diff && route.diff.a === a && route.diff.b === b) show();
   },
   navigateChange: (i) => navigate({ change: i }),
   renderQuery: (r) => renderQuery(r),

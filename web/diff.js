@@ -100,12 +100,26 @@ export class DiffView {
     const query = this.d.renderQuery(r);
     const key = `${a}|${b}|${query}`;
     const seq = ++this.seq;
+    let change = r.change;
     if (key !== this.key) {
       this.key = null;
       if (!(await this.load(a, b, query, seq))) return;
       this.key = key;
+      // a comparison opens with a change selected (issue 39): the one whose box the view
+      // opens at, its details in the panel; the URL stays as it was (Escape closes it)
+      if (change === null || change === undefined) {
+        const i = this.openedAt();
+        if (i !== null) { this.select(i, { move: false }); return; }
+      }
     }
-    this.select(r.change, { move: true });
+    this.select(change, { move: true });
+  }
+
+  // The change whose box the new view opens at (the first marked box), or null.
+  openedAt() {
+    const first = this.svg && this.svg.querySelector('g.node[data-mark]');
+    const i = first ? this.items.findIndex((it) => this.boxOf(it) === first) : -1;
+    return i >= 0 ? i : null;
   }
 
   async load(a, b, query, seq) {

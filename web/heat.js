@@ -123,11 +123,64 @@ export function heatPatch(name, value) {
   return { [name]: value };
 }
 
+// A long name cut in its middle (`/layer1/lay…/conv2/Conv`): the end of a node's name
+// is what tells rows apart (`/layer1/layer1.0/…` was every row's, cut at the end).
+export function midCut(s, max = 30) {
+  if (s.length <= max) return s;
+  const head = Math.ceil((max - 1) * 0.35);
+  return `${s.slice(0, head)}…${s.slice(s.length - (max - 1 - head))}`;
+}
+
+// A colour swatch (the page's CSP takes no style attributes: the colour goes through the
+// CSSOM).
+function swatch(fill, cls = '') {
+  const e = h('span', { class: `hl-swatch${cls}`, 'aria-hidden': 'true' });
+  if (fill) e.style.backgroundColor = fill;
+  return e;
+}
+
+// The colour scale on screen, beside the view (issue 39: the drawing's own legend is under
+// the drawing, thousands of pixels down on a full-detail view): the SVG legend's swatches
+// from the coolest to the hottest, with its end values, "no data", and words that say
+// which end is hot (the ramp runs pale to dark: darker is hotter).
+function heatLegend(area, svg) {
+  let el = area.querySelector('#heat-legend');
+  const lg = svg && svg.querySelector('#legend.heat-legend');
+  if (!lg) {
+    if (el) el.hidden = true;
+    return;
+  }
+  if (!el) {
+    el = h('div', { class: 'heat-legend-bar', id: 'heat-legend', role: 'note', 'aria-label': 'Heat colour scale' });
+    area.append(el);
+  }
+  el.hidden = false;
+  // the swatches and their labels in drawing order; "no data" (stroked) and the captions
+  // follow the last swatch
+  const parts = [];
+  for (const c of lg.children) {
+    if (c.localName === 'rect' && !c.hasAttribute('stroke')) parts.push({ fill: c.getAttribute('fill') });
+    else if (c.localName === 'rect') break;
+    else if (c.localName === 'text') parts.push({ text: c.textContent });
+  }
+  const texts = [...lg.querySelectorAll('text')].map((t) => t.textContent);
+  const caption = texts.slice(texts.indexOf('no data') + 1);
+  clear(el).append(
+    h('span', { class: 'hl-end', text: 'cooler' }),
+    h('span', { class: 'hl-scale' }, parts.map((p) => (p.fill
+      ? swatch(p.fill)
+      : h('span', { class: 'hl-label', text: p.text })))),
+    h('span', { class: 'hl-end hl-hot', text: 'hotter (darker) →' }),
+    h('span', { class: 'hl-nodata' }, swatch('', ' hl-empty'), 'no data'),
+    h('span', { class: 'hl-caption', text: caption[0] || '' }));
+}
+
 // The "Hottest nodes" list over the graph area for the SVG shown; none without heat.
 // table: for a loaded overlay, a promise of its table (GET /models/{id}/overlays/{oid}):
 // its coverage and the entries that matched no node are added when it answers.
 export function showHottest(area, svg, onSelect, table) {
   let panel = area.querySelector('#heat-panel');
+  heatLegend(area, svg);
   const boxes = svg ? [...svg.querySelectorAll('g.node[data-heat]')] : [];
   if (!boxes.length) {
     if (panel) panel.hidden = true;
@@ -144,6 +197,7 @@ export function showHottest(area, svg, onSelect, table) {
     title: (g.querySelector('title') || {}).textContent || g.id,
     text: (g.querySelector('text.heat-value') || {}).textContent || '',
     group: g.hasAttribute('data-group'),
+    fill: (g.querySelector('title + *') || { getAttribute: () => '' }).getAttribute('fill') || '',
   })).filter((r) => Number.isFinite(r.value)).sort((a, b) => b.value - a.value).slice(0, 20);
   const caption = [...svg.querySelectorAll('#legend text')].map((t) => t.textContent).slice(-2).join(' · ');
   clear(panel).append(
@@ -154,7 +208,8 @@ export function showHottest(area, svg, onSelect, table) {
       h('button', {
         type: 'button', class: 'heat-row', title: r.title, disabled: r.group,
         onclick: () => onSelect(r.id),
-      }, h('span', { class: 'heat-name', text: r.title }), h('span', { class: 'heat-val', text: r.text }))))));
+      }, swatch(r.fill),
+      h('span', { class: 'heat-name', text: midCut(r.title) }), h('span', { class: 'heat-val', text: r.text }))))));
   if (table) {
     const mine = {};
     panel.dataset.table = 'pending';

@@ -3,6 +3,7 @@
 // then B) or drop two files, which go up first.
 
 import { getJSON, listModels, modelUrl, upload } from './api.js';
+import { fileProblem } from './filecheck.js';
 import { h, clear, errorNotice, fmtBytes, fmtDate, fmtInt, shortId } from './util.js';
 
 const $ = (id) => document.getElementById(id);
@@ -46,6 +47,10 @@ function compareSection({ onCompare, onError, announce, names, list }) {
   const files = async (list) => {
     const ms = [...list].filter((f) => /\.onnx$/i.test(f.name));
     if (ms.length !== 2) { status.textContent = `Two .onnx files are needed (got ${ms.length}).`; return; }
+    for (const f of ms) {
+      const problem = await fileProblem(f);
+      if (problem) { status.textContent = `${f.name}: ${problem}. Nothing was sent.`; announce(status.textContent); return; }
+    }
     const ids = [];
     for (const [i, f] of ms.entries()) {
       status.textContent = `Uploading ${i === 0 ? 'A' : 'B'}: ${f.name}…`;
@@ -54,7 +59,7 @@ function compareSection({ onCompare, onError, announce, names, list }) {
         const res = await upload(f).promise;
         names.set(res.body.id, f.name);
         ids.push(res.body.id);
-      } catch (e) { status.textContent = `${f.name}: ${e.message}`; onError(e); return; }
+      } catch (e) { status.textContent = `${f.name}: ${e.headline || e.message}`; onError(e); return; }
     }
     onCompare(ids[0], ids[1]);
   };

@@ -1,6 +1,7 @@
-// keys.js — the page's keyboard shortcuts: "/" searches, Escape closes what is open (the
-// menus, the search list, a finished upload's card, then the side panel), + = - 0 zoom
-// the drawing when nothing else has the focus.
+// keys.js — the page's keyboard shortcuts: "?" lists them (the #shortcuts dialog), "/"
+// searches, Escape closes what is open (the menus, the search list, a finished upload's
+// card, then the side panel), + = - 0 zoom the drawing when nothing else has the focus.
+// The boxes of the drawing have their own keys (nodekeys.js).
 
 const $ = (id) => document.getElementById(id);
 
@@ -10,7 +11,12 @@ const $ = (id) => document.getElementById(id);
 export function initKeys({ search, menusOpen, closeMenus, uploadCardOpen, closeUploadCard, sideOpen, closeSide, zoomable, viewport }) {
   document.addEventListener('keydown', (e) => {
     const typing = e.target.closest && e.target.closest('input, textarea, select, [contenteditable]');
-    if (e.key === '/' && !typing && !$('search-box').hidden) {
+    const sheet = $('shortcuts');
+    if (sheet.open) return; // a modal dialog: Escape closes it (the browser's own)
+    if (e.key === '?' && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      e.preventDefault();
+      sheet.showModal();
+    } else if (e.key === '/' && !typing && !$('search-box').hidden) {
       e.preventDefault();
       search.focus();
     } else if (e.key === 'Escape') {

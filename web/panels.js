@@ -151,8 +151,17 @@ function costSection(loadCost, { dims = '', onBindDims } = {}) {
   const body = h('div', null, h('p', { class: 'empty', text: 'Counting…' }));
   const input = h('input', { type: 'text', class: 'cost-dims', placeholder: 'batch:1,sequence_length:128', 'aria-label': 'Bind dims' });
   input.value = dims;
+  // the model's own dim names (issue 39): the placeholder suggests them, and a name the
+  // model does not have is said, not silently ignored
+  // (the unbound figure's symbols: asked once, with the first figure when nothing is bound)
+  let unbound = null;
   const show = (dims) => {
-    loadCost(dims).then((c) => {
+    const cost = loadCost(dims);
+    if (!unbound) unbound = (dims ? loadCost('') : cost).then((c) => c.symbols || [], () => []);
+    Promise.all([cost, unbound]).then(([c, modelDims]) => {
+      const bound = Object.keys(c.dims || {});
+      if (modelDims.length) input.placeholder = modelDims.slice(0, 2).map((n, i) => `${n}:${i ? 128 : 1}`).join(',');
+      const unknown = bound.filter((n) => !modelDims.includes(n));
       const t = c.total || {};
       const par = t.params || {};
       const nodes = t.nodes || {};
@@ -162,7 +171,7 @@ function costSection(loadCost, { dims = '', onBindDims } = {}) {
         ['FLOPs', `${fmtFigure(t.flops)} (2 × MACs + other ops)`],
         ['Weights', par.weights !== undefined ? `${fmtInt(par.weights)} · ${fmtBytes(par.bytes)}${par.scale_bytes ? ` (scales and zero points ${fmtBytes(par.scale_bytes)})` : ''}` : undefined],
         ['Activations', `${figBytes(t.read_bytes)} read · ${figBytes(t.written_bytes)} written`],
-        ['Nodes', `${fmtInt(nodes.counted)} counted · ${fmtInt(nodes.bookkeeping)} bookkeeping (0)${nodes.uncounted ? ` · ${fmtInt(nodes.uncounted)} uncounted` : ''}${nodes.unknown ? ` · ${fmtInt(nodes.unknown)} unknown shapes` : ''}`],
+        ['Nodes', `${fmtInt(nodes.counted)} counted · ${fmtInt(nodes.bookkeeping)} bookkeeping (shape arithmetic and masks: no cost)${nodes.uncounted ? ` · ${fmtInt(nodes.uncounted)} uncounted` : ''}${nodes.unknown ? ` · ${fmtInt(nodes.unknown)} unknown shapes` : ''}`],
       ];
       if (c.symbols && c.symbols.length) rows.push(['Dims', c.symbols.join(', ')]);
       const top = (c.types || []).filter((ty) => ty.kind === 'counted' && ty.macs !== 0).slice(0, 10);
@@ -176,6 +185,9 @@ function costSection(loadCost, { dims = '', onBindDims } = {}) {
           text: b.n > 1 ? `${b.path} ×${b.n}: ${fmtFigure(b.each)} MACs each` : `${b.path}: ${fmtFigure(b.each)} MACs`,
         }))) : null,
         unc.length ? h('p', { class: 'notice warn', text: `Uncounted: ${unc.map((u) => `${u.domain ? `${u.domain}.` : ''}${u.op} ×${u.count}`).join(', ')}` }) : null].filter(Boolean));
+      if (unknown.length) {
+        body.prepend(h('p', { class: 'notice warn', id: 'cost-dims-unknown', text: `${unknown.join(', ')}: not ${unknown.length === 1 ? 'a dim' : 'dims'} of this model (nothing bound). ${modelDims.length ? `Its dims: ${modelDims.join(', ')}.` : 'It has no named dims.'}` }));
+      }
     }).catch((e) => {
       clear(body).append(h('p', { class: 'notice warn', text: `Cost: ${e.message}` }));
     });
@@ -510,7 +522,7 @@ export function tensorPanel(t, { label, onMore, npyUrl, onDequantize, onNode } =
       ['Ref', t.tensor && t.tensor !== '_' ? h('span', { class: 'mono', text: t.tensor }) : undefined],
       ['Type', t.dtype],
       ['Dims', `[${dims.join(', ')}]`],
-      ['ggml ne', t.ggml_ne ? `[${t.ggml_ne.join(', ')}]` : undefined],
+      ['Dims, ggml order', t.ggml_ne ? `[${t.ggml_ne.join(', ')}] (llama.cpp's ne: innermost first)` : undefined],
       ['Elements', t.count !== undefined ? fmtInt(t.count) : undefined],
       ['Bytes', t.bytes !== undefined ? fmtBytes(t.bytes) : undefined],
       ['Storage', t.storage],

@@ -4,6 +4,8 @@
 // #/models/{id}?rankdir=LR&initializers=nodes&group=none&subgraphs=expand&shapes=off
 //   &attrs=all&arith=nodes&quant=nodes&io=nodes&patterns=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
 //   &dequantize=1&dims=batch:1,sequence_length:128
+//   (dequantize: absent = a quantized tensor's dequantized values, 0 = its stored
+//   integers, 1 = dequantized; issue 39)
 // #/diff/{a}/{b}?{the same options}&change=N — the diff view (diff.js)
 import { HEAT_DEFAULTS, HEAT_VALUES } from './heat.js';
 
@@ -18,7 +20,7 @@ export const NODE_ID = /^[A-Za-z0-9_.]{1,200}$/;
 export const DIMS = /^[^&=,:]{1,200}:\d{1,19}(?:,[^&=,:]{1,200}:\d{1,19}){0,31}$/;
 
 export function parseHash(hash) {
-  const r = { id: null, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null, dequantize: false, diff: null, change: null, dims: '' };
+  const r = { id: null, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null, dequantize: null, diff: null, change: null, dims: '' };
   const m = /^#\/(?:models\/([0-9a-f]{64})|diff\/([0-9a-f]{64})\/([0-9a-f]{64}))(?:\?(.*))?$/.exec(hash);
   if (!m) return r;
   if (m[1]) r.id = m[1];
@@ -37,7 +39,7 @@ export function parseHash(hash) {
     else if (k === 'node') r.node = v || null;
     else if (k === 'value') r.value = /^\d+$/.test(v) ? v : null;
     else if (k === 'tensor') r.tensor = v || null;
-    else if (k === 'dequantize') r.dequantize = v === '1';
+    else if (k === 'dequantize') r.dequantize = v === '1' ? true : v === '0' ? false : null;
     else if (k === 'dims') r.dims = DIMS.test(v) ? v : '';
     else if (k === 'change' && r.diff) r.change = /^\d+$/.test(v) ? +v : null;
   }
@@ -66,7 +68,7 @@ export function buildHash(r) {
   if (r.node) q.push(`node=${enc(r.node)}`);
   if (r.value) q.push(`value=${enc(r.value)}`);
   if (r.tensor) q.push(`tensor=${enc(r.tensor)}`);
-  if (r.tensor && r.dequantize) q.push('dequantize=1');
+  if (r.tensor && r.dequantize !== null) q.push(`dequantize=${r.dequantize ? 1 : 0}`);
   const qs = q.filter(Boolean).join('&');
   return `#/models/${r.id}${qs ? `?${qs}` : ''}`;
 }

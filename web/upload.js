@@ -4,6 +4,7 @@
 // errors and the token form.
 
 import { dataLocation, gzipped, setToken, upload } from './api.js';
+import { fileProblem } from './filecheck.js';
 import { serverHas, structures, structureWorker } from './first.js';
 import { DEFAULTS } from './route.js';
 import { h, clear, fmtBytes, shortId } from './util.js';
@@ -97,6 +98,18 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
       uploadCard.classList.add('error');
       $('upload-name').textContent = `${files.length} files`;
       setUploadDetail(h('span', { class: 'err-title', text: 'No .onnx file among them' }), 'Choose the model file (.onnx) together with its external data files.');
+      return;
+    }
+    // a file that is plainly no model is told here, before anything is sent
+    for (const f of models) {
+      const problem = await fileProblem(f);
+      if (!problem) continue;
+      uploadCard.classList.add('error');
+      $('upload-progress').hidden = true;
+      $('upload-name').textContent = f.name;
+      setUploadDetail(h('span', { class: 'err-title', text: problem }),
+        h('span', { class: 'err-detail', text: `Nothing was sent. Choose the model's .onnx file (${fmtBytes(f.size)} chosen).` }));
+      announce(`${f.name}: ${problem}`);
       return;
     }
     const extraNote = extra.length
@@ -360,11 +373,12 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
       if (plainAgain && encoded && onUnsupported) { uploadCard.classList.remove('error'); uploadState.done = false; return onUnsupported(e); }
       const refused = e.status === 400 || e.status === 422;
       if (refused && onRefused) { uploadCard.classList.remove('error'); uploadState.done = false; return onRefused(e); }
+      // what a person can act on first (the server's headline), the exact message below
       setUploadDetail(
-        h('span', { class: 'err-title', text: refused ? 'Not an ONNX model this server accepts' : 'Upload failed' }),
-        h('span', { text: `${e.message}${e.where() ? ` ${e.where()}` : ''}` }),
+        h('span', { class: 'err-title', text: e.headline || (refused ? 'Not an ONNX model this server accepts' : 'Upload failed') }),
+        h('span', { class: 'err-detail', text: `${e.message}${e.where() ? ` ${e.where()}` : ''}` }),
         e.code ? h('span', { class: 'err-where', text: `error code ${e.code}${e.status ? ` (HTTP ${e.status})` : ''}` }) : null);
-      announce(`Upload failed: ${e.message} ${e.where()}`);
+      announce(`Upload failed: ${e.headline || e.message}`);
       return null;
     });
   }

@@ -102,14 +102,22 @@ export function typeText(t) {
 // (undefined, null, '') are left out.
 export function kv(pairs) {
   return h('dl', { class: 'kv' }, pairs.filter((p) => p && p[1] !== undefined && p[1] !== null && p[1] !== '')
-    .map(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]));
+    .map(([k, v]) => [h('dt', { text: k }), h('dd', null, typeof v === 'string' ? breakable(v) : v)]));
+}
+
+// A symbolic figure (`8.19 k·batch_size·sequence_length·total_sequence_length`) may break
+// after each `·` (a <wbr>): a narrow column broke it inside a name (`total_sequ / ence`).
+function breakable(text) {
+  if (!text.includes('·')) return text;
+  const parts = text.split('·');
+  return parts.flatMap((t, i) => (i + 1 < parts.length ? [`${t}·`, h('wbr')] : [t]));
 }
 
 // An error as a notice: its message, and where the server says it lies (an API error's
 // code and byte offset / field path, api.js).
 export function errorNotice(e) {
   const api = typeof e.where === 'function';
-  return h('div', { class: 'notice error' }, e.message,
+  return h('div', { class: 'notice error' }, e.headline ? h('strong', { class: 'err-headline', text: e.headline }) : null, e.message,
     api && (e.where() || e.code) ? h('span', { class: 'err-where', text: [e.code, e.where()].filter(Boolean).join(' · ') }) : null);
 }
 

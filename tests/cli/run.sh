@@ -98,6 +98,28 @@ expect_rc 1 "$BIN" inspect "$tmp/len.onnx"
 grep -q 'bad_length' "$tmp/err" && ok || { bad "length beyond the end"; cat "$tmp/err"; }
 expect_rc 1 "$BIN" inspect "$tmp/does-not-exist.onnx"
 expect_rc 1 "$BIN" inspect "$tmp"
+
+# mistakes in a person's words (issue 39, parser/headline.c): the first line says what to
+# do and has no word of the encoding; the code and the exact message stay on the next
+protobuf_words='protobuf|wire type|varint|[^a-z]tag|field|ModelProto|length prefix|group'
+headline() { # file want-regex label
+  expect_rc 1 "$BIN" inspect "$1"
+  first=$(sed -n 1p "$tmp/err"); first=${first#*"$1": } # the words after the file's name
+  if printf '%s\n' "$first" | grep -Eq "$2" && ! printf '%s\n' "$first" | grep -Eiq "$protobuf_words" &&
+     sed -n 2p "$tmp/err" | grep -Eq ': [a-z_]+: .* at byte [0-9]+'; then ok; else bad "headline of $3"; cat "$tmp/err"; fi
+}
+printf 'These are my notes about the model.\nNot a model.\n' > "$tmp/notes.onnx"
+headline "$tmp/notes.onnx" '^this is not an ONNX model: it looks like text$' "a .txt renamed .onnx"
+headline "$tmp/cut.onnx" '^the file ends early: 1,000 of at least 4,950,054 bytes — was the download or copy cut short\?$' "the first 1000 bytes of a model"
+headline "$tmp/empty.onnx" '^the file is empty \(0 bytes\)' "an empty file"
+printf '\211PNG\r\n\032\n\000\000\000\rIHDR\000\000\000\001' > "$tmp/picture.onnx"
+headline "$tmp/picture.onnx" '^this is not an ONNX model: it is a PNG image$' "a PNG"
+printf 'PK\003\004\024\000\000\000\010\000' > "$tmp/model.pt"
+headline "$tmp/model.pt" '^this is not an ONNX model: it is a zip archive \(a PyTorch' "a PyTorch checkpoint"
+headline "$tmp/varint.onnx" '^this is not an ONNX model, or it is damaged' "malformed bytes"
+# a length past the end inside the file (not a cut download): damaged, not "ends early"
+printf '\010\007\072\003\012\177\000\022\005abcde' > "$tmp/inner.onnx"
+headline "$tmp/inner.onnx" '^the model is damaged' "a length past its message"
 expect_rc 1 "$BIN" render "$tmp/cut.onnx" -o "$tmp/x.svg"
 # output that cannot be written: exit 1 with a message, an existing file left as it was
 expect_rc 1 "$BIN" render "$M/real/squeezenet1_1.onnx" -o /dev/full

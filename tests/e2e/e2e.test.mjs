@@ -888,7 +888,8 @@ describe('web page in Chromium', () => {
     assert.ok(fills > 5, `heat fills: ${fills}`);
     // the hottest list: the node given the most time first, then in the order of the figures
     await page.waitForSelector('#heat-panel[data-table="shown"]');
-    const rows = await page.$$eval('#heat-panel .heat-row', (b) => b.map((x) => x.querySelector('.heat-name').textContent));
+    // (a row says the name cut in the middle; its title, the whole name)
+    const rows = await page.$$eval('#heat-panel .heat-row', (b) => b.map((x) => x.title));
     assert.equal(rows.length, 20, rows.join('|'));
     assert.equal(rows[0], hot.name);
     const byFigure = convs.filter((n) => n !== hot).sort((a, b) => dur(b, 0) - dur(a, 0));
@@ -927,7 +928,7 @@ describe('web page in Chromium', () => {
     const p2 = await ctx.newPage();
     await p2.goto(shared);
     await p2.waitForSelector('#heat-panel[data-table="shown"]');
-    assert.equal(await p2.textContent('#heat-panel .heat-row .heat-name'), hot.name);
+    assert.equal(await p2.getAttribute('#heat-panel .heat-row', 'title'), hot.name);
     assert.ok(await p2.$('#canvas svg g.node[data-heat]'));
     await p2.close();
 
@@ -940,7 +941,7 @@ describe('web page in Chromium', () => {
     assert.equal(oid2, sha256Of(csv));
     await graphShown(`overlay=${oid2}&metric=latency_ms&scale=log`, sq);
     await page.waitForSelector('#heat-panel[data-table="shown"]');
-    assert.equal(await page.textContent('#heat-panel .heat-row .heat-name'), convs[3].name);
+    assert.equal(await page.getAttribute('#heat-panel .heat-row', 'title'), convs[3].name);
     assert.match(await page.textContent('#heat-panel .heat-coverage'), /coverage 100\.0%/);
     assert.equal(await page.$('#heat-panel .heat-unmatched'), null, 'nothing unmatched');
 

@@ -6,7 +6,7 @@
  * repeated field has an array exactly when its count is non-zero, derived enums are in
  * range, tensor dims are validated, and the arena holds no more than the budget.
  * On failure: the code is a parse error code, the offset is within the input, the message
- * is non-empty and NUL-terminated.
+ * is non-empty and NUL-terminated, and so is the headline (oxp_error_headline).
  * A broken invariant calls abort() (this is a test harness, not the parser), which libFuzzer
  * reports as a crash with the input saved.  Limits are small (64 MB arena) so the target
  * never runs out of memory; a second parse under tight limits (8 KB arena, 6 nodes, depth
@@ -349,6 +349,11 @@ static void parse_model(const uint8_t *data, size_t size, const oxp_limits *lim)
 		oxp_model_free(m);
 	} else {
 		check_error(&e, rc, size, m);
+		/* the failure in a person's words (parser/headline.c) reads the input's first
+		 * bytes and the bytes at the error's offset: a line for every parse error */
+		char head[512];
+		oxp_error_headline(&e, data, size, size, head, sizeof(head));
+		FZ_CHECK(memchr(head, '\0', sizeof(head)) != NULL && head[0] != '\0');
 		/* structures cost at most ~120x the wire bytes (an empty AttributeProto: 2 bytes
 		 * on the wire, 232 in the arena), so running out means a small budget */
 		if (rc == OXP_E_NOMEM || rc == OXP_E_BUDGET)

@@ -449,18 +449,31 @@ def t_parse_errors(s):
     check(r.status == 400 and j.get("code") in ("truncated", "bad_length") and
           isinstance(j.get("offset"), int) and j.get("path", "").startswith("graph"),
           "truncated model: %r" % r)
+    # the failure in a person's words (issue 39, parser/headline.c): the file's size and
+    # the least the model needs, no word of the encoding
+    check(j.get("headline") == "the file ends early: 1,000 of at least %s bytes — was the "
+          "download or copy cut short?" % format(os.path.getsize(SQUEEZENET) - 4, ","),
+          "truncated model's headline: %r" % j.get("headline"))
+    r = curl(s.url("/models"), data=b"These are my notes.\nNot a model.\n")
+    check(r.status == 400 and
+          (r.json() or {}).get("error", {}).get("headline") == "this is not an ONNX model: it looks like text",
+          "text renamed .onnx: %r" % r)
     r = curl(s.url("/models"), data=b"\x08" + b"\xff" * 10 + b"\x01")
     check(r.status == 400 and r.error_code() == "bad_varint", "11-byte varint: %r" % r)
     r = curl(s.url("/models"), data=b"")
     check(r.status == 422 and r.error_code() == "not_a_model", "empty body: %r" % r)
     r = curl(s.url("/models"), data=b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
-    check(r.status in (400, 422) and r.error_code() not in (None, "internal"), "a PNG: %r" % r)
+    check(r.status in (400, 422) and r.error_code() not in (None, "internal") and
+          (r.json() or {}).get("error", {}).get("headline") == "this is not an ONNX model: it is a PNG image",
+          "a PNG: %r" % r)
     r = curl(s.url("/models"), data=make_model(bad_dims=True))
     j = (r.json() or {}).get("error", {})
     check(r.status == 422 and j.get("code") == "bad_dims" and "initializer" in j.get("path", "") and
           j.get("offset", 0) > 0, "negative dims: %r" % r)
     r = curl(s.url("/models"), form=[("model", "@%s;type=application/octet-stream" % write_tmp(head))])
-    check(r.status == 400 and r.error_code() in ("truncated", "bad_length"), "truncated multipart: %r" % r)
+    check(r.status == 400 and r.error_code() in ("truncated", "bad_length") and
+          "ends early: 1,000 of" in (r.json() or {}).get("error", {}).get("headline", ""),
+          "truncated multipart: %r" % r)
     check(len(s.model_files()) == before, "nothing kept of rejected uploads")
     check(wait_until(lambda: not s.tmp_entries(), 2), "no temporaries left: %r" % s.tmp_entries())
 

@@ -1,0 +1,395 @@
+// newcomer.test.mjs — the page as a newcomer meets it (issue 39): the View menu in a
+// window shorter than it (wheel and keyboard reach every control), the file's name after a
+// fresh load or a shared link (header, File row, download names, a comparison's title),
+// each mistake answered in a person's words before the exact detail, the keyboard (the
+// shortcut sheet on "?", Tab to a box, along the edges), the heat scale on screen.
+// Run by tests/e2e/run.sh (which makes the test models).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { graphShown, launchBrowser, settled, startServer, stopChecked } from './harness.mjs';
+
+const BUILD = process.env.BUILD || 'build';
+const CORPUS = process.env.ONNXVIZ_CORPUS || '../shared/corpus';
+const OUT = process.env.ONNXVIZ_E2E_OUT || `${BUILD}/e2e`;
+const WORK = process.env.ONNXVIZ_E2E_WORK || fs.mkdtempSync('/tmp/onnxviz-e2e-');
+const MODELS = JSON.parse(fs.readFileSync(path.join(WORK, 'models.json'), 'utf8'));
+const SQUEEZENET = path.join(CORPUS, 'models/real/squeezenet1_1.onnx');
+
+// words of the encoding that a first line must not speak
+const PROTOBUF = /protobuf|wire type|varint|\btag\b|field|ModelProto|length prefix|group|offset|at byte/i;
+
+let server, base, ctx;
+const shots = [];
+
+async function shot(page, name) {
+  const file = path.resolve(OUT, `newcomer-${name}.png`);
+  await page.screenshot({ path: file });
+  shots.push(file);
+}
+
+// POST /models of a file under its name (as the page or curl ?name= does); answers the id.
+async function uploadNamed(file, name) {
+  const res = await fetch(`${base}/models?name=${encodeURIComponent(name)}`, {
+    method: 'POST', body: fs.readFileSync(file), headers: { 'Content-Type': 'application/octet-stream' },
+  });
+  assert.ok(res.status === 200 || res.status === 201, `upload of ${name}: HTTP ${res.status}`);
+  return (await res.json()).id;
+}
+
+// A page of a new browser profile (nothing remembered: a shared link's first visit).
+// errors: its script errors and CSP violations (a refused request's own console line,
+// "Failed to load resource", is the network's, not the page's).
+async function freshPage(viewport = { width: 1400, height: 900 }) {
+  const c = await launchBrowser(WORK, base);
+  const errors = [];
+  await c.exposeFunction('__cspViolation', (v) => errors.push(`csp: ${v}`));
+  await c.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolation(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));
+  });
+  const p = c.pages()[0] || await c.newPage();
+  p.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  p.on('console', (m) => { if (m.type() === 'error' && !/^Failed to load resource/.test(m.text())) errors.push(`console: ${m.text()}`); });
+  p.setDefaultTimeout(20000);
+  await p.setViewportSize(viewport);
+  return { c, p, errors };
+}
+
+describe('the page as a newcomer meets it', () => {
+  let sq, fp16;
+  before(async () => {
+    fs.mkdirSync(OUT, { recursive: true });
+    server = await startServer(BUILD, fs.mkdtempSync(path.join(WORK, 'newcomer-')));
+    base = server.base;
+    sq = await uploadNamed(SQUEEZENET, 'squeezenet1_1.onnx');
+    fp16 = await uploadNamed(MODELS.fp16.file, 'fp16.onnx');
+  });
+
+  after(async () => {
+    console.log(`screenshots:\n  ${shots.join('\n  ')}`);
+    if (server) await stopChecked(server, assert);
+  });
+
+  // Every control of the View menu, heat choices included, at two window sizes: the menu
+  // ends inside the window; the wheel over it scrolls it until each control is in view;
+  // Tab visits each group of controls and the one focused is in view; no drop-down
+  // sticks out of the menu.
+  for (const size of [{ width: 1400, height: 900 }, { width: 1280, height: 720 }]) {
+    test(`the View menu at ${size.width}×${size.height}: every control reachable by wheel and keyboard`, async () => {
+      const { c, p, errors } = await freshPage(size);
+      try {
+        await p.goto(`${base}/#/models/${sq}?overlay=cost&metric=macs`);
+        await graphShown(p, null, sq);
+        await p.click('#btn-options');
+        await p.waitForSelector('#options:not([hidden]) select[name="scale"]');
+        const geo = await p.evaluate(() => {
+          const m = document.getElementById('options');
+          const r = m.getBoundingClientRect();
+          const controls = [...m.querySelectorAll('input:not([type="file"]), select, button')];
+          const out = controls.filter((x) => x.getBoundingClientRect().right > r.right + 0.5).map((x) => x.name || x.id || x.textContent);
+          return { bottom: r.bottom, winH: innerHeight, scroll: m.scrollHeight > m.clientHeight, n: controls.length, out };
+        });
+        assert.ok(geo.bottom <= geo.winH, `the menu ends inside the window: ${geo.bottom} > ${geo.winH}`);
+        assert.deepEqual(geo.out, [], 'no control sticks out past the menu\'s right edge');
+        assert.ok(geo.n >= 24, `${geo.n} controls`);
+        if (size.height === 720) assert.ok(geo.scroll, 'at 720 px the menu is taller than the window: it scrolls');
+        // the wheel: over the menu, until each control is inside the menu's box and the window
+        const box = await (await p.$('#options')).boundingBox();
+        await p.mouse.move(box.x + box.width / 2, box.y + 40);
+        await p.$eval('#options', (m) => { m.scrollTop = 0; });
+        const unseen = async () => p.evaluate(() => {
+          const m = document.getElementById('options');
+          const r = m.getBoundingClientRect();
+          return [...m.querySelectorAll('input:not([type="file"]), select, button')].filter((x) => {
+            const b = x.getBoundingClientRect();
+            return !(b.top >= r.top && b.bottom <= r.bottom && b.bottom <= innerHeight);
+          }).map((x) => `${x.name || x.id || x.textContent.trim()}${x.value ? `=${x.value}` : ''}`);
+        });
+        const seen = new Set();
+        const all = await p.$$eval('#options input:not([type="file"]), #options select, #options button', (xs) => xs.map((x) => `${x.name || x.id || x.textContent.trim()}${x.value ? `=${x.value}` : ''}`));
+        for (let i = 0; i < 40 && seen.size < all.length; i++) {
+          const hidden = new Set(await unseen());
+          for (const a of all) if (!hidden.has(a)) seen.add(a);
+          await p.mouse.wheel(0, 120);
+          await p.waitForTimeout(60);
+        }
+        assert.deepEqual(all.filter((a) => !seen.has(a)), [], 'the wheel brings every control into view');
+        if (size.height === 720) await shot(p, 'view-menu-720-scrolled');
+        // the keyboard: Tab from the first control through the menu; each focused control
+        // is in view; every group (a radio group is one stop) and every select and button
+        // is reached
+        await p.$eval('#options', (m) => { m.scrollTop = 0; });
+        await p.focus('#options input[name="rankdir"]:checked');
+        const stops = new Set();
+        for (let i = 0; i < 40; i++) {
+          const f = await p.evaluate(() => {
+            const e = document.activeElement;
+            const m = document.getElementById('options');
+            if (!m.contains(e)) return null;
+            const r = m.getBoundingClientRect();
+            const b = e.getBoundingClientRect();
+            return { key: e.name || e.id || e.textContent.trim(), inView: b.top >= r.top - 0.5 && b.bottom <= r.bottom + 0.5 && b.bottom <= innerHeight };
+          });
+          if (!f) break;
+          assert.ok(f.inView, `${f.key}, focused, is in view`);
+          stops.add(f.key);
+          await p.keyboard.press('Tab');
+        }
+        const groups = await p.$$eval('#options input:not([type="file"]), #options select, #options button:not([hidden])', (xs) => [...new Set(xs.map((x) => x.name || x.id || x.textContent.trim()))]);
+        assert.deepEqual(groups.filter((g) => !stops.has(g)), [], `Tab reaches every control (reached: ${[...stops].join(', ')})`);
+        await shot(p, `view-menu-${size.height}-end`);
+      } finally {
+        await c.close();
+      }
+      assert.deepEqual(errors, [], 'no script error, no CSP violation');
+    });
+  }
+
+  test('a shared link in a fresh browser: the file name in the header, the File row, the download names, a comparison\'s title', async () => {
+    const { c, p, errors } = await freshPage();
+    try {
+      await p.goto(`${base}/#/models/${sq}`);
+      await graphShown(p, null, sq);
+      await p.waitForFunction(() => document.getElementById('crumb-name').textContent === 'squeezenet1_1.onnx');
+      assert.match(await p.title(), /^squeezenet1_1\.onnx — onnxviz$/);
+      const file = await p.$$eval('#model-body dt', (dts) => {
+        const dt = dts.find((d) => d.textContent.trim() === 'File');
+        return dt ? dt.nextElementSibling.textContent : null;
+      });
+      assert.equal(file, 'squeezenet1_1.onnx', 'the File row');
+      const names = [];
+      for (const kind of ['svg', 'onnx', 'document']) {
+        await p.click('#btn-download');
+        const [dl] = await Promise.all([p.waitForEvent('download'), p.click(`#downloads [data-download="${kind}"]`)]);
+        names.push(dl.suggestedFilename());
+      }
+      assert.deepEqual(names, ['squeezenet1_1.svg', 'squeezenet1_1.onnx', 'squeezenet1_1.json']);
+      await shot(p, 'shared-link-names');
+      // a comparison's title names both files
+      await p.goto(`${base}/#/diff/${fp16}/${sq}`);
+      await p.waitForFunction(() => document.getElementById('crumb-name').textContent === 'fp16.onnx → squeezenet1_1.onnx', null, { timeout: 60000 });
+      // it opens with a change selected: the one whose box is in view, its details shown
+      await p.waitForSelector('#model-body button.change[aria-current="true"]');
+      assert.ok(await p.isVisible('#side-panel'), 'the selected change\'s details');
+      assert.ok(await p.$('#canvas svg g.node.selected[data-mark]'), 'its box is selected');
+      assert.doesNotMatch(p.url(), /change=/, 'the URL is as shared');
+      await shot(p, 'diff-opened');
+      await p.keyboard.press('Escape');
+      await p.waitForSelector('#side-panel', { state: 'hidden' });
+    } finally {
+      await c.close();
+    }
+    assert.deepEqual(errors, [], 'no script error, no CSP violation');
+  });
+
+  // Each mistake: the first line of what the page says has no word of the encoding and
+  // says what it is; the files the page can judge are not sent at all.
+  test('mistakes in a person\'s words: a .txt renamed .onnx, a cut download, an empty file, a PNG', async () => {
+    const dir = fs.mkdtempSync(path.join(WORK, 'mistakes-'));
+    const { c, p, errors } = await freshPage();
+    try {
+      await p.goto(`${base}/#/`);
+      await p.waitForSelector('#model-list[aria-busy="false"]', { state: 'attached' });
+      const png = path.join(dir, 'picture.png');
+      fs.writeFileSync(png, await p.screenshot());
+      const cases = [
+        ['notes.onnx', 'These are my notes about the model.\nThey are not a model.\n', /^this is not an ONNX model: it looks like text$/, false],
+        ['resnet_cut.onnx', fs.readFileSync(SQUEEZENET).subarray(0, 1000), /^the file ends early: 1,000 of at least 4,950,054 bytes — was the download or copy cut short\?$/, true],
+        ['empty.onnx', '', /^the file is empty \(0 bytes\)/, false],
+        ['picture.png', null, /^this is not an ONNX model: it is a PNG image$/, false],
+      ];
+      for (const [name, bytes, want, sent] of cases) {
+        const f = bytes === null ? png : path.join(dir, name);
+        if (bytes !== null) fs.writeFileSync(f, bytes);
+        const posts = [];
+        const onReq = (r) => { if (r.method() === 'POST' || r.method() === 'PATCH') posts.push(r.url()); };
+        p.on('request', onReq);
+        await p.setInputFiles('#file-input', f);
+        await p.waitForSelector('#upload-card.error .err-title', { timeout: 30000 });
+        const first = (await p.textContent('#upload-card .err-title')).trim();
+        const detail = (await p.textContent('#upload-card .upload-detail')).trim();
+        p.off('request', onReq);
+        assert.doesNotMatch(first, PROTOBUF, `${name}: the first line speaks the encoding: ${first}`);
+        assert.match(first, want, `${name}: ${first}`);
+        if (sent) assert.match(detail, /bad_length|truncated/, `${name}: the exact detail stays below: ${detail}`);
+        else assert.deepEqual(posts, [], `${name}: nothing is sent`);
+        await shot(p, `mistake-${name.replace(/\W+/g, '-')}`);
+        await p.click('#upload-cancel');
+      }
+    } finally {
+      await c.close();
+    }
+    assert.deepEqual(errors, [], 'no script error, no CSP violation');
+  });
+
+  test('the keyboard: "?" opens the shortcut sheet; Tab reaches a box; the arrows follow the edges; Enter opens it', async () => {
+    const { c, p, errors } = await freshPage();
+    try {
+      await p.goto(`${base}/#/models/${sq}`);
+      await graphShown(p, null, sq);
+      await p.evaluate(() => document.activeElement && document.activeElement.blur());
+      await p.keyboard.press('?');
+      await p.waitForSelector('#shortcuts[open]');
+      assert.match(await p.textContent('#shortcuts'), /the next box along the edges/);
+      await shot(p, 'shortcuts');
+      await p.keyboard.press('Escape');
+      await p.waitForSelector('#shortcuts:not([open])', { state: 'attached' });
+      // Tab from the view reaches a box (the graph's input first)
+      await p.focus('#viewport');
+      await p.keyboard.press('Tab');
+      const first = await p.evaluate(() => {
+        const e = document.activeElement;
+        return e.matches('#canvas svg g.node') ? { id: e.id, kind: e.getAttribute('data-kind'), label: e.getAttribute('aria-label') } : null;
+      });
+      assert.ok(first, 'Tab from the view focuses a box');
+      assert.equal(first.kind, 'input');
+      assert.ok(first.label, 'the box has a label to say');
+      // ↓ goes to a consumer (an edge from the box), ↑ back to a producer
+      const edge = (a, b) => p.$(`#canvas svg g.edge[data-from="${a}"][data-to="${b}"]`);
+      let at = first.id;
+      for (let i = 0; i < 3; i++) {
+        await p.keyboard.press('ArrowDown');
+        const next = await p.evaluate(() => document.activeElement.id);
+        assert.ok(await edge(at, next), `↓ from ${at} to ${next} follows an edge`);
+        at = next;
+      }
+      await p.keyboard.press('ArrowUp');
+      const prev = await p.evaluate(() => document.activeElement.id);
+      assert.ok(await edge(prev, at), `↑ from ${at} to ${prev} follows an edge backwards`);
+      await settled(p);
+      const inView = await p.evaluate(() => {
+        const b = document.activeElement.getBoundingClientRect();
+        const v = document.getElementById('viewport').getBoundingClientRect();
+        return b.top >= v.top && b.bottom <= v.bottom && b.left >= v.left && b.right <= v.right;
+      });
+      assert.ok(inView, 'the focused box is in view');
+      await shot(p, 'keyboard-focus');
+      await p.keyboard.press('Enter');
+      await p.waitForURL(/node=n\d+/);
+      await p.waitForSelector('#side-panel:not([hidden]) .op-badge');
+    } finally {
+      await c.close();
+    }
+    assert.deepEqual(errors, [], 'no script error, no CSP violation');
+  });
+
+  test('the cost panel: Bind suggests the model\'s dim names and says when a name is not one; COST stands apart from the Parameters', async () => {
+    const llm = await uploadNamed(MODELS.llm.file, 'llm_genai32.onnx');
+    const { c, p, errors } = await freshPage();
+    try {
+      await p.goto(`${base}/#/models/${llm}`);
+      await graphShown(p, null, llm);
+      await p.waitForSelector('#model-body .cost-summary dl');
+      await p.waitForFunction(() => document.querySelector('#model-body .cost-dims').placeholder === 'batch_size:1,sequence_length:128');
+      assert.equal(await p.$eval('#model-body .cost-summary > h3', (e) => getComputedStyle(e).marginTop), '18px');
+      assert.match(await p.textContent('#model-body .cost-summary'), /bookkeeping \(shape arithmetic and masks: no cost\)/);
+      // a symbolic figure breaks after a "·", never inside a dim's name: each line of the
+      // MACs row ends at a "·" or " + " (or is the last)
+      const lines = await p.$eval('#model-body .cost-summary dd', (dd) => {
+        const r = document.createRange();
+        const out = [];
+        let top = null, line = '';
+        for (const t of [...dd.childNodes].filter((n) => n.nodeType === 3)) {
+          for (let i = 0; i < t.length; i++) {
+            r.setStart(t, i); r.setEnd(t, i + 1);
+            const y = Math.round(r.getClientRects()[0]?.top ?? top);
+            if (top !== null && y > top + 2) { out.push(line); line = ''; }
+            top = y;
+            line += t.data[i];
+          }
+        }
+        out.push(line);
+        return out;
+      });
+      assert.ok(lines.length > 1 && lines.slice(0, -1).every((l) => /(·|\+ ?|\s)$/.test(l)), `the MACs row's lines: ${JSON.stringify(lines)}`);
+      await p.fill('#model-body .cost-dims', 'batch:1');
+      await p.click('#model-body .cost-form button');
+      await p.waitForSelector('#cost-dims-unknown');
+      assert.equal(await p.textContent('#cost-dims-unknown'),
+        'batch: not a dim of this model (nothing bound). Its dims: batch_size, sequence_length, total_sequence_length, past_sequence_length.');
+      await shot(p, 'bind-unknown-dim');
+      // a shared link with a good binding flags nothing
+      await p.goto(`${base}/#/models/${llm}?dims=batch_size:2`);
+      await p.reload();
+      await graphShown(p, null, llm);
+      await p.waitForSelector('#model-body .cost-summary dl');
+      assert.equal(await p.$('#cost-dims-unknown'), null);
+    } finally {
+      await c.close();
+    }
+    assert.deepEqual(errors, [], 'no script error, no CSP violation');
+  });
+
+  test('a 4-bit weight previews dequantized by default; its stored bytes one click away', async () => {
+    const llm = await uploadNamed(MODELS.llm.file, 'llm_genai32.onnx');
+    const hit = (await (await fetch(`${base}/models/${llm}/search?q=lm_head/MatMulNBits`)).json()).hits[0];
+    const node = await (await fetch(`${base}/models/${llm}/nodes/${hit.node}`)).json();
+    const b = node.inputs.find((i) => i.port === 'B').initializer.ref;
+    const { c, p, errors } = await freshPage();
+    try {
+      await p.goto(`${base}/#/models/${llm}?node=${hit.node}`);
+      await graphShown(p, null, llm);
+      await p.click(`#side-body button[data-ref="${b}"]`);
+      await p.waitForSelector('#side-body svg.histogram');
+      assert.match(await p.textContent('#side-body .op-badge'), /f32 dequantized/);
+      assert.match(await p.$eval('#side-body svg.histogram', (e) => e.textContent), /dequantized values/);
+      assert.doesNotMatch(p.url(), /dequantize=/, 'the default is not written in the URL');
+      await shot(p, 'int4-dequantized');
+      await p.click('#side-body button[data-action="raw"]');
+      await p.waitForURL(/dequantize=0/);
+      await p.waitForFunction(() => /u8/.test(document.querySelector('#side-body .op-badge')?.textContent || ''));
+      // a float weight is shown as it is stored (the URL spelled as a person may paste it:
+      // %40 for @, which fires hashchange and popstate)
+      const scales = node.inputs.find((i) => i.port === 'scales').initializer.ref;
+      await p.goto(`${base}/#/models/${llm}?node=${hit.node}&tensor=${encodeURIComponent(scales)}`);
+      await p.waitForFunction(() => /f32/.test(document.querySelector('#side-body .op-badge')?.textContent || '') && document.querySelector('#side-body svg.histogram'));
+      assert.doesNotMatch(await p.textContent('#side-body .op-badge'), /dequantized/);
+    } finally {
+      await c.close();
+    }
+    assert.deepEqual(errors, [], 'no script error, no CSP violation');
+  });
+
+  test('heat: the scale on screen inside the view (not under the drawing); the hottest list keeps the ends of names', async () => {
+    const { c, p, errors } = await freshPage();
+    try {
+      await p.goto(`${base}/#/models/${sq}?group=none&overlay=cost&metric=macs`);
+      await graphShown(p, null, sq);
+      await p.waitForSelector('#heat-legend:not([hidden])');
+      const g = await p.evaluate(() => {
+        const l = document.getElementById('heat-legend').getBoundingClientRect();
+        const v = document.getElementById('viewport').getBoundingClientRect();
+        const drawn = document.querySelector('#canvas svg #legend').getBoundingClientRect();
+        return { inside: l.left >= v.left && l.right <= v.right && l.top >= v.top && l.bottom <= v.bottom,
+          drawnBelow: drawn.top > v.bottom,
+          swatches: document.querySelectorAll('#heat-legend .hl-scale .hl-swatch').length,
+          text: document.getElementById('heat-legend').textContent };
+      });
+      assert.ok(g.inside, 'the scale is inside the view');
+      assert.ok(g.drawnBelow, 'the drawing\'s own legend is out of view (what the page\'s replaces)');
+      assert.equal(g.swatches, 9);
+      assert.match(g.text, /cooler.*0.*86\.5 M.*hotter \(darker\)/);
+      // the hottest row's swatch is the scale's hot end
+      const colours = await p.evaluate(() => ({
+        hot: [...document.querySelectorAll('#heat-legend .hl-scale .hl-swatch')].pop().style.backgroundColor,
+        row: document.querySelector('#heat-panel .heat-row .hl-swatch').style.backgroundColor,
+      }));
+      assert.equal(colours.row, colours.hot);
+      await shot(p, 'heat-legend');
+      // a comparison opened from there shows neither the model's scale nor its list
+      await p.goto(`${base}/#/diff/${fp16}/${sq}`);
+      await p.waitForSelector('#model-body button.change[aria-current="true"]', { timeout: 60000 });
+      assert.equal(await p.isVisible('#heat-legend'), false);
+      assert.equal(await p.isVisible('#heat-panel'), false);
+    } finally {
+      await c.close();
+    }
+    assert.deepEqual(errors, [], 'no script error, no CSP violation');
+    const { midCut } = await import('../../web/heat.js');
+    const name = '/layer1/layer1.0/downsample/downsample.0/Conv_quantized';
+    const cut = midCut(name);
+    assert.ok(cut.length <= 30 && cut.startsWith('/layer1/') && cut.endsWith('.0/Conv_quantized'), cut);
+    assert.equal(midCut('/short/Conv'), '/short/Conv');
+  });
+});
