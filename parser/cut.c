@@ -75,6 +75,7 @@ typedef struct cut {
 	void *ctx;
 	bool sink_failed;
 	uint64_t cut, ranges; /* pass one: payload bytes cut, tensors cut */
+	uint64_t external;    /* pass one: tensors whose data is external already */
 	bool saw_graph;
 	oxp_error *err;
 } cut;
@@ -175,8 +176,10 @@ static OXP_CHECK bool next_field(cut *c, size_t pos, size_t lim, field *f)
 }
 
 /* What structure.js's finishTensor decides: the payload to cut out of the tensor
- * [from, to), or none (*pay.fs == SIZE_MAX). */
-static OXP_CHECK bool tensor_payload(cut *c, size_t from, size_t to, field *pay)
+ * [from, to), or none (*pay.fs == SIZE_MAX); *external: its data_location says EXTERNAL
+ * (set, never cleared). */
+static OXP_CHECK bool tensor_payload(cut *c, size_t from, size_t to, field *pay,
+                                     bool *external)
 {
 	uint64_t dtype = 0;
 	unsigned npay = 0;
@@ -193,6 +196,10 @@ static OXP_CHECK bool tensor_payload(cut *c, size_t from, size_t to, field *pay)
 				return false;
 		} else if (f.num == 3 || f.num == 13 || f.num == 14) {
 			own = true;
+			uint64_t v = 0;
+			size_t p = f.vs;
+			if (f.num == 14 && f.wt == 0 && varint(c, &p, f.end, &v) && v == 1)
+				*external = true;
 		} else if (payload_field(f.num)) {
 			npay++;
 			one = f;
@@ -262,8 +269,11 @@ static OXP_CHECK bool message(cut *c, int kind, size_t from, size_t to, unsigned
 	*len = to - from;
 	if (kind == K_TENSOR) {
 		field pay;
-		if (!tensor_payload(c, from, to, &pay))
+		bool external = false;
+		if (!tensor_payload(c, from, to, &pay, &external))
 			return false;
+		if (count && external)
+			c->external++;
 		if (pay.fs == SIZE_MAX)
 			return !out || emit(c, c->buf + from, to - from);
 		uint8_t ext[3 * 64 + 2 * 24 + OXP_CUT_LOCATION_MAX];
@@ -343,7 +353,7 @@ oxp_code oxp_cut(oxp_cut_info *info, const void *buf, size_t size, const char *l
 {
 	if (err != NULL)
 		memset(err, 0, sizeof(*err));
-	oxp_cut_info res = {0, 0, 0, false};
+	oxp_cut_info res = {0, 0, 0, 0, false};
 	size_t loclen = strlen(location);
 	if (loclen > OXP_CUT_LOCATION_MAX) {
 		if (err != NULL) {
@@ -353,7 +363,7 @@ oxp_code oxp_cut(oxp_cut_info *info, const void *buf, size_t size, const char *l
 		}
 		return OXP_E_LIMIT;
 	}
-	cut c = {buf, size, location, loclen, OXP_CUT_THRESHOLD, sink, ctx, false, 0, 0, false, err};
+	cut c = {buf, size, location, loclen, OXP_CUT_THRESHOLD, sink, ctx, false, 0, 0, 0, false, err};
 	uint64_t len = 0;
 	bool changed = false;
 	if (!message(&c, K_MODEL, 0, size, 1, false, true, &len, &changed))
@@ -367,6 +377,7 @@ oxp_code oxp_cut(oxp_cut_info *info, const void *buf, size_t size, const char *l
 	}
 	res.cut = c.cut;
 	res.tensors = c.ranges;
+	res.external = c.external;
 	res.bytes = len;
 	/* the page sends a file whose cut saves too little as it is: no structure */
 	res.cuts = c.ranges > 0 && c.cut >= min_saving;

@@ -1695,6 +1695,8 @@ typedef struct oxp_cut_info {
 	uint64_t cut;     /* payload bytes cut out */
 	uint64_t tensors; /* tensors whose payload was cut */
 	uint64_t bytes;   /* the structure's length */
+	uint64_t external; /* tensors whose data_location is EXTERNAL already (a model whose
+	                      weights are in data files: the page sends it as its structure) */
 	bool cuts;        /* the page would send this structure (tensors > 0 and
 	                     cut >= min_saving); else it sends the file as it is */
 } oxp_cut_info;

@@ -32,8 +32,8 @@
  * running SHA-256 as its midstate: a part is hashed as it arrives, wherever it arrives.
  * Here, under <store>/uploads/ (an S3 store: under its cache folder):
  *   blobs/<sha256> the data files of bundles (kind data), until a manifest takes them
- *   links          "<structure id> <model id>" lines: structures whose whole model
- *                  arrived (their URLs redirect to it; GET /models lists the model once)
+ *   links          structures proven to be whole models' structures (service/links.c:
+ *                  their URLs redirect to it; GET /models lists the model once)
  * A part cut short is not acknowledged: the part is sent again.  After kill -9 the state
  * says what was acknowledged.  Uploads idle past --upload-expiry are aborted (at start,
  * and on POST /uploads: an object store's at most every half expiry or minute).
@@ -44,6 +44,7 @@
 #include "service/clock.h"
 #include "service/config.h"
 #include "service/hash.h"
+#include "service/links.h"
 #include "service/log.h"
 #include "service/models.h"
 #include "service/reply.h"
@@ -101,10 +102,6 @@ typedef struct active {
 	range kept[MAX_KEPT];    /* received: disjoint, not touching */
 } active;
 
-typedef struct slink {
-	char structure[OXST_ID_LEN + 1], full[OXST_ID_LEN + 1];
-} slink;
-
 struct oxs_resumable {
 	char dir[PATH_MAX / 2]; /* <store>/uploads (shorter than PATH_MAX: paths below it fit) */
 	oxst_store *store;
@@ -116,8 +113,7 @@ struct oxs_resumable {
 	pthread_mutex_t mu;
 	active *act;
 	size_t nact;
-	slink *links;
-	size_t nlinks, caplinks;
+	oxs_links *links; /* structures proven to be whole models' (links.c) */
 	atomic_uint_fast64_t started, resumed, held, completed, expired, aborted, refused, bytes;
 	atomic_uint_fast64_t parts, parts_busy; /* parts acknowledged; refused as too many */
 	atomic_uint_fast64_t pieces; /* pieces received whole */
@@ -453,126 +449,11 @@ static void sweep(oxs_resumable *rs)
 }
 
 /* ---------------------------------------------------------------------------------------
- * Structures and their whole models
+ * Structures and their whole models: service/links.c proves and keeps the links
  */
-static bool load_links(oxs_resumable *rs)
-{
-	char path[PATH_MAX];
-	if (snprintf(path, sizeof(path), "%s/links", rs->dir) >= (int)sizeof(path))
-		return false;
-	FILE *f = fopen(path, "re");
-	if (f == NULL)
-		return errno == ENOENT;
-	char line[256];
-	while (fgets(line, sizeof(line), f) != NULL) {
-		slink l;
-		if (strlen(line) != 2 * OXST_ID_LEN + 2 || line[OXST_ID_LEN] != ' ')
-			continue; /* a torn last line */
-		memcpy(l.structure, line, OXST_ID_LEN);
-		l.structure[OXST_ID_LEN] = '\0';
-		memcpy(l.full, line + OXST_ID_LEN + 1, OXST_ID_LEN);
-		l.full[OXST_ID_LEN] = '\0';
-		if (!oxst_id_valid(l.structure) || !oxst_id_valid(l.full))
-			continue;
-		if (rs->nlinks == rs->caplinks) {
-			size_t cap = rs->caplinks ? 2 * rs->caplinks : 64;
-			slink *n = realloc(rs->links, cap * sizeof(*n));
-			if (n == NULL)
-				break;
-			rs->links = n;
-			rs->caplinks = cap;
-		}
-		rs->links[rs->nlinks++] = l;
-	}
-	fclose(f);
-	return true;
-}
-
-static const slink *find_link(const oxs_resumable *rs, const char *structure)
-{
-	for (size_t i = rs->nlinks; i > 0; i--)
-		if (strcmp(rs->links[i - 1].structure, structure) == 0)
-			return &rs->links[i - 1];
-	return NULL;
-}
-
 bool oxs_resumable_moved(oxs_resumable *rs, const char *id, char full[OXST_ID_LEN + 1])
 {
-	if (rs == NULL || id[0] == '\0')
-		return false;
-	pthread_mutex_lock(&rs->mu);
-	const slink *l = find_link(rs, id);
-	if (l != NULL)
-		memcpy(full, l->full, OXST_ID_LEN + 1);
-	pthread_mutex_unlock(&rs->mu);
-	return l != NULL;
-}
-
-/* Whether st->structure can be the structure of the upload's file: a model the store
- * holds, smaller than the whole file and kept under the same file name (a structure is
- * the same file with its weights cut out; decision 57). */
-static bool looks_like_structure(oxs_server *srv, const upstate *st)
-{
-	oxst_store *store = srv->store;
-	uint64_t size = 0;
-	if (store->ops->stat_model(store, st->structure, 0, &size) != OXST_OK || size >= st->length)
-		return false;
-	oxst_model_info info;
-	size_t n = 0;
-	char after[OXST_ID_LEN + 1] = "";
-	/* the structure's meta: list from just before its id (ids are in order) */
-	memcpy(after, st->structure, OXST_ID_LEN + 1);
-	for (int i = OXST_ID_LEN - 1; i >= 0; i--) { /* the id just before: decrement */
-		if (after[i] == '0') {
-			after[i] = 'f';
-			continue;
-		}
-		after[i] = after[i] == 'a' ? '9' : (char)(after[i] - 1);
-		break;
-	}
-	return store->ops->list_models(store, after, &info, 1, &n, NULL) == OXST_OK && n == 1 &&
-	       strcmp(info.id, st->structure) == 0 && info.has_meta &&
-	       strcmp(info.meta.name, st->name) == 0;
-}
-
-/* The whole model `full` of a structure upload has arrived: the structure's URLs redirect
- * to it from now on (decision 57).  verified: the structure is known to be the model's
- * (a bundle's model file); else looks_like_structure decides. */
-static void link_structure(oxs_server *srv, const upstate *st, const char *full, bool verified)
-{
-	oxs_resumable *rs = srv->rs;
-	if (st->structure[0] == '\0' || strcmp(st->structure, full) == 0)
-		return;
-	if (!verified && !looks_like_structure(srv, st))
-		return;
-	pthread_mutex_lock(&rs->mu);
-	bool have = find_link(rs, st->structure) != NULL;
-	bool room = have || rs->nlinks < rs->caplinks;
-	if (!have && !room) {
-		size_t cap = rs->caplinks ? 2 * rs->caplinks : 64;
-		slink *nl = realloc(rs->links, cap * sizeof(*nl));
-		if (nl != NULL) {
-			rs->links = nl;
-			rs->caplinks = cap;
-			room = true;
-		}
-	}
-	if (!have && room) {
-		char path[PATH_MAX], line[2 * OXST_ID_LEN + 3];
-		snprintf(line, sizeof(line), "%s %s\n", st->structure, full);
-		int fd = snprintf(path, sizeof(path), "%s/links", rs->dir) < (int)sizeof(path)
-		             ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)
-		             : -1;
-		if (fd >= 0 && write(fd, line, strlen(line)) == (ssize_t)strlen(line) &&
-		    fdatasync(fd) == 0) {
-			slink *l = &rs->links[rs->nlinks++];
-			memcpy(l->structure, st->structure, OXST_ID_LEN + 1);
-			memcpy(l->full, full, OXST_ID_LEN + 1);
-		}
-		if (fd >= 0)
-			close(fd);
-	}
-	pthread_mutex_unlock(&rs->mu);
+	return rs != NULL && oxs_links_moved(rs->links, id, full);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -957,9 +838,7 @@ static void create_job(oxs_req *r)
 		oxs_resume(r);
 		return;
 	}
-	if (have == OXST_OK) {
-		if (strcmp(st->kind, "model") == 0)
-			link_structure(srv, st, st->sha256, false);
+	if (have == OXST_OK) { /* (a claimed structure is linked by no claim: links.c) */
 		atomic_fetch_add(&rs->held, 1);
 		oxr_buf b;
 		oxr_buf_init(&b, 256);
@@ -1365,8 +1244,9 @@ static void on_stored(oxs_req *r, const char *id, bool created)
 	(void)created;
 	oxs_rpatch *p = r->rp;
 	atomic_fetch_add(&r->srv->rs->completed, 1);
-	bool bundle = strcmp(p->st.kind, "bundle") == 0;
-	link_structure(r->srv, &p->st, id, bundle && strcmp(p->st.structure, p->model_sha) == 0);
+	/* the structure the client named is linked only when the stored bytes prove it */
+	if (p->st.structure[0] != '\0' && strcmp(p->st.structure, id) != 0)
+		(void)oxs_links_prove(r->srv->rs->links, p->st.structure, id, p->st.name);
 }
 
 /* The upload is over (stored, or refused): what the store held of it (abort: the store's
@@ -1920,7 +1800,14 @@ oxs_resumable *oxs_resumable_open(const oxs_config *c, oxst_store *store, char *
 	/* an object store's part is a temporary per request: pieces need the file in place */
 	rs->streams = store->ops->remote ? 1 : c->upload_streams;
 	pthread_mutex_init(&rs->mu, NULL);
-	(void)load_links(rs);
+	rs->links = oxs_links_open(rs->dir, store);
+	if (rs->links == NULL) {
+		snprintf(err, errsize, "out of memory");
+		pthread_mutex_destroy(&rs->mu);
+		free(rs->act);
+		free(rs);
+		return NULL;
+	}
 	sweep(rs);
 	rs->expired = 0; /* counted from now: the metrics are this process's */
 	return rs;
@@ -1930,8 +1817,8 @@ void oxs_resumable_free(oxs_resumable *rs)
 {
 	if (rs == NULL)
 		return;
+	oxs_links_free(rs->links);
 	free(rs->act);
-	free(rs->links);
 	pthread_mutex_destroy(&rs->mu);
 	free(rs);
 }
@@ -1970,6 +1857,18 @@ void oxs_resumable_metrics(oxs_server *srv, oxr_buf *o)
 	               "# TYPE onnxviz_resumable_pieces_total counter\n"
 	               "onnxviz_resumable_pieces_total %" PRIu64 "\n",
 	               (uint64_t)atomic_load(&rs->pieces));
+	uint64_t served = 0, pending = 0, dropped = 0;
+	oxs_links_counts(rs->links, &served, &pending, &dropped);
+	oxr_buf_printf(o, "# HELP onnxviz_structure_links Structures whose URLs redirect to their "
+	               "whole model, by state: served (proven), pending (kept, checked again at "
+	               "start and not served until proven).\n# TYPE onnxviz_structure_links gauge\n"
+	               "onnxviz_structure_links{state=\"served\"} %" PRIu64 "\n"
+	               "onnxviz_structure_links{state=\"pending\"} %" PRIu64 "\n"
+	               "# HELP onnxviz_structure_links_dropped_total Kept links the start-up check "
+	               "could not prove from the stored bytes (dropped and logged).\n"
+	               "# TYPE onnxviz_structure_links_dropped_total counter\n"
+	               "onnxviz_structure_links_dropped_total %" PRIu64 "\n",
+	               served, pending, dropped);
 	oxr_buf_printf(o, "# HELP onnxviz_resumable_parts_staged Parts of resumable uploads on "
 	               "their way to the object store now.\n# TYPE onnxviz_resumable_parts_staged "
 	               "gauge\nonnxviz_resumable_parts_staged %u\n",
