@@ -478,6 +478,87 @@ def t_bundle(h):
     h.check(s.stop() == 0, "server exit (bundle)")
 
 
+def t_bundle_collide(h):
+    """Issue 35 item 6: a manifest naming both `a` and `a/b` (a file and a folder of the
+    same name) is 400 bad_location, as a multipart POST /models answers, before anything
+    is touched: both blobs stay."""
+    s = h.Server("--upload-part-size", "64K")
+    model, _ = make_bundle(h.TMP)
+    h.upload(s, h.write_tmp(model), query="?name=model.onnx")
+    files = {"a": os.urandom(3000), "a/b": os.urandom(2000)}
+    for loc, data in files.items():
+        r = begin(h, s, len(data), hashlib.sha256(data).hexdigest(), name=loc, kind="data")
+        r = send_from(h, s, (r.json() or {}).get("upload", ""), data, 0, part=64 << 10)
+        h.check(r.status == 201, "data file %s: %r" % (loc, r))
+    man = manifest(model, files)
+    bid = hashlib.sha256(man).hexdigest()
+    r = begin(h, s, len(man), bid, kind="bundle")
+    r = patch(h, s, (r.json() or {}).get("upload", ""), 0, man)
+    h.check(r.status == 400 and r.error_code() == "bad_location" and "'a'" in (r.json() or {}).get("error", {}).get("message", ""),
+            "a and a/b: 400 bad_location naming them: %r" % r)
+    blobs = sorted(os.listdir(os.path.join(s.store, "uploads", "blobs")))
+    want = sorted(hashlib.sha256(d).hexdigest() for d in files.values())
+    h.check(blobs == want, "both blobs kept: %r" % blobs)
+    h.check(h.curl(s.url("/models/" + bid)).status == 404, "nothing stored")
+    h.check(s.stop() == 0, "server exit (bundle a and a/b)")
+
+
+def t_finish_retry(h):
+    """Issue 35 item 3: an upload stays resumable until its model is stored.  The store's
+    budget full at the last part (507): HEAD still says the acknowledged offset, POST finds
+    the upload; a bundle's manifest the same, its blobs kept; with room again (a restart
+    with a larger budget) the last part sent again finishes each — nothing else is sent."""
+    s = h.Server("--store-budget", "300K", "--upload-part-size", "64K")
+    base = os.path.join(h.MODELS, "onnx-testdata", "light")
+    h.check(h.upload(s, os.path.join(base, "light_inception_v2.onnx")).status == 201, "a model fills the budget")
+    blob = open(os.path.join(base, "light_densenet121.onnx"), "rb").read()
+    sha = hashlib.sha256(blob).hexdigest()
+    part = 64 << 10
+    last = len(blob) // part * part
+    r = begin(h, s, len(blob), sha, name="densenet.onnx")
+    uid = (r.json() or {}).get("upload", "")
+    r = send_from(h, s, uid, blob, 0, part=part, stop_after=3)
+    h.check(r.status == 204 and offset_of(r) == last, "three parts acknowledged: %r" % r)
+    r = patch(h, s, uid, last, blob[last:])
+    h.check(r.status == 507, "the last part: 507, the store is full: %r" % r)
+    r = h.curl(s.url("/uploads/" + uid), head=True)
+    h.check(r.status == 200 and offset_of(r) == last, "after the 507: HEAD says the acknowledged offset: %r" % r)
+    r = begin(h, s, len(blob), sha, name="densenet.onnx")
+    h.check(r.status == 200 and offset_of(r) == last, "after the 507: POST finds the upload: %r" % r)
+    # a bundle whose store fails: the manifest's upload and the blobs stay
+    model, files = make_bundle(h.TMP)
+    h.check(h.upload(s, h.write_tmp(model), query="?name=model.onnx").status == 201, "the bundle's model file")
+    for loc, data in files.items():
+        r = begin(h, s, len(data), hashlib.sha256(data).hexdigest(), name=loc, kind="data")
+        r = send_from(h, s, (r.json() or {}).get("upload", ""), data, 0, part=part)
+        h.check(r.status == 201, "data file %s: %r" % (loc, r))
+    man = manifest(model, files)
+    bid = hashlib.sha256(man).hexdigest()
+    r = begin(h, s, len(man), bid, kind="bundle")
+    muid = (r.json() or {}).get("upload", "")
+    r = patch(h, s, muid, 0, man)
+    h.check(r.status == 507, "the bundle: 507: %r" % r)
+    blobs = os.path.join(s.store, "uploads", "blobs")
+    h.check(len(os.listdir(blobs)) == 2, "the blobs are kept: %r" % os.listdir(blobs))
+    r = h.curl(s.url("/uploads/" + muid), head=True)
+    h.check(r.status == 200 and offset_of(r) == 0, "the manifest's upload stays: %r" % r)
+    h.check(s.stop() == 0, "server exit (finish retry)")
+    s2 = h.Server("--store-budget", "4M", "--upload-part-size", "64K", store=s.store)
+    r = patch(h, s2, uid, last, blob[last:])
+    h.check(r.status == 201 and (r.json() or {}).get("id") == sha, "the last part again: stored: %r" % r)
+    r = h.curl(s2.url("/models/%s/model.onnx" % sha))
+    h.check(r.status == 200 and hashlib.sha256(r.body).hexdigest() == sha, "bit for bit")
+    h.check(h.curl(s2.url("/uploads/" + uid), head=True).status == 404, "the upload is over")
+    r = patch(h, s2, muid, 0, man)
+    h.check(r.status == 201 and (r.json() or {}).get("id") == bid, "the manifest again: the bundle: %r" % r)
+    r = h.curl(s2.url("/models/%s/tensors/w?values=4" % bid))
+    h.check(r.status == 200, "its weights are there: %r" % r)
+    h.check(os.listdir(blobs) == [], "its blobs went into the model: %r" % os.listdir(blobs))
+    left = [d for d in os.listdir(os.path.join(s.store, "uploads")) if d not in ("blobs", "links")]
+    h.check(left == [], "no upload left: %r" % left)
+    h.check(s2.stop() == 0, "server exit (finish retry, restarted)")
+
+
 def structure_model(ranges, location="m.onnx"):
     """A structure: initializers of 256 floats each, external at (offset) in `location`; a
     range given as (offset, floats) has that many floats."""
@@ -751,7 +832,8 @@ def t_auth(h):
 def t_resumable(h):
     for name, fn in (("protocol", t_protocol), ("wrong hash", t_wrong_hash), ("expiry", t_expiry),
                      ("kill -9 resume", t_kill_resume), ("structure link", t_structure_link),
-                     ("repoint", t_repoint), ("bundle", t_bundle),
+                     ("repoint", t_repoint), ("bundle", t_bundle), ("bundle a and a/b", t_bundle_collide),
+                     ("finish retry", t_finish_retry),
                      ("structure lies", t_structure_lies), ("auth", t_auth),
                      ("pieces", t_pieces), ("racing pieces", t_pieces_race),
                      ("cut body", t_cut_body)):
