@@ -137,17 +137,18 @@ static proof prove(oxst_store *store, const char *S, const char *F, const char *
 		oxst_sha256_final(&c, hex);
 		p = strcmp(hex, S) == 0 ? P_YES : P_NO;
 	}
-	/* 2. a bundle whose model file is S, naming external data */
-	int dfd = -1;
-	if (p == P_NO && code == OXP_OK && info.external > 0 &&
-	    (s = store->ops->open_data(store, F, &dfd)) == OXST_OK) {
-		close(dfd);
+	/* 2. a bundle whose model file is S, naming external data (and F has data files) */
+	if (p == P_NO && code == OXP_OK && info.external > 0) {
 		oxst_sha256_resume(&c, NULL, 0);
 		oxst_sha256_update(&c, m, (size_t)size);
 		oxst_sha256_final(&c, hex);
-		p = strcmp(hex, S) == 0 ? P_YES : P_NO;
-	} else if (p == P_NO && code == OXP_OK && info.external > 0 && s != OXST_E_NOT_FOUND) {
-		p = of_status(s);
+		int dfd = -1;
+		if (strcmp(hex, S) == 0 && (s = store->ops->open_data(store, F, &dfd)) == OXST_OK) {
+			close(dfd);
+			p = P_YES;
+		} else if (strcmp(hex, S) == 0) {
+			p = of_status(s);
+		}
 	}
 	munmap(m, (size_t)size);
 	return p;

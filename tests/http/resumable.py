@@ -508,6 +508,8 @@ def t_finish_retry(h):
     budget full at the last part (507): HEAD still says the acknowledged offset, POST finds
     the upload; a bundle's manifest the same, its blobs kept; with room again (a restart
     with a larger budget) the last part sent again finishes each — nothing else is sent."""
+    if h.S3 is not None:  # an S3 store's budget is its cache's, which evicts: no 507 here
+        return
     s = h.Server("--store-budget", "300K", "--upload-part-size", "64K")
     base = os.path.join(h.MODELS, "onnx-testdata", "light")
     h.check(h.upload(s, os.path.join(base, "light_inception_v2.onnx")).status == 201, "a model fills the budget")
