@@ -804,7 +804,11 @@ static void create_job(oxs_req *r)
 		oxs_resume(r);
 		return;
 	}
-	if (have == OXST_OK) { /* (a claimed structure is linked by no claim: links.c) */
+	if (have == OXST_OK) {
+		/* a structure named for a stored model: linked only when the stored bytes prove
+		 * it (links.c), never on the claim */
+		if (st->structure[0] != '\0' && strcmp(st->structure, st->sha256) != 0)
+			(void)oxs_links_prove(rs->links, st->structure, st->sha256, st->name);
 		atomic_fetch_add(&rs->held, 1);
 		oxr_buf b;
 		oxr_buf_init(&b, 256);

@@ -296,10 +296,16 @@ def t_structure_link(h):
     h.check(h.curl(s.url("/models/" + fake)).status == 200,
             "a model of the file's name that is not its structure is not redirected")
     h.check(links_lines(s) == [], "no link: %r" % links_lines(s))
-    # the file stored already: POST /uploads naming the real structure links nothing either
-    r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx", structure=sid)
-    h.check(r.status == 200 and h.curl(s.url("/models/" + sid)).status == 200,
+    # the file stored already: POST /uploads naming another model as its structure links
+    # nothing; naming its real structure links it (proven from the stored bytes: the page
+    # reopening a file the server holds)
+    r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx", structure=fake)
+    h.check(r.status == 200 and h.curl(s.url("/models/" + fake)).status == 200 and links_lines(s) == [],
             "a claim on a stored model links nothing: %r" % r)
+    r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx", structure=sid)
+    r2 = h.curl(s.url("/models/" + sid))
+    h.check(r.status == 200 and r2.status == 307 and r2.h("location") == "/models/" + sha,
+            "its real structure named for the stored model: proven, linked: %r %r" % (r, r2))
     # the page's flow from the start (a store without the model)
     h.check(s.stop() == 0, "server exit (structure link, refused)")
     s = h.Server("--upload-part-size", "1M")
