@@ -1694,6 +1694,45 @@ bool oxp_smap_put(oxp_smap *m, const char *p, size_t n, uint32_t v);
 /* Element count from dims; false when a dim is negative or the product overflows. */
 bool oxp_dims_count(const int64_t *dims, size_t ndims, uint64_t *out);
 
+/* ---------------------------------------------------------------------------------------
+ * A model's structure as the page cuts it (parser/cut.c; web/structure.js structureOf is
+ * the specification): every large tensor payload cut out and named as external data in
+ * the file itself.  The service proves a structure's link with it (service/links.c).
+ */
+#define OXP_CUT_THRESHOLD 1024          /* smallest payload cut (structure.js THRESHOLD) */
+#define OXP_CUT_MIN_SAVING (64u << 10)  /* less in total: no structure (MIN_SAVING) */
+#define OXP_CUT_MAX_DEPTH 64            /* nesting budget (MAX_DEPTH) */
+#define OXP_CUT_LOCATION_MAX 255        /* longest location the page names */
+
+/* Takes n bytes of the structure (a view valid during the call); false stops the cut. */
+typedef bool (*oxp_cut_sink)(void *ctx, const void *p, size_t n);
+
+typedef struct oxp_cut_info {
+	uint64_t cut;     /* payload bytes cut out */
+	uint64_t tensors; /* tensors whose payload was cut */
+	uint64_t bytes;   /* the structure's length */
+	uint64_t external; /* tensors whose data_location is EXTERNAL already (a model whose
+	                      weights are in data files: the page sends it as its structure) */
+	bool cuts;        /* the page would send this structure (tensors > 0 and
+	                     cut >= min_saving); else it sends the file as it is */
+} oxp_cut_info;
+
+/* The location the page names for a file called name (structure.js locationOf): name
+ * itself when the server's rules take it as it is (no '/', '\', control byte, "X:"
+ * drive, "." or "..", 1..255 bytes), else "model.onnx" (then false).  out gets it. */
+bool oxp_cut_location(const char *name, char *out, size_t size);
+
+/* Cut the model buf[0, size) (a whole ONNX file, usually a read-only mapping) naming
+ * `location` (at most OXP_CUT_LOCATION_MAX bytes): *info says what is cut, and when the
+ * page would send a structure (info->cuts: min_saving is the page's OXP_CUT_MIN_SAVING,
+ * other values for tests) and sink is not NULL, the structure's bytes go
+ * to sink in order, as views into buf and a few new bytes (never a copy of the whole).
+ * Payloads are never read.  OXP_OK, or the walk's error (a file the page would send as it
+ * is: not protobuf, truncated, groups, nested deeper than OXP_CUT_MAX_DEPTH, no graph);
+ * OXP_E_IO when the sink stopped. */
+oxp_code oxp_cut(oxp_cut_info *info, const void *buf, size_t size, const char *location,
+                 uint64_t min_saving, oxp_cut_sink sink, void *ctx, oxp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -32,8 +32,8 @@
  * running SHA-256 as its midstate: a part is hashed as it arrives, wherever it arrives.
  * Here, under <store>/uploads/ (an S3 store: under its cache folder):
  *   blobs/<sha256> the data files of bundles (kind data), until a manifest takes them
- *   links          "<structure id> <model id>" lines: structures whose whole model
- *                  arrived (their URLs redirect to it; GET /models lists the model once)
+ *   links          structures proven to be whole models' structures (service/links.c:
+ *                  their URLs redirect to it; GET /models lists the model once)
  * A part cut short is not acknowledged: the part is sent again.  After kill -9 the state
  * says what was acknowledged.  Uploads idle past --upload-expiry are aborted (at start,
  * and on POST /uploads: an object store's at most every half expiry or minute).
@@ -43,7 +43,9 @@
 #include "render/oxr.h"
 #include "service/clock.h"
 #include "service/config.h"
+#include "service/bundle.h"
 #include "service/hash.h"
+#include "service/links.h"
 #include "service/log.h"
 #include "service/models.h"
 #include "service/reply.h"
@@ -71,8 +73,7 @@
 /* parts of an object store's uploads staged at once (each a part-sized temporary of
  * the cache until the object store took it): more answer 503 */
 #define MAX_REMOTE_PARTS 16
-#define MAX_MANIFEST ((uint64_t)8 << 20) /* a bundle's manifest (4096 files fit) */
-#define MAX_BUNDLE_FILES 4096
+#define MAX_MANIFEST OXS_MANIFEST_MAX /* a bundle's manifest (bundle.h) */
 
 /* An upload's state (the store keeps it).  kind: "model"; "data": a data file of a
  * bundle, kept as a blob by its SHA-256; "bundle": the manifest of a model and its data
@@ -101,12 +102,9 @@ typedef struct active {
 	range kept[MAX_KEPT];    /* received: disjoint, not touching */
 } active;
 
-typedef struct slink {
-	char structure[OXST_ID_LEN + 1], full[OXST_ID_LEN + 1];
-} slink;
-
 struct oxs_resumable {
 	char dir[PATH_MAX / 2]; /* <store>/uploads (shorter than PATH_MAX: paths below it fit) */
+	char blobs[PATH_MAX / 2 + 8]; /* dir/blobs (bundle.c) */
 	oxst_store *store;
 	uint64_t part_size, max_total;
 	unsigned expiry;
@@ -116,8 +114,7 @@ struct oxs_resumable {
 	pthread_mutex_t mu;
 	active *act;
 	size_t nact;
-	slink *links;
-	size_t nlinks, caplinks;
+	oxs_links *links; /* structures proven to be whole models' (links.c) */
 	atomic_uint_fast64_t started, resumed, held, completed, expired, aborted, refused, bytes;
 	atomic_uint_fast64_t parts, parts_busy; /* parts acknowledged; refused as too many */
 	atomic_uint_fast64_t pieces; /* pieces received whole */
@@ -136,10 +133,8 @@ struct oxs_rpatch {
 	uint64_t at, want, got;
 	oxst_sha256 sha; /* the running hash, from the state's midstate */
 	int werr;     /* errno of a failed write, 0 */
-	/* a bundle being stored: its data files (their blobs move into the model's data) */
-	oxst_bundle_file *files;
-	size_t nfiles;
-	char model_sha[OXST_ID_LEN + 1];
+	/* a bundle being stored: its manifest (its blobs go once the model is stored) */
+	oxs_manifest man;
 };
 
 /* ---------------------------------------------------------------------------------------
@@ -154,27 +149,6 @@ static void uid_of(const char *sha, uint64_t length, char out[UID_LEN + 1])
 	oxs_sha256_hex(text, (size_t)n, hex, OXST_ID_LEN);
 	memcpy(out, hex, UID_LEN);
 	out[UID_LEN] = '\0';
-}
-
-static int sync_dir(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
-static oxst_status errno_status(int e)
-{
-	if (e == ENOENT)
-		return OXST_E_NOT_FOUND;
-	if (e == ENOSPC || e == EDQUOT || e == EFBIG)
-		return OXST_E_NOSPACE;
-	if (e == ENOMEM)
-		return OXST_E_NOMEM;
-	return OXST_E_IO;
 }
 
 static oxst_status state_read(const oxs_resumable *rs, const char *uid, upstate *st)
@@ -453,126 +427,11 @@ static void sweep(oxs_resumable *rs)
 }
 
 /* ---------------------------------------------------------------------------------------
- * Structures and their whole models
+ * Structures and their whole models: service/links.c proves and keeps the links
  */
-static bool load_links(oxs_resumable *rs)
-{
-	char path[PATH_MAX];
-	if (snprintf(path, sizeof(path), "%s/links", rs->dir) >= (int)sizeof(path))
-		return false;
-	FILE *f = fopen(path, "re");
-	if (f == NULL)
-		return errno == ENOENT;
-	char line[256];
-	while (fgets(line, sizeof(line), f) != NULL) {
-		slink l;
-		if (strlen(line) != 2 * OXST_ID_LEN + 2 || line[OXST_ID_LEN] != ' ')
-			continue; /* a torn last line */
-		memcpy(l.structure, line, OXST_ID_LEN);
-		l.structure[OXST_ID_LEN] = '\0';
-		memcpy(l.full, line + OXST_ID_LEN + 1, OXST_ID_LEN);
-		l.full[OXST_ID_LEN] = '\0';
-		if (!oxst_id_valid(l.structure) || !oxst_id_valid(l.full))
-			continue;
-		if (rs->nlinks == rs->caplinks) {
-			size_t cap = rs->caplinks ? 2 * rs->caplinks : 64;
-			slink *n = realloc(rs->links, cap * sizeof(*n));
-			if (n == NULL)
-				break;
-			rs->links = n;
-			rs->caplinks = cap;
-		}
-		rs->links[rs->nlinks++] = l;
-	}
-	fclose(f);
-	return true;
-}
-
-static const slink *find_link(const oxs_resumable *rs, const char *structure)
-{
-	for (size_t i = rs->nlinks; i > 0; i--)
-		if (strcmp(rs->links[i - 1].structure, structure) == 0)
-			return &rs->links[i - 1];
-	return NULL;
-}
-
 bool oxs_resumable_moved(oxs_resumable *rs, const char *id, char full[OXST_ID_LEN + 1])
 {
-	if (rs == NULL || id[0] == '\0')
-		return false;
-	pthread_mutex_lock(&rs->mu);
-	const slink *l = find_link(rs, id);
-	if (l != NULL)
-		memcpy(full, l->full, OXST_ID_LEN + 1);
-	pthread_mutex_unlock(&rs->mu);
-	return l != NULL;
-}
-
-/* Whether st->structure can be the structure of the upload's file: a model the store
- * holds, smaller than the whole file and kept under the same file name (a structure is
- * the same file with its weights cut out; decision 57). */
-static bool looks_like_structure(oxs_server *srv, const upstate *st)
-{
-	oxst_store *store = srv->store;
-	uint64_t size = 0;
-	if (store->ops->stat_model(store, st->structure, 0, &size) != OXST_OK || size >= st->length)
-		return false;
-	oxst_model_info info;
-	size_t n = 0;
-	char after[OXST_ID_LEN + 1] = "";
-	/* the structure's meta: list from just before its id (ids are in order) */
-	memcpy(after, st->structure, OXST_ID_LEN + 1);
-	for (int i = OXST_ID_LEN - 1; i >= 0; i--) { /* the id just before: decrement */
-		if (after[i] == '0') {
-			after[i] = 'f';
-			continue;
-		}
-		after[i] = after[i] == 'a' ? '9' : (char)(after[i] - 1);
-		break;
-	}
-	return store->ops->list_models(store, after, &info, 1, &n, NULL) == OXST_OK && n == 1 &&
-	       strcmp(info.id, st->structure) == 0 && info.has_meta &&
-	       strcmp(info.meta.name, st->name) == 0;
-}
-
-/* The whole model `full` of a structure upload has arrived: the structure's URLs redirect
- * to it from now on (decision 57).  verified: the structure is known to be the model's
- * (a bundle's model file); else looks_like_structure decides. */
-static void link_structure(oxs_server *srv, const upstate *st, const char *full, bool verified)
-{
-	oxs_resumable *rs = srv->rs;
-	if (st->structure[0] == '\0' || strcmp(st->structure, full) == 0)
-		return;
-	if (!verified && !looks_like_structure(srv, st))
-		return;
-	pthread_mutex_lock(&rs->mu);
-	bool have = find_link(rs, st->structure) != NULL;
-	bool room = have || rs->nlinks < rs->caplinks;
-	if (!have && !room) {
-		size_t cap = rs->caplinks ? 2 * rs->caplinks : 64;
-		slink *nl = realloc(rs->links, cap * sizeof(*nl));
-		if (nl != NULL) {
-			rs->links = nl;
-			rs->caplinks = cap;
-			room = true;
-		}
-	}
-	if (!have && room) {
-		char path[PATH_MAX], line[2 * OXST_ID_LEN + 3];
-		snprintf(line, sizeof(line), "%s %s\n", st->structure, full);
-		int fd = snprintf(path, sizeof(path), "%s/links", rs->dir) < (int)sizeof(path)
-		             ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)
-		             : -1;
-		if (fd >= 0 && write(fd, line, strlen(line)) == (ssize_t)strlen(line) &&
-		    fdatasync(fd) == 0) {
-			slink *l = &rs->links[rs->nlinks++];
-			memcpy(l->structure, st->structure, OXST_ID_LEN + 1);
-			memcpy(l->full, full, OXST_ID_LEN + 1);
-		}
-		if (fd >= 0)
-			close(fd);
-	}
-	pthread_mutex_unlock(&rs->mu);
+	return rs != NULL && oxs_links_moved(rs->links, id, full);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -786,22 +645,10 @@ static void reply_io(oxs_req *r, oxst_status s, const char *what)
  * Blobs: the data files of bundles, kept by SHA-256 under uploads/blobs/ until a bundle
  * takes them (or they expire)
  */
-static bool blob_path(const oxs_resumable *rs, const char *sha, char *out, size_t size)
-{
-	int n = snprintf(out, size, "%s/blobs/%s", rs->dir, sha);
-	return n > 0 && (size_t)n < size;
-}
-
-/* OXST_OK when the blob of sha is there with `length` bytes. */
+/* OXST_OK when the blob of sha is there with `length` bytes (bundle.c). */
 static oxst_status blob_stat(const oxs_resumable *rs, const char *sha, uint64_t length)
 {
-	char path[PATH_MAX];
-	struct stat sb;
-	if (!blob_path(rs, sha, path, sizeof(path)))
-		return OXST_E_INVALID;
-	if (lstat(path, &sb) != 0)
-		return errno_status(errno);
-	return S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == length ? OXST_OK : OXST_E_NOT_FOUND;
+	return oxs_blob_stat(rs->blobs, sha, length);
 }
 
 static void reply_blob(oxs_req *r, unsigned status, const upstate *st)
@@ -958,8 +805,10 @@ static void create_job(oxs_req *r)
 		return;
 	}
 	if (have == OXST_OK) {
-		if (strcmp(st->kind, "model") == 0)
-			link_structure(srv, st, st->sha256, false);
+		/* a structure named for a stored model: linked only when the stored bytes prove
+		 * it (links.c), never on the claim */
+		if (st->structure[0] != '\0' && strcmp(st->structure, st->sha256) != 0)
+			(void)oxs_links_prove(rs->links, st->structure, st->sha256, st->name);
 		atomic_fetch_add(&rs->held, 1);
 		oxr_buf b;
 		oxr_buf_init(&b, 256);
@@ -1360,17 +1209,9 @@ bool oxs_resumable_patch_data(oxs_req *r, const char *data, size_t size)
 	return true;
 }
 
-static void on_stored(oxs_req *r, const char *id, bool created)
-{
-	(void)created;
-	oxs_rpatch *p = r->rp;
-	atomic_fetch_add(&r->srv->rs->completed, 1);
-	bool bundle = strcmp(p->st.kind, "bundle") == 0;
-	link_structure(r->srv, &p->st, id, bundle && strcmp(p->st.structure, p->model_sha) == 0);
-}
-
-/* The upload is over (stored, or refused): what the store held of it (abort: the store's
- * xfer_finish took it already otherwise) and what this process knew go. */
+/* The upload is over (stored, or refused for what it is: abort, what the store holds of
+ * it goes; a finish that failed otherwise: it stays, to be finished again) and this
+ * process forgets it. */
 static void finish_upload(oxs_resumable *rs, oxs_rpatch *p, bool abort)
 {
 	if (abort)
@@ -1381,178 +1222,76 @@ static void finish_upload(oxs_resumable *rs, oxs_rpatch *p, bool abort)
 	p->claimed = false;
 }
 
+/* The end of the store of a whole file (oxs_upload_adopt*): stored as model id, or not
+ * (id NULL: answered, r->status says how).  Stored, or refused for its content (4xx: the
+ * parser's, a bundle's): the upload goes (a bundle's blobs with the model); a failure
+ * of the server's (507, 5xx) leaves it whole: the last part sent again finishes it. */
+static void on_stored(oxs_req *r, const char *id, bool created)
+{
+	(void)created;
+	oxs_rpatch *p = r->rp;
+	oxs_resumable *rs = r->srv->rs;
+	if (id == NULL) {
+		bool refused = r->status >= 400 && r->status < 500;
+		if (refused)
+			atomic_fetch_add(&rs->refused, 1);
+		finish_upload(rs, p, refused);
+		return;
+	}
+	atomic_fetch_add(&rs->completed, 1);
+	if (p->man.files != NULL)
+		oxs_bundle_release(rs->blobs, &p->man);
+	finish_upload(rs, p, true);
+	/* the structure the client named is linked only when the stored bytes prove it */
+	if (p->st.structure[0] != '\0' && strcmp(p->st.structure, id) != 0)
+		(void)oxs_links_prove(rs->links, p->st.structure, id, p->st.name);
+}
+
 /* A data file of a bundle has arrived: kept as a blob until its bundle's manifest. */
 static void complete_blob(oxs_req *r, int fd, const char *spool)
 {
 	oxs_resumable *rs = r->srv->rs;
 	oxs_rpatch *p = r->rp;
-	char blob[PATH_MAX], dir[PATH_MAX];
 	close(fd);
-	snprintf(dir, sizeof(dir), "%s/blobs", rs->dir);
-	if (!blob_path(rs, p->st.sha256, blob, sizeof(blob)) || rename(spool, blob) != 0 ||
-	    sync_dir(dir) != 0) {
-		reply_io(r, errno_status(errno), "cannot keep the data file");
+	oxst_status s = oxs_blob_keep(rs->blobs, p->st.sha256, spool);
+	if (s != OXST_OK) {
 		(void)unlink(spool);
-		finish_upload(rs, p, false);
-		oxs_resume(r);
+		reply_io(r, s, "cannot keep the data file");
+		oxs_resume(r); /* the upload stays: the last part sent again keeps it */
 		return;
 	}
-	finish_upload(rs, p, false);
+	finish_upload(rs, p, true);
 	atomic_fetch_add(&rs->completed, 1);
 	reply_blob(r, 201, &p->st);
 	oxs_resume(r);
 }
 
-/* Copy len bytes of in (from 0) to out (at 0). */
-static bool copy_fd(int in, int out, uint64_t len)
+/* A refusal of the manifest for what it says: the upload goes. */
+static void refuse_bundle(oxs_req *r, unsigned status, const char *code, const char *err)
 {
-	loff_t ip = 0, op = 0;
-	while ((uint64_t)ip < len) {
-		size_t want = len - (uint64_t)ip > ((uint64_t)1 << 30) ? (size_t)1 << 30 : (size_t)(len - (uint64_t)ip);
-		ssize_t n = copy_file_range(in, &ip, out, &op, want, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n > 0)
-			continue;
-		if (n == 0)
-			return false;
-		/* no copy_file_range here: read and write */
-		char buf[1 << 16];
-		while ((uint64_t)ip < len) {
-			ssize_t k = pread(in, buf, sizeof(buf), ip);
-			if (k <= 0 || pwrite(out, buf, (size_t)k, op) != k)
-				return false;
-			ip += k;
-			op += k;
-		}
-	}
-	return true;
-}
-
-/* Make the folders of loc (a valid location) beneath dir. */
-static bool make_parents(const char *dir, const char *loc)
-{
-	char path[PATH_MAX];
-	int n = snprintf(path, sizeof(path), "%s/%s", dir, loc);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return false;
-	for (char *c = path + strlen(dir) + 1; *c != '\0'; c++) {
-		if (*c != '/')
-			continue;
-		*c = '\0';
-		bool ok = mkdir(path, 0700) == 0 || errno == EEXIST;
-		*c = '/';
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
-static int cmp_location(const void *a, const void *b)
-{
-	return strcmp(((const oxst_bundle_file *)a)->location, ((const oxst_bundle_file *)b)->location);
-}
-
-/* The manifest text (an upload of kind bundle) into p->files and p->model_sha; false with
- * a message. */
-static bool parse_manifest(oxs_rpatch *p, char *text, uint64_t *model_size, char *err,
-                           size_t errsize)
-{
-	static const char head[] = "onnxviz-bundle/1\nmodel ";
-	if (strncmp(text, head, sizeof(head) - 1) != 0) {
-		snprintf(err, errsize, "the manifest does not start with \"onnxviz-bundle/1\\nmodel \"");
-		return false;
-	}
-	char *line = text + sizeof(head) - 1, *end = NULL;
-	size_t lines = 0;
-	for (const char *c = line; *c != '\0'; c++)
-		lines += *c == '\n';
-	if (lines < 2 || lines - 1 > MAX_BUNDLE_FILES) {
-		snprintf(err, errsize, "a manifest lists 1 to %d data files", MAX_BUNDLE_FILES);
-		return false;
-	}
-	p->files = calloc(lines - 1, sizeof(*p->files));
-	if (p->files == NULL) {
-		snprintf(err, errsize, "out of memory");
-		return false;
-	}
-	if (strlen(line) < OXST_ID_LEN + 3 || line[OXST_ID_LEN] != ' ')
-		goto bad;
-	memcpy(p->model_sha, line, OXST_ID_LEN);
-	p->model_sha[OXST_ID_LEN] = '\0';
-	errno = 0;
-	*model_size = strtoull(line + OXST_ID_LEN + 1, &end, 10);
-	if (!oxst_id_valid(p->model_sha) || errno != 0 || *end != '\n' || *model_size == 0)
-		goto bad;
-	for (line = end + 1; *line != '\0'; line = end + 1) {
-		oxst_bundle_file *f = &p->files[p->nfiles];
-		if (strncmp(line, "file ", 5) != 0 || strlen(line) < 5 + OXST_ID_LEN + 3 ||
-		    line[5 + OXST_ID_LEN] != ' ')
-			goto bad;
-		memcpy(f->sha256, line + 5, OXST_ID_LEN);
-		f->sha256[OXST_ID_LEN] = '\0';
-		errno = 0;
-		f->size = strtoull(line + 6 + OXST_ID_LEN, &end, 10);
-		if (!oxst_id_valid(f->sha256) || errno != 0 || *end != ' ')
-			goto bad;
-		char *loc = end + 1;
-		end = strchr(loc, '\n');
-		if (end == NULL || (size_t)(end - loc) > OXST_LOCATION_MAX)
-			goto bad;
-		memcpy(f->location, loc, (size_t)(end - loc));
-		f->location[end - loc] = '\0';
-		const char *rule = NULL;
-		if (!oxst_location_valid(f->location, &rule)) {
-			snprintf(err, errsize, "the data file's location '%s' is refused (%s)", f->location,
-			         rule ? rule : "invalid");
-			return false;
-		}
-		p->nfiles++;
-	}
-	if (p->nfiles > 1)
-		qsort(p->files, p->nfiles, sizeof(*p->files), cmp_location);
-	for (size_t i = 1; i < p->nfiles; i++) {
-		if (strcmp(p->files[i - 1].location, p->files[i].location) == 0) {
-			snprintf(err, errsize, "the location '%s' is listed twice", p->files[i].location);
-			return false;
-		}
-	}
-	return true;
-bad:
-	snprintf(err, errsize, "malformed manifest line %zu (want \"file <sha256> <size> "
-	         "<location>\")", p->nfiles + 2);
-	return false;
+	oxs_resumable *rs = r->srv->rs;
+	finish_upload(rs, r->rp, true);
+	atomic_fetch_add(&rs->refused, 1);
+	oxs_reply_error(r, status, code, "", "%s", err);
+	oxs_resume(r);
 }
 
 /* A bundle whose data files are the store's blobs (an object store: any replica took
  * them): the store makes the bundle from them and the model file itself, keys as
  * POST /models writes them; then it is parsed from the store like any resumable model. */
-static void complete_bundle_stored(oxs_req *r, uint64_t msize, uint64_t total)
+static void complete_bundle_stored(oxs_req *r, uint64_t total)
 {
 	oxs_server *srv = r->srv;
-	oxs_resumable *rs = srv->rs;
 	oxs_rpatch *p = r->rp;
 	oxst_store *store = srv->store;
 	bool created = false;
-	oxst_status s = store->ops->put_bundle(store, p->st.sha256, p->model_sha, msize, p->files,
-	                                       p->nfiles, &created);
+	oxst_status s = store->ops->put_bundle(store, p->st.sha256, p->man.model_sha,
+	                                       p->man.model_size, p->man.files, p->man.nfiles,
+	                                       &created);
 	if (s == OXST_E_NOT_FOUND) {
-		/* name what is missing */
 		char err[1400];
-		snprintf(err, sizeof(err), "the model file %s (%" PRIu64 " bytes) has not been "
-		         "uploaded (POST /models, or POST /uploads with kind data)", p->model_sha, msize);
-		for (size_t i = 0; i < p->nfiles; i++) {
-			if (blob_stat(rs, p->files[i].sha256, p->files[i].size) != OXST_OK &&
-			    store->ops->blob_stat(store, p->files[i].sha256, p->files[i].size) == OXST_E_NOT_FOUND) {
-				snprintf(err, sizeof(err), "the data file %s (%s, %" PRIu64 " bytes) has not been "
-				         "uploaded (POST /uploads with kind data)", p->files[i].location,
-				         p->files[i].sha256, p->files[i].size);
-				break;
-			}
-		}
-		atomic_fetch_add(&rs->refused, 1);
-		oxs_reply_error(r, 422, "bundle_incomplete", "", "%s", err);
-		oxs_resume(r);
+		oxs_bundle_missing(store, srv->rs->blobs, &p->man, err, sizeof(err));
+		refuse_bundle(r, 422, "bundle_incomplete", err);
 		return;
 	}
 	if (s != OXST_OK) {
@@ -1564,148 +1303,72 @@ static void complete_bundle_stored(oxs_req *r, uint64_t msize, uint64_t total)
 	oxs_upload_adopt_stored(r, p->st.name, total, created, on_stored);
 }
 
-/* A bundle's manifest has arrived: the model file (stored, e.g. uploaded alone first as
- * the bundle's structure) and the data files (blobs) it lists make the model, stored as
- * POST /models stores a model with its data files. */
-static void complete_bundle(oxs_req *r, int fd, const char *manifest)
+/* A bundle's manifest has arrived (fd: its bytes, handed over at spool): checked whole
+ * before anything is touched (bundle.c), then the model file (stored, e.g. uploaded alone
+ * first as the bundle's structure) and the data files (blobs) it lists make the model,
+ * stored as POST /models stores a model with its data files. */
+static void complete_bundle(oxs_req *r, int fd, const char *spool)
 {
 	oxs_server *srv = r->srv;
 	oxs_resumable *rs = srv->rs;
 	oxs_rpatch *p = r->rp;
-	oxst_store *store = srv->store;
-	char err[1400] = "";
-	char *text = calloc(1, (size_t)p->st.length + 1);
-	bool read_ok = text != NULL &&
-	               pread(fd, text, (size_t)p->st.length, 0) == (ssize_t)p->st.length;
+	char *text = malloc((size_t)p->st.length);
+	bool read_ok = text != NULL && pread(fd, text, (size_t)p->st.length, 0) == (ssize_t)p->st.length;
 	close(fd);
-	(void)unlink(manifest);
-	finish_upload(rs, p, false); /* the manifest is read: whatever comes, the upload is over */
-	uint64_t msize = 0;
+	(void)unlink(spool); /* the upload keeps the bytes until the bundle is stored */
 	if (!read_ok) {
 		free(text);
-		oxs_reply_error(r, 500, "io_error", "", "cannot read the manifest");
+		reply_io(r, text == NULL ? OXST_E_NOMEM : OXST_E_IO, "cannot read the manifest");
 		oxs_resume(r);
 		return;
 	}
-	bool ok = memchr(text, '\0', (size_t)p->st.length) == NULL &&
-	          parse_manifest(p, text, &msize, err, sizeof(err));
+	unsigned status = 0;
+	const char *code = NULL;
+	char err[1400] = "";
+	bool ok = oxs_manifest_parse(&p->man, text, (size_t)p->st.length, p->st.sha256, &status,
+	                             &code, err, sizeof(err));
 	free(text);
-	char id[OXST_ID_LEN + 1];
-	if (ok && !(oxst_bundle_id(p->model_sha, msize, p->files, p->nfiles, id) &&
-	            strcmp(id, p->st.sha256) == 0)) {
-		snprintf(err, sizeof(err), "the manifest is not in its canonical form (files sorted by "
-		         "location, as oxst_bundle_id writes it): its id would be %s", id);
-		ok = false;
+	if (!ok && status == 503) {
+		oxs_reply_error(r, 503, code, "", "%s", err);
+		oxs_resume(r);
+		return;
 	}
 	if (!ok) {
-		atomic_fetch_add(&rs->refused, 1);
-		oxs_reply_error(r, 422, "bad_manifest", "", "%s", err[0] ? err : "a NUL byte in the manifest");
-		oxs_resume(r);
+		refuse_bundle(r, status, code, err);
 		return;
 	}
 	/* every piece is here?  Here, or all in the store (an object store's blobs) */
-	uint64_t total = msize;
+	uint64_t total = p->man.model_size;
 	size_t here = 0;
-	for (size_t i = 0; i < p->nfiles; i++) {
-		total += p->files[i].size;
-		here += blob_stat(rs, p->files[i].sha256, p->files[i].size) == OXST_OK;
+	for (size_t i = 0; i < p->man.nfiles; i++) {
+		total += p->man.files[i].size;
+		here += oxs_blob_stat(rs->blobs, p->man.files[i].sha256, p->man.files[i].size) == OXST_OK;
 	}
-	if (here < p->nfiles) {
-		complete_bundle_stored(r, msize, total);
+	if (here < p->man.nfiles) {
+		complete_bundle_stored(r, total);
 		return;
 	}
-	for (size_t i = 0; i < p->nfiles && ok; i++) {
-		if (blob_stat(rs, p->files[i].sha256, p->files[i].size) != OXST_OK) {
-			snprintf(err, sizeof(err), "the data file %s (%s, %" PRIu64 " bytes) has not been "
-			         "uploaded (POST /uploads with kind data)", p->files[i].location,
-			         p->files[i].sha256, p->files[i].size);
-			ok = false;
-		}
-	}
-	int mfd = -1;
-	uint64_t have = 0;
-	if (ok && (store->ops->open_model(store, p->model_sha, &mfd, &have) != OXST_OK || have != msize)) {
-		if (mfd >= 0)
-			close(mfd);
-		mfd = -1;
-		char blob[PATH_MAX];
-		if (blob_stat(rs, p->model_sha, msize) == OXST_OK && blob_path(rs, p->model_sha, blob, sizeof(blob)))
-			mfd = open(blob, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (mfd < 0) {
-			snprintf(err, sizeof(err), "the model file %s (%" PRIu64 " bytes) has not been "
-			         "uploaded (POST /models, or POST /uploads with kind data)", p->model_sha, msize);
-			ok = false;
-		}
-	}
-	if (!ok) {
-		atomic_fetch_add(&rs->refused, 1);
-		oxs_reply_error(r, 422, "bundle_incomplete", "", "%s", err);
-		oxs_resume(r);
+	if (!oxs_bundle_here(srv->store, rs->blobs, &p->man, err, sizeof(err))) {
+		refuse_bundle(r, 422, "bundle_incomplete", err);
 		return;
 	}
-	/* the model file into a spool file, the blobs linked into a spool folder */
-	char spool[PATH_MAX], dir[PATH_MAX];
+	/* the model file into a spool file, the blobs copied into a spool folder */
+	char mspool[PATH_MAX], dir[PATH_MAX];
 	int sfd = -1;
-	oxst_status s = store->ops->spool(store, &sfd, spool, sizeof(spool));
-	bool spooled = s == OXST_OK, dirred = false;
-	if (s == OXST_OK && !copy_fd(mfd, sfd, msize))
-		s = OXST_E_IO;
-	close(mfd);
-	if (s == OXST_OK) {
-		s = store->ops->spool_dir(store, dir, sizeof(dir));
-		dirred = s == OXST_OK;
-	}
-	for (size_t i = 0; s == OXST_OK && i < p->nfiles; i++) {
-		char blob[PATH_MAX], path[PATH_MAX];
-		(void)blob_path(rs, p->files[i].sha256, blob, sizeof(blob));
-		if (!make_parents(dir, p->files[i].location) ||
-		    snprintf(path, sizeof(path), "%s/%s", dir, p->files[i].location) >= (int)sizeof(path)) {
-			s = OXST_E_IO;
-			break;
-		}
-		/* the blob moves into the model's data (a stored data file has one link); the
-		 * same bytes at another location again: a copy of the first */
-		size_t first = i;
-		for (size_t k = 0; k < i && first == i; k++)
-			if (strcmp(p->files[k].sha256, p->files[i].sha256) == 0)
-				first = k;
-		if (first == i && rename(blob, path) == 0)
-			continue;
-		if (first != i)
-			snprintf(blob, sizeof(blob), "%s/%s", dir, p->files[first].location);
-		int in = open(blob, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (in < 0 || out < 0 || !copy_fd(in, out, p->files[i].size) || fsync(out) != 0)
-			s = errno_status(errno ? errno : EIO);
-		if (in >= 0)
-			close(in);
-		if (out >= 0)
-			close(out);
-	}
-	if (s == OXST_OK) {
-		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0 || syncfs(dfd) != 0)
-			s = OXST_E_IO;
-		if (dfd >= 0)
-			close(dfd);
-	}
+	oxst_status s = oxs_bundle_assemble(srv->store, rs->blobs, &p->man, &sfd, mspool,
+	                                    sizeof(mspool), dir, sizeof(dir));
 	if (s != OXST_OK) {
-		if (sfd >= 0)
-			close(sfd);
-		if (spooled)
-			(void)unlink(spool);
-		if (dirred)
-			oxst_remove_path(dir);
 		reply_io(r, s, "cannot assemble the bundle");
 		oxs_resume(r);
 		return;
 	}
 	memcpy(r->id, p->st.sha256, OXST_ID_LEN + 1);
-	oxs_upload_adopt(r, sfd, spool, dir, p->st.name, total, on_stored);
+	oxs_upload_adopt(r, sfd, mspool, dir, p->st.name, total, on_stored);
 }
 
 /* The last part is in: the whole file's hash, then the file is stored (a model exactly
- * as POST /models stores it; a data file as a blob; a manifest makes its bundle). */
+ * as POST /models stores it; a data file as a blob; a manifest makes its bundle).  The
+ * upload stays until then: a finish that fails is tried again with the last part. */
 static void complete(oxs_req *r, const char *hex)
 {
 	oxs_server *srv = r->srv;
@@ -1736,7 +1399,7 @@ static void complete(oxs_req *r, const char *hex)
 		return;
 	}
 	if (strcmp(p->st.kind, "data") == 0) { /* the store keeps it as its blob */
-		finish_upload(rs, p, false);
+		finish_upload(rs, p, true);
 		atomic_fetch_add(&rs->completed, 1);
 		reply_blob(r, 201, &p->st);
 		oxs_resume(r);
@@ -1747,12 +1410,10 @@ static void complete(oxs_req *r, const char *hex)
 		return;
 	}
 	if (strcmp(p->st.kind, "bundle") == 0) { /* a store always hands a manifest over */
-		finish_upload(rs, p, false);
 		oxs_reply_error(r, 500, "internal", "", "the store kept no manifest");
 		oxs_resume(r);
 		return;
 	}
-	finish_upload(rs, p, false);
 	memcpy(r->id, p->st.sha256, OXST_ID_LEN + 1);
 	if (sfd < 0) /* the object store assembled the model from its parts */
 		oxs_upload_adopt_stored(r, p->st.name, p->st.length, created, on_stored);
@@ -1765,7 +1426,7 @@ static bool write_failed(oxs_req *r, const char *what)
 {
 	if (r->rp->werr == 0)
 		return false;
-	reply_io(r, errno_status(r->rp->werr), what);
+	reply_io(r, oxs_errno_status(r->rp->werr), what);
 	oxs_resume(r);
 	return true;
 }
@@ -1843,7 +1504,7 @@ static void piece_job(oxs_req *r)
 	errno = 0;
 	if (!oxst_sha256_read(&p->sha, p->fd, p->part_fd_at, p->part_fd_at + want)) {
 		settle(rs, p->uid, PART_UNKNOWN);
-		reply_io(r, errno_status(errno != 0 ? errno : EIO), "cannot read the part back");
+		reply_io(r, oxs_errno_status(errno != 0 ? errno : EIO), "cannot read the part back");
 		oxs_resume(r);
 		return;
 	}
@@ -1881,7 +1542,7 @@ void oxs_resumable_cleanup(oxs_req *r)
 		release(r->srv->rs, p->uid);
 	if (p->piece_on)
 		piece_forget(r->srv->rs, p->uid, p->pa, p->pb);
-	free(p->files);
+	oxs_manifest_free(&p->man);
 	free(p);
 }
 
@@ -1905,9 +1566,8 @@ oxs_resumable *oxs_resumable_open(const oxs_config *c, oxst_store *store, char *
 		free(rs);
 		return NULL;
 	}
-	char blobs[PATH_MAX];
-	if (snprintf(blobs, sizeof(blobs), "%s/blobs", rs->dir) >= (int)sizeof(blobs) ||
-	    (mkdir(blobs, 0700) != 0 && errno != EEXIST)) {
+	if (snprintf(rs->blobs, sizeof(rs->blobs), "%s/blobs", rs->dir) >= (int)sizeof(rs->blobs) ||
+	    (mkdir(rs->blobs, 0700) != 0 && errno != EEXIST)) {
 		snprintf(err, errsize, "cannot create %s/blobs: %s", rs->dir, strerror(errno));
 		free(rs->act);
 		free(rs);
@@ -1920,7 +1580,14 @@ oxs_resumable *oxs_resumable_open(const oxs_config *c, oxst_store *store, char *
 	/* an object store's part is a temporary per request: pieces need the file in place */
 	rs->streams = store->ops->remote ? 1 : c->upload_streams;
 	pthread_mutex_init(&rs->mu, NULL);
-	(void)load_links(rs);
+	rs->links = oxs_links_open(rs->dir, store);
+	if (rs->links == NULL) {
+		snprintf(err, errsize, "out of memory");
+		pthread_mutex_destroy(&rs->mu);
+		free(rs->act);
+		free(rs);
+		return NULL;
+	}
 	sweep(rs);
 	rs->expired = 0; /* counted from now: the metrics are this process's */
 	return rs;
@@ -1930,8 +1597,8 @@ void oxs_resumable_free(oxs_resumable *rs)
 {
 	if (rs == NULL)
 		return;
+	oxs_links_free(rs->links);
 	free(rs->act);
-	free(rs->links);
 	pthread_mutex_destroy(&rs->mu);
 	free(rs);
 }
@@ -1970,6 +1637,18 @@ void oxs_resumable_metrics(oxs_server *srv, oxr_buf *o)
 	               "# TYPE onnxviz_resumable_pieces_total counter\n"
 	               "onnxviz_resumable_pieces_total %" PRIu64 "\n",
 	               (uint64_t)atomic_load(&rs->pieces));
+	uint64_t served = 0, pending = 0, dropped = 0;
+	oxs_links_counts(rs->links, &served, &pending, &dropped);
+	oxr_buf_printf(o, "# HELP onnxviz_structure_links Structures whose URLs redirect to their "
+	               "whole model, by state: served (proven), pending (kept, checked again at "
+	               "start and not served until proven).\n# TYPE onnxviz_structure_links gauge\n"
+	               "onnxviz_structure_links{state=\"served\"} %" PRIu64 "\n"
+	               "onnxviz_structure_links{state=\"pending\"} %" PRIu64 "\n"
+	               "# HELP onnxviz_structure_links_dropped_total Kept links the start-up check "
+	               "could not prove from the stored bytes (dropped and logged).\n"
+	               "# TYPE onnxviz_structure_links_dropped_total counter\n"
+	               "onnxviz_structure_links_dropped_total %" PRIu64 "\n",
+	               served, pending, dropped);
 	oxr_buf_printf(o, "# HELP onnxviz_resumable_parts_staged Parts of resumable uploads on "
 	               "their way to the object store now.\n# TYPE onnxviz_resumable_parts_staged "
 	               "gauge\nonnxviz_resumable_parts_staged %u\n",

@@ -883,6 +883,8 @@ static void upload_finish(oxs_req *r)
 	if (!keep_model(r, u, r->id, u->diff ? "a" : NULL, &l, &created)) {
 		if (u->b != NULL)
 			drop_spool(u->b);
+		if (u->on_stored != NULL) /* not stored: the answer is set (r->status) */
+			u->on_stored(r, NULL, false);
 		oxs_resume(r);
 		return;
 	}
@@ -935,6 +937,8 @@ void oxs_upload_adopt(oxs_req *r, int fd, const char *path, const char *datadir,
 		if (datadir != NULL)
 			oxst_remove_path(datadir);
 		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		if (on_stored != NULL)
+			on_stored(r, NULL, false);
 		oxs_resume(r);
 		return;
 	}
@@ -960,6 +964,8 @@ void oxs_upload_adopt_stored(oxs_req *r, const char *name, uint64_t bytes, bool 
 	oxs_upload *u = calloc(1, sizeof(*u));
 	if (u == NULL) {
 		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		if (on_stored != NULL)
+			on_stored(r, NULL, false);
 		oxs_resume(r);
 		return;
 	}

@@ -23,7 +23,9 @@ void oxs_upload_cleanup(oxs_req *r);
  * this call) as model r->id, with the data folder datadir (a spool_dir of the store, its
  * files synced; NULL: none), exactly as POST /models stores an upload (parse, meta, the
  * store), and answer r as it does (201/200 with the summary, or the parse error); r is
- * resumed.  on_stored (may be NULL) runs once the model is stored, before the answer. */
+ * resumed.  on_stored (may be NULL) runs once the model is stored, before the answer, or
+ * with id NULL when it was not (the answer is set then: r->status says which; the
+ * caller's resumable upload stays or goes by it). */
 typedef void (*oxs_stored_fn)(oxs_req *r, const char *id, bool created);
 void oxs_upload_adopt(oxs_req *r, int fd, const char *path, const char *datadir,
                       const char *name, uint64_t bytes, oxs_stored_fn on_stored);

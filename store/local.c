@@ -1325,7 +1325,16 @@ static void op_close(oxst_store *base)
  * Resumable transfers: <root>/uploads/<uid>/data (the bytes received, written in place at
  * their offsets) and <uid>/state (oxst_xfer_text, replaced atomically after each part is
  * synced).  Always synced, in a cache too: an acknowledged part must survive a crash.
+ * A state is corrupt (OXST_E_IO: the service may remove it) only when its bytes were read
+ * and are not a state, or its data file is missing or shorter than it says; a failed
+ * open or read (no descriptors, no memory, EIO, EACCES) is the machine's, not the
+ * transfer's: OXST_E_UNAVAILABLE / OXST_E_NOMEM, and nothing is removed (issue 35).
  */
+static oxst_status transient(int e)
+{
+	return e == ENOMEM ? OXST_E_NOMEM : OXST_E_UNAVAILABLE;
+}
+
 static bool xfer_path(const local_store *s, char *out, size_t size, const char *uid,
                       const char *file)
 {
@@ -1343,14 +1352,18 @@ static oxst_status xfer_rehash(const local_store *s, const char *uid, oxst_xfer 
 		return OXST_E_INVALID;
 	int fd = open(data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return OXST_E_IO;
+		return errno == ENOENT ? OXST_E_IO : transient(errno); /* a state without data */
 	oxst_sha256 c;
 	oxst_sha256_resume(&c, NULL, 0);
+	errno = 0;
 	bool whole = oxst_sha256_read(&c, fd, 0, x->offset);
+	int e = errno;
 	close(fd);
+	if (!whole && e != 0)
+		return transient(e);
 	uint64_t bytes = 0;
 	if (!whole || !oxst_sha256_midstate(&c, x->h, &bytes) || bytes != x->offset)
-		return OXST_E_IO;
+		return OXST_E_IO; /* shorter than the state says */
 	return OXST_OK;
 }
 
@@ -1361,11 +1374,14 @@ static oxst_status xfer_read(const local_store *s, const char *uid, oxst_xfer *x
 		return OXST_E_INVALID;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return errno_status(errno);
+		return errno == ENOENT ? OXST_E_NOT_FOUND : errno == ELOOP ? OXST_E_IO : transient(errno);
 	char buf[4096];
 	ssize_t n = read(fd, buf, sizeof(buf));
+	int e = errno;
 	close(fd);
-	if (n <= 0 || (size_t)n >= sizeof(buf) || !oxst_xfer_parse(buf, (size_t)n, x))
+	if (n < 0)
+		return transient(e);
+	if (n == 0 || (size_t)n >= sizeof(buf) || !oxst_xfer_parse(buf, (size_t)n, x))
 		return OXST_E_IO;
 	return oxst_xfer_unhashed(x) ? xfer_rehash(s, uid, x) : OXST_OK;
 }
@@ -1430,8 +1446,8 @@ static oxst_status op_xfer_create(oxst_store *base, const char *uid, oxst_xfer *
 		return OXST_OK;
 	}
 	if (st != OXST_E_NOT_FOUND && st != OXST_E_IO)
-		return st;
-	oxst_remove_path(dir); /* an unreadable leftover */
+		return st; /* it may be readable again: nothing is removed */
+	oxst_remove_path(dir); /* a corrupt leftover */
 	x->backend[0] = '\0';
 	int fd = -1;
 	if ((mkdir(up, 0700) != 0 && errno != EEXIST) || mkdir(dir, 0700) != 0 ||
@@ -1460,7 +1476,15 @@ static oxst_status op_xfer_part_fd(oxst_store *base, const char *uid, const oxst
 		return OXST_E_INVALID;
 	*fd = open(data, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (*fd < 0)
-		return errno_status(errno);
+		return errno == ENOENT ? OXST_E_NOT_FOUND : transient(errno);
+	/* more than one link: the file was handed over (xfer_finish) and is a stored model's
+	 * now (a finish stopped before the transfer was removed): never written again */
+	struct stat sb;
+	if (fstat(*fd, &sb) != 0 || sb.st_nlink != 1) {
+		close(*fd);
+		*fd = -1;
+		return OXST_E_NOT_FOUND;
+	}
 	*at = x->offset;
 	return OXST_OK;
 }
@@ -1484,19 +1508,21 @@ static oxst_status op_xfer_finish(oxst_store *base, const char *uid, const oxst_
 	*created = false;
 	if (!xfer_path(s, data, sizeof(data), uid, "data"))
 		return OXST_E_INVALID;
-	/* the file moves to a spool file (a crash after this leaves a temporary the store
-	 * removes at start: the transfer then starts over) */
+	/* the file is handed over as a second link of the same bytes (no copy): the transfer
+	 * and its state stay until the service removes them (xfer_abort) once the model is
+	 * stored, so a finish that fails (the budget, the disk, memory) can be tried again
+	 * without the parts; a crash leaves a temporary the store removes at start */
 	int sfd = -1;
 	oxst_status st = op_spool(base, &sfd, spool, spoolsize);
 	if (st != OXST_OK)
 		return st;
 	close(sfd);
-	if (rename(data, spool) != 0 || (sfd = open(spool, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+	(void)unlink(spool);
+	if (link(data, spool) != 0 || (sfd = open(spool, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
 		st = errno_status(errno);
 		(void)unlink(spool);
 		return st == OXST_E_NOT_FOUND ? OXST_E_IO : st;
 	}
-	(void)op_xfer_abort(base, uid);
 	*fd = sfd;
 	return OXST_OK;
 }

@@ -187,8 +187,10 @@ typedef struct oxst_ops {
 	 * a fixed size, each part stored durably when acknowledged.  uid is the transfer's
 	 * name (OXST_XFER_UID_LEN hex digits).  xfer_create starts one with state *x (its
 	 * backend[] filled here) unless one exists: then *created is false and *x is that
-	 * one's state.  xfer_get reads the state (OXST_E_NOT_FOUND: none; OXST_E_IO: not
-	 * readable); xfer_put replaces it durably (the caller changed what is its own). */
+	 * one's state.  xfer_get reads the state (OXST_E_NOT_FOUND: none; OXST_E_IO: read and
+	 * corrupt, the one case a state may be removed; OXST_E_UNAVAILABLE / OXST_E_NOMEM: not
+	 * readable now — no descriptors, EIO — and nothing is removed); xfer_put replaces it
+	 * durably (the caller changed what is its own). */
 	oxst_status (*xfer_create)(oxst_store *s, const char *uid, oxst_xfer *x, bool *created);
 	oxst_status (*xfer_get)(oxst_store *s, const char *uid, oxst_xfer *x);
 	oxst_status (*xfer_put)(oxst_store *s, const char *uid, const oxst_xfer *x);
@@ -208,7 +210,9 @@ typedef struct oxst_ops {
 	 * model x->sha256 itself (an object store: *fd is -1 and *created tells whether it is
 	 * new), or it hands the file over as a new spool file (the local store: *fd open for
 	 * reading and its path in spool, for put_model or a rename; *created false).  The
-	 * transfer is gone after OXST_OK. */
+	 * transfer stays, its state before the last part, until the service removes it with
+	 * xfer_abort once the model is stored (or refused for its content): a store that
+	 * fails is finished again by the last part sent again (issue 35). */
 	oxst_status (*xfer_finish)(oxst_store *s, const char *uid, const oxst_xfer *x, int *fd,
 	                           char *spool, size_t spoolsize, bool *created);
 	/* Give up the transfer and what it holds (parts, state). */

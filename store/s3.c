@@ -1419,6 +1419,11 @@ static oxst_status op_xfer_part_put(oxst_store *base, const char *uid, const oxs
 		return OXST_E_INVALID;
 	char etag[96];
 	oxst_status st = mpu_part(s, key, query, fd, at, len, etag); /* 404: aborted (expired) */
+	uint64_t have = 0;
+	if (st == OXST_E_NOT_FOUND && next == NULL && s3_head(s, key, &have) == OXST_OK &&
+	    have == x->length)
+		st = OXST_OK; /* the last part again after a finish that failed once the upload was
+		                 complete: the object holds the parts (the service checks the hash) */
 	if (st != OXST_OK || next == NULL)
 		return st;
 	return s3_xfer_write(s, uid, next, NULL, NULL);
@@ -1490,8 +1495,12 @@ static oxst_status s3_xfer_abort(s3_store *s, const char *uid)
 	if (!state_key(s, key, sizeof(key), uid))
 		return OXST_E_INVALID;
 	oxst_status st = s3_xfer_get(s, uid, &x);
+	bool manifest = st == OXST_OK && xfer_remote(&x) && strcmp(x.kind, "bundle") == 0;
 	if (st == OXST_OK)
 		st = mpu_abort(s, &x);
+	char blob[KEY_MAX];
+	if (manifest && (st == OXST_OK || st == OXST_E_NOT_FOUND) && xfer_key(s, &x, blob, sizeof(blob)))
+		st = s3_delete(s, blob); /* a manifest is read once its bundle is stored: it goes */
 	if (st == OXST_OK || st == OXST_E_NOT_FOUND || st == OXST_E_IO)
 		st = s3_delete(s, key);
 	return st;
@@ -1526,8 +1535,8 @@ static oxst_status xfer_fetch_blob(s3_store *s, const char *key, const oxst_xfer
 		(void)unlink(spool);
 		return st;
 	}
-	(void)s3_delete(s, key); /* a manifest is read once: only its bundle stays */
-	*fd = f;
+	*fd = f; /* the manifest's blob goes with its transfer (s3_xfer_abort), once the bundle
+	            is stored: a finish that fails reads it again */
 	return OXST_OK;
 }
 
@@ -1550,9 +1559,9 @@ static oxst_status op_xfer_finish(oxst_store *base, const char *uid, const oxst_
 	uint64_t have = 0;
 	oxst_status st = s3_head(s, key, &have);
 	if (st == OXST_OK && (model || have == x->length)) {
-		/* stored meanwhile (another upload of the same bytes) */
+		/* stored meanwhile (another upload of the same bytes), or by this one's finish
+		 * that failed after: the transfer stays until the service removes it */
 		busy_leave(s, &s->putting, &b);
-		(void)s3_xfer_abort(s, uid);
 		return model ? OXST_OK : xfer_fetch_blob(s, key, x, fd, spool, spoolsize);
 	}
 	if (st == OXST_OK)
@@ -1569,9 +1578,8 @@ static oxst_status op_xfer_finish(oxst_store *base, const char *uid, const oxst_
 		st = OXST_OK; /* another replica completed it */
 	if (st != OXST_OK)
 		return st;
-	char skey[KEY_MAX];
-	if (state_key(s, skey, sizeof(skey), uid))
-		(void)s3_delete(s, skey);
+	/* the state stays until the service has stored the model (xfer_abort): a failure
+	 * after this (the cache, the parse's memory) is finished again by the last part */
 	if (!model)
 		return xfer_fetch_blob(s, key, x, fd, spool, spoolsize);
 	stored_now(s, x->sha256, x->length);

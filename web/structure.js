@@ -19,6 +19,10 @@
 // one payload field, a segment, or a data_location or external_data of its own.  A file
 // the walk cannot read (not protobuf, truncated, groups, too deep) is answered with
 // bytes: null and the reason: the page uploads it as it is and the server judges.
+//
+// The server cuts a stored model the same way in C (parser/cut.c) to prove that a structure
+// is that model's before its URLs redirect (docs/decisions.md 82): a change to what is cut
+// or how it is written must be made there too (tests/e2e/cut.test.mjs compares the two).
 
 export const THRESHOLD = 1024;     // smallest payload cut out
 export const MIN_SAVING = 64 << 10; // below this in total, the file goes up as it is

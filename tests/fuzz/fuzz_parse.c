@@ -12,7 +12,7 @@
  * never runs out of memory; a second parse under tight limits (8 KB arena, 6 nodes, depth
  * 12, ...) drives small inputs into every limit and the clean-up after it.  Built with -fsanitize=fuzzer under `make fuzz`, and with
  * tests/fuzz/replay.c into a plain program that `make test` runs over the corpus and the
- * regression inputs.
+ * regression inputs.  The same input is also cut as the page cuts a model (oxp_cut).
  */
 #include "parser/internal.h" /* oxp__scan_holes: the low-RSS open's file scanner */
 #include "parser/oxp.h"
@@ -489,9 +489,42 @@ static void scan_holes(const uint8_t *data, size_t size)
 	close(fd);
 }
 
+/* parser/cut.c (the page's structure, the proof of a structure's link): an error names
+ * its code and an offset within the input; a cut sends exactly the bytes it measured, and
+ * never more payload than the input holds. */
+typedef struct cut_sink {
+	uint64_t bytes;
+	size_t calls;
+} cut_sink;
+
+static bool cut_count(void *ctx, const void *p, size_t n)
+{
+	cut_sink *c = ctx;
+	FZ_CHECK(p != NULL && n > 0);
+	c->bytes += n;
+	c->calls++;
+	return true;
+}
+
+static void cut_model(const uint8_t *data, size_t size)
+{
+	oxp_cut_info info;
+	oxp_error e;
+	cut_sink c = {0, 0};
+	oxp_code rc = oxp_cut(&info, data, size, "model.onnx", 0, cut_count, &c, &e);
+	if (rc != OXP_OK) {
+		FZ_CHECK(e.code == rc && e.offset <= size);
+		return;
+	}
+	FZ_CHECK(info.cuts == (info.tensors > 0));
+	FZ_CHECK(info.cuts ? c.bytes == info.bytes : c.bytes == 0);
+	FZ_CHECK(info.cut <= size);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	scan_holes(data, size);
+	cut_model(data, size);
 
 	oxp_limits lim = oxp_limits_default();
 	lim.max_alloc = FUZZ_MAX_ALLOC;

@@ -236,16 +236,80 @@ def t_kill_resume(h):
     h.check(s2.stop() == 0, "server exit (kill -9 resume)")
 
 
+def page_structure(h, path, name):
+    """The structure the page cuts out of the file at path named `name` (web/structure.js
+    structureOf, run by node: the page's own code, not the server's), or None."""
+    import subprocess
+    web = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "web", "structure.js"))
+    out = h.write_tmp(b"")
+    js = ("import {structureOf} from %s; import fs from 'node:fs';"
+          "const [p, n, o] = process.argv.slice(1);"
+          "const s = await structureOf(new File([await fs.openAsBlob(p)], n), {name: n});"
+          "if (s.bytes) fs.writeFileSync(o, s.bytes); else process.exit(3);") % repr("file://" + web)
+    p = subprocess.run(["node", "--input-type=module", "-e", js, path, name, out])
+    return open(out, "rb").read() if p.returncode == 0 else None
+
+
+def links_lines(s):
+    try:
+        return open(os.path.join(s.store, "uploads", "links")).read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def wait_status(h, s, path, status, seconds=20):
+    """The status of GET path once it is `status` (the start-up check of links runs in the
+    background), or the last one seen after `seconds`."""
+    end = time.time() + seconds
+    while True:
+        r = h.curl(s.url(path))
+        if r.status == status or time.time() > end:
+            return r
+        time.sleep(0.1)
+
+
 def t_structure_link(h):
-    """A structure uploaded first, then its file: the structure's URLs redirect to the whole
-    model's, and GET /models lists the model once."""
+    """The page's structure uploaded first, then its file: the structure's URLs redirect to
+    the whole model's, GET /models lists the model once; only a structure the server cuts
+    out of the stored model itself is linked (decision 82)."""
     s = h.Server("--upload-part-size", "1M")
     blob = open(h.SQUEEZENET, "rb").read()
     sha = hashlib.sha256(blob).hexdigest()
-    # a smaller model under the file's name stands for the structure the page cuts out
-    st = h.upload(s, h.write_tmp(h.make_chain(3)), query="?name=squeezenet1_1.onnx")
+    cut = page_structure(h, h.SQUEEZENET, "squeezenet1_1.onnx")
+    h.check(cut is not None and len(cut) < len(blob) // 4, "the page cuts a structure out of squeezenet")
+    st = h.upload(s, h.write_tmp(cut), query="?name=squeezenet1_1.onnx")
     sid = (st.json() or {}).get("id", "")
     h.check(st.status == 201, "structure stored: %r" % st)
+    # a model of the same name that is not the structure: never linked
+    fake = h.upload(s, h.write_tmp(h.make_chain(3)), query="?name=squeezenet1_1.onnx").json()["id"]
+    other = h.upload(s, h.write_tmp(h.make_chain(4)), query="?name=other.onnx").json()["id"]
+    r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx", structure=fake)
+    uid = (r.json() or {}).get("upload", "")
+    r = send_from(h, s, uid, blob, 0, stop_after=1)
+    h.check(r.status == 204, "a part: %r" % r)
+    # the same file again names the real structure: the state keeps the first one named
+    r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx", structure=sid)
+    uid = (r.json() or {}).get("upload", "")
+    h.check((r.json() or {}).get("structure") == fake, "the upload names its first structure: %r" % r)
+    r = send_from(h, s, uid, blob, offset_of(r))
+    h.check(r.status == 201, "the whole model: %r" % r)
+    h.check(h.curl(s.url("/models/" + fake)).status == 200,
+            "a model of the file's name that is not its structure is not redirected")
+    h.check(links_lines(s) == [], "no link: %r" % links_lines(s))
+    # the file stored already: POST /uploads naming another model as its structure links
+    # nothing; naming its real structure links it (proven from the stored bytes: the page
+    # reopening a file the server holds)
+    r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx", structure=fake)
+    h.check(r.status == 200 and h.curl(s.url("/models/" + fake)).status == 200 and links_lines(s) == [],
+            "a claim on a stored model links nothing: %r" % r)
+    r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx", structure=sid)
+    r2 = h.curl(s.url("/models/" + sid))
+    h.check(r.status == 200 and r2.status == 307 and r2.h("location") == "/models/" + sha,
+            "its real structure named for the stored model: proven, linked: %r %r" % (r, r2))
+    # the page's flow from the start (a store without the model)
+    h.check(s.stop() == 0, "server exit (structure link, refused)")
+    s = h.Server("--upload-part-size", "1M")
+    sid = h.upload(s, h.write_tmp(cut), query="?name=squeezenet1_1.onnx").json()["id"]
     other = h.upload(s, h.write_tmp(h.make_chain(4)), query="?name=other.onnx").json()["id"]
     r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx", structure=sid)
     uid = (r.json() or {}).get("upload", "")
@@ -264,18 +328,69 @@ def t_structure_link(h):
     ids = [m["id"] for m in (h.curl(s.url("/models")).json() or {}).get("models", [])]
     h.check(sha in ids and sid not in ids and other in ids, "listed once: %r" % ids)
     h.check(h.curl(s.url("/models/" + other)).status == 200, "another model is not redirected")
-    # a structure the upload does not belong to (another name) is not linked
-    blob2 = open(h.SILERO, "rb").read()
-    sha2 = hashlib.sha256(blob2).hexdigest()
-    r = begin(h, s, len(blob2), sha2, name="silero.onnx", structure=other)
-    send_from(h, s, (r.json() or {}).get("upload", ""), blob2, 0)
-    h.check(h.curl(s.url("/models/" + other)).status == 200, "a model of another name is never redirected")
+    h.check(links_lines(s) == ["%s %s squeezenet1_1.onnx" % (sid, sha)], "the link's line: %r" % links_lines(s))
     # the link survives a restart
     h.check(s.stop() == 0, "server exit (structure link)")
     s2 = h.Server("--upload-part-size", "1M", store=s.store)
-    r = h.curl(s2.url("/models/" + sid))
+    r = wait_status(h, s2, "/models/" + sid, 307)
     h.check(r.status == 307 and r.h("location") == "/models/" + sha, "after a restart: still 307: %r" % r)
     h.check(s2.stop() == 0, "server exit (structure link, restarted)")
+
+
+def t_repoint(h):
+    """Issue 35 item 1: a client's claims alone never repoint a model's URL.  V stored by
+    someone, T any stored model: POST /uploads naming sha256 T, V's public name, structure V
+    and V's size + 1 (no bytes sent); a bundle whose manifest names V as its model file; a
+    forged line in uploads/links: /models/V serves V's bytes throughout, and after restarts."""
+    s = h.Server("--upload-part-size", "64K")
+    victim = open(h.SILERO, "rb").read()
+    V = h.upload(s, h.write_tmp(victim), query="?name=silero_vad_v5.onnx").json()["id"]
+    tb = open(h.SQUEEZENET, "rb").read()
+    T = h.upload(s, h.write_tmp(tb), query="?name=squeezenet1_1.onnx").json()["id"]
+    public = [m for m in h.curl(s.url("/models")).json()["models"] if m["id"] == V][0]
+    name = (public.get("meta") or public).get("name") or "silero_vad_v5.onnx"
+
+    def serves_v(what, srv):
+        r = h.curl(srv.url("/models/%s/model.onnx" % V))
+        h.check(r.status == 200 and hashlib.sha256(r.body).hexdigest() == V, "%s: /models/V serves V's bytes: %r" % (what, r))
+        r = h.curl(srv.url("/models/" + V))
+        h.check(r.status == 200 and (r.json() or {}).get("id") == V, "%s: V's summary, no redirect: %r" % (what, r))
+        ids = [m["id"] for m in (h.curl(srv.url("/models")).json() or {}).get("models", [])]
+        h.check(V in ids, "%s: V still listed" % what)
+
+    r = begin(h, s, len(victim) + 1, T, name=name, structure=V)
+    h.check(r.status == 200 and (r.json() or {}).get("stored") is True, "the claim: T is held: %r" % r)
+    serves_v("the claim", s)
+    h.check(links_lines(s) == [], "the claim made no link: %r" % links_lines(s))
+    # a bundle naming V as its model file (V holds its weights: it is no structure)
+    data = os.urandom(5000)
+    dsha = hashlib.sha256(data).hexdigest()
+    r = begin(h, s, len(data), dsha, name="w.bin", kind="data")
+    send_from(h, s, (r.json() or {}).get("upload", ""), data, 0, part=64 << 10)
+    man = ("onnxviz-bundle/1\nmodel %s %d\nfile %s %d w.bin\n" % (V, len(victim), dsha, len(data))).encode()
+    bid = hashlib.sha256(man).hexdigest()
+    r = begin(h, s, len(man), bid, name=name, kind="bundle", structure=V)
+    r = patch(h, s, (r.json() or {}).get("upload", ""), 0, man)
+    h.check(r.status == 201 and (r.json() or {}).get("id") == bid, "the bundle is stored: %r" % r)
+    serves_v("a bundle naming V", s)
+    h.check(links_lines(s) == [], "the bundle made no link: %r" % links_lines(s))
+    # a forged line (as written before decision 82), then restarts
+    h.check(s.stop() == 0, "server exit (repoint)")
+    with open(os.path.join(s.store, "uploads", "links"), "a") as f:
+        f.write("%s %s\n%s %s %s\n" % (V, T, bid, T, name))
+    s2 = h.Server("--upload-part-size", "64K", store=s.store)
+    serves_v("a forged line, restarted", s2)
+    end = time.time() + 20
+    while links_lines(s2) and time.time() < end:
+        time.sleep(0.1)
+    h.check(links_lines(s2) == [], "the forged lines are dropped from the file: %r" % links_lines(s2))
+    h.check(sum("structure link not proven" in l and V in l for l in s2.log) == 1 and
+            sum("structure link not proven" in l and bid in l for l in s2.log) == 1,
+            "each drop is logged: %r" % [l for l in s2.log if "link" in l])
+    h.check(s2.stop() == 0, "server exit (repoint, restarted)")
+    s3 = h.Server("--upload-part-size", "64K", store=s.store)
+    serves_v("restarted again", s3)
+    h.check(s3.stop() == 0, "server exit (repoint, restarted again)")
 
 
 def make_bundle(d):
@@ -367,6 +482,89 @@ def t_bundle(h):
         h.check(r.status == 422 and r.error_code() == code, "%s: 422 %s: %r" % (what, code, r))
         h.check(h.curl(s.url("/models/" + m2)).status == 404, "%s: nothing stored" % what)
     h.check(s.stop() == 0, "server exit (bundle)")
+
+
+def t_bundle_collide(h):
+    """Issue 35 item 6: a manifest naming both `a` and `a/b` (a file and a folder of the
+    same name) is 400 bad_location, as a multipart POST /models answers, before anything
+    is touched: both blobs stay."""
+    s = h.Server("--upload-part-size", "64K")
+    model, _ = make_bundle(h.TMP)
+    h.upload(s, h.write_tmp(model), query="?name=model.onnx")
+    files = {"a": os.urandom(3000), "a/b": os.urandom(2000)}
+    for loc, data in files.items():
+        r = begin(h, s, len(data), hashlib.sha256(data).hexdigest(), name=loc, kind="data")
+        r = send_from(h, s, (r.json() or {}).get("upload", ""), data, 0, part=64 << 10)
+        h.check(r.status == 201, "data file %s: %r" % (loc, r))
+    man = manifest(model, files)
+    bid = hashlib.sha256(man).hexdigest()
+    r = begin(h, s, len(man), bid, kind="bundle")
+    r = patch(h, s, (r.json() or {}).get("upload", ""), 0, man)
+    h.check(r.status == 400 and r.error_code() == "bad_location" and "'a'" in (r.json() or {}).get("error", {}).get("message", ""),
+            "a and a/b: 400 bad_location naming them: %r" % r)
+    blobs = sorted(os.listdir(os.path.join(s.store, "uploads", "blobs")))
+    want = sorted(hashlib.sha256(d).hexdigest() for d in files.values())
+    h.check(blobs == want, "both blobs kept: %r" % blobs)
+    h.check(h.curl(s.url("/models/" + bid)).status == 404, "nothing stored")
+    h.check(s.stop() == 0, "server exit (bundle a and a/b)")
+
+
+def t_finish_retry(h):
+    """Issue 35 item 3: an upload stays resumable until its model is stored.  The store's
+    budget full at the last part (507): HEAD still says the acknowledged offset, POST finds
+    the upload; a bundle's manifest the same, its blobs kept; with room again (a restart
+    with a larger budget) the last part sent again finishes each — nothing else is sent."""
+    if h.S3 is not None:  # an S3 store's budget is its cache's, which evicts: no 507 here
+        return
+    s = h.Server("--store-budget", "300K", "--upload-part-size", "64K")
+    base = os.path.join(h.MODELS, "onnx-testdata", "light")
+    h.check(h.upload(s, os.path.join(base, "light_inception_v2.onnx")).status == 201, "a model fills the budget")
+    blob = open(os.path.join(base, "light_densenet121.onnx"), "rb").read()
+    sha = hashlib.sha256(blob).hexdigest()
+    part = 64 << 10
+    last = len(blob) // part * part
+    r = begin(h, s, len(blob), sha, name="densenet.onnx")
+    uid = (r.json() or {}).get("upload", "")
+    r = send_from(h, s, uid, blob, 0, part=part, stop_after=3)
+    h.check(r.status == 204 and offset_of(r) == last, "three parts acknowledged: %r" % r)
+    r = patch(h, s, uid, last, blob[last:])
+    h.check(r.status == 507, "the last part: 507, the store is full: %r" % r)
+    r = h.curl(s.url("/uploads/" + uid), head=True)
+    h.check(r.status == 200 and offset_of(r) == last, "after the 507: HEAD says the acknowledged offset: %r" % r)
+    r = begin(h, s, len(blob), sha, name="densenet.onnx")
+    h.check(r.status == 200 and offset_of(r) == last, "after the 507: POST finds the upload: %r" % r)
+    # a bundle whose store fails: the manifest's upload and the blobs stay
+    model, files = make_bundle(h.TMP)
+    h.check(h.upload(s, h.write_tmp(model), query="?name=model.onnx").status == 201, "the bundle's model file")
+    for loc, data in files.items():
+        r = begin(h, s, len(data), hashlib.sha256(data).hexdigest(), name=loc, kind="data")
+        r = send_from(h, s, (r.json() or {}).get("upload", ""), data, 0, part=part)
+        h.check(r.status == 201, "data file %s: %r" % (loc, r))
+    man = manifest(model, files)
+    bid = hashlib.sha256(man).hexdigest()
+    r = begin(h, s, len(man), bid, kind="bundle")
+    muid = (r.json() or {}).get("upload", "")
+    r = patch(h, s, muid, 0, man)
+    h.check(r.status == 507, "the bundle: 507: %r" % r)
+    blobs = os.path.join(s.store, "uploads", "blobs")
+    h.check(len(os.listdir(blobs)) == 2, "the blobs are kept: %r" % os.listdir(blobs))
+    r = h.curl(s.url("/uploads/" + muid), head=True)
+    h.check(r.status == 200 and offset_of(r) == 0, "the manifest's upload stays: %r" % r)
+    h.check(s.stop() == 0, "server exit (finish retry)")
+    s2 = h.Server("--store-budget", "4M", "--upload-part-size", "64K", store=s.store)
+    r = patch(h, s2, uid, last, blob[last:])
+    h.check(r.status == 201 and (r.json() or {}).get("id") == sha, "the last part again: stored: %r" % r)
+    r = h.curl(s2.url("/models/%s/model.onnx" % sha))
+    h.check(r.status == 200 and hashlib.sha256(r.body).hexdigest() == sha, "bit for bit")
+    h.check(h.curl(s2.url("/uploads/" + uid), head=True).status == 404, "the upload is over")
+    r = patch(h, s2, muid, 0, man)
+    h.check(r.status == 201 and (r.json() or {}).get("id") == bid, "the manifest again: the bundle: %r" % r)
+    r = h.curl(s2.url("/models/%s/tensors/w?values=4" % bid))
+    h.check(r.status == 200, "its weights are there: %r" % r)
+    h.check(os.listdir(blobs) == [], "its blobs went into the model: %r" % os.listdir(blobs))
+    left = [d for d in os.listdir(os.path.join(s.store, "uploads")) if d not in ("blobs", "links")]
+    h.check(left == [], "no upload left: %r" % left)
+    h.check(s2.stop() == 0, "server exit (finish retry, restarted)")
 
 
 def structure_model(ranges, location="m.onnx"):
@@ -641,7 +839,9 @@ def t_auth(h):
 
 def t_resumable(h):
     for name, fn in (("protocol", t_protocol), ("wrong hash", t_wrong_hash), ("expiry", t_expiry),
-                     ("kill -9 resume", t_kill_resume), ("structure link", t_structure_link), ("bundle", t_bundle),
+                     ("kill -9 resume", t_kill_resume), ("structure link", t_structure_link),
+                     ("repoint", t_repoint), ("bundle", t_bundle), ("bundle a and a/b", t_bundle_collide),
+                     ("finish retry", t_finish_retry),
                      ("structure lies", t_structure_lies), ("auth", t_auth),
                      ("pieces", t_pieces), ("racing pieces", t_pieces_race),
                      ("cut body", t_cut_body)):

@@ -646,17 +646,23 @@ static oxst_status send_part(oxst_store *s, const char *uid, oxst_xfer *x, const
 	return st;
 }
 
+/* n bytes of a pattern (i % mod) and a sample state for them. */
+static void xfer_data(char *data, size_t n, unsigned mod, oxst_xfer *x)
+{
+	for (size_t i = 0; i < n; i++)
+		data[i] = (char)(i % mod);
+	xfer_sample(x);
+	sha256_hex(data, n, x->sha256);
+}
+
 static void test_xfer_local(void **state)
 {
 	(void)state;
 	oxst_store *s = open_store(NULL);
 	const char *uid = "00112233445566778899aabbccddeeff";
 	char data[3000];
-	for (size_t i = 0; i < sizeof(data); i++)
-		data[i] = (char)(i % 251);
 	oxst_xfer x, y;
-	xfer_sample(&x);
-	sha256_hex(data, sizeof(data), x.sha256);
+	xfer_data(data, sizeof(data), 251, &x);
 	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_E_NOT_FOUND);
 	bool created = false;
 	assert_int_equal(s->ops->xfer_create(s, uid, &x, &created), OXST_OK);
@@ -705,20 +711,41 @@ static void test_xfer_local(void **state)
 	assert_int_equal(s->ops->xfer_list(s, uids, 4, &n), OXST_OK);
 	assert_int_equal(n, 1);
 	assert_string_equal(uids[0], uid);
-	/* finished: the file as a spool file of the store, the transfer gone */
+	/* finished: the file as a spool file of the store; the transfer stays until the
+	 * service removes it once the model is stored (issue 35 item 3): a store that fails
+	 * (the spool removed) leaves it whole, to be finished again */
 	int fd = -1;
 	char spool[1024], got[3001];
 	assert_int_equal(s->ops->xfer_finish(s, uid, &x, &fd, spool, sizeof(spool), &created), OXST_OK);
 	assert_true(fd >= 0);
 	assert_int_equal(pread(fd, got, sizeof(got), 0), (ssize_t)sizeof(data));
 	assert_memory_equal(got, data, sizeof(data));
+	close(fd);
+	assert_int_equal(unlink(spool), 0); /* put_model failed: its spool is dropped */
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_OK);
+	assert_int_equal(y.offset, 2048);
+	assert_int_equal(send_part(s, uid, &x, data), OXST_OK); /* the last part again */
+	assert_int_equal(s->ops->xfer_finish(s, uid, &x, &fd, spool, sizeof(spool), &created), OXST_OK);
 	bool stored = false;
-	char id[65];
 	assert_int_equal(s->ops->put_model(s, x.sha256, spool, fd, &stored), OXST_OK);
 	assert_true(stored);
 	close(fd);
 	assert_int_equal(s->ops->stat_model(s, x.sha256, 0, NULL), OXST_OK);
-	(void)id;
+	/* stored, not yet removed (a crash right there): the file is the model's now, and a
+	 * part sent again is never written into it */
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_OK);
+	int pfd = -1;
+	uint64_t pat = 0;
+	assert_int_equal(s->ops->xfer_part_fd(s, uid, &y, &pfd, &pat), OXST_E_NOT_FOUND);
+	assert_int_equal(pfd, -1);
+	assert_int_equal(s->ops->xfer_abort(s, uid), OXST_OK);
+	int mfd = -1;
+	uint64_t msize = 0;
+	assert_int_equal(s->ops->open_model(s, x.sha256, &mfd, &msize), OXST_OK);
+	assert_int_equal(msize, sizeof(data));
+	assert_int_equal(pread(mfd, got, sizeof(got), 0), (ssize_t)sizeof(data));
+	assert_memory_equal(got, data, sizeof(data));
+	close(mfd);
 	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_E_NOT_FOUND);
 	assert_int_equal(s->ops->xfer_list(s, uids, 4, &n), OXST_OK);
 	assert_int_equal(n, 0);
@@ -769,6 +796,55 @@ static void test_xfer_local(void **state)
 	s->ops->close(s);
 }
 
+/* Issue 35 (suspected, proven here): a state file that cannot be opened now — no
+ * descriptors left (EMFILE) — is the machine's trouble, not the transfer's: xfer_get
+ * answers it as transient (503 for the service) and xfer_create removes nothing; the
+ * transfer is whole once descriptors are back.  Before the fix xfer_create took it for
+ * an "unreadable leftover" and removed the acknowledged parts. */
+static void test_xfer_transient(void **state)
+{
+	(void)state;
+	oxst_store *s = open_store(NULL);
+	const char *uid = "ffeeddccbbaa99887766554433221100";
+	char data[3000];
+	oxst_xfer x, y;
+	xfer_data(data, sizeof(data), 13, &x);
+	bool created = false;
+	assert_int_equal(s->ops->xfer_create(s, uid, &x, &created), OXST_OK);
+	assert_int_equal(send_part(s, uid, &x, data), OXST_OK);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* every descriptor from here on is refused */
+		int top = dup(0);
+		if (top < 0)
+			_exit(9);
+		close(top);
+		struct rlimit rl = {(rlim_t)top, (rlim_t)top};
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			_exit(8);
+		oxst_xfer z, w;
+		oxst_status g = s->ops->xfer_get(s, uid, &z);
+		xfer_sample(&w);
+		bool c2 = false;
+		oxst_status cr = s->ops->xfer_create(s, uid, &w, &c2);
+		_exit(g == OXST_E_UNAVAILABLE && cr == OXST_E_UNAVAILABLE ? 0 : 10 + (int)g * 10 + (int)cr);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_OK);
+	assert_int_equal(y.offset, 1024);
+	/* a state that is read and is no state: corrupt, and only that is started over */
+	char path[600];
+	snprintf(path, sizeof(path), "%s/uploads/%s/state", root, uid);
+	write_file(path, "garbage", 7);
+	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_E_IO);
+	s->ops->close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -786,6 +862,7 @@ int main(void)
 	    cmocka_unit_test(test_sha256_midstate),
 	    cmocka_unit_test(test_xfer_text),
 	    cmocka_unit_test_setup_teardown(test_xfer_local, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_xfer_transient, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
