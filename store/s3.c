@@ -105,6 +105,9 @@ typedef struct s3_store {
 	int64_t ready_at_ms; /* 0: never probed */
 	int64_t probe_since_ms; /* 0: no probe running */
 	bool ready_ok;
+	/* If-Match goes without its quotes: the object store refused the quoted ETag of an
+	 * object it still had (Ceph RGW 16.2 compares the bare hex; AWS takes the quoted) */
+	atomic_bool if_match_bare;
 } s3_store;
 
 /* ---------------------------------------------------------------------------------------
@@ -1309,13 +1312,33 @@ static oxst_status s3_xfer_write(s3_store *s, const char *uid, const oxst_xfer *
 	size_t len = 0;
 	if (!state_key(s, key, sizeof(key), uid) || !oxst_xfer_text(x, text, sizeof(text), &len))
 		return OXST_E_INVALID;
+	char bare[96] = "";
+	size_t ml = if_match != NULL ? strlen(if_match) : 0;
+	if (ml >= 2 && ml < sizeof(bare) && if_match[0] == '"' && if_match[ml - 1] == '"')
+		snprintf(bare, sizeof(bare), "%.*s", (int)(ml - 2), if_match + 1);
+	bool use_bare = bare[0] != '\0' && atomic_load(&s->if_match_bare);
 	oxst_s3_req r;
 	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
 	r.body = text;
 	r.body_len = len;
 	r.if_none_match = if_none_match;
-	r.if_match = if_match;
+	r.if_match = use_bare ? bare : if_match;
 	oxst_status st = oxst_s3_do(s->s3, &r);
+	if (st == OXST_OK && r.status == 412 && bare[0] != '\0' && !use_bare) {
+		/* refused: another writer, or a store that wants the ETag bare — the state's
+		 * ETag is still the one given: then once more without the quotes */
+		oxst_xfer cur;
+		char now[96] = "";
+		if (s3_xfer_read(s, uid, &cur, now) == OXST_OK && strcmp(now, if_match) == 0) {
+			oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
+			r.body = text;
+			r.body_len = len;
+			r.if_match = bare;
+			st = oxst_s3_do(s->s3, &r);
+			if (st == OXST_OK && r.status == 200)
+				atomic_store(&s->if_match_bare, true);
+		}
+	}
 	bool cond = if_none_match != NULL || if_match != NULL;
 	if (refused != NULL)
 		*refused = st == OXST_OK && cond && r.status == 412;
