@@ -20,10 +20,15 @@
  *                            exactly as POST /models stores it (201/200 + its summary)
  *   DELETE /uploads/{uid}    204
  *
- * The upload id is derived from the file's claimed SHA-256 and length, so the same file
- * chosen again (a reload, another tab, a script) finds the same upload and goes on from
- * its offset; concurrent transfers of one file converge on one upload, one PATCH at a
- * time (409 upload_busy to the other).
+ * One writer per upload (issue 35, decision 83): {uid} in the URL is a secret of 128
+ * random bits told only to the client that started the upload (the store knows it by a
+ * hash of it: uid_of_secret); a client resumes by its URL, and every POST that does not
+ * find the file stored starts an upload of its own.  Each client (quota.h) has at most
+ * --uploads-per-client in progress (429), one with nothing acknowledged expires after
+ * --upload-start-expiry, and new uploads stop (503) once as many are known as
+ * --max-connections clients each within its quota hold.  One PATCH at a time per upload
+ * (409 upload_busy to the other; with an S3 store across replicas too: a lease in the
+ * state object, s3.c).
  *
  * The parts and the state of an upload are the store's (oxst.h, the ops xfer_*;
  * docs/decisions.md): the local store writes the file in place under
@@ -35,8 +40,9 @@
  *   links          "<structure id> <model id>" lines: structures whose whole model
  *                  arrived (their URLs redirect to it; GET /models lists the model once)
  * A part cut short is not acknowledged: the part is sent again.  After kill -9 the state
- * says what was acknowledged.  Uploads idle past --upload-expiry are aborted (at start,
- * and on POST /uploads: an object store's at most every half expiry or minute).
+ * says what was acknowledged.  Uploads past their expiry are aborted by the sweep's
+ * thread (sweep_pass: at start, then every half the shorter expiry, 1 s to a minute, at
+ * most SWEEP_READS state reads a pass), never on an HTTP thread.
  */
 #include "service/resumable.h"
 #include "parser/oxp.h"
