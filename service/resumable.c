@@ -128,6 +128,7 @@ struct oxs_resumable {
 	oxst_store *store;
 	uint64_t part_size, max_total;
 	unsigned expiry, start_expiry;
+	bool derived_ids;          /* config's test_derived_upload_ids (fuzz_http) */
 	unsigned streams;          /* pieces of one part a client may send at once */
 	atomic_uint parts_staged;  /* parts of remote uploads arriving now */
 	oxs_quota *quota;          /* the server's (OXS_Q_UPLOADS) */
@@ -1111,12 +1112,23 @@ static void start_upload(oxs_req *r)
 	oxs_rpatch *p = r->rp;
 	upstate *st = &p->st;
 	char secret[SECRET_LEN + 1];
-	if (!new_secret(secret)) {
+	if (rs->derived_ids) { /* fuzz_http's seeds: the old derived id, which they compute */
+		char text[128], hex[OXST_ID_LEN + 1];
+		int n = snprintf(text, sizeof(text), "onnxviz-upload/1 %s %" PRIu64, st->sha256, st->length);
+		oxs_sha256_hex(text, (size_t)n, hex, OXST_ID_LEN);
+		snprintf(secret, sizeof(secret), "%.*s", SECRET_LEN, hex);
+	} else if (!new_secret(secret)) {
 		oxs_reply_error(r, 503, "no_randomness", "", "cannot make the upload's id; retry");
 		oxs_resume(r);
 		return;
 	}
 	uid_of_secret(secret, p->uid);
+	upstate cur;
+	if (rs->derived_ids && state_read(rs, p->uid, &cur) == OXST_OK) { /* a seed again */
+		reply_state(r, 200, secret, &cur);
+		oxs_resume(r);
+		return;
+	}
 	uint64_t held = 0, limit = oxs_quota_limit(rs->quota, OXS_Q_UPLOADS);
 	pthread_mutex_lock(&rs->mu);
 	bool room = rs->nact < rs->max_new && find_active(rs, p->uid) == NULL;
@@ -2205,6 +2217,7 @@ oxs_resumable *oxs_resumable_open(const oxs_config *c, oxst_store *store, oxs_qu
 	rs->max_total = c->max_resumable;
 	rs->expiry = c->upload_expiry;
 	rs->start_expiry = c->upload_start_expiry;
+	rs->derived_ids = c->test_derived_upload_ids;
 	/* the uploads a POST may add to those known: what --max-connections clients each
 	 * within --uploads-per-client hold (decision 83) */
 	rs->max_new = (size_t)c->max_connections * c->uploads_per_client;
