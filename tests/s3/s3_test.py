@@ -841,6 +841,36 @@ def t_resumable(ceph, reps, lb):
           "the right bytes acknowledged: the model; the flipped ones: 422 at the end: %r" % outcomes)
     check(multipart_uploads(ceph, "shared/models/") == [], "no multipart upload left of them")
 
+    # a finished object whose hash fails (a part replaced in the bucket after it was
+    # acknowledged: what a replica frozen past its lease could still do) is removed and
+    # its id accepted again, not left "stored" and unservable
+    spoilt = make_model(5020, floats=2 * 1000 * 1000)  # 8 MB: 2 parts
+    st, _, j = tus_begin(lb.port, spoilt)
+    su = j.get("upload", "")
+    st, _, _ = tus_patch(lb.port, su, 0, spoilt[:TUS_PART])
+    check(st == 204, "the first part: %d" % st)
+    import xml.etree.ElementTree as ET
+    key = "shared/models/%s.onnx" % sha(spoilt)
+    st, _, body = ceph.s3.request("GET", BUCKET, query={"uploads": "", "prefix": key})
+    ups = [u.findtext(s3lib.NS + "UploadId") for u in ET.fromstring(body).findall(s3lib.NS + "Upload")]
+    check(len(ups) == 1, "its multipart upload: %r" % ups)
+    flipped = bytes(x ^ 0xff for x in spoilt[:TUS_PART])
+    st, _, _ = ceph.s3.request("PUT", BUCKET, key, query={"partNumber": "1", "uploadId": ups[0] if ups else "-"},
+                               body=flipped)
+    check(st == 200, "part 1 replaced behind the service's back: %d" % st)
+    st, _, b = tus_patch(lb.port, su, TUS_PART, spoilt[TUS_PART:])
+    err = (as_json(b) or {}).get("error") or {}
+    check(st == 422 and err.get("code") == "checksum_mismatch" and err.get("rule") == "stored",
+          "the last part: 422 checksum_mismatch (rule stored): %d %r" % (st, err))
+    check(ceph.s3.head(BUCKET, key) == 404, "the object that does not hash to its id is removed")
+    st, _, j = tus_begin(lb.port, spoilt)
+    check(st == 201, "the id is accepted again: POST /uploads 201 (not 200 'stored'): %d %r" % (st, j))
+    su, off, last = j.get("upload", ""), 0, None
+    while st == 201 and off < len(spoilt):
+        last, h, _ = tus_patch(lb.port, su, off, spoilt[off:off + TUS_PART])
+        off = int(h["upload-offset"]) if last == 204 else len(spoilt)
+    check(last == 201 and ceph.s3.get(BUCKET, key) == spoilt, "sent again, it is stored as the file: %r" % last)
+
     # an abandoned transfer: aborted after --upload-expiry
     third = make_model(5002, floats=2 * 1000 * 1000)
     st, _, j = tus_begin(lb.port, third)
