@@ -2268,7 +2268,7 @@ void oxs_resumable_metrics(oxs_server *srv, oxr_buf *o)
 	if (rs == NULL)
 		return;
 	oxr_buf_printf(o, "# HELP onnxviz_resumable_uploads_total Resumable uploads (POST "
-	               "/uploads) by event: started, resumed (the same file again), held (the "
+	               "/uploads) by event: started, resumed (GET/HEAD of one in progress), held (the "
 	               "server had the file: nothing sent), completed, refused (hash or model), "
 	               "expired, aborted (DELETE).\n# TYPE onnxviz_resumable_uploads_total counter\n");
 	const struct {
@@ -2307,10 +2307,12 @@ void oxs_resumable_metrics(oxs_server *srv, oxr_buf *o)
 	               "# HELP onnxviz_resumable_known Resumable uploads in progress this process "
 	               "knows (each counted against its owner).\n# TYPE onnxviz_resumable_known "
 	               "gauge\nonnxviz_resumable_known %zu\n"
-	               "# HELP onnxviz_resumable_sweeps_total Passes of the expiry sweep and the "
-	               "states they read (an object store: one GET each).\n"
+	               "# HELP onnxviz_resumable_sweeps_total Passes of the expiry sweep's thread.\n"
 	               "# TYPE onnxviz_resumable_sweeps_total counter\n"
 	               "onnxviz_resumable_sweeps_total %" PRIu64 "\n"
+	               "# HELP onnxviz_resumable_sweep_reads_total States the expiry sweep read (an "
+	               "object store: one GET each).\n"
+	               "# TYPE onnxviz_resumable_sweep_reads_total counter\n"
 	               "onnxviz_resumable_sweep_reads_total %" PRIu64 "\n",
 	               (uint64_t)atomic_load(&rs->over_quota), (uint64_t)atomic_load(&rs->full),
 	               known, (uint64_t)atomic_load(&rs->sweeps),
