@@ -770,7 +770,8 @@ def t_quota(h):
         h.check(ok == [201, 201] and s.metrics().get("onnxviz_resumable_known") == 2,
                 "after 4 failed starts the client still has its 2 uploads (nothing leaked): %r" % ok)
     else:
-        print("  resumable quota: chattr +i not supported here; the failed-start check did not run")
+        h.skip("resumable quota: a failed start leaks nothing",
+               "chattr +i is refused on %s (not ext2/3/4, xfs or btrfs?)" % up)
     # the race of a DELETE and a PATCH of one upload: nothing stays known, the quota is whole
     import threading
     s2 = h.Server("--upload-part-size", "1M", "--uploads-per-client", "3")
