@@ -167,6 +167,8 @@ DEPS_BUILD := gcc make pkg-config libc6-dev libmicrohttpd-dev libgraphviz-dev li
 DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 python3-onnx \
               python3-numpy python3-jsonschema libxml2-utils strace librsvg2-bin wrk graphviz \
               nodejs chromium debootstrap time
+# the http suite makes the store fail to start an upload: chattr +i on its uploads folder
+DEPS_TEST  += e2fsprogs
 # the docker suite: ip (loopback in its network namespace), python3-yaml (compose.yaml)
 DEPS_TEST  += iproute2 python3-yaml
 # the s3 suite: a single-node Ceph cluster with its S3 gateway (RGW), and a load balancer

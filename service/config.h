@@ -65,6 +65,9 @@ typedef struct oxs_config {
 	unsigned overlays_per_client;  /* --overlays-per-client: overlay posts in flight */
 	unsigned upload_start_expiry;  /* --upload-start-expiry: seconds an upload with nothing
 	                                  acknowledged is kept */
+	/* fuzz_http only, no flag and no variable: an upload's secret is derived from its
+	 * file's sha256 and size (as before issue 35), so static seeds can name it */
+	bool test_derived_upload_ids;
 	unsigned inflate_ratio;        /* --inflate-ratio-limit: decoded/encoded bytes of a body */
 	uint64_t inflate_burst;        /* --inflate-ratio-burst: decoded bytes before the ratio
 	                                  applies */

@@ -20,10 +20,15 @@
  *                            exactly as POST /models stores it (201/200 + its summary)
  *   DELETE /uploads/{uid}    204
  *
- * The upload id is derived from the file's claimed SHA-256 and length, so the same file
- * chosen again (a reload, another tab, a script) finds the same upload and goes on from
- * its offset; concurrent transfers of one file converge on one upload, one PATCH at a
- * time (409 upload_busy to the other).
+ * One writer per upload (issue 35, decision 83): {uid} in the URL is a secret of 128
+ * random bits told only to the client that started the upload (the store knows it by a
+ * hash of it: uid_of_secret); a client resumes by its URL, and every POST that does not
+ * find the file stored starts an upload of its own.  Each client (quota.h) has at most
+ * --uploads-per-client in progress (429), one with nothing acknowledged expires after
+ * --upload-start-expiry, and new uploads stop (503) once as many are known as
+ * --max-connections clients each within its quota hold.  One PATCH at a time per upload
+ * (409 upload_busy to the other; with an S3 store across replicas too: a lease in the
+ * state object, s3.c).
  *
  * The parts and the state of an upload are the store's (oxst.h, the ops xfer_*;
  * docs/decisions.md): the local store writes the file in place under
@@ -35,8 +40,9 @@
  *   links          structures proven to be whole models' structures (service/links.c:
  *                  their URLs redirect to it; GET /models lists the model once)
  * A part cut short is not acknowledged: the part is sent again.  After kill -9 the state
- * says what was acknowledged.  Uploads idle past --upload-expiry are aborted (at start,
- * and on POST /uploads: an object store's at most every half expiry or minute).
+ * says what was acknowledged.  Uploads past their expiry are aborted by the sweep's
+ * thread (sweep_pass: at start, then every half the shorter expiry, 1 s to a minute, at
+ * most SWEEP_READS state reads a pass), never on an HTTP thread.
  */
 #include "service/resumable.h"
 #include "parser/oxp.h"
@@ -48,6 +54,7 @@
 #include "service/links.h"
 #include "service/log.h"
 #include "service/models.h"
+#include "service/quota.h"
 #include "service/reply.h"
 #include "service/request.h"
 #include "service/router.h"
@@ -64,12 +71,16 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #define UID_LEN 32
-#define MAX_ACTIVE 4096
+/* The URL's secret: 32 hex digits from 16 random bytes (getrandom), as tusd's ids. */
+#define SECRET_LEN 32
+/* state reads of one pass of the expiry sweep (an object store: one GET each) */
+#define SWEEP_READS 256
 /* parts of an object store's uploads staged at once (each a part-sized temporary of
  * the cache until the object store took it): more answer 503 */
 #define MAX_REMOTE_PARTS 16
@@ -89,13 +100,20 @@ typedef oxst_xfer upstate;
 
 typedef struct { uint64_t a, b; } range;
 
-/* An upload this process knows: a request holds it whole (one PATCH of a whole part, or
- * the commit of a part whose pieces are in), or pieces of its current part arrive at
- * once (Upload-Piece: ranges of the part at part_at, each written in place; the part is
- * hashed and acknowledged when the received ones cover it). */
+/* An upload in progress this process knows (it started it, a request reached it, or the
+ * sweep found it in the store): counted against its owner's quota while known.  A request
+ * holds it whole (one PATCH of a whole part, or the commit of a part whose pieces are
+ * in), or pieces of its current part arrive at once (Upload-Piece: ranges of the part at
+ * part_at, each written in place; the part is hashed and acknowledged when the received
+ * ones cover it). */
 typedef struct active {
 	char uid[UID_LEN + 1];
 	bool busy;
+	bool counted;     /* one of owner's OXS_Q_UPLOADS */
+	bool acked;       /* a part acknowledged (else it expires after --upload-start-expiry) */
+	bool seen;        /* the sweep's mark: listed in the store by its last pass */
+	int64_t expires;  /* the state's, as last read or written here */
+	oxs_client owner;
 	uint64_t part_at; /* the offset this process last acknowledged, or PART_UNKNOWN */
 	unsigned narr, nkept;
 	range arr[MAX_ARRIVING]; /* arriving: disjoint */
@@ -107,22 +125,34 @@ struct oxs_resumable {
 	char blobs[PATH_MAX / 2 + 8]; /* dir/blobs (bundle.c) */
 	oxst_store *store;
 	uint64_t part_size, max_total;
-	unsigned expiry;
+	unsigned expiry, start_expiry;
+	bool derived_ids;          /* config's test_derived_upload_ids (fuzz_http) */
 	unsigned streams;          /* pieces of one part a client may send at once */
-	int64_t swept_ms;          /* the last sweep of an object store's transfers */
 	atomic_uint parts_staged;  /* parts of remote uploads arriving now */
+	oxs_quota *quota;          /* the server's (OXS_Q_UPLOADS) */
 	pthread_mutex_t mu;
-	active *act;
-	size_t nact;
+	active *act;               /* uploads in progress known here (no order) */
+	size_t nact, capact;
+	size_t max_new;            /* uploads started only while fewer are known (503 past it) */
+	/* the expiry sweep's thread: every `every_ms`, SWEEP_READS state reads at most */
+	pthread_t sweeper;
+	pthread_cond_t cv;
+	bool sweeping, stop;
+	unsigned every_ms;
+	size_t cursor;             /* where the next pass starts reading in the store's list */
+	int64_t blobs_swept;       /* the last sweep of blobs (Unix seconds) */
 	oxs_links *links; /* structures proven to be whole models' (links.c) */
 	atomic_uint_fast64_t started, resumed, held, completed, expired, aborted, refused, bytes;
 	atomic_uint_fast64_t parts, parts_busy; /* parts acknowledged; refused as too many */
 	atomic_uint_fast64_t pieces; /* pieces received whole */
+	atomic_uint_fast64_t over_quota, full; /* POST /uploads refused: 429, 503 */
+	atomic_uint_fast64_t sweeps, sweep_reads;
 };
 
 /* What one request carries: POST /uploads (the claimed state) or a PATCH (its part). */
 struct oxs_rpatch {
-	char uid[UID_LEN + 1];
+	char uid[UID_LEN + 1]; /* the store's name of the upload (uid_of_secret) */
+	oxs_client owner;      /* POST /uploads: the client starting it */
 	upstate st;
 	bool claimed; /* holds the busy mark of uid */
 	bool staged;  /* counted in parts_staged */
@@ -140,25 +170,45 @@ struct oxs_rpatch {
 /* ---------------------------------------------------------------------------------------
  * Files
  */
-/* The upload of a file: the first 32 hex digits of SHA-256("onnxviz-upload/1 SHA LEN"). */
-static void uid_of(const char *sha, uint64_t length, char out[UID_LEN + 1])
+/* One writer per upload (issue 35): the upload's URL is /uploads/<secret>, 128 random
+ * bits only its creator is told; the store knows the upload by its uid, the first 32 hex
+ * digits of SHA-256("onnxviz-upload/2 <secret>"), so neither the store's names (a
+ * bucket listing, the uploads folder, the logs) nor a model's id give the URL. */
+static void uid_of_secret(const char *secret, char out[UID_LEN + 1])
 {
-	char text[128];
-	int n = snprintf(text, sizeof(text), "onnxviz-upload/1 %s %" PRIu64, sha, length);
+	char text[64];
+	int n = snprintf(text, sizeof(text), "onnxviz-upload/2 %s", secret);
 	char hex[OXST_ID_LEN + 1]; /* oxs_sha256_hex writes all 64 digits first */
 	oxs_sha256_hex(text, (size_t)n, hex, OXST_ID_LEN);
 	memcpy(out, hex, UID_LEN);
 	out[UID_LEN] = '\0';
 }
 
+/* A new secret (SECRET_LEN hex digits); false when the kernel gave no randomness. */
+static bool new_secret(char out[SECRET_LEN + 1])
+{
+	unsigned char rnd[SECRET_LEN / 2];
+	size_t got = 0;
+	while (got < sizeof(rnd)) {
+		ssize_t n = getrandom(rnd + got, sizeof(rnd) - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	static const char hx[] = "0123456789abcdef";
+	for (size_t i = 0; i < sizeof(rnd); i++) {
+		out[2 * i] = hx[rnd[i] >> 4];
+		out[2 * i + 1] = hx[rnd[i] & 15];
+	}
+	out[SECRET_LEN] = '\0';
+	return true;
+}
+
 static oxst_status state_read(const oxs_resumable *rs, const char *uid, upstate *st)
 {
 	return rs->store->ops->xfer_get(rs->store, uid, st);
-}
-
-static oxst_status state_write(const oxs_resumable *rs, const char *uid, const upstate *st)
-{
-	return rs->store->ops->xfer_put(rs->store, uid, st);
 }
 
 /* The file's name as kept: no control characters, no newline. */
@@ -182,40 +232,66 @@ static active *find_active(oxs_resumable *rs, const char *uid)
 	return NULL;
 }
 
+/* Forget uid: its owner's count goes back. */
 static void forget_active(oxs_resumable *rs, const char *uid)
 {
 	active *a = find_active(rs, uid);
 	if (a == NULL)
 		return;
+	if (a->counted)
+		oxs_quota_give(rs->quota, &a->owner, OXS_Q_UPLOADS, 1);
 	*a = rs->act[--rs->nact];
 }
 
+/* A new entry, not counted (the table grows: what bounds it is the quota, and --
+ * max_new -- the uploads a POST may add); NULL when out of memory. */
 static active *new_active(oxs_resumable *rs, const char *uid)
 {
-	if (rs->nact >= MAX_ACTIVE)
-		return NULL;
+	if (rs->nact == rs->capact) {
+		size_t cap = rs->capact ? 2 * rs->capact : 256;
+		active *n = realloc(rs->act, cap * sizeof(*n));
+		if (n == NULL)
+			return NULL;
+		rs->act = n;
+		rs->capact = cap;
+	}
 	active *a = &rs->act[rs->nact++];
 	memset(a, 0, sizeof(*a));
 	memcpy(a->uid, uid, UID_LEN + 1);
 	a->part_at = PART_UNKNOWN;
+	a->seen = true;
 	return a;
 }
 
-/* Mark uid busy; false when another request holds it, pieces of it are arriving (or the
- * table is full). */
-static bool claim(oxs_resumable *rs, const char *uid)
+/* uid as its state says (a request reached it, or the sweep found it: an upload another
+ * replica started, or one from before a restart): known from now on, and counted against
+ * the owner the state names while that owner is within its quota.  NULL when out of
+ * memory. */
+static active *know(oxs_resumable *rs, const char *uid, const upstate *st)
+{
+	active *a = find_active(rs, uid);
+	if (a == NULL && (a = new_active(rs, uid)) != NULL && oxs_client_from_hex(st->owner, &a->owner))
+		a->counted = oxs_quota_take(rs->quota, &a->owner, OXS_Q_UPLOADS, 1, NULL);
+	if (a != NULL) {
+		a->expires = st->expires;
+		a->acked = a->acked || st->offset > 0;
+	}
+	return a;
+}
+
+/* Mark uid busy: CLAIM_BUSY when another request holds it or pieces of it are arriving,
+ * CLAIM_GONE when it is not known (finished, deleted or expired meanwhile). */
+typedef enum { CLAIM_OK, CLAIM_BUSY, CLAIM_GONE } claim_verdict;
+
+static claim_verdict claim(oxs_resumable *rs, const char *uid)
 {
 	pthread_mutex_lock(&rs->mu);
 	active *a = find_active(rs, uid);
-	bool ok = false;
-	if (a == NULL)
-		a = new_active(rs, uid);
-	if (a != NULL && !a->busy && a->narr == 0) {
+	claim_verdict v = a == NULL ? CLAIM_GONE : a->busy || a->narr > 0 ? CLAIM_BUSY : CLAIM_OK;
+	if (v == CLAIM_OK)
 		a->busy = true;
-		ok = true;
-	}
 	pthread_mutex_unlock(&rs->mu);
-	return ok;
+	return v;
 }
 
 static void release(oxs_resumable *rs, const char *uid)
@@ -227,6 +303,23 @@ static void release(oxs_resumable *rs, const char *uid)
 	pthread_mutex_unlock(&rs->mu);
 }
 
+/* Seconds until the first upload of c (NULL: any client's not yet acknowledged) expires,
+ * from 1 to --upload-start-expiry: the Retry-After of a refused POST /uploads. */
+static unsigned retry_after(oxs_resumable *rs, const oxs_client *c)
+{
+	int64_t now = (int64_t)time(NULL), best = rs->start_expiry;
+	pthread_mutex_lock(&rs->mu);
+	for (size_t i = 0; i < rs->nact; i++) {
+		const active *a = &rs->act[i];
+		bool mine = c != NULL ? a->counted && memcmp(a->owner.k, c->k, OXS_CLIENT_KEY) == 0
+		                      : !a->acked;
+		if (mine && a->expires - now < best)
+			best = a->expires - now;
+	}
+	pthread_mutex_unlock(&rs->mu);
+	return best < 1 ? 1 : (unsigned)best;
+}
+
 /* Pieces: one part sent in several requests at once (Upload-Piece; --upload-streams).
  * Each registers its range of the part first: disjoint from the pieces arriving (two
  * writers of one byte could not both be before the part's hash), anywhere else.  A piece
@@ -234,7 +327,7 @@ static void release(oxs_resumable *rs, const char *uid)
  * registers while others arrive (they drain), and the last to arrive commits the part,
  * holding the upload whole meanwhile (the last cut short: the next piece registered
  * does).  A piece sent again, or cut another way, only adds to the union. */
-typedef enum { PIECE_OK, PIECE_BUSY, PIECE_MOVED } piece_verdict;
+typedef enum { PIECE_OK, PIECE_BUSY, PIECE_MOVED, PIECE_GONE } piece_verdict;
 
 static bool overlaps(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
@@ -257,10 +350,10 @@ static piece_verdict piece_register(oxs_resumable *rs, const char *uid, uint64_t
 {
 	pthread_mutex_lock(&rs->mu);
 	active *e = find_active(rs, uid);
-	if (e == NULL)
-		e = new_active(rs, uid);
 	piece_verdict v = PIECE_OK;
-	if (e == NULL || e->busy || e->narr == MAX_ARRIVING) {
+	if (e == NULL) {
+		v = PIECE_GONE; /* finished, deleted or expired since its state was read */
+	} else if (e->busy || e->narr == MAX_ARRIVING) {
 		v = PIECE_BUSY;
 	} else if (e->part_at != PART_UNKNOWN && e->part_at != part) {
 		v = PIECE_MOVED;
@@ -345,6 +438,10 @@ static void settle(oxs_resumable *rs, const char *uid, uint64_t next)
 		e->nkept = 0;
 		e->narr = 0;
 		e->part_at = next;
+		if (next != PART_UNKNOWN) { /* acknowledged: kept --upload-expiry from now */
+			e->acked = true;
+			e->expires = (int64_t)time(NULL) + rs->expiry;
+		}
 	}
 	pthread_mutex_unlock(&rs->mu);
 }
@@ -363,44 +460,109 @@ static void remove_upload(oxs_resumable *rs, const char *uid)
 	}
 }
 
-/* Abort the uploads idle past their expiry that no request holds (of an object store,
- * shared by replicas: at most every half expiry, at most every minute). */
-static void sweep(oxs_resumable *rs)
+/* Remove uid, expired (its state read before: st, or s not OXST_OK when unreadable), when
+ * no request holds it and its state, read again once held, still says so (a part may
+ * have been acknowledged meanwhile, here or on another replica). */
+static void expire_one(oxs_resumable *rs, const char *uid)
 {
-	int64_t now = (int64_t)time(NULL), now_ms = oxs_now_ms();
-	if (rs->store->ops->remote) {
-		int64_t every = rs->expiry / 2 < 60 ? (int64_t)rs->expiry * 500 : 60000;
-		pthread_mutex_lock(&rs->mu);
-		bool due = rs->swept_ms == 0 || now_ms - rs->swept_ms >= every;
-		if (due)
-			rs->swept_ms = now_ms;
-		pthread_mutex_unlock(&rs->mu);
-		if (!due)
-			return;
-	}
-	enum { MAX_SWEEP = 4096 };
-	char(*uids)[UID_LEN + 1] = calloc(MAX_SWEEP, sizeof(*uids));
-	size_t n = 0;
-	if (uids != NULL && rs->store->ops->xfer_list(rs->store, uids, MAX_SWEEP, &n) != OXST_OK)
-		n = 0;
-	for (size_t i = 0; i < n; i++) {
-		const char *uid = uids[i];
-		upstate st;
-		oxst_status s = state_read(rs, uid, &st);
-		if ((s == OXST_OK && st.expires > now) || (s != OXST_OK && s != OXST_E_IO))
-			continue; /* alive, gone meanwhile, or the store does not answer now */
-		if (!claim(rs, uid))
-			continue;
+	pthread_mutex_lock(&rs->mu);
+	active *a = find_active(rs, uid);
+	bool held = a != NULL && (a->busy || a->narr > 0);
+	if (a == NULL && (a = new_active(rs, uid)) == NULL)
+		held = true; /* out of memory: the next pass */
+	if (!held)
+		a->busy = true;
+	pthread_mutex_unlock(&rs->mu);
+	if (held)
+		return;
+	upstate st;
+	oxst_status s = state_read(rs, uid, &st);
+	atomic_fetch_add(&rs->sweep_reads, 1);
+	bool gone = s == OXST_E_IO || (s == OXST_OK && st.expires <= (int64_t)time(NULL));
+	if (gone)
 		remove_upload(rs, uid);
-		pthread_mutex_lock(&rs->mu);
+	pthread_mutex_lock(&rs->mu);
+	if (gone || s == OXST_E_NOT_FOUND) {
 		forget_active(rs, uid);
-		pthread_mutex_unlock(&rs->mu);
-		atomic_fetch_add(&rs->expired, 1);
-		char extra[96];
-		snprintf(extra, sizeof(extra), ",\"upload\":\"%s\"", uid);
-		oxs_log("info", s == OXST_OK ? "resumable upload expired" : "resumable upload unreadable: removed", extra);
+	} else {
+		a = s == OXST_OK ? know(rs, uid, &st) : find_active(rs, uid);
+		if (a != NULL)
+			a->busy = false;
 	}
+	pthread_mutex_unlock(&rs->mu);
+	if (!gone)
+		return;
+	atomic_fetch_add(&rs->expired, 1);
+	char extra[96];
+	snprintf(extra, sizeof(extra), ",\"upload\":\"%s\"", uid);
+	oxs_log("info", s == OXST_OK ? "resumable upload expired" : "resumable upload unreadable: removed", extra);
+}
+
+/* One pass of the expiry sweep (its thread, off the HTTP threads; issue 35): list the
+ * store's uploads; forget those known here that are gone from it (finished or deleted
+ * on another replica: their owners' counts go back); read at most SWEEP_READS states —
+ * only of uploads not known here (learned, and counted against their owners: another
+ * replica's, or from before a restart) or known to be past their expiry (removed unless
+ * a part came meanwhile); those known alive cost nothing.  The next pass reads on from
+ * where this one stopped. */
+static void sweep_pass(oxs_resumable *rs)
+{
+	int64_t now = (int64_t)time(NULL);
+	atomic_fetch_add(&rs->sweeps, 1);
+	size_t max = rs->max_new + 4096;
+	char(*uids)[UID_LEN + 1] = calloc(max, sizeof(*uids));
+	size_t n = 0;
+	if (uids == NULL)
+		return;
+	pthread_mutex_lock(&rs->mu);
+	for (size_t i = 0; i < rs->nact; i++) /* those held now may not be listed yet */
+		rs->act[i].seen = rs->act[i].busy || rs->act[i].narr > 0;
+	pthread_mutex_unlock(&rs->mu);
+	bool listed = rs->store->ops->xfer_list(rs->store, uids, max, &n) == OXST_OK;
+	if (!listed)
+		n = 0;
+	/* which to read: unknown, or known and past their expiry */
+	size_t reads = 0, from = n > 0 ? rs->cursor % n : 0, k = 0;
+	char(*due)[UID_LEN + 1] = calloc(SWEEP_READS, sizeof(*due));
+	pthread_mutex_lock(&rs->mu);
+	for (size_t i = 0; i < n; i++) {
+		active *a = find_active(rs, uids[i]);
+		if (a != NULL)
+			a->seen = true;
+	}
+	for (; due != NULL && k < n && reads < SWEEP_READS; k++) {
+		const char *uid = uids[(from + k) % n];
+		const active *a = find_active(rs, uid);
+		if (a == NULL || a->expires <= now)
+			memcpy(due[reads++], uid, UID_LEN + 1);
+	}
+	rs->cursor = n > 0 ? (from + k) % n : 0;
+	/* known here, no request on them, not in a whole listing: gone from the store */
+	for (size_t i = 0; listed && n < max && i < rs->nact;)
+		if (!rs->act[i].seen)
+			forget_active(rs, rs->act[i].uid); /* the last moves to i */
+		else
+			i++;
+	pthread_mutex_unlock(&rs->mu);
 	free(uids);
+	for (size_t i = 0; i < reads; i++) {
+		upstate st;
+		oxst_status s = state_read(rs, due[i], &st);
+		atomic_fetch_add(&rs->sweep_reads, 1);
+		if (s == OXST_OK && st.expires > now) {
+			pthread_mutex_lock(&rs->mu);
+			(void)know(rs, due[i], &st);
+			pthread_mutex_unlock(&rs->mu);
+		} else if (s == OXST_OK || s == OXST_E_IO) {
+			expire_one(rs, due[i]);
+		}
+	}
+	free(due);
+	/* blobs: at most every half expiry or minute (an object store lists them) */
+	int64_t every = rs->expiry / 2 < 60 ? (int64_t)rs->expiry / 2 : 60;
+	if (rs->blobs_swept != 0 && now - rs->blobs_swept < every)
+		return;
+	rs->blobs_swept = now;
 	/* the store's blobs (an object store's data files) past their expiry */
 	uint64_t gone = 0;
 	if (rs->store->ops->blob_expire(rs->store, now - (int64_t)rs->expiry, &gone) == OXST_OK)
@@ -785,6 +947,111 @@ static bool tus_version_ok(oxs_req *r)
 	return false;
 }
 
+/* A new upload of p->st's file for the request's client (p->owner), its URL's secret
+ * told only in this answer: every POST that does not find the file stored starts one of
+ * its own (issue 35: nobody else can write into it, or end it).  Refused: 429 past the
+ * client's --uploads-per-client, 503 when as many uploads are known as the table is
+ * sized for (both with Retry-After: when the first that would make room expires); never
+ * a leak: the entry and the count go again on every path that does not create it. */
+static void start_upload(oxs_req *r)
+{
+	oxs_resumable *rs = r->srv->rs;
+	oxs_rpatch *p = r->rp;
+	upstate *st = &p->st;
+	char secret[SECRET_LEN + 1];
+	if (rs->derived_ids) { /* fuzz_http's seeds: the old derived id, which they compute */
+		char text[128], hex[OXST_ID_LEN + 1];
+		int n = snprintf(text, sizeof(text), "onnxviz-upload/1 %s %" PRIu64, st->sha256, st->length);
+		oxs_sha256_hex(text, (size_t)n, hex, OXST_ID_LEN);
+		snprintf(secret, sizeof(secret), "%.*s", SECRET_LEN, hex);
+	} else if (!new_secret(secret)) {
+		oxs_reply_error(r, 503, "no_randomness", "", "cannot make the upload's id; retry");
+		oxs_resume(r);
+		return;
+	}
+	uid_of_secret(secret, p->uid);
+	upstate cur;
+	if (rs->derived_ids && state_read(rs, p->uid, &cur) == OXST_OK) { /* a seed again */
+		reply_state(r, 200, secret, &cur);
+		oxs_resume(r);
+		return;
+	}
+	uint64_t held = 0, limit = oxs_quota_limit(rs->quota, OXS_Q_UPLOADS);
+	pthread_mutex_lock(&rs->mu);
+	bool room = rs->nact < rs->max_new && find_active(rs, p->uid) == NULL;
+	bool mine = room && oxs_quota_take(rs->quota, &p->owner, OXS_Q_UPLOADS, 1, &held);
+	active *a = mine ? new_active(rs, p->uid) : NULL;
+	if (a != NULL) {
+		a->busy = a->counted = true;
+		a->owner = p->owner;
+	} else if (mine) {
+		oxs_quota_give(rs->quota, &p->owner, OXS_Q_UPLOADS, 1);
+	}
+	pthread_mutex_unlock(&rs->mu);
+	if (!room || (!mine && held < limit) || (mine && a == NULL)) {
+		bool full = !room;
+		atomic_fetch_add(&rs->full, full);
+		oxs_reply_error(r, 503, full ? "uploads_full" : "out_of_memory", "",
+		                full ? "the server has as many uploads in progress as it takes; retry"
+		                     : "out of memory");
+		char ra[16];
+		snprintf(ra, sizeof(ra), "%u", full ? retry_after(rs, NULL) : 1);
+		if (r->reply != NULL)
+			MHD_add_response_header(r->reply, "Retry-After", ra);
+		oxs_resume(r);
+		return;
+	}
+	if (!mine) {
+		atomic_fetch_add(&rs->over_quota, 1);
+		oxs_reply_error(r, 429, "too_many_uploads", "",
+		                "%" PRIu64 " uploads of this client are in progress (--uploads-per-client "
+		                "%" PRIu64 "): finish or DELETE one, or retry once one expires",
+		                held, limit);
+		char ra[16];
+		snprintf(ra, sizeof(ra), "%u", retry_after(rs, &p->owner));
+		if (r->reply != NULL)
+			MHD_add_response_header(r->reply, "Retry-After", ra);
+		oxs_resume(r);
+		return;
+	}
+	p->claimed = true;
+	/* nothing acknowledged yet: kept --upload-start-expiry, then --upload-expiry from
+	 * each part */
+	upstate fresh = *st;
+	int64_t now = (int64_t)time(NULL);
+	oxst_xfer_init(st, fresh.length, oxst_s3_part_for(fresh.length, rs->part_size), now,
+	               rs->start_expiry < rs->expiry ? rs->start_expiry : rs->expiry);
+	memcpy(st->sha256, fresh.sha256, sizeof(st->sha256));
+	memcpy(st->structure, fresh.structure, sizeof(st->structure));
+	memcpy(st->name, fresh.name, sizeof(st->name));
+	memcpy(st->kind, fresh.kind, sizeof(st->kind));
+	oxs_client_hex(&p->owner, st->owner);
+	bool created = false;
+	oxst_status s = rs->store->ops->xfer_create(rs->store, p->uid, st, &created);
+	if (s != OXST_OK || !created) { /* !created: a uid taken, which 128 random bits make moot */
+		if (s == OXST_OK)
+			remove_upload(rs, p->uid);
+		pthread_mutex_lock(&rs->mu);
+		forget_active(rs, p->uid);
+		pthread_mutex_unlock(&rs->mu);
+		p->claimed = false;
+		if (s == OXST_OK)
+			oxs_reply_error(r, 503, "busy", "", "cannot start the upload; retry");
+		else
+			reply_io(r, s, "cannot start the upload");
+		oxs_resume(r);
+		return;
+	}
+	pthread_mutex_lock(&rs->mu);
+	a = find_active(rs, p->uid);
+	if (a != NULL)
+		a->expires = st->expires;
+	pthread_mutex_unlock(&rs->mu);
+	atomic_fetch_add(&rs->started, 1);
+	reply_state(r, 201, secret, st);
+	oxs_resume(r);
+}
+
 static void create_job(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
@@ -835,50 +1102,7 @@ static void create_job(oxs_req *r)
 		oxs_resume(r);
 		return;
 	}
-	sweep(rs);
-	uid_of(st->sha256, st->length, p->uid);
-	if (!claim(rs, p->uid)) {
-		/* a part of it is arriving right now: its state as it stands */
-		upstate cur;
-		if (state_read(rs, p->uid, &cur) == OXST_OK) {
-			atomic_fetch_add(&rs->resumed, 1);
-			reply_state(r, 200, p->uid, &cur);
-		} else {
-			oxs_reply_error(r, 409, "upload_busy", "", "this upload is busy; retry");
-		}
-		oxs_resume(r);
-		return;
-	}
-	p->claimed = true;
-	/* a new upload, unless the same file is on its way (a reload, another client, another
-	 * replica): then go on from its offset */
-	upstate fresh = *st;
-	oxst_xfer_init(st, fresh.length, oxst_s3_part_for(fresh.length, rs->part_size),
-	               (int64_t)time(NULL), rs->expiry);
-	memcpy(st->sha256, fresh.sha256, sizeof(st->sha256));
-	memcpy(st->structure, fresh.structure, sizeof(st->structure));
-	memcpy(st->name, fresh.name, sizeof(st->name));
-	memcpy(st->kind, fresh.kind, sizeof(st->kind));
-	bool created = false;
-	oxst_status s = rs->store->ops->xfer_create(rs->store, p->uid, st, &created);
-	if (s != OXST_OK) {
-		reply_io(r, s, "cannot start the upload");
-		oxs_resume(r);
-		return;
-	}
-	if (!created) {
-		st->expires = (int64_t)time(NULL) + rs->expiry;
-		if (st->structure[0] == '\0' && fresh.structure[0] != '\0')
-			memcpy(st->structure, fresh.structure, OXST_ID_LEN + 1);
-		(void)state_write(rs, p->uid, st);
-		atomic_fetch_add(&rs->resumed, 1);
-		reply_state(r, 200, p->uid, st);
-		oxs_resume(r);
-		return;
-	}
-	atomic_fetch_add(&rs->started, 1);
-	reply_state(r, 201, p->uid, st);
-	oxs_resume(r);
+	start_upload(r);
 }
 
 void oxs_resumable_create(oxs_req *r)
@@ -940,6 +1164,7 @@ void oxs_resumable_create(oxs_req *r)
 		return;
 	}
 	memcpy(r->id, p->st.sha256, OXST_ID_LEN + 1);
+	oxs_client_of(r, &p->owner);
 	oxs_defer(r, srv->work, create_job);
 }
 
@@ -947,20 +1172,26 @@ void oxs_resumable_create(oxs_req *r)
  * GET/HEAD, DELETE /uploads/{uid}
  */
 
-/* The state of the upload named by the path, answering 404 when there is none (or it
- * expired: then it is removed).  False after a reply. */
-static bool find_upload(oxs_req *r, upstate *st)
+/* The state of the upload whose URL's secret is the path's (uid: its store name), known
+ * from now on (counted against its owner), answering 404 when there is none or it
+ * expired (the sweep removes it, off this thread).  admin: the path may also be the store
+ * name itself (the admin token's DELETE of an upload it has no URL of: the names are in
+ * the log and the store).  False after a reply. */
+static bool find_upload(oxs_req *r, upstate *st, char uid[UID_LEN + 1], bool admin)
 {
 	oxs_resumable *rs = r->srv->rs;
 	if (!oxst_xfer_uid_valid(r->param)) {
 		oxs_reply_error(r, 404, "upload_not_found", "", "no such upload");
 		return false;
 	}
-	oxst_status s = state_read(rs, r->param, st);
-	if (s == OXST_OK && st->expires <= (int64_t)time(NULL)) {
-		sweep(rs);
-		s = OXST_E_NOT_FOUND;
+	uid_of_secret(r->param, uid);
+	oxst_status s = state_read(rs, uid, st);
+	if (s == OXST_E_NOT_FOUND && admin) {
+		memcpy(uid, r->param, UID_LEN + 1);
+		s = state_read(rs, uid, st);
 	}
+	if (s == OXST_OK && st->expires <= (int64_t)time(NULL))
+		s = OXST_E_NOT_FOUND;
 	if (s == OXST_E_NOT_FOUND || s == OXST_E_IO) {
 		oxs_reply_error(r, 404, "upload_not_found", "",
 		                "no such upload (it finished, expired or was deleted)");
@@ -972,29 +1203,56 @@ static bool find_upload(oxs_req *r, upstate *st)
 		reply_io(r, s, "cannot read the upload");
 		return false;
 	}
+	pthread_mutex_lock(&rs->mu);
+	bool known = know(rs, uid, st) != NULL;
+	pthread_mutex_unlock(&rs->mu);
+	if (!known) {
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return false;
+	}
 	return true;
+}
+
+/* An answer for an upload that went between its state's read and its claim. */
+static void reply_gone(oxs_req *r)
+{
+	oxs_reply_error(r, 404, "upload_not_found", "",
+	                "no such upload (it finished, expired or was deleted)");
+	if (r->reply != NULL)
+		MHD_add_response_header(r->reply, "Tus-Resumable", "1.0.0");
 }
 
 void oxs_resumable_get(oxs_req *r)
 {
 	upstate st;
-	if (find_upload(r, &st))
-		reply_state(r, 200, r->param, &st);
+	char uid[UID_LEN + 1];
+	if (!find_upload(r, &st, uid, false))
+		return;
+	atomic_fetch_add(&r->srv->rs->resumed, 1);
+	reply_state(r, 200, r->param, &st);
 }
 
+/* DELETE: by the upload's creator (the URL's secret), or by the admin token (the store's
+ * name of it); nobody else can name it. */
 void oxs_resumable_delete(oxs_req *r)
 {
 	oxs_resumable *rs = r->srv->rs;
 	upstate st;
-	if (!tus_version_ok(r) || !find_upload(r, &st))
+	char uid[UID_LEN + 1];
+	if (!tus_version_ok(r) || !find_upload(r, &st, uid, oxs_authorize(r, OXS_ACCESS_ADMIN) == 0))
 		return;
-	if (!claim(rs, r->param)) {
+	claim_verdict v = claim(rs, uid);
+	if (v == CLAIM_GONE) {
+		reply_gone(r);
+		return;
+	}
+	if (v == CLAIM_BUSY) {
 		oxs_reply_error(r, 409, "upload_busy", "", "a part of this upload is arriving");
 		return;
 	}
-	remove_upload(rs, r->param);
+	remove_upload(rs, uid);
 	pthread_mutex_lock(&rs->mu);
-	forget_active(rs, r->param);
+	forget_active(rs, uid);
 	pthread_mutex_unlock(&rs->mu);
 	atomic_fetch_add(&rs->aborted, 1);
 	reply_204(r);
@@ -1044,8 +1302,8 @@ static bool open_part(oxs_req *r, oxs_rpatch *p, const upstate *st, uint64_t off
 
 /* A piece [offset, offset + clen) of the part at st->offset (want bytes), written in place
  * and hashed with the part when the pieces cover it (piece_job). */
-static void piece_begin(oxs_req *r, const upstate *st, uint64_t offset, uint64_t clen,
-                        uint64_t want)
+static void piece_begin(oxs_req *r, const char *uid, const upstate *st, uint64_t offset,
+                        uint64_t clen, uint64_t want)
 {
 	oxs_resumable *rs = r->srv->rs;
 	if (offset < st->offset || offset - st->offset >= want) {
@@ -1068,10 +1326,14 @@ static void piece_begin(oxs_req *r, const upstate *st, uint64_t offset, uint64_t
 	oxs_rpatch *p = new_rpatch(r);
 	if (p == NULL)
 		return;
-	memcpy(p->uid, r->param, UID_LEN + 1);
+	memcpy(p->uid, uid, UID_LEN + 1);
 	p->st = *st;
 	uint64_t moved = 0;
 	piece_verdict v = piece_register(rs, p->uid, st->offset, want, offset, offset + clen, &moved);
+	if (v == PIECE_GONE) {
+		reply_gone(r);
+		return;
+	}
 	if (v == PIECE_MOVED) {
 		upstate now = *st;
 		now.offset = moved;
@@ -1132,11 +1394,12 @@ void oxs_resumable_patch_begin(oxs_req *r)
 		return;
 	}
 	upstate st;
-	if (!find_upload(r, &st))
+	char uid[UID_LEN + 1];
+	if (!find_upload(r, &st, uid, false))
 		return;
 	uint64_t want = part_len(&st);
 	if (piece != NULL) {
-		piece_begin(r, &st, offset, clen, want);
+		piece_begin(r, uid, &st, offset, clen, want);
 		return;
 	}
 	if (offset != st.offset) {
@@ -1158,9 +1421,14 @@ void oxs_resumable_patch_begin(oxs_req *r)
 	oxs_rpatch *p = new_rpatch(r);
 	if (p == NULL)
 		return;
-	memcpy(p->uid, r->param, UID_LEN + 1);
+	memcpy(p->uid, uid, UID_LEN + 1);
 	p->st = st;
-	if (!claim(rs, p->uid)) {
+	claim_verdict cv = claim(rs, p->uid);
+	if (cv == CLAIM_GONE) {
+		reply_gone(r);
+		return;
+	}
+	if (cv == CLAIM_BUSY) {
 		oxs_reply_error(r, 409, "upload_busy", "", "another part of this upload is arriving");
 		add_upload_headers(r, &st);
 		return;
@@ -1460,6 +1728,14 @@ static void patch_job(oxs_req *r)
 		oxs_resume(r);
 		return;
 	}
+	if (s == OXST_E_BUSY) { /* an object store: another replica writes this part */
+		oxs_reply_error(r, 409, "upload_busy", "",
+		                "another request is storing this part (or stored it): ask HEAD where "
+		                "the upload stands");
+		add_upload_headers(r, &p->st);
+		oxs_resume(r);
+		return;
+	}
 	if (s != OXST_OK) {
 		reply_io(r, s, "cannot record the part");
 		oxs_resume(r);
@@ -1549,12 +1825,36 @@ void oxs_resumable_cleanup(oxs_req *r)
 /* ---------------------------------------------------------------------------------------
  * Life and metrics
  */
-oxs_resumable *oxs_resumable_open(const oxs_config *c, oxst_store *store, char *err,
-                                  size_t errsize)
+/* The sweep's thread: a pass every every_ms until stopped. */
+static void *sweeper(void *arg)
+{
+	oxs_resumable *rs = arg;
+	pthread_mutex_lock(&rs->mu);
+	while (!rs->stop) {
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t.tv_sec += rs->every_ms / 1000;
+		t.tv_nsec += (long)(rs->every_ms % 1000) * 1000000L;
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
+		(void)pthread_cond_timedwait(&rs->cv, &rs->mu, &t);
+		if (rs->stop)
+			break;
+		pthread_mutex_unlock(&rs->mu);
+		sweep_pass(rs);
+		pthread_mutex_lock(&rs->mu);
+	}
+	pthread_mutex_unlock(&rs->mu);
+	return NULL;
+}
+
+oxs_resumable *oxs_resumable_open(const oxs_config *c, oxst_store *store, oxs_quota *quota,
+                                  char *err, size_t errsize)
 {
 	oxs_resumable *rs = calloc(1, sizeof(*rs));
-	if (rs == NULL || (rs->act = calloc(MAX_ACTIVE, sizeof(*rs->act))) == NULL) {
-		free(rs);
+	if (rs == NULL) {
 		snprintf(err, errsize, "out of memory");
 		return NULL;
 	}
@@ -1562,21 +1862,28 @@ oxs_resumable *oxs_resumable_open(const oxs_config *c, oxst_store *store, char *
 	int n = snprintf(rs->dir, sizeof(rs->dir), "%s/uploads", s3 ? c->cache_dir : c->store);
 	if (n < 0 || (size_t)n >= sizeof(rs->dir) || (mkdir(rs->dir, 0700) != 0 && errno != EEXIST)) {
 		snprintf(err, errsize, "cannot create %s: %s", rs->dir, strerror(errno));
-		free(rs->act);
 		free(rs);
 		return NULL;
 	}
 	if (snprintf(rs->blobs, sizeof(rs->blobs), "%s/blobs", rs->dir) >= (int)sizeof(rs->blobs) ||
 	    (mkdir(rs->blobs, 0700) != 0 && errno != EEXIST)) {
 		snprintf(err, errsize, "cannot create %s/blobs: %s", rs->dir, strerror(errno));
-		free(rs->act);
 		free(rs);
 		return NULL;
 	}
 	rs->store = store;
+	rs->quota = quota;
 	rs->part_size = c->upload_part_size;
 	rs->max_total = c->max_resumable;
 	rs->expiry = c->upload_expiry;
+	rs->start_expiry = c->upload_start_expiry;
+	rs->derived_ids = c->test_derived_upload_ids;
+	/* the uploads a POST may add to those known: what --max-connections clients each
+	 * within --uploads-per-client hold (decision 83) */
+	rs->max_new = (size_t)c->max_connections * c->uploads_per_client;
+	/* a pass every half of the shorter expiry, from 1 s to a minute */
+	unsigned shortest = rs->start_expiry < rs->expiry ? rs->start_expiry : rs->expiry;
+	rs->every_ms = shortest >= 120 ? 60000 : shortest < 2 ? 1000 : shortest * 500;
 	/* an object store's part is a temporary per request: pieces need the file in place */
 	rs->streams = store->ops->remote ? 1 : c->upload_streams;
 	pthread_mutex_init(&rs->mu, NULL);
@@ -1588,8 +1895,19 @@ oxs_resumable *oxs_resumable_open(const oxs_config *c, oxst_store *store, char *
 		free(rs);
 		return NULL;
 	}
-	sweep(rs);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&rs->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	sweep_pass(rs); /* what is in progress counts against its owners from the start */
 	rs->expired = 0; /* counted from now: the metrics are this process's */
+	rs->sweeping = pthread_create(&rs->sweeper, NULL, sweeper, rs) == 0;
+	if (!rs->sweeping) {
+		snprintf(err, errsize, "cannot start the uploads' expiry sweep");
+		oxs_resumable_free(rs);
+		return NULL;
+	}
 	return rs;
 }
 
@@ -1597,8 +1915,16 @@ void oxs_resumable_free(oxs_resumable *rs)
 {
 	if (rs == NULL)
 		return;
-	oxs_links_free(rs->links);
+	if (rs->sweeping) {
+		pthread_mutex_lock(&rs->mu);
+		rs->stop = true;
+		pthread_cond_signal(&rs->cv);
+		pthread_mutex_unlock(&rs->mu);
+		pthread_join(rs->sweeper, NULL);
+	}
 	free(rs->act);
+	oxs_links_free(rs->links);
+	pthread_cond_destroy(&rs->cv);
 	pthread_mutex_destroy(&rs->mu);
 	free(rs);
 }
@@ -1609,7 +1935,7 @@ void oxs_resumable_metrics(oxs_server *srv, oxr_buf *o)
 	if (rs == NULL)
 		return;
 	oxr_buf_printf(o, "# HELP onnxviz_resumable_uploads_total Resumable uploads (POST "
-	               "/uploads) by event: started, resumed (the same file again), held (the "
+	               "/uploads) by event: started, resumed (GET/HEAD of one in progress), held (the "
 	               "server had the file: nothing sent), completed, refused (hash or model), "
 	               "expired, aborted (DELETE).\n# TYPE onnxviz_resumable_uploads_total counter\n");
 	const struct {
@@ -1649,6 +1975,27 @@ void oxs_resumable_metrics(oxs_server *srv, oxr_buf *o)
 	               "# TYPE onnxviz_structure_links_dropped_total counter\n"
 	               "onnxviz_structure_links_dropped_total %" PRIu64 "\n",
 	               served, pending, dropped);
+	pthread_mutex_lock(&rs->mu);
+	size_t known = rs->nact;
+	pthread_mutex_unlock(&rs->mu);
+	oxr_buf_printf(o, "# HELP onnxviz_resumable_refused_total POST /uploads refused: quota "
+	               "(429, the client's --uploads-per-client), full (503, as many uploads "
+	               "known as the table takes).\n# TYPE onnxviz_resumable_refused_total counter\n"
+	               "onnxviz_resumable_refused_total{reason=\"quota\"} %" PRIu64 "\n"
+	               "onnxviz_resumable_refused_total{reason=\"full\"} %" PRIu64 "\n"
+	               "# HELP onnxviz_resumable_known Resumable uploads in progress this process "
+	               "knows (each counted against its owner).\n# TYPE onnxviz_resumable_known "
+	               "gauge\nonnxviz_resumable_known %zu\n"
+	               "# HELP onnxviz_resumable_sweeps_total Passes of the expiry sweep's thread.\n"
+	               "# TYPE onnxviz_resumable_sweeps_total counter\n"
+	               "onnxviz_resumable_sweeps_total %" PRIu64 "\n"
+	               "# HELP onnxviz_resumable_sweep_reads_total States the expiry sweep read (an "
+	               "object store: one GET each).\n"
+	               "# TYPE onnxviz_resumable_sweep_reads_total counter\n"
+	               "onnxviz_resumable_sweep_reads_total %" PRIu64 "\n",
+	               (uint64_t)atomic_load(&rs->over_quota), (uint64_t)atomic_load(&rs->full),
+	               known, (uint64_t)atomic_load(&rs->sweeps),
+	               (uint64_t)atomic_load(&rs->sweep_reads));
 	oxr_buf_printf(o, "# HELP onnxviz_resumable_parts_staged Parts of resumable uploads on "
 	               "their way to the object store now.\n# TYPE onnxviz_resumable_parts_staged "
 	               "gauge\nonnxviz_resumable_parts_staged %u\n",

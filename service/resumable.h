@@ -14,9 +14,11 @@
 
 /* Resumable uploads (resumable.c, issue 23): POST /uploads, GET/HEAD/PATCH/DELETE
  * /uploads/{uid}.  The parts area lives in the store's folder (or an S3 store's cache). */
-/* NULL with a message in err when the folder cannot be made. */
-oxs_resumable *oxs_resumable_open(const oxs_config *c, oxst_store *store, char *err,
-                                  size_t errsize);
+/* NULL with a message in err when the folder cannot be made.  quota: the server's (its
+ * OXS_Q_UPLOADS counts each client's uploads in progress), kept until oxs_resumable_free,
+ * which stops the expiry sweep's thread. */
+oxs_resumable *oxs_resumable_open(const oxs_config *c, oxst_store *store, oxs_quota *quota,
+                                  char *err, size_t errsize);
 void oxs_resumable_free(oxs_resumable *rs);
 void oxs_resumable_create(oxs_req *r);  /* POST /uploads */
 void oxs_resumable_get(oxs_req *r);     /* GET, HEAD /uploads/{uid} */

@@ -117,13 +117,13 @@ static void server_free(oxs_server *srv)
 	oxs_models_free(srv->models);
 	oxs_flights_free(srv->flights);
 	oxs_ratelimit_free(srv->rl);
-	oxs_quota_free(srv->quota);
 	oxs_cidrs_free(srv->proxies);
 	if (srv->sign_key != NULL)
 		OPENSSL_cleanse(srv->sign_key, sizeof(*srv->sign_key));
 	free(srv->sign_key);
 	oxst_s3_free(srv->s3);
-	oxs_resumable_free(srv->rs);
+	oxs_resumable_free(srv->rs); /* its sweep counts into the quota: before it goes */
+	oxs_quota_free(srv->quota);
 	if (srv->store != NULL)
 		srv->store->ops->close(srv->store);
 	if (srv->models_dirfd >= 0)
@@ -217,7 +217,18 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	         srv->store->ops->name, st.models, st.renderings, st.removed_temporaries,
 	         st.quarantined, st.verifying ? "true" : "false");
 	oxs_log("info", "store opened", extra);
-	srv->rs = oxs_resumable_open(c, srv->store, err, errsize);
+	const uint64_t qlim[OXS_Q_COUNT] = {
+	    [OXS_Q_UPLOADS] = c->uploads_per_client,
+	    [OXS_Q_BODY_BYTES] = c->body_per_client,
+	    [OXS_Q_OVERLAYS] = c->overlays_per_client,
+	};
+	srv->quota = oxs_quota_new(qlim);
+	if (srv->quota == NULL) {
+		snprintf(err, errsize, "out of memory at start");
+		return -1;
+	}
+	/* after the quota: the uploads in progress count against their owners from the start */
+	srv->rs = oxs_resumable_open(c, srv->store, srv->quota, err, errsize);
 	if (srv->rs == NULL)
 		return -1;
 
@@ -245,12 +256,6 @@ static int server_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	srv->models = oxs_models_new(c->model_cache, c->model_cache_bytes, c->model_memory);
 	srv->flights = oxs_flights_new();
 	srv->rl = oxs_ratelimit_new(c->upload_rate);
-	const uint64_t qlim[OXS_Q_COUNT] = {
-	    [OXS_Q_UPLOADS] = c->uploads_per_client,
-	    [OXS_Q_BODY_BYTES] = c->body_per_client,
-	    [OXS_Q_OVERLAYS] = c->overlays_per_client,
-	};
-	srv->quota = oxs_quota_new(qlim);
 	if (!oxs_cidrs_parse(c->trusted_proxies, &srv->proxies, err, errsize))
 		return -1;
 	srv->work = oxs_pool_new("work", c->workers, c->work_queue);

@@ -782,6 +782,18 @@ static bool keep_stored(oxs_req *r, oxs_upload *u, const char *id, oxs_loaded *l
 		meta_of(&meta, u, l);
 		s = st->ops->put_meta(st, id, &meta);
 	}
+	if (s == OXST_E_IO && u->stored_new) {
+		/* the object this upload assembled does not hash to its id (an object store: a
+		 * part replaced after it was acknowledged; issue 35): it goes, so that the id
+		 * can be uploaded again rather than stay "stored" and unservable */
+		(void)st->ops->delete_model(st, id);
+		oxs_loaded_free(l);
+		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);
+		oxs_reply_error(r, 422, "checksum_mismatch", ",\"rule\":\"stored\"",
+		                "the model the store assembled from the parts does not hash to %s: "
+		                "removed; upload it again", id);
+		return false;
+	}
 	if (s != OXST_OK) {
 		oxs_loaded_free(l);
 		oxs_metrics_upload(OXS_UP_REJECTED, u->body_bytes);

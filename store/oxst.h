@@ -105,6 +105,12 @@ typedef struct oxst_xfer {
 	char name[OXST_META_STR];        /* the file's name (no control characters) */
 	char kind[8];                    /* "model", "data" or "bundle" */
 	char backend[600];               /* the backend's (no newline): "" = none */
+	/* the client that started it (service/quota.h's key as hex: its uploads in progress
+	 * are counted against it, by any replica and after a restart); "" = none */
+	char owner[72];
+	/* an object store's writer of the next part: "<nonce> <until>" (32 hex digits, Unix
+	 * seconds; s3.c); "" = none */
+	char lease[56];
 } oxst_xfer;
 /* uid is OXST_XFER_UID_LEN lowercase hex digits. */
 bool oxst_xfer_uid_valid(const char *uid);
@@ -438,6 +444,7 @@ typedef struct oxst_s3_req {
 	const char *key;          /* "" for the bucket itself */
 	const char *query;        /* canonical query string (oxst_s3_query), NULL = none */
 	const char *if_none_match;/* "*" for a conditional write, NULL = none */
+	const char *if_match;     /* an ETag (quotes included): write only over it, NULL = none */
 	/* a server-side copy (CopyObject, UploadPartCopy): the source's key in this bucket
 	 * (encoded here) and, for a part, its byte range "bytes=FIRST-LAST"; NULL = none */
 	const char *copy_key;

@@ -51,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -104,6 +105,9 @@ typedef struct s3_store {
 	int64_t ready_at_ms; /* 0: never probed */
 	int64_t probe_since_ms; /* 0: no probe running */
 	bool ready_ok;
+	/* If-Match goes without its quotes: the object store refused the quoted ETag of an
+	 * object it still had (Ceph RGW 16.2 compares the bare hex; AWS takes the quoted) */
+	atomic_bool if_match_bare;
 } s3_store;
 
 /* ---------------------------------------------------------------------------------------
@@ -1266,7 +1270,8 @@ static bool state_key(const s3_store *s, char *key, size_t size, const char *uid
 	return oxst_xfer_uid_valid(uid) && key_fmt(s, key, size, "uploads/%s/state", uid);
 }
 
-static oxst_status s3_xfer_get(s3_store *s, const char *uid, oxst_xfer *x)
+/* Read the state object; etag (when not NULL, 96 bytes) gets its ETag. */
+static oxst_status s3_xfer_read(s3_store *s, const char *uid, oxst_xfer *x, char *etag)
 {
 	char key[KEY_MAX];
 	if (!state_key(s, key, sizeof(key), uid))
@@ -1286,28 +1291,58 @@ static oxst_status s3_xfer_get(s3_store *s, const char *uid, oxst_xfer *x)
 	else if (st == OXST_OK && (!oxst_xfer_parse(body.data ? body.data : "", body.len, x) ||
 	                           oxst_xfer_unhashed(x) || strncmp(x->backend, "mpu ", 4) != 0))
 		st = OXST_E_IO;
+	if (st == OXST_OK && etag != NULL)
+		snprintf(etag, 96, "%s", r.etag);
 	oxr_buf_free(&body);
 	return st;
 }
 
-/* Write the state object (if_none_match "*": only when there is none; *exists then
- * tells that there was one). */
+static oxst_status s3_xfer_get(s3_store *s, const char *uid, oxst_xfer *x)
+{
+	return s3_xfer_read(s, uid, x, NULL);
+}
+
+/* Write the state object (if_none_match "*": only when there is none; if_match: only over
+ * the object of that ETag; *refused then tells that the condition failed). */
 static oxst_status s3_xfer_write(s3_store *s, const char *uid, const oxst_xfer *x,
-                                 const char *if_none_match, bool *exists)
+                                 const char *if_none_match, const char *if_match,
+                                 bool *refused)
 {
 	char key[KEY_MAX], text[4096];
 	size_t len = 0;
 	if (!state_key(s, key, sizeof(key), uid) || !oxst_xfer_text(x, text, sizeof(text), &len))
 		return OXST_E_INVALID;
+	char bare[96] = "";
+	size_t ml = if_match != NULL ? strlen(if_match) : 0;
+	if (ml >= 2 && ml < sizeof(bare) && if_match[0] == '"' && if_match[ml - 1] == '"')
+		snprintf(bare, sizeof(bare), "%.*s", (int)(ml - 2), if_match + 1);
+	bool use_bare = bare[0] != '\0' && atomic_load(&s->if_match_bare);
 	oxst_s3_req r;
 	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
 	r.body = text;
 	r.body_len = len;
 	r.if_none_match = if_none_match;
+	r.if_match = use_bare ? bare : if_match;
 	oxst_status st = oxst_s3_do(s->s3, &r);
-	if (exists != NULL)
-		*exists = st == OXST_OK && r.status == 412;
-	if (st == OXST_OK && r.status != 200 && !(if_none_match != NULL && r.status == 412))
+	if (st == OXST_OK && r.status == 412 && bare[0] != '\0' && !use_bare) {
+		/* refused: another writer, or a store that wants the ETag bare — the state's
+		 * ETag is still the one given: then once more without the quotes */
+		oxst_xfer cur;
+		char now[96] = "";
+		if (s3_xfer_read(s, uid, &cur, now) == OXST_OK && strcmp(now, if_match) == 0) {
+			oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
+			r.body = text;
+			r.body_len = len;
+			r.if_match = bare;
+			st = oxst_s3_do(s->s3, &r);
+			if (st == OXST_OK && r.status == 200)
+				atomic_store(&s->if_match_bare, true);
+		}
+	}
+	bool cond = if_none_match != NULL || if_match != NULL;
+	if (refused != NULL)
+		*refused = st == OXST_OK && cond && r.status == 412;
+	if (st == OXST_OK && r.status != 200 && !(cond && r.status == 412))
 		st = unexpected(&r);
 	return st;
 }
@@ -1349,7 +1384,7 @@ static oxst_status op_xfer_put(oxst_store *base, const char *uid, const oxst_xfe
 	s3_store *s = (s3_store *)base;
 	if (!xfer_remote(x))
 		return s->cache->ops->xfer_put(s->cache, uid, x);
-	return s3_xfer_write(s, uid, x, NULL, NULL);
+	return s3_xfer_write(s, uid, x, NULL, NULL, NULL);
 }
 
 static oxst_status op_xfer_create(oxst_store *base, const char *uid, oxst_xfer *x, bool *created)
@@ -1378,7 +1413,7 @@ static oxst_status op_xfer_create(oxst_store *base, const char *uid, oxst_xfer *
 	snprintf(x->backend, sizeof(x->backend), "mpu %s", upload_id);
 	bool exists = false;
 	/* one state per transfer: of two replicas starting it at once, one wins */
-	st = s3_xfer_write(s, uid, x, "*", &exists);
+	st = s3_xfer_write(s, uid, x, "*", NULL, &exists);
 	if (st != OXST_OK || exists) {
 		(void)mpu_abort(s, x);
 		if (st == OXST_OK)
@@ -1404,6 +1439,56 @@ static oxst_status op_xfer_part_fd(oxst_store *base, const char *uid, const oxst
 	return st;
 }
 
+/* One writer per part (issue 35): before its UploadPart a replica writes the state with
+ * a lease of its own ("<nonce> <until>") over the state it read (If-Match on its ETag),
+ * and after it the next state over its lease the same way.  Of two replicas given part N
+ * at once one gets the lease, the other OXST_E_BUSY before it sent a byte, so a part
+ * acknowledged is never replaced: a part is leased only while the state's offset is still
+ * before it.  A lease left by a replica that died is taken over once past `until`, which
+ * lies beyond the longest an UploadPart may take (the client's attempts, 1 s per MiB).
+ * A condition refused after an answer was lost (the retry of a write that was made) is
+ * told apart by reading the state again: our nonce, or our offset and hash, are there. */
+static int64_t lease_seconds(const oxst_xfer *x)
+{
+	return 120 + 4 * (int64_t)(x->part >> 20);
+}
+
+static bool lease_live(const oxst_xfer *x, int64_t now)
+{
+	const char *sp = strchr(x->lease, ' ');
+	return sp != NULL && strtoll(sp + 1, NULL, 10) > now;
+}
+
+static oxst_status lease_take(s3_store *s, const char *uid, const oxst_xfer *x, char etag[96],
+                              char nonce[33])
+{
+	oxst_xfer cur;
+	oxst_status st = s3_xfer_read(s, uid, &cur, etag);
+	if (st != OXST_OK)
+		return st;
+	int64_t now = (int64_t)time(NULL);
+	if (cur.offset != x->offset || strcmp(cur.backend, x->backend) != 0 ||
+	    memcmp(cur.h, x->h, sizeof(cur.h)) != 0 || lease_live(&cur, now))
+		return OXST_E_BUSY; /* moved on, or another replica writes the part now */
+	unsigned char rnd[16];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return OXST_E_IO;
+	for (int i = 0; i < 16; i++)
+		snprintf(nonce + 2 * i, 3, "%02x", rnd[i]);
+	snprintf(cur.lease, sizeof(cur.lease), "%s %" PRId64, nonce, now + lease_seconds(x));
+	char held[96];
+	snprintf(held, sizeof(held), "%s", etag);
+	bool refused = false;
+	st = s3_xfer_write(s, uid, &cur, NULL, held, &refused);
+	if (st != OXST_OK)
+		return st;
+	oxst_xfer now_st;
+	st = s3_xfer_read(s, uid, &now_st, etag);
+	if (st != OXST_OK)
+		return st;
+	return strncmp(now_st.lease, nonce, 32) == 0 ? OXST_OK : OXST_E_BUSY;
+}
+
 static oxst_status op_xfer_part_put(oxst_store *base, const char *uid, const oxst_xfer *x,
                                     const oxst_xfer *next, int fd, uint64_t at, uint64_t len)
 {
@@ -1417,16 +1502,31 @@ static oxst_status op_xfer_part_put(oxst_store *base, const char *uid, const oxs
 	if (number > OXST_S3_MAX_PARTS || !xfer_key(s, x, key, sizeof(key)) ||
 	    !mpu_query(x, number, query, sizeof(query)))
 		return OXST_E_INVALID;
-	char etag[96];
-	oxst_status st = mpu_part(s, key, query, fd, at, len, etag); /* 404: aborted (expired) */
+	char etag[96] = "", nonce[33] = "";
+	oxst_status st = lease_take(s, uid, x, etag, nonce);
+	if (st != OXST_OK)
+		return st;
+	char pet[96];
+	st = mpu_part(s, key, query, fd, at, len, pet); /* 404: aborted (expired) */
 	uint64_t have = 0;
 	if (st == OXST_E_NOT_FOUND && next == NULL && s3_head(s, key, &have) == OXST_OK &&
 	    have == x->length)
 		st = OXST_OK; /* the last part again after a finish that failed once the upload was
 		                 complete: the object holds the parts (the service checks the hash) */
-	if (st != OXST_OK || next == NULL)
-		return st;
-	return s3_xfer_write(s, uid, next, NULL, NULL);
+	/* the next state, or (the last part, or a failed one) the state as it was: the
+	 * lease goes either way, so a retry finds the part free */
+	oxst_xfer after = next != NULL && st == OXST_OK ? *next : *x;
+	after.lease[0] = '\0';
+	bool refused = false;
+	oxst_status w = s3_xfer_write(s, uid, &after, NULL, etag, &refused);
+	if (w == OXST_OK && refused) { /* the answer to a write that was made got lost? */
+		oxst_xfer cur;
+		w = s3_xfer_read(s, uid, &cur, NULL);
+		if (w == OXST_OK && (cur.offset != after.offset || cur.lease[0] != '\0' ||
+		                     memcmp(cur.h, after.h, sizeof(cur.h)) != 0))
+			w = OXST_E_BUSY; /* taken over: this replica held the lease too long */
+	}
+	return st != OXST_OK ? st : w;
 }
 
 /* The parts of the upload (ListParts, pages of 1000) as the completion's body: every part

@@ -841,6 +841,8 @@ oxst_status oxst_s3_do(oxst_s3 *c, oxst_s3_req *r)
 	hdr_add(&hs, "x-amz-content-sha256", body_sha ? body_sha : EMPTY_SHA256);
 	if (r->if_none_match != NULL)
 		hdr_add(&hs, "if-none-match", strcmp(r->if_none_match, "*") == 0 ? "*" : "\"\"");
+	if (r->if_match != NULL)
+		hdr_add(&hs, "if-match", r->if_match);
 	if (c->cfg.token[0] != '\0')
 		hdr_add(&hs, "x-amz-security-token", c->cfg.token);
 	if (r->copy_key != NULL)

@@ -8,9 +8,11 @@
 //
 // The transfer is the server's resumable upload (docs/api.md, "Resumable uploads"; tus
 // 1.0.0 with fixed-size parts): POST /uploads names the file by its SHA-256 and size, and
-// the server answers where to go on from — nothing at all when it holds the file already,
-// the offset of an upload of the same file in progress (this page reloaded, another tab,
-// a script), or 0.  Then the parts one after the other, each acknowledged once it is on the
+// the server answers nothing at all when it holds the file already, else a new upload
+// whose URL carries a secret only this page is told (issue 35: nobody else can write into
+// it or end it).  The page keeps that URL in localStorage under the file's SHA-256, size
+// and kind (as tus-js-client's fingerprint store does), so a reload, or the same file
+// chosen again, asks HEAD of it where it stands and goes on from there.  Then the parts one after the other, each acknowledged once it is on the
 // server's disk; a part goes as Upload-Part-Streams pieces at once (PATCH with
 // Upload-Piece: 1; one request body gets less than the link — docs/decisions.md 79), and
 // the piece that completes the part carries its acknowledgement.  A dropped link, a 5xx or
@@ -107,16 +109,44 @@ async function call(method, url, headers, signal) {
   if (!res.ok) throw apiError(res, text);
   let body = null;
   try { body = JSON.parse(text); } catch { /* HEAD */ }
-  return { status: res.status, body, offset: parseInt(res.headers.get('Upload-Offset') || '', 10), part: parseInt(res.headers.get('Upload-Part-Size') || '', 10), location: res.headers.get('Location') };
+  return { status: res.status, body, offset: parseInt(res.headers.get('Upload-Offset') || '', 10), part: parseInt(res.headers.get('Upload-Part-Size') || '', 10), streams: parseInt(res.headers.get('Upload-Part-Streams') || '', 10), location: res.headers.get('Location') };
+}
+
+// The uploads this browser started and has not finished: "sha256 size kind" -> {uid, at}
+// (the URL's secret, when it was started), the 64 latest.
+const UPLOADS = 'onnxviz.uploads';
+const fingerprint = (t) => `${t.sha256} ${t.blob.size} ${t.kind}`;
+function uploadsKept() {
+  try { const o = JSON.parse(localStorage.getItem(UPLOADS) || '{}'); return o && typeof o === 'object' ? o : {}; } catch { return {}; }
+}
+function keepUpload(t, uid) {
+  const o = uploadsKept();
+  if (uid) o[fingerprint(t)] = { uid, at: Date.now() };
+  else delete o[fingerprint(t)];
+  const keys = Object.keys(o).sort((a, b) => o[b].at - o[a].at);
+  for (const k of keys.slice(64)) delete o[k];
+  try { localStorage.setItem(UPLOADS, JSON.stringify(o)); } catch { /* private mode: no resume across reloads */ }
 }
 
 // Where the server's upload of this blob stands: {done: body} when it holds it (a model:
-// {id}; a data file: {sha256, stored}), else {uid, offset, part}.
+// {id}; a data file: {sha256, stored}), else {uid, offset, part}.  An upload this browser
+// started (its URL kept) goes on where it stands; else a new one.
 async function begin(t, signal) {
+  const kept = uploadsKept()[fingerprint(t)];
+  if (kept && /^[0-9a-f]{32}$/.test(kept.uid)) {
+    try {
+      const h = await call('HEAD', `/uploads/${kept.uid}`, {}, signal);
+      if (Number.isFinite(h.offset) && Number.isFinite(h.part)) return { uid: kept.uid, offset: h.offset, part: h.part, streams: h.streams || 1 };
+    } catch (e) {
+      if (e.status !== 404) throw e; // finished, expired or deleted: a new one below
+    }
+    keepUpload(t, null);
+  }
   const meta = [`sha256 ${b64(t.sha256)}`, `filename ${b64(t.name || 'model.onnx')}`, `kind ${b64(t.kind)}`];
   if (t.structureId) meta.push(`structure ${b64(t.structureId)}`);
   const r = await call('POST', '/uploads', { 'Upload-Length': String(t.blob.size), 'Upload-Metadata': meta.join(',') }, signal);
   if (r.body && r.body.stored) return { done: r.body };
+  keepUpload(t, r.body.upload);
   return { uid: r.body.upload, offset: r.body.offset, part: r.body.part_size, streams: r.body.streams || 1 };
 }
 
@@ -139,12 +169,12 @@ async function transfer(t, onSent, ctl, inflight, isAborted) {
       const end = Math.min(size, up.offset + up.part);
       const r = await sendPart(up, t.blob, end, (n) => onSent(up.offset + n), inflight);
       wait = 500;
-      if (r.status === 200 || r.status === 201) { onSent(size); return r.body; }
+      if (r.status === 200 || r.status === 201) { keepUpload(t, null); onSent(size); return r.body; }
       up.offset = Number.isFinite(r.offset) ? r.offset : end;
     } catch (e) {
       if (isAborted() || e.code === 'aborted') throw cancelled();
       if (e.code === 'offset_mismatch' && Number.isFinite(e.uploadOffset) && e.uploadOffset !== null) { up.offset = e.uploadOffset; continue; }
-      if (e.code === 'upload_not_found') { up = null; continue; } // expired or finished elsewhere: ask again
+      if (e.code === 'upload_not_found') { keepUpload(t, null); up = null; continue; } // expired or finished elsewhere: ask again
       if (!transient(e)) throw e;
       await sleep(e.retryAfter ? e.retryAfter * 1000 : wait, ctl.signal);
       wait = Math.min(wait * 2, 15000);

@@ -89,6 +89,10 @@ static void start(void)
 	/* the seeds' Host names (a bound-to-loopback server answers no other name but
 	 * localhost's: service/host.c); other names the fuzzer makes are 403 bad_host */
 	snprintf(c.allowed_hosts, sizeof(c.allowed_hosts), "fuzz,x");
+	/* the resumable seeds name their uploads (the id derived from the file, not a secret),
+	 * and every input comes from 127.0.0.1: one client, who must not run out of uploads */
+	c.test_derived_upload_ids = true;
+	c.uploads_per_client = 100000;
 	char err[600];
 	if (oxs_server_open(&srv, &c, "/nonexistent/onnxviz-layout-worker", err, sizeof(err)) != 0) {
 		fprintf(stderr, "fuzz_http: %s\n", err);

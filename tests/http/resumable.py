@@ -59,6 +59,12 @@ def send_from(h, s, uid, blob, offset, part=PART, stop_after=None):
     return r
 
 
+def store_uid(secret):
+    """The store's name of the upload whose URL carries secret (issue 35: the URL is a
+    secret; the store knows only its hash)."""
+    return hashlib.sha256(("onnxviz-upload/2 " + secret).encode()).hexdigest()[:32]
+
+
 def offset_of(r):
     v = r.h("upload-offset")
     return int(v) if v is not None and v.isdigit() else -1
@@ -98,10 +104,14 @@ def t_protocol(h):
     h.check(r.status == 400 and r.error_code() == "bad_upload", "a part without Upload-Offset: 400: %r" % r)
     r = patch(h, s, "0" * 32, 0, b"x")
     h.check(r.status == 404 and r.error_code() == "upload_not_found", "PATCH of no upload: 404: %r" % r)
-    # the same file chosen again (a reload): the same upload, from its offset
+    # the same file started again (another client, or one that forgot its URL): an
+    # upload of its own, which cannot touch the first (issue 35); a client resumes by the
+    # URL it was given (HEAD above)
     r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx")
-    h.check(r.status == 200 and (r.json() or {}).get("upload") == uid and offset_of(r) == PART,
-            "POST again: the upload in progress, at its offset: %r" % r)
+    other = (r.json() or {}).get("upload", "")
+    h.check(r.status == 201 and other not in ("", uid) and offset_of(r) == 0,
+            "POST again: an upload of its own, at 0: %r" % r)
+    h.check(h.curl(s.url("/uploads/" + other), method="DELETE").status == 204, "its creator ends it")
     r = h.curl(s.url("/uploads/" + uid))
     h.check(r.status == 200 and (r.json() or {}).get("offset") == PART, "GET: the offset as JSON: %r" % r)
     r = send_from(h, s, uid, blob, PART)
@@ -120,7 +130,7 @@ def t_protocol(h):
             "never twice: POST /uploads of a stored file: 200 and its model: %r" % r)
     m = s.metrics()
     ev = lambda e: m.get('onnxviz_resumable_uploads_total{event="%s"}' % e, 0)  # noqa: E731
-    h.check(ev("started") == 1 and ev("completed") == 1 and ev("held") == 1 and ev("resumed") == 1,
+    h.check(ev("started") == 2 and ev("completed") == 1 and ev("held") == 1 and ev("resumed") == 2,
             "metrics: started, resumed, completed, held: %r" % {k: v for k, v in m.items() if "resumable" in k})
     h.check(m.get("onnxviz_resumable_bytes_total") == len(blob), "metrics: bytes acknowledged")
     # bad requests
@@ -141,7 +151,7 @@ def t_protocol(h):
     h.check(r.status == 204, "DELETE: 204: %r" % r)
     r = h.curl(s.url("/uploads/" + uid2), head=True)
     h.check(r.status == 404, "deleted: 404: %r" % r)
-    h.check(s.metrics().get('onnxviz_resumable_uploads_total{event="aborted"}') == 1, "metrics: aborted")
+    h.check(s.metrics().get('onnxviz_resumable_uploads_total{event="aborted"}') == 2, "metrics: aborted")
     r = h.curl(s.url("/uploads/" + uid2), method="PUT")
     h.check(r.status == 405 and "PATCH" in (r.h("allow") or ""), "PUT: 405 naming PATCH: %r" % r)
     # an LLM-sized file with the default limits: taken (the parts are what --max-upload bounds)
@@ -203,8 +213,12 @@ def t_expiry(h):
     time.sleep(4.2)
     r = h.curl(s.url("/uploads/" + uid), head=True)
     h.check(r.status == 404, "expired: HEAD 404: %r" % r)
-    h.check(not os.path.exists(os.path.join(s.store, "uploads", uid)), "expired: its parts removed")
+    # removed by the sweep's thread (a pass every 1.5 s here), not by the HEAD
+    until = time.time() + 15
+    while time.time() < until and s.metrics().get('onnxviz_resumable_uploads_total{event="expired"}') != 1:
+        time.sleep(0.2)
     h.check(s.metrics().get('onnxviz_resumable_uploads_total{event="expired"}') == 1, "metrics: expired")
+    h.check(not os.path.exists(os.path.join(s.store, "uploads", store_uid(uid))), "expired: its parts removed")
     h.check(s.stop() == 0, "server exit (expiry)")
 
 
@@ -227,9 +241,7 @@ def t_kill_resume(h):
     s2 = h.Server("--upload-part-size", "1M", store=s.store)
     r = h.curl(s2.url("/uploads/" + uid), head=True)
     h.check(r.status == 200 and offset_of(r) == 2 * PART, "after kill -9: HEAD says the acknowledged offset: %r" % r)
-    r = begin(h, s2, len(blob), sha, name="squeezenet1_1.onnx")
-    h.check(r.status == 200 and offset_of(r) == 2 * PART, "after kill -9: POST finds the upload: %r" % r)
-    r = send_from(h, s2, uid, blob, offset_of(r))
+    r = send_from(h, s2, uid, blob, 2 * PART)
     h.check(r.status == 201 and (r.json() or {}).get("id") == sha, "resumed after kill -9: stored: %r" % r)
     r = h.curl(s2.url("/models/%s/model.onnx" % sha))
     h.check(r.status == 200 and hashlib.sha256(r.body).hexdigest() == sha, "resumed: bit for bit")
@@ -837,6 +849,242 @@ def t_auth(h):
     h.check(s.stop() == 0, "server exit (resumable auth)")
 
 
+# ---------------------------------------------------------------------------------------
+# Hostile clients (issue 35, items 2, 7 and 8): quotas, start expiry, one writer per upload
+
+
+def raw_post(conn, size, sha, name="junk.onnx"):
+    """POST /uploads on a kept-alive http.client connection: (status, headers, json)."""
+    import json
+    meta = "sha256 %s,filename %s" % (b64(sha), b64(name))
+    conn.request("POST", "/uploads", headers={"Upload-Length": str(size), "Upload-Metadata": meta,
+                                              "Tus-Resumable": "1.0.0"})
+    r = conn.getresponse()
+    body = r.read()
+    try:
+        j = json.loads(body)
+    except ValueError:
+        j = {}
+    return r.status, {k.lower(): v for k, v in r.getheaders()}, j
+
+
+def conn_from(s, source):
+    """A connection to the server from the loopback address source (another client)."""
+    import http.client
+    return http.client.HTTPConnection("127.0.0.1", s.port, timeout=30, source_address=(source, 0))
+
+
+def t_flood(h):
+    """4,096+ POST /uploads with made-up sha256 from one client: that client is held to its
+    --uploads-per-client (429 with Retry-After, never 409), and another client's upload of
+    a real model goes through from start to end (issue 35 item 2: the table of uploads in
+    progress was filled and every upload of anyone was 409 upload_busy for a day)."""
+    s = h.Server("--upload-part-size", "1M")
+    a = conn_from(s, "127.0.0.1")
+    statuses = {}
+    first_429 = None
+    for i in range(4200):
+        st, hs, j = raw_post(a, 1000 + i, hashlib.sha256(b"junk %d" % i).hexdigest())
+        statuses[st] = statuses.get(st, 0) + 1
+        if st == 429 and first_429 is None:
+            first_429 = (hs, j)
+    a.close()
+    h.check(statuses.get(201) == 16 and statuses.get(429) == 4200 - 16 and 409 not in statuses,
+            "4,200 junk POSTs from one client: 16 started (--uploads-per-client), the rest 429: %r" % statuses)
+    hs, j = first_429 or ({}, {})
+    ra = hs.get("retry-after", "")
+    h.check(j.get("error", {}).get("code") == "too_many_uploads" and ra.isdigit() and 1 <= int(ra) <= 600,
+            "the quota's answer: 429 too_many_uploads with Retry-After within --upload-start-expiry: %r %r" % (hs, j))
+    # another client (another address), a real model: started, sent, stored
+    blob = open(h.SQUEEZENET, "rb").read()
+    sha = hashlib.sha256(blob).hexdigest()
+    b = conn_from(s, "127.0.0.2")
+    st, hs, j = raw_post(b, len(blob), sha, name="squeezenet1_1.onnx")
+    b.close()
+    h.check(st == 201 and j.get("upload"), "after the flood another client starts its upload: %r %r" % (st, j))
+    r = send_from(h, s, j.get("upload", ""), blob, 0)
+    h.check(r is not None and r.status == 201 and (r.json() or {}).get("id") == sha,
+            "... and finishes it: %r" % r)
+    m = s.metrics()
+    h.check(m.get('onnxviz_resumable_refused_total{reason="quota"}') == 4200 - 16 and
+            m.get("onnxviz_resumable_known") == 16, "metrics: refused by quota, 16 known: %r" %
+            {k: v for k, v in m.items() if "resumable_refused" in k or "known" in k})
+    h.check(s.stop() == 0, "server exit (flood)")
+
+
+def t_quota(h):
+    """The quota counts per client and gives back what ends: DELETE frees a slot; an upload
+    with nothing acknowledged expires after --upload-start-expiry and frees its slot, one
+    with a part acknowledged is kept; a full table answers 503 uploads_full with
+    Retry-After; failed starts and uploads ended while a part arrives leak nothing."""
+    s = h.Server("--upload-part-size", "1M", "--uploads-per-client", "2", "--upload-start-expiry", "2",
+                 "--max-connections", "6")
+    blob = open(h.SQUEEZENET, "rb").read()
+    sha = hashlib.sha256(blob).hexdigest()
+    u1 = (begin(h, s, len(blob), sha).json() or {}).get("upload", "")
+    u2 = (begin(h, s, 5000, "cd" * 32).json() or {}).get("upload", "")
+    r = begin(h, s, 6000, "ce" * 32)
+    h.check(r.status == 429 and r.error_code() == "too_many_uploads" and (r.h("retry-after") or "").isdigit(),
+            "a third upload of a client allowed two: 429 with Retry-After: %r %r" % (r, r.headers))
+    h.check(h.curl(s.url("/uploads/" + u2), method="DELETE").status == 204, "DELETE of one")
+    r = begin(h, s, 6000, "ce" * 32)
+    h.check(r.status == 201, "the slot is free again: 201: %r" % r)
+    u3 = (r.json() or {}).get("upload", "")
+    r = patch(h, s, u1, 0, blob[:PART])
+    h.check(r.status == 204, "a part of the first: 204: %r" % r)
+    time.sleep(3.5)  # past --upload-start-expiry 2
+    h.check(h.curl(s.url("/uploads/" + u3), head=True).status == 404,
+            "an upload with nothing acknowledged expires after --upload-start-expiry")
+    r = h.curl(s.url("/uploads/" + u1), head=True)
+    h.check(r.status == 200 and offset_of(r) == PART, "one with a part acknowledged is kept: %r" % r)
+    until = time.time() + 10
+    while time.time() < until and begin(h, s, 7000, "cf" * 32).status != 201:
+        time.sleep(0.3)
+    h.check(time.time() < until, "the expired upload's slot is free again (the sweep's pass)")
+    # a full table: --max-connections 6 x 2 uploads a client = 12; five more clients
+    got = []
+    for k in range(2, 8):
+        c = conn_from(s, "127.0.0.%d" % k)
+        for i in range(2):
+            got.append(raw_post(c, 100 + i, hashlib.sha256(b"%d %d" % (k, i)).hexdigest()))
+        c.close()
+    full = [g for g in got if g[0] == 503]
+    h.check(full and all(g[2].get("error", {}).get("code") == "uploads_full" and
+                         g[1].get("retry-after", "").isdigit() for g in full) and
+            sum(1 for g in got if g[0] == 201) == 12 - 2,
+            "a full table: 503 uploads_full with Retry-After (never 409): %r" % [g[0] for g in got])
+    h.check(s.stop() == 0, "server exit (quota)")
+    # no leak on a failed start: the store cannot make the upload's folder (chattr +i)
+    s = h.Server("--upload-part-size", "1M", "--uploads-per-client", "2")
+    up = os.path.join(s.store, "uploads")
+    locked = subprocess_ok(["chattr", "+i", up])
+    if locked:
+        try:
+            fails = [begin(h, s, 1000 + i, hashlib.sha256(b"f %d" % i).hexdigest()).status for i in range(4)]
+        finally:
+            subprocess_ok(["chattr", "-i", up])
+        h.check(all(x >= 500 for x in fails), "the store failing to start an upload: 5xx: %r" % fails)
+        ok = [begin(h, s, 2000 + i, hashlib.sha256(b"g %d" % i).hexdigest()).status for i in range(2)]
+        h.check(ok == [201, 201] and s.metrics().get("onnxviz_resumable_known") == 2,
+                "after 4 failed starts the client still has its 2 uploads (nothing leaked): %r" % ok)
+    else:
+        h.skip("resumable quota: a failed start leaks nothing",
+               "chattr +i is refused on %s (not ext2/3/4, xfs or btrfs?)" % up)
+    # the race of a DELETE and a PATCH of one upload: nothing stays known, the quota is whole
+    import threading
+    s2 = h.Server("--upload-part-size", "1M", "--uploads-per-client", "3")
+    for i in range(12):
+        u = (begin(h, s2, len(blob), sha).json() or {}).get("upload", "")
+        th = threading.Thread(target=lambda: patch(h, s2, u, 0, blob[:PART]))
+        th.start()
+        time.sleep(0.002 * (i % 4))
+        h.curl(s2.url("/uploads/" + u), method="DELETE")
+        th.join()
+        h.curl(s2.url("/uploads/" + u), method="DELETE")  # the PATCH may have held it busy
+    h.check(s2.metrics().get("onnxviz_resumable_known") == 0,
+            "DELETE racing PATCH: nothing left in the table: %r" % s2.metrics().get("onnxviz_resumable_known"))
+    ok = [begin(h, s2, 3000 + i, hashlib.sha256(b"h %d" % i).hexdigest()).status for i in range(3)]
+    h.check(ok == [201, 201, 201], "... and the client's quota is whole: %r" % ok)
+    h.check(s2.stop() == 0 and s.stop() == 0, "server exit (quota leaks)")
+
+
+def subprocess_ok(cmd):
+    import subprocess
+    try:
+        return subprocess.run(cmd, capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+def t_stranger(h):
+    """One writer per upload (issue 35 items 7 and 8): a stranger who knows the file's
+    sha256 and size cannot name the upload (the old derived id, or the store's name), so
+    cannot DELETE or PATCH it; starting the same file gives it an upload of its own; the
+    admin token may DELETE by the store's name; the creator finishes with the right bytes."""
+    s = h.Server("--upload-part-size", "1M")
+    blob = open(h.SQUEEZENET, "rb").read()
+    sha = hashlib.sha256(blob).hexdigest()
+    r = begin(h, s, len(blob), sha, name="squeezenet1_1.onnx")
+    uid = (r.json() or {}).get("upload", "")
+    h.check(r.status == 201 and len(uid) == 32 and r.h("location") == "/uploads/" + uid, "the creator's URL: %r" % r)
+    h.check(patch(h, s, uid, 0, blob[:PART]).status == 204, "the creator's first part")
+    derived = hashlib.sha256(("onnxviz-upload/1 %s %d" % (sha, len(blob))).encode()).hexdigest()[:32]
+    for name, u in (("the id derived from sha256 and size", derived), ("the store's name", store_uid(uid))):
+        r = h.curl(s.url("/uploads/" + u), method="DELETE", headers=["Tus-Resumable: 1.0.0"])
+        h.check(r.status == 404, "a stranger's DELETE by %s: 404: %r" % (name, r))
+        bad = bytearray(blob[PART:2 * PART])
+        bad[0] ^= 0xff
+        r = patch(h, s, u, PART, bytes(bad))
+        h.check(r.status == 404, "a stranger's PATCH by %s: 404: %r" % (name, r))
+    st, hs, j = raw_post(conn_from(s, "127.0.0.2"), len(blob), sha, name="squeezenet1_1.onnx")
+    h.check(st == 201 and j.get("upload") not in (None, "", uid) and j.get("offset") == 0,
+            "a second client of the same file: an upload of its own at 0: %r %r" % (st, j))
+    bad = bytearray(blob[:PART])
+    bad[7] ^= 0xff
+    h.check(patch(h, s, j.get("upload", ""), 0, bytes(bad)).status == 204, "the stranger writes its own upload")
+    r = h.curl(s.url("/uploads/" + uid), head=True)
+    h.check(r.status == 200 and offset_of(r) == PART, "the creator's upload is where it was: %r" % r)
+    r = send_from(h, s, uid, blob, PART)
+    h.check(r is not None and r.status == 201 and (r.json() or {}).get("id") == sha, "the creator finishes: %r" % r)
+    got = h.curl(s.url("/models/%s/model.onnx" % sha))
+    h.check(got.status == 200 and got.body == blob, "the model is the creator's bytes")
+    h.check(s.stop() == 0, "server exit (stranger)")
+    # with a token: holders of it are admins; one DELETEs an upload it has no URL of
+    s = h.Server("--upload-part-size", "1M", "--token", "t")
+    r = begin(h, s, 5000, "cd" * 32, token="t")
+    uid = (r.json() or {}).get("upload", "")
+    r = h.curl(s.url("/uploads/" + store_uid(uid)), method="DELETE")
+    h.check(r.status == 401, "DELETE by the store's name without the token: 401: %r" % r)
+    r = h.curl(s.url("/uploads/" + store_uid(uid)), method="DELETE", headers=["Authorization: Bearer t"])
+    h.check(r.status == 204, "the admin token DELETEs by the store's name: 204: %r" % r)
+    h.check(h.curl(s.url("/uploads/" + uid), head=True, headers=["Authorization: Bearer t"]).status == 404,
+            "gone for its creator too")
+    h.check(s.stop() == 0, "server exit (stranger, token)")
+
+
+def t_sweep_thread(h):
+    """The expiry sweep runs on its own thread, a bounded number of state reads per pass
+    (issue 35, suspected: a GET/HEAD/PATCH/DELETE of an expired upload read and removed
+    every expired upload before it answered — on S3 one GET per upload).  600 uploads,
+    made expired in their state files while the server is down; after the restart a HEAD
+    of one answers 404 at once while most are still there; the sweep's passes then remove
+    them all."""
+    if h.S3 is not None:  # the states are edited as files
+        return
+    n = 600
+    s = h.Server("--upload-part-size", "1M", "--uploads-per-client", "1000")
+    c = conn_from(s, "127.0.0.1")
+    urls = [raw_post(c, 1000 + i, hashlib.sha256(b"sweep %d" % i).hexdigest())[2].get("upload") for i in range(n)]
+    c.close()
+    h.check(s.stop() == 0, "server exit (sweep thread, 1)")
+    up = os.path.join(s.store, "uploads")
+    dirs = [d for d in os.listdir(up) if len(d) == 32]
+    h.check(len(dirs) == n and all(u for u in urls), "%d uploads in the store: %d" % (n, len(dirs)))
+    for d in dirs:  # expired long ago
+        p = os.path.join(up, d, "state")
+        text = open(p).read()
+        open(p, "w").write("".join("expires 1\n" if x.startswith("expires ") else x + "\n"
+                                   for x in text.splitlines()))
+    count = lambda: sum(1 for d in os.listdir(up) if len(d) == 32)  # noqa: E731
+    s2 = h.Server("--upload-part-size", "1M", "--upload-expiry", "4", store=s.store)
+    before = count()
+    t = time.time()
+    r = h.curl(s2.url("/uploads/" + urls[-1]), head=True)
+    took = time.time() - t
+    after = count()
+    print("  resumable sweep thread: HEAD of an expired upload %.3f s, %d of %d expired uploads there "
+          "before it, %d after" % (took, before, n, after))
+    h.check(r.status == 404 and before > 0 and after > 0,
+            "HEAD of an expired upload: 404 without sweeping the others (%d before, %d after)" % (before, after))
+    until = time.time() + 30
+    while time.time() < until and count() > 0:
+        time.sleep(0.3)
+    m = s2.metrics()
+    h.check(count() == 0 and m.get("onnxviz_resumable_known") == 0 and m.get("onnxviz_resumable_sweeps_total", 0) >= 2,
+            "the sweep's thread removed them all, pass by pass: %d left, %r" %
+            (count(), {k: v for k, v in m.items() if "sweep" in k or "known" in k}))
+    h.check(s2.stop() == 0, "server exit (sweep thread)")
+
 def t_resumable(h):
     for name, fn in (("protocol", t_protocol), ("wrong hash", t_wrong_hash), ("expiry", t_expiry),
                      ("kill -9 resume", t_kill_resume), ("structure link", t_structure_link),
@@ -844,7 +1092,8 @@ def t_resumable(h):
                      ("finish retry", t_finish_retry),
                      ("structure lies", t_structure_lies), ("auth", t_auth),
                      ("pieces", t_pieces), ("racing pieces", t_pieces_race),
-                     ("cut body", t_cut_body)):
+                     ("cut body", t_cut_body), ("flood", t_flood), ("quota", t_quota),
+                     ("stranger", t_stranger), ("sweep thread", t_sweep_thread)):
         only = [x for x in os.environ.get("RESUMABLE_ONLY", "").split(",") if x]
         if only and name not in only:  # a developer's quick run; never in CI
             continue

@@ -662,6 +662,12 @@ def tus_begin(port, data, claimed=None, name="big.onnx"):
     return st, h, as_json(b) or {}
 
 
+def store_uid(secret):
+    """The state's name of the upload whose URL carries secret (the URL is a secret only
+    its creator knows; the bucket holds only its hash: issue 35)."""
+    return hashlib.sha256(("onnxviz-upload/2 " + secret).encode()).hexdigest()[:32]
+
+
 def tus_offset(port, uid):
     for _ in range(40):
         st, h, _ = request(port, "HEAD", "/uploads/" + uid, headers={"Tus-Resumable": "1.0.0"})
@@ -714,7 +720,7 @@ def t_resumable(ceph, reps, lb):
     check(st == 201 and h.get("upload-part-size") == str(TUS_PART),
           "POST /uploads through haproxy: 201 with Upload-Part-Size %d: %r %r" % (TUS_PART, st, j))
     uid = j.get("upload", "")
-    check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % uid) == 200, "the upload's state is an object")
+    check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % store_uid(uid)) == 200, "the upload's state is an object")
     check(multipart_uploads(ceph, "shared/models/%s.onnx" % mid) == ["shared/models/%s.onnx" % mid],
           "one multipart upload to the model's key")
     STORED = 'onnxviz_resumable_parts_total{outcome="stored"}'
@@ -765,7 +771,7 @@ def t_resumable(ceph, reps, lb):
         st, _, b = r.get("/models/%s/model.onnx" % mid)
         check(st == 200 and b == data, "%s reads the model back byte for byte (%d)" % (r.name, st))
     check(ceph.s3.get(BUCKET, "shared/models/%s.onnx" % mid) == data, "the bucket's object is the file")
-    check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % uid) == 404, "the state is gone")
+    check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % store_uid(uid)) == 404, "the state is gone")
     check(multipart_uploads(ceph, "shared/models/") == [], "no multipart upload left")
     st, _, b = request(lb.port, "GET", "/models/%s" % mid)
     check(st == 200, "the model's summary through haproxy: %d" % st)
@@ -791,9 +797,80 @@ def t_resumable(ceph, reps, lb):
     check(last and last[0] == 422 and (last[1].get("error") or {}).get("code") == "checksum_mismatch",
           "the wrong final hash: 422 checksum_mismatch: %r" % (last,))
     check(ceph.s3.head(BUCKET, "shared/models/%s.onnx" % claim) == 404, "no model under the claimed id")
-    check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % uid2) == 404, "no state left")
+    check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % store_uid(uid2)) == 404, "no state left")
     check(multipart_uploads(ceph, "shared/models/") == [], "no multipart upload left (ListMultipartUploads)")
     check(request(lb.port, "HEAD", "/models/%s" % claim)[0] == 404, "the service has no such model")
+
+    # one writer per part (issue 35 item 7): the same part of one upload sent at once to two
+    # replicas, the right bytes to one and flipped bytes to the other: never both
+    # acknowledged; the upload ends as the file, or (the flipped bytes won) 422 with
+    # nothing kept — never a model under the id with other bytes
+    rounds, both, outcomes = 6, 0, []
+    a_rep, b_rep = live[0], live[1]
+    for k in range(rounds):
+        dual = make_model(5010 + k, floats=2 * 1000 * 1000)  # 8 MB: 2 parts
+        st, _, j = tus_begin(a_rep.port, dual)
+        u = j.get("upload", "")
+        good = dual[:TUS_PART]
+        bad = bytes(x ^ 0xff for x in good[:4096]) + good[4096:]
+        gate = threading.Barrier(2)
+        res = {}
+
+        def send(name, port, chunk):
+            gate.wait()
+            res[name] = tus_patch(port, u, 0, chunk)[0]
+        ts = [threading.Thread(target=send, args=("good", a_rep.port, good) if k % 2 == 0 else ("good", b_rep.port, good)),
+              threading.Thread(target=send, args=("bad", b_rep.port, bad) if k % 2 == 0 else ("bad", a_rep.port, bad))]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        both += res.get("good") == 204 and res.get("bad") == 204
+        off = tus_offset(lb.port, u)
+        last = None
+        while off is not None and off < len(dual):
+            last, h, _ = tus_patch(lb.port, u, off, dual[off:off + TUS_PART])
+            off = int(h["upload-offset"]) if last == 204 else len(dual)
+        outcomes.append((res.get("good"), res.get("bad"), last))
+        stored = ceph.s3.get(BUCKET, "shared/models/%s.onnx" % sha(dual))
+        check(stored is None or stored == dual, "round %d: nothing, or the file, under its id" % k)
+    print("  one part at once to two replicas, (right bytes, flipped bytes, the end): %r" % outcomes, flush=True)
+    check(both == 0 and all(o[0] in (204, 409) and o[1] in (204, 409) and (o[0] == 204) != (o[1] == 204)
+                            for o in outcomes),
+          "a part sent at once to two replicas with different bytes: one 204, the other 409 (good, bad, end): %r" % outcomes)
+    check(all(o[2] in (200, 201) if o[0] == 204 else o[2] == 422 for o in outcomes),
+          "the right bytes acknowledged: the model; the flipped ones: 422 at the end: %r" % outcomes)
+    check(multipart_uploads(ceph, "shared/models/") == [], "no multipart upload left of them")
+
+    # a finished object whose hash fails (a part replaced in the bucket after it was
+    # acknowledged: what a replica frozen past its lease could still do) is removed and
+    # its id accepted again, not left "stored" and unservable
+    spoilt = make_model(5020, floats=2 * 1000 * 1000)  # 8 MB: 2 parts
+    st, _, j = tus_begin(lb.port, spoilt)
+    su = j.get("upload", "")
+    st, _, _ = tus_patch(lb.port, su, 0, spoilt[:TUS_PART])
+    check(st == 204, "the first part: %d" % st)
+    import xml.etree.ElementTree as ET
+    key = "shared/models/%s.onnx" % sha(spoilt)
+    st, _, body = ceph.s3.request("GET", BUCKET, query={"uploads": "", "prefix": key})
+    ups = [u.findtext(s3lib.NS + "UploadId") for u in ET.fromstring(body).findall(s3lib.NS + "Upload")]
+    check(len(ups) == 1, "its multipart upload: %r" % ups)
+    flipped = bytes(x ^ 0xff for x in spoilt[:TUS_PART])
+    st, _, _ = ceph.s3.request("PUT", BUCKET, key, query={"partNumber": "1", "uploadId": ups[0] if ups else "-"},
+                               body=flipped)
+    check(st == 200, "part 1 replaced behind the service's back: %d" % st)
+    st, _, b = tus_patch(lb.port, su, TUS_PART, spoilt[TUS_PART:])
+    err = (as_json(b) or {}).get("error") or {}
+    check(st == 422 and err.get("code") == "checksum_mismatch" and err.get("rule") == "stored",
+          "the last part: 422 checksum_mismatch (rule stored): %d %r" % (st, err))
+    check(ceph.s3.head(BUCKET, key) == 404, "the object that does not hash to its id is removed")
+    st, _, j = tus_begin(lb.port, spoilt)
+    check(st == 201, "the id is accepted again: POST /uploads 201 (not 200 'stored'): %d %r" % (st, j))
+    su, off, last = j.get("upload", ""), 0, None
+    while st == 201 and off < len(spoilt):
+        last, h, _ = tus_patch(lb.port, su, off, spoilt[off:off + TUS_PART])
+        off = int(h["upload-offset"]) if last == 204 else len(spoilt)
+    check(last == 201 and ceph.s3.get(BUCKET, key) == spoilt, "sent again, it is stored as the file: %r" % last)
 
     # an abandoned transfer: aborted after --upload-expiry
     third = make_model(5002, floats=2 * 1000 * 1000)
@@ -805,14 +882,14 @@ def t_resumable(ceph, reps, lb):
           len(multipart_uploads(ceph, "shared/models/%s.onnx" % sha(third))) == 1, "its multipart upload")
     expired0 = sum(r.metrics().get('onnxviz_resumable_uploads_total{event="expired"}', 0) for r in live)
     time.sleep(TUS_EXPIRY + 1)
-    poke = b"x" * 64
-    for r in live:  # a POST /uploads sweeps (at most every half expiry per replica)
-        st, _, j = tus_begin(r.port, poke)
-    request(lb.port, "DELETE", "/uploads/" + j.get("upload", "-"), headers={"Tus-Resumable": "1.0.0"})
+    # each replica's sweep thread passes every half the shorter expiry (7.5 s here)
+    end = time.time() + TUS_EXPIRY * SLOW
+    while time.time() < end and multipart_uploads(ceph, "shared/models/%s.onnx" % sha(third)) != []:
+        time.sleep(0.5)
     expired = sum(r.metrics().get('onnxviz_resumable_uploads_total{event="expired"}', 0) for r in live)
     check(expired - expired0 >= 1, "the metrics count the expired transfer: %d" % (expired - expired0))
     check(multipart_uploads(ceph, "shared/models/%s.onnx" % sha(third)) == [], "its multipart upload is aborted")
-    check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % uid3) == 404, "its state is deleted")
+    check(ceph.s3.head(BUCKET, "shared/uploads/%s/state" % store_uid(uid3)) == 404, "its state is deleted")
     check(request(lb.port, "HEAD", "/uploads/" + uid3, headers={"Tus-Resumable": "1.0.0"})[0] == 404,
           "HEAD of the expired upload: 404")
     # a file that is not a model: its hash is right, the parser refuses it, nothing stays
@@ -1193,7 +1270,8 @@ def main():
     if not ONLY or ONLY & {"replicas", "kill", "resumable", "outage", "figures"}:
         ceph.s3.make_bucket(SOURCES)
         reps = [Replica("r%d" % i, ceph, extra=["--s3-part-size", "5M", "--s3-timeout", "2", "--grace", "5",
-                                                  "--upload-part-size", "5M", "--upload-expiry", str(TUS_EXPIRY)]).start()
+                                                  "--upload-part-size", "5M", "--upload-expiry", str(TUS_EXPIRY),
+                                                  "--uploads-per-client", "100"]).start()
                 for i in (1, 2, 3)]
         lb = Haproxy(reps)
         check(lb.up(6), "haproxy routes to the replicas")

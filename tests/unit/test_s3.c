@@ -295,6 +295,7 @@ typedef struct fake_req {
 	char data[4096]; /* its first bytes (NUL-terminated) */
 	char copy[512];  /* x-amz-copy-source */
 	char range[64];  /* x-amz-copy-source-range */
+	char if_match[100]; /* if-match */
 } fake_req;
 
 typedef struct fake_reply {
@@ -369,6 +370,7 @@ static void fake_serve(int cfd)
 	header_of(head, "x-amz-content-sha256: ", q.sha, sizeof(q.sha));
 	header_of(head, "x-amz-copy-source: ", q.copy, sizeof(q.copy));
 	header_of(head, "x-amz-copy-source-range: ", q.range, sizeof(q.range));
+	header_of(head, "if-match: ", q.if_match, sizeof(q.if_match));
 	header_of(head, "content-length: ", v, sizeof(v));
 	uint64_t want = strtoull(v, NULL, 10);
 	header_of(head, "expect: ", v, sizeof(v));
@@ -750,6 +752,8 @@ static struct {
 	uint64_t parts[8]; /* bytes of part k+1, 0 = none */
 	bool open, completed, aborted, refuse_part;
 	int creates;
+	unsigned version; /* the state object's ETag: "s<version>" */
+	bool steal;       /* another replica takes the lease at the next state read */
 } xf;
 
 static void answer_xfer(const fake_req *q, fake_reply *a)
@@ -760,10 +764,29 @@ static void answer_xfer(const fake_req *q, fake_reply *a)
 	if (strcmp(q->method, "PUT") == 0 && strstr(q->target, ".readyz") != NULL) {
 		a->status = 200;
 	} else if (state && strcmp(q->method, "PUT") == 0) {
-		a->status = 200;
-		snprintf(xf.state, sizeof(xf.state), "%s", q->data);
+		char tag[32];
+		snprintf(tag, sizeof(tag), "\"s%u\"", xf.version);
+		if (q->if_match[0] != '\0' && (xf.state[0] == '\0' || strcmp(q->if_match, tag) != 0)) {
+			a->status = 412; /* a conditional write over another state */
+		} else {
+			a->status = 200;
+			snprintf(xf.state, sizeof(xf.state), "%s", q->data);
+			xf.version++;
+		}
 	} else if (state && strcmp(q->method, "GET") == 0 && xf.state[0] != '\0') {
+		if (xf.steal) { /* another replica writes its lease just after this read */
+			xf.steal = false;
+			a->status = 200;
+			snprintf(a->headers, sizeof(a->headers), "ETag: \"s%u\"\r\n", xf.version);
+			a->body = xf.state;
+			a->len = strlen(xf.state);
+			size_t n = strlen(xf.state);
+			snprintf(xf.state + n, sizeof(xf.state) - n, "lease %032d 4000000000\n", 7);
+			xf.version++;
+			return;
+		}
 		a->status = 200;
+		snprintf(a->headers, sizeof(a->headers), "ETag: \"s%u\"\r\n", xf.version);
 		a->body = xf.state;
 		a->len = strlen(xf.state);
 	} else if (state && strcmp(q->method, "DELETE") == 0) {
@@ -875,7 +898,23 @@ static void test_xfer_s3(void **state)
 	assert_int_equal(s->ops->xfer_get(s, uid, &y), OXST_OK);
 	assert_int_equal(y.offset, part);
 	xf.refuse_part = false;
+	/* one writer per part: another replica leased the part between this one's read of
+	 * the state and its lease write: refused before a byte went (issue 35) */
+	char saved[4096];
+	snprintf(saved, sizeof(saved), "%s", xf.state);
+	unsigned parts_before = (unsigned)fake_count("PUT", "partNumber=2&uploadId=U1");
+	xf.steal = true;
+	try = x;
+	assert_int_equal(xfer_send(s, uid, &try, 'z'), OXST_E_BUSY);
+	assert_int_equal((unsigned)fake_count("PUT", "partNumber=2&uploadId=U1"), parts_before);
+	/* its lease is live: a second try is refused too */
+	try = x;
+	assert_int_equal(xfer_send(s, uid, &try, 'z'), OXST_E_BUSY);
+	assert_int_equal((unsigned)fake_count("PUT", "partNumber=2&uploadId=U1"), parts_before);
+	snprintf(xf.state, sizeof(xf.state), "%s", saved); /* that replica's lease ended */
+	xf.version++;
 	assert_int_equal(xfer_send(s, uid, &x, 'b'), OXST_OK);
+	assert_true(strstr(xf.state, "lease") == NULL); /* the lease went with the part */
 	/* the finish before the last part: a part missing, nothing completed */
 	int fd = -1;
 	char spool[600];
@@ -908,7 +947,8 @@ static void test_xfer_s3(void **state)
 	assert_string_equal(xf.state, "");
 	char want[64];
 	assert_int_equal(fake_count("PUT", "partNumber=1&uploadId=U1"), 1);
-	assert_int_equal(fake_count("PUT", "partNumber=2&uploadId=U1"), 2); /* refused, then sent */
+	assert_int_equal(fake_count("PUT", "partNumber=2&uploadId=U1"), 2); /* refused, then sent
+	                                                                     * (not while leased) */
 	snprintf(want, sizeof(want), "partNumber=3&uploadId=U1");
 	assert_int_equal(fake_count("PUT", want), 2); /* the last, then again after the finish */
 
