@@ -803,6 +803,23 @@ static void reply_io(oxs_req *r, oxst_status s, const char *what)
 		oxs_reply_store_error(r, s, what);
 }
 
+/* 200 + the stored model's id: the server holds the file (nothing is sent twice). */
+static void reply_stored(oxs_req *r, const upstate *st)
+{
+	oxr_buf b;
+	oxr_buf_init(&b, 256);
+	oxr_buf_printf(&b, "{\"id\":\"%s\",\"stored\":true,\"links\":{\"self\":\"/models/%s\"}}\n",
+	               st->sha256, st->sha256);
+	oxs_reply_json(r, 200, &b);
+	if (r->reply != NULL) {
+		char loc[OXST_ID_LEN + 16];
+		snprintf(loc, sizeof(loc), "/models/%s", st->sha256);
+		MHD_add_response_header(r->reply, "Location", loc);
+		MHD_add_response_header(r->reply, "Tus-Resumable", "1.0.0");
+		MHD_add_response_header(r->reply, "Cache-Control", "no-store");
+	}
+}
+
 /* ---------------------------------------------------------------------------------------
  * Blobs: the data files of bundles, kept by SHA-256 under uploads/blobs/ until a bundle
  * takes them (or they expire)
@@ -1077,18 +1094,7 @@ static void create_job(oxs_req *r)
 		if (st->structure[0] != '\0' && strcmp(st->structure, st->sha256) != 0)
 			(void)oxs_links_prove(rs->links, st->structure, st->sha256, st->name);
 		atomic_fetch_add(&rs->held, 1);
-		oxr_buf b;
-		oxr_buf_init(&b, 256);
-		oxr_buf_printf(&b, "{\"id\":\"%s\",\"stored\":true,\"links\":{\"self\":\"/models/%s\"}}\n",
-		               st->sha256, st->sha256);
-		oxs_reply_json(r, 200, &b);
-		if (r->reply != NULL) {
-			char loc[OXST_ID_LEN + 16];
-			snprintf(loc, sizeof(loc), "/models/%s", st->sha256);
-			MHD_add_response_header(r->reply, "Location", loc);
-			MHD_add_response_header(r->reply, "Tus-Resumable", "1.0.0");
-			MHD_add_response_header(r->reply, "Cache-Control", "no-store");
-		}
+		reply_stored(r, st);
 		oxs_resume(r);
 		return;
 	}
@@ -1358,6 +1364,28 @@ static void piece_begin(oxs_req *r, const char *uid, const upstate *st, uint64_t
 	(void)open_part(r, p, st, offset);
 }
 
+static void finish_upload(oxs_resumable *rs, oxs_rpatch *p, bool abort);
+
+/* The last part of a model whose file the store holds already: a finish that stored it
+ * and failed after (its answer a 5xx; the upload's file handed over to the model, never
+ * written again), or the same file stored by another upload meanwhile.  The upload is
+ * over: it goes, and the answer is the stored model's (true). */
+static bool stored_meanwhile(oxs_req *r, oxs_rpatch *p, const upstate *st, uint64_t want)
+{
+	oxs_server *srv = r->srv;
+	uint64_t size = 0;
+	if (strcmp(st->kind, "model") != 0 || st->offset + want != st->length ||
+	    srv->store->ops->stat_model(srv->store, st->sha256, OXST_STAT_FRESH, &size) != OXST_OK ||
+	    size != st->length)
+		return false;
+	if (st->structure[0] != '\0' && strcmp(st->structure, st->sha256) != 0)
+		(void)oxs_links_prove(srv->rs->links, st->structure, st->sha256, st->name);
+	finish_upload(srv->rs, p, true);
+	atomic_fetch_add(&srv->rs->held, 1);
+	reply_stored(r, st);
+	return true;
+}
+
 void oxs_resumable_patch_begin(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
@@ -1449,6 +1477,8 @@ void oxs_resumable_patch_begin(oxs_req *r)
 		}
 		p->staged = true;
 	}
+	if (stored_meanwhile(r, p, &st, want))
+		return;
 	if (!open_part(r, p, &st, st.offset))
 		return;
 	oxst_sha256_resume(&p->sha, st.h, st.offset); /* the hash goes on where it stopped */
@@ -1794,6 +1824,10 @@ void oxs_resumable_patch_end(oxs_req *r)
 	oxs_rpatch *p = r->rp;
 	if (p == NULL || p->fd < 0) {
 		oxs_reply_error(r, 500, "internal", "", "no part");
+		return;
+	}
+	if (p->werr != 0) { /* the server's failure, not a short body: 5xx, the part sent again */
+		reply_io(r, oxs_errno_status(p->werr), "cannot write the part");
 		return;
 	}
 	if (p->got != p->want) {
