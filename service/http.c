@@ -134,6 +134,8 @@ static enum MHD_Result send_reply(oxs_req *r)
 	enum MHD_Result rc;
 	not_waiting(r);
 	r->queued = true;
+	if (r->rp != NULL)
+		oxs_resumable_replied(r);
 	if (r->shared != NULL) {
 		rc = MHD_queue_response(r->conn, r->status, r->shared);
 		oxs_cache_release(r->reply_entry);

@@ -1838,6 +1838,19 @@ void oxs_resumable_patch_end(oxs_req *r)
 	oxs_defer(r, r->srv->work, p->piece ? piece_job : patch_job);
 }
 
+void oxs_resumable_replied(oxs_req *r)
+{
+	oxs_rpatch *p = r->rp;
+	/* the answer is on its way: the client may send its next part at once, maybe on
+	 * another connection, before this request's completion is seen (cleanup): the busy
+	 * mark goes now (nothing more is written by this request: its part is committed, or
+	 * it was answered before its body) */
+	if (p != NULL && p->claimed && (p->fd < 0 || p->got == p->want || p->werr != 0)) {
+		release(r->srv->rs, p->uid);
+		p->claimed = false;
+	}
+}
+
 void oxs_resumable_cleanup(oxs_req *r)
 {
 	oxs_rpatch *p = r->rp;

@@ -26,6 +26,8 @@ void oxs_resumable_delete(oxs_req *r);  /* DELETE /uploads/{uid} */
 void oxs_resumable_patch_begin(oxs_req *r); /* PATCH: headers (first call) */
 bool oxs_resumable_patch_data(oxs_req *r, const char *data, size_t size);
 void oxs_resumable_patch_end(oxs_req *r);   /* PATCH: the final call */
+/* The request's answer is being queued: an upload it held is free for the next part. */
+void oxs_resumable_replied(oxs_req *r);
 void oxs_resumable_cleanup(oxs_req *r);
 /* GET/HEAD of a structure's URL whose whole model has arrived: the whole model's id
  * into full (then the request is redirected).  False when id is not such a structure. */

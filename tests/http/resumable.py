@@ -1085,6 +1085,36 @@ def t_sweep_thread(h):
             (count(), {k: v for k, v in m.items() if "sweep" in k or "known" in k}))
     h.check(s2.stop() == 0, "server exit (sweep thread)")
 
+def t_answered_free(h):
+    """An upload is free for its next request once its answer is sent, not only once the
+    server has seen the request end: a client sending its first part on another connection
+    the moment POST /uploads answered met 409 upload_busy (59 of 300 before)."""
+    import http.client
+    s = h.Server("--upload-part-size", "64K", "--uploads-per-client", "1000")
+    c1 = http.client.HTTPConnection("127.0.0.1", s.port, timeout=20)
+    c2 = http.client.HTTPConnection("127.0.0.1", s.port, timeout=20)
+    busy, n, statuses = 0, 200, {}
+    for i in range(n):
+        blob = b"not a model %d " % i * 40
+        sha = hashlib.sha256(blob).hexdigest()
+        meta = "sha256 %s,filename %s" % (b64(sha), b64("m.onnx"))
+        c1.request("POST", "/uploads", headers={"Host": "localhost", "Tus-Resumable": "1.0.0",
+                                                 "Upload-Length": str(len(blob)), "Upload-Metadata": meta})
+        r = c1.getresponse()
+        r.read()
+        loc = r.getheader("Location")
+        c2.request("PATCH", loc, body=blob, headers={"Host": "localhost", "Tus-Resumable": "1.0.0", "Upload-Offset": "0",
+                                                     "Content-Type": "application/offset+octet-stream"})
+        r2 = c2.getresponse()
+        r2.read()
+        statuses[r2.status] = statuses.get(r2.status, 0) + 1
+        busy += r2.status == 409
+    c1.close()
+    c2.close()
+    h.check(busy == 0, "a part sent as POST /uploads answered: never 409 upload_busy: %d of %d (%r)" % (busy, n, statuses))
+    h.check(s.stop() == 0, "server exit (answered free)")
+
+
 def t_resumable(h):
     for name, fn in (("protocol", t_protocol), ("wrong hash", t_wrong_hash), ("expiry", t_expiry),
                      ("kill -9 resume", t_kill_resume), ("structure link", t_structure_link),
@@ -1092,7 +1122,7 @@ def t_resumable(h):
                      ("finish retry", t_finish_retry),
                      ("structure lies", t_structure_lies), ("auth", t_auth),
                      ("pieces", t_pieces), ("racing pieces", t_pieces_race),
-                     ("cut body", t_cut_body), ("flood", t_flood), ("quota", t_quota),
+                     ("cut body", t_cut_body), ("answered free", t_answered_free), ("flood", t_flood), ("quota", t_quota),
                      ("stranger", t_stranger), ("sweep thread", t_sweep_thread)):
         only = [x for x in os.environ.get("RESUMABLE_ONLY", "").split(",") if x]
         if only and name not in only:  # a developer's quick run; never in CI
