@@ -26,6 +26,8 @@ const char *oxs_art_ext(const oxs_art *a)
 {
 	if (a->kind == OXS_ART_TENSOR)
 		return a->u.tensor.opt.npy ? "npy" : "json";
+	if (a->raster)
+		return "png";
 	return a->kind == OXS_ART_GRAPH || a->kind == OXS_ART_DIFF || a->kind == OXS_ART_HEAT
 	           ? oxr_format_ext(a->fmt) : "json";
 }

@@ -81,6 +81,8 @@ static const char *art_type(const oxs_art *a)
 		return "application/octet-stream";
 	if (!laid_out(a))
 		return "application/json";
+	if (a->raster)
+		return "image/png";
 	switch (a->fmt) {
 	case OXR_FMT_SVG: return "image/svg+xml; charset=utf-8";
 	case OXR_FMT_DOT: return "text/vnd.graphviz; charset=utf-8";
@@ -482,6 +484,14 @@ oxs_centry *oxs_art_summary_now(oxs_server *srv, const char *id, const oxp_model
 	return e;
 }
 
+/* The worker's format for a pair rendering: fmt, or for a PNG its raster form
+ * ("png?...", "heat-png?...": the worker draws the SVG, then rasterizes it). */
+static void raster_fmt(const oxs_art *a, const char *fmt, char *buf, size_t size)
+{
+	if (!a->raster || !oxr_raster_format(fmt, &a->ras, buf, size))
+		snprintf(buf, size, "%s", fmt);
+}
+
 /* A diff in a worker process: B (art->u.diff.other, at b_path) drawn against A (art->id, at
  * a_path), each with its external data folder when it has one (open here; the worker
  * reaches it through /proc/<our pid>/fd/N). */
@@ -495,10 +505,11 @@ static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a
 		if (srv->store->ops->open_data(srv->store, ids[i], &fds[i]) == OXST_OK)
 			snprintf(dirs[i], sizeof(dirs[i]), "/proc/%ld/fd/%d", (long)getpid(), fds[i]);
 	oxr_model_files a = {a_path, dirs[0]}, b = {b_path, dirs[1]};
-	oxr_code rc = oxr_render_isolated_pair(srv->exe, &b, &a,
-	                                       art->fmt == OXR_FMT_LAYOUT_JSON ? "json"
-	                                                                       : oxr_format_ext(art->fmt),
-	                                       NULL, &art->opt, &srv->wlim, out, err);
+	char fmt[160];
+	raster_fmt(art, art->fmt == OXR_FMT_LAYOUT_JSON ? "json" : oxr_format_ext(art->fmt), fmt,
+	           sizeof(fmt));
+	oxr_code rc = oxr_render_isolated_pair(srv->exe, &b, &a, fmt, NULL, &art->opt, &srv->wlim,
+	                                       out, err);
 	for (int i = 0; i < 2; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -545,8 +556,10 @@ static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *p
 	const char *args[] = {scales[art->u.heat.scale % 3], art->u.heat.metric,
 	                      optimized[0] ? optimized : NULL, NULL};
 	oxr_model_files m = {path, ""}, other = {opath, ""};
-	const char *fmt = art->fmt == OXR_FMT_DOT ? "heat-dot" : art->fmt == OXR_FMT_LAYOUT_JSON
-	                                                             ? "heat-json" : "heat-svg";
+	char fmt[160];
+	raster_fmt(art, art->fmt == OXR_FMT_DOT ? "heat-dot" : art->fmt == OXR_FMT_LAYOUT_JSON
+	                                                          ? "heat-json" : "heat-svg",
+	           fmt, sizeof(fmt));
 	oxr_code rc = oxr_render_isolated_pair(srv->exe, &m, &other, fmt, args, &art->opt,
 	                                       &srv->wlim, out, err);
 	if (fd >= 0)
@@ -596,6 +609,9 @@ static void flight_layout(oxs_job *j)
 		rc = diff_isolated(srv, &f->art, path, b_path, &out, &err);
 	else if (f->art.kind == OXS_ART_HEAT)
 		rc = heat_isolated(srv, &f->art, path, &out, &err);
+	else if (f->art.raster) /* graph.png, card.png */
+		rc = oxr_render_isolated_raster(srv->exe, path, &f->art.opt, f->art.card, &f->art.ras,
+		                                &srv->wlim, &out, &err);
 	else
 		rc = oxr_render_isolated(srv->exe, path, &f->art.opt, f->art.fmt, &srv->wlim, &out,
 		                         &err);

@@ -19,6 +19,7 @@
 #include "service/jobs.h"
 #include "service/metrics.h"
 #include "service/models.h"
+#include "service/png.h"
 #include "service/query.h"
 #include "service/reply.h"
 #include "service/request.h"
@@ -61,6 +62,7 @@ static void h_list(oxs_req *r);
 static void h_model(oxs_req *r);
 static void h_delete(oxs_req *r);
 static void h_graph(oxs_req *r);
+static void h_card(oxs_req *r);
 static void h_document(oxs_req *r);
 static void h_cost(oxs_req *r);
 static void h_node(oxs_req *r);
@@ -553,15 +555,16 @@ static void h_cost(oxs_req *r)
 	oxs_art_request(r, &r->art, false);
 }
 
-/* The render options of the request's query string; false after the 400. */
-static bool request_options(oxs_req *r, oxr_options *opt)
+/* The raster parameters of a .png route (png.c) taken out of pairs; false after the 400.
+ * *raster: the route is one. */
+static bool route_raster(oxs_req *r, oxs_query_pair *pairs, size_t *np, bool card,
+                         oxr_raster *ras, bool *raster)
 {
-	oxs_query_pair pairs[MAX_PAIRS];
-	int n = query_pairs(r, pairs);
-	if (n < 0)
-		return false;
-	char err[600];
-	if (!oxs_query_options(pairs, (size_t)n, opt, err, sizeof(err))) {
+	const oxs_ext_format *e = oxs_format_of_path(oxs_route_at(r->route)->pattern);
+	*raster = e != NULL && e->raster;
+	char err[300];
+	if (*raster && !oxs_raster_query(pairs, np, r->srv->cfg.max_pixels, card, ras, err,
+	                                 sizeof(err))) {
 		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
 		return false;
 	}
@@ -577,6 +580,10 @@ static void h_graph(oxs_req *r)
 		return;
 	size_t np = (size_t)n;
 	char err[600];
+	oxr_raster ras;
+	bool raster;
+	if (!route_raster(r, pairs, &np, false, &ras, &raster))
+		return;
 	oxs_heat_req hr; /* overlay=, metric=, scale= (heat_svc.c) */
 	if (!oxs_heat_query(pairs, &np, &hr, err, sizeof(err)) ||
 	    !oxs_query_options(pairs, np, &opt, err, sizeof(err))) {
@@ -589,6 +596,25 @@ static void h_graph(oxs_req *r)
 	        oxs_format_of_route(oxs_route_at(r->route)->pattern), &opt);
 	if (hr.overlay[0])
 		oxs_art_heat(&r->art, &hr);
+	if (raster)
+		oxs_art_raster(&r->art, &ras, false);
+	oxs_art_request(r, &r->art, false);
+}
+
+/* GET .../card.png: the model's card (render/card.c), scale= and theme= only. */
+static void h_card(oxs_req *r)
+{
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
+		return;
+	size_t np = (size_t)n;
+	oxr_raster ras;
+	bool raster;
+	if (!route_raster(r, pairs, &np, true, &ras, &raster) || !need_model(r))
+		return;
+	art_for(r, OXS_ART_GRAPH, OXR_FMT_SVG, NULL);
+	oxs_art_raster(&r->art, &ras, true);
 	oxs_art_request(r, &r->art, false);
 }
 
@@ -906,8 +932,20 @@ static void h_tensor(oxs_req *r)
 static void h_diff(oxs_req *r)
 {
 	oxr_options opt;
-	if (!request_options(r, &opt))
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
 		return;
+	size_t np = (size_t)n;
+	char err[600];
+	oxr_raster ras;
+	bool raster;
+	if (!route_raster(r, pairs, &np, false, &ras, &raster))
+		return;
+	if (!oxs_query_options(pairs, np, &opt, err, sizeof(err))) {
+		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
+		return;
+	}
 	if (!need_model(r))
 		return;
 	/* without waiting, as need_model: B not known here yet is looked up by the layout */
@@ -921,5 +959,7 @@ static void h_diff(oxs_req *r)
 	}
 	oxs_art_init(&r->art, OXS_ART_DIFF, r->id, oxs_format_of_route(oxs_route_at(r->route)->pattern), &opt);
 	oxs_art_diff(&r->art, r->param);
+	if (raster)
+		oxs_art_raster(&r->art, &ras, false);
 	oxs_art_request(r, &r->art, false);
 }
