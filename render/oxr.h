@@ -194,7 +194,7 @@ typedef struct oxr_raster {
 void oxr_raster_default(oxr_raster *r);
 /* One raster option from its text form: "w", "h" (1..OXR_RASTER_SIDE_MAX), "scale" (a
  * decimal 1..4, at most two places), "theme" ("light").  OXR_E_OPTION naming the option
- * and what it accepts (never the value given) when bad; 1 when key is not a raster
+ * and what it accepts (never the value given) when bad; -1 when key is not a raster
  * option (nothing set), else OXR_OK. */
 int oxr_raster_set(oxr_raster *r, const char *key, const char *value, oxr_error *err);
 /* Canonical text ("w=1200&h=0&scale=100&theme=light&max=64000000"): the cache key's part

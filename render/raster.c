@@ -156,7 +156,7 @@ int oxr_raster_set(oxr_raster *r, const char *key, const char *value, oxr_error 
 		}
 		return bad_raster(err, key, "light");
 	}
-	return 1;
+	return -1;
 }
 
 void oxr_raster_key(const oxr_raster *r, char *buf, size_t size)

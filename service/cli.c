@@ -554,7 +554,7 @@ int oxs_cli_raster_option(oxr_raster *r, const char *cmd, const char *arg)
 	}
 	oxr_error err;
 	int rc = oxr_raster_set(r, key, eq + 1, &err);
-	if (rc == 1)
+	if (rc < 0)
 		return 1;
 	if (rc != OXR_OK) {
 		fprintf(stderr, "onnxviz %s: %s\n", cmd, err.message);

@@ -502,16 +502,22 @@ int oxs_cli_diff(int argc, char **argv)
 	const char *paths[2] = {NULL, NULL}, *out_path = NULL, *fmt = NULL;
 	int npaths = 0, orc;
 	oxr_options opt;
+	oxr_raster ras; /* -o d.png: the SVG drawn as PNG (render/raster.c) */
 	oxr_error err;
 	oxr_options_default(&opt);
+	oxr_raster_default(&ras);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!strcmp(a, "-o") && i + 1 < argc) {
+		if ((orc = oxs_cli_raster_option(&ras, "diff", a)) != 1) {
+			if (orc != 0)
+				return 2;
+		} else if (!strcmp(a, "-o") && i + 1 < argc) {
 			out_path = argv[++i];
 		} else if (!strncmp(a, "--format=", 9)) {
 			fmt = a + 9;
-			if (strcmp(fmt, "text") && strcmp(fmt, "json") && strcmp(fmt, "svg") && strcmp(fmt, "dot")) {
-				fprintf(stderr, "onnxviz diff: --format: text, json, svg or dot\n");
+			if (strcmp(fmt, "text") && strcmp(fmt, "json") && strcmp(fmt, "svg") && strcmp(fmt, "dot") &&
+			    strcmp(fmt, "png")) {
+				fprintf(stderr, "onnxviz diff: --format: text, json, svg, dot or png\n");
 				return 2;
 			}
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -556,8 +562,11 @@ int oxs_cli_diff(int argc, char **argv)
 	oxr_buf_init(&out, 0);
 	bool same = false;
 	int rc;
-	if (diff_sides(&b, &a, fmt, &opt, &out, &same, &err) != OXR_OK) {
+	bool png = !strcmp(fmt, "png");
+	if (diff_sides(&b, &a, png ? "svg" : fmt, &opt, &out, &same, &err) != OXR_OK) {
 		fprintf(stderr, "onnxviz: diff: %s: %s\n", oxr_code_name(err.code), err.message);
+		rc = 2;
+	} else if (png && oxs_cli_rasterize(paths[1], &ras, &out) != 0) {
 		rc = 2;
 	} else {
 		rc = oxs_write_output(out_path, &out) != 0 ? 2 : same ? 0 : 1;
