@@ -1366,6 +1366,10 @@ def main():
     sys.dont_write_bytecode = True  # no __pycache__ in the tree
     import resumable  # noqa: E402  (tests/http/resumable.py: POST /uploads, PATCH ...)
     step("resumable uploads", resumable.t_resumable, sys.modules[__name__])
+    import png  # noqa: E402  (tests/http/png.py: graph.png, card.png, the budget)
+    step("png", png.t_png, sys.modules[__name__])
+    step("png limits", png.t_png_limits, sys.modules[__name__])
+    step("png cli", png.t_png_cli, sys.modules[__name__])
     n = audit_headers()
     print("  header audit: %d responses" % n)
     print("  steps: " + ", ".join(steps))
