@@ -242,7 +242,10 @@ oxr_code oxr_raster_size(const oxr_raster *r, double dw, double dh, uint32_t *pw
 	if (fh * c > side)
 		c = side / fh;
 	*clamped = c < 1;
-	double x = c < 1 ? floor(fw * c) : floor(fw + 0.5), y = c < 1 ? floor(fh * c) : floor(fh + 0.5);
+	/* scaled down: rounded down (1e-6: c = side / fh gives side - epsilon), never past
+	 * the side; the loop below takes back what rounding adds past the budget */
+	double x = c < 1 ? fmin(floor(fw * c + 1e-6), side) : floor(fw + 0.5);
+	double y = c < 1 ? fmin(floor(fh * c + 1e-6), side) : floor(fh + 0.5);
 	*pw = x < 1 ? 1 : (uint32_t)x;
 	*ph = y < 1 ? 1 : (uint32_t)y;
 	/* the 1-pixel floor of a hairline drawing may add a row: still within the budget */
