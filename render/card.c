@@ -97,8 +97,9 @@ static void text(oxr_buf *o, oxp_arena *a, double y, double size, bool bold, con
 	oxr_buf_append(o, "</text>\n", 8);
 }
 
-/* The model's name: the main graph's, else "ONNX model"; up to two lines at 40 px, or
- * one line at 30 px cut with an ellipsis.  Returns the y below it. */
+/* The model's name: the main graph's, else "ONNX model"; one line at 40 px, else two at
+ * 34 px broken after a '/', '_', '-', '.' or ' ' (the second cut with an ellipsis when
+ * still too long), else one line at 30 px cut.  Returns the y below it. */
 static double title(oxr_buf *o, oxp_arena *a, const char *name, double y)
 {
 	if (oxr__text_width(name, 40, true) <= LEFT_W) {
@@ -108,18 +109,22 @@ static double title(oxr_buf *o, oxp_arena *a, const char *name, double y)
 	/* two lines: break at the last '/', '_', '-', '.' or ' ' that leaves a first line
 	 * that fits, else cut */
 	size_t n = strlen(name), best = 0;
-	for (size_t i = 1; i < n; i++) {
-		if (strchr("/_-. ", name[i]) == NULL)
-			continue;
-		char first[256];
-		if (i + 1 >= sizeof(first))
-			break;
-		memcpy(first, name, i + 1);
-		first[i + 1] = '\0';
-		if (oxr__text_width(first, 34, true) <= LEFT_W)
-			best = i + 1;
+	/* after a '/' or ' ' first (a scope path, words), else '_', '-' or '.' */
+	static const char *const breaks[] = {"/ ", "_-."};
+	for (int pass = 0; pass < 2 && best == 0; pass++) {
+		for (size_t i = 1; i < n; i++) {
+			if (strchr(breaks[pass], name[i]) == NULL)
+				continue;
+			char first[256];
+			if (i + 1 >= sizeof(first))
+				break;
+			memcpy(first, name, i + 1);
+			first[i + 1] = '\0';
+			if (oxr__text_width(first, 34, true) <= LEFT_W)
+				best = i + 1;
+		}
 	}
-	if (best > 0 && oxr__text_width(name + best, 34, true) <= LEFT_W) {
+	if (best > 0) { /* the rest on the second line, cut with an ellipsis when longer */
 		char first[256];
 		memcpy(first, name, best);
 		first[best] = '\0';

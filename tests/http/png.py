@@ -46,6 +46,16 @@ def chain(n):
     return helper.make_model(g).SerializeToString()
 
 
+def named(graph_name, producer):
+    """A two-node model whose graph and producer have the given names (test input)."""
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="a"), helper.make_node("Relu", ["y"], ["z"], name="b")]
+    g = helper.make_graph(nodes, graph_name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1])])
+    m = helper.make_model(g, producer_name=producer)
+    return m.SerializeToString()
+
+
 def t_png(h):
     s = h.Server()
     sq = h.upload(s, h.SQUEEZENET).json()["id"]
@@ -101,6 +111,16 @@ def t_png(h):
     h.check(card.status == 200 and colours > 200, "card.png is a picture (%d colours)" % colours)
     r = h.curl(s.url("/models/%s/card.png" % sq), headers=["If-None-Match: " + (card.h("etag") or "")])
     h.check(r.status == 304, "card.png: 304 on its ETag: %r" % r)
+    # names the card's SVG must escape or cut: markup, entities, a name too long for two
+    # lines, right-to-left text, a NUL-free control character
+    for gname, prod in [("<script>alert(1)</script>&amp;]]>", "x\"/><svg onload=1>"),
+                        ("x" * 400, "p" * 300), ("/encoder/layers.11/self_attn/" * 6, ""),
+                        ("\u05e9\u05dc\u05d5\u05dd model \u202e", "\x01tool")]:
+        mid = h.curl(s.url("/models"), data=named(gname, prod)).json()["id"]
+        r = h.curl(s.url("/models/%s/card.png" % mid))
+        im = png(r)
+        h.check(r.status == 200 and im is not None and im.size == (1200, 630),
+                "card of a model named %r: %r" % (gname[:40], r))
 
     # the one-shot and the diff
     r = h.curl(s.url("/graph.png?w=300"), data_file=h.SQUEEZENET)
