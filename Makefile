@@ -37,6 +37,10 @@ GVPLUGDIR := $(shell pkg-config --variable=libdir libgvc 2>/dev/null)/graphviz
 # AddressSanitizer dlopen is called from libasan, whose run path is not the program's.
 CFLAGS_ALL += -DOXR_GVPLUGDIR='"$(GVPLUGDIR)"'
 LIBS     = -ljansson -lm -lpthread
+# librsvg and cairo (render/raster.c) are loaded when the first PNG is drawn (dlopen, like
+# Graphviz): only their headers are needed here, for that one file, as system headers
+# (GLib's do not keep to our warnings).
+RSVG_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags librsvg-2.0 cairo 2>/dev/null))
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 PARSER_SRC  := $(wildcard parser/*.c)
@@ -84,6 +88,8 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/render/raster.o: CFLAGS_ALL += $(RSVG_CFLAGS)
 
 $(BUILD)/obj/gen/web_assets.o: $(WEB_GEN)
 	@mkdir -p $(dir $@)
@@ -163,7 +169,7 @@ fuzz-replay: $(REPLAY_BIN)
 # Dependencies (Debian packages).  Installed with apt-get (sudo when not root), skipping
 # what is present.  DEPS_BUILD is what `make run` needs; DEPS_TEST adds what the tests use.
 DEPS_BUILD := gcc make pkg-config libc6-dev libmicrohttpd-dev libgraphviz-dev libjansson-dev \
-              libssl-dev libcurl4-openssl-dev zlib1g-dev
+              libssl-dev libcurl4-openssl-dev zlib1g-dev librsvg2-dev
 DEPS_TEST  := $(DEPS_BUILD) libcmocka-dev clang libclang-rt-14-dev curl python3 python3-onnx \
               python3-numpy python3-jsonschema libxml2-utils strace librsvg2-bin wrk graphviz \
               nodejs chromium debootstrap time

@@ -163,6 +163,60 @@ oxr_code oxr_render(const oxp_model *m, const oxp_dag *d, const oxr_options *o,
                     oxr_format fmt, oxr_buf *out, oxr_error *err);
 
 /* ---------------------------------------------------------------------------------------
+ * Raster images (raster.c, card.c; docs/render.md "PNG"): our own SVG drawn into pixels
+ * by librsvg with cairo, loaded when first needed (oxr_dlopen) as Graphviz is.  The size
+ * is settled before anything is allocated: the drawing is fitted inside w x h CSS pixels
+ * (a side given as 0 is free; neither given: its own size), times the device pixel ratio
+ * `scale`; past max_pixels (or OXR_RASTER_SIDE_MAX on a side) it is scaled down to fit,
+ * unless the request's own numbers asked for that much (w x h x scale^2 over the budget,
+ * or a scale above 1 taking the drawing over it): then OXR_E_TOO_BIG with the numbers.
+ */
+typedef enum {
+	OXR_THEME_LIGHT = 0, /* the SVG's own colours on white */
+	OXR_THEME__COUNT     /* a theme is one row of raster.c's table (and its palette) */
+} oxr_theme;
+
+#define OXR_RASTER_SIDE_MAX 32767u          /* cairo's image surfaces: pixels on a side */
+#define OXR_RASTER_MAX_PIXELS 64000000u     /* --max-pixels' default */
+#define OXR_RASTER_SCALE_MIN 100u           /* scale in hundredths: 1.00 .. 4.00 */
+#define OXR_RASTER_SCALE_MAX 400u
+#define OXR_CARD_W 1200u                    /* a card: the Open Graph image size */
+#define OXR_CARD_H 630u
+#define OXR_RASTER_KEY_MAX 96
+
+typedef struct oxr_raster {
+	uint32_t w, h;        /* w, h: the box the drawing is fitted in, CSS px; 0: free */
+	uint32_t scale;       /* device pixel ratio in hundredths (100..400) */
+	uint8_t theme;        /* oxr_theme */
+	uint64_t max_pixels;  /* the budget (width x height of the image) */
+} oxr_raster;
+
+void oxr_raster_default(oxr_raster *r);
+/* One raster option from its text form: "w", "h" (1..OXR_RASTER_SIDE_MAX), "scale" (a
+ * decimal 1..4, at most two places), "theme" ("light").  OXR_E_OPTION naming the option
+ * and what it accepts (never the value given) when bad; -1 when key is not a raster
+ * option (nothing set), else OXR_OK. */
+int oxr_raster_set(oxr_raster *r, const char *key, const char *value, oxr_error *err);
+/* Canonical text ("w=1200&h=0&scale=100&theme=light&max=64000000"): the cache key's part
+ * and what the layout worker is told (oxr_raster_parse reads it back). */
+void oxr_raster_key(const oxr_raster *r, char *buf, size_t size);
+oxr_code oxr_raster_parse(oxr_raster *r, const char *key, oxr_error *err);
+const char *oxr_theme_name(uint8_t theme);
+/* The image size in pixels for a drawing of dw x dh CSS px under r: OXR_OK with *pw, *ph
+ * (each >= 1), or OXR_E_TOO_BIG naming the numbers asked for.  *clamped: scaled down to
+ * the budget. */
+oxr_code oxr_raster_size(const oxr_raster *r, double dw, double dh, uint32_t *pw,
+                         uint32_t *ph, bool *clamped, oxr_error *err);
+/* The SVG text svg[0..len) as PNG into out.  OXR_E_LAYOUT when librsvg cannot be loaded
+ * or refuses the SVG, OXR_E_NOMEM when the pixels cannot be allocated. */
+oxr_code oxr_raster_png(const char *svg, size_t len, const oxr_raster *r, oxr_buf *out,
+                        oxr_error *err);
+/* The model's card (OXR_CARD_W x OXR_CARD_H times r->scale; r->w and r->h are not used):
+ * its overview fitted in, its name, nodes, parameters and MACs. */
+oxr_code oxr_card_png(const oxp_model *m, const oxp_dag *d, const oxr_raster *r,
+                      oxr_buf *out, oxr_error *err);
+
+/* ---------------------------------------------------------------------------------------
  * Overlays (render/overlay.c): marks drawn over a rendering of one model, given by the
  * caller and knowing nothing of where they come from (the service draws what changed
  * between two models with it).  Per node of the drawn model a mark (its box is outlined
@@ -351,6 +405,18 @@ oxr_code oxr_render_isolated_pair(const char *exe, const oxr_model_files *model,
                                   const char *const *args, const oxr_options *o,
                                   const oxr_worker_limits *lim, oxr_buf *out,
                                   oxr_error *err);
+
+/* A PNG (oxr_raster_png of the drawing) or, with card, the model's card (oxr_card_png)
+ * drawn by the worker: the same process, limits and protocol, and while it draws its
+ * address space is capped further by what r's pixel budget needs (worker.c). */
+oxr_code oxr_render_isolated_raster(const char *exe, const char *model_path,
+                                    const oxr_options *o, bool card, const oxr_raster *r,
+                                    const oxr_worker_limits *lim, oxr_buf *out,
+                                    oxr_error *err);
+/* The format a pair rendering is asked for to come back as PNG: base ("svg", "heat-svg")
+ * with its "svg" made "png" and r's key after a '?' ("heat-png?w=..."); the worker draws
+ * base, then rasterizes it.  False when base does not end in "svg" or buf is short. */
+bool oxr_raster_format(const char *base, const oxr_raster *r, char *buf, size_t size);
 
 /* A child process under limits, the one mechanism behind the layout worker and any other
  * computation that must not take its caller down.  With fn == NULL: `exe argv...` after

@@ -31,6 +31,9 @@
 #include <unistd.h>
 
 #define WORKER_RENDER_ERROR 3
+/* a format as the worker is told it: "svg", "heat-svg", or a raster one with its options,
+ * "png?w=1200&h=0&scale=100&theme=light&max=64000000" (oxr_raster_key) */
+#define FMT_MAX (24 + OXR_RASTER_KEY_MAX)
 
 void oxr_worker_limits_default(oxr_worker_limits *l)
 {
@@ -327,7 +330,7 @@ static oxr_code run_worker(const char *exe, const char *path, const oxr_model_fi
 	}
 	char key[OXR_OPTIONS_KEY_MAX];
 	oxr_options_key(o, key, sizeof(key));
-	char fmtcopy[16];
+	char fmtcopy[FMT_MAX];
 	snprintf(fmtcopy, sizeof(fmtcopy), "%s", fmtname);
 	char *argv[9 + OXR_PAIR_ARGS_MAX] = {(char *)exe, "__render", (char *)path, fmtcopy, key};
 	if (pair != NULL) {
@@ -391,10 +394,36 @@ oxr_code oxr_render_isolated_pair(const char *exe, const oxr_model_files *model,
                                   const oxr_worker_limits *lim, oxr_buf *out,
                                   oxr_error *err)
 {
-	if (strlen(fmt) >= 16)
+	if (strlen(fmt) >= FMT_MAX)
 		return oxr__fail(err, OXR_E_OPTION, "bad format");
 	oxr_model_files pair[2] = {*model, *other};
 	return run_worker(exe, model->path, pair, args, fmt, o, lim, out, err);
+}
+
+bool oxr_raster_format(const char *base, const oxr_raster *r, char *buf, size_t size)
+{
+	size_t n = strlen(base);
+	if (n < 3 || strcmp(base + n - 3, "svg") != 0 || n + 1 + OXR_RASTER_KEY_MAX >= FMT_MAX)
+		return false;
+	char key[OXR_RASTER_KEY_MAX];
+	oxr_raster_key(r, key, sizeof(key));
+	return snprintf(buf, size, "%.*spng?%s", (int)(n - 3), base, key) < (int)size;
+}
+
+oxr_code oxr_render_isolated_raster(const char *exe, const char *model_path,
+                                    const oxr_options *o, bool card, const oxr_raster *r,
+                                    const oxr_worker_limits *lim, oxr_buf *out,
+                                    oxr_error *err)
+{
+	char fmt[FMT_MAX];
+	if (card) {
+		char key[OXR_RASTER_KEY_MAX];
+		oxr_raster_key(r, key, sizeof(key));
+		snprintf(fmt, sizeof(fmt), "card?%s", key);
+	} else if (!oxr_raster_format("svg", r, fmt, sizeof(fmt))) {
+		return oxr__fail(err, OXR_E_OPTION, "bad format");
+	}
+	return run_worker(exe, model_path, NULL, NULL, fmt, o, lim, out, err);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -455,6 +484,57 @@ int oxr_worker_main(int argc, char **argv)
 	return oxr_worker_main_pair(argc, argv, NULL);
 }
 
+/* Before drawing pixels: the worker's address space capped at what r's budget needs (4
+ * bytes a pixel, three times: the image, a translucent group's layer, the PNG encoder's
+ * rows) plus RASTER_BASE for librsvg, Pango and fonts, within the limit it has (the
+ * layout's), so that a drawing past its budget fails here instead of growing. */
+#define RASTER_BASE ((uint64_t)512 << 20)
+static void raster_limit(const oxr_raster *r)
+{
+	struct rlimit cur;
+	uint64_t vm = vm_size();
+	if (vm == 0 || getrlimit(RLIMIT_AS, &cur) != 0 || r->max_pixels > ((uint64_t)1 << 40))
+		return;
+	uint64_t want = vm + RASTER_BASE + r->max_pixels * 12;
+	if (cur.rlim_cur != RLIM_INFINITY && cur.rlim_cur <= want)
+		return;
+	cur.rlim_cur = want;
+	setrlimit(RLIMIT_AS, &cur);
+}
+
+/* A raster format ("png?KEY", "card?KEY", "heat-png?KEY"): r from KEY, and in svgfmt
+ * what to draw first ("svg", "heat-svg"; "card" for a card).  False when fmt is none. */
+static bool raster_format(const char *fmt, oxr_raster *r, char *svgfmt, size_t size,
+                          oxr_error *err, bool *bad)
+{
+	const char *q = strchr(fmt, '?');
+	*bad = false;
+	if (q == NULL)
+		return false;
+	size_t n = (size_t)(q - fmt);
+	bool card = n == 4 && memcmp(fmt, "card", 4) == 0;
+	if (n >= size || (!card && (n < 3 || memcmp(q - 3, "png", 3) != 0)) ||
+	    oxr_raster_parse(r, q + 1, err) != OXR_OK) {
+		*bad = true;
+		return true;
+	}
+	snprintf(svgfmt, size, "%.*s%s", (int)(card ? n : n - 3), fmt, card ? "" : "svg");
+	return true;
+}
+
+/* svg drawn as PNG in place of out's text; the worker's exit status */
+static int raster_out(oxr_buf *out, const oxr_raster *r)
+{
+	oxr_error err = {0};
+	oxr_buf png;
+	oxr_buf_init(&png, 0);
+	raster_limit(r);
+	oxr_code rc = oxr_raster_png(out->data, out->len, r, &png, &err);
+	int status = rc != OXR_OK ? fail_out(rc, err.message) : write_out(&png);
+	oxr_buf_free(&png);
+	return status;
+}
+
 int oxr_worker_main_pair(int argc, char **argv, oxr_pair_fn pair)
 {
 	if (argc != 4 && !(argc >= 7 && argc <= 7 + OXR_PAIR_ARGS_MAX && pair != NULL))
@@ -462,6 +542,12 @@ int oxr_worker_main_pair(int argc, char **argv, oxr_pair_fn pair)
 		                              "[OTHER DATA OTHER_DATA [ARG...]]");
 	oxr_error err = {0};
 	oxr_options o;
+	oxr_raster r;
+	char svgfmt[FMT_MAX];
+	bool bad_raster = false;
+	bool raster = raster_format(argv[2], &r, svgfmt, sizeof(svgfmt), &err, &bad_raster);
+	if (bad_raster)
+		return fail_out(OXR_E_OPTION, err.message[0] ? err.message : "bad raster format");
 	if (argc >= 7) {
 		if (options_from_key(&o, argv[3], &err) != OXR_OK)
 			return fail_out(err.code, err.message);
@@ -469,9 +555,11 @@ int oxr_worker_main_pair(int argc, char **argv, oxr_pair_fn pair)
 		oxr_buf out;
 		oxr_buf_init(&out, 0);
 		/* argv[argc] is NULL: the pair arguments are a NULL-terminated list */
-		oxr_code rc = pair(&model, &other, argv[2], (const char *const *)(argv + 7), &o, &out,
-		                   &err);
-		int status = rc != OXR_OK ? fail_out(rc, err.message) : write_out(&out);
+		oxr_code rc = pair(&model, &other, raster ? svgfmt : argv[2],
+		                   (const char *const *)(argv + 7), &o, &out, &err);
+		int status = rc != OXR_OK ? fail_out(rc, err.message)
+		             : raster     ? raster_out(&out, &r)
+		                          : write_out(&out);
 		oxr_buf_free(&out);
 		return status;
 	}
@@ -492,8 +580,18 @@ int oxr_worker_main_pair(int argc, char **argv, oxr_pair_fn pair)
 	}
 	oxr_buf out;
 	oxr_buf_init(&out, 0);
-	oxr_code rc = oxr_render(m, d, &o, fmt, &out, &err);
-	int status = rc != OXR_OK ? fail_out(rc, err.message) : write_out(&out);
+	oxr_code rc;
+	int status;
+	if (raster && !strcmp(svgfmt, "card")) {
+		raster_limit(&r);
+		rc = oxr_card_png(m, d, &r, &out, &err);
+		status = rc != OXR_OK ? fail_out(rc, err.message) : write_out(&out);
+	} else {
+		rc = oxr_render(m, d, &o, fmt, &out, &err);
+		status = rc != OXR_OK ? fail_out(rc, err.message)
+		         : raster     ? raster_out(&out, &r)
+		                      : write_out(&out);
+	}
 	oxr_buf_free(&out);
 	oxp_dag_free(d);
 	oxp_model_free(m);

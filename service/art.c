@@ -28,6 +28,8 @@ const char *oxs_art_ext(const oxs_art *a)
 		return a->u.tensor.opt.npy ? "npy" : "json";
 	if (a->kind == OXS_ART_DIFF && a->u.diff.md)
 		return "md";
+	if (a->raster)
+		return "png";
 	return a->kind == OXS_ART_GRAPH || a->kind == OXS_ART_DIFF || a->kind == OXS_ART_HEAT
 	           ? oxr_format_ext(a->fmt) : "json";
 }

@@ -25,7 +25,8 @@ typedef enum {
 	OXS_ART_HEAT    /* a drawing with a heat overlay (heat_svc.c): `heat` */
 } oxs_art_kind;
 
-#define OXS_KEY_MAX (OXR_OPTIONS_KEY_MAX + 256)
+/* id|kind|ext|options, and a PNG's raster key after them (png.c) */
+#define OXS_KEY_MAX (OXR_OPTIONS_KEY_MAX + 256 + OXR_RASTER_KEY_MAX + 16)
 
 /* A heat drawing's overlay (heat_svc.c: oxs_heat_query reads it from the query). */
 typedef struct oxs_heat_req {
@@ -48,6 +49,10 @@ typedef struct oxs_art {
 	char src[64];          /* "/proc/self/fd/N", "" for stored models */
 	int dirfd;             /* its folder (external data), -1 for stored models */
 	char fpath[OXST_LOCATION_MAX + 1]; /* its path under --models-dir, for links */
+	/* a PNG of the drawing (graphs, diffs, heat) or the model's card: png.c's
+	 * oxs_art_raster sets these (key and store name too) */
+	bool raster, card;
+	oxr_raster ras;
 	/* What one kind only has: read only the member of a->kind.  Summaries, documents and
 	 * graphs have none. */
 	union {
@@ -87,7 +92,7 @@ void oxs_art_cost(oxs_art *a, const char *dims);
 /* After oxs_art_init: the artifact is of a --models-dir file open as fd (its folder
  * dirfd, its relative path fpath); both fds stay the request's. */
 void oxs_art_file(oxs_art *a, int fd, int dirfd, const char *fpath);
-/* The file extension of a's answer ("svg", "json", "npy"). */
+/* The file extension of a's answer ("svg", "json", "npy", "png"). */
 const char *oxs_art_ext(const oxs_art *a);
 /* Append a URL path (a --models-dir file's, a redirect's): bytes outside
  * [A-Za-z0-9._~/-] as %XX. */

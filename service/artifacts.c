@@ -83,6 +83,8 @@ static const char *art_type(const oxs_art *a)
 		return "application/json";
 	if (a->kind == OXS_ART_DIFF && a->u.diff.md)
 		return "text/markdown; charset=utf-8";
+	if (a->raster)
+		return "image/png";
 	switch (a->fmt) {
 	case OXR_FMT_SVG: return "image/svg+xml; charset=utf-8";
 	case OXR_FMT_DOT: return "text/vnd.graphviz; charset=utf-8";
@@ -486,6 +488,14 @@ oxs_centry *oxs_art_summary_now(oxs_server *srv, const char *id, const oxp_model
 	return e;
 }
 
+/* The worker's format for a pair rendering: fmt, or for a PNG its raster form
+ * ("png?...", "heat-png?...": the worker draws the SVG, then rasterizes it). */
+static void raster_fmt(const oxs_art *a, const char *fmt, char *buf, size_t size)
+{
+	if (!a->raster || !oxr_raster_format(fmt, &a->ras, buf, size))
+		snprintf(buf, size, "%s", fmt);
+}
+
 /* A diff in a worker process: B (art->u.diff.other, at b_path) drawn against A (art->id, at
  * a_path), each with its external data folder when it has one (open here; the worker
  * reaches it through /proc/<our pid>/fd/N). */
@@ -502,10 +512,12 @@ static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a
 	/* Markdown: the ids and the base URL of its links (diff.c, oxs_diff_pair) */
 	const char *md_args[4] = {art->id, art->u.diff.other,
 	                          art->u.diff.base[0] != '\0' ? art->u.diff.base : NULL, NULL};
-	oxr_code rc = oxr_render_isolated_pair(srv->exe, &b, &a,
-	                                       art->u.diff.md ? "md"
-	                                       : art->fmt == OXR_FMT_LAYOUT_JSON ? "json"
-	                                                                         : oxr_format_ext(art->fmt),
+	char fmt[160];
+	raster_fmt(art, art->u.diff.md ? "md"
+	                : art->fmt == OXR_FMT_LAYOUT_JSON ? "json"
+	                                                  : oxr_format_ext(art->fmt),
+	           fmt, sizeof(fmt));
+	oxr_code rc = oxr_render_isolated_pair(srv->exe, &b, &a, fmt,
 	                                       art->u.diff.md ? md_args : NULL, &art->opt, &srv->wlim,
 	                                       out, err);
 	for (int i = 0; i < 2; i++)
@@ -555,9 +567,13 @@ static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *p
 	const char *args[] = {scales[art->u.heat.scale % 3], art->u.heat.metric,
 	                      optimized[0] ? optimized : NULL, NULL};
 	oxr_model_files m = {path, ""}, other = {opath, ""};
-	const char *fmt = art->u.heat.table ? "heat-table"
-	                  : art->fmt == OXR_FMT_DOT ? "heat-dot"
-	                  : art->fmt == OXR_FMT_LAYOUT_JSON ? "heat-json" : "heat-svg";
+	char fmt[160];
+	if (art->u.heat.table)
+		snprintf(fmt, sizeof(fmt), "heat-table");
+	else
+		raster_fmt(art, art->fmt == OXR_FMT_DOT ? "heat-dot" : art->fmt == OXR_FMT_LAYOUT_JSON
+		                                                          ? "heat-json" : "heat-svg",
+		           fmt, sizeof(fmt));
 	oxr_code rc = oxr_render_isolated_pair(srv->exe, &m, &other, fmt, args, &art->opt,
 	                                       &srv->wlim, out, err);
 	if (fd >= 0)
@@ -607,6 +623,9 @@ static void flight_layout(oxs_job *j)
 		rc = diff_isolated(srv, &f->art, path, b_path, &out, &err);
 	else if (f->art.kind == OXS_ART_HEAT)
 		rc = heat_isolated(srv, &f->art, path, &out, &err);
+	else if (f->art.raster) /* graph.png, card.png */
+		rc = oxr_render_isolated_raster(srv->exe, path, &f->art.opt, f->art.card, &f->art.ras,
+		                                &srv->wlim, &out, &err);
 	else
 		rc = oxr_render_isolated(srv->exe, path, &f->art.opt, f->art.fmt, &srv->wlim, &out,
 		                         &err);

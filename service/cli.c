@@ -544,28 +544,87 @@ int oxs_cli_render_option(oxr_options *opt, const char *cmd, const char *arg)
 	return 0;
 }
 
-/* --format=EXT, else -o's extension (formats.c); a drawing is SVG by default. */
-static oxr_format format_of(const char *out, const char *fmt)
+/* --format=EXT, else -o's extension (formats.c); a drawing is SVG by default.  *raster:
+ * the SVG is then drawn as PNG. */
+static oxr_format format_of(const char *out, const char *fmt, bool *raster)
 {
 	const oxs_ext_format *e = fmt != NULL ? oxs_format_of_ext(fmt) : oxs_format_of_path(out);
+	*raster = e != NULL && e->raster;
 	return e != NULL && e->render >= 0 ? (oxr_format)e->render : OXR_FMT_SVG;
 }
 
-static int render_args(int argc, char **argv, void *heat, oxr_options *opt, const char **pathp,
-                       const char **outp, const char **fmtp);
+int oxs_cli_raster_option(oxr_raster *r, const char *cmd, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (strncmp(arg, "--", 2) != 0 || eq == NULL)
+		return 1;
+	char key[16];
+	size_t kl = (size_t)(eq - (arg + 2));
+	if (kl >= sizeof(key))
+		return 1;
+	memcpy(key, arg + 2, kl);
+	key[kl] = '\0';
+	/* --scale=2 is the pixel ratio; --scale=log (a word) the heat overlay's */
+	if (!strcmp(key, "scale") && (eq[1] < '0' || eq[1] > '9'))
+		return 1;
+	if (!strcmp(key, "max-pixels")) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(eq + 1, &end, 10);
+		if (eq[1] < '0' || eq[1] > '9' || *end != '\0' || errno != 0 || v == 0 ||
+		    v > ((uint64_t)1 << 40)) {
+			fprintf(stderr, "onnxviz %s: --max-pixels: a whole number of pixels, 1..2^40\n",
+			        cmd);
+			return 2;
+		}
+		r->max_pixels = v;
+		return 0;
+	}
+	oxr_error err;
+	int rc = oxr_raster_set(r, key, eq + 1, &err);
+	if (rc < 0)
+		return 1;
+	if (rc != OXR_OK) {
+		fprintf(stderr, "onnxviz %s: %s\n", cmd, err.message);
+		return 2;
+	}
+	return 0;
+}
+
+/* out (an SVG) drawn as PNG in its place; 0, or 1 after a message naming path */
+int oxs_cli_rasterize(const char *path, const oxr_raster *r, oxr_buf *out)
+{
+	oxr_buf png;
+	oxr_error err;
+	oxr_buf_init(&png, 0);
+	oxr_code rc = oxr_raster_png(out->data, out->len, r, &png, &err);
+	if (rc != OXR_OK) {
+		fprintf(stderr, "onnxviz: %s: %s: %s\n", path, oxr_code_name(rc), err.message);
+		oxr_buf_free(&png);
+		return 1;
+	}
+	oxr_buf_free(out);
+	*out = png;
+	return 0;
+}
+
+static int render_args(int argc, char **argv, void *heat, oxr_options *opt, oxr_raster *ras,
+                       const char **pathp, const char **outp, const char **fmtp);
 
 int oxs_cli_render(int argc, char **argv)
 {
 	const char *path = NULL, *out_path = NULL, *fmt = NULL;
 	oxr_options opt;
+	oxr_raster ras;
 	oxr_error err;
 	oxr_options_default(&opt);
+	oxr_raster_default(&ras);
 	void *heat = oxs_cli_render_heat_new();
 	if (heat == NULL) {
 		fprintf(stderr, "onnxviz render: out of memory\n");
 		return 1;
 	}
-	int rc = render_args(argc, argv, heat, &opt, &path, &out_path, &fmt);
+	int rc = render_args(argc, argv, heat, &opt, &ras, &path, &out_path, &fmt);
 	if (rc >= 0) {
 		free(heat);
 		return rc;
@@ -582,12 +641,15 @@ int oxs_cli_render(int argc, char **argv)
 	}
 	oxr_buf out;
 	oxr_buf_init(&out, 0);
-	oxr_format f = format_of(out_path, fmt);
+	bool raster;
+	oxr_format f = format_of(out_path, fmt, &raster);
 	int hr = oxs_cli_render_heat(heat, m, d, &opt, f, &out, &err);
 	if (hr == 1 || hr == 2) {
 		rc = hr;
 	} else if ((hr == -1 && oxr_render(m, d, &opt, f, &out, &err) != OXR_OK) || hr == 3) {
 		fprintf(stderr, "onnxviz: %s: %s: %s\n", path, oxr_code_name(err.code), err.message);
+		rc = 1;
+	} else if (raster && oxs_cli_rasterize(path, &ras, &out) != 0) {
 		rc = 1;
 	} else {
 		rc = oxs_write_output(out_path, &out);
@@ -599,13 +661,18 @@ int oxs_cli_render(int argc, char **argv)
 }
 
 /* `onnxviz render`'s arguments: -1 to go on, else the exit status. */
-static int render_args(int argc, char **argv, void *heat, oxr_options *opt, const char **pathp,
-                       const char **outp, const char **fmtp)
+static int render_args(int argc, char **argv, void *heat, oxr_options *opt, oxr_raster *ras,
+                       const char **pathp, const char **outp, const char **fmtp)
 {
 	const char *path = NULL, *out_path = NULL, *fmt = NULL;
 	int orc;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		if ((orc = oxs_cli_raster_option(ras, "render", a)) != 1) {
+			if (orc != 0)
+				return 2;
+			continue;
+		}
 		int t = oxs_cli_render_heat_option(heat, argc, argv, &i);
 		if (t < 0)
 			return 2;
@@ -616,7 +683,8 @@ static int render_args(int argc, char **argv, void *heat, oxr_options *opt, cons
 		} else if (!strncmp(a, "--format=", 9)) {
 			fmt = a + 9;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			printf("usage: onnxviz render MODEL [-o OUT.svg|.dot|.json] [--format=svg|dot|json]\n"
+			printf("usage: onnxviz render MODEL [-o OUT.svg|.png|.dot|.json] "
+			       "[--format=svg|png|dot|json]\n"
 			       "options (as for the HTTP service):\n"
 			       "  --rankdir=TB|LR  --initializers=fold|nodes|hide  --subgraphs=collapse|expand\n"
 			       "  --group=auto|none|N  --expand=SCOPE[,SCOPE...]|*  --depth=N\n"
@@ -626,7 +694,10 @@ static int render_args(int argc, char **argv, void *heat, oxr_options *opt, cons
 			       "  --dims=NAME:VALUE[,...]  bind named dims in the MAC rows\n"
 			       "heat (docs/overlays.md):\n"
 			       "  --overlay FILE|cost  --metric M  --scale linear|log|thresholds\n"
-			       "  --optimized OPT.onnx (ORT's optimized model, for profiles)\n");
+			       "  --optimized OPT.onnx (ORT's optimized model, for profiles)\n"
+			       "PNG (docs/render.md):\n"
+			       "  --w=N --h=N  fit inside N CSS pixels  --scale=1..4  pixel ratio\n"
+			       "  --theme=light  --max-pixels=N  budget (default 64000000)\n");
 			return 0;
 		} else if ((orc = oxs_cli_render_option(opt, "render", a)) != 1) {
 			if (orc != 0)

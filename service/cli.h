@@ -20,5 +20,11 @@ int oxs_write_output(const char *path, const oxr_buf *out);
 /* A command's `--key=value` argument as a render option: 0 set, 1 not of that form (the
  * caller goes on), 2 refused after "onnxviz CMD: message" on stderr (cli.c). */
 int oxs_cli_render_option(oxr_options *opt, const char *cmd, const char *arg);
+/* --w=, --h=, --scale=N (a number: the pixel ratio), --theme=, --max-pixels= into r
+ * (render/oxr.h, "Raster images"): the same, 0 taken, 1 not one of them, 2 bad (message
+ * printed). */
+int oxs_cli_raster_option(oxr_raster *r, const char *cmd, const char *arg);
+/* out (an SVG) replaced by its PNG under r: 0, or 1 after a message naming path. */
+int oxs_cli_rasterize(const char *path, const oxr_raster *r, oxr_buf *out);
 
 #endif /* OXS_CLI_H */

@@ -127,6 +127,9 @@ static const opt opts[] = {
      "SIZE", "memory those parsed models may use (default 512M)"},
     {"memory-cache", "ONNXVIZ_MEMORY_CACHE", T_SIZE, F(memory_cache), 0, 0, "SIZE",
      "renderings and documents kept in memory (default 256M)"},
+    {"max-pixels", "ONNXVIZ_MAX_PIXELS", T_UINT, F(max_pixels), 1, 1000000000, "N",
+     "pixels of one PNG image, width x height (default 64000000): a drawing larger is "
+     "scaled down to fit, a request asking for more (w, h, scale) is refused (422)"},
     {"grace", "ONNXVIZ_GRACE", T_UINT, F(grace), 0, 3600, "SEC",
      "on SIGTERM/SIGINT, time to finish running requests (default 30)"},
     {"base-url", "ONNXVIZ_BASE_URL", T_STR, F(base_url), 0, 0, "URL",
@@ -218,6 +221,7 @@ void oxs_config_default(oxs_config *c)
 	c->model_cache_bytes = (uint64_t)512 << 20;
 	c->model_memory = (uint64_t)512 << 20;
 	c->memory_cache = (uint64_t)256 << 20;
+	c->max_pixels = OXR_RASTER_MAX_PIXELS;
 	c->grace = 30;
 	c->sign_max_ttl = 604800;
 	c->log_requests = true;

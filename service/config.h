@@ -55,6 +55,7 @@ typedef struct oxs_config {
 	uint64_t model_cache_bytes; /* --model-cache-bytes */
 	uint64_t model_memory;   /* --model-memory: the parse budget of one model */
 	uint64_t memory_cache;   /* --memory-cache: bytes of responses kept in memory */
+	unsigned max_pixels;     /* --max-pixels: pixels of one PNG (render/oxr.h, raster) */
 	unsigned grace;          /* --grace: seconds to finish requests on SIGTERM */
 	bool log_requests;       /* --log-requests: one line per request on stderr */
 	bool help;               /* --help was given */

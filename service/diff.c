@@ -529,24 +529,29 @@ int oxs_cli_diff(int argc, char **argv)
 	const char *paths[2] = {NULL, NULL}, *out_path = NULL, *fmt = NULL, *base = NULL;
 	int npaths = 0, orc;
 	oxr_options opt;
+	oxr_raster ras; /* -o d.png: the SVG drawn as PNG (render/raster.c) */
 	oxr_error err;
 	oxr_options_default(&opt);
+	oxr_raster_default(&ras);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!strcmp(a, "-o") && i + 1 < argc) {
+		if ((orc = oxs_cli_raster_option(&ras, "diff", a)) != 1) {
+			if (orc != 0)
+				return 2;
+		} else if (!strcmp(a, "-o") && i + 1 < argc) {
 			out_path = argv[++i];
 		} else if (!strncmp(a, "--format=", 9)) {
 			fmt = a + 9;
 			if (strcmp(fmt, "text") && strcmp(fmt, "json") && strcmp(fmt, "svg") && strcmp(fmt, "dot") &&
-			    strcmp(fmt, "md")) {
-				fprintf(stderr, "onnxviz diff: --format: text, json, svg, dot or md\n");
+			    strcmp(fmt, "md") && strcmp(fmt, "png")) {
+				fprintf(stderr, "onnxviz diff: --format: text, json, svg, dot, md or png\n");
 				return 2;
 			}
 		} else if (!strcmp(a, "--format") && i + 1 < argc) {
 			if (strcmp(argv[i + 1], "md") != 0 && strcmp(argv[i + 1], "text") != 0 &&
 			    strcmp(argv[i + 1], "json") != 0 && strcmp(argv[i + 1], "svg") != 0 &&
-			    strcmp(argv[i + 1], "dot") != 0) {
-				fprintf(stderr, "onnxviz diff: --format: text, json, svg, dot or md\n");
+			    strcmp(argv[i + 1], "dot") != 0 && strcmp(argv[i + 1], "png") != 0) {
+				fprintf(stderr, "onnxviz diff: --format: text, json, svg, dot, md or png\n");
 				return 2;
 			}
 			fmt = argv[++i];
@@ -621,8 +626,11 @@ int oxs_cli_diff(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (diff_sides(&b, &a, fmt, &opt, &links, &out, &same, &err) != OXR_OK) {
+	bool png = !strcmp(fmt, "png");
+	if (diff_sides(&b, &a, png ? "svg" : fmt, &opt, &links, &out, &same, &err) != OXR_OK) {
 		fprintf(stderr, "onnxviz: diff: %s: %s\n", oxr_code_name(err.code), err.message);
+		rc = 2;
+	} else if (png && oxs_cli_rasterize(paths[1], &ras, &out) != 0) {
 		rc = 2;
 	} else {
 		rc = oxs_write_output(out_path, &out) != 0 ? 2 : same ? 0 : 1;

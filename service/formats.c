@@ -9,12 +9,13 @@
 #include <string.h>
 
 static const oxs_ext_format table[] = {
-    {"svg", OXR_FMT_SVG, "svg"},
-    {"dot", OXR_FMT_DOT, "dot"},
-    {"gv", OXR_FMT_DOT, "dot"},
-    {"json", OXR_FMT_LAYOUT_JSON, "json"},
-    {"txt", -1, "text"},
-    {"md", -1, "md"},
+    {"svg", OXR_FMT_SVG, "svg", false},
+    {"dot", OXR_FMT_DOT, "dot", false},
+    {"gv", OXR_FMT_DOT, "dot", false},
+    {"json", OXR_FMT_LAYOUT_JSON, "json", false},
+    {"txt", -1, "text", false},
+    {"png", OXR_FMT_SVG, "png", true}, /* the SVG, rasterized (render/raster.c) */
+    {"md", -1, "md", false},
 };
 
 const oxs_ext_format *oxs_format_of_ext(const char *ext)

@@ -8,9 +8,11 @@
 #include "render/oxr.h"
 
 typedef struct oxs_ext_format {
-	const char *ext;   /* "svg", "dot", "gv", "json", "txt", "md" */
+	const char *ext;   /* "svg", "dot", "gv", "json", "txt", "md", "png" */
 	int render;        /* the drawing's oxr_format, -1 when the extension draws nothing */
-	const char *diff;  /* what a diff writes: "svg", "dot", "json" (the document), "text", "md" */
+	const char *diff;  /* what a diff writes: "svg", "dot", "json" (the document), "text",
+	                      "md", "png" */
+	bool raster;       /* the drawing (SVG) is then rasterized: PNG (render/raster.c) */
 } oxs_ext_format;
 
 /* The row of an extension (without the dot, case as written), or NULL when unknown. */

@@ -54,6 +54,8 @@ typedef struct oxs_route {
 	X(GRAPH_SVG, "/models/{id}/graph.svg", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
 	X(GRAPH_JSON, "/models/{id}/graph.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
 	X(GRAPH_DOT, "/models/{id}/graph.dot", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
+	X(GRAPH_PNG, "/models/{id}/graph.png", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
+	X(CARD_PNG, "/models/{id}/card.png", "GET HEAD", READ, OPEN, OPEN, false, false, h_card, _, _) \
 	X(DOCUMENT, "/models/{id}/document.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_document, _, _) \
 	X(COST, "/models/{id}/cost.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_cost, _, _) \
 	X(NODE, "/models/{id}/nodes/{node_id}", "GET HEAD", READ, OPEN, OPEN, false, false, h_node, _, _) \
@@ -66,10 +68,13 @@ typedef struct oxs_route {
 	X(DIFF_JSON, "/models/{id}/diff/{other}.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_diff, _, _) \
 	X(DIFF_SVG, "/models/{id}/diff/{other}.svg", "GET HEAD", READ, OPEN, OPEN, false, false, h_diff, _, _) \
 	X(DIFF_DOT, "/models/{id}/diff/{other}.dot", "GET HEAD", READ, OPEN, OPEN, false, false, h_diff, _, _) \
+	X(DIFF_PNG, "/models/{id}/diff/{other}.png", "GET HEAD", READ, OPEN, OPEN, false, false, h_diff, _, _) \
 	X(FILE, "/files/{path}", "GET HEAD", READ, OPEN, OPEN, false, false, h_model, _, _) \
 	X(FILE_SVG, "/files/{path}/graph.svg", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
 	X(FILE_JSON, "/files/{path}/graph.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
 	X(FILE_DOT, "/files/{path}/graph.dot", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
+	X(FILE_PNG, "/files/{path}/graph.png", "GET HEAD", READ, OPEN, OPEN, false, false, h_graph, _, _) \
+	X(FILE_CARD, "/files/{path}/card.png", "GET HEAD", READ, OPEN, OPEN, false, false, h_card, _, _) \
 	X(FILE_DOCUMENT, "/files/{path}/document.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_document, _, _) \
 	X(FILE_NODE, "/files/{path}/nodes/{node_id}", "GET HEAD", READ, OPEN, OPEN, false, false, h_node, _, _) \
 	X(FILE_SEARCH, "/files/{path}/search", "GET HEAD", READ, OPEN, OPEN, false, false, h_search, _, _) \
@@ -78,10 +83,12 @@ typedef struct oxs_route {
 	X(POST_SVG, "/graph.svg", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
 	X(POST_JSON, "/graph.json", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
 	X(POST_DOT, "/graph.dot", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
+	X(POST_PNG, "/graph.png", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
 	X(POST_DIFF_JSON, "/diff.json", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
 	X(POST_DIFF_SVG, "/diff.svg", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
 	X(DIFF_MD, "/diff.md", "GET HEAD", READ, OPEN, OPEN, false, false, h_diff_md, _, _) \
 	X(SIGN, "/sign", "POST", OPEN, READ, OPEN, false, true, _, oxs_sign_post, _) \
+	X(POST_DIFF_PNG, "/diff.png", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
 	X(UPLOADS, "/uploads", "POST", OPEN, UPLOAD, OPEN, false, false, _, oxs_resumable_create, _) \
 	X(UPLOAD, "/uploads/{uid}", "GET HEAD PATCH DELETE", UPLOAD, UPLOAD, UPLOAD, false, false, oxs_resumable_get, _, oxs_resumable_delete) \
 	X(ASSET, "/{file}", "GET HEAD", OPEN, OPEN, OPEN, false, false, h_asset, _, _)

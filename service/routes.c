@@ -19,6 +19,7 @@
 #include "service/jobs.h"
 #include "service/metrics.h"
 #include "service/models.h"
+#include "service/png.h"
 #include "service/query.h"
 #include "service/reply.h"
 #include "service/request.h"
@@ -62,6 +63,7 @@ static void h_list(oxs_req *r);
 static void h_model(oxs_req *r);
 static void h_delete(oxs_req *r);
 static void h_graph(oxs_req *r);
+static void h_card(oxs_req *r);
 static void h_document(oxs_req *r);
 static void h_cost(oxs_req *r);
 static void h_node(oxs_req *r);
@@ -556,15 +558,16 @@ static void h_cost(oxs_req *r)
 	oxs_art_request(r, &r->art, false);
 }
 
-/* The render options of the request's query string; false after the 400. */
-static bool request_options(oxs_req *r, oxr_options *opt)
+/* The raster parameters of a .png route (png.c) taken out of pairs; false after the 400.
+ * *raster: the route is one. */
+static bool route_raster(oxs_req *r, oxs_query_pair *pairs, size_t *np, bool card,
+                         oxr_raster *ras, bool *raster)
 {
-	oxs_query_pair pairs[MAX_PAIRS];
-	int n = query_pairs(r, pairs);
-	if (n < 0)
-		return false;
-	char err[600];
-	if (!oxs_query_options(pairs, (size_t)n, opt, err, sizeof(err))) {
+	const oxs_ext_format *e = oxs_format_of_path(oxs_route_at(r->route)->pattern);
+	*raster = e != NULL && e->raster;
+	char err[300];
+	if (*raster && !oxs_raster_query(pairs, np, r->srv->cfg.max_pixels, card, ras, err,
+	                                 sizeof(err))) {
 		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
 		return false;
 	}
@@ -580,6 +583,10 @@ static void h_graph(oxs_req *r)
 		return;
 	size_t np = (size_t)n;
 	char err[600];
+	oxr_raster ras;
+	bool raster;
+	if (!route_raster(r, pairs, &np, false, &ras, &raster))
+		return;
 	oxs_heat_req hr; /* overlay=, metric=, scale= (heat_svc.c) */
 	if (!oxs_heat_query(pairs, &np, &hr, err, sizeof(err)) ||
 	    !oxs_query_options(pairs, np, &opt, err, sizeof(err))) {
@@ -592,6 +599,25 @@ static void h_graph(oxs_req *r)
 	        oxs_format_of_route(oxs_route_at(r->route)->pattern), &opt);
 	if (hr.overlay[0])
 		oxs_art_heat(&r->art, &hr);
+	if (raster)
+		oxs_art_raster(&r->art, &ras, false);
+	oxs_art_request(r, &r->art, false);
+}
+
+/* GET .../card.png: the model's card (render/card.c), scale= and theme= only. */
+static void h_card(oxs_req *r)
+{
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
+		return;
+	size_t np = (size_t)n;
+	oxr_raster ras;
+	bool raster;
+	if (!route_raster(r, pairs, &np, true, &ras, &raster) || !need_model(r))
+		return;
+	art_for(r, OXS_ART_GRAPH, OXR_FMT_SVG, NULL);
+	oxs_art_raster(&r->art, &ras, true);
 	oxs_art_request(r, &r->art, false);
 }
 
@@ -908,8 +934,9 @@ static void h_tensor(oxs_req *r)
  * Diffs of two stored models (diff.c computes them in a layout worker; cached like
  * renderings): A is {id}, B is {other}; the drawing is B's graph.
  */
-/* The diff of r->id (A) with r->param (B), as the route's format or Markdown (md). */
-static void diff_request(oxs_req *r, const oxr_options *opt, bool md)
+/* The diff of r->id (A) with r->param (B), as the route's format or Markdown (md); ras:
+ * the drawing rasterized (diff.png), or NULL. */
+static void diff_request(oxs_req *r, const oxr_options *opt, bool md, const oxr_raster *ras)
 {
 	if (!need_model(r))
 		return;
@@ -927,14 +954,29 @@ static void diff_request(oxs_req *r, const oxr_options *opt, bool md)
 		oxs_art_diff_md(&r->art, r->param, r->srv->cfg.base_url);
 	else
 		oxs_art_diff(&r->art, r->param);
+	if (ras != NULL)
+		oxs_art_raster(&r->art, ras, false);
 	oxs_art_request(r, &r->art, false);
 }
 
 static void h_diff(oxs_req *r)
 {
 	oxr_options opt;
-	if (request_options(r, &opt))
-		diff_request(r, &opt, false);
+	oxs_query_pair pairs[MAX_PAIRS];
+	int n = query_pairs(r, pairs);
+	if (n < 0)
+		return;
+	size_t np = (size_t)n;
+	char err[600];
+	oxr_raster ras;
+	bool raster;
+	if (!route_raster(r, pairs, &np, false, &ras, &raster))
+		return;
+	if (!oxs_query_options(pairs, np, &opt, err, sizeof(err))) {
+		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
+		return;
+	}
+	diff_request(r, &opt, false, raster ? &ras : NULL);
 }
 
 /* GET /diff.md?a=A&b=B: the diff as Markdown for a pull request comment (diff_md.c), with
@@ -961,5 +1003,5 @@ static void h_diff_md(oxs_req *r)
 	}
 	snprintf(r->id, sizeof(r->id), "%s", ab[0]);
 	snprintf(r->param, sizeof(r->param), "%s", ab[1]);
-	diff_request(r, NULL, true);
+	diff_request(r, NULL, true, NULL);
 }

@@ -27,6 +27,7 @@
 #include "service/hash.h"
 #include "service/metrics.h"
 #include "service/models.h"
+#include "service/png.h"
 #include "service/query.h"
 #include "service/reply.h"
 #include "service/request.h"
@@ -90,6 +91,8 @@ struct oxs_upload {
 	char fail_msg[200];
 	oxr_format fmt;      /* one-shot: what to render */
 	oxr_options opt;
+	bool raster;         /* one-shot: .png (png.c) */
+	oxr_raster ras;
 	char name[OXST_META_STR]; /* the uploaded file's name, kept in its meta */
 	/* by reference: the JSON body, then the object it names */
 	bool json;
@@ -427,7 +430,12 @@ void oxs_upload_begin(oxs_req *r)
 			oxs_reply_error(r, 400, "bad_query", "", "malformed query string");
 			return;
 		}
-		if (!oxs_query_options(pairs, (size_t)n, &u->opt, err, sizeof(err))) {
+		const oxs_ext_format *ef = oxs_format_of_path(rt->pattern);
+		size_t np = (size_t)n;
+		u->raster = ef != NULL && ef->raster;
+		if ((u->raster && !oxs_raster_query(pairs, &np, srv->cfg.max_pixels, false, &u->ras,
+		                                    err, sizeof(err))) ||
+		    !oxs_query_options(pairs, np, &u->opt, err, sizeof(err))) {
 			oxs_reply_error(r, 400, "bad_option", "", "%s", err);
 			return;
 		}
@@ -879,6 +887,8 @@ static void diff_finish(oxs_req *r, oxs_upload *u)
 		oxs_models_add(r->srv->models, u->b_id, &l);
 	oxs_art_init(&r->art, OXS_ART_DIFF, r->id, u->fmt, &u->opt);
 	oxs_art_diff(&r->art, u->b_id);
+	if (u->raster)
+		oxs_art_raster(&r->art, &u->ras, false);
 	r->on_art = oneshot_on_art;
 	oxs_art_request(r, &r->art, true);
 }
@@ -916,6 +926,8 @@ static void upload_finish(oxs_req *r)
 	if (r->oneshot) {
 		oxs_cache_release(e);
 		oxs_art_init(&r->art, OXS_ART_GRAPH, r->id, u->fmt, &u->opt);
+		if (u->raster)
+			oxs_art_raster(&r->art, &u->ras, false);
 		r->on_art = oneshot_on_art;
 		oxs_art_request(r, &r->art, true);
 		return;

@@ -396,6 +396,17 @@ ns_container() {
 		else
 			bad "[$scenario] graph.svg: HTTP $code: $(head -c 300 "$svg" 2>/dev/null) $(tail -n 2 "$WORK/svg.check" 2>/dev/null)"
 		fi
+		# a PNG: librsvg loaded in the image's layout worker, drawn with its fonts
+		t0=$(now)
+		local png=$WORK/graph-$scenario.png
+		code=$(curl -sS --max-time 120 -o "$png" -w '%{http_code}' "$url/models/$id/graph.png?w=400" \
+			2>"$WORK/png.err") || code="curl: $(cat "$WORK/png.err")"
+		if [ "$code" = 200 ] && [ "$(head -c 16 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a0000000d49484452 ] &&
+		   [ "$(dd if="$png" bs=1 skip=16 count=4 2>/dev/null | od -An -tu1 | tr -s ' ' | sed 's/^ //')" = "0 0 1 144" ]; then
+			ok "[$scenario] graph.png?w=400: a PNG 400 pixels wide, $(wc -c <"$png") bytes ($(since "$t0") s)"
+		else
+			bad "[$scenario] graph.png: HTTP $code: $(head -c 300 "$png" 2>/dev/null | tr -cd '[:print:]')"
+		fi
 		[ "$id" = "$(sha256sum "$MODEL" | cut -c1-64)" ] && ok "[$scenario] the id is the model's SHA-256" ||
 			bad "[$scenario] id $id is not the SHA-256 of the model"
 	else
@@ -724,6 +735,13 @@ for so in $(dlopen_sonames "$RFS${ENTRY[0]}"); do
 done
 [ -f "$RFS$GVCONFIG" ] && ok "libgvc6's trigger wrote $GVCONFIG during the install" ||
 	bad "$GVCONFIG missing after the install"
+# The drawings name "Helvetica, Arial, sans-serif": Liberation Sans (metric-compatible
+# with both) through fontconfig's metric aliases, for librsvg's PNGs as for a browser.
+for f in /usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf \
+         /usr/share/fonts/truetype/liberation2/LiberationSans-Bold.ttf \
+         /etc/fonts/conf.d/30-metric-aliases.conf; do
+	[ -f "$RFS$f" ] && ok "$f in the image (the drawings' font)" || bad "$f missing from the image"
+done
 
 # 4. Run the image twice: as built, then without Graphviz's plugin configuration.
 run_scenario() { # name: "compose" (its environment) or "docker-run" (the image's only)

@@ -507,7 +507,7 @@ def t_exit_statuses():
     check(rc == 2, "three models: exit 2")
     rc, _, _ = run("diff", P("base.onnx"), P("attr_b.onnx"), "--rankdir=XY")
     check(rc == 2, "bad option value: exit 2")
-    rc, _, _ = run("diff", P("base.onnx"), P("attr_b.onnx"), "--format=png")
+    rc, _, _ = run("diff", P("base.onnx"), P("attr_b.onnx"), "--format=gif")
     check(rc == 2, "unknown format: exit 2")
     rc, _, _ = run("diff", P("base.onnx"), P("attr_b.onnx"), "-o", "/nonexistent/dir/x.json")
     check(rc == 2, "output that cannot be written: exit 2 (%d)" % rc)
@@ -624,6 +624,13 @@ def t_http(pairs, docs):
         check(st == 200, "HEAD diff.svg")
         st, h, body = curl(url + ".dot")
         check(st == 200 and body.startswith(b"digraph") and "graphviz" in h.get("content-type", ""), "diff.dot")
+        # the diff's drawing as PNG (render/raster.c): B's graph, changes marked, drawn by
+        # librsvg at the asked width; cached and conditional like the SVG
+        st, h, body = curl(url + ".png?w=480")
+        check(st == 200 and h.get("content-type") == "image/png" and body[:8] == b"\x89PNG\r\n\x1a\n" and
+              int.from_bytes(body[16:20], "big") == 480 and h.get("etag"), "diff.png?w=480: %d %s" % (st, h))
+        st2, _, _ = curl(url + ".png?w=480", "-H", "If-None-Match: " + h.get("etag", "x"))
+        check(st2 == 304, "diff.png: If-None-Match 304 (%d)" % st2)
         st, _, body = curl(url + ".svg?rankdir=LR&quant=nodes")
         check(st == 200 and b'data-mark="added"' in body, "diff.svg?rankdir=LR&quant=nodes")
         st, _, body = curl(url + ".svg?rankdir=XY")
@@ -634,7 +641,7 @@ def t_http(pairs, docs):
         check(st == 404, "unknown model: 404")
         st, _, _ = curl("%s/models/%s/diff/nothex.json" % (s.base, a))
         check(st == 404, "malformed id: 404")
-        st, _, _ = curl("%s/models/%s/diff/%s.png" % (s.base, a, b))
+        st, _, _ = curl("%s/models/%s/diff/%s.gif" % (s.base, a, b))
         check(st == 404, "unknown extension: 404 (%d)" % st)
         st, _, _ = curl(url + ".json", "-X", "POST")
         check(st == 405, "POST on a diff route: 405 (%d)" % st)

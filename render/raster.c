@@ -1,0 +1,562 @@
+/*
+ * raster.c — our own SVG as PNG: librsvg parses it and draws it with cairo into an image
+ * surface, which cairo writes as PNG (render/oxr.h, "Raster images").
+ *
+ * Why librsvg: it is the SVG renderer of GNOME and of MediaWiki's thumbnails, draws text
+ * through Pango with the same fontconfig families a browser picks ("Helvetica, Arial,
+ * sans-serif" is Liberation Sans on Debian, in the image too), and a browser's picture of
+ * the same SVG differs only in text anti-aliasing (tests/e2e/png.test.mjs).  It is loaded
+ * when the first image is drawn (oxr_dlopen, as Graphviz is), never at the program's start:
+ * its closure is some forty libraries (GLib, Pango, HarfBuzz, fontconfig, cairo, pixman).
+ *
+ * Safety: the size is settled from the SVG's own width and height before any pixel is
+ * allocated (oxr_raster_size: the budget, the side limit), so a drawing that would need
+ * 100k x 100k pixels is scaled down or refused without asking for the memory; the service
+ * draws only in its layout worker process (worker.c), under the worker's memory limit, so
+ * a fault of the rasterizer ends that process and not the server.
+ */
+#include "render/internal.h"
+
+#include <cairo.h>
+#include <librsvg/rsvg.h>
+#include <zlib.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RSVG_SONAME "librsvg-2.so.2"
+OXR_DLOPEN_NOTE(rsvg, "png", "librsvg and cairo, for PNG images of drawings", RSVG_SONAME);
+
+/* librsvg's, and (through its dependencies: dlsym searches them) GLib's, cairo's and
+ * zlib's (cairo's PNG writer links it) */
+#define RSVG_FNS(X)                                                                        \
+	X(rsvg_handle_new_from_data) X(rsvg_handle_set_dpi)                                \
+	X(rsvg_handle_get_intrinsic_size_in_pixels) X(rsvg_handle_render_document)         \
+	X(g_object_unref) X(g_error_free)                                                  \
+	X(cairo_image_surface_create) X(cairo_surface_status) X(cairo_surface_destroy)     \
+	X(cairo_surface_flush) X(cairo_create)        \
+	X(cairo_destroy) X(cairo_status) X(cairo_set_source_rgb) X(cairo_paint)            \
+	X(cairo_status_to_string) X(cairo_save) X(cairo_restore) X(cairo_rectangle)          \
+	X(cairo_clip) X(cairo_fill) X(cairo_set_source) X(cairo_pattern_create_linear)      \
+	X(cairo_pattern_add_color_stop_rgba) X(cairo_pattern_destroy)                       \
+	X(cairo_image_surface_get_data) X(cairo_image_surface_get_stride)                   \
+	X(deflateInit2_) X(deflate) X(deflateEnd) X(deflateBound) X(crc32) X(zlibVersion)
+
+static union {
+	struct {
+#define X(name) __typeof__(name) *name;
+		RSVG_FNS(X)
+#undef X
+	};
+	void *slot[0 RSVG_FNS(OXR_DLOPEN_SLOT)];
+} rs;
+
+static pthread_once_t rs_once = PTHREAD_ONCE_INIT;
+static bool rs_loaded;
+static char rs_load_err[300];
+
+static void rs_load(void)
+{
+	static const char *const names[] = {RSVG_FNS(OXR_DLOPEN_NAME)};
+	rs_loaded = oxr_dlopen(RSVG_SONAME, "", names, rs.slot, sizeof(names) / sizeof(names[0]),
+	                       rs_load_err, sizeof(rs_load_err));
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Options
+ */
+
+/* The themes: a name and the page colour under the drawing.  A theme's palette for the
+ * drawing itself is the SVG writer's (a dark theme adds its row here and its colours
+ * there); "light" is the SVG as it is. */
+static const struct {
+	const char *name;
+	double bg[3];
+} themes[OXR_THEME__COUNT] = {
+    [OXR_THEME_LIGHT] = {"light", {1, 1, 1}},
+};
+
+const char *oxr_theme_name(uint8_t theme)
+{
+	return theme < OXR_THEME__COUNT ? themes[theme].name : "light";
+}
+
+void oxr_raster_default(oxr_raster *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->scale = OXR_RASTER_SCALE_MIN;
+	r->theme = OXR_THEME_LIGHT;
+	r->max_pixels = OXR_RASTER_MAX_PIXELS;
+}
+
+/* A whole number lo..hi, digits only (no sign, no spaces, no exponent). */
+static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	uint64_t v = 0;
+	size_t n = strspn(s, "0123456789");
+	if (n == 0 || n > 10 || s[n] != '\0')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	if (v < lo || v > hi)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* "2", "1.5", "1.25": hundredths lo..hi (digits, at most one '.', two places) */
+static bool parse_hundredths(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	size_t n = strspn(s, "0123456789");
+	if (n == 0 || n > 3)
+		return false;
+	uint32_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v = v * 10 + (uint32_t)(s[i] - '0');
+	v *= 100;
+	if (s[n] == '.') {
+		const char *f = s + n + 1;
+		size_t fn = strspn(f, "0123456789");
+		if (fn == 0 || fn > 2 || f[fn] != '\0')
+			return false;
+		v += (uint32_t)(f[0] - '0') * 10 + (fn == 2 ? (uint32_t)(f[1] - '0') : 0);
+	} else if (s[n] != '\0') {
+		return false;
+	}
+	if (v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int bad_raster(oxr_error *err, const char *key, const char *accepted)
+{
+	return (int)oxr__fail(err, OXR_E_OPTION, "bad value for option '%s' (accepted: %s)", key,
+	                      accepted);
+}
+
+int oxr_raster_set(oxr_raster *r, const char *key, const char *value, oxr_error *err)
+{
+	if (!strcmp(key, "w") || !strcmp(key, "h")) {
+		uint32_t *side = key[0] == 'w' ? &r->w : &r->h;
+		if (!parse_u32(value, 1, OXR_RASTER_SIDE_MAX, side))
+			return bad_raster(err, key, "a whole number of CSS pixels, 1..32767");
+		return OXR_OK;
+	}
+	if (!strcmp(key, "scale")) {
+		if (!parse_hundredths(value, OXR_RASTER_SCALE_MIN, OXR_RASTER_SCALE_MAX, &r->scale))
+			return bad_raster(err, key, "a device pixel ratio 1..4, at most two decimals");
+		return OXR_OK;
+	}
+	if (!strcmp(key, "theme")) {
+		for (uint8_t t = 0; t < OXR_THEME__COUNT; t++) {
+			if (!strcmp(value, themes[t].name)) {
+				r->theme = t;
+				return OXR_OK;
+			}
+		}
+		return bad_raster(err, key, "light");
+	}
+	return -1;
+}
+
+void oxr_raster_key(const oxr_raster *r, char *buf, size_t size)
+{
+	snprintf(buf, size, "w=%u&h=%u&scale=%u&theme=%s&max=%llu", r->w, r->h, r->scale,
+	         oxr_theme_name(r->theme), (unsigned long long)r->max_pixels);
+}
+
+oxr_code oxr_raster_parse(oxr_raster *r, const char *key, oxr_error *err)
+{
+	oxr_raster_default(r);
+	unsigned w, h, scale;
+	unsigned long long max;
+	char theme[16];
+	int used = 0;
+	if (sscanf(key, "w=%u&h=%u&scale=%u&theme=%15[a-z]&max=%llu%n", &w, &h, &scale, theme,
+	           &max, &used) != 5 || key[used] != '\0' || w > OXR_RASTER_SIDE_MAX ||
+	    h > OXR_RASTER_SIDE_MAX || scale < OXR_RASTER_SCALE_MIN ||
+	    scale > OXR_RASTER_SCALE_MAX || max == 0)
+		return oxr__fail(err, OXR_E_OPTION, "bad raster options");
+	r->w = w;
+	r->h = h;
+	r->scale = scale;
+	r->max_pixels = max;
+	if (oxr_raster_set(r, "theme", theme, err) != OXR_OK)
+		return OXR_E_OPTION;
+	return OXR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Size
+ */
+oxr_code oxr_raster_size(const oxr_raster *r, double dw, double dh, uint32_t *pw,
+                         uint32_t *ph, bool *clamped, oxr_error *err)
+{
+	/* a drawing has a size; an absurd one is kept finite */
+	if (!(dw >= 1e-3))
+		dw = 1e-3;
+	if (!(dh >= 1e-3))
+		dh = 1e-3;
+	if (dw > 1e12)
+		dw = 1e12;
+	if (dh > 1e12)
+		dh = 1e12;
+	double s = r->scale / 100.0, max = (double)r->max_pixels, side = OXR_RASTER_SIDE_MAX;
+	double k = 1;
+	if (r->w != 0 && r->h != 0)
+		k = fmin(r->w / dw, r->h / dh);
+	else if (r->w != 0)
+		k = r->w / dw;
+	else if (r->h != 0)
+		k = r->h / dh;
+	double fw = dw * k * s, fh = dh * k * s;
+	/* what the request's own numbers ask for is refused, not quietly made smaller */
+	if (r->w != 0 && r->h != 0 && (double)r->w * r->h * s * s > max)
+		return oxr__fail(err, OXR_E_TOO_BIG,
+		                 "w=%u x h=%u at scale %.2f is %.0f pixels, over the budget of %llu "
+		                 "(--max-pixels)",
+		                 r->w, r->h, s, (double)r->w * r->h * s * s,
+		                 (unsigned long long)r->max_pixels);
+	if ((r->w != 0 && r->w * s > side) || (r->h != 0 && r->h * s > side))
+		return oxr__fail(err, OXR_E_TOO_BIG,
+		                 "%s=%u at scale %.2f is more than %u pixels on a side",
+		                 r->w != 0 && r->w * s > side ? "w" : "h",
+		                 r->w != 0 && r->w * s > side ? r->w : r->h, s, OXR_RASTER_SIDE_MAX);
+	if (r->scale > OXR_RASTER_SCALE_MIN && (fw * fh > max || fw > side || fh > side))
+		return oxr__fail(err, OXR_E_TOO_BIG,
+		                 "scale %.2f makes the image %.0f x %.0f pixels (%.0f), over the "
+		                 "budget of %llu (--max-pixels) or %u on a side: ask a smaller scale, "
+		                 "or w/h",
+		                 s, ceil(fw), ceil(fh), ceil(fw) * ceil(fh),
+		                 (unsigned long long)r->max_pixels, OXR_RASTER_SIDE_MAX);
+	/* the drawing's own size past the budget: scaled down to fit */
+	double c = 1;
+	if (fw * fh > max)
+		c = sqrt(max / (fw * fh));
+	if (fw * c > side)
+		c = side / fw;
+	if (fh * c > side)
+		c = side / fh;
+	*clamped = c < 1;
+	/* scaled down: rounded down (1e-6: c = side / fh gives side - epsilon), never past
+	 * the side; the loop below takes back what rounding adds past the budget */
+	double x = c < 1 ? fmin(floor(fw * c + 1e-6), side) : floor(fw + 0.5);
+	double y = c < 1 ? fmin(floor(fh * c + 1e-6), side) : floor(fh + 0.5);
+	*pw = x < 1 ? 1 : (uint32_t)x;
+	*ph = y < 1 ? 1 : (uint32_t)y;
+	/* the 1-pixel floor of a hairline drawing may add a row: still within the budget */
+	while ((double)*pw * *ph > max && (*pw > 1 || *ph > 1)) {
+		if (*pw >= *ph)
+			(*pw)--;
+		else
+			(*ph)--;
+	}
+	return OXR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Drawing
+ */
+/* librsvg, loaded; false with the reason in err */
+static bool rsvg_ready(oxr_error *err)
+{
+	pthread_once(&rs_once, rs_load);
+	if (!rs_loaded)
+		oxr__fail(err, OXR_E_LAYOUT, "PNG images cannot be drawn here: %s", rs_load_err);
+	return rs_loaded;
+}
+
+/* The SVG text parsed: a handle (g_object_unref), or NULL with err set. */
+static RsvgHandle *svg_open(const char *svg, size_t len, double *dw, double *dh,
+                            oxr_error *err)
+{
+	GError *ge = NULL;
+	RsvgHandle *h = rs.rsvg_handle_new_from_data((const guint8 *)svg, len, &ge);
+	if (h == NULL) {
+		oxr__fail(err, OXR_E_LAYOUT, "the SVG cannot be read: %s",
+		          ge != NULL && ge->message != NULL ? ge->message : "unknown");
+		if (ge != NULL)
+			rs.g_error_free(ge);
+		return NULL;
+	}
+	rs.rsvg_handle_set_dpi(h, 96);
+	if (!rs.rsvg_handle_get_intrinsic_size_in_pixels(h, dw, dh)) {
+		rs.g_object_unref(h);
+		oxr__fail(err, OXR_E_LAYOUT, "the SVG has no size");
+		return NULL;
+	}
+	return h;
+}
+
+/* Draw h into cr's [x, y, w, h] (aspect kept, centred); false with err set. */
+static bool svg_draw(RsvgHandle *h, cairo_t *cr, double x, double y, double w, double hh,
+                     oxr_error *err)
+{
+	RsvgRectangle vp = {x, y, w, hh};
+	GError *ge = NULL;
+	if (!rs.rsvg_handle_render_document(h, cr, &vp, &ge)) {
+		oxr__fail(err, OXR_E_LAYOUT, "the SVG cannot be drawn: %s",
+		          ge != NULL && ge->message != NULL ? ge->message : "unknown");
+		if (ge != NULL)
+			rs.g_error_free(ge);
+		return false;
+	}
+	return true;
+}
+
+/* An image surface of pw x ph painted in the theme's page colour, and its context; false
+ * with err set (surface and context released). */
+static bool canvas(uint32_t pw, uint32_t ph, uint8_t theme, cairo_surface_t **sp,
+                   cairo_t **crp, oxr_error *err)
+{
+	cairo_surface_t *s = rs.cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)pw, (int)ph);
+	cairo_status_t st = rs.cairo_surface_status(s);
+	if (st != CAIRO_STATUS_SUCCESS) {
+		rs.cairo_surface_destroy(s);
+		oxr__fail(err, st == CAIRO_STATUS_NO_MEMORY ? OXR_E_NOMEM : OXR_E_LAYOUT,
+		          "cannot make a %u x %u image: %s", pw, ph, rs.cairo_status_to_string(st));
+		return false;
+	}
+	cairo_t *cr = rs.cairo_create(s);
+	if (rs.cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
+		rs.cairo_destroy(cr);
+		rs.cairo_surface_destroy(s);
+		oxr__fail(err, OXR_E_NOMEM, "out of memory");
+		return false;
+	}
+	const double *bg = themes[theme < OXR_THEME__COUNT ? theme : 0].bg;
+	rs.cairo_set_source_rgb(cr, bg[0], bg[1], bg[2]);
+	rs.cairo_paint(cr);
+	*sp = s;
+	*crp = cr;
+	return true;
+}
+
+static unsigned paeth(int a, int b, int c)
+{
+	int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
+	return (unsigned)(pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
+}
+
+/* One row filtered for PNG into out (its filter type first): "Up" on a row equal to the
+ * one above (the page colour, a box's sides: all zeros), else "Paeth" (anti-aliased
+ * text and curves), which compresses our drawings 5x better than no filter. */
+static void filter_row(unsigned char *out, const unsigned char *cur, const unsigned char *prev,
+                       size_t n)
+{
+	if (prev != NULL && memcmp(cur, prev, n) == 0) {
+		out[0] = 2;
+		memset(out + 1, 0, n);
+		return;
+	}
+	out[0] = 4;
+	for (size_t i = 0; i < n; i++) {
+		int a = i >= 3 ? cur[i - 3] : 0, b = prev != NULL ? prev[i] : 0;
+		int c = i >= 3 && prev != NULL ? prev[i - 3] : 0;
+		out[1 + i] = (unsigned char)(cur[i] - paeth(a, b, c));
+	}
+}
+
+/* One PNG chunk: length, type, data, CRC of type and data. */
+static void chunk(oxr_buf *out, const char *type, const unsigned char *data, size_t len)
+{
+	unsigned char be[4] = {(unsigned char)(len >> 24), (unsigned char)(len >> 16),
+	                       (unsigned char)(len >> 8), (unsigned char)len};
+	oxr_buf_append(out, be, 4);
+	oxr_buf_append(out, type, 4);
+	if (len > 0)
+		oxr_buf_append(out, data, len);
+	uLong crc = rs.crc32(0, (const Bytef *)type, 4);
+	if (len > 0)
+		crc = rs.crc32(crc, data, (uInt)len);
+	unsigned char c[4] = {(unsigned char)(crc >> 24), (unsigned char)(crc >> 16),
+	                      (unsigned char)(crc >> 8), (unsigned char)crc};
+	oxr_buf_append(out, c, 4);
+}
+
+/* The surface (opaque: the theme's page is painted first) as an 8-bit RGB PNG appended
+ * to out.  Written here rather than by cairo: its writer keeps the alpha channel and
+ * compresses at zlib's default level, three times the time of the whole drawing on a
+ * large image; rows filtered (filter_row) and coded at level 1 with run-length matching
+ * are 4x faster on our drawings, which are mostly page colour (transformer_12x12's full
+ * detail, 47 MP: the whole CLI run 5.9 s to 1.4 s, the same pixels), in a file 5% larger.
+ * False with err set. */
+static bool write_png(cairo_surface_t *s, uint32_t pw, uint32_t ph, oxr_buf *out,
+                      oxr_error *err)
+{
+	rs.cairo_surface_flush(s);
+	const unsigned char *px = rs.cairo_image_surface_get_data(s);
+	int stride = rs.cairo_image_surface_get_stride(s);
+	size_t rowlen = 1 + (size_t)pw * 3, start = out->len;
+	unsigned char *row = malloc(rowlen), *zbuf = malloc((size_t)1 << 18);
+	unsigned char *cur = malloc(rowlen), *prev = malloc(rowlen);
+	z_stream z;
+	memset(&z, 0, sizeof(z));
+	bool ok = px != NULL && stride > 0 && row != NULL && cur != NULL && prev != NULL && zbuf != NULL &&
+	          rs.deflateInit2_(&z, 1, Z_DEFLATED, 15, 8, Z_RLE, rs.zlibVersion(),
+	                           (int)sizeof(z)) == Z_OK;
+	bool open = ok;
+	static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+	unsigned char ihdr[13] = {(unsigned char)(pw >> 24), (unsigned char)(pw >> 16),
+	                          (unsigned char)(pw >> 8),  (unsigned char)pw,
+	                          (unsigned char)(ph >> 24), (unsigned char)(ph >> 16),
+	                          (unsigned char)(ph >> 8),  (unsigned char)ph,
+	                          8, 2, 0, 0, 0}; /* 8 bits, RGB, deflate, filter 0, no interlace */
+	if (ok) {
+		oxr_buf_append(out, sig, sizeof(sig));
+		chunk(out, "IHDR", ihdr, sizeof(ihdr));
+	}
+	for (uint32_t y = 0; ok && y <= ph; y++) {
+		bool last = y == ph;
+		if (!last) {
+			/* cairo's ARGB32: native-endian 0xAARRGGBB words, opaque here */
+			const uint32_t *src = (const uint32_t *)(const void *)(px + (size_t)y * (size_t)stride);
+			for (uint32_t x = 0; x < pw; x++) {
+				cur[3 * x] = (unsigned char)(src[x] >> 16);
+				cur[3 * x + 1] = (unsigned char)(src[x] >> 8);
+				cur[3 * x + 2] = (unsigned char)src[x];
+			}
+			filter_row(row, cur, y > 0 ? prev : NULL, (size_t)pw * 3);
+			unsigned char *t = prev;
+			prev = cur;
+			cur = t;
+			z.next_in = row;
+			z.avail_in = (uInt)rowlen;
+		}
+		do {
+			z.next_out = zbuf;
+			z.avail_out = (uInt)1 << 18;
+			int zr = rs.deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
+			if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+				ok = false;
+				break;
+			}
+			size_t made = ((size_t)1 << 18) - z.avail_out;
+			if (made > 0)
+				chunk(out, "IDAT", zbuf, made);
+		} while (z.avail_out == 0 || (last && z.avail_in == 0 && z.avail_out == 0));
+		ok = ok && !out->failed;
+	}
+	if (ok)
+		chunk(out, "IEND", NULL, 0);
+	if (open)
+		rs.deflateEnd(&z);
+	free(row);
+	free(cur);
+	free(prev);
+	free(zbuf);
+	if (!ok || out->failed) {
+		out->len = start;
+		oxr__fail(err, out->failed ? OXR_E_TOO_BIG : OXR_E_NOMEM, "cannot write the PNG: %s",
+		          out->failed ? "over the output cap" : "out of memory");
+		return false;
+	}
+	return true;
+}
+
+oxr_code oxr_raster_png(const char *svg, size_t len, const oxr_raster *r, oxr_buf *out,
+                        oxr_error *err)
+{
+	if (!rsvg_ready(err))
+		return err->code;
+	double dw, dh;
+	RsvgHandle *h = svg_open(svg, len, &dw, &dh, err);
+	if (h == NULL)
+		return err->code;
+	uint32_t pw, ph;
+	bool clamped;
+	oxr_code rc = oxr_raster_size(r, dw, dh, &pw, &ph, &clamped, err);
+	cairo_surface_t *s = NULL;
+	cairo_t *cr = NULL;
+	if (rc == OXR_OK && !canvas(pw, ph, r->theme, &s, &cr, err))
+		rc = err->code;
+	if (rc == OXR_OK && !svg_draw(h, cr, 0, 0, pw, ph, err))
+		rc = err->code;
+	if (cr != NULL)
+		rs.cairo_destroy(cr);
+	if (rc == OXR_OK && !write_png(s, pw, ph, out, err))
+		rc = err->code;
+	if (s != NULL)
+		rs.cairo_surface_destroy(s);
+	rs.g_object_unref(h);
+	return rc;
+}
+
+/* A card's drawing is fitted whole unless that draws it below CARD_MIN_SCALE: then its
+ * start is drawn at CARD_TOP_SCALE (or the panel's width) and fades out at the foot. */
+#define CARD_MIN_SCALE 0.3
+#define CARD_TOP_SCALE 0.75
+#define CARD_FADE 120.0 /* card units */
+
+/* The foot of box fading into white over CARD_FADE. */
+static void fade(cairo_t *cr, const double box[4], double s)
+{
+	double y1 = (box[1] + box[3]) * s, y0 = y1 - CARD_FADE * s;
+	cairo_pattern_t *p = rs.cairo_pattern_create_linear(0, y0, 0, y1);
+	rs.cairo_pattern_add_color_stop_rgba(p, 0, 1, 1, 1, 0);
+	rs.cairo_pattern_add_color_stop_rgba(p, 1, 1, 1, 1, 1);
+	rs.cairo_set_source(cr, p);
+	rs.cairo_rectangle(cr, box[0] * s, y0, box[2] * s, CARD_FADE * s);
+	rs.cairo_fill(cr);
+	rs.cairo_pattern_destroy(p);
+}
+
+/* For card.c: draw a card from its frame SVG (the page, texts) and the drawing fitted
+ * into [x, y, w, h] of it, both in card units (OXR_CARD_W x OXR_CARD_H) times scale. */
+oxr_code oxr__raster_card(const char *frame, size_t frame_len, const char *drawing,
+                          size_t drawing_len, const double box[4], const oxr_raster *r,
+                          oxr_buf *out, oxr_error *err)
+{
+	if (!rsvg_ready(err))
+		return err->code;
+	double s = r->scale / 100.0, fw, fh, dw, dh;
+	uint32_t pw = (uint32_t)lround(OXR_CARD_W * s), ph = (uint32_t)lround(OXR_CARD_H * s);
+	if ((double)pw * ph > (double)r->max_pixels)
+		return oxr__fail(err, OXR_E_TOO_BIG,
+		                 "a card at scale %.2f is %u x %u pixels, over the budget of %llu "
+		                 "(--max-pixels)",
+		                 s, pw, ph, (unsigned long long)r->max_pixels);
+	RsvgHandle *f = svg_open(frame, frame_len, &fw, &fh, err);
+	if (f == NULL)
+		return err->code;
+	RsvgHandle *g = drawing != NULL ? svg_open(drawing, drawing_len, &dw, &dh, err) : NULL;
+	oxr_code rc = drawing != NULL && g == NULL ? err->code : OXR_OK;
+	cairo_surface_t *surf = NULL;
+	cairo_t *cr = NULL;
+	if (rc == OXR_OK && !canvas(pw, ph, r->theme, &surf, &cr, err))
+		rc = err->code;
+	if (rc == OXR_OK && !svg_draw(f, cr, 0, 0, pw, ph, err))
+		rc = err->code;
+	if (rc == OXR_OK && g != NULL) {
+		/* fitted, centred, never drawn above its own size times 1.6 (a two-box model
+		 * would otherwise fill the card with two huge boxes) */
+		double k = fmin(fmin(box[2] / dw, box[3] / dh), 1.6);
+		bool top = k < CARD_MIN_SCALE; /* too long to read fitted: its start, fading */
+		if (top)
+			k = fmin(box[2] / dw, CARD_TOP_SCALE);
+		double w = dw * k, hh = dh * k;
+		double x = box[0] + (box[2] - w) / 2, y = top ? box[1] : box[1] + (box[3] - hh) / 2;
+		rs.cairo_save(cr);
+		rs.cairo_rectangle(cr, box[0] * s, box[1] * s, box[2] * s, box[3] * s);
+		rs.cairo_clip(cr);
+		if (!svg_draw(g, cr, x * s, y * s, w * s, hh * s, err))
+			rc = err->code;
+		rs.cairo_restore(cr);
+		if (rc == OXR_OK && top)
+			fade(cr, box, s);
+	}
+	if (cr != NULL)
+		rs.cairo_destroy(cr);
+	if (rc == OXR_OK && !write_png(surf, pw, ph, out, err))
+		rc = err->code;
+	if (surf != NULL)
+		rs.cairo_surface_destroy(surf);
+	if (g != NULL)
+		rs.g_object_unref(g);
+	rs.g_object_unref(f);
+	return rc;
+}
