@@ -69,7 +69,7 @@ static void start(void)
 	oxs_config_default(&c);
 	snprintf(c.store, sizeof(c.store), "%s", store);
 	snprintf(c.token, sizeof(c.token), "t");
-	/* the seeds' Host names (req() in make_seeds.py, "x" in the hand-written ones): with the
+	/* the seeds' Host names (the seed maker's req(), "x" in the hand-written ones): with the
 	 * Host check (issue 35) every other name is refused, as seed_hostile_hosts tries */
 	snprintf(c.allowed_hosts, sizeof(c.allowed_hosts), "fuzz,x");
 	c.max_upload = 1 << 20; /* uploads and deletes need "Authorization: Bearer t" */
@@ -86,9 +86,6 @@ static void start(void)
 	c.evict_models = true;
 	c.log_requests = false;
 	c.isolation = false; /* previews and documents in process: the fuzzer sees their coverage */
-	/* the seeds' Host names (a bound-to-loopback server answers no other name but
-	 * localhost's: service/host.c); other names the fuzzer makes are 403 bad_host */
-	snprintf(c.allowed_hosts, sizeof(c.allowed_hosts), "fuzz,x");
 	/* the resumable seeds name their uploads (the id derived from the file, not a secret),
 	 * and every input comes from 127.0.0.1: one client, who must not run out of uploads */
 	c.test_derived_upload_ids = true;
