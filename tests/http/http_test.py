@@ -19,6 +19,7 @@ import atexit
 import ctypes
 import concurrent.futures
 import glob
+import gzip
 import hashlib
 import json
 import os
@@ -1319,6 +1320,8 @@ def audit_headers():
             cd = r.h("content-disposition") or ""
             check(r.url.endswith(".svg") is False or re.match(r'^inline; filename="[0-9a-f]{64}\.svg"$', cd),
                   "SVG Content-Disposition from the id: %r" % cd)
+        if r.h("content-encoding") == "gzip" and r.method != "HEAD":
+            r.body = gzip.decompress(r.body)  # tests/http/compressed.py checks the coding
         if ct.startswith("application/json") and r.method != "HEAD":
             check(r.json() is not None, "JSON body parses: %r" % r)
         if r.status >= 400 and r.method != "HEAD":
@@ -1391,6 +1394,8 @@ def main():
     step("inflate ratio", hardening.t_inflate, me)
     step("slow bodies", hardening.t_slow_body, me)
     step("body quota", hardening.t_body_quota, me)
+    import compressed  # noqa: E402  (tests/http/compressed.py: gzip'd answers, issue 37)
+    step("compressed answers", compressed.t_compressed, me)
     import resumable  # noqa: E402  (tests/http/resumable.py: POST /uploads, PATCH ...)
     step("resumable uploads", resumable.t_resumable, sys.modules[__name__])
     import twoclient  # noqa: E402  (tests/http/twoclient.py: a victim and an attacker, issue 35)
