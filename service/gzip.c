@@ -18,8 +18,8 @@
 #include <string.h>
 #include <strings.h>
 
-/* zlib's default level: on the corpus's biggest answers level 9 saves under 3% more for
- * 2-3x the time (docs/decisions.md 93) */
+/* zlib's default level: on transformer_12x12's answers level 9 saves 4-8% more bytes for
+ * 2-3x the time, level 1 sends 30-45% more (docs/decisions.md 93) */
 #define LEVEL 6
 
 /* ---------------------------------------------------------------------------------------

@@ -174,6 +174,15 @@ void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type)
 		oxr_buf_free(b); /* over its bound or out of memory: what it holds is no answer */
 	else
 		data = oxr_buf_steal(b, &len);
+	/* not cached (no-store): gzip'd here, per request, when the client takes it */
+	bool worth = data != NULL && oxs_gzip_worth(type, len);
+	char *z = NULL;
+	size_t zlen = 0;
+	if (worth && r->gzip_ok && oxs_gzip(data, len, &z, &zlen)) {
+		free(data);
+		data = z;
+		len = zlen;
+	}
 	struct MHD_Response *resp =
 	    data ? MHD_create_response_from_buffer_with_free_callback(len, data, free) : NULL;
 	if (resp == NULL) {
@@ -183,6 +192,10 @@ void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type)
 	}
 	oxs_response_common(resp, type);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (z != NULL)
+		MHD_add_response_header(resp, "Content-Encoding", "gzip");
+	if (worth)
+		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
 	oxs_reply(r, status, resp, len);
 }
 

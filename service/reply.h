@@ -16,7 +16,8 @@ void oxs_reply_clear(oxs_req *r);
 /* JSON error {"error":{"code","message","status"[,extra]}}; extra: "" or ",\"k\":v...". */
 void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *extra,
                      const char *fmt, ...) OXS_PRINTF(5, 6);
-/* A body (stolen from b) of the given type, with no-store caching. */
+/* A body (stolen from b) of the given type, with no-store caching; gzip'd when worth it
+ * (gzip.h) and the request accepts gzip. */
 void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type);
 void oxs_reply_json(oxs_req *r, unsigned status, oxr_buf *b);
 /* The JSON error response (no-store; WWW-Authenticate for 401, Retry-After for 503);

@@ -9,7 +9,8 @@ Step of tests/http/http_test.py (takes that module as H):
                       the gzip'd bytes decode to the plain answer, Vary: Accept-Encoding
                       on both, an ETag per coding ("...-gz"), 304 for each with its own
                       tag and 200 with the other's, HEAD with the same headers and
-                      Content-Length; small answers and the .onnx download never gzip'd
+                      Content-Length; /metrics (made per request) gzip'd too; small
+                      answers and the .onnx download never gzip'd
 """
 import gzip
 
@@ -96,6 +97,16 @@ def t_compressed(H):
             r = H.curl(url, headers=[GZ])
             check(r.status == 200 and len(r.body) < 1024 and r.h("content-encoding") is None,
                   "%s (small) plain: %r %r" % (what, r, r.headers))
+        # answers made per request (no-store, no ETag): gzip'd too when big enough
+        for what, url in (("metrics", s.url("/metrics")),):
+            p, z = H.curl(url), H.curl(url, headers=[GZ])
+            check(p.status == 200 and z.status == 200 and len(p.body) >= 1024 and
+                  p.h("content-encoding") is None and z.h("content-encoding") == "gzip" and
+                  z.h("cache-control") == "no-store" and
+                  "Accept-Encoding" in (p.h("vary") or "") and z.h("vary") == p.h("vary"),
+                  "%s: %r %r" % (what, p.headers, z.headers))
+            check(gzip.decompress(z.body).split(b"\n")[:5] == p.body.split(b"\n")[:5],
+                  "%s: the gzip'd bytes decode to the answer" % what)
         r = H.curl(base + "/model.onnx", headers=[GZ])
         check(r.status == 200 and r.h("content-encoding") is None and
               r.body == open(H.SQUEEZENET, "rb").read(), "model.onnx plain: %r" % r.headers)

@@ -762,6 +762,17 @@ def t_cache_etag(s, mid):
     check(r.status == 200 and isinstance(r.json(), dict), "graph.json: %r" % r)
     r = curl(base + "/graph.svg?rankdir=LR&shapes=off")
     check(r.status == 200 and r.body != r1.body, "options change the rendering")
+    # hide= is part of the cache key: another drawing, one per set of op types (any order)
+    h1 = curl(base + "/graph.json?group=none&hide=Relu,Concat")
+    h2 = curl(base + "/graph.json?group=none&hide=Concat,Relu,Relu")
+    h0 = curl(base + "/graph.json?group=none")
+    check(h1.status == 200 and (h1.json() or {}).get("hidden", {}).get("nodes", 0) > 0 and
+          h1.h("etag") == h2.h("etag") and h1.h("etag") != h0.h("etag") and "hidden" not in (h0.json() or {}),
+          "hide= in the cache key: %r %r %r" % (h1, h2.h("etag"), h0.h("etag")))
+    for q in ("hide=a-b", "hide=Relu,,Add", "hide=" + ",".join("Op%d" % i for i in range(33))):
+        r = curl(base + "/graph.svg?" + q)
+        check(r.status == 400 and "hide" in ((r.json() or {}).get("error") or {}).get("message", ""),
+              "bad option %s: %r" % (q[:30], r))
     for q, needle in (("rankdir=XY", "rankdir"), ("colour=red", "colour"), ("depth=1&depth=2", "twice"),
                       ("group=%zz", "malformed"), ("dims=batch", "dims"), ("dims=a:1,a:2", "dims")):
         r = curl(base + "/graph.svg?" + q)
