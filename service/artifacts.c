@@ -291,8 +291,19 @@ static oxs_centry *load_stored(oxs_server *srv, const oxs_art *a)
 	if (size > srv->cfg.memory_cache / 8 || size > SIZE_MAX / 2)
 		return entry_from_fd(srv, a, fd, size);
 	char *data = oxst_read_all(fd, size);
+	oxs_centry *e = data ? entry_from_data(srv, a, data, size) : NULL;
+	if (e != NULL && e->cost > srv->cfg.memory_cache / 8) {
+		/* with its gzip'd variant it is more than the cache keeps (an eighth): it would be
+		 * read and compressed again for every request.  Plain from the file and gzip'd
+		 * from memory instead, which is kept (compressed twice, once per load) */
+		oxs_centry *fe = entry_from_fd(srv, a, fd, size); /* closes fd when it fails */
+		if (fe == NULL)
+			return e;
+		oxs_cache_release(e);
+		return fe;
+	}
 	close(fd);
-	return data ? entry_from_data(srv, a, data, size) : NULL;
+	return e;
 }
 
 /* Keep the bytes in the store (best effort: a full store only costs the cache), then

@@ -13,6 +13,7 @@ Step of tests/http/http_test.py (takes that module as H):
                       answers and the .onnx download never gzip'd
 """
 import gzip
+import re
 
 GZ = "Accept-Encoding: gzip"
 
@@ -134,3 +135,28 @@ def t_compressed(H):
               "document.json bigger than the cache's eighth: %d" % (len(p.body) if p else 0))
     finally:
         s3.stop()
+    # an answer that fits an eighth of the memory cache plain but not with its gzip'd
+    # variant (4,859,552 + 286,919 bytes over an eighth of 39,600K) is still kept in
+    # memory, plain then from its file: the third and later requests are memory hits
+    # (they were read and compressed again from the store for each request)
+    s4 = H.Server("--memory-cache", "39600K")
+    try:
+        r = H.upload(s4, H.TRANSFORMER)
+        url = s4.url("/models/%s/document.json" % H.sha256_file(H.TRANSFORMER))
+
+        def hits(tier):
+            m = re.search(r'^onnxviz_cache_hits_total\{tier="%s"\} (\d+)$' % tier,
+                          H.curl(s4.url("/metrics")).body.decode(), re.M)
+            return int(m.group(1)) if m else -1
+        first = [H.curl(url, headers=hdrs) for hdrs in ([GZ], [])]
+        mem0, store0 = hits("memory"), hits("store")
+        later = [H.curl(url, headers=hdrs) for hdrs in ([GZ], [], [GZ])]
+        check(all(r.status == 200 for r in first + later) and
+              later[0].body == later[2].body == first[0].body and later[1].body == first[1].body and
+              len(first[1].body) <= (39600 << 10) // 8 < len(first[1].body) + len(first[0].body),
+              "the document and its gzip'd variant: %r" % [(r.status, len(r.body)) for r in first])
+        check(hits("memory") - mem0 == 3 and hits("store") == store0,
+              "kept in memory with its gzip'd variant: memory hits +%d, store hits +%d"
+              % (hits("memory") - mem0, hits("store") - store0))
+    finally:
+        s4.stop()
