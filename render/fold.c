@@ -461,6 +461,8 @@ void oxr__fold_rows(view *v, uint32_t bi)
 		if (vi == OXP_NONE || oxr__quant_covers(v, b->node, k))
 			continue; /* a quantized op's row says it (quant.c) */
 		const oxp_value *val = &v->dv->values[vi];
+		if (val->kind == OXP_VALUE_NODE_OUTPUT && oxr__op_hidden(v, val->producer))
+			continue; /* hide=: an edge from what it reads stands for it (hide.c) */
 		bool chain = v->fold != NULL && v->fold[vi].ops > 0;
 		/* literal tensors show with initializers=fold, computed values always */
 		if (!chain && v->o.initializers != OXR_INIT_FOLD)

@@ -172,6 +172,9 @@ typedef struct view {
 	uint32_t *node_rep;  /* per dag node: its repetition in the ×N stack box it is drawn in
 	                        (hier.c), else OXP_NONE; only with a heat overlay, else NULL */
 	bool *node_hidden;   /* per dag node: folded into its consumers (fold.c) */
+	bool *node_ophide;   /* per dag node: hidden by hide= (hide.c); NULL without it */
+	uint32_t nophidden;  /* how many */
+	double note_y;       /* SVG: the baseline of the note saying so */
 	bool *node_const;    /* per dag node: a constant (Constant, ConstantOfShape/Identity
 	                        of constants) */
 	vfold *fold;         /* per dag value (fold.c), NULL when no chain folds (arith=nodes,
@@ -185,6 +188,7 @@ typedef struct view {
 	int group_depth;     /* the grouping depth used (0 = none) */
 	uint32_t max_boxes;  /* cap */
 	uint64_t virtual_nodes; /* ranks crossed by edges (as-late-as-possible ranks) */
+	uint32_t nranks;        /* ranks of those boxes (the deepest one's + 1) */
 	char settings[160];  /* dot attributes chosen, for the record */
 	const oxr_overlay *ov; /* marks to draw, or NULL (overlay.c) */
 	struct oxr_io *io;   /* graph inputs/outputs in families and as rows (family.c), NULL
@@ -200,6 +204,11 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 void oxr__view_free(view *v);
 uint32_t oxr__view_add_box(view *v, bx_kind kind, oxr_error *err);
 uint32_t oxr__view_add_cluster(view *v, uint32_t parent, oxr_error *err);
+
+/* hide.c: hide=<op types>: those nodes marked hidden (node_hidden and node_ophide), their
+ * edges bridged by view.c; after fold, quant and fusion marking. */
+oxr_code oxr__hide_mark(view *v, oxr_error *err);
+bool oxr__op_hidden(const view *v, uint32_t ni);
 
 /* fold.c: which nodes fold into their consumers (constants; bookkeeping unless
  * arith=nodes; unfold= reopens chains), their rows, and the dotted "reads" edges */

@@ -12,7 +12,7 @@ const char *const oxr_option_names[] = {"rankdir", "initializers", "subgraphs", 
                                         "expand",  "depth",        "shapes",    "attrs",
                                         "arith",   "unfold",       "quant",     "dims",
                                         "io",
-                                        "patterns",
+                                        "patterns", "hide",
                                         NULL};
 
 void oxr_options_default(oxr_options *o)
@@ -106,6 +106,46 @@ static bool valid_unfold(const char *v)
 	return true;
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A hide list: comma-separated op types ([A-Za-z0-9_], 1..64 characters each, at most
+ * OXR_HIDE_OPS), into out sorted and without repeats; false for anything else. */
+static bool parse_hide(const char *v, char out[OXR_HIDE_MAX])
+{
+	char copy[OXR_HIDE_MAX];
+	const char *names[OXR_HIDE_OPS];
+	size_t n = 0, len = strlen(v);
+	if (len >= OXR_HIDE_MAX)
+		return false;
+	memcpy(copy, v, len + 1);
+	out[0] = '\0';
+	if (len == 0)
+		return true; /* hide= (empty): nothing hidden, as by default */
+	for (char *p = copy;;) {
+		size_t k = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+		if (k == 0 || k > 64 || (p[k] != ',' && p[k] != '\0') || n == OXR_HIDE_OPS)
+			return false;
+		bool last = p[k] == '\0';
+		p[k] = '\0';
+		names[n++] = p;
+		if (last)
+			break;
+		p += k + 1;
+	}
+	qsort(names, n, sizeof(names[0]), cmp_name);
+	size_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
+			continue;
+		/* fits: the sorted list is no longer than the text it came from */
+		at += (size_t)snprintf(out + at, OXR_HIDE_MAX - at, "%s%s", at ? "," : "", names[i]);
+	}
+	return true;
+}
+
 oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr_error *err)
 {
 	if (!strcmp(key, "rankdir")) {
@@ -185,6 +225,10 @@ oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr
 	} else if (!strcmp(key, "patterns")) {
 		if (!parse_fold(value, &o->patterns_nodes))
 			return bad(err, key, "fold, nodes");
+	} else if (!strcmp(key, "hide")) {
+		if (!parse_hide(value, o->hide))
+			return bad(err, key, "comma-separated op types ([A-Za-z0-9_], at most 32), "
+			                     "e.g. Constant,Identity");
 	} else {
 		if (err != NULL) {
 			err->code = OXR_E_OPTION;
@@ -216,11 +260,14 @@ void oxr_options_key(const oxr_options *o, char *buf, size_t size)
 		snprintf(group, sizeof(group), "%d", o->group);
 	snprintf(buf, size,
 	         "rankdir=%s&initializers=%s&subgraphs=%s&group=%s&expand=%s&depth=%d&shapes=%s"
-	         "&attrs=%s&arith=%s&unfold=%s&quant=%s&dims=%s&io=%s&patterns=%s",
+	         "&attrs=%s&arith=%s&unfold=%s&quant=%s&dims=%s&io=%s&patterns=%s%s%s",
 	         o->rankdir_lr ? "LR" : "TB", init[o->initializers % 3],
 	         o->subgraphs_expand ? "expand" : "collapse", group, o->expand, o->expand_depth,
 	         o->shapes ? "on" : "off", attrs[(unsigned)o->attrs % 3],
 	         o->arith_nodes ? "nodes" : "fold", o->unfold, o->quant_nodes ? "nodes" : "fold", o->dims,
 	         o->io_nodes ? "nodes" : "fold",
-	         o->patterns_nodes ? "nodes" : "fold");
+	         o->patterns_nodes ? "nodes" : "fold",
+	         /* only when given: the keys (and stored renderings) of every other option
+	          * set stay what they were */
+	         o->hide[0] ? "&hide=" : "", o->hide);
 }

@@ -80,7 +80,9 @@ enum { OXR_GROUP_AUTO = -1, OXR_GROUP_NONE = 0 }; /* or N > 0: group by name sco
 #define OXR_UNFOLD_MAX 512
 /* Room for oxr_options_key()'s text with the longest lists. */
 #define OXR_DIMS_MAX 512
-#define OXR_OPTIONS_KEY_MAX (OXR_EXPAND_MAX + OXR_UNFOLD_MAX + OXR_DIMS_MAX + 256)
+#define OXR_HIDE_MAX 512  /* hide=: the list's text */
+#define OXR_HIDE_OPS 32   /* hide=: most op types in it */
+#define OXR_OPTIONS_KEY_MAX (OXR_EXPAND_MAX + OXR_UNFOLD_MAX + OXR_DIMS_MAX + OXR_HIDE_MAX + 256)
 
 typedef struct oxr_options {
 	bool rankdir_lr;        /* rankdir: TB (default) or LR */
@@ -103,6 +105,9 @@ typedef struct oxr_options {
 	                           producer) | nodes (one terminal each) */
 	bool patterns_nodes;    /* patterns: fold (default: a recognised LayerNorm, Gelu, ...
 	                           is one box of that op) | nodes; unfold= opens one */
+	char hide[OXR_HIDE_MAX];/* hide: op types whose nodes are not drawn, their inputs
+	                           bridged to their consumers ("Constant,Identity"; kept sorted
+	                           and without repeats: one cache key per set); "" none */
 } oxr_options;
 
 void oxr_options_default(oxr_options *o);

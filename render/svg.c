@@ -360,6 +360,7 @@ static void cluster_svg(const view *v, uint32_t i, oxr_buf *o)
 
 /* An overlay's legend under the drawing: what the marks mean, and its caption. */
 #define LEGEND_H 26.0
+#define NOTE_H 20.0 /* hide='s note */
 static const uint8_t legend_marks[] = {OXR_MARK_ADDED, OXR_MARK_CHANGED, OXR_MARK_REMOVED,
                                        OXR_MARK_SAME};
 
@@ -412,6 +413,13 @@ static void legend_svg(const view *v, oxr_buf *o)
 	oxr_buf_append(o, "</g>\n", 5);
 }
 
+/* The note under a drawing made with hide=: "12 nodes hidden (hide=Constant,Identity)". */
+static void hidden_note(const view *v, char *buf, size_t size)
+{
+	snprintf(buf, size, "%u node%s hidden (hide=%s)", v->nophidden,
+	         v->nophidden == 1 ? "" : "s", v->o.hide);
+}
+
 oxr_code oxr__write_svg(const view *v, oxr_buf *o, oxr_error *err)
 {
 	/* width and height exactly the viewBox's: one unit of the drawing is one CSS pixel, so
@@ -421,8 +429,11 @@ oxr_code oxr__write_svg(const view *v, oxr_buf *o, oxr_error *err)
 	               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.1f\" height=\"%.1f\" "
 	               "viewBox=\"0 0 %.1f %.1f\" class=\"onnxviz\" "
 	               "font-family=\"Helvetica, Arial, sans-serif\" data-format=\"onnxviz.svg/1\" "
-	               "data-boxes=\"%u\" data-group-depth=\"%d\">\n",
+	               "data-boxes=\"%u\" data-group-depth=\"%d\"",
 	               v->width, v->height, v->width, v->height, v->nboxes, v->group_depth);
+	if (v->o.hide[0] != '\0')
+		oxr_buf_printf(o, " data-hidden=\"%u\"", v->nophidden);
+	oxr_buf_append(o, ">\n", 2);
 	oxr_buf_printf(o, "<rect width=\"%.1f\" height=\"%.1f\" fill=\"#ffffff\"/>\n", v->width,
 	               v->height);
 	oxr_buf_append(o, "<g id=\"clusters\">\n", 18);
@@ -435,6 +446,15 @@ oxr_code oxr__write_svg(const view *v, oxr_buf *o, oxr_error *err)
 	for (uint32_t i = 0; i < v->nboxes; i++)
 		box_svg(v, &v->boxes[i], o);
 	oxr_buf_append(o, "</g>\n", 5);
+	if (v->o.hide[0] != '\0') {
+		char note[OXR_HIDE_MAX + 64];
+		hidden_note(v, note, sizeof(note));
+		oxr_buf_printf(o, "<text id=\"hidden-note\" class=\"hidden-note\" x=\"10\" "
+		                  "y=\"%.1f\" font-size=\"11\" fill=\"#5f6368\">",
+		               v->note_y);
+		xml(o, note); /* op names are [A-Za-z0-9_]: nothing to escape, but the rule holds */
+		oxr_buf_append(o, "</text>\n", 8);
+	}
 	if (v->ov != NULL && v->ov->heat != NULL)
 		oxr__heat_legend_svg(v, o, v->height - LEGEND_H + 6);
 	else if (v->ov != NULL)
@@ -479,6 +499,9 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 	               "\"rankdir\":\"%s\",\"group_depth\":%d,\"settings\":",
 	               v->width, v->height, v->o.rankdir_lr ? "LR" : "TB", v->group_depth);
 	jstr(o, v->settings);
+	if (v->o.hide[0] != '\0') /* hide=: what it named, and how many nodes it took away */
+		oxr_buf_printf(o, ",\"hidden\":{\"ops\":\"%s\",\"nodes\":%u}", v->o.hide,
+		               v->nophidden);
 	if (v->ov != NULL && v->ov->heat != NULL)
 		oxr__heat_layout_json(v, o);
 	oxr_buf_append(o, ",\"nodes\":[", 10);
@@ -599,6 +622,18 @@ oxr_code oxr_render_overlay(const oxp_model *m, const oxp_dag *d, const oxr_opti
 	oxr_code rc = oxr__view_build(&v, m, d, o, ov, err);
 	if (rc == OXR_OK)
 		rc = oxr__layout(&v, fmt, out, err);
+	if (rc == OXR_OK && fmt == OXR_FMT_SVG && v.o.hide[0] != '\0') { /* room for the note */
+		char note[OXR_HIDE_MAX + 64];
+		hidden_note(&v, note, sizeof(note));
+		v.note_y = v.height + 14;
+		v.height += NOTE_H;
+		double nw = 20 + oxr__text_width(note, 11, false);
+		if (v.width < nw)
+			v.width = nw;
+	}
+	if (rc == OXR_OK && fmt == OXR_FMT_DOT && v.o.hide[0] != '\0')
+		oxr_buf_printf(out, "// %u node%s hidden (hide=%s)\n", v.nophidden,
+		               v.nophidden == 1 ? "" : "s", v.o.hide);
 	if (rc == OXR_OK && ov != NULL) { /* room for the legend below */
 		v.height += LEGEND_H;
 		double lw = ov->heat != NULL ? oxr__heat_legend_width(&v) : legend_width(&v);

@@ -18,7 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VIEW_MAX_BOXES 60000u
+/* Boxes: 200,000 in a layout of 1,000 ranks took 5.1 s and 1.3 GB (docs/bench.md "Big
+ * layouts"); --layout-memory bounds the worker below that.  Ranks: Graphviz 2.42's dot
+ * crashes in mincross ("out of memory", then SIGSEGV) on drawings deeper than about
+ * 32,767 ranks (a chain of 32,700 laid out, one of 32,800 crashed: a 16-bit count, it
+ * seems), so deeper views are refused with a reason instead of a killed worker. */
+#define VIEW_MAX_BOXES 200000u
+#define VIEW_MAX_RANKS 32000u
 #define LONG_SPAN_MIN_BOXES 200u  /* only graphs this big get long edges cut */
 #define LONG_SPAN 24u             /* ranks an edge may span before it is cut */
 
@@ -280,6 +286,68 @@ static uint32_t source_box(view *v, vstate *st, uint32_t vi, uint32_t cluster_hi
 		return st->value_box[vi];
 	}
 	return OXP_NONE;
+}
+
+/* hide=: the walk that bridges a hidden node's edges (hide.c).  Marks are stamps (one per
+ * walk, no clearing); the budget bounds the visits of all walks together, since a long
+ * chain of hidden nodes read by many consumers is walked once per consumer. */
+typedef struct bridging {
+	uint32_t *stamp;  /* per value: the walk that last visited it */
+	uint32_t *stack;  /* values to visit */
+	uint32_t walk;
+	uint64_t budget;
+} bridging;
+
+#define BRIDGE_BUDGET_MIN ((uint64_t)1 << 22)
+#define BRIDGE_BUDGET_PER 64u
+
+/* Edges to box `to` from whatever draws the values behind value vi (produced by a hidden
+ * node): the inputs of hidden nodes followed back to drawn boxes.  Values drawn nowhere
+ * (folded, collapsed) give no edge. */
+static oxr_code bridge(view *v, vstate *st, bridging *br, uint32_t vi, uint32_t to,
+                       oxr_error *err)
+{
+	const oxp_dag_view *dv = v->dv;
+	if (br->stamp == NULL) {
+		br->stamp = calloc(dv->nvalues ? dv->nvalues : 1, sizeof(uint32_t));
+		br->stack = malloc((size_t)(dv->nvalues ? dv->nvalues : 1) * sizeof(uint32_t));
+		br->budget = BRIDGE_BUDGET_MIN + BRIDGE_BUDGET_PER * ((uint64_t)dv->nnodes + dv->nedges);
+		if (br->stamp == NULL || br->stack == NULL)
+			return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	}
+	br->walk++;
+	uint32_t sp = 0;
+	br->stamp[vi] = br->walk;
+	br->stack[sp++] = vi;
+	while (sp > 0) {
+		uint32_t cur = br->stack[--sp];
+		if (br->budget-- == 0)
+			return oxr__fail(err, OXR_E_TOO_BIG,
+			                 "hide= leaves chains of hidden nodes too long to bridge; hide "
+			                 "fewer op types");
+		uint32_t p = dv->values[cur].producer;
+		if (!oxr__op_hidden(v, p)) {
+			bool failed = false;
+			uint32_t from = source_box(v, st, cur, v->boxes[to].cluster, err, &failed);
+			if (failed)
+				return err ? err->code : OXR_E_NOMEM;
+			if (from != OXP_NONE) {
+				oxr_code rc = edge_add(v, &st->em, from, to, cur, ED_DATA, err);
+				if (rc != OXR_OK)
+					return rc;
+			}
+			continue;
+		}
+		const oxp_dnode *dn = &dv->nodes[p];
+		for (size_t k = 0; k < dn->proto->ninputs; k++) {
+			uint32_t in = dn->inputs[k];
+			if (in == OXP_NONE || br->stamp[in] == br->walk)
+				continue;
+			br->stamp[in] = br->walk; /* each value pushed once: the stack holds nvalues */
+			br->stack[sp++] = in;
+		}
+	}
+	return OXR_OK;
 }
 
 /* Boxes for the nodes of a scope drawn flat (subgraph bodies), in cluster c. */
@@ -660,6 +728,7 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 			memset(v->node_rep, 0xff, (size_t)(nn ? nn : 1) * sizeof(uint32_t));
 	}
 	vstate st = {0};
+	bridging br = {0};
 	fold_read *reads = NULL; /* chains' reads of drawn values: dotted edge candidates */
 	uint32_t nreads = 0, capreads = 0;
 	bool *reached = NULL;
@@ -685,6 +754,8 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 		rc = oxr__quant_mark(v, err);
 	if (rc == OXR_OK)
 		rc = oxr__fusion_mark(v, err);
+	if (rc == OXR_OK)
+		rc = oxr__hide_mark(v, err);
 	if (rc != OXR_OK)
 		goto out;
 	/* MAC rows: a cost that cannot be computed (memory) leaves them out, nothing else */
@@ -749,6 +820,12 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 		uint32_t to = v->node_box[ed->dst];
 		if (to == OXP_NONE || v->node_hidden[ed->dst] || oxr__quant_skip_edge(v, ed))
 			continue;
+		if (oxr__op_hidden(v, v->dv->values[ed->value].producer)) {
+			rc = bridge(v, &st, &br, ed->value, to, err);
+			if (rc != OXR_OK)
+				goto out;
+			continue;
+		}
 		bool failed = false;
 		uint32_t from = source_box(v, &st, ed->value, v->boxes[to].cluster, err, &failed);
 		if (failed) {
@@ -890,14 +967,27 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 		if (span > 1)
 			v->virtual_nodes += span - 1;
 	}
-	for (uint32_t bi = 0; bi < v->nboxes; bi++)
+	for (uint32_t bi = 0; bi < v->nboxes; bi++) {
 		oxr__box_size(v, &v->boxes[bi]);
+		if (v->boxes[bi].rank + 1 > v->nranks)
+			v->nranks = v->boxes[bi].rank + 1;
+	}
+	if (v->nranks > VIEW_MAX_RANKS) {
+		rc = oxr__fail(err, OXR_E_TOO_BIG,
+		               "the view is %u ranks deep, more than %u (the layout engine fails on "
+		               "deeper drawings); use the overview (group=auto) or expand fewer "
+		               "scopes",
+		               v->nranks, VIEW_MAX_RANKS);
+		goto out;
+	}
 out:
 	free(reads);
 	free(reached);
 	free(st.value_box);
 	free(st.out_box);
 	free(st.em.slots);
+	free(br.stamp);
+	free(br.stack);
 	free(st.em.pairs);
 	return rc;
 }
@@ -912,6 +1002,7 @@ void oxr__view_free(view *v)
 	free(v->node_rep);
 	free(v->node_hidden);
 	free(v->node_const);
+	free(v->node_ophide);
 	free(v->fold);
 	oxr__io_free(v);
 	oxp_arena_free(v->cost_arena);

@@ -51,6 +51,10 @@ static void entry_free(oxs_centry *e)
 		MHD_destroy_response(e->resp); /* closes e->fd / frees e->data when last */
 	if (e->nm != NULL)
 		MHD_destroy_response(e->nm);
+	if (e->gz != NULL)
+		MHD_destroy_response(e->gz);
+	if (e->gz_nm != NULL)
+		MHD_destroy_response(e->gz_nm);
 	free(e->key);
 	free(e);
 }

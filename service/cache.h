@@ -21,6 +21,12 @@ typedef struct oxs_centry {
 	const char *data;          /* body when held in memory (valid while referenced) */
 	size_t len;                /* body bytes */
 	int fd;                    /* body file when too large for memory, else -1 */
+	/* the gzip'd variant (gzip.c), made with the entry when the body is worth it; NULL
+	 * otherwise (then the plain one goes to every client) */
+	struct MHD_Response *gz;   /* 200 with Content-Encoding: gzip */
+	struct MHD_Response *gz_nm;/* its 304 */
+	char gz_etag[48];          /* the plain ETag with "-gz" inside the quotes */
+	size_t gz_len;             /* gzip'd body bytes */
 	/* private */
 	char *key;
 	uint64_t hash;

@@ -2,9 +2,8 @@
  * gunzip.c — a gzip request body decoded as it arrives (Content-Encoding: gzip).
  *
  * The page sends a model's structure gzip'd (4.6-11x smaller on the corpus: docs/api.md),
- * so a slow link carries less before the graph.  zlib is loaded by the first decoder, as
- * the other libraries only some commands need are (render/oxr.h, oxr_dlopen): the CLI
- * does not map it.  The decoded bytes go to the caller's sink in 64 KiB pieces; the
+ * so a slow link carries less before the graph.  zlib is loaded by the first decoder
+ * (zload.c): the CLI does not map it.  The decoded bytes go to the caller's sink in 64 KiB pieces; the
  * caller bounds them (the upload's --max-upload and --inflate-ratio-limit), so a small
  * body that inflates to gigabytes stops at the limit, after at most one piece more.  Each
  * call decodes a slice only (its budget): the HTTP thread that feeds it serves its other
@@ -13,42 +12,16 @@
  * after a member that do not start another are an error, at their offset in the body.
  */
 #include "service/gunzip.h"
-#include "render/oxr.h"
+#include "service/zload.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
-#define Z_SONAME "libz.so.1"
 #define OUT_SIZE ((size_t)64 << 10)
 
-OXR_DLOPEN_NOTE(zlib, "gzip", "gzip request bodies (Content-Encoding: gzip)", Z_SONAME);
-
-#define Z_FNS(X) X(inflateInit2_) X(inflate) X(inflateEnd) X(inflateReset) X(zlibVersion)
-
-static union {
-	struct {
-#define X(name) __typeof__(name) *name;
-		Z_FNS(X)
-#undef X
-	};
-	void *slot[0 Z_FNS(OXR_DLOPEN_SLOT)];
-} lib;
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static bool loaded;
-static char load_err[300];
-
-static void load(void)
-{
-	static const char *const names[] = {Z_FNS(OXR_DLOPEN_NAME)};
-	loaded = oxr_dlopen(Z_SONAME, "", names, lib.slot, sizeof(names) / sizeof(names[0]),
-	                    load_err, sizeof(load_err));
-}
-
 struct oxs_gunzip {
+	const oxs_zlib *zl; /* zload.c */
 	z_stream z;
 	bool open;      /* inflateInit2_ succeeded: inflateEnd is owed */
 	bool in_member; /* bytes of a member were taken and its end not reached */
@@ -60,9 +33,10 @@ struct oxs_gunzip {
 
 oxs_gunzip *oxs_gunzip_new(oxs_gunzip_sink sink, void *cls, char *err, size_t errsize)
 {
-	pthread_once(&once, load);
-	if (!loaded) {
-		snprintf(err, errsize, "gzip bodies cannot be decoded here: %s", load_err);
+	char why[300];
+	const oxs_zlib *zl = oxs_zlib_load(why, sizeof(why));
+	if (zl == NULL) {
+		snprintf(err, errsize, "gzip bodies cannot be decoded here: %s", why);
 		return NULL;
 	}
 	oxs_gunzip *g = calloc(1, sizeof(*g));
@@ -70,10 +44,11 @@ oxs_gunzip *oxs_gunzip_new(oxs_gunzip_sink sink, void *cls, char *err, size_t er
 		snprintf(err, errsize, "out of memory");
 		return NULL;
 	}
+	g->zl = zl;
 	g->sink = sink;
 	g->cls = cls;
 	/* 16 + 15: a gzip wrapper (not zlib's, not raw deflate), a window of up to 32 KiB */
-	if (lib.inflateInit2_(&g->z, 16 + 15, lib.zlibVersion(), (int)sizeof(z_stream)) != Z_OK) {
+	if (zl->inflateInit2_(&g->z, 16 + 15, zl->zlibVersion(), (int)sizeof(z_stream)) != Z_OK) {
 		snprintf(err, errsize, "cannot start a gzip decoder (%s)", g->z.msg ? g->z.msg : "no memory");
 		free(g);
 		return NULL;
@@ -96,7 +71,7 @@ bool oxs_gunzip_feed(oxs_gunzip *g, const void *data, size_t n, size_t budget, s
 		g->z.avail_in = take;
 		while (g->z.avail_in > 0) {
 			if (!g->in_member) { /* a member begins here: the first, or one after another */
-				if (lib.inflateReset(&g->z) != Z_OK) {
+				if (g->zl->inflateReset(&g->z) != Z_OK) {
 					snprintf(err, errsize, "the gzip decoder failed at byte %llu of the body",
 					         (unsigned long long)g->in);
 					return false;
@@ -106,7 +81,7 @@ bool oxs_gunzip_feed(oxs_gunzip *g, const void *data, size_t n, size_t budget, s
 			uInt before = g->z.avail_in;
 			g->z.next_out = g->buf;
 			g->z.avail_out = (uInt)OUT_SIZE;
-			int rc = lib.inflate(&g->z, Z_NO_FLUSH);
+			int rc = g->zl->inflate(&g->z, Z_NO_FLUSH);
 			g->in += before - g->z.avail_in;
 			size_t made = OUT_SIZE - g->z.avail_out;
 			if (made > 0) {
@@ -166,6 +141,6 @@ void oxs_gunzip_free(oxs_gunzip *g)
 	if (g == NULL)
 		return;
 	if (g->open)
-		lib.inflateEnd(&g->z);
+		g->zl->inflateEnd(&g->z);
 	free(g);
 }

@@ -19,6 +19,7 @@
 #include "service/clock.h"
 #include "service/config.h"
 #include "service/deadline.h"
+#include "service/gzip.h"
 #include "service/heat_svc.h"
 #include "service/host.h"
 #include "service/log.h"
@@ -258,6 +259,8 @@ static void first_call(oxs_req *r, const char *url, const char *method)
 	const char *inm = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "If-None-Match");
 	if (inm != NULL && strlen(inm) < sizeof(r->inm))
 		memcpy(r->inm, inm, strlen(inm) + 1);
+	r->gzip_ok = oxs_gzip_accepted(
+	    MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Accept-Encoding"));
 	r->route = oxs_route_match(url, r->id, r->param, sizeof(r->param), r->fpath,
 	                           sizeof(r->fpath));
 

@@ -33,7 +33,7 @@ OXR_DLOPEN_NOTE(mhd, "serve", "the HTTP service (onnxviz serve)", MHD_SONAME);
 	X(lookup_connection_value) X(suspend_connection) X(resume_connection)              \
 	X(queue_response) X(create_response_from_buffer)                                   \
 	X(create_response_from_buffer_with_free_callback) X(create_response_from_fd64)     \
-	X(add_response_header) X(destroy_response) X(create_post_processor)                \
+	X(add_response_header) X(get_response_headers) X(destroy_response) X(create_post_processor)                \
 	X(post_process) X(destroy_post_processor)
 
 static union {
@@ -167,6 +167,12 @@ enum MHD_Result MHD_add_response_header(struct MHD_Response *response, const cha
                                         const char *content)
 {
 	return LIB(add_response_header)(response, header, content);
+}
+
+int MHD_get_response_headers(struct MHD_Response *response, MHD_KeyValueIterator iterator,
+                             void *iterator_cls)
+{
+	return LIB(get_response_headers)(response, iterator, iterator_cls);
 }
 
 void MHD_destroy_response(struct MHD_Response *response)

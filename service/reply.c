@@ -8,6 +8,7 @@
 #include "parser/oxp.h"
 #include "render/oxr.h"
 #include "service/cache.h"
+#include "service/gzip.h"
 #include "service/query.h"
 #include "service/server.h"
 #include "store/oxst.h"
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char API_CSP[] =
     "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -172,6 +174,15 @@ void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type)
 		oxr_buf_free(b); /* over its bound or out of memory: what it holds is no answer */
 	else
 		data = oxr_buf_steal(b, &len);
+	/* not cached (no-store): gzip'd here, per request, when the client takes it */
+	bool worth = data != NULL && oxs_gzip_worth(type, len);
+	char *z = NULL;
+	size_t zlen = 0;
+	if (worth && r->gzip_ok && oxs_gzip(data, len, &z, &zlen)) {
+		free(data);
+		data = z;
+		len = zlen;
+	}
 	struct MHD_Response *resp =
 	    data ? MHD_create_response_from_buffer_with_free_callback(len, data, free) : NULL;
 	if (resp == NULL) {
@@ -181,6 +192,10 @@ void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type)
 	}
 	oxs_response_common(resp, type);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (z != NULL)
+		MHD_add_response_header(resp, "Content-Encoding", "gzip");
+	if (worth)
+		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
 	oxs_reply(r, status, resp, len);
 }
 
@@ -189,19 +204,73 @@ void oxs_reply_json(oxs_req *r, unsigned status, oxr_buf *b)
 	oxs_reply_text(r, status, b, "application/json");
 }
 
+/* Copy one header to the response cls, all but ETag (each variant has its own). */
+static enum MHD_Result copy_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+	(void)kind;
+	if (strcasecmp(key, "ETag") != 0)
+		MHD_add_response_header(cls, key, value);
+	return MHD_YES;
+}
+
+bool oxs_response_gzip(struct MHD_Response *plain, struct MHD_Response *plain_nm,
+                       const char *etag, const void *data, size_t len, const char *type,
+                       struct MHD_Response **gz, struct MHD_Response **gz_nm,
+                       char gz_etag[48], size_t *gz_len)
+{
+	size_t elen = strlen(etag);
+	if (!oxs_gzip_worth(type, len) || elen < 2 || elen + 3 >= 48 || etag[elen - 1] != '"')
+		return false;
+	char *z = NULL;
+	size_t zlen = 0;
+	if (!oxs_gzip(data, len, &z, &zlen))
+		return false;
+	struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(zlen, z,
+	                                                                              free);
+	if (resp == NULL) {
+		free(z);
+		return false;
+	}
+	struct MHD_Response *nm =
+	    MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	if (nm == NULL) {
+		MHD_destroy_response(resp);
+		return false;
+	}
+	/* "abc" -> "abc-gz": another representation, another tag (RFC 9110 8.8.3.3) */
+	snprintf(gz_etag, 48, "%.*s-gz\"", (int)(elen - 1), etag);
+	MHD_get_response_headers(plain, copy_header, resp);
+	MHD_get_response_headers(plain_nm, copy_header, nm);
+	struct MHD_Response *all[4] = {resp, nm, plain, plain_nm};
+	for (int i = 0; i < 4; i++) {
+		if (i < 2) /* a 304 has no body to be coded: no Content-Encoding on it */
+			MHD_add_response_header(all[i], "ETag", gz_etag);
+		if (i == 0)
+			MHD_add_response_header(all[i], "Content-Encoding", "gzip");
+		MHD_add_response_header(all[i], "Vary", "Accept-Encoding");
+	}
+	*gz = resp;
+	*gz_nm = nm;
+	*gz_len = zlen;
+	return true;
+}
+
 void oxs_reply_entry(oxs_req *r, const oxs_centry *e)
 {
 	oxs_reply_clear(r);
+	bool gz = e->status == 200 && e->gz != NULL && r->gzip_ok;
+	const char *etag = gz ? e->gz_etag : e->etag;
 	bool nm = e->status == 200 && e->nm != NULL && r->inm[0] != '\0' &&
-	          oxs_etag_match(r->inm, e->etag);
+	          oxs_etag_match(r->inm, etag);
 	/* libmicrohttpd has no public "add a reference" call: the entry stays referenced
 	 * until the response is queued (then libmicrohttpd holds its own reference) */
 	oxs_centry *me = (oxs_centry *)e;
 	atomic_fetch_add(&me->refs, 1);
 	r->reply_entry = me;
-	r->shared = nm ? e->nm : e->resp;
+	r->shared = gz ? (nm ? e->gz_nm : e->gz) : nm ? e->nm : e->resp;
 	r->status = nm ? 304 : e->status;
-	r->reply_bytes = nm ? 0 : e->len;
+	r->reply_bytes = nm ? 0 : gz ? e->gz_len : e->len;
 }
 
 unsigned oxs_store_http_status(oxst_status st)

@@ -16,7 +16,8 @@ void oxs_reply_clear(oxs_req *r);
 /* JSON error {"error":{"code","message","status"[,extra]}}; extra: "" or ",\"k\":v...". */
 void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *extra,
                      const char *fmt, ...) OXS_PRINTF(5, 6);
-/* A body (stolen from b) of the given type, with no-store caching. */
+/* A body (stolen from b) of the given type, with no-store caching; gzip'd when worth it
+ * (gzip.h) and the request accepts gzip. */
 void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type);
 void oxs_reply_json(oxs_req *r, unsigned status, oxr_buf *b);
 /* The JSON error response (no-store; WWW-Authenticate for 401, Retry-After for 503);
@@ -29,7 +30,8 @@ struct MHD_Response *oxs_error_response(unsigned status, const char *code, const
 unsigned oxs_store_http_status(oxst_status st);
 /* Answer a store failure with that status; what: "cannot store the model", ... */
 void oxs_reply_store_error(oxs_req *r, oxst_status st, const char *what);
-/* Answer from a cache entry: 304 when If-None-Match matches, else the entry. */
+/* Answer from a cache entry: its gzip'd variant when it has one and the request accepts
+ * gzip, else the plain one; 304 when If-None-Match holds that variant's ETag. */
 void oxs_reply_entry(oxs_req *r, const oxs_centry *e);
 /* A response for JSON/text bodies with the common headers (nosniff, API CSP); data is
  * copied.  NULL when out of memory. */
@@ -49,5 +51,16 @@ void oxs_response_immutable(struct MHD_Response *resp, const oxs_server *srv,
 /* Content-Disposition from an id (64 hex digits) and an extension only, never from model
  * data: attachment for .onnx and .npy, inline for renderings, none for JSON. */
 void oxs_response_disposition(struct MHD_Response *resp, const char *id, const char *ext);
+
+/* The gzip'd variant of a 200 answer (plain, its 304 plain_nm, its ETag, its body
+ * data[0..len) of Content-Type type), compressed now: *gz and *gz_nm get the plain ones'
+ * headers with the ETag gz_etag (etag with "-gz" inside the quotes), Content-Encoding
+ * gzip and Vary: Accept-Encoding; the plain ones get that Vary too.  False (nothing
+ * made, nothing changed) when the answer is not worth compressing (gzip.h), zlib is
+ * missing or memory ran out: the plain answer then goes to everyone. */
+bool oxs_response_gzip(struct MHD_Response *plain, struct MHD_Response *plain_nm,
+                       const char *etag, const void *data, size_t len, const char *type,
+                       struct MHD_Response **gz, struct MHD_Response **gz_nm,
+                       char gz_etag[48], size_t *gz_len);
 
 #endif /* OXS_REPLY_H */

@@ -14,6 +14,7 @@
 #include "service/clock.h"
 #include "service/deadline.h"
 #include "service/formats.h"
+#include "service/gzip.h"
 #include "service/hash.h"
 #include "service/heat_svc.h"
 #include "service/jobs.h"
@@ -108,6 +109,9 @@ typedef struct static_resp {
 	struct MHD_Response *resp, *nm;
 	char etag[48];
 	size_t len;
+	struct MHD_Response *gz, *gz_nm; /* the gzip'd variant, NULL when not worth it */
+	char gz_etag[48];
+	size_t gz_len;
 } static_resp;
 
 static static_resp *asset_resps;
@@ -133,6 +137,9 @@ static bool build_static(static_resp *s, const void *data, size_t len, const cha
 		MHD_add_response_header(both[i], "ETag", s->etag);
 		MHD_add_response_header(both[i], "Cache-Control", "no-cache");
 	}
+	/* compressed once, here (gzip.c); without zlib the page goes plain */
+	oxs_response_gzip(s->resp, s->nm, s->etag, data, len, type, &s->gz, &s->gz_nm,
+	                  s->gz_etag, &s->gz_len);
 	return true;
 }
 
@@ -142,6 +149,10 @@ static void free_static(static_resp *s)
 		MHD_destroy_response(s->resp);
 	if (s->nm)
 		MHD_destroy_response(s->nm);
+	if (s->gz)
+		MHD_destroy_response(s->gz);
+	if (s->gz_nm)
+		MHD_destroy_response(s->gz_nm);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -179,11 +190,12 @@ void oxs_routes_free(void)
 
 static void reply_static(oxs_req *r, const static_resp *s)
 {
-	bool nm = r->inm[0] != '\0' && oxs_etag_match(r->inm, s->etag);
+	bool gz = s->gz != NULL && r->gzip_ok;
+	bool nm = r->inm[0] != '\0' && oxs_etag_match(r->inm, gz ? s->gz_etag : s->etag);
 	/* static responses live until exit: queued directly, never destroyed per request */
-	r->shared = nm ? s->nm : s->resp;
+	r->shared = gz ? (nm ? s->gz_nm : s->gz) : nm ? s->nm : s->resp;
 	r->status = nm ? 304 : 200;
-	r->reply_bytes = nm ? 0 : s->len;
+	r->reply_bytes = nm ? 0 : gz ? s->gz_len : s->len;
 }
 
 static void serve_asset(oxs_req *r, const char *path)
@@ -718,31 +730,56 @@ static void model_onnx(oxs_req *r)
  * Node and search: computed on a work thread from the parsed model, not cached (cheap),
  * but content-addressed: ETag from the bytes, immutable.
  */
-static void reply_computed(oxs_req *r, oxr_buf *b)
+/* The headers of a computed answer (type NULL for a 304). */
+static void computed_headers(oxs_req *r, struct MHD_Response *resp, const char *etag,
+                             const char *type)
 {
-	char etag[48];
-	oxs_etag_of(b->data ? b->data : "", b->len, etag);
-	bool nm = r->inm[0] != '\0' && oxs_etag_match(r->inm, etag);
-	size_t len = 0;
-	char *data = nm ? NULL : oxr_buf_steal(b, &len);
-	struct MHD_Response *resp =
-	    nm ? MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT)
-	    : data ? MHD_create_response_from_buffer_with_free_callback(len, data, free)
-	           : NULL;
-	if (resp == NULL) {
-		free(data);
-		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
-		return;
-	}
 	if (r->file_fd >= 0) { /* a --models-dir file may change: revalidate */
-		oxs_response_common(resp, nm ? NULL : "application/json");
+		oxs_response_common(resp, type);
 		MHD_add_response_header(resp, "ETag", etag);
 		oxs_response_cache(resp, r->srv, false);
 	} else {
-		oxs_response_immutable(resp, r->srv, etag, nm ? NULL : "application/json", r->id,
-		                       "json");
+		oxs_response_immutable(resp, r->srv, etag, type, r->id, "json");
 	}
-	oxs_reply(r, nm ? 304 : 200, resp, len);
+}
+
+/* gzip'd per request when the client accepts it (these are not cached: gzip.c compresses
+ * a few KB to a few hundred KB in well under the time it took to compute them). */
+static void reply_computed(oxs_req *r, oxr_buf *b)
+{
+	char etag[48], gz_etag[48];
+	oxs_etag_of(b->data ? b->data : "", b->len, etag);
+	size_t len = 0, gz_len = 0;
+	char *data = oxr_buf_steal(b, &len);
+	struct MHD_Response *resp =
+	    data ? MHD_create_response_from_buffer_with_free_callback(len, data, free) : NULL;
+	struct MHD_Response *nm =
+	    resp ? MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT) : NULL;
+	if (nm == NULL) {
+		if (resp != NULL)
+			MHD_destroy_response(resp);
+		else
+			free(data);
+		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+		return;
+	}
+	computed_headers(r, resp, etag, "application/json");
+	computed_headers(r, nm, etag, NULL);
+	struct MHD_Response *gz = NULL, *gz_nm = NULL;
+	bool z = r->gzip_ok && oxs_response_gzip(resp, nm, etag, data, len, "application/json",
+	                                         &gz, &gz_nm, gz_etag, &gz_len);
+	if (!z && oxs_gzip_worth("application/json", len)) {
+		/* the same URL answers gzip'd to a client that accepts it */
+		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+		MHD_add_response_header(nm, "Vary", "Accept-Encoding");
+	}
+	bool m = r->inm[0] != '\0' && oxs_etag_match(r->inm, z ? gz_etag : etag);
+	struct MHD_Response *all[4] = {resp, nm, gz, gz_nm};
+	int pick = (z ? 2 : 0) + (m ? 1 : 0);
+	for (int i = 0; i < 4; i++)
+		if (i != pick && all[i] != NULL)
+			MHD_destroy_response(all[i]);
+	oxs_reply(r, m ? 304 : 200, all[pick], m ? 0 : z ? gz_len : len);
 }
 
 /* Reply with the reason a stored model could not be loaded. */

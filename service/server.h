@@ -84,6 +84,7 @@ struct oxs_req {
 	bool existing;         /* upload: the model was already stored */
 	char query[OXS_QUERY_MAX];
 	char inm[256];         /* If-None-Match, "" when absent */
+	bool gzip_ok;          /* Accept-Encoding accepts gzip (gzip.c) */
 	char id[OXST_ID_LEN + 1];
 	char param[OXS_TENSOR_KEY_MAX + 1]; /* node id, search text or tensor key */
 	char fpath[OXST_LOCATION_MAX + 1];   /* /files/{path} */

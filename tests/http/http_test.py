@@ -19,6 +19,7 @@ import atexit
 import ctypes
 import concurrent.futures
 import glob
+import gzip
 import hashlib
 import json
 import os
@@ -761,6 +762,17 @@ def t_cache_etag(s, mid):
     check(r.status == 200 and isinstance(r.json(), dict), "graph.json: %r" % r)
     r = curl(base + "/graph.svg?rankdir=LR&shapes=off")
     check(r.status == 200 and r.body != r1.body, "options change the rendering")
+    # hide= is part of the cache key: another drawing, one per set of op types (any order)
+    h1 = curl(base + "/graph.json?group=none&hide=Relu,Concat")
+    h2 = curl(base + "/graph.json?group=none&hide=Concat,Relu,Relu")
+    h0 = curl(base + "/graph.json?group=none")
+    check(h1.status == 200 and (h1.json() or {}).get("hidden", {}).get("nodes", 0) > 0 and
+          h1.h("etag") == h2.h("etag") and h1.h("etag") != h0.h("etag") and "hidden" not in (h0.json() or {}),
+          "hide= in the cache key: %r %r %r" % (h1, h2.h("etag"), h0.h("etag")))
+    for q in ("hide=a-b", "hide=Relu,,Add", "hide=" + ",".join("Op%d" % i for i in range(33))):
+        r = curl(base + "/graph.svg?" + q)
+        check(r.status == 400 and "hide" in ((r.json() or {}).get("error") or {}).get("message", ""),
+              "bad option %s: %r" % (q[:30], r))
     for q, needle in (("rankdir=XY", "rankdir"), ("colour=red", "colour"), ("depth=1&depth=2", "twice"),
                       ("group=%zz", "malformed"), ("dims=batch", "dims"), ("dims=a:1,a:2", "dims")):
         r = curl(base + "/graph.svg?" + q)
@@ -1319,6 +1331,8 @@ def audit_headers():
             cd = r.h("content-disposition") or ""
             check(r.url.endswith(".svg") is False or re.match(r'^inline; filename="[0-9a-f]{64}\.svg"$', cd),
                   "SVG Content-Disposition from the id: %r" % cd)
+        if r.h("content-encoding") == "gzip" and r.method != "HEAD":
+            r.body = gzip.decompress(r.body)  # tests/http/compressed.py checks the coding
         if ct.startswith("application/json") and r.method != "HEAD":
             check(r.json() is not None, "JSON body parses: %r" % r)
         if r.status >= 400 and r.method != "HEAD":
@@ -1391,6 +1405,8 @@ def main():
     step("inflate ratio", hardening.t_inflate, me)
     step("slow bodies", hardening.t_slow_body, me)
     step("body quota", hardening.t_body_quota, me)
+    import compressed  # noqa: E402  (tests/http/compressed.py: gzip'd answers, issue 37)
+    step("compressed answers", compressed.t_compressed, me)
     import resumable  # noqa: E402  (tests/http/resumable.py: POST /uploads, PATCH ...)
     step("resumable uploads", resumable.t_resumable, sys.modules[__name__])
     import twoclient  # noqa: E402  (tests/http/twoclient.py: a victim and an attacker, issue 35)

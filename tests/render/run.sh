@@ -6,7 +6,8 @@
 # against the float one, badges; PNGs in $BUILD/quant-png), LLMs with a KV cache
 # (llm.py: families of cache inputs/outputs, their rows in full detail; PNGs in
 # $BUILD/llm-png), and issue 24's box targets for the full detail of the torch exports
-# (targets.py: swin_t, vit_b_16, encoder48).
+# (targets.py: swin_t, vit_b_16, encoder48), and hide=<op types> (hide.py: boxes gone,
+# edges bridged, the count in the drawing, the list checked).
 # Needs $BUILD/onnxviz and the test tools (`make tools`);
 # runs the hostile models through build-san/onnxviz too when that exists.
 # Environment: BUILD (default build), ONNXVIZ_CORPUS.
@@ -37,6 +38,7 @@ step repeats.py
 step hostile.py
 step worker.py
 step quant.py
+step hide.py
 step llm.py
 step targets.py
 

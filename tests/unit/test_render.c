@@ -326,6 +326,9 @@ static const accepted accepts[] = {
     {"quant", "nodes", "&quant=nodes"},
     {"io", "fold", "&io=fold"}, {"io", "nodes", "&io=nodes"},
     {"patterns", "nodes", "&patterns=nodes"}, {"patterns", "fold", "&patterns=fold"},
+    /* hide=: sorted, without repeats (one key per set); empty is none */
+    {"hide", "Identity", "&hide=Identity"}, {"hide", "Identity,Constant,Identity", "&hide=Constant,Identity"},
+    {"hide", "Cast,Add_1,Q", "&hide=Add_1,Cast,Q"},
 };
 
 static void test_options_accepted(void **state)
@@ -389,6 +392,8 @@ static const rejected rejects[] = {
     {"quant", ""}, {"quant", "Fold"}, {"quant", "on"}, {"quant", "fold "},
     {"io", ""}, {"io", "Fold"}, {"io", "terminals"}, {"io", "nodes "},
     {"patterns", ""}, {"patterns", "Nodes"}, {"patterns", "off"},
+    {"hide", ","}, {"hide", "Identity,"}, {"hide", ",Cast"}, {"hide", "a,,b"}, {"hide", "Iden-tity"},
+    {"hide", "Identity Cast"}, {"hide", "a&b"}, {"hide", "a=b"}, {"hide", "\xc3\xa9"},
     {"depth", "1.5"}, {"depth", "x"}, {"depth", "1000"}, {"shapes", ""}, {"shapes", "ON"},
     {"shapes", "maybe"}, {"shapes", "2"}, {"attrs", ""}, {"attrs", "3"}, {"attrs", "some"},
     {"attrs", "-1"}, {"attrs", "ALL"}, {"arith", ""}, {"arith", "Fold"}, {"arith", "boxes"},
@@ -504,14 +509,18 @@ static void test_option_names(void **state)
 	static const char *const want[] = {"rankdir", "initializers", "subgraphs", "group",
 	                                   "expand",  "depth",        "shapes",    "attrs",
 	                                   "arith",   "unfold",       "quant",     "dims",
-	                                   "io", "patterns"};
+	                                   "io", "patterns", "hide"};
 	size_t n = 0;
 	while (oxr_option_names[n] != NULL)
 		n++;
-	assert_int_equal(n, 14);
+	assert_int_equal(n, 15);
 	char key[2048];
 	oxr_options o;
 	oxr_options_default(&o);
+	/* hide= is in the key only when given (the keys of every other set unchanged) */
+	key_of(&o, key, sizeof(key));
+	assert_null(strstr(key, "hide="));
+	assert_int_equal(oxr_options_set(&o, "hide", "Identity", NULL), OXR_OK);
 	key_of(&o, key, sizeof(key));
 	for (size_t i = 0; i < n; i++) {
 		assert_string_equal(oxr_option_names[i], want[i]);
