@@ -213,7 +213,7 @@ typedef struct oxr_overlay {
 	uint32_t nghost_edges;
 	const oxr_ghost_edge *ghost_edges;
 	const char *legend;             /* a caption under the drawing, or NULL */
-	const struct oxr_heat *heat;    /* per-node figures drawn as heat (render/heat.c), or
+	const struct oxr_heat *heat;    /* per-node figures drawn as heat (render/heat_draw.c), or
 	                                   NULL; nodes may then be NULL */
 	uint32_t heat_metric;           /* which of heat's metrics */
 	uint8_t heat_scale;             /* oxr_heat_scale */
@@ -225,7 +225,7 @@ oxr_code oxr_render_overlay(const oxp_model *m, const oxp_dag *d, const oxr_opti
                             oxr_error *err);
 
 /* ---------------------------------------------------------------------------------------
- * Heat (render/heat.c, docs/overlays.md): per-node figures from a file, attributed to the
+ * Heat (render/heat_*.c, docs/overlays.md): per-node figures from a file, attributed to the
  * nodes of one model and drawn as box fills.  Inputs, told apart by content: an ONNX
  * Runtime profile (Chrome trace JSON, one or more runs; several files are several
  * inputs), Model Explorer node data, a Netron attachment ("netron:attachment") and CSV

@@ -1,7 +1,7 @@
 /*
  * heat_cli.c — `onnxviz overlay MODEL FILE...` (the attributed table of a profile or node
  * data, with its coverage) and the overlay options of `onnxviz render` (--overlay,
- * --metric, --scale, --optimized): render/heat.c does the work (docs/overlays.md).
+ * --metric, --scale, --optimized): render/heat_*.c do the work (docs/overlays.md).
  */
 #include "service/heat_cli.h"
 #include "parser/oxp.h"
