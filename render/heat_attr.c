@@ -216,18 +216,20 @@ static uint32_t cover_optimized(heat_attr *c, uint32_t on, uint32_t *g)
 }
 
 /* The nodes entry e covers, the anchor first; 0 when none. */
-uint32_t oxr__heat_map_entry(heat_attr *c, const heat_entry *e, uint32_t *g)
+uint32_t oxr__heat_map_entry(heat_attr *c, const heat_entry *e, uint32_t *g, uint8_t *how)
 {
 	uint32_t n = 0, node;
 	c->gen++;
 	if (e->kind == KEY_ANY && c->ov != NULL) {
 		uint32_t on = oxp_smap_get(&c->onodes, e->name, e->len);
+		*how = OXR_HEAT_BY_OPTIMIZED;
 		if (on != OXP_NONE && (n = cover_optimized(c, on, g)) > 0)
 			goto anchor;
 	}
 	if (e->kind != KEY_VALUE) {
 		if ((node = oxp_smap_get(&c->nodes, e->name, e->len)) != OXP_NONE) {
 			g[0] = node;
+			*how = OXR_HEAT_BY_NAME;
 			return 1;
 		}
 	}
@@ -235,6 +237,7 @@ uint32_t oxr__heat_map_entry(heat_attr *c, const heat_entry *e, uint32_t *g)
 	if (e->kind != KEY_VALUE && sl < e->len &&
 	    (node = oxp_smap_get(&c->nodes, e->name, sl)) != OXP_NONE) {
 		g[0] = node;
+		*how = OXR_HEAT_BY_FUSED_NAME;
 		return 1;
 	}
 	if (e->kind == KEY_NODE)
@@ -243,6 +246,7 @@ uint32_t oxr__heat_map_entry(heat_attr *c, const heat_entry *e, uint32_t *g)
 	if (v == OXP_NONE || (node = c->dv->values[v].producer) == OXP_NONE)
 		return 0;
 	add_node(c, g, &n, node);
+	*how = OXR_HEAT_BY_VALUE;
 	if (e->op != NULL && !op_is(c->dv, node, e->op)) {
 		/* a fused kernel named after its last output: up the single-consumer chain */
 		uint32_t path[8], np = 0, x = node;
@@ -311,4 +315,301 @@ void oxr__heat_spread(heat_attr *c, const uint32_t *g, uint32_t n, int64_t dur, 
 		given += s;
 	}
 	out[0] = dur - given;
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Kernels no name matches (issue 38): ORT's own nodes ("Gelu_token_108", "ReorderOutput",
+ * "gemm_input_reshape_token_2") still say their op type and shapes and run in graph order.
+ *
+ * By op type, shapes and order (OXR_HEAT_BY_SHAPES): the kernel's window is the nodes
+ * between the kernels matched by name just before and just after it in execution order
+ * (at most HEAT_WINDOW of them); a candidate there is a node of its op type, or a named
+ * pattern of it (parser/fusion.c: every Gelu, LayerNormalization, Gemm... of the model,
+ * with ORT's names for the fused forms: SkipLayerNormalization, BiasGelu, ...), that no
+ * name matched, whose first input's and output's shapes are the kernel's (a dim the model
+ * leaves symbolic matches any).  Exactly one candidate, claimed by no other kernel: it is
+ * the kernel's; otherwise the kernel stays unmatched and listed.
+ *
+ * As a neighbour (OXR_HEAT_BY_NEIGHBOUR): a Reshape, Transpose, reorder or other data
+ * movement with no candidate was inserted by ORT for a kernel next to it (the Reshapes
+ * around a 3-D MatMul + Add run as a Gemm, NCHWc reorders): it exchanges with that
+ * kernel a value of a shape no value of the model near there has.  When exactly one of
+ * its two sides is such a value and the adjacent kernel on that side (matched) has it as
+ * its own output or input, it is given to that kernel's nodes.
+ * ------------------------------------------------------------------------------------- */
+#define HEAT_WINDOW 512
+#define HEAT_MAX_DIMS 16
+
+typedef struct dims {
+	uint32_t n;
+	int64_t d[HEAT_MAX_DIMS];
+} dims;
+
+/* "1x16x64" (up to end) into d: false when it is not that */
+static bool dims_parse(const char *s, const char *end, dims *d)
+{
+	d->n = 0;
+	while (s < end) {
+		char *e;
+		long long v = strtoll(s, &e, 10);
+		if (e == s || e > end || d->n >= HEAT_MAX_DIMS || v < 0)
+			return false;
+		d->d[d->n++] = v;
+		s = e;
+		if (s < end && *s++ != 'x')
+			return false;
+	}
+	return d->n > 0;
+}
+
+/* A kernel's "in>out" shapes */
+static bool kernel_dims(const heat_entry *e, dims *in, dims *out)
+{
+	if (e == NULL || e->nv != 0 || e->shapes == NULL)
+		return false;
+	const char *gt = strchr(e->shapes, '>');
+	return gt != NULL && dims_parse(e->shapes, gt, in) &&
+	       dims_parse(gt + 1, gt + strlen(gt), out);
+}
+
+/* Whether value vi's shape can be d: the same rank, every known dim equal. */
+static bool value_fits(const oxp_dag_view *dv, uint32_t vi, const dims *d, bool exact)
+{
+	if (vi == OXP_NONE)
+		return false;
+	const oxp_value_type *t = oxp_value_best_type(&dv->values[vi]);
+	if (t == NULL || t->rank < 0 || (uint32_t)t->rank != d->n)
+		return false;
+	for (uint32_t k = 0; k < d->n; k++) {
+		const oxp_dim *x = &t->dims[k];
+		if (x->kind == OXP_DIM_VALUE ? x->value != d->d[k] : exact)
+			return false;
+	}
+	return true;
+}
+
+static bool dims_equal(const dims *a, const dims *b)
+{
+	return a->n == b->n && memcmp(a->d, b->d, a->n * sizeof(int64_t)) == 0;
+}
+
+/* The named pattern ORT's fused op stands for, else -1 */
+static int fused_kind(const char *op)
+{
+	static const struct {
+		const char *op;
+		int kind;
+	} alias[] = {
+	    {"SkipLayerNormalization", OXP_FU_LAYERNORM},
+	    {"SimplifiedLayerNormalization", OXP_FU_RMSNORM},
+	    {"SkipSimplifiedLayerNormalization", OXP_FU_RMSNORM},
+	    {"BiasGelu", OXP_FU_GELU},
+	    {"FastGelu", OXP_FU_GELU},
+	    {"QuickGelu", OXP_FU_SWISH},
+	};
+	for (int k = 0; k < OXP_FU__COUNT; k++)
+		if (!strcmp(op, oxp_fusion_name((unsigned)k)))
+			return k;
+	for (size_t k = 0; k < sizeof(alias) / sizeof(alias[0]); k++)
+		if (!strcmp(op, alias[k].op))
+			return alias[k].kind;
+	return -1;
+}
+
+static bool moves_data(const char *op)
+{
+	static const char *const ops[] = {"Reshape", "Transpose", "ReorderInput", "ReorderOutput",
+	                                  "Squeeze", "Unsqueeze", "Flatten", "Identity",
+	                                  "MemcpyFromHost", "MemcpyToHost", "Cast"};
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
+		if (!strcmp(op, ops[k]))
+			return true;
+	return false;
+}
+
+/* The nodes of matched entry `at` in execution order: [*lo, *hi] their index range */
+static void group_range(const heat_groups *gs, uint32_t entry, uint32_t *lo, uint32_t *hi)
+{
+	*lo = UINT32_MAX;
+	*hi = 0;
+	for (uint32_t k = gs->off[entry]; k < gs->off[entry + 1]; k++) {
+		uint32_t x = gs->nodes[k];
+		*lo = x < *lo ? x : *lo;
+		*hi = x > *hi ? x : *hi;
+	}
+}
+
+/* Whether a value of a node in [lo, hi] (an input or output) can have shape d */
+static bool model_has(const oxp_dag_view *dv, uint32_t lo, uint32_t hi, const dims *d)
+{
+	for (uint32_t x = lo; x <= hi && x < dv->nnodes; x++) {
+		const oxp_dnode *dn = &dv->nodes[x];
+		for (size_t k = 0; k < dn->proto->ninputs; k++)
+			if (value_fits(dv, dn->inputs[k], d, false))
+				return true;
+		for (size_t k = 0; k < dn->proto->noutputs; k++)
+			if (value_fits(dv, dn->outputs[k], d, false))
+				return true;
+	}
+	return false;
+}
+
+/* The nodes of a choice (a node, or a pattern's anchor then its other nodes) into g, 0
+ * when there is none or two kernels claimed it */
+static uint32_t chosen_group(const oxp_fusions *fu, const uint8_t *covered, uint32_t x,
+                             uint32_t *g)
+{
+	if (x == OXP_NONE || covered[x] != 2)
+		return 0;
+	uint32_t mi = fu->node_match[x], n = 0;
+	g[n++] = x;
+	if (mi != OXP_NONE)
+		for (uint32_t j = 0; j < fu->matches[mi].nnodes && n < MAX_GROUP; j++)
+			if (fu->matches[mi].nodes[j] != x)
+				g[n++] = fu->matches[mi].nodes[j];
+	return n;
+}
+
+oxr_code oxr__heat_infer(heat_attr *c, const heat_parse *p, const uint32_t *seq, uint32_t nseq,
+                         heat_groups *gs, heat_give give, void *ctx)
+{
+	const oxp_dag_view *dv = c->dv;
+	uint32_t nn = dv->nnodes;
+	bool any = false;
+	for (uint32_t k = 0; k < nseq && !any; k++) {
+		const heat_entry *e = &p->e[seq[k]];
+		any = gs->off[seq[k] + 1] == gs->off[seq[k]] && e->op != NULL && e->shapes != NULL;
+	}
+	if (!any || nseq < 2)
+		return OXR_OK;
+	oxr_code rc = OXR_OK;
+	oxp_arena *fa = oxp_arena_new((size_t)256 << 20);
+	const oxp_fusions *fu = NULL;
+	uint8_t *covered = calloc(nn ? nn : 1, 1);   /* 1: named, 2: given, 3: claimed twice */
+	uint32_t *prevm = malloc((size_t)nseq * sizeof(uint32_t));
+	uint32_t *nextm = malloc((size_t)nseq * sizeof(uint32_t));
+	uint32_t *choice = malloc((size_t)nseq * sizeof(uint32_t)); /* a node or a pattern's
+	                                                                anchor, else NONE */
+	oxp_error fe;
+	if (fa == NULL || covered == NULL || prevm == NULL || nextm == NULL || choice == NULL ||
+	    oxp_fusion_find(c->d, fa, &fu, &fe) != OXP_OK) {
+		rc = OXR_E_NOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < gs->len; i++)
+		covered[gs->nodes[i]] = 1;
+	uint32_t last = OXP_NONE;
+	for (uint32_t k = 0; k < nseq; k++) {
+		prevm[k] = last;
+		if (gs->off[seq[k] + 1] > gs->off[seq[k]])
+			last = k;
+	}
+	last = OXP_NONE;
+	for (uint32_t k = nseq; k-- > 0;) {
+		nextm[k] = last;
+		if (gs->off[seq[k] + 1] > gs->off[seq[k]])
+			last = k;
+	}
+	/* by op type and shapes in the window */
+	for (uint32_t k = 0; k < nseq; k++) {
+		choice[k] = OXP_NONE;
+		uint32_t ei = seq[k];
+		const heat_entry *e = &p->e[ei];
+		dims in, out;
+		if (gs->off[ei + 1] > gs->off[ei] || e->op == NULL || !kernel_dims(e, &in, &out))
+			continue;
+		uint32_t lo = 0, hi = nn ? nn - 1 : 0, a, b;
+		if (prevm[k] != OXP_NONE) {
+			group_range(gs, seq[prevm[k]], &a, &b);
+			lo = b + 1;
+		}
+		if (nextm[k] != OXP_NONE) {
+			group_range(gs, seq[nextm[k]], &a, &b);
+			hi = a > 0 ? a - 1 : 0;
+		}
+		if (nn == 0 || hi < lo || hi - lo >= HEAT_WINDOW)
+			continue;
+		int kind = fused_kind(e->op);
+		uint32_t found = OXP_NONE, count = 0;
+		for (uint32_t x = lo; x <= hi && count < 2; x++) {
+			uint32_t mi = fu->node_match[x], vin, vout;
+			if (covered[x] == 1)
+				continue;
+			if (mi != OXP_NONE && (int)fu->matches[mi].kind == kind) {
+				const oxp_fusion *m = &fu->matches[mi];
+				bool inside = m->anchor == x;
+				for (uint32_t j = 0; j < m->nnodes && inside; j++)
+					inside = m->nodes[j] >= lo && m->nodes[j] <= hi && covered[m->nodes[j]] != 1;
+				if (!inside)
+					continue;
+				vin = m->in[0];
+				vout = m->output;
+			} else if (mi == OXP_NONE && op_is(dv, x, e->op)) {
+				const oxp_dnode *dn = &dv->nodes[x];
+				vin = dn->proto->ninputs > 0 ? dn->inputs[0] : OXP_NONE;
+				vout = dn->proto->noutputs > 0 ? dn->outputs[0] : OXP_NONE;
+			} else {
+				continue;
+			}
+			if (value_fits(dv, vin, &in, false) && value_fits(dv, vout, &out, false)) {
+				found = x;
+				count++;
+			}
+		}
+		if (count == 1) {
+			choice[k] = found;
+			covered[found] = covered[found] == 2 ? 3 : 2;
+		}
+	}
+	/* give: a node claimed by two kernels goes to neither */
+	uint32_t g[MAX_GROUP];
+	for (uint32_t k = 0; k < nseq && rc == OXR_OK; k++) {
+		uint32_t n = chosen_group(fu, covered, choice[k], g);
+		if (n > 0)
+			rc = give(ctx, seq[k], g, n, OXR_HEAT_BY_SHAPES);
+	}
+	/* neighbours: data movement next to a kernel that has nodes (by name or above) */
+	for (uint32_t k = 0; k < nseq && rc == OXR_OK; k++) {
+		uint32_t ei = seq[k];
+		const heat_entry *e = &p->e[ei];
+		dims in, out, x, y;
+		if (gs->off[ei + 1] > gs->off[ei] || choice[k] != OXP_NONE || e->op == NULL ||
+		    !moves_data(e->op) || !kernel_dims(e, &in, &out) ||
+		    (prevm[k] == OXP_NONE && nextm[k] == OXP_NONE))
+			continue;
+		/* near: the nodes of the kernels matched by name around it */
+		uint32_t lo = UINT32_MAX, hi = 0, a, b;
+		for (int side = 0; side < 2; side++) {
+			uint32_t m = side ? nextm[k] : prevm[k];
+			if (m == OXP_NONE)
+				continue;
+			group_range(gs, seq[m], &a, &b);
+			lo = a < lo ? a : lo;
+			hi = b > hi ? b : hi;
+		}
+		if (hi - lo >= HEAT_WINDOW)
+			continue;
+		bool has_in = model_has(dv, lo, hi, &in), has_out = model_has(dv, lo, hi, &out);
+		uint32_t to = OXP_NONE;
+		if (!has_in && has_out && k > 0 && kernel_dims(&p->e[seq[k - 1]], &x, &y) &&
+		    dims_equal(&y, &in))
+			to = k - 1;
+		else if (has_in && !has_out && k + 1 < nseq && kernel_dims(&p->e[seq[k + 1]], &x, &y) &&
+		         dims_equal(&x, &out))
+			to = k + 1;
+		if (to == OXP_NONE)
+			continue;
+		uint32_t te = seq[to], n = gs->off[te + 1] - gs->off[te];
+		if (n > 0)
+			rc = give(ctx, ei, gs->nodes + gs->off[te], n, OXR_HEAT_BY_NEIGHBOUR);
+		else if ((n = chosen_group(fu, covered, choice[to], g)) > 0)
+			rc = give(ctx, ei, g, n, OXR_HEAT_BY_NEIGHBOUR);
+	}
+out:
+	free(covered);
+	free(prevm);
+	free(nextm);
+	free(choice);
+	oxp_arena_free(fa);
+	return rc;
 }

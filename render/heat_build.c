@@ -56,11 +56,14 @@ static oxr_heat *heat_new(oxp_arena *a, uint32_t nnodes, uint32_t nmetrics)
 	double *vals = oxp_arena_array(a, (size_t)(nnodes ? nnodes : 1) * nmetrics, sizeof(double));
 	uint32_t *fused = oxp_arena_array(a, nnodes ? nnodes : 1, sizeof(uint32_t));
 	uint32_t *fsize = oxp_arena_array(a, nnodes ? nnodes : 1, sizeof(uint32_t));
+	uint8_t *by = oxp_arena_array(a, nnodes ? nnodes : 1, 1);
 	h->metrics = oxp_arena_array(a, nmetrics, sizeof(char *));
 	h->units = oxp_arena_array(a, nmetrics, sizeof(char *));
 	h->sums = oxp_arena_array(a, nmetrics, sizeof(bool));
-	if (!vals || !fused || !fsize || !h->metrics || !h->units || !h->sums)
+	if (!vals || !fused || !fsize || !by || !h->metrics || !h->units || !h->sums)
 		return NULL;
+	memset(by, 0, nnodes ? nnodes : 1);
+	h->matched_by = by;
 	for (size_t i = 0; i < (size_t)nnodes * nmetrics; i++)
 		vals[i] = NAN;
 	for (uint32_t i = 0; i < nnodes; i++) {
@@ -156,19 +159,104 @@ static oxr_code list_unmatched(heat_parse *p, oxr_heat *h, const uint32_t *flag,
 	return OXR_OK;
 }
 
-/* The nodes each entry covers, all entries' in one array: entry i's are
- * nodes[off[i] .. off[i + 1]).  Most names cover one node or none, so this is about
- * 8 bytes per entry (a fixed MAX_GROUP slots per entry was 256). */
-typedef struct groups {
-	uint32_t *off;   /* n + 1 */
-	uint32_t *nodes;
-	size_t len, cap;
-} groups;
+typedef heat_groups groups;
 
 static void groups_free(groups *gs)
 {
 	free(gs->off);
 	free(gs->nodes);
+	free(gs->how);
+}
+
+static bool groups_push(groups *gs, const uint32_t *g, uint32_t n)
+{
+	if (gs->len + n > gs->cap) {
+		size_t cap = gs->cap * 2;
+		while (cap < gs->len + n)
+			cap *= 2;
+		uint32_t *nn = realloc(gs->nodes, cap * sizeof(uint32_t));
+		if (nn == NULL)
+			return false;
+		gs->nodes = nn;
+		gs->cap = cap;
+	}
+	memcpy(gs->nodes + gs->len, g, n * sizeof(uint32_t));
+	gs->len += n;
+	return true;
+}
+
+/* What oxr__heat_infer gives, kept aside until all is known: (entry, nodes, how) */
+typedef struct given {
+	groups *gs;
+	uint32_t *at;     /* per entry: its first node in extra, else OXP_NONE */
+	uint32_t *size;   /* per entry given: nodes */
+	groups extra;     /* off[] unused: at[] and size[] say where */
+} given;
+
+static oxr_code give(void *ctx, uint32_t entry, const uint32_t *g, uint32_t n, uint8_t how)
+{
+	given *gv = ctx;
+	if (gv->at[entry] != OXP_NONE)
+		return OXR_OK;
+	gv->at[entry] = (uint32_t)gv->extra.len;
+	gv->size[entry] = n;
+	gv->gs->how[entry] = how;
+	return groups_push(&gv->extra, g, n) ? OXR_OK : OXR_E_NOMEM;
+}
+
+/* Profiles: the entries matched by op type, shapes and order or as neighbours
+ * (oxr__heat_infer) merged into gs. */
+static bool groups_infer(groups *gs, heat_parse *p, heat_attr *c)
+{
+	uint32_t *seq = malloc((size_t)(p->n ? p->n : 1) * sizeof(uint32_t));
+	uint8_t *seen = calloc(p->n ? p->n : 1, 1);
+	given gv = {gs, malloc((size_t)(p->n ? p->n : 1) * sizeof(uint32_t)),
+	            calloc(p->n ? p->n : 1, sizeof(uint32_t)), {0}};
+	gv.extra.nodes = malloc(256 * sizeof(uint32_t));
+	gv.extra.cap = 256;
+	groups ng = {0};
+	bool ok = seq && seen && gv.at && gv.size && gv.extra.nodes;
+	uint32_t nseq = 0;
+	/* execution order: the entries as their kernels first come */
+	for (size_t k = 0; ok && k < p->nk; k++)
+		if (!seen[p->k[k].entry]) {
+			seen[p->k[k].entry] = 1;
+			seq[nseq++] = p->k[k].entry;
+		}
+	for (uint32_t i = 0; ok && i < p->n; i++)
+		gv.at[i] = OXP_NONE;
+	ok = ok && oxr__heat_infer(c, p, seq, nseq, gs, give, &gv) == OXR_OK;
+	if (ok && gv.extra.len > 0) {
+		ng.off = malloc(((size_t)p->n + 1) * sizeof(uint32_t));
+		ng.nodes = malloc((gs->len + gv.extra.len) * sizeof(uint32_t));
+		ok = ng.off && ng.nodes;
+		for (uint32_t i = 0; ok && i < p->n; i++) {
+			ng.off[i] = (uint32_t)ng.len;
+			const uint32_t *src = gv.at[i] != OXP_NONE ? gv.extra.nodes + gv.at[i]
+			                                          : gs->nodes + gs->off[i];
+			uint32_t n = gv.at[i] != OXP_NONE ? gv.size[i] : gs->off[i + 1] - gs->off[i];
+			memcpy(ng.nodes + ng.len, src, n * sizeof(uint32_t));
+			ng.len += n;
+		}
+		if (ok) {
+			ng.off[p->n] = (uint32_t)ng.len;
+			ng.cap = gs->len + gv.extra.len;
+			ng.how = gs->how;
+			free(gs->off);
+			free(gs->nodes);
+			*gs = ng;
+			ng.off = NULL;
+			ng.nodes = NULL;
+		}
+	}
+	free(ng.off);
+	free(ng.nodes);
+	free(seq);
+	free(seen);
+	free(gv.at);
+	free(gv.size);
+	free(gv.extra.nodes);
+	return ok;
 }
 
 static bool groups_build(groups *gs, heat_parse *p, heat_attr *c)
@@ -176,28 +264,68 @@ static bool groups_build(groups *gs, heat_parse *p, heat_attr *c)
 	memset(gs, 0, sizeof(*gs));
 	gs->off = malloc(((size_t)p->n + 1) * sizeof(uint32_t));
 	gs->nodes = malloc(1024 * sizeof(uint32_t));
-	if (gs->off == NULL || gs->nodes == NULL)
+	gs->how = calloc(p->n ? p->n : 1, 1);
+	if (gs->off == NULL || gs->nodes == NULL || gs->how == NULL)
 		return false;
 	gs->cap = 1024;
 	uint32_t g[MAX_GROUP];
 	for (uint32_t i = 0; i < p->n; i++) {
 		gs->off[i] = (uint32_t)gs->len; /* at most 2,000,000 x 64 */
-		uint32_t n = oxr__heat_map_entry(c, &p->e[i], g);
-		if (gs->len + n > gs->cap) {
-			size_t cap = gs->cap * 2;
-			while (cap < gs->len + n)
-				cap *= 2;
-			uint32_t *nn = realloc(gs->nodes, cap * sizeof(uint32_t));
-			if (nn == NULL)
-				return false;
-			gs->nodes = nn;
-			gs->cap = cap;
-		}
-		memcpy(gs->nodes + gs->len, g, n * sizeof(uint32_t));
-		gs->len += n;
+		uint32_t n = oxr__heat_map_entry(c, &p->e[i], g, &gs->how[i]);
+		if (n == 0)
+			gs->how[i] = 0;
+		if (!groups_push(gs, g, n))
+			return false;
 	}
 	gs->off[p->n] = (uint32_t)gs->len;
-	return true;
+	return !p->profile || groups_infer(gs, p, c);
+}
+
+static int cmp_inferred(const void *a, const void *b)
+{
+	const oxr_heat_inferred *x = a, *y = b;
+	return x->value > y->value ? -1 : x->value < y->value ? 1 : strcmp(x->name, y->name);
+}
+
+/* The kernels matched by shapes and order or as neighbours: all counted, the largest
+ * OXR_HEAT_UNMATCHED_LISTED listed (each says how, and where it went). */
+static oxr_code list_inferred(heat_parse *p, oxr_heat *h, const groups *gs)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < p->n; i++)
+		n += (gs->how[i] & (OXR_HEAT_BY_SHAPES | OXR_HEAT_BY_NEIGHBOUR)) != 0;
+	h->ninferred = n;
+	if (n == 0)
+		return OXR_OK;
+	oxr_heat_inferred *all = malloc((size_t)n * sizeof(*all));
+	if (all == NULL)
+		return oxr__heat_nomem(p);
+	n = 0;
+	for (uint32_t i = 0; i < p->n; i++)
+		if (gs->how[i] & (OXR_HEAT_BY_SHAPES | OXR_HEAT_BY_NEIGHBOUR))
+			all[n++] = (oxr_heat_inferred){p->e[i].name, p->e[i].op, gs->how[i],
+			                               gs->nodes[gs->off[i]], gs->off[i + 1] - gs->off[i],
+			                               gs->nodes + gs->off[i], (double)p->e[i].total};
+	qsort(all, n, sizeof(*all), cmp_inferred);
+	uint32_t keep = n < OXR_HEAT_UNMATCHED_LISTED ? n : OXR_HEAT_UNMATCHED_LISTED;
+	oxr_heat_inferred *li = oxp_arena_array(h->arena, keep, sizeof(*li));
+	oxr_code rc = OXR_OK;
+	for (uint32_t i = 0; li != NULL && i < keep && rc == OXR_OK; i++) {
+		li[i] = all[i];
+		li[i].name = oxr__text(h->arena, (oxp_str){all[i].name, strlen(all[i].name)}, 200);
+		uint32_t *grp = oxp_arena_array(h->arena, all[i].size, sizeof(uint32_t));
+		if (grp != NULL)
+			memcpy(grp, all[i].group, all[i].size * sizeof(uint32_t));
+		li[i].group = grp;
+		if (li[i].name == NULL || grp == NULL)
+			rc = oxr__heat_nomem(p);
+	}
+	free(all);
+	if (li == NULL)
+		return oxr__heat_nomem(p);
+	h->inferred = li;
+	h->ninferred_listed = keep;
+	return rc;
 }
 
 static oxr_code build_profile(heat_parse *p, heat_attr *c, oxr_heat *h, int64_t *node_total)
@@ -270,6 +398,8 @@ static oxr_code build_profile(heat_parse *p, heat_attr *c, oxr_heat *h, int64_t 
 			h->nmatched++;
 		}
 		const uint32_t *g = gs.nodes + gs.off[i];
+		for (uint32_t k = 0; k < gn[i]; k++)
+			((uint8_t *)h->matched_by)[g[k]] |= gs.how[i];
 		if (gn[i] > 1)
 			for (uint32_t k = 0; k < gn[i]; k++) {
 				((uint32_t *)h->fused)[g[k]] = g[0];
@@ -303,6 +433,9 @@ static oxr_code build_profile(heat_parse *p, heat_attr *c, oxr_heat *h, int64_t 
 	h->attributed = (double)attributed;
 	h->runs = runs;
 	rc = list_unmatched(p, h, gn, 0, true, (double)total);
+	if (rc != OXR_OK)
+		goto out;
+	rc = list_inferred(p, h, &gs);
 	if (rc != OXR_OK)
 		goto out;
 	/* providers */
@@ -366,7 +499,8 @@ static oxr_code build_generic(heat_parse *p, heat_attr *c, oxr_heat *h)
 		return oxr__heat_nomem(p);
 	for (uint32_t i = 0; i < p->n; i++) {
 		const heat_entry *e = &p->e[i];
-		uint32_t n = oxr__heat_map_entry(c, e, g);
+		uint8_t how = 0;
+		uint32_t n = oxr__heat_map_entry(c, e, g, &how);
 		double pv = e->nv > 0 ? e->v[0] : NAN;
 		if (isfinite(pv))
 			total += pv;
@@ -375,6 +509,7 @@ static oxr_code build_generic(heat_parse *p, heat_attr *c, oxr_heat *h)
 			continue;
 		}
 		hit[i] = g[0];
+		((uint8_t *)h->matched_by)[g[0]] |= how;
 		h->nmatched++;
 		if (isfinite(pv))
 			attributed += pv;

@@ -28,7 +28,8 @@ enum { KEY_ANY = 0, KEY_NODE, KEY_VALUE };
 /* Execution providers of a profile given metrics of their own (docs/overlays.md): the
  * first this many named [A-Za-z0-9._-], two metrics each after the four */
 #define HEAT_PROVIDER_METRICS 8
-#define SHARED_TEXT 80 /* op types and providers shorter than this are shared */
+#define SHARED_TEXT 80 /* op types, providers and shapes shorter than this are shared */
+#define SHAPE_TEXT 38  /* a kernel's first input's or output's dims as text, at most */
 
 /* ---------------------------------------------------------------------------------------
  * Entries: what the input says, per distinct name
@@ -37,7 +38,11 @@ typedef struct heat_entry {
 	/* 48 bytes: there may be 2,000,000 of them (docs/decisions.md 85) */
 	const char *name; /* arena, NUL-terminated (may hold other bytes: matched as bytes) */
 	const char *op, *provider; /* arena; equal strings of consecutive entries shared */
-	double *v;        /* nv metrics (generic inputs), NaN where not given */
+	union {
+		double *v;          /* generic inputs: nv metrics, NaN where not given */
+		const char *shapes; /* profiles (nv 0): "1x16x64>1x16x64", the kernel's first
+		                       input's and output's dims (shared like op), or NULL */
+	};
 	int64_t total;    /* profiles: us over all runs */
 	uint32_t len;     /* of name, at most MAX_NAME */
 	uint8_t kind;     /* KEY_* */
@@ -72,9 +77,9 @@ typedef struct heat_parse {
 	/* profiles: the providers with metrics of their own (dur.mean@P, dur.total@P) */
 	const char *pm[HEAT_PROVIDER_METRICS];
 	uint32_t npm;
-	/* shared_text's: the last op type and provider, as given and their copies */
-	char op_raw[SHARED_TEXT], provider_raw[SHARED_TEXT];
-	const char *last_op, *last_provider;
+	/* shared_text's: the last op type, provider and shapes, as given and their copies */
+	char op_raw[SHARED_TEXT], provider_raw[SHARED_TEXT], shapes_raw[SHARED_TEXT];
+	const char *last_op, *last_provider, *last_shapes;
 } heat_parse;
 
 /* ---------------------------------------------------------------------------------------
@@ -169,8 +174,28 @@ uint32_t oxr__heat_first_consumer(const oxp_dag_view *dv, uint32_t n);
 /* Which nodes of the original graph some optimized node stands for (c->owned). */
 bool oxr__heat_mark_owned(heat_attr *c);
 /* The nodes entry e covers into g (MAX_GROUP), the anchor first; 0 when none. */
-uint32_t oxr__heat_map_entry(heat_attr *c, const heat_entry *e, uint32_t *g);
+uint32_t oxr__heat_map_entry(heat_attr *c, const heat_entry *e, uint32_t *g, uint8_t *how);
 /* dur spread over the group: out[i] for g[i], whole microseconds summing to dur exactly */
 void oxr__heat_spread(heat_attr *c, const uint32_t *g, uint32_t n, int64_t dur, int64_t *out);
+
+/* The nodes each entry covers, all entries' in one array: entry i's are
+ * nodes[off[i] .. off[i + 1]).  Most names cover one node or none, so this is about
+ * 8 bytes per entry (a fixed MAX_GROUP slots per entry was 256). */
+typedef struct heat_groups {
+	uint32_t *off;   /* n + 1 */
+	uint32_t *nodes;
+	size_t len, cap;
+	uint8_t *how;    /* per entry: OXR_HEAT_BY_* (0: none) */
+} heat_groups;
+
+/* Gives entry `entry` the nodes g[0..n) (the anchor first), matched as `how`. */
+typedef oxr_code (*heat_give)(void *ctx, uint32_t entry, const uint32_t *g, uint32_t n,
+                              uint8_t how);
+/* Matching by op type, shapes and order, then as a neighbour, of the entries of profile
+ * p that gs gives no nodes (heat_attr.c says how): seq lists p's entries in execution
+ * order.  Calls give for each entry it matches; gs is not changed.  OXR_E_NOMEM (err not
+ * set) when memory runs out. */
+oxr_code oxr__heat_infer(heat_attr *c, const heat_parse *p, const uint32_t *seq, uint32_t nseq,
+                         heat_groups *gs, heat_give give, void *ctx);
 
 #endif

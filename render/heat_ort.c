@@ -29,13 +29,51 @@ typedef struct kernel_ev {
 	bool has_ts;
 } kernel_ev;
 
+/* A shape list at sc->i (args.input_type_shape: [{"float": [1, 16, 64]}, ...]): the first
+ * one's dims as text into out ("1x16x64"; "" for a scalar or a form not known), the rest
+ * stepped over.  Attribution by op type and shapes (heat_attr.c) compares it with the
+ * model's. */
+static oxr_code scan_shape(heat_scan *sc, char *out, size_t cap)
+{
+	size_t start = sc->i, o = 0;
+	bool ok = oxr__heat_scan_lit(sc, '[') && oxr__heat_scan_lit(sc, '{');
+	char ty[24];
+	size_t tl;
+	ok = ok && oxr__heat_scan_string(sc, ty, sizeof(ty), &tl) == OXR_OK &&
+	     oxr__heat_scan_lit(sc, ':') && oxr__heat_scan_lit(sc, '[');
+	if (ok && !oxr__heat_scan_lit(sc, ']'))
+		for (int k = 0; ok; k++) {
+			double d;
+			oxr__heat_scan_ws(sc);
+			ok = k < 16 && sc->i < sc->n && sc->s[sc->i] >= '0' && sc->s[sc->i] <= '9' &&
+			     oxr__heat_scan_number(sc, &d) == OXR_OK && d >= 0 && d <= 1e15 &&
+			     d == floor(d);
+			int w = ok ? snprintf(out + o, cap - o, "%s%.0f", k ? "x" : "", d) : -1;
+			ok = ok && w > 0 && (size_t)w < cap - o;
+			o += ok ? (size_t)w : 0;
+			if (ok && oxr__heat_scan_lit(sc, ']'))
+				break;
+			ok = ok && oxr__heat_scan_lit(sc, ',');
+		}
+	ok = ok && oxr__heat_scan_lit(sc, '}');
+	while (ok && oxr__heat_scan_lit(sc, ','))
+		ok = oxr__heat_scan_skip(sc, 3) == OXR_OK;
+	ok = ok && oxr__heat_scan_lit(sc, ']');
+	out[ok ? o : 0] = '\0';
+	if (ok)
+		return OXR_OK;
+	sc->i = start; /* another form: stepped over (or its syntax error) */
+	return oxr__heat_scan_skip(sc, 2);
+}
+
 /* An event object at sc->i: the fields kept.  kind: 0 other, 1 a kernel, 2 a run. */
 static oxr_code scan_event(heat_scan *sc, size_t idx, char *name, size_t *name_len, char *op,
-                           char *provider, double *dur, double *ts, unsigned *have, int *kind)
+                           char *provider, char *shapes, double *dur, double *ts,
+                           unsigned *have, int *kind)
 {
-	char cat[16] = "", key[16];
+	char cat[16] = "", key[16], out_shape[SHAPE_TEXT];
 	*have = 0;
-	op[0] = provider[0] = name[0] = '\0';
+	op[0] = provider[0] = name[0] = shapes[0] = out_shape[0] = '\0';
 	*name_len = 0;
 	if (!oxr__heat_scan_lit(sc, '{'))
 		return oxr__heat_bad(sc->p, "$[%zu]: an event is an object", idx);
@@ -72,7 +110,7 @@ static oxr_code scan_event(heat_scan *sc, size_t idx, char *name, size_t *name_l
 				sc->i++;
 				if (!oxr__heat_scan_lit(sc, '}'))
 					while (rc == OXR_OK) {
-						char ak[16];
+						char ak[24];
 						size_t akl;
 						if ((rc = oxr__heat_scan_string(sc, ak, sizeof(ak), &akl)) != OXR_OK)
 							break;
@@ -84,6 +122,10 @@ static oxr_code scan_event(heat_scan *sc, size_t idx, char *name, size_t *name_l
 							rc = oxr__heat_scan_string(sc, op, 65, NULL);
 						else if (astr && akl < sizeof(ak) && !strcmp(ak, "provider"))
 							rc = oxr__heat_scan_string(sc, provider, 65, NULL);
+						else if (akl < sizeof(ak) && !strcmp(ak, "input_type_shape"))
+							rc = scan_shape(sc, shapes, SHAPE_TEXT);
+						else if (akl < sizeof(ak) && !strcmp(ak, "output_type_shape"))
+							rc = scan_shape(sc, out_shape, SHAPE_TEXT);
 						else
 							rc = oxr__heat_scan_skip(sc, 2);
 						if (rc != OXR_OK || oxr__heat_scan_lit(sc, '}'))
@@ -105,6 +147,13 @@ static oxr_code scan_event(heat_scan *sc, size_t idx, char *name, size_t *name_l
 			if (!oxr__heat_scan_lit(sc, ','))
 				return oxr__heat_scan_fail(sc, "',' or '}' expected");
 		}
+	/* "first input>first output", both known */
+	if (shapes[0] != '\0' && out_shape[0] != '\0') {
+		size_t l = strlen(shapes);
+		snprintf(shapes + l, 2 * SHAPE_TEXT - l, ">%s", out_shape);
+	} else {
+		shapes[0] = '\0';
+	}
 	*kind = 0;
 	if ((*have & 2u) && !strcmp(cat, "Session") && !strcmp(name, "model_run"))
 		*kind = 2;
@@ -134,7 +183,7 @@ static oxr_code parse_profile(heat_parse *p, const char *data, size_t len, size_
 	size_t nspans = 0, nev = 0, capev = 0;
 	kernel_ev *ev = NULL;
 	char *name = malloc(MAX_NAME + 1);
-	char op[65], provider[65];
+	char op[65], provider[65], shapes[2 * SHAPE_TEXT];
 	oxr_code rc = OXR_OK;
 	if (name == NULL) {
 		rc = oxr__heat_nomem(p);
@@ -150,7 +199,7 @@ static oxr_code parse_profile(heat_parse *p, const char *data, size_t len, size_
 		unsigned have = 0;
 		int kind = 0;
 		size_t nl = 0;
-		rc = scan_event(&sc, idx, name, &nl, op, provider, &dur, &ts, &have, &kind);
+		rc = scan_event(&sc, idx, name, &nl, op, provider, shapes, &dur, &ts, &have, &kind);
 		if (rc != OXR_OK)
 			goto out;
 		int64_t d = 0, t = 0;
@@ -182,7 +231,8 @@ static oxr_code parse_profile(heat_parse *p, const char *data, size_t len, size_
 			nspans++;
 		} else if (kind == 1) {
 			bool fresh;
-			uint32_t ei = oxr__heat_entry_of(p, name, nl - (sizeof("_kernel_time") - 1), KEY_ANY, &fresh);
+			uint32_t ei = oxr__heat_entry_of(p, name, nl - (sizeof("_kernel_time") - 1),
+			                                 KEY_ANY, &fresh);
 			if (ei == OXP_NONE) {
 				rc = p->err->code;
 				goto out;
@@ -191,6 +241,8 @@ static oxr_code parse_profile(heat_parse *p, const char *data, size_t len, size_
 				p->e[ei].op = oxr__heat_shared_text(p, p->op_raw, &p->last_op, op);
 				p->e[ei].provider =
 				    oxr__heat_shared_text(p, p->provider_raw, &p->last_provider, provider);
+				p->e[ei].shapes =
+				    oxr__heat_shared_text(p, p->shapes_raw, &p->last_shapes, shapes);
 			}
 			p->e[ei].total += d;
 			if (p->e[ei].total > (int64_t)9e15) {

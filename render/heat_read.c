@@ -152,7 +152,7 @@ const char *oxr__heat_shared_text(heat_parse *p, char raw[SHARED_TEXT], const ch
 	if (*last != NULL && strcmp(raw, s) == 0)
 		return *last;
 	size_t n = strlen(s);
-	const char *t = oxr__text(p->a, (oxp_str){s, n}, 64);
+	const char *t = oxr__text(p->a, (oxp_str){s, n}, SHARED_TEXT - 1);
 	*last = t != NULL && n < SHARED_TEXT ? t : NULL;
 	if (*last != NULL)
 		memcpy(raw, s, n + 1);

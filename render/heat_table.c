@@ -87,6 +87,26 @@ static json_t *num(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
+const char *oxr_heat_how_name(unsigned bit)
+{
+	static const char *const names[OXR_HEAT_BY__COUNT] = {
+	    "name", "fusion-name", "optimized-model", "value", "op-shapes-order", "neighbour"};
+	for (unsigned k = 0; k < OXR_HEAT_BY__COUNT; k++)
+		if (bit == 1u << k)
+			return names[k];
+	return NULL;
+}
+
+/* ["name", "op-shapes-order"]: the ways of a node's figures */
+static json_t *hows(uint8_t bits)
+{
+	json_t *a = json_array();
+	for (unsigned k = 0; k < OXR_HEAT_BY__COUNT; k++)
+		if (bits & (1u << k))
+			json_array_append_new(a, json_string(oxr_heat_how_name(1u << k)));
+	return a;
+}
+
 oxr_code oxr_heat_table_json(const oxr_heat *h, const oxp_dag *d, uint32_t metric,
                              uint32_t max_nodes, oxr_buf *out, oxr_error *err)
 {
@@ -159,6 +179,8 @@ oxr_code oxr_heat_table_json(const oxr_heat *h, const oxp_dag *d, uint32_t metri
 		json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o}", "id", dn->id, "name", name ? name : "",
 		                      "op", op ? op : "", "values", vals, "share",
 		                      num(h->sums[metric] && msum > 0 ? r[i].v / msum : NAN));
+		if (h->matched_by != NULL && h->matched_by[ni] != 0)
+			json_object_set_new(o, "matched_by", hows(h->matched_by[ni]));
 		if (h->fused[ni] != OXP_NONE) {
 			json_object_set_new(o, "fused", json_string(dv->nodes[h->fused[ni]].id));
 			json_object_set_new(o, "fused_size", json_integer(h->fused_size[ni]));
@@ -178,6 +200,25 @@ oxr_code oxr_heat_table_json(const oxr_heat *h, const oxp_dag *d, uint32_t metri
 	json_object_set_new(root, "unmatched", un);
 	/* all of them; "unmatched" lists the largest OXR_HEAT_UNMATCHED_LISTED */
 	json_object_set_new(root, "unmatched_count", json_integer(h->nunmatched));
+	if (h->ninferred > 0) { /* names matched without a name: each says how and where */
+		json_t *inf = json_array();
+		for (uint32_t i = 0; i < h->ninferred_listed; i++) {
+			const oxr_heat_inferred *u = &h->inferred[i];
+			json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:o}", "name", u->name, "op",
+			                      u->op ? u->op : "", "how", oxr_heat_how_name(u->how), "node",
+			                      dv->nodes[u->node].id, "nodes", (json_int_t)u->size,
+			                      "value", num(u->value));
+			if (u->group != NULL) {
+				json_t *ids = json_array();
+				for (uint32_t k = 0; k < u->size; k++)
+					json_array_append_new(ids, json_string(dv->nodes[u->group[k]].id));
+				json_object_set_new(o, "node_ids", ids);
+			}
+			json_array_append_new(inf, o);
+		}
+		json_object_set_new(root, "inferred", inf);
+		json_object_set_new(root, "inferred_count", json_integer(h->ninferred));
+	}
 	oxr_code rc = oxp_arena_failed(a) ? oxr__fail(err, OXR_E_NOMEM, "out of memory")
 	                                  : jx_dump(root, out, err);
 	json_decref(root); /* big arrays live on the heap, not in the scratch arena */

@@ -254,6 +254,36 @@ typedef struct oxr_heat_unmatched {
 	double share;       /* of the input's total, 0..1 */
 } oxr_heat_unmatched;
 
+/* How a node got its figures (oxr_heat.matched_by: a bit per way; docs/overlays.md). */
+enum {
+	OXR_HEAT_BY_NAME = 1,        /* "name": a node of the entry's name */
+	OXR_HEAT_BY_FUSED_NAME = 2,  /* "fusion-name": without ORT's fusion segments, or a
+	                                part of a TensorRT layer's name */
+	OXR_HEAT_BY_OPTIMIZED = 4,   /* "optimized-model": through ORT's optimized model */
+	OXR_HEAT_BY_VALUE = 8,       /* "value": the producer of a value of that name */
+	OXR_HEAT_BY_SHAPES = 16,     /* "op-shapes-order": a name nothing matches, given to the
+	                                one node or named pattern of its op type and shapes
+	                                between its matched neighbours in execution order */
+	OXR_HEAT_BY_NEIGHBOUR = 32,  /* "neighbour": a Reshape, Transpose or reorder nothing
+	                                matches, given to the adjacent kernel it exchanges a
+	                                value of a shape the model does not have with */
+	OXR_HEAT_BY__COUNT = 6
+};
+/* "name", "fusion-name", ... for one bit; NULL otherwise */
+const char *oxr_heat_how_name(unsigned bit);
+
+/* A kernel matched by op type, shapes and order or as a neighbour (listed in the table:
+ * each such match says how it was made). */
+typedef struct oxr_heat_inferred {
+	const char *name;   /* the kernel's name */
+	const char *op;
+	uint8_t how;        /* OXR_HEAT_BY_SHAPES or OXR_HEAT_BY_NEIGHBOUR */
+	uint32_t node;      /* the anchor it was given to */
+	uint32_t size;      /* nodes covered */
+	const uint32_t *group; /* those nodes, the anchor first */
+	double value;       /* its time, us over all runs */
+} oxr_heat_inferred;
+
 typedef struct oxr_heat_provider {
 	const char *name;
 	double total;       /* kernel time, us, over all runs */
@@ -272,6 +302,11 @@ typedef struct oxr_heat {
 	const uint32_t *fused;       /* per node: the anchor node of the fused kernel it was
 	                                covered by, else OXP_NONE */
 	const uint32_t *fused_size;  /* per node: nodes in that fused group (0 when none) */
+	const uint8_t *matched_by;   /* per node: OXR_HEAT_BY_* bits of what gave it figures */
+	uint32_t ninferred;          /* kernels matched by shapes and order or as neighbours */
+	uint32_t ninferred_listed;   /* of those, in `inferred` (at most
+	                                OXR_HEAT_UNMATCHED_LISTED), largest first */
+	const oxr_heat_inferred *inferred;
 	uint32_t runs;               /* profile runs (1 for other inputs) */
 	uint32_t nentries;           /* distinct names in the input(s) */
 	uint32_t nmatched;
