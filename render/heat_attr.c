@@ -215,11 +215,84 @@ static uint32_t cover_optimized(heat_attr *c, uint32_t on, uint32_t *g)
 	return n;
 }
 
+/* A node by name, else the producer of a value of that name */
+static uint32_t node_or_producer(heat_attr *c, const char *s, size_t len)
+{
+	uint32_t x = oxp_smap_get(&c->nodes, s, len);
+	if (x == OXP_NONE) {
+		uint32_t v = value_named(c, s, len);
+		x = v != OXP_NONE ? c->dv->values[v].producer : OXP_NONE;
+	}
+	return x;
+}
+
+/* A TensorRT layer (its name made of the ONNX nodes it runs): "a + b" (fused), "a || b"
+ * (merged horizontally), "... input reformatter 0" (a copy for that layer: its nodes),
+ * "{ForeignNode[a...b]}" (Myelin: a to b in graph order, at most MAX_GROUP nodes).  The
+ * nodes found, the first named first; the parts not found cover nothing. */
+static uint32_t map_layer(heat_attr *c, const heat_entry *e, uint32_t *g)
+{
+	const char *s = e->name;
+	size_t len = e->len, n = 0;
+	static const char *const refmt[] = {" input reformatter ", " output reformatter "};
+	for (int k = 0; k < 2; k++) {
+		const char *r = NULL;
+		for (const char *q = strstr(s, refmt[k]); q != NULL && q < s + len; q = strstr(q + 1, refmt[k]))
+			r = q;
+		size_t rl = strlen(refmt[k]);
+		if (r != NULL && r + rl < s + len &&
+		    strspn(r + rl, "0123456789") == (size_t)(s + len - (r + rl))) {
+			len = (size_t)(r - s);
+			break;
+		}
+	}
+	static const char fn[] = "{ForeignNode[";
+	size_t fl = sizeof(fn) - 1;
+	if (len > fl + 2 && memcmp(s, fn, fl) == 0 && memcmp(s + len - 2, "]}", 2) == 0) {
+		const char *in = s + fl, *end = s + len - 2, *dots = NULL;
+		for (const char *q = in; q + 3 <= end; q++)
+			if (memcmp(q, "...", 3) == 0) {
+				dots = q;
+				break;
+			}
+		uint32_t a = dots ? node_or_producer(c, in, (size_t)(dots - in))
+		                  : node_or_producer(c, in, (size_t)(end - in));
+		uint32_t b = dots ? node_or_producer(c, dots + 3, (size_t)(end - dots - 3)) : a;
+		if (a == OXP_NONE || b == OXP_NONE || b < a || b - a >= MAX_GROUP)
+			return 0;
+		uint32_t m = 0;
+		for (uint32_t x = a; x <= b; x++)
+			if (!c->dv->nodes[x].bookkeeping || x == a || x == b)
+				add_node(c, g, &m, x);
+		return m;
+	}
+	uint32_t m = 0;
+	while (n < len) {
+		/* the next part: up to " + " or " || " */
+		size_t end = n;
+		while (end < len && !(end + 3 <= len && memcmp(s + end, " + ", 3) == 0) &&
+		       !(end + 4 <= len && memcmp(s + end, " || ", 4) == 0))
+			end++;
+		uint32_t x = node_or_producer(c, s + n, end - n);
+		if (x != OXP_NONE)
+			add_node(c, g, &m, x);
+		n = end < len ? end + (s[end + 1] == '+' ? 3 : 4) : len;
+	}
+	return m;
+}
+
 /* The nodes entry e covers, the anchor first; 0 when none. */
 uint32_t oxr__heat_map_entry(heat_attr *c, const heat_entry *e, uint32_t *g, uint8_t *how)
 {
 	uint32_t n = 0, node;
 	c->gen++;
+	if (e->kind == KEY_LAYER) {
+		*how = OXR_HEAT_BY_FUSED_NAME;
+		n = map_layer(c, e, g);
+		if (n == 1 && oxp_smap_get(&c->nodes, e->name, e->len) == g[0])
+			*how = OXR_HEAT_BY_NAME;
+		return n;
+	}
 	if (e->kind == KEY_ANY && c->ov != NULL) {
 		uint32_t on = oxp_smap_get(&c->onodes, e->name, e->len);
 		*how = OXR_HEAT_BY_OPTIMIZED;
@@ -315,6 +388,16 @@ void oxr__heat_spread(heat_attr *c, const uint32_t *g, uint32_t n, int64_t dur, 
 		given += s;
 	}
 	out[0] = dur - given;
+}
+
+void oxr__heat_spread_real(heat_attr *c, const uint32_t *g, uint32_t n, double x, double *out)
+{
+	double w[MAX_GROUP], W = 0, given = 0;
+	for (uint32_t i = 0; i < n; i++)
+		W += (w[i] = n > 1 ? node_weight(c, g[i]) : 0);
+	for (uint32_t i = 1; i < n; i++)
+		given += (out[i] = W > 0 ? x * (w[i] / W) : 0);
+	out[0] = x - given;
 }
 
 /* ---------------------------------------------------------------------------------------

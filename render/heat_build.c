@@ -438,6 +438,20 @@ static oxr_code build_profile(heat_parse *p, heat_attr *c, oxr_heat *h, int64_t 
 	rc = list_inferred(p, h, &gs);
 	if (rc != OXR_OK)
 		goto out;
+	if (p->exec_detail) { /* OpenVINO: per node its execution type, no providers */
+		const char **det = oxp_arena_array(h->arena, nn ? nn : 1, sizeof(char *));
+		if (det == NULL) {
+			rc = oxr__heat_nomem(p);
+			goto out;
+		}
+		memset(det, 0, (nn ? nn : 1) * sizeof(char *));
+		for (uint32_t i = 0; i < p->n; i++)
+			for (uint32_t k = 0; k < gn[i]; k++)
+				if (det[gs.nodes[gs.off[i] + k]] == NULL)
+					det[gs.nodes[gs.off[i] + k]] = p->e[i].provider;
+		h->detail = det;
+		goto out;
+	}
 	/* providers */
 	oxr_heat_provider *pv = oxp_arena_array(h->arena, 16, sizeof(*pv));
 	if (pv == NULL) {
@@ -509,23 +523,50 @@ static oxr_code build_generic(heat_parse *p, heat_attr *c, oxr_heat *h)
 			continue;
 		}
 		hit[i] = g[0];
-		((uint8_t *)h->matched_by)[g[0]] |= how;
+		if (!p->spread)
+			n = 1; /* node data: the anchor's */
+		for (uint32_t k = 0; k < n; k++) {
+			((uint8_t *)h->matched_by)[g[k]] |= how;
+			if (n > 1) {
+				((uint32_t *)h->fused)[g[k]] = g[0];
+				((uint32_t *)h->fused_size)[g[k]] = n;
+			}
+		}
 		h->nmatched++;
 		if (isfinite(pv))
 			attributed += pv;
 		for (uint32_t k = 0; k < p->nmetrics && k < e->nv; k++) {
-			double x = e->v[k];
+			double x = e->v[k], share[MAX_GROUP];
 			if (!isfinite(x))
 				continue;
-			double *cell = vals + (size_t)g[0] * p->nmetrics + k;
-			/* two names for one node (a node and its output): added, or the larger */
-			*cell = isnan(*cell) ? x : h->sums[k] ? *cell + x : fmax(*cell, x);
+			/* a fused layer's figure spread as a profile's time is (sums), each node's
+			 * the layer's (largest) */
+			if (h->sums[k])
+				oxr__heat_spread_real(c, g, n, x, share);
+			for (uint32_t j = 0; j < n; j++) {
+				double y = h->sums[k] ? share[j] : x;
+				double *cell = vals + (size_t)g[j] * p->nmetrics + k;
+				/* two names for one node (a node and its output): added, or the larger */
+				*cell = isnan(*cell) ? y : h->sums[k] ? *cell + y : fmax(*cell, y);
+			}
 		}
 	}
 	oxr_code rc = list_unmatched(p, h, hit, OXP_NONE, false, total);
 	if (rc != OXR_OK) {
 		free(hit);
 		return rc;
+	}
+	if (p->exec_detail) { /* TensorRT's layer type and precision, per anchor */
+		const char **det = oxp_arena_array(h->arena, h->nnodes ? h->nnodes : 1, sizeof(char *));
+		if (det == NULL) {
+			free(hit);
+			return oxr__heat_nomem(p);
+		}
+		memset(det, 0, (h->nnodes ? h->nnodes : 1) * sizeof(char *));
+		for (uint32_t i = 0; i < p->n; i++)
+			if (hit[i] != OXP_NONE && det[hit[i]] == NULL)
+				det[hit[i]] = p->e[i].provider;
+		h->detail = det;
 	}
 	h->total = total;
 	h->attributed = attributed;
@@ -577,7 +618,7 @@ oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d
 		}
 	}
 	c.d = d;
-	if (p.profile)
+	if (p.profile && !p.exec_detail)
 		profile_providers(&p);
 	uint32_t nm = p.profile ? 4 + 2 * p.npm : p.nmetrics;
 	oxr_heat *h = heat_new(p.a, c.dv->nnodes, nm);
@@ -601,8 +642,8 @@ oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d
 	} else {
 		for (uint32_t k = 0; k < nm; k++) {
 			((const char **)h->metrics)[k] = p.metrics[k];
-			((const char **)h->units)[k] = "";
-			((bool *)h->sums)[k] = summable(p.metrics[k]);
+			((const char **)h->units)[k] = p.units[k] ? p.units[k] : "";
+			((bool *)h->sums)[k] = (p.sum_mask >> k & 1u) || summable(p.metrics[k]);
 		}
 		if (p.nthresholds > 0) {
 			double *t = oxp_arena_array(p.a, p.nthresholds, sizeof(double));
@@ -618,6 +659,8 @@ oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d
 				h->nthresholds = p.nthresholds;
 			}
 		}
+		if (p.runs > 0)
+			h->runs = p.runs; /* TensorRT's iterations */
 		rc = build_generic(&p, &c, h);
 	}
 	if (rc == OXR_OK && oxp_arena_failed(p.a))

@@ -23,7 +23,9 @@
 #define MAX_ABS 1e300
 #define MAX_DUR 1e12        /* us: 11.6 days per kernel call */
 
-enum { KEY_ANY = 0, KEY_NODE, KEY_VALUE };
+/* what a name is: anything (a node, then a value), a node, a value, or a TensorRT layer
+ * ("a + b || c input reformatter 0", "{ForeignNode[a...b]}": node names joined) */
+enum { KEY_ANY = 0, KEY_NODE, KEY_VALUE, KEY_LAYER };
 
 /* Execution providers of a profile given metrics of their own (docs/overlays.md): the
  * first this many named [A-Za-z0-9._-], two metrics each after the four */
@@ -60,6 +62,11 @@ typedef struct heat_parse {
 	oxp_smap by_name;
 	uint32_t nmetrics;
 	const char *metrics[OXR_HEAT_MAX_METRICS];
+	const char *units[OXR_HEAT_MAX_METRICS]; /* a reader's own metrics' (NULL: "") */
+	uint32_t sum_mask;   /* metrics a reader says add up (else by their names) */
+	/* the reader's: values spread over a fused group like a profile's time (TensorRT);
+	 * a profile's "provider" is an execution type, text per node (OpenVINO) */
+	bool spread, exec_detail;
 	/* profiles */
 	bool profile;
 	uint32_t runs;       /* so far (over inputs) */
@@ -106,7 +113,8 @@ typedef struct oxr__heat_reader {
 } oxr__heat_reader;
 
 extern const oxr__heat_reader oxr__heat_ort_profile, oxr__heat_ort_trace, oxr__heat_me,
-    oxr__heat_netron, oxr__heat_csv;
+    oxr__heat_netron, oxr__heat_csv, oxr__heat_trt_profile, oxr__heat_trt_layers,
+    oxr__heat_ov;
 
 /* heat_read.c: entries and errors.  oxr__heat_bad sets p->err to OXR_E_OVERLAY with a
  * message naming the input, made display text; returns that code. */
@@ -122,6 +130,9 @@ bool oxr__heat_entry_set(heat_parse *p, uint32_t i, int k, double v);
 bool oxr__heat_number_ok(double v);
 const char *oxr__heat_shared_text(heat_parse *p, char raw[SHARED_TEXT], const char **last,
                                   const char *s);
+/* A profile's kernel: dur us of entry ei in run (of this input, counted by the reader
+ * into p->runs), its total kept.  False after setting the error. */
+bool oxr__heat_kernel(heat_parse *p, uint32_t ei, uint32_t run, int64_t dur);
 /* One input: its reader picked by content, then parsed into p (all inputs one format). */
 oxr_code oxr__heat_parse_one(heat_parse *p, const oxr_heat_input *in);
 
@@ -146,6 +157,8 @@ bool oxr__heat_scan_lit(heat_scan *sc, char c);
 oxr_code oxr__heat_scan_string(heat_scan *sc, char *out, size_t cap, size_t *len);
 /* A number: JSON's grammar only (no nan, inf, hex) */
 oxr_code oxr__heat_scan_number(heat_scan *sc, double *out);
+/* An object's key and its ':' into key (cap bytes; "" when longer). */
+oxr_code oxr__heat_scan_key(heat_scan *sc, char *key, size_t cap);
 /* Steps over a value, at most 64 levels deep from depth. */
 oxr_code oxr__heat_scan_skip(heat_scan *sc, int depth);
 
@@ -177,6 +190,8 @@ bool oxr__heat_mark_owned(heat_attr *c);
 uint32_t oxr__heat_map_entry(heat_attr *c, const heat_entry *e, uint32_t *g, uint8_t *how);
 /* dur spread over the group: out[i] for g[i], whole microseconds summing to dur exactly */
 void oxr__heat_spread(heat_attr *c, const uint32_t *g, uint32_t n, int64_t dur, int64_t *out);
+/* x spread over the group in the same proportions (out[0] the rest) */
+void oxr__heat_spread_real(heat_attr *c, const uint32_t *g, uint32_t n, double x, double *out);
 
 /* The nodes each entry covers, all entries' in one array: entry i's are
  * nodes[off[i] .. off[i + 1]).  Most names cover one node or none, so this is about

@@ -61,7 +61,9 @@ static oxr_code parse_model_explorer(heat_parse *p, const char *d, size_t len, s
 		ok = true;
 	if (!ok)
 		return oxr__heat_bad(p, "a JSON object that is neither Model Explorer node data "
-		                        "(\"results\") nor a Netron attachment (\"signature\")");
+		                        "(\"results\"), a Netron attachment (\"signature\"), an ONNX "
+		                        "Runtime trace (\"traceEvents\") nor TensorRT layer info "
+		                        "(\"Layers\")");
 	if (json_object_get(root, "results") != NULL)
 		return parse_me_graph(p, "$", root);
 	json_object_foreach((json_t *)root, key, g) {

@@ -79,14 +79,9 @@ static oxr_code scan_event(heat_scan *sc, size_t idx, char *name, size_t *name_l
 		return oxr__heat_bad(sc->p, "$[%zu]: an event is an object", idx);
 	if (!oxr__heat_scan_lit(sc, '}'))
 		while (true) {
-			size_t kl;
-			oxr_code rc = oxr__heat_scan_string(sc, key, sizeof(key), &kl);
+			oxr_code rc = oxr__heat_scan_key(sc, key, sizeof(key));
 			if (rc != OXR_OK)
 				return rc;
-			if (!oxr__heat_scan_lit(sc, ':'))
-				return oxr__heat_scan_fail(sc, "':' expected");
-			if (kl >= sizeof(key))
-				key[0] = '\0';
 			unsigned bit = !strcmp(key, "cat") ? 1u : !strcmp(key, "name") ? 2u
 			             : !strcmp(key, "dur") ? 4u : !strcmp(key, "ts") ? 8u
 			             : !strcmp(key, "args") ? 16u : 0u;
@@ -326,13 +321,10 @@ static oxr_code parse_trace_object(heat_parse *p, const char *data, size_t len, 
 		return oxr__heat_scan_fail(&sc, "'{' expected");
 	while (true) {
 		char key[16];
-		size_t kl;
-		oxr_code rc = oxr__heat_scan_string(&sc, key, sizeof(key), &kl);
+		oxr_code rc = oxr__heat_scan_key(&sc, key, sizeof(key));
 		if (rc != OXR_OK)
 			return rc;
-		if (!oxr__heat_scan_lit(&sc, ':'))
-			return oxr__heat_scan_fail(&sc, "':' expected");
-		if (kl == 11 && !strcmp(key, "traceEvents")) {
+		if (!strcmp(key, "traceEvents")) {
 			oxr__heat_scan_ws(&sc);
 			return parse_profile(p, data, len, sc.i, NULL);
 		}

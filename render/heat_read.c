@@ -158,12 +158,37 @@ const char *oxr__heat_shared_text(heat_parse *p, char raw[SHARED_TEXT], const ch
 		memcpy(raw, s, n + 1);
 	return t;
 }
+bool oxr__heat_kernel(heat_parse *p, uint32_t ei, uint32_t run, int64_t dur)
+{
+	p->e[ei].total += dur;
+	if (p->e[ei].total > (int64_t)9e15) {
+		oxr__heat_bad(p, "the total of \"%.60s\" passes 9e15 us", p->e[ei].name);
+		return false;
+	}
+	if (p->nk == p->capk) {
+		size_t cap = p->capk ? p->capk * 2 : 1024;
+		void *nk = realloc(p->k, cap * sizeof(*p->k));
+		if (nk == NULL) {
+			oxr__heat_nomem(p);
+			return false;
+		}
+		p->k = nk;
+		p->capk = cap;
+	}
+	p->k[p->nk].entry = ei;
+	p->k[p->nk].run = run;
+	p->k[p->nk].dur = dur;
+	p->nk++;
+	return true;
+}
+
 /* ---------------------------------------------------------------------------------------
  * One input: its reader, by content
  */
 static const oxr__heat_reader *const readers[] = {
-    &oxr__heat_ort_profile, &oxr__heat_ort_trace, &oxr__heat_netron, &oxr__heat_me,
-    &oxr__heat_csv,
+    &oxr__heat_trt_profile, &oxr__heat_ort_profile, /* arrays: {"count"} first, else ORT */
+    &oxr__heat_ort_trace, &oxr__heat_netron, &oxr__heat_trt_layers, &oxr__heat_me,
+    &oxr__heat_ov, &oxr__heat_csv,                   /* text: OpenVINO's header, else CSV */
 };
 
 oxr_code oxr__heat_parse_one(heat_parse *p, const oxr_heat_input *in)
@@ -199,8 +224,9 @@ oxr_code oxr__heat_parse_one(heat_parse *p, const oxr_heat_input *in)
 			r = readers[k];
 	oxr_code rc;
 	if (r == NULL)
-		rc = oxr__heat_bad(p, "neither an ONNX Runtime profile, Model Explorer node data, a "
-		                      "Netron attachment nor CSV");
+		rc = oxr__heat_bad(p, "neither an ONNX Runtime or TensorRT profile, TensorRT layer "
+		                      "info, OpenVINO counters, Model Explorer node data, a Netron "
+		                      "attachment nor CSV");
 	else if (p->format != NULL && strcmp(p->format, r->name) != 0)
 		rc = oxr__heat_bad(p, "%s among %s inputs: one format at a time", r->noun, p->format);
 	else {

@@ -215,3 +215,16 @@ oxr_code oxr__heat_scan_skip(heat_scan *sc, int depth)
 	double d;
 	return oxr__heat_scan_number(sc, &d);
 }
+
+oxr_code oxr__heat_scan_key(heat_scan *sc, char *key, size_t cap)
+{
+	size_t kl;
+	oxr_code rc = oxr__heat_scan_string(sc, key, cap, &kl);
+	if (rc != OXR_OK)
+		return rc;
+	if (!oxr__heat_scan_lit(sc, ':'))
+		return oxr__heat_scan_fail(sc, "':' expected");
+	if (kl >= cap)
+		key[0] = '\0';
+	return OXR_OK;
+}

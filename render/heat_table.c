@@ -179,6 +179,14 @@ oxr_code oxr_heat_table_json(const oxr_heat *h, const oxp_dag *d, uint32_t metri
 		json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o}", "id", dn->id, "name", name ? name : "",
 		                      "op", op ? op : "", "values", vals, "share",
 		                      num(h->sums[metric] && msum > 0 ? r[i].v / msum : NAN));
+		if (h->detail != NULL && h->detail[ni] != NULL) {
+			/* OpenVINO's "jit_avx2_FP32": the implementation, its precision last */
+			const char *t = h->detail[ni], *u = strrchr(t, '_');
+			json_object_set_new(o, "exec_type", json_string(t));
+			if (u != NULL && u[1] != '\0' &&
+			    strspn(u + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == strlen(u + 1))
+				json_object_set_new(o, "precision", json_string(u + 1));
+		}
 		if (h->matched_by != NULL && h->matched_by[ni] != 0)
 			json_object_set_new(o, "matched_by", hows(h->matched_by[ni]));
 		if (h->fused[ni] != OXP_NONE) {

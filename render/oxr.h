@@ -290,7 +290,9 @@ typedef struct oxr_heat_provider {
 } oxr_heat_provider;
 
 typedef struct oxr_heat {
-	const char *format;          /* "ort-profile", "model-explorer", "netron", "csv", "cost" */
+	const char *format;          /* "ort-profile", "tensorrt-profile", "tensorrt-layers",
+	                                "openvino-counters", "model-explorer", "netron", "csv",
+	                                "cost" */
 	uint32_t nmetrics;
 	const char *const *metrics;  /* "dur.mean", "dur.p50", "dur.p90", "dur.total", "macs" */
 	const char *const *units;    /* "us", "MACs", "bytes", "" */
@@ -303,6 +305,8 @@ typedef struct oxr_heat {
 	                                covered by, else OXP_NONE */
 	const uint32_t *fused_size;  /* per node: nodes in that fused group (0 when none) */
 	const uint8_t *matched_by;   /* per node: OXR_HEAT_BY_* bits of what gave it figures */
+	const char *const *detail;   /* per node: OpenVINO's execution type ("jit_avx2_FP32",
+	                                its precision last), NULL when none; or NULL */
 	uint32_t ninferred;          /* kernels matched by shapes and order or as neighbours */
 	uint32_t ninferred_listed;   /* of those, in `inferred` (at most
 	                                OXR_HEAT_UNMATCHED_LISTED), largest first */

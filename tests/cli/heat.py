@@ -568,5 +568,119 @@ r = svg_ok(out, "200,000 unmatched markup names")
 if r:
     check("onerror" not in r[1], "unmatched markup names stay out of the SVG")
 
+
+# ------------------------------------------------------------------------------------------
+# TensorRT and OpenVINO (issue 38): fixtures written by hand from the documented formats
+# (trtexec --exportProfile / --exportLayerInfo; benchmark_app -report_type
+# detailed_counters), told apart by content, attributed exactly.
+FX = os.path.join(HERE, "overlays")
+C0, R1, MP = "/features/features.0/Conv", "/features/features.1/Relu", "/features/features.2/MaxPool"
+F3 = "/features/features.3/"
+F4 = "/features/features.4/"
+
+
+def by_name(t):
+    return {n["name"]: n for n in t["nodes"]}
+
+
+t = table(sq, os.path.join(FX, "squeezenet_trt_profile.json"))
+if t:
+    nodes = by_name(t)
+    groups = [({C0, R1}, 32000, 32), ({MP}, 10000, 10),
+              ({F3 + "squeeze/Conv", F3 + "squeeze_activation/Relu"}, 8000, 8),
+              ({F3 + "expand1x1/Conv", F3 + "expand1x1_activation/Relu", F3 + "expand3x3/Conv",
+                F3 + "expand3x3_activation/Relu"}, 20000, 20),
+              ({F4 + "squeeze/Conv", F4 + "squeeze_activation/Relu", F4 + "expand1x1/Conv",
+                F4 + "expand1x1_activation/Relu"}, 25000, 25)]
+    wrong = []
+    for names_, total_us, pct in groups:
+        got = [nodes.get(n) for n in names_]
+        if None in got:
+            wrong.append(("missing", names_ - set(nodes)))
+            continue
+        tot = sum(n["values"]["dur.total"] for n in got)
+        per = sum(n["values"]["percentage"] for n in got)
+        mean = sum(n["values"]["dur.mean"] for n in got)
+        size = {n.get("fused_size", 1) for n in got}
+        how = {h for n in got for h in n["matched_by"]}
+        # the table's numbers have 9 significant digits
+        if abs(tot - total_us) > 1e-8 * total_us or abs(per - pct) > 1e-8 * pct or \
+                abs(mean - total_us / 100) > 1e-8 * total_us or size != {len(names_) if len(names_) > 1 else 1} or \
+                how != ({"name"} if len(names_) == 1 else {"fusion-name"}):
+            wrong.append((sorted(names_)[0], tot, per, mean, size, how))
+    check(t["source"] == "tensorrt-profile" and t["runs"] == 100 and len(t["nodes"]) == 13 and not wrong,
+          "TensorRT profile: fused (+), merged (||), reformatter and Myelin layers spread over their nodes, sums exact",
+          (t["source"], t["runs"], len(t["nodes"]), wrong))
+    u = t["unmatched"]
+    check(len(u) == 1 and u[0]["name"] == "Reformatting CopyNode for Output Tensor 0 to output" and
+          abs(u[0]["value"] - 50) < 1e-9 and abs(t["coverage"] - 0.95) < 1e-9 and
+          [m["unit"] for m in t["metrics"]] == ["us", "us", "us", "%"],
+          "TensorRT profile: the layer of no node listed, coverage 95%", (u, t["coverage"], t["metrics"]))
+t = table(sq, os.path.join(FX, "squeezenet_ov_counters.csv"))
+if t:
+    nodes = by_name(t)
+    c, mp = nodes.get(C0, {}), nodes.get(MP, {})
+    cc = nodes.get(F3 + "Concat", {})
+    ok = (t["source"] == "openvino-counters" and t["runs"] == 2 and R1 not in nodes and
+          c.get("values") == {"dur.mean": 275.0, "dur.p50": 250.0, "dur.p90": 300.0, "dur.total": 550.0} and
+          c.get("exec_type") == "jit_avx2_FP32" and c.get("precision") == "FP32" and
+          mp.get("values", {}).get("dur.total") == 220.0 and mp.get("precision") == "I8" and
+          cc.get("values", {}).get("dur.total") == 22.0 and cc.get("matched_by") == ["value"] and
+          [x["name"] for x in t["unmatched"]] == ["Subgraph_123"] and t["unmatched"][0]["value"] == 10 and
+          t["total"] == 802 and t["attributed"] == 792 and "providers" not in t)
+    check(ok, "OpenVINO counters: two requests are two runs, exact in us; exec type and precision per node; "
+          "OPTIMIZED_OUT layers have no time", json.dumps(t)[:600])
+t = table(sq, os.path.join(FX, "squeezenet_trt_layers.json"))
+if t:
+    nodes = by_name(t)
+    c = nodes.get(C0, {})
+    check(t["source"] == "tensorrt-layers" and c.get("fused_size") == 2 and nodes.get(R1, {}).get("fused") == c.get("id") and
+          c.get("exec_type") == "CaskConvolution_FP16" and c.get("precision") == "FP16" and
+          nodes.get(F3 + "Concat", {}).get("values", {}).get("layers") == 1 and
+          [x["name"] for x in t["unmatched"]] == ["Reformatting CopyNode for Output Tensor 0 to output"],
+          "TensorRT layer info: the engine's layers on their nodes, type and precision", json.dumps(t)[:500])
+
+
+def trt(*layers, count=10):
+    return json.dumps([{"count": count}] + [dict(l) for l in layers])
+
+
+hostile("a TensorRT profile cut short", open(os.path.join(FX, "squeezenet_trt_profile.json")).read()[:300],
+        r"line \d+, column \d+: ")
+hostile("a TensorRT time of 1e300 ms", trt({"name": MP, "timeMs": 1e300, "averageMs": 1}), r"\$\[1\]\.timeMs: a number, 0\.\.1e12")
+hostile("a TensorRT percentage of 101", trt({"name": MP, "timeMs": 1, "percentage": 101}), r"\$\[1\]\.percentage: a percentage")
+hostile("a TensorRT time that is text", trt({"name": MP, "timeMs": "1"}), r"\$\[1\]\.timeMs: a number")
+hostile("a TensorRT layer without a time", trt({"name": MP}), r"\$\[1\]: neither timeMs nor averageMs")
+hostile("a TensorRT count not first", json.dumps([{"count": 1}, {"count": 3}]), r"\$\[1\]\.count: the first element")
+hostile("a TensorRT layer name given twice", '[{"count": 1}, {"name": "a", "name": "b", "timeMs": 1}]', r"\$\[1\]\.name: given twice")
+hostile("TensorRT layers not a list of names", '{"Layers": [1], "Bindings": []}', r"\$\.Layers\[0\]: a name")
+hostile("an OpenVINO row outside a block", "layerName;execStatus;layerType;execType;realTime (ms);cpuTime (ms)\nTotal;;;;1;1\nx;EXECUTED;A;b;1;1\n",
+        r"line 3: a row outside a block")
+hostile("an OpenVINO time of 1e300 ms", "layerName;execStatus;layerType;execType;realTime (ms);cpuTime (ms)\n%s;EXECUTED;A;b;1e300;1\n" % MP,
+        r"line 2: realTime \"1e300\": a number of milliseconds")
+hostile("an OpenVINO time that is text", "layerName;execStatus;layerType;execType;realTime (ms);cpuTime (ms)\n%s;EXECUTED;A;b;fast;1\n" % MP,
+        r"line 2: realTime \"fast\"")
+hostile("an OpenVINO row of 3 fields", "layerName;execStatus;layerType;execType;realTime (ms);cpuTime (ms)\na;b;c\n", r"line 2: 3 fields")
+# 2,000,001 layers: the names' bound (as a profile's), not memory, answers
+big = '[{"count":1}' + "".join(',{"name":"%x","timeMs":1}' % i for i in range(2000001)) + "]"
+hostile("a TensorRT profile of 2,000,001 layers", big, r"more than 2000000 names")
+big = "layerName;execStatus;layerType;execType;realTime (ms);cpuTime (ms)\n" + "".join("%x;EXECUTED;A;b;1;1\n" % i for i in range(2000001))
+hostile("OpenVINO counters of 2,000,001 layers", big, r"line 2000002: .*more than 2000000 names")
+del big
+# names with markup: kept as text, escaped where drawn
+mk = os.path.join(TMP, "trt_markup.json")
+open(mk, "w").write(trt({"name": '<script>alert(1)</script> + ' + MP, "timeMs": 3},
+                        {"name": '<img src=x onerror=alert(1)>', "timeMs": 1}))
+t = table(sq, mk)
+check(t and by_name(t).get(MP, {}).get("values", {}).get("dur.total") == 3000 and
+      by_name(t)[MP]["values"]["dur.mean"] == 300 and
+      t["unmatched"][0]["name"] == "<img src=x onerror=alert(1)>",
+      "TensorRT names with markup: the node part matched, the rest listed as text", t and t["unmatched"])
+out = os.path.join(TMP, "trt_markup.svg")
+run("render", sq, "--overlay", mk, "-o", out)
+r = svg_ok(out, "TensorRT markup names")
+if r:
+    check("onerror" not in r[1] and "<script" not in r[1], "TensorRT markup names stay out of the SVG")
+
 print("heat: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
