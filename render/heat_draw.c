@@ -49,6 +49,24 @@ static bool dark(const unsigned char rgb[3])
 	return l < 0.25;
 }
 
+/* A comparison (oxr_heat_compare) is drawn on a diverging scale of 9 classes of B - A:
+ * blue where B is faster (smaller), orange where it is slower, a neutral grey within 2% of
+ * the largest change; classes at 2, 10, 30 and 60% of it.  Blue and orange stay apart for
+ * the common colour-vision deficiencies, and every fill has text of contrast 4.5:1 or
+ * more (the light ones: dark text; the two darkest: white; WCAG's relative luminance). */
+static const char *const diverging[9] = {"#08519c", "#7fb2de", "#c6dbef", "#deebf7", "#f5f5f5",
+                                         "#feedde", "#fdd0a2", "#f9a75a", "#a63603"};
+static const double div_steps[4] = {0.02, 0.1, 0.3, 0.6};
+
+static int div_class(double x, double maxabs)
+{
+	double t = maxabs > 0 ? fabs(x) / maxabs : 0;
+	int k = 0;
+	while (k < 4 && t > div_steps[k])
+		k++;
+	return 4 + (x < 0 ? -k : k);
+}
+
 /* Where v falls on the scale, 0..1 */
 static double scale_pos(const view *v, double x)
 {
@@ -98,6 +116,73 @@ static void rep_name(const vbox *b, char *buf, size_t size)
 		         lo, lo + b->rep_period - 1);
 	else
 		snprintf(buf, size, "%s%" PRIu64, b->rep_key ? b->rep_key : "", lo);
+}
+
+/* A comparison's boxes: B - A summed per box, its class's fill, a row "+1.2 ms · ×1.45"
+ * (or "only in A"/"only in B" when every node of the box with a figure is so). */
+static oxr_code compare_apply(view *v, oxr_error *err)
+{
+	const oxr_heat *h = v->ov->heat;
+	size_t nb = v->nboxes ? v->nboxes : 1;
+	double *sum = malloc(nb * 3 * sizeof(double)); /* diff, a, b per box */
+	uint8_t *sides = calloc(nb, 1);
+	if (sum == NULL || sides == NULL) {
+		free(sum);
+		free(sides);
+		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < nb * 3; i++)
+		sum[i] = NAN;
+	double total = 0;
+	for (uint32_t n = 0; n < h->nnodes; n++) {
+		const double *x = h->values + (size_t)n * h->nmetrics;
+		if (!isfinite(x[0]))
+			continue;
+		total += x[0];
+		uint32_t rn = OXP_NONE, bi = box_of(v, n, &rn);
+		if (bi == OXP_NONE)
+			continue;
+		double add[3] = {x[0], isfinite(x[2]) ? x[2] : 0, isfinite(x[3]) ? x[3] : 0};
+		for (int k = 0; k < 3; k++)
+			sum[bi * 3 + (size_t)k] = isnan(sum[bi * 3 + (size_t)k]) ? add[k]
+			                                                          : sum[bi * 3 + (size_t)k] + add[k];
+		sides[bi] |= h->side[n];
+	}
+	double maxabs = 0;
+	for (uint32_t i = 0; i < v->nboxes; i++)
+		if (isfinite(sum[i * 3]) && fabs(sum[i * 3]) > maxabs)
+			maxabs = fabs(sum[i * 3]);
+	v->heat_lo = -maxabs;
+	v->heat_hi = maxabs;
+	v->heat_total = total;
+	v->heat_nthr = 0;
+	for (uint32_t i = 0; i < v->nboxes; i++) {
+		double d = sum[i * 3], a = sum[i * 3 + 1], bsum = sum[i * 3 + 2];
+		if (!isfinite(d))
+			continue;
+		vbox *b = &v->boxes[i];
+		int cls = div_class(d, maxabs);
+		b->heat = true;
+		b->heat_value = d;
+		b->heat_dark = cls == 0 || cls == 8;
+		b->heat_fill = diverging[cls];
+		b->heat_fused = OXP_NONE;
+		char val[48], row[128];
+		oxr_heat_format(h, 0, d, val, sizeof(val));
+		const char *sign = d > 0 ? "+" : "";
+		if (sides[i] == 1 || sides[i] == 2)
+			snprintf(row, sizeof(row), "only in %s · %s%s", sides[i] == 1 ? "A" : "B", sign, val);
+		else if (a > 0)
+			snprintf(row, sizeof(row), "%s%s · ×%.2f", sign, val, bsum / a);
+		else
+			snprintf(row, sizeof(row), "%s%s", sign, val);
+		const char *text = oxp_arena_printf(v->arena, "%s", row);
+		if (text != NULL && oxr__add_row(v, b, ROW_SUB, text))
+			b->rows[b->nrows - 1].heat = true;
+	}
+	free(sum);
+	free(sides);
+	return OXR_OK;
 }
 
 oxr_code oxr__heat_apply(view *v, oxr_error *err)
@@ -195,6 +280,11 @@ oxr_code oxr__heat_apply(view *v, oxr_error *err)
 		for (int i = 0; i < 4; i++)
 			v->heat_thr[i] = q[i] * (sum ? total : hi * 10);
 	}
+	if (h->side != NULL) {
+		free(bv);
+		free(bf);
+		return compare_apply(v, err);
+	}
 	for (uint32_t i = 0; i < v->nboxes; i++) {
 		if (!isfinite(bv[i]))
 			continue;
@@ -240,6 +330,12 @@ static const char *legend_caption(const view *v, char *buf, size_t size)
 {
 	const oxr_heat *h = v->ov->heat;
 	uint32_t m = v->ov->heat_metric;
+	if (h->side != NULL) {
+		snprintf(buf, size, "%s%s%s%s: B − A · blue: B faster, orange: B slower · ×: B / A",
+		         h->compare_metric, h->units[0][0] ? " (" : "", h->units[0],
+		         h->units[0][0] ? ")" : "");
+		return buf;
+	}
 	static const char *const scales[] = {"linear", "log", "thresholds"};
 	snprintf(buf, size, "%s%s%s%s · %s scale · groups show the %s", h->metrics[m],
 	         h->units[m][0] ? " (" : "", h->units[m], h->units[m][0] ? ")" : "",
@@ -250,6 +346,8 @@ static const char *legend_caption(const view *v, char *buf, size_t size)
 /* Steps drawn: 9 for a continuous scale, bins for thresholds */
 static uint32_t legend_steps(const view *v)
 {
+	if (v->ov->heat->side != NULL)
+		return 9;
 	return v->ov->heat_scale == OXR_HEAT_THRESHOLDS ? v->heat_nthr + 1 : 9;
 }
 
@@ -258,6 +356,17 @@ static void step_label(const view *v, uint32_t i, char *buf, size_t size)
 	const oxr_heat *h = v->ov->heat;
 	uint32_t m = v->ov->heat_metric, n = legend_steps(v);
 	buf[0] = '\0';
+	if (h->side != NULL) { /* −max faster ... slower +max */
+		char val[48];
+		oxr_heat_format(h, 0, v->heat_hi, val, sizeof(val));
+		if (i == 0)
+			snprintf(buf, size, "faster −%s", val);
+		else if (i == 4)
+			snprintf(buf, size, "0");
+		else if (i + 1 == n)
+			snprintf(buf, size, "+%s slower", val);
+		return;
+	}
 	if (v->ov->heat_scale == OXR_HEAT_THRESHOLDS) {
 		if (i == 0)
 			snprintf(buf, size, "<");
@@ -298,6 +407,11 @@ void oxr__heat_legend_svg(const view *v, oxr_buf *o, double y)
 		double t = v->ov->heat_scale == OXR_HEAT_THRESHOLDS ? (double)i / (n - 1)
 		                                                    : (double)i / 8.0;
 		color_at(t, rgb);
+		unsigned int c[3];
+		if (v->ov->heat->side != NULL && sscanf(diverging[i % 9] + 1, "%2x%2x%2x", &c[0], &c[1],
+		                                        &c[2]) == 3)
+			for (int k = 0; k < 3; k++)
+				rgb[k] = (unsigned char)c[k];
 		step_label(v, i, buf, sizeof(buf));
 		if (buf[0] && i + 1 == n && v->ov->heat_scale != OXR_HEAT_THRESHOLDS) {
 			oxr_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"13\" "
@@ -354,7 +468,8 @@ void oxr__heat_layout_json(const view *v, oxr_buf *o)
 	oxr_buf_append(o, ",\"unit\":", 8);
 	oxr_json_string(o, h->units[m], strlen(h->units[m]));
 	oxr_buf_printf(o, ",\"scale\":\"%s\",\"aggregate\":\"%s\",\"low\":%.6g,\"high\":%.6g",
-	               scales[v->ov->heat_scale % 3], h->sums[m] ? "sum" : "max",
+	               h->side != NULL ? "diverging" : scales[v->ov->heat_scale % 3],
+	               h->sums[m] ? "sum" : "max",
 	               isfinite(v->heat_lo) ? v->heat_lo : 0, v->heat_hi);
 	if (isfinite(v->heat_total))
 		oxr_buf_printf(o, ",\"total\":%.6g", v->heat_total);

@@ -41,9 +41,9 @@ void oxr_heat_format(const oxr_heat *h, uint32_t metric, double v, char *buf, si
 	if (!isfinite(v)) {
 		snprintf(buf, size, "-");
 	} else if (!strcmp(unit, "us")) {
-		if (v >= 1e6)
+		if (fabs(v) >= 1e6)
 			snprintf(buf, size, "%.3g s", v / 1e6);
-		else if (v >= 1e3)
+		else if (fabs(v) >= 1e3)
 			snprintf(buf, size, "%.3g ms", v / 1e3);
 		else
 			snprintf(buf, size, "%.3g µs", v);
@@ -80,6 +80,14 @@ static int cmp_ranked(const void *a, const void *b)
 {
 	const ranked *x = a, *y = b;
 	return x->v > y->v ? -1 : x->v < y->v ? 1 : (x->node > y->node) - (x->node < y->node);
+}
+
+/* a comparison's: the largest changes first, either way */
+static int cmp_ranked_abs(const void *a, const void *b)
+{
+	const ranked *x = a, *y = b;
+	double p = fabs(x->v), q = fabs(y->v);
+	return p > q ? -1 : p < q ? 1 : (x->node > y->node) - (x->node < y->node);
 }
 
 static json_t *num(double v)
@@ -164,7 +172,24 @@ oxr_code oxr_heat_table_json(const oxr_heat *h, const oxp_dag *d, uint32_t metri
 			msum += v;
 		}
 	}
-	qsort(r, n, sizeof(ranked), cmp_ranked);
+	qsort(r, n, sizeof(ranked), h->side != NULL ? cmp_ranked_abs : cmp_ranked);
+	if (h->side != NULL) {
+		json_t *cmp = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:i, s:i}", "a",
+		                        h->compare_sources[0], "b", h->compare_sources[1], "metric",
+		                        h->compare_metric, "sum_a", num(h->compare_sums[0]), "sum_b",
+		                        num(h->compare_sums[1]), "sum_diff",
+		                        num(h->compare_sums[1] - h->compare_sums[0]), "only_a",
+		                        (json_int_t)h->compare_only[0], "only_b",
+		                        (json_int_t)h->compare_only[1]);
+		uint32_t faster = 0, slower = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			faster += r[i].v < 0;
+			slower += r[i].v > 0;
+		}
+		json_object_set_new(cmp, "faster", json_integer(faster));
+		json_object_set_new(cmp, "slower", json_integer(slower));
+		json_object_set_new(root, "compare", cmp);
+	}
 	json_object_set_new(root, "nodes_with_values", json_integer(n));
 	json_object_set_new(root, "metric_total", num(msum));
 	json_t *nodes = json_array();
@@ -178,7 +203,12 @@ oxr_code oxr_heat_table_json(const oxr_heat *h, const oxp_dag *d, uint32_t metri
 		const char *op = oxr__text(a, dn->proto->op_type, 64);
 		json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:o}", "id", dn->id, "name", name ? name : "",
 		                      "op", op ? op : "", "values", vals, "share",
-		                      num(h->sums[metric] && msum > 0 ? r[i].v / msum : NAN));
+		                      num(h->sums[metric] && msum > 0 && h->side == NULL ? r[i].v / msum
+		                                                                      : NAN));
+		if (h->side != NULL) /* "a", "b" (only there) or "both" */
+			json_object_set_new(o, "side", json_string(h->side[ni] == 3   ? "both"
+			                                           : h->side[ni] == 1 ? "a"
+			                                                              : "b"));
 		if (h->detail != NULL && h->detail[ni] != NULL) {
 			/* OpenVINO's "jit_avx2_FP32": the implementation, its precision last */
 			const char *t = h->detail[ni], *u = strrchr(t, '_');

@@ -324,6 +324,13 @@ typedef struct oxr_heat {
 	const oxr_heat_provider *providers;
 	uint32_t nthresholds;        /* Model Explorer's thresholds (ascending), else 0 */
 	const double *thresholds;
+	/* two overlays compared (oxr_heat_compare): metrics diff (B - A), ratio (B / A), a, b */
+	const uint8_t *side;         /* per node: 1 only in A, 2 only in B, 3 both, 0 neither;
+	                                NULL when this is no comparison */
+	const char *compare_sources[2]; /* A's and B's formats */
+	const char *compare_metric;  /* the metric compared (A's name) */
+	double compare_sums[2];      /* its sums over the nodes of A and of B */
+	uint32_t compare_only[2];    /* nodes only in A, only in B */
 	struct oxp_arena *arena;     /* everything above lives here */
 } oxr_heat;
 
@@ -342,6 +349,11 @@ oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d
  * from parser/cost.c (dims that stay symbols count as 1). */
 oxr_code oxr_heat_cost(const oxp_dag *d, oxr_heat **out, oxr_error *err);
 void oxr_heat_free(oxr_heat *h);
+/* A comparison of metric ma of a with metric mb of b (one unit, one model): its own
+ * overlay (metrics "diff", "ratio", "a", "b"; side per node), drawn on a diverging scale.
+ * OXR_E_OVERLAY when they do not fit. */
+oxr_code oxr_heat_compare(const oxr_heat *a, uint32_t ma, const oxr_heat *b, uint32_t mb,
+                          oxr_heat **out, oxr_error *err);
 /* Index of a metric by name ("dur.mean"; also "mean" for "dur.mean"), -1 when unknown. */
 int oxr_heat_metric(const oxr_heat *h, const char *name);
 /* The attributed table as JSON (onnxviz.overlay/1, docs/overlays.md): format, metrics,

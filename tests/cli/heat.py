@@ -682,5 +682,91 @@ r = svg_ok(out, "TensorRT markup names")
 if r:
     check("onerror" not in r[1] and "<script" not in r[1], "TensorRT markup names stay out of the SVG")
 
+# ------------------------------------------------------------------------------------------
+# Two profiles compared (issue 38): per node B - A and B / A; the differences add up to the
+# difference of the sums; a node in only one is marked and counts 0 on the other side;
+# across runtimes (an ORT profile and a TensorRT one, both dur.mean in us); drawn on a
+# diverging scale whose every fill keeps its text at contrast 4.5:1 or more.
+def lum(hexc):
+    c = [int(hexc[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    c = [x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4 for x in c]
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+
+
+def contrast(a, b):
+    la, lb = lum(a), lum(b)
+    return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+
+
+def compare_check(label, a, b, want_sources):
+    p = run("overlay", sq, a, b, "--compare", "--json")
+    try:
+        t = json.loads(p.stdout)
+    except ValueError:
+        check(False, label + ": JSON", p.stderr[:300])
+        return None
+    ta, tb = table(sq, a), table(sq, b)
+    c = t.get("compare", {})
+    nodes = t["nodes"]
+    sd = sum(n["values"]["diff"] for n in nodes)
+    sa = sum(n["values"]["a"] for n in nodes if n["values"]["a"] is not None)
+    sb = sum(n["values"]["b"] for n in nodes if n["values"]["b"] is not None)
+    tol = 1e-7 * max(abs(c.get("sum_a", 0)), abs(c.get("sum_b", 0)), 1)
+    check(t["source"] == "compare" and (c.get("a"), c.get("b")) == want_sources and
+          abs(sd - (c["sum_b"] - c["sum_a"])) <= tol and abs(sa - c["sum_a"]) <= tol and abs(sb - c["sum_b"]) <= tol and
+          abs(c["sum_a"] - sum(n["values"]["dur.mean"] for n in ta["nodes"])) <= tol and
+          abs(c["sum_b"] - sum(n["values"]["dur.mean"] for n in tb["nodes"])) <= tol,
+          label + ": the differences add up to the difference of the sums (%.6g - %.6g)" % (c.get("sum_b", 0), c.get("sum_a", 0)),
+          (sd, c))
+    ida = {n["id"] for n in ta["nodes"]}
+    idb = {n["id"] for n in tb["nodes"]}
+    wrong = [n["id"] for n in nodes if n["side"] != ("both" if n["id"] in ida and n["id"] in idb else "a" if n["id"] in ida else "b")
+             or (n["side"] != "both" and (n["values"]["ratio"] is not None or
+                 n["values"]["diff"] != (n["values"]["b"] or 0) - (n["values"]["a"] or 0)))]
+    check(not wrong and c["only_a"] == len(ida - idb) and c["only_b"] == len(idb - ida),
+          label + ": %d nodes only in A, %d only in B, marked, without a ratio" % (len(ida - idb), len(idb - ida)), wrong[:5])
+    big = [abs(n["values"]["diff"]) for n in nodes]
+    check(big == sorted(big, reverse=True), label + ": the largest changes first")
+    return t
+
+
+I = TMP
+if "squeezenet1_1" in PROFS:
+    prof_all = PROFS["squeezenet1_1"][1]
+    prof_off = [f for f in glob.glob(os.path.join(TMP, "squeezenet1_1_disabled_*.json"))][0]
+    compare_check("ORT without vs with optimizations", prof_off, prof_all, ("ort-profile", "ort-profile"))
+    t = compare_check("ORT vs TensorRT", prof_all, os.path.join(FX, "squeezenet_trt_profile.json"),
+                      ("ort-profile", "tensorrt-profile"))
+    seen_fills = set()
+    for order, (pa, pb) in enumerate(((prof_off, prof_all), (prof_all, prof_off))):
+        out = os.path.join(TMP, "compare%d.svg" % order)
+        run("render", sq, "--overlay", pa, "--overlay", pb, "--compare", "-o", out)
+        r = svg_ok(out, "compared drawing")
+        if not r:
+            continue
+        text = r[1]
+        low = []
+        boxes = re.findall(r'<g id="[^"]*" class="node[^"]*"[^>]*data-heat="[^"]*">(.*?)</g>', text, re.S)
+        for body in boxes:
+            fill = re.search(r'<rect [^>]*fill="(#[0-9a-f]{6})"', body).group(1)
+            for tag in re.findall(r'<text [^>]*>', body):
+                col = re.search(r'fill="(#[0-9a-f]{6})"', tag).group(1)
+                if 'font-weight="bold"' in tag:
+                    continue  # the title, on its op family's header strip
+                if contrast(fill, col) < 4.5:
+                    low.append((fill, col, round(contrast(fill, col), 2)))
+        fills = {re.search(r'<rect [^>]*fill="(#[0-9a-f]{6})"', b).group(1) for b in boxes}
+        seen_fills |= fills
+        # the largest change has the darkest class of its side
+        check(len(boxes) > 20 and not low and fills & {"#08519c", "#a63603"} and "faster" in text and "slower" in text,
+              "compared drawing (A, B = %s): a diverging scale, text contrast >= 4.5:1 on every fill (%d boxes, %d fills)"
+              % ("off, all" if order == 0 else "all, off", len(boxes), len(fills)), (low[:5], sorted(fills)))
+    check({"#08519c", "#a63603"} <= seen_fills, "compared drawings: both ends of the scale seen", sorted(seen_fills))
+p = run("overlay", sq, os.path.join(FX, "squeezenet_trt_profile.json"), os.path.join(FX, "squeezenet_trt_layers.json"),
+        "--compare", rc=2)
+check("no metric 'dur.mean'" in p.stderr, "compare: a metric one of them lacks is refused", p.stderr)
+p = run("overlay", sq, os.path.join(FX, "squeezenet_trt_profile.json"), "--compare", rc=2)
+check("--compare takes two files" in p.stderr, "compare: one file is refused", p.stderr)
+
 print("heat: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
