@@ -387,7 +387,7 @@ oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_
  * none); args are the pair function's own arguments (NULL or a NULL-terminated list of
  * at most OXR_PAIR_ARGS_MAX strings, e.g. a heat drawing's scale and metric), passed
  * through to it one by one. */
-#define OXR_PAIR_ARGS_MAX 4
+#define OXR_PAIR_ARGS_MAX 6
 typedef struct oxr_model_files {
 	const char *path;
 	const char *data_dir;
