@@ -40,13 +40,15 @@ oxr_code oxr_heat_compare(const oxr_heat *a, uint32_t ma, const oxr_heat *b, uin
 	memset(h, 0, sizeof(*h));
 	static const char *const names[4] = {"diff", "ratio", "a", "b"};
 	static const bool sums[4] = {true, false, true, true};
-	const char *unit = a->units[ma];
+	/* copied: a and b may be freed before the comparison is */
+	const char *unit = oxp_arena_strndup(ar, a->units[ma], strlen(a->units[ma]));
+	const char *mname = oxp_arena_strndup(ar, a->metrics[ma], strlen(a->metrics[ma]));
 	h->arena = ar;
 	h->format = "compare";
 	h->nmetrics = 4;
 	h->metrics = names;
 	const char **u = oxp_arena_array(ar, 4, sizeof(char *));
-	if (u == NULL) {
+	if (u == NULL || unit == NULL || mname == NULL) {
 		oxp_arena_free(ar);
 		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
 	}
@@ -84,9 +86,9 @@ oxr_code oxr_heat_compare(const oxr_heat *a, uint32_t ma, const oxr_heat *b, uin
 	h->fused_size = fsize;
 	h->matched_by = by;
 	h->side = side;
-	h->compare_sources[0] = a->format;
+	h->compare_sources[0] = a->format; /* the readers' names: static */
 	h->compare_sources[1] = b->format;
-	h->compare_metric = a->metrics[ma];
+	h->compare_metric = mname;
 	h->compare_sums[0] = sa;
 	h->compare_sums[1] = sb;
 	h->nentries = h->nmatched + h->compare_only[0] + h->compare_only[1];

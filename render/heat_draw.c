@@ -401,7 +401,8 @@ void oxr__heat_legend_svg(const view *v, oxr_buf *o, double y)
 	char buf[256];
 	double x = 10;
 	uint32_t n = legend_steps(v);
-	oxr_buf_printf(o, "<g id=\"legend\" class=\"legend heat-legend\">");
+	oxr_buf_printf(o, "<g id=\"legend\" class=\"legend heat-legend%s\">",
+	               v->ov->heat->side != NULL ? " heat-diverging" : "");
 	for (uint32_t i = 0; i < n; i++) {
 		unsigned char rgb[3];
 		double t = v->ov->heat_scale == OXR_HEAT_THRESHOLDS ? (double)i / (n - 1)

@@ -765,6 +765,21 @@ if "squeezenet1_1" in PROFS:
 p = run("overlay", sq, os.path.join(FX, "squeezenet_trt_profile.json"), os.path.join(FX, "squeezenet_trt_layers.json"),
         "--compare", rc=2)
 check("no metric 'dur.mean'" in p.stderr, "compare: a metric one of them lacks is refused", p.stderr)
+# node data compared: the metric's name (the input's own) kept in the comparison after
+# both inputs are freed
+ca, cb = os.path.join(TMP, "cmp_a.csv"), os.path.join(TMP, "cmp_b.csv")
+open(ca, "w").write("node,lat_ms\n%s,2\n%s,1\n" % (C0, MP))
+open(cb, "w").write("node,lat_ms\n%s,3\n%s,1\n%s,5\n" % (C0, MP, F3 + "Concat"))
+p = run("overlay", sq, ca, cb, "--compare", "--json")
+t = json.loads(p.stdout or "{}")
+byn = {n["name"]: n for n in t.get("nodes", [])}
+check(t.get("compare", {}).get("metric") == "lat_ms" and byn.get(C0, {}).get("values", {}).get("ratio") == 1.5 and
+      byn.get(F3 + "Concat", {}).get("side") == "b" and t["compare"]["sum_diff"] == 6,
+      "CSV compared: lat_ms, 1.5x, one node only in B", t)
+out = os.path.join(TMP, "cmp_csv.svg")
+run("render", sq, "--overlay", ca, "--overlay", cb, "--compare", "-o", out)
+check("lat_ms: B − A" in open(out, encoding="utf-8").read() and "only in B" in open(out, encoding="utf-8").read(),
+      "CSV compared drawing: the legend names the metric, the one-sided node says so")
 p = run("overlay", sq, os.path.join(FX, "squeezenet_trt_profile.json"), "--compare", rc=2)
 check("--compare takes two files" in p.stderr, "compare: one file is refused", p.stderr)
 
