@@ -421,6 +421,10 @@ void oxr__heat_spread_real(heat_attr *c, const uint32_t *g, uint32_t n, double x
  * its own output or input, it is given to that kernel's nodes.
  * ------------------------------------------------------------------------------------- */
 #define HEAT_WINDOW 512
+/* nodes looked at over all kernels, at most (a hostile profile of 2,000,000 kernels no
+ * name matches, on a model of fewer than HEAT_WINDOW nodes, would look at 10^9): past
+ * it the rest stay unmatched */
+#define HEAT_INFER_BUDGET ((uint64_t)32 << 20)
 #define HEAT_MAX_DIMS 16
 
 typedef struct dims {
@@ -594,6 +598,7 @@ oxr_code oxr__heat_infer(heat_attr *c, const heat_parse *p, const uint32_t *seq,
 			last = k;
 	}
 	/* by op type and shapes in the window */
+	uint64_t budget = HEAT_INFER_BUDGET;
 	for (uint32_t k = 0; k < nseq; k++) {
 		choice[k] = OXP_NONE;
 		uint32_t ei = seq[k];
@@ -610,8 +615,9 @@ oxr_code oxr__heat_infer(heat_attr *c, const heat_parse *p, const uint32_t *seq,
 			group_range(gs, seq[nextm[k]], &a, &b);
 			hi = a > 0 ? a - 1 : 0;
 		}
-		if (nn == 0 || hi < lo || hi - lo >= HEAT_WINDOW)
+		if (nn == 0 || hi < lo || hi - lo >= HEAT_WINDOW || budget < hi - lo + 1)
 			continue;
+		budget -= hi - lo + 1;
 		int kind = fused_kind(e->op);
 		uint32_t found = OXP_NONE, count = 0;
 		for (uint32_t x = lo; x <= hi && count < 2; x++) {
@@ -670,8 +676,9 @@ oxr_code oxr__heat_infer(heat_attr *c, const heat_parse *p, const uint32_t *seq,
 			lo = a < lo ? a : lo;
 			hi = b > hi ? b : hi;
 		}
-		if (hi - lo >= HEAT_WINDOW)
+		if (hi - lo >= HEAT_WINDOW || budget < 2 * ((uint64_t)hi - lo + 1))
 			continue;
+		budget -= 2 * ((uint64_t)hi - lo + 1);
 		bool has_in = model_has(dv, lo, hi, &in), has_out = model_has(dv, lo, hi, &out);
 		uint32_t to = OXP_NONE;
 		if (!has_in && has_out && k > 0 && kernel_dims(&p->e[seq[k - 1]], &x, &y) &&
