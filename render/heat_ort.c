@@ -346,5 +346,5 @@ static bool sniff_trace(const char *d, size_t len, size_t start, const json_t *r
 /* an array is a profile's events */
 const oxr__heat_reader oxr__heat_ort_profile = {"ort-profile", "an ort-profile input",
                                                 HEAT_ARRAY, true, NULL, parse_profile};
-const oxr__heat_reader oxr__heat_ort_trace = {"ort-profile", "a ort-profile input", HEAT_OBJECT,
+const oxr__heat_reader oxr__heat_ort_trace = {"ort-profile", "an ort-profile input", HEAT_OBJECT,
                                               true, sniff_trace, parse_trace_object};
