@@ -525,12 +525,17 @@ static oxr_code build_generic(heat_parse *p, heat_attr *c, oxr_heat *h)
 		hit[i] = g[0];
 		if (!p->spread)
 			n = 1; /* node data: the anchor's */
+		/* a fused layer drawn as a group when none of its nodes is in one yet: layers
+		 * naming the same nodes (a layer and its reformatter, a node in two merged
+		 * layers) keep the groups whole and apart, each anchor its own */
+		bool free_nodes = n > 1;
 		for (uint32_t k = 0; k < n; k++) {
 			((uint8_t *)h->matched_by)[g[k]] |= how;
-			if (n > 1) {
-				((uint32_t *)h->fused)[g[k]] = g[0];
-				((uint32_t *)h->fused_size)[g[k]] = n;
-			}
+			free_nodes = free_nodes && h->fused[g[k]] == OXP_NONE;
+		}
+		for (uint32_t k = 0; free_nodes && k < n; k++) {
+			((uint32_t *)h->fused)[g[k]] = g[0];
+			((uint32_t *)h->fused_size)[g[k]] = n;
 		}
 		h->nmatched++;
 		if (isfinite(pv))
