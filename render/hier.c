@@ -878,7 +878,7 @@ static const char *op_line(view *v, const opcount *ops, uint32_t from, uint32_t 
 	return oxp_arena_strndup(v->arena, line, o);
 }
 
-/* A ×N stack's or a range's repetitions, for the heat overlay's hottest one (heat.c):
+/* A ×N stack's or a range's repetitions, for the heat overlay's hottest one (heat_draw.c):
  * count of them, period member scopes each, numbered from group first's number. */
 static void set_reps(view *v, const hier *h, vbox *b, uint32_t first, uint32_t count,
                      uint32_t period)
@@ -931,7 +931,7 @@ static void item_rows(hstate *st, uint32_t bi, uint32_t *stamp)
 		b->gpath = r->path;
 		members = r->count;
 		reps = r->count;
-		/* heat.c's hottest member: indexed by number from the first (gaps stay empty;
+		/* heat_draw.c's hottest member: indexed by number from the first (gaps stay empty;
 		 * none for a range whose numbers are too sparse) */
 		uint32_t span = h->g[r->last].num - h->g[r->first].num + 1;
 		if (span <= 4 * (uint64_t)r->count && span <= 4096)
@@ -1143,7 +1143,7 @@ oxr_code oxr__hier_apply(view *v, uint32_t scope, oxr_error *err)
 		}
 		v->node_box[ni] = g->box;
 		hitem *it = &st.items[v->boxes[g->box].group];
-		if (it->kind == IT_RUN && v->node_rep != NULL) /* its repetition, for heat.c */
+		if (it->kind == IT_RUN && v->node_rep != NULL) /* its repetition, for heat_draw.c */
 			v->node_rep[ni] = (h->g[g->member].num - h->g[st.runs[it->ref].first].num) /
 			                  st.runs[it->ref].period;
 		else if (it->kind == IT_RANGE && v->node_rep != NULL) /* ... its member */

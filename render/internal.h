@@ -63,7 +63,7 @@ typedef struct vrow {
 	uint32_t value;     /* a folded row: the dag value it shows, else OXP_NONE */
 	bool chain;         /* ... computed by folded bookkeeping nodes (unfold= opens them) */
 	bool mark;          /* highlighted by an overlay */
-	bool heat;          /* the heat overlay's value row (heat.c) */
+	bool heat;          /* the heat overlay's value row (heat_draw.c) */
 } vrow;
 
 typedef struct vbox {
@@ -90,7 +90,7 @@ typedef struct vbox {
 	void *gv;           /* Agnode_t * while laying out */
 	uint8_t mark;       /* oxr_mark of an overlay (0: none) */
 	const char *other;  /* ghosts: the node's id in the overlay's other model */
-	bool heat;          /* a heat overlay's value (heat.c): its fill and figure */
+	bool heat;          /* a heat overlay's value (heat_draw.c): its fill and figure */
 	bool heat_dark;     /* ... a dark fill: white text */
 	const char *heat_fill;
 	double heat_value;
@@ -101,7 +101,7 @@ typedef struct vbox {
 	uint32_t rep_first;  /* ... the number of its first member's key ("layers.0": 0) */
 	uint32_t rep_period; /* ... member scopes per repetition (1, 2, 3) */
 	const char *rep_key; /* ... the members' key before the number ("layers.") */
-	int32_t heat_rep;    /* the hottest repetition (heat.c), -1 when none */
+	int32_t heat_rep;    /* the hottest repetition (heat_draw.c), -1 when none */
 	double heat_rep_value;
 } vbox;
 
@@ -347,7 +347,7 @@ oxr_code oxr__overlay_apply(view *v, oxr_error *err);
 const char *oxr__mark_name(uint8_t mark);  /* "same", "added", ... */
 const char *oxr__mark_color(uint8_t mark); /* its outline colour */
 
-/* heat.c: fills, value rows, legend of a heat overlay (ov->heat) */
+/* heat_draw.c: fills, value rows, legend of a heat overlay (ov->heat) */
 oxr_code oxr__heat_apply(view *v, oxr_error *err);
 double oxr__heat_legend_width(const view *v);
 void oxr__heat_legend_svg(const view *v, oxr_buf *o, double y);

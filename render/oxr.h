@@ -272,7 +272,7 @@ typedef struct oxr_overlay {
 	uint32_t nghost_edges;
 	const oxr_ghost_edge *ghost_edges;
 	const char *legend;             /* a caption under the drawing, or NULL */
-	const struct oxr_heat *heat;    /* per-node figures drawn as heat (render/heat.c), or
+	const struct oxr_heat *heat;    /* per-node figures drawn as heat (render/heat_draw.c), or
 	                                   NULL; nodes may then be NULL */
 	uint32_t heat_metric;           /* which of heat's metrics */
 	uint8_t heat_scale;             /* oxr_heat_scale */
@@ -284,7 +284,7 @@ oxr_code oxr_render_overlay(const oxp_model *m, const oxp_dag *d, const oxr_opti
                             oxr_error *err);
 
 /* ---------------------------------------------------------------------------------------
- * Heat (render/heat.c, docs/overlays.md): per-node figures from a file, attributed to the
+ * Heat (render/heat_*.c, docs/overlays.md): per-node figures from a file, attributed to the
  * nodes of one model and drawn as box fills.  Inputs, told apart by content: an ONNX
  * Runtime profile (Chrome trace JSON, one or more runs; several files are several
  * inputs), Model Explorer node data, a Netron attachment ("netron:attachment") and CSV
@@ -313,13 +313,45 @@ typedef struct oxr_heat_unmatched {
 	double share;       /* of the input's total, 0..1 */
 } oxr_heat_unmatched;
 
+/* How a node got its figures (oxr_heat.matched_by: a bit per way; docs/overlays.md). */
+enum {
+	OXR_HEAT_BY_NAME = 1,        /* "name": a node of the entry's name */
+	OXR_HEAT_BY_FUSED_NAME = 2,  /* "fusion-name": without ORT's fusion segments, or a
+	                                part of a TensorRT layer's name */
+	OXR_HEAT_BY_OPTIMIZED = 4,   /* "optimized-model": through ORT's optimized model */
+	OXR_HEAT_BY_VALUE = 8,       /* "value": the producer of a value of that name */
+	OXR_HEAT_BY_SHAPES = 16,     /* "op-shapes-order": a name nothing matches, given to the
+	                                one node or named pattern of its op type and shapes
+	                                between its matched neighbours in execution order */
+	OXR_HEAT_BY_NEIGHBOUR = 32,  /* "neighbour": a Reshape, Transpose or reorder nothing
+	                                matches, given to the adjacent kernel it exchanges a
+	                                value of a shape the model does not have with */
+	OXR_HEAT_BY__COUNT = 6
+};
+/* "name", "fusion-name", ... for one bit; NULL otherwise */
+const char *oxr_heat_how_name(unsigned bit);
+
+/* A kernel matched by op type, shapes and order or as a neighbour (listed in the table:
+ * each such match says how it was made). */
+typedef struct oxr_heat_inferred {
+	const char *name;   /* the kernel's name */
+	const char *op;
+	uint8_t how;        /* OXR_HEAT_BY_SHAPES or OXR_HEAT_BY_NEIGHBOUR */
+	uint32_t node;      /* the anchor it was given to */
+	uint32_t size;      /* nodes covered */
+	const uint32_t *group; /* those nodes, the anchor first */
+	double value;       /* its time, us over all runs */
+} oxr_heat_inferred;
+
 typedef struct oxr_heat_provider {
 	const char *name;
 	double total;       /* kernel time, us, over all runs */
 } oxr_heat_provider;
 
 typedef struct oxr_heat {
-	const char *format;          /* "ort-profile", "model-explorer", "netron", "csv", "cost" */
+	const char *format;          /* "ort-profile", "tensorrt-profile", "tensorrt-layers",
+	                                "openvino-counters", "model-explorer", "netron", "csv",
+	                                "cost" */
 	uint32_t nmetrics;
 	const char *const *metrics;  /* "dur.mean", "dur.p50", "dur.p90", "dur.total", "macs" */
 	const char *const *units;    /* "us", "MACs", "bytes", "" */
@@ -331,6 +363,13 @@ typedef struct oxr_heat {
 	const uint32_t *fused;       /* per node: the anchor node of the fused kernel it was
 	                                covered by, else OXP_NONE */
 	const uint32_t *fused_size;  /* per node: nodes in that fused group (0 when none) */
+	const uint8_t *matched_by;   /* per node: OXR_HEAT_BY_* bits of what gave it figures */
+	const char *const *detail;   /* per node: OpenVINO's execution type ("jit_avx2_FP32",
+	                                its precision last), NULL when none; or NULL */
+	uint32_t ninferred;          /* kernels matched by shapes and order or as neighbours */
+	uint32_t ninferred_listed;   /* of those, in `inferred` (at most
+	                                OXR_HEAT_UNMATCHED_LISTED), largest first */
+	const oxr_heat_inferred *inferred;
 	uint32_t runs;               /* profile runs (1 for other inputs) */
 	uint32_t nentries;           /* distinct names in the input(s) */
 	uint32_t nmatched;
@@ -344,6 +383,13 @@ typedef struct oxr_heat {
 	const oxr_heat_provider *providers;
 	uint32_t nthresholds;        /* Model Explorer's thresholds (ascending), else 0 */
 	const double *thresholds;
+	/* two overlays compared (oxr_heat_compare): metrics diff (B - A), ratio (B / A), a, b */
+	const uint8_t *side;         /* per node: 1 only in A, 2 only in B, 3 both, 0 neither;
+	                                NULL when this is no comparison */
+	const char *compare_sources[2]; /* A's and B's formats */
+	const char *compare_metric;  /* the metric compared (A's name) */
+	double compare_sums[2];      /* its sums over the nodes of A and of B */
+	uint32_t compare_only[2];    /* nodes only in A, only in B */
 	struct oxp_arena *arena;     /* everything above lives here */
 } oxr_heat;
 
@@ -362,6 +408,11 @@ oxr_code oxr_heat_build(const oxr_heat_input *in, uint32_t nin, const oxp_dag *d
  * from parser/cost.c (dims that stay symbols count as 1). */
 oxr_code oxr_heat_cost(const oxp_dag *d, oxr_heat **out, oxr_error *err);
 void oxr_heat_free(oxr_heat *h);
+/* A comparison of metric ma of a with metric mb of b (one unit, one model): its own
+ * overlay (metrics "diff", "ratio", "a", "b"; side per node), drawn on a diverging scale.
+ * OXR_E_OVERLAY when they do not fit. */
+oxr_code oxr_heat_compare(const oxr_heat *a, uint32_t ma, const oxr_heat *b, uint32_t mb,
+                          oxr_heat **out, oxr_error *err);
 /* Index of a metric by name ("dur.mean"; also "mean" for "dur.mean"), -1 when unknown. */
 int oxr_heat_metric(const oxr_heat *h, const char *name);
 /* The attributed table as JSON (onnxviz.overlay/1, docs/overlays.md): format, metrics,
@@ -395,7 +446,7 @@ oxr_code oxr_render_isolated(const char *exe, const char *model_path, const oxr_
  * none); args are the pair function's own arguments (NULL or a NULL-terminated list of
  * at most OXR_PAIR_ARGS_MAX strings, e.g. a heat drawing's scale and metric), passed
  * through to it one by one. */
-#define OXR_PAIR_ARGS_MAX 4
+#define OXR_PAIR_ARGS_MAX 6
 typedef struct oxr_model_files {
 	const char *path;
 	const char *data_dir;

@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* Bumped when the renderer's output changes for the same input: names in the store. */
-#define ART_VERSION OXS_VERSION "-r5" /* r2: summaries say their "kind"; r3: documents mark bookkeeping nodes; r4: operator schemas, the check, the quantization summary; r5: cost.json blocks, contrib op shapes */
+#define ART_VERSION OXS_VERSION "-r6" /* r2: summaries say their "kind"; r3: documents mark bookkeeping nodes; r4: operator schemas, the check, the quantization summary; r5: cost.json blocks, contrib op shapes; r6: overlay tables say how nodes were matched */
 
 
 static const char *kind_name(oxs_art_kind k)
@@ -116,11 +116,14 @@ void oxs_art_heat(oxs_art *a, const oxs_heat_req *hr)
 	const char *scale = hr->table ? "" : scales[hr->scale % 3];
 	if (hr->table)
 		optkey[0] = '\0';
-	snprintf(a->key, sizeof(a->key), "%s|%s|%s|%s|%s|%s|%s", a->id, kind, oxs_art_ext(a),
-	         hr->overlay, hr->metric, scale, optkey);
+	/* a comparison: A's id, then "~" and B's */
+	char ov[150];
+	snprintf(ov, sizeof(ov), "%s%s%s", hr->overlay, hr->compare[0] ? "~" : "", hr->compare);
+	snprintf(a->key, sizeof(a->key), "%s|%s|%s|%s|%s|%s|%s", a->id, kind, oxs_art_ext(a), ov,
+	         hr->metric, scale, optkey);
 	char salted[OXS_KEY_MAX + 32];
 	snprintf(salted, sizeof(salted), "%s|%s|%s|%s|%s|%s|%s", ART_VERSION, kind,
-	         oxs_art_ext(a), hr->overlay, hr->metric, scale, optkey);
+	         oxs_art_ext(a), ov, hr->metric, scale, optkey);
 	oxs_sha256_hex(salted, strlen(salted), h, 32);
 	snprintf(a->name, sizeof(a->name), "%s-%s.%s", kind, h, oxs_art_ext(a));
 }

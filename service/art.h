@@ -31,6 +31,7 @@ typedef enum {
 /* A heat drawing's overlay (heat_svc.c: oxs_heat_query reads it from the query). */
 typedef struct oxs_heat_req {
 	char overlay[72]; /* "cost", or an overlay id */
+	char compare[72]; /* "", or a second overlay's id: B compared with overlay (A) */
 	char metric[72];  /* "" for the overlay's primary */
 	uint8_t scale;    /* oxr_heat_scale */
 	bool table;       /* the attributed table (GET /models/{id}/overlays/{oid}, JSON),

@@ -561,43 +561,58 @@ static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a
 /* A heat drawing in a worker process (heat_svc.c): the overlay is "cost", or one stored
  * by POST /models/{id}/overlays (a rendering of the model).  An overlay's table too: it
  * is parsed and attributed there, with the layout's limits, never in the server. */
+/* A stored overlay oid of model id, for the worker: *fd our descriptor of it, opath its
+ * path through /proc, optimized the path of ORT's optimized model it names ("" when
+ * none). */
+static oxr_code overlay_open(oxs_server *srv, const char *id, const char *oid, int *fd,
+                             char opath[64], char optimized[PATH_MAX], oxr_error *err)
+{
+	char name[96];
+	uint64_t size = 0;
+	optimized[0] = '\0';
+	snprintf(name, sizeof(name), "overlay-%s.dat", oid);
+	if (srv->store->ops->get_rendering(srv->store, id, name, fd, &size) != OXST_OK) {
+		*fd = -1;
+		err->code = OXR_E_NOT_FOUND;
+		snprintf(err->message, sizeof(err->message), "no such overlay of this model");
+		return OXR_E_NOT_FOUND;
+	}
+	snprintf(opath, 64, "/proc/%ld/fd/%d", (long)getpid(), *fd);
+	/* attributed through ORT's optimized model: the worker reads that model too */
+	char head[sizeof(OXS_OVERLAY_TAG) + 66], optid[65];
+	const char *body;
+	size_t blen;
+	ssize_t got = pread(*fd, head, sizeof(head) - 1, 0);
+	if (got > 0 && oxs_overlay_split(head, (size_t)got, optid, &body, &blen)) {
+		oxst_status st = srv->store->ops->model_path(srv->store, optid, optimized, PATH_MAX);
+		if (st != OXST_OK) {
+			close(*fd);
+			*fd = -1;
+			err->code = st == OXST_E_NOT_FOUND ? OXR_E_NOT_FOUND : OXR_E_IO;
+			snprintf(err->message, sizeof(err->message), "%s",
+			         st == OXST_E_NOT_FOUND ? "no optimized model of this overlay"
+			                                : "cannot read the optimized model");
+			return err->code;
+		}
+	}
+	return OXR_OK;
+}
+
 static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *path,
                               oxr_buf *out, oxr_error *err)
 {
 	static const char *const scales[] = {"linear", "log", "thresholds"};
-	char opath[64] = "cost", optimized[PATH_MAX] = "";
-	int fd = -1;
-	if (strcmp(art->u.heat.overlay, "cost") != 0) {
-		/* a stored overlay: the worker reads our descriptor of it */
-		char name[96];
-		uint64_t size = 0;
-		snprintf(name, sizeof(name), "overlay-%s.dat", art->u.heat.overlay);
-		if (srv->store->ops->get_rendering(srv->store, art->id, name, &fd, &size) != OXST_OK) {
-			err->code = OXR_E_NOT_FOUND;
-			snprintf(err->message, sizeof(err->message), "no such overlay of this model");
-			return OXR_E_NOT_FOUND;
-		}
-		snprintf(opath, sizeof(opath), "/proc/%ld/fd/%d", (long)getpid(), fd);
-		/* attributed through ORT's optimized model: the worker reads that model too */
-		char head[sizeof(OXS_OVERLAY_TAG) + 66], optid[65];
-		const char *body;
-		size_t blen;
-		ssize_t got = pread(fd, head, sizeof(head) - 1, 0);
-		if (got > 0 && oxs_overlay_split(head, (size_t)got, optid, &body, &blen)) {
-			oxst_status st = srv->store->ops->model_path(srv->store, optid, optimized,
-			                                             sizeof(optimized));
-			if (st != OXST_OK) {
-				close(fd);
-				err->code = st == OXST_E_NOT_FOUND ? OXR_E_NOT_FOUND : OXR_E_IO;
-				snprintf(err->message, sizeof(err->message), "%s",
-				         st == OXST_E_NOT_FOUND ? "no optimized model of this overlay"
-				                                : "cannot read the optimized model");
-				return err->code;
-			}
-		}
-	}
+	char opath[64] = "cost", optimized[PATH_MAX] = "", bpath[64], boptimized[PATH_MAX] = "";
+	int fd = -1, bfd = -1;
+	oxr_code rc = OXR_OK;
+	if (strcmp(art->u.heat.overlay, "cost") != 0)
+		rc = overlay_open(srv, art->id, art->u.heat.overlay, &fd, opath, optimized, err);
+	bool cmp = art->u.heat.compare[0] != '\0';
+	if (rc == OXR_OK && cmp) /* a comparison: B too */
+		rc = overlay_open(srv, art->id, art->u.heat.compare, &bfd, bpath, boptimized, err);
 	const char *args[] = {scales[art->u.heat.scale % 3], art->u.heat.metric,
-	                      optimized[0] ? optimized : NULL, NULL};
+	                      optimized[0] || cmp ? optimized : NULL, cmp ? bpath : NULL,
+	                      boptimized, NULL};
 	oxr_model_files m = {path, ""}, other = {opath, ""};
 	char fmt[160];
 	if (art->u.heat.table)
@@ -606,10 +621,13 @@ static oxr_code heat_isolated(oxs_server *srv, const oxs_art *art, const char *p
 		raster_fmt(art, art->fmt == OXR_FMT_DOT ? "heat-dot" : art->fmt == OXR_FMT_LAYOUT_JSON
 		                                                          ? "heat-json" : "heat-svg",
 		           fmt, sizeof(fmt));
-	oxr_code rc = oxr_render_isolated_pair(srv->exe, &m, &other, fmt, args, &art->opt,
-	                                       &srv->wlim, out, err);
+	if (rc == OXR_OK)
+		rc = oxr_render_isolated_pair(srv->exe, &m, &other, fmt, args, &art->opt, &srv->wlim,
+		                              out, err);
 	if (fd >= 0)
 		close(fd);
+	if (bfd >= 0)
+		close(bfd);
 	return rc;
 }
 

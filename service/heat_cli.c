@@ -1,7 +1,7 @@
 /*
  * heat_cli.c — `onnxviz overlay MODEL FILE...` (the attributed table of a profile or node
  * data, with its coverage) and the overlay options of `onnxviz render` (--overlay,
- * --metric, --scale, --optimized): render/heat.c does the work (docs/overlays.md).
+ * --metric, --scale, --optimized): render/heat_*.c do the work (docs/overlays.md).
  */
 #include "service/heat_cli.h"
 #include "parser/oxp.h"
@@ -83,11 +83,51 @@ typedef struct heat_args {
 	const char *optimized;
 	const char *metric;
 	const char *scale;
+	bool compare;      /* two files compared: B - A of the metric (oxr_heat_compare) */
 } heat_args;
 
-/* Builds the overlay for dag d from the files (or the built-in "cost"): 0, or 1 after a
- * message. */
+static int load_files(const heat_args *ha, const oxp_dag *d, oxr_heat **h);
+
+/* Builds the overlay for dag d from the files (or the built-in "cost"); with --compare,
+ * the comparison of the two files' overlays: 0, or 1 (2: usage) after a message. */
 static int load_heat(const heat_args *ha, const oxp_dag *d, oxr_heat **h)
+{
+	if (!ha->compare)
+		return load_files(ha, d, h);
+	if (ha->nfiles != 2) {
+		fprintf(stderr, "onnxviz: --compare takes two files (A, then B), not %u\n", ha->nfiles);
+		return 2;
+	}
+	oxr_heat *ab[2] = {NULL, NULL};
+	int rc = 0;
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		heat_args one = *ha;
+		one.compare = false;
+		one.files[0] = ha->files[i];
+		one.nfiles = 1;
+		rc = load_files(&one, d, &ab[i]);
+	}
+	int ka = rc == 0 ? (ha->metric ? oxr_heat_metric(ab[0], ha->metric) : (int)ab[0]->primary)
+	                 : -1;
+	int kb = ka >= 0 ? oxr_heat_metric(ab[1], ab[0]->metrics[ka]) : -1;
+	if (rc == 0 && (ka < 0 || kb < 0)) {
+		fprintf(stderr, "onnxviz: --compare: no metric '%s' in %s\n",
+		        ka < 0 ? (ha->metric ? ha->metric : "?") : ab[0]->metrics[ka],
+		        ka < 0 ? ha->files[0] : ha->files[1]);
+		rc = 2;
+	}
+	oxr_error err;
+	memset(&err, 0, sizeof(err));
+	if (rc == 0 && oxr_heat_compare(ab[0], (uint32_t)ka, ab[1], (uint32_t)kb, h, &err) != OXR_OK) {
+		fprintf(stderr, "onnxviz: %s: %s\n", oxr_code_name(err.code), err.message);
+		rc = 1;
+	}
+	oxr_heat_free(ab[0]);
+	oxr_heat_free(ab[1]);
+	return rc;
+}
+
+static int load_files(const heat_args *ha, const oxp_dag *d, oxr_heat **h)
 {
 	oxr_error err;
 	memset(&err, 0, sizeof(err));
@@ -155,6 +195,10 @@ static int heat_option(heat_args *ha, int argc, char **argv, int *i, bool render
 {
 	static const char *const keys[] = {"--overlay", "--metric", "--scale", "--optimized"};
 	const char *a = argv[*i];
+	if (!strcmp(a, "--compare")) {
+		ha->compare = true;
+		return 1;
+	}
 	for (int k = 0; k < 4; k++) {
 		size_t kl = strlen(keys[k]);
 		if (strncmp(a, keys[k], kl) != 0 || (a[kl] != '\0' && a[kl] != '='))
@@ -230,9 +274,10 @@ int oxs_cli_render_heat(void *state, const oxp_model *m, const oxp_dag *d,
 		return -1; /* no overlay: the plain drawing */
 	}
 	oxr_heat *h = NULL;
-	if (load_heat(ha, d, &h) != 0)
-		return 1;
-	int k = pick_metric(h, ha->metric);
+	int lr = load_heat(ha, d, &h);
+	if (lr != 0)
+		return lr;
+	int k = pick_metric(h, ha->compare ? NULL : ha->metric);
 	if (k < 0) {
 		oxr_heat_free(h);
 		return 2;
@@ -244,10 +289,32 @@ int oxs_cli_render_heat(void *state, const oxp_model *m, const oxp_dag *d,
 	if (ha->scale != NULL)
 		oxr_heat_scale_parse(ha->scale, &ov.heat_scale);
 	char cap[400];
-	ov.legend = caption(h, ha->files[0], cap, sizeof(cap));
+	if (h->side != NULL) {
+		const char *a = strrchr(ha->files[0], '/') ? strrchr(ha->files[0], '/') + 1 : ha->files[0];
+		const char *b = strrchr(ha->files[1], '/') ? strrchr(ha->files[1], '/') + 1 : ha->files[1];
+		snprintf(cap, sizeof(cap), "A %s (%s) · B %s (%s) · only in A %u nodes, only in B %u",
+		         a, h->compare_sources[0], b, h->compare_sources[1], h->compare_only[0],
+		         h->compare_only[1]);
+		ov.legend = cap;
+	} else {
+		ov.legend = caption(h, ha->files[0], cap, sizeof(cap));
+	}
 	oxr_code rc = oxr_render_overlay(m, d, opt, &ov, fmt, out, err);
 	oxr_heat_free(h);
 	return rc == OXR_OK ? 0 : 3;
+}
+
+/* " (name)", control characters as '?', at most 120 bytes */
+static void print_name(const oxp_dnode *dn)
+{
+	if (dn->proto->name.len == 0)
+		return;
+	printf(" (");
+	for (size_t c = 0; c < dn->proto->name.len && c < 120; c++) {
+		unsigned char ch = (unsigned char)dn->proto->name.p[c];
+		putchar(ch >= 0x20 && ch != 0x7f ? ch : '?');
+	}
+	printf(")");
 }
 
 static void print_value(const oxr_heat *h, uint32_t k, double v)
@@ -284,9 +351,12 @@ int oxs_cli_overlay(int argc, char **argv)
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			printf("usage: onnxviz overlay MODEL FILE [FILE...] [--optimized OPT.onnx] "
 			       "[--metric M] [--top=N] [--json]\n"
-			       "  FILE: an ONNX Runtime profile (several: more runs), Model Explorer node\n"
-			       "        data, a Netron attachment, CSV node,metric[,metric...]; or 'cost'\n"
-			       "  prints the nodes by the metric, the unmatched names and the coverage\n");
+			       "       onnxviz overlay MODEL A B --compare [--metric M] [--top=N] [--json]\n"
+			       "  FILE: an ONNX Runtime or TensorRT profile (several ORT ones: more runs),\n"
+			       "        TensorRT layer info, OpenVINO counters, Model Explorer node data,\n"
+			       "        a Netron attachment, CSV node,metric[,metric...]; or 'cost'\n"
+			       "  prints the nodes by the metric, the unmatched names and the coverage;\n"
+			       "  --compare: per node B - A and B / A of the metric, largest changes first\n");
 			return 0;
 		} else if (a[0] == '-' && a[1] != '\0') {
 			fprintf(stderr, "onnxviz overlay: unknown option %s\n", a);
@@ -323,7 +393,7 @@ int oxs_cli_overlay(int argc, char **argv)
 	}
 	oxr_heat *h = NULL;
 	int rc = load_heat(&ha, d, &h);
-	int k = rc == 0 ? pick_metric(h, ha.metric) : -1;
+	int k = rc == 0 ? pick_metric(h, ha.compare ? NULL : ha.metric) : -1;
 	if (rc == 0 && k < 0)
 		rc = 2;
 	if (rc == 0) {
@@ -363,6 +433,43 @@ int oxs_cli_overlay(int argc, char **argv)
 				}
 			char tot[48];
 			oxr_heat_format(h, h->primary, h->total, tot, sizeof(tot));
+			if (h->side != NULL) { /* --compare: the largest changes first, either way */
+				char sa[48], sb[48];
+				oxr_heat_format(h, 2, h->compare_sums[0], sa, sizeof(sa));
+				oxr_heat_format(h, 3, h->compare_sums[1], sb, sizeof(sb));
+				printf("A %s (%s) -> B %s (%s): %s %s -> %s, B - A %s%s; "
+				       "only in A %u nodes, only in B %u\n",
+				       ha.files[0], h->compare_sources[0], ha.files[1], h->compare_sources[1],
+				       h->compare_metric, sa, sb, h->total > 0 ? "+" : "", tot,
+				       h->compare_only[0], h->compare_only[1]);
+				for (uint32_t i = 1; r != NULL && i < n; i++)
+					for (uint32_t j = i; j > 0 && fabs(r[j - 1].v) < fabs(r[j].v); j--) {
+						rk t = r[j];
+						r[j] = r[j - 1];
+						r[j - 1] = t;
+					}
+				printf("%12s %8s %12s %12s  %-22s %s\n", "B - A", "B / A", "A", "B", "op", "node");
+				for (uint32_t i = 0; i < n && (top == 0 || i < top); i++) {
+					const double *v = h->values + (size_t)r[i].n * h->nmetrics;
+					const oxp_dnode *dn = &dv->nodes[r[i].n];
+					print_value(h, 0, v[0]);
+					if (isfinite(v[1]))
+						printf(" %7.2fx", v[1]);
+					else
+						printf(" %8s", h->side[r[i].n] == 1 ? "only A" : "only B");
+					print_value(h, 2, v[2]);
+					print_value(h, 3, v[3]);
+					printf("  %-22.*s %s",
+					       (int)(dn->proto->op_type.len > 22 ? 22 : dn->proto->op_type.len),
+					       dn->proto->op_type.p, dn->id);
+					print_name(dn);
+					putchar('\n');
+				}
+				if (top != 0 && n > top)
+					printf("... %u more nodes (--top=0 lists all)\n", n - top);
+				free(r);
+				goto printed;
+			}
 			printf("%s: %s", ha.files[0], h->format);
 			if (h->runs > 1)
 				printf(", %u runs", h->runs);
@@ -381,14 +488,7 @@ int oxs_cli_overlay(int argc, char **argv)
 				printf(" %6.2f%%  %-22.*s %s", msum > 0 ? 100 * r[i].v / msum : 0,
 				       (int)(dn->proto->op_type.len > 22 ? 22 : dn->proto->op_type.len),
 				       dn->proto->op_type.p, dn->id);
-				if (dn->proto->name.len > 0) {
-					printf(" (");
-					for (size_t c = 0; c < dn->proto->name.len && c < 120; c++) {
-						unsigned char ch = (unsigned char)dn->proto->name.p[c];
-						putchar(ch >= 0x20 && ch != 0x7f ? ch : '?');
-					}
-					printf(")");
-				}
+				print_name(dn);
 				if (h->fused[r[i].n] != OXP_NONE)
 					printf(" [fused with %s, %u nodes]", dv->nodes[h->fused[r[i].n]].id,
 					       h->fused_size[r[i].n]);
@@ -408,6 +508,7 @@ int oxs_cli_overlay(int argc, char **argv)
 			}
 			free(r);
 		}
+	printed:
 		oxr_buf_free(&out);
 	}
 	oxr_heat_free(h);

@@ -60,6 +60,13 @@ bool oxs_heat_query(oxs_query_pair *pairs, size_t *n, oxs_heat_req *hr, char *er
 				return false;
 			}
 			snprintf(hr->overlay, sizeof(hr->overlay), "%s", v);
+		} else if (!strcmp(key, "compare")) {
+			/* B, another stored overlay of the model: drawn as B - A of overlay= */
+			if (!oid_ok(v) || hr->compare[0] != '\0') {
+				snprintf(err, errsize, "compare: an overlay's id (64 hex digits), once");
+				return false;
+			}
+			snprintf(hr->compare, sizeof(hr->compare), "%s", v);
 		} else if (!strcmp(key, "metric")) {
 			size_t len = strlen(v);
 			/* '@': a provider's own metric, dur.total@CPUExecutionProvider */
@@ -81,6 +88,10 @@ bool oxs_heat_query(oxs_query_pair *pairs, size_t *n, oxs_heat_req *hr, char *er
 	}
 	if ((metric || scale) && hr->overlay[0] == '\0') {
 		snprintf(err, errsize, "metric and scale go with overlay=");
+		return false;
+	}
+	if (hr->compare[0] && !oid_ok(hr->overlay)) {
+		snprintf(err, errsize, "compare= goes with overlay=<a stored overlay's id>: B - A");
 		return false;
 	}
 	*n = k;
@@ -137,8 +148,43 @@ static char *read_overlay(const char *path, size_t *len, oxr_error *err)
 	return buf;
 }
 
-/* args: the scale, the metric, then the optimized model's path when there is one
- * (heat_isolated in artifacts.c); other is the overlay ("cost", or the stored one's path). */
+/* The overlay at path ("cost": the built-in) attributed to d, through the optimized model
+ * at opt_path when not NULL. */
+static oxr_code build_one(const char *path, const char *opt_path, const oxp_dag *d,
+                          oxr_heat **h, oxr_error *err)
+{
+	if (!strcmp(path, "cost"))
+		return oxr_heat_cost(d, h, err);
+	oxp_model *om = NULL;
+	oxp_dag *od = NULL;
+	oxp_error pe;
+	char msg[600];
+	size_t len = 0;
+	char *data = read_overlay(path, &len, err);
+	char optid[65];
+	oxr_heat_input in = {data, len, "overlay"};
+	if (data != NULL)
+		oxs_overlay_split(data, len, optid, &in.data, &in.len);
+	oxr_code rc = data ? OXR_OK : err->code;
+	if (rc == OXR_OK && opt_path != NULL) {
+		oxp_dag_options oo = {.infer_shapes = false};
+		if (oxp_model_open_ex(&om, opt_path, NULL, OXP_OPEN_LOW_RSS, &pe) != OXP_OK ||
+		    oxp_dag_build(&od, om, &oo, &pe) != OXP_OK)
+			rc = oxs_render_fail(err, OXR_E_MODEL, "the optimized model: %s",
+			                     oxp_error_format(&pe, msg, sizeof(msg)));
+	}
+	if (rc == OXR_OK)
+		rc = oxr_heat_build(&in, 1, d, od, h, err);
+	free(data);
+	oxp_dag_free(od);
+	oxp_model_free(om);
+	return rc;
+}
+
+/* args: the scale, the metric, then the optimized model's path when there is one (else
+ * NULL, or "" when a comparison follows), then for a comparison B's path and B's optimized
+ * model's ("" when none) (heat_isolated in artifacts.c); other is the overlay ("cost", or
+ * the stored one's path). */
 static oxr_code heat_pair(const oxr_model_files *model, const oxr_model_files *other,
                           const char *fmt, const char *const *args, const oxr_options *o,
                           oxr_buf *out, oxr_error *err)
@@ -152,6 +198,8 @@ static oxr_code heat_pair(const oxr_model_files *model, const oxr_model_files *o
 	/* heat-table: the attributed table (onnxviz.overlay/1), for GET .../overlays/{oid} and
 	 * the check of a POST: attributed here, in the worker, never in the server */
 	bool table = !strcmp(fmt, "heat-table");
+	if (opt_path != NULL && opt_path[0] == '\0')
+		opt_path = NULL; /* a comparison's A without one */
 	oxr_format f = !strcmp(fmt, "heat-dot") ? OXR_FMT_DOT : !strcmp(fmt, "heat-json")
 	                                                         ? OXR_FMT_LAYOUT_JSON
 	                                                         : OXR_FMT_SVG;
@@ -168,29 +216,24 @@ static oxr_code heat_pair(const oxr_model_files *model, const oxr_model_files *o
 		return oxs_render_fail(err, OXR_E_MODEL, "%s", oxp_error_format(&pe, msg, sizeof(msg)));
 	}
 	oxr_heat *h = NULL;
-	oxr_code rc;
-	oxp_model *om = NULL;
-	oxp_dag *od = NULL;
-	if (!strcmp(other->path, "cost")) {
-		rc = oxr_heat_cost(d, &h, err);
-	} else {
-		size_t len = 0;
-		char *data = read_overlay(other->path, &len, err);
-		char optid[65];
-		oxr_heat_input in = {data, len, "overlay"};
-		if (data != NULL)
-			oxs_overlay_split(data, len, optid, &in.data, &in.len);
-		rc = data ? OXR_OK : err->code;
-		if (rc == OXR_OK && opt_path != NULL) {
-			oxp_dag_options oo = {.infer_shapes = false};
-			if (oxp_model_open_ex(&om, opt_path, NULL, OXP_OPEN_LOW_RSS, &pe) != OXP_OK ||
-			    oxp_dag_build(&od, om, &oo, &pe) != OXP_OK)
-				rc = oxs_render_fail(err, OXR_E_MODEL, "the optimized model: %s",
-				                     oxp_error_format(&pe, msg, sizeof(msg)));
-		}
+	oxr_code rc = build_one(other->path, opt_path, d, &h, err);
+	/* the list ends at its first NULL: args[3] only after a non-NULL args[2] */
+	if (rc == OXR_OK && args[2] != NULL && args[3] != NULL) {
+		/* a comparison: B (args[3], its optimized model args[4]) - A, of A's metric */
+		oxr_heat *a = h, *b = NULL;
+		h = NULL;
+		rc = build_one(args[3], args[4] && args[4][0] ? args[4] : NULL, d, &b, err);
+		int ka = -1, kb = -1;
+		if (rc == OXR_OK &&
+		    ((ka = metric[0] ? oxr_heat_metric(a, metric) : (int)a->primary) < 0 ||
+		     (kb = oxr_heat_metric(b, a->metrics[ka])) < 0))
+			rc = oxs_render_fail(err, OXR_E_OPTION, "no metric '%s' in overlay %s",
+			                     ka < 0 ? metric : a->metrics[ka], ka < 0 ? "A" : "B");
 		if (rc == OXR_OK)
-			rc = oxr_heat_build(&in, 1, d, od, &h, err);
-		free(data);
+			rc = oxr_heat_compare(a, (uint32_t)ka, b, (uint32_t)kb, &h, err);
+		oxr_heat_free(a);
+		oxr_heat_free(b);
+		metric = "diff";
 	}
 	int k = -1;
 	if (rc == OXR_OK && (k = metric[0] ? oxr_heat_metric(h, metric) : (int)h->primary) < 0)
@@ -205,15 +248,18 @@ static oxr_code heat_pair(const oxr_model_files *model, const oxr_model_files *o
 		ov.heat_scale = scale;
 		char cap[200];
 		/* rounded down: never "100%" with something unmatched */
-		snprintf(cap, sizeof(cap), "%s · coverage %.2f%% · %u unmatched", h->format,
-		         floor(10000 * (h->total != 0 ? h->attributed / h->total : 1)) / 100,
-		         h->nunmatched);
+		if (h->side != NULL)
+			snprintf(cap, sizeof(cap), "A %s · B %s · only in A %u nodes, only in B %u",
+			         h->compare_sources[0], h->compare_sources[1], h->compare_only[0],
+			         h->compare_only[1]);
+		else
+			snprintf(cap, sizeof(cap), "%s · coverage %.2f%% · %u unmatched", h->format,
+			         floor(10000 * (h->total != 0 ? h->attributed / h->total : 1)) / 100,
+			         h->nunmatched);
 		ov.legend = cap;
 		rc = oxr_render_overlay(m, d, o, &ov, f, out, err);
 	}
 	oxr_heat_free(h);
-	oxp_dag_free(od);
-	oxp_model_free(om);
 	oxp_dag_free(d);
 	oxp_model_free(m);
 	return rc;
@@ -627,10 +673,15 @@ void oxs_overlay_get(oxs_req *r)
 	for (int i = 0; i < n; i++) {
 		const char *v = pairs[i].value;
 		size_t len = strlen(v);
+		if (!strcmp(pairs[i].key, "compare") && hr.compare[0] == '\0' && oid_ok(v)) {
+			snprintf(hr.compare, sizeof(hr.compare), "%s", v); /* B - this one */
+			continue;
+		}
 		if (strcmp(pairs[i].key, "metric") != 0 || hr.metric[0] != '\0' || len == 0 ||
 		    len > 64 || strspn(v, OXR_HEAT_NAME_CHARS "@") != len) {
 			oxs_reply_error(r, 400, "bad_option", "",
-			                "the one parameter is metric=<a metric of the overlay>, once");
+			                "the parameters are metric=<a metric of the overlay> and "
+			                "compare=<another overlay's id>, each once");
 			return;
 		}
 		snprintf(hr.metric, sizeof(hr.metric), "%s", v);

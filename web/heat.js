@@ -8,19 +8,25 @@
 // the entries that matched no node (GET /models/{id}/overlays/{oid}).  A profile or node
 // data file is loaded with "Load a profile…" or dropped on the open model (upload.js sends
 // a dropped .json or .csv here, a .onnx to the model upload).  Everything shown is text
-// (textContent): names from the model or an overlay never become markup.
+// (textContent): names from the model or an overlay never become markup.  Two overlays
+// compared (issue 38): with a loaded overlay (A), "Compare with" picks B among the overlays
+// loaded on this page or loads one ("Load B…"); the drawing is then B − A on a diverging
+// scale (compare= in the URL), and the list shows the largest changes either way.
 import { h, clear } from './util.js';
 import { modelUrl, request } from './api.js';
 
 const OID = /^[0-9a-f]{64}$/;
-export const HEAT_DEFAULTS = { overlay: '', metric: '', scale: 'linear' };
+export const HEAT_DEFAULTS = { overlay: '', metric: '', scale: 'linear', compare: '' };
 // what the URL may say (app.js checks values with includes()): a stored overlay's id and
 // its metric names too
 export const HEAT_VALUES = {
   overlay: { includes: (v) => v === '' || v === 'cost' || OID.test(v) },
   metric: { includes: (v) => /^[A-Za-z0-9._@-]{0,64}$/.test(v) }, // '@': dur.total@CPUExecutionProvider
   scale: ['linear', 'log', 'thresholds'],
+  compare: { includes: (v) => v === '' || OID.test(v) },
 };
+// overlays loaded on this page: id -> the file's name (the "Compare with" choices)
+const loaded = new Map();
 const CHOICES = {
   overlay: ['', 'cost', 'file'],
   metric: ['', 'macs', 'flops', 'params', 'bytes', 'dur.mean', 'dur.p50', 'dur.p90', 'dur.total'],
@@ -48,7 +54,18 @@ export async function postOverlay(modelId, file, optimized = null) {
     q = `?optimized=${up.id}`;
   }
   const res = await request(`${modelUrl(modelId)}/overlays${q}`, { method: 'POST', body: file });
-  return res.json();
+  const o = await res.json();
+  if (o && OID.test(o.id || '')) loaded.set(o.id, file.name || o.id.slice(0, 12));
+  return o;
+}
+
+// "Compare with": none, or an overlay loaded on this page (the current one, A, left out)
+function compareOptions(s, a, want) {
+  const ids = [...loaded.keys()].filter((id) => id !== a);
+  if (OID.test(want) && !ids.includes(want)) ids.push(want); // named by the URL
+  clear(s).append(h('option', { value: '', text: 'nothing' }),
+    ...ids.map((id) => h('option', { value: id, text: `B: ${loaded.get(id) || id.slice(0, 12)}` })));
+  s.value = ids.includes(want) ? want : '';
 }
 
 // The fieldset, put into the View form before its reset button.  "Load a profile…" posts
@@ -69,12 +86,30 @@ export function heatFieldset(form, modelId, onLoaded, onError) {
       onLoaded(o.id, (o.metrics || [])[0] || '');
     } catch (e) { onError(e); }
   });
+  // B: a second file, posted and picked in "Compare with" (the form's change event)
+  const inputB = h('input', { type: 'file', id: 'heat-file-b', accept: '.json,.csv,application/json,text/csv', hidden: true });
+  inputB.addEventListener('change', async () => {
+    const f = (inputB.files || [])[0];
+    inputB.value = '';
+    if (!f || !modelId()) return;
+    try {
+      const o = await postOverlay(modelId(), f);
+      const s = form.querySelector('select[name="compare"]');
+      compareOptions(s, '', o.id);
+      s.dispatchEvent(new Event('change', { bubbles: true }));
+    } catch (e) { onError(e); }
+  });
+  const cmp = h('label', { class: 'select-label' }, 'Compare with', h('select', { name: 'compare', title: 'B: the drawing shows B − A of the figure, blue where B is faster, orange where it is slower' }));
   const fs = h('fieldset', { class: 'heat-options' }, h('legend', { text: 'Heat' }),
-    sel('overlay', 'Colour by'), sel('metric', 'Figure'), sel('scale', 'Scale'),
+    sel('overlay', 'Colour by'), sel('metric', 'Figure'), sel('scale', 'Scale'), cmp,
     h('button', {
       type: 'button', class: 'btn btn-plain btn-small', text: 'Load a profile…', onclick: () => input.click(),
-      title: 'An ONNX Runtime profile (.json), node data (.json, .csv); pick ORT\'s optimized model (.onnx) with a profile to match its fused kernels',
-    }), input);
+      title: 'An ONNX Runtime or TensorRT profile (.json), OpenVINO counters (.csv), node data (.json, .csv); pick ORT\'s optimized model (.onnx) with a profile to match its fused kernels',
+    }), input,
+    h('button', {
+      type: 'button', class: 'btn btn-plain btn-small', id: 'heat-load-b', text: 'Load B…', onclick: () => inputB.click(),
+      title: 'A second profile of this model (after a change, or another runtime) to compare with the loaded one',
+    }), inputB);
   form.insertBefore(fs, form.querySelector('#btn-reset-options'));
   return fs;
 }
@@ -102,7 +137,14 @@ export function heatMetrics(form, metrics) {
 
 export function syncHeat(form, opts) {
   if (!OID.test(opts.overlay)) heatMetrics(form, null);
-  for (const k of Object.keys(HEAT_DEFAULTS)) {
+  const c = form.querySelector('select[name="compare"]');
+  if (c) {
+    compareOptions(c, opts.overlay, opts.compare || '');
+    c.disabled = !OID.test(opts.overlay); // B - A of a stored overlay (A)
+    const b = form.querySelector('#heat-load-b');
+    if (b) b.disabled = c.disabled;
+  }
+  for (const k of ['overlay', 'metric', 'scale']) {
     const s = form.querySelector(`select[name="${k}"]`);
     if (!s) continue;
     const v = k === 'overlay' && OID.test(opts[k]) ? 'file' : opts[k];
@@ -119,7 +161,7 @@ export function syncHeat(form, opts) {
 // The options a change of one heat choice makes: metric and scale only with an overlay.
 export function heatPatch(name, value) {
   if (name === 'overlay' && value === 'file') return {}; // chosen by loading one
-  if (name === 'overlay') return value ? { overlay: value, metric: 'macs' } : { ...HEAT_DEFAULTS };
+  if (name === 'overlay') return value ? { overlay: value, metric: 'macs', compare: '' } : { ...HEAT_DEFAULTS };
   return { [name]: value };
 }
 
@@ -191,6 +233,8 @@ export function showHottest(area, svg, onSelect, table) {
     area.append(panel);
   }
   panel.hidden = false;
+  // a comparison (B − A): the largest changes, either way
+  const changes = !!svg.querySelector('.heat-diverging');
   const rows = boxes.map((g) => ({
     id: g.getAttribute('data-node') || g.id,
     value: Number(g.getAttribute('data-heat')),
@@ -198,10 +242,11 @@ export function showHottest(area, svg, onSelect, table) {
     text: (g.querySelector('text.heat-value') || {}).textContent || '',
     group: g.hasAttribute('data-group'),
     fill: (g.querySelector('title + *') || { getAttribute: () => '' }).getAttribute('fill') || '',
-  })).filter((r) => Number.isFinite(r.value)).sort((a, b) => b.value - a.value).slice(0, 20);
+  })).filter((r) => Number.isFinite(r.value))
+    .sort(changes ? (a, b) => Math.abs(b.value) - Math.abs(a.value) : (a, b) => b.value - a.value).slice(0, 20);
   const caption = [...svg.querySelectorAll('#legend text')].map((t) => t.textContent).slice(-2).join(' · ');
   clear(panel).append(
-    h('div', { class: 'panel-head' }, h('h2', { text: 'Hottest nodes' }),
+    h('div', { class: 'panel-head' }, h('h2', { text: changes ? 'Largest changes' : 'Hottest nodes' }),
       h('button', { type: 'button', class: 'btn-icon', 'aria-label': 'Hide', text: '×', onclick: () => { panel.hidden = true; } })),
     h('p', { class: 'heat-caption', text: caption }),
     h('ol', { class: 'heat-list' }, rows.map((r) => h('li', null,

@@ -1,5 +1,7 @@
-"""heat_bench.py — the targets of issue 26 (heat overlays), as ratios against the plain
-drawing measured in the same run:
+"""heat_bench.py — the targets of issues 26 and 38 (heat overlays), as ratios against the
+plain drawing measured in the same run:
+  - attribution of a 1,000,000-event profile (transformer_12x12's real kernels, repeated):
+    <= 1 s of CPU beyond reading the model, its peak RSS under a layout worker's 2 GiB;
   - a 10 MB profile on a 6,600-node model (swin_t) drawn: <= 300 ms beyond the plain SVG;
   - the overlay table of 10 runs of resnet50 (a real ONNX Runtime profile, tests/ort):
     <= 20 ms beyond reading the model (`onnxviz inspect`).
@@ -50,6 +52,60 @@ def model(name):
         sys.exit("heat_bench: %s missing: run tests/bench/render.sh first (it exports it)" % path)
     return path
 
+
+# 0. attribution of a 1,000,000-event profile (issue 38): <= 1 s of CPU beyond reading the
+# model, and its peak memory within a layout worker's limit (2 GiB, render/worker.c).  The
+# events are a real ORT profile of the corpus' transformer_12x12 (one run, recorded here),
+# its kernels (names, op types, shapes) repeated run after run; an input may have 64 MB,
+# so the million events come as several files (several profiles are several runs).
+CORPUS = os.environ.get("ONNXVIZ_CORPUS", "/work/shared/corpus")
+tr = os.path.join(CORPUS, "models", "real", "transformer_12x12.onnx")
+prefix = os.path.join(TMP, "tr12")
+p = subprocess.run(["node", os.path.join(ORT, "run.mjs"), tr, "--random", "1", "--dim", "src_len=8",
+                    "--dim", "tgt_len=8", "--profile", prefix, "--out", os.devnull], capture_output=True, text=True)
+m = re.search(r"^profile: (.*)$", p.stderr, re.M)
+if p.returncode != 0 or not m:
+    sys.exit("heat_bench: ONNX Runtime on transformer_12x12 failed (tests/ort/setup.sh?): " + p.stderr[-300:])
+kernels = []
+for e in json.load(open(m.group(1))):
+    if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+        a = e["args"]
+        kernels.append('{"cat":"Node","name":%s,"dur":%d,"ts":%%d,"args":{"op_name":%s,"input_type_shape":%s,'
+                       '"output_type_shape":%s}}' % (json.dumps(e["name"]), e["dur"], json.dumps(a.get("op_name", "")),
+                                                    json.dumps(a.get("input_type_shape", [])),
+                                                    json.dumps(a.get("output_type_shape", []))))
+files, total_ev, ts = [], 0, 0
+while total_ev < 1000000:
+    parts, size = [], 0
+    while size < 55 << 20 and total_ev < 1000000:
+        parts.append('{"cat":"Session","name":"model_run","dur":1,"ts":%d}' % ts)
+        for k in kernels:
+            ts += 1
+            ev = k % ts
+            parts.append(ev)
+            size += len(ev) + 2
+        total_ev += len(kernels)
+        ts += 1
+    path = os.path.join(TMP, "million_%d.json" % len(files))
+    with open(path, "w") as f:
+        f.write("[\n" + ",\n".join(parts) + "\n]\n")
+    files.append(path)
+base = timed("inspect", tr)
+table = timed("overlay", tr, *files, "--json")
+# the peak of that command alone: measured by a process of its own whose only child it is
+peak = int(subprocess.run([sys.executable, "-c", "import resource, subprocess, sys; "
+                           "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+                           "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+                           BIN, "overlay", tr, *files, "--json"], capture_output=True, text=True).stdout)
+extra = table - base
+print("transformer_12x12, %d kernel events in %d files (%.0f MB): inspect %.2f s, attribution %.2f s CPU: "
+      "+%.2f s (target <= 1 s: %.2fx of it) %s; peak RSS %.0f MiB (limit 2048) %s"
+      % (total_ev, len(files), sum(os.path.getsize(f) for f in files) / 1e6, base, table, extra, extra,
+         "OK" if extra <= 1 else "MISSED", peak / 1024, "OK" if peak < 2 << 20 else "MISSED"))
+if extra > 1 or peak >= 2 << 20:
+    status = 1
+for f in files:
+    os.unlink(f)
 
 # 1. a 10 MB profile on swin_t
 swin = model("swin_t")

@@ -945,6 +945,23 @@ describe('web page in Chromium', () => {
     assert.match(await page.textContent('#heat-panel .heat-coverage'), /coverage 100\.0%/);
     assert.equal(await page.$('#heat-panel .heat-unmatched'), null, 'nothing unmatched');
 
+    // compared (issue 38): "Load B…" posts a second CSV, "Compare with" picks it, the
+    // drawing is B − A on the diverging scale and the list its largest changes
+    const csvB = path.join(WORK, 'squeezenet_latency_b.csv');
+    fs.writeFileSync(csvB, `node,latency_ms\n${convs.map((n, i) => `${n.name},${i === 3 ? 10 : 1 + i / 10}`).join('\n')}\n`);
+    await page.setInputFiles('#heat-file-b', csvB);
+    await page.waitForURL(new RegExp(`overlay=${oid2}&metric=latency_ms&scale=log&compare=${sha256Of(csvB)}`));
+    await page.waitForSelector('#canvas svg #legend.heat-diverging');
+    await page.waitForSelector('#heat-panel h2:text("Largest changes")');
+    assert.equal(await page.textContent('#heat-panel .heat-row .heat-name'), convs[3].name);
+    assert.match(await page.textContent('#heat-panel .heat-row .heat-val'), /^-40/);
+    assert.equal(await page.$eval('#options select[name="compare"]', (s) => s.value), sha256Of(csvB));
+    await shot('12b2-heat-compared');
+    await page.click('#btn-options');
+    await page.selectOption('#options select[name="compare"]', '');
+    await page.waitForURL((u) => !/compare=/.test(u.toString()));
+    await page.keyboard.press('Escape');
+
     // a real ONNX Runtime profile picked together with ORT's optimized model (tests/ort:
     // onnxruntime-node, optimizations on): the model goes up first, the overlay names it,
     // and every kernel is matched

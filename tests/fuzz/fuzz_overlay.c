@@ -1,5 +1,5 @@
 /*
- * fuzz_overlay.c — libFuzzer target: heat overlay files (render/heat.c, docs/overlays.md)
+ * fuzz_overlay.c — libFuzzer target: heat overlay files (render/heat_*.c, docs/overlays.md)
  * read and attributed to a model, and drawn into a view, in process and without Graphviz.
  * The input's first byte is options, the rest an overlay file of any kind (ONNX Runtime
  * profile, Model Explorer node data, Netron attachment, CSV).  The model is fixed

@@ -143,6 +143,25 @@ def main():
         "hostile_negative_dur": (0x00, json.dumps([{"cat": "Node", "name": "Mul_0_kernel_time", "dur": -1, "ts": 1}])),
         "hostile_dup_key": (0x00, '[{"cat": "Node", "dur": 1, "dur": 2}]'),
         "hostile_markup_names": (0x20, "node,t\n<script>alert(1)</script>,1\n\"<img src=x onerror=y>\",2\n"),
+        # TensorRT and OpenVINO (issue 38): fused, merged, reformatter and Myelin layers
+        "tensorrt_profile": (0x00, json.dumps([{"count": 10}] + [
+            {"name": "/layers.0/conv/Conv + /layers.0/act/Relu", "timeMs": 3, "averageMs": 0.3,
+             "medianMs": 0.29, "percentage": 30},
+            {"name": "/layers.0/conv/Conv + /layers.0/act/Relu input reformatter 0", "timeMs": 1,
+             "averageMs": 0.1, "medianMs": 0.1, "percentage": 10},
+            {"name": "/layers.1/conv/Conv || /layers.2/conv/Conv", "timeMs": 2, "averageMs": 0.2,
+             "percentage": 20},
+            {"name": "{ForeignNode[/layers.1/act/Relu.../head/Add]}", "timeMs": 4, "percentage": 40}])),
+        "tensorrt_layers": (0x01, json.dumps({"Layers": [
+            {"Name": "/layers.0/conv/Conv + /layers.0/act/Relu", "LayerType": "CaskConvolution",
+             "Outputs": [{"Name": "y", "Format/Datatype": "Channel major FP16 format"}]},
+            "/head/Add"], "Bindings": ["x"]})),
+        "openvino_counters": (0x20, "layerName;execStatus;layerType;execType;realTime (ms);cpuTime (ms)\n"
+                              "/layers.0/conv/Conv;EXECUTED;Convolution;jit_avx2_FP32;0.25;0.25\n"
+                              "/layers.0/act/Relu;OPTIMIZED_OUT;Relu;undef;0;0\n"
+                              "Mul_0;EXECUTED;Multiply;jit_avx_I8;0.01;0.01\nTotal;;;;0.26;0.26\n\n"
+                              "layerName;execStatus;layerType;execType;realTime (ms);cpuTime (ms)\n"
+                              "/layers.0/conv/Conv;EXECUTED;Convolution;jit_avx2_FP32;0.3;0.3\n"),
     }
     for name, (opt, text) in seeds.items():
         with open(os.path.join(OUT, "seed_" + name), "wb") as f:
