@@ -524,8 +524,9 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 		oxr_buf_printf(o, ",\"x\":%.1f,\"y\":%.1f,\"w\":%.1f,\"h\":%.1f,\"rows\":[",
 		               b->x - oxr__stack_pad(b) / 2, b->y - oxr__stack_pad(b) / 2, b->w, b->h);
 		for (uint32_t r = 0; r < b->nrows; r++) {
-			oxr_buf_printf(o, "%s{\"style\":\"%s\",%s\"text\":", r ? "," : "",
-			               rowstyle[b->rows[r].style % ROW__COUNT], b->rows[r].mark ? "\"mark\":true," : "");
+			oxr_buf_printf(o, "%s{\"style\":\"%s\",%s%s\"text\":", r ? "," : "",
+			               rowstyle[b->rows[r].style % ROW__COUNT], b->rows[r].mark ? "\"mark\":true," : "",
+			               b->rows[r].heat ? "\"heat\":true," : "");
 			jstr(o, b->rows[r].text);
 			if (b->rows[r].value != OXP_NONE)
 				oxr_buf_printf(o, ",\"value\":%u", b->rows[r].value);

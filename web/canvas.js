@@ -19,7 +19,7 @@ import { SVGNS } from './util.js';
 // the page's own query (?draw=canvas|svg) forces a renderer (tests, comparisons)
 const FORCED = new URLSearchParams(location.search).get('draw');
 // full-detail drawings of more nodes than this go to the canvas (decision 94)
-export const CANVAS_NODES = 3000;
+export const CANVAS_NODES = 5000;
 
 export function wantCanvas(nodes, group) {
   if (FORCED === 'canvas') return true;
@@ -134,15 +134,30 @@ export function buildProxy(layout) {
     g.__ox = box;
     // the frame, where the page reads a box from (startBox, the minimap, run buttons)
     const head = b.rows && b.rows[0] && b.rows[0].style === 'header';
-    el('rect', { x: box.x, y: box.y, width: b.w, height: b.h, stroke: head ? FAMILY[b.family] || FAMILY.other : boxStyle(b).stroke }, g).__ox = box;
+    const st = boxStyle(b);
+    el('rect', { x: box.x, y: box.y, width: b.w, height: b.h, fill: st.fill, stroke: head ? FAMILY[b.family] || FAMILY.other : st.stroke }, g).__ox = box;
     (b.rows || []).forEach((r, k) => {
-      if (k > 0 && r.value === undefined && !r.unfold) return; // the header is the label
-      const t = el('text', { 'data-value': r.value, 'data-unfold': r.unfold }, g);
+      // the header is the label (nodekeys, search); rows others read: values, unfolds, heat
+      if (k > 0 && r.value === undefined && !r.unfold && !r.heat) return;
+      const t = el('text', { 'data-value': r.value, 'data-unfold': r.unfold, class: r.heat ? 'heat-value' : null }, g);
       t.textContent = r.text;
       t.__ox = box;
       r.el = t;
     });
   });
+  // a heat overlay's legend as svg.c writes it (web/heat.js reads its swatches and captions)
+  const lg = layout.heat && layout.heat.legend;
+  if (lg && Array.isArray(lg.items)) {
+    const g = el('g', { id: 'legend', class: 'legend heat-legend' }, svg);
+    for (const [what, v] of lg.items) {
+      if (what === 'swatch') el('rect', { fill: v }, g);
+      else el('text', {}, g).textContent = v;
+    }
+    el('rect', { fill: '#ffffff', stroke: '#7b8794' }, g);
+    el('text', {}, g).textContent = 'no data';
+    el('text', {}, g).textContent = lg.caption || '';
+    if (lg.source) el('text', {}, g).textContent = lg.source;
+  }
   return svg;
 }
 
@@ -158,6 +173,7 @@ export class CanvasGraph {
     this.el.className = 'graph-canvas';
     this.el.setAttribute('aria-hidden', 'true');
     this.el.hidden = true;
+    this.el.__graph = this; // for the tests (tests/e2e/canvas.test.mjs)
     viewport.prepend(this.el);
     this.g = this.el.getContext('2d');
     this.data = null;
@@ -374,30 +390,45 @@ export class CanvasGraph {
     const round = k >= 0.3;
     // one pass of fills and one of outlines per style; 'same' marks at half opacity
     const fills = new Map(), strokes = new Map(), bands = new Map();
+    const stacks = []; // runs of alike blocks: a stack of three, back to front (few)
     const add = (m, key, make) => { let p = m.get(key); if (!p) { p = make(); m.set(key, p); } return p; };
     for (const i of v.boxes) {
       const b = nodes[i], s = this.styles[i];
       const x = box[4 * i], y = box[4 * i + 1], w = b.w, h = b.h;
       const alpha = b.mark === 'same' ? 0.5 : 1;
-      const reps = b.open_all ? [2, 1, 0] : [0];
-      for (const r of reps) {
-        const f = add(fills, `${alpha}|${s.fill}`, () => ({ path: new Path2D(), fill: s.fill, alpha }));
-        const o = add(strokes, `${alpha}|${s.stroke}|${s.width}|${s.dash || ''}`, () => ({ path: new Path2D(), stroke: s.stroke, width: s.width, dash: s.dash, alpha }));
-        if (round) { f.path.roundRect(x + STACK * r, y + STACK * r, w, h, s.rx); o.path.roundRect(x + STACK * r, y + STACK * r, w, h, s.rx); } else { f.path.rect(x + STACK * r, y + STACK * r, w, h); o.path.rect(x + STACK * r, y + STACK * r, w, h); }
-      }
+      if (b.open_all) { stacks.push(i); continue; } // drawn one by one, below
+      const f = add(fills, `${alpha}|${s.fill}`, () => ({ path: new Path2D(), fill: s.fill, alpha }));
+      const o = add(strokes, `${alpha}|${s.stroke}|${s.width}|${s.dash || ''}`, () => ({ path: new Path2D(), stroke: s.stroke, width: s.width, dash: s.dash, alpha }));
+      if (round) { f.path.roundRect(x, y, w, h, s.rx); o.path.roundRect(x, y, w, h, s.rx); } else { f.path.rect(x, y, w, h); o.path.rect(x, y, w, h); }
       if (b.rows && b.rows[0] && b.rows[0].style === 'header') {
         const colour = FAMILY[b.family] || FAMILY.other;
         const p = add(bands, `${alpha}|${colour}`, () => ({ path: new Path2D(), fill: colour, alpha }));
         if (round) p.path.roundRect(x + 0.5, y + 0.5, w - 1, HDR_H - 1, 4); else p.path.rect(x + 0.5, y + 0.5, w - 1, HDR_H - 1);
       }
     }
-    // fills and outlines alternate by style in one order: a stack's back copies are filled
-    // before its front box (fills first, then outlines, then bands is what svg.c's order
-    // looks like at every scale that matters)
+    // all fills, then all outlines: boxes do not overlap, so this is svg.c's picture
     for (const p of fills.values()) { g.globalAlpha = p.alpha; g.fillStyle = p.fill; g.fill(p.path); }
     for (const p of strokes.values()) {
       g.globalAlpha = p.alpha; g.strokeStyle = p.stroke; g.lineWidth = Math.max(p.width, 0.6 / k);
       g.setLineDash(p.dash && k >= CURVE_K ? p.dash : []); g.stroke(p.path);
+    }
+    g.setLineDash([]);
+    // a stack: two copies 3 units apart behind the front box, each filled and outlined in
+    // turn (svg.c's stack copies have the plain 1-unit outline)
+    for (const i of stacks) {
+      const b = nodes[i], s = this.styles[i];
+      g.globalAlpha = b.mark === 'same' ? 0.5 : 1;
+      for (const r of [2, 1, 0]) {
+        g.beginPath();
+        g.roundRect(box[4 * i] + STACK * r, box[4 * i + 1] + STACK * r, b.w, b.h, s.rx);
+        g.fillStyle = s.fill; g.fill();
+        g.strokeStyle = s.stroke; g.lineWidth = Math.max(r ? 1 : s.width, 0.6 / k); g.stroke();
+      }
+      if (b.rows && b.rows[0] && b.rows[0].style === 'header') {
+        g.beginPath();
+        g.roundRect(box[4 * i] + 0.5, box[4 * i + 1] + 0.5, b.w - 1, HDR_H - 1, 4);
+        g.fillStyle = FAMILY[b.family] || FAMILY.other; g.fill();
+      }
     }
     g.setLineDash([]);
     for (const p of bands.values()) { g.globalAlpha = p.alpha; g.fillStyle = p.fill; g.fill(p.path); }
