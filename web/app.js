@@ -313,7 +313,9 @@ async function loadGraph(r, key, seq) {
   if (switching) { prev = switchView; switchView = null; }
   cur.keptView = switching; // the selection is not brought into view this once
   if (layout) {
+    const t0 = performance.now();
     svg = buildProxy(layout.layout);
+    layout.ms.proxy = performance.now() - t0;
     clear(canvas);
     cv.show(layout, svg);
     canvas.dataset.renderer = 'canvas';

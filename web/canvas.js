@@ -208,6 +208,10 @@ export class CanvasGraph {
     this.byId = new Map(data.layout.nodes.map((b, i) => [b.id, i]));
     this.graph = null;
     this.observer.observe(proxy, { attributes: true, attributeFilter: ['class'], subtree: true });
+    // where the time went (the web benchmark prints it): fetch, parse and index in the
+    // worker, the copy of the structure, the first frame
+    const ms = data.ms || {};
+    this.el.dataset.loadMs = ['fetch', 'parse', 'proxy'].map((k) => (ms[k] || 0).toFixed(0)).join(' ');
     this.el.hidden = false;
     this.list.hidden = false;
     this.schedule();

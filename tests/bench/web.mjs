@@ -97,9 +97,10 @@ try {
     // shown: the frame after the drawing is in (the SVG's own first paint, the canvas's draw)
     await page.evaluate(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res))));
     const shownMs = Date.now() - t0;
-    const { renderer, boxes } = await page.evaluate(() => ({
+    const { renderer, boxes, load } = await page.evaluate(() => ({
       renderer: document.getElementById('canvas').dataset.renderer,
       boxes: document.getElementById('graph-info').textContent,
+      load: (document.querySelector('.graph-canvas') || { dataset: {} }).dataset.loadMs,
     }));
     const near = await wheelFrames(page, 60, 40);
     const run = await dragWheel(page, 4000);
@@ -109,7 +110,8 @@ try {
     const fit = await wheelFrames(page, 60, 40);
     const mb = tabMB();
     const fps = run.length / (run.reduce((a, b) => a + b, 0) / 1000);
-    console.log(`${label} (${renderer}): ${boxes}, shown in ${shownMs} ms (${(shownMs / SHOW_GOAL).toFixed(2)} of the 2 s goal); ` +
+    console.log(`${label} (${renderer}): ${boxes}, shown in ${shownMs} ms (${(shownMs / SHOW_GOAL).toFixed(2)} of the 2 s goal` +
+      `${renderer === 'canvas' && load ? `; fetch, parse + index, copy ${load.split(' ').join(' / ')} ms` : ''}); ` +
       `zoom frames at the start view median ${pct(near, 0.5).toFixed(1)} ms, p90 ${pct(near, 0.9).toFixed(1)} ms ` +
       `(${(pct(near, 0.5) / FRAME_GOAL).toFixed(2)} × 16.7 ms); fitted median ${pct(fit, 0.5).toFixed(1)} ms, p90 ${pct(fit, 0.9).toFixed(1)} ms; ` +
       `4 s drag and wheel: ${fps.toFixed(1)} fps, worst frame ${run[run.length - 1].toFixed(1)} ms, p99 ${pct(run, 0.99).toFixed(1)} ms; ` +
