@@ -130,6 +130,10 @@ describe('the canvas renderer', () => {
     const b = await boxAt((n) => n.title === '/features/features.3/squeeze/Conv');
     assert.ok(b, 'the box is in the layout');
     const before = await pixel(b.left, b.y);
+    // hovering names the box (the grid's hit test) and shows a hand
+    await page.mouse.move(b.x, b.y);
+    await page.waitForFunction(() => document.querySelector('.graph-canvas').title === '/features/features.3/squeeze/Conv');
+    assert.equal(await page.$eval('.graph-canvas', (c) => c.style.cursor), 'pointer');
     await page.mouse.click(b.x, b.y);
     await page.waitForURL(new RegExp(`node=${b.node}`));
     await page.waitForFunction(() => document.querySelector('#side-body .op-badge')?.textContent === 'Conv');
@@ -263,6 +267,8 @@ describe('the canvas renderer', () => {
     const [boxes] = (await page.getAttribute('.graph-canvas', 'data-drawn')).split(' ').map(Number);
     assert.ok(boxes > 0 && boxes < 200, `boxes drawn at the start view: ${boxes} of 10,000`);
     assert.equal(await page.$$eval('#canvas svg', (s) => s.length), 0, 'no SVG in the page');
+    // the minimap reads the boxes from the detached copy
+    await page.waitForFunction(() => { const m = document.getElementById('minimap'); return !m.hidden && m.dataset.drawMs; });
     await page.screenshot({ path: path.resolve(OUT, 'canvas-10k-start.png') });
     await page.focus('#viewport');
     await page.keyboard.press('0');
