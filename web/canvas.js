@@ -201,6 +201,7 @@ export class CanvasGraph {
     const n = data.layout.nodes.length, m = data.layout.edges.length;
     this.boxFlags = new Uint8Array(n);  // 1 selected, 2 search hit, 4 flash, 8 focus
     this.edgeFlags = new Uint8Array(m); // 1 incident
+    this.clusterFlags = new Uint8Array((data.layout.clusters || []).length); // 1 flash
     this.seenBox = new Uint32Array(n);
     this.seenEdge = new Uint32Array(m);
     this.stamp = 0;
@@ -238,6 +239,7 @@ export class CanvasGraph {
         this.boxFlags[o.box] = (c.contains('selected') ? 1 : 0) | (c.contains('hit') ? 2 : 0) |
           (c.contains('flash') ? 4 : 0) | (this.boxFlags[o.box] & 8);
       } else if (o.edge !== undefined) this.edgeFlags[o.edge] = c.contains('incident') ? 1 : 0;
+      else if (o.cluster !== undefined) this.clusterFlags[o.cluster] = c.contains('flash') ? 1 : 0;
     }
     this.schedule();
   }
@@ -307,8 +309,8 @@ export class CanvasGraph {
   }
 
   drawClusters(g, v, k) {
-    for (const c of this.data.layout.clusters || []) {
-      if (c.x > v.x1 || c.x + c.w < v.x0 || c.y > v.y1 || c.y + c.h < v.y0) continue;
+    (this.data.layout.clusters || []).forEach((c, i) => {
+      if (c.x > v.x1 || c.x + c.w < v.x0 || c.y > v.y1 || c.y + c.h < v.y0) return;
       const sub = c.kind === 'subgraph';
       g.beginPath();
       g.roundRect(c.x, c.y, c.w, c.h, 6);
@@ -318,13 +320,16 @@ export class CanvasGraph {
       g.lineWidth = 1;
       g.strokeStyle = sub ? '#c06f12' : '#9fb3c8';
       g.stroke();
+      if (this.clusterFlags[i]) { // a scope just opened or brought into view (app.js flash)
+        g.setLineDash([]); g.strokeStyle = SELECT; g.lineWidth = Math.max(3, 2 / k); g.stroke();
+      }
       if (c.label && k >= TEXT_K) {
         g.font = `bold 10px ${FONT}`;
         g.fillStyle = sub ? '#8a4b08' : '#334e68';
         g.textAlign = 'left';
         g.fillText(c.label, c.x + 6, c.y + 12);
       }
-    }
+    });
     g.setLineDash([]);
   }
 
