@@ -498,6 +498,12 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 			oxr_buf_printf(o, ",\"mark\":\"%s\"", oxr__mark_name(b->mark));
 		if (b->other != NULL)
 			oxr_buf_printf(o, ",\"other\":\"%s\"", b->other);
+		if (b->missing) /* a graph input nothing feeds: drawn dashed red */
+			oxr_buf_append(o, ",\"missing\":true", 15);
+		if (b->kind == BX_OP && oxr__fusion_op(v, b->node) != NULL) { /* SVG data-pattern */
+			oxr_buf_append(o, ",\"pattern\":", 11);
+			jstr(o, oxr__fusion_op(v, b->node));
+		}
 		if (v->ov != NULL && v->ov->heat != NULL)
 			oxr__heat_box_json(v, b, o);
 		if (b->title != NULL) {

@@ -54,7 +54,9 @@ function boxStyle(b) {
   let fill = '#ffffff', stroke = '#7b8794', dash = null, rx = 4;
   switch (b.kind) {
     case 'input': case 'output':
-      fill = b.kind === 'input' ? '#e8f0f8' : '#eef6ea'; stroke = '#2b2b2b'; rx = b.h / 2; break;
+      fill = b.kind === 'input' ? '#e8f0f8' : '#eef6ea'; stroke = b.missing ? '#c0392b' : '#2b2b2b';
+      if (b.missing) dash = [4, 2];
+      rx = b.h / 2; break;
     case 'tensor': fill = '#f7f3e8'; stroke = '#a08c5a'; break;
     case 'stub-in': case 'stub-out': fill = '#f5f5f5'; stroke = '#9aa3ad'; dash = [3, 2]; rx = b.h / 2; break;
     case 'group': fill = '#f2f4f7'; stroke = '#34495e'; break;
@@ -127,7 +129,7 @@ export function buildProxy(layout) {
       id: b.id, class: cls, 'data-kind': b.kind, 'data-mark': b.mark, 'data-other': b.other, 'data-node': b.node,
       'data-value': b.value, 'data-peer': b.peer, 'data-group': b.kind === 'group' ? b.group : null,
       'data-members': b.members, 'data-values': Array.isArray(b.values) ? b.values.join(' ') : null,
-      'data-open-all': b.open_all, 'data-heat': b.heat ? b.heat.value : null,
+      'data-open-all': b.open_all, 'data-heat': b.heat ? b.heat.value : null, 'data-pattern': b.pattern,
     }, ng);
     if (b.title) el('title', {}, g).textContent = b.title;
     const box = { box: i, x: b.x - b.w / 2, y: b.y - b.h / 2, w: b.w, h: b.h };
@@ -135,7 +137,10 @@ export function buildProxy(layout) {
     // the frame, where the page reads a box from (startBox, the minimap, run buttons)
     const head = b.rows && b.rows[0] && b.rows[0].style === 'header';
     const st = boxStyle(b);
-    el('rect', { x: box.x, y: box.y, width: b.w, height: b.h, fill: st.fill, stroke: head ? FAMILY[b.family] || FAMILY.other : st.stroke }, g).__ox = box;
+    el('rect', {
+      x: box.x, y: box.y, width: b.w, height: b.h, fill: st.fill, stroke: head ? FAMILY[b.family] || FAMILY.other : st.stroke,
+      'stroke-dasharray': st.dash ? st.dash.join(' ') : null, // startBox leaves dashed inputs out
+    }, g).__ox = box;
     (b.rows || []).forEach((r, k) => {
       // the header is the label (nodekeys, search); rows others read: values, unfolds, heat
       if (k > 0 && r.value === undefined && !r.unfold && !r.heat) return;

@@ -104,6 +104,11 @@ assert L['items'] == items, (L['items'], items)
 assert [L['caption'], L['source']] == texts[-2:], (L, texts)
 assert got_rows == want_rows and len(got_rows) > 20, (got_rows[:3], want_rows[:3])
 PY
+# and the boxes of named patterns, as the SVG's data-pattern (the page selects a node
+# inside one through it)
+expect_rc 0 "$BIN" render "$M/real/transformer_12x12.onnx" --group=none -o "$tmp/tp.svg"
+expect_rc 0 "$BIN" render "$M/real/transformer_12x12.onnx" --group=none -o "$tmp/tp.json"
+$PY -c "import json,re,sys; s=open(sys.argv[1]).read(); j=json.load(open(sys.argv[2])); want=re.findall(r'<g id=\"([^\"]*)\"[^>]*data-pattern=\"([^\"]*)\"', s); got=[(b['id'], b['pattern']) for b in j['nodes'] if 'pattern' in b]; assert got == want and len(got) > 10, (got[:3], want[:3])" "$tmp/tp.svg" "$tmp/tp.json" && ok || bad "layout JSON: pattern as the SVG's data-pattern"
 
 # broken inputs: exit 1, a code, a byte offset; never a crash
 : > "$tmp/empty.onnx"
