@@ -12,7 +12,8 @@
 // page's selectors, attributes and classList calls (selection, search hits, incident edges,
 // flash) run on it as on the SVG; a MutationObserver turns class changes into marks on the
 // canvas, and hit tests answer these elements as the click's target.  Screen readers and
-// the keyboard get a list of the boxes in view (buttons: Tab, ↓ ↑ along edges, Enter).
+// the keyboard get a list of the boxes in view (buttons: Tab, ↓ ↑ along edges, ← → within
+// a step, Enter).
 
 import { SVGNS } from './util.js';
 
@@ -621,32 +622,49 @@ export class CanvasGraph {
     this.schedule();
   }
 
-  // ↓ ↑ (→ ← when the drawing runs LR): the first consumer / producer; Enter opens
+  // as nodekeys.js on the SVG: ↓ / ↑ the first consumer / producer, ← / → the other boxes
+  // of that step (ordered across the drawing: by x, by y when it runs LR), Enter opens
   listKey(e) {
     const li = e.target.closest('li');
     if (!li || e.altKey || e.ctrlKey || e.metaKey) return;
     const i = +li.dataset.i;
     const id = this.data.layout.nodes[i].id;
     if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.activate(this.proxy.querySelector(`#nodes > [id="${CSS.escape(id)}"]`)); return; }
-    const lr = this.data.layout.rankdir === 'LR';
-    const dir = { ArrowDown: 'out', ArrowUp: 'in', ArrowRight: lr ? 'out' : null, ArrowLeft: lr ? 'in' : null }[e.key];
-    if (!dir) return;
+    const dir = { ArrowDown: 'out', ArrowUp: 'in', ArrowRight: 1, ArrowLeft: -1 }[e.key];
+    if (dir === undefined) return;
     e.preventDefault();
     e.stopPropagation();
     if (!this.graph) {
       this.graph = { out: new Map(), in: new Map() };
       for (const ed of this.data.layout.edges) {
         if (ed.from === ed.to) continue;
-        if (!this.graph.out.has(ed.from)) this.graph.out.set(ed.from, []);
-        if (!this.graph.in.has(ed.to)) this.graph.in.set(ed.to, []);
-        this.graph.out.get(ed.from).push(ed.to);
-        this.graph.in.get(ed.to).push(ed.from);
+        for (const [m, a, b] of [[this.graph.out, ed.from, ed.to], [this.graph.in, ed.to, ed.from]]) {
+          if (!m.has(a)) m.set(a, []);
+          if (!m.get(a).includes(b)) m.get(a).push(b);
+        }
       }
     }
-    const next = (this.graph[dir].get(id) || []).map((n) => this.byId.get(n)).filter((n) => n !== undefined)
-      .sort((p, q) => this.data.geo.box[4 * p] - this.data.geo.box[4 * q])[0];
-    if (next === undefined) return;
-    this.focusBox(next);
+    const across = this.data.layout.rankdir === 'LR' ? 1 : 0;
+    const boxes = (ids) => (ids || []).map((n) => this.byId.get(n)).filter((n) => n !== undefined)
+      .sort((p, q) => this.data.geo.box[4 * p + across] - this.data.geo.box[4 * q + across]);
+    let next;
+    if (typeof dir === 'string') {
+      const list = boxes(this.graph[dir].get(id));
+      this.step = { list, at: 0 };
+      next = list[0];
+    } else {
+      if (!this.step || this.step.list[this.step.at] !== i) {
+        // no step yet: this box's siblings (the consumers of its first producer)
+        const from = boxes(this.graph.in.get(id))[0];
+        const list = from === undefined ? [] : boxes(this.graph.out.get(this.data.layout.nodes[from].id));
+        this.step = { list, at: Math.max(0, list.indexOf(i)) };
+      }
+      const at = this.step.at + dir;
+      if (at < 0 || at >= this.step.list.length) return;
+      this.step.at = at;
+      next = this.step.list[at];
+    }
+    if (next !== undefined) this.focusBox(next);
   }
 
   focusBox(i) {

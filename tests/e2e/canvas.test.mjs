@@ -253,6 +253,14 @@ describe('the canvas renderer', () => {
     assert.notEqual(second, first, '↓ moves along an edge');
     const focus = await page.evaluate(() => [...document.querySelector('.graph-canvas').__graph.boxFlags].findIndex((f) => f & 8));
     assert.ok(focus >= 0, 'the focused box is outlined on the canvas');
+    // down the first fire module to its squeeze's two consumers, then across them
+    assert.equal(first, 'input.1');
+    for (let i = 0; i < 5; i++) await page.keyboard.press('ArrowDown');
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Conv: /features/features.3/expand1x1/Conv');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Conv: /features/features.3/expand3x3/Conv');
+    await page.keyboard.press('ArrowLeft');
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Conv: /features/features.3/expand1x1/Conv');
     await page.keyboard.press('Enter');
     await page.waitForURL(/node=n\d+/);
     await page.waitForSelector('#side-panel:not([hidden]) .op-badge');
