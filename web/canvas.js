@@ -98,21 +98,41 @@ export function loadLayout(url, signal, makeError) {
   });
 }
 
+const proxyEl = (tag, attrs, parent) => {
+  const e = document.createElementNS(SVGNS, tag);
+  for (const k in attrs) if (attrs[k] !== undefined && attrs[k] !== null) e.setAttribute(k, attrs[k]);
+  if (parent) parent.appendChild(e);
+  return e;
+};
+
+// Edges of the detached structure from svg.__edgesDone on, at most n; answers true when all
+// are in.  Those of a big drawing follow its first frame (CanvasGraph.show), a task per
+// EDGE_CHUNK: the page reads them only for a selection's incident edges and stubs.
+const EDGES_NOW = 4000, EDGE_CHUNK = 5000;
+export function proxyEdges(svg, layout, n) {
+  const edges = layout.edges || [];
+  const eg = svg.querySelector(':scope > #edges');
+  const end = Math.min(edges.length, svg.__edgesDone + n);
+  for (let i = svg.__edgesDone; i < end; i++) {
+    const e = edges[i];
+    const g = proxyEl('g', { id: e.id, class: `edge${e.style && e.style !== 'data' ? ` ${e.style}` : ''}`, 'data-from': e.from, 'data-to': e.to, 'data-value': e.value, 'data-count': e.count > 1 ? e.count : null }, eg);
+    g.__ox = { edge: i };
+  }
+  svg.__edgesDone = end;
+  return end === edges.length;
+}
+
 // The detached structure the page's code reads (see the top of this file).  Each element
 // carries __ox: {i, x, y, w, h} (its index and box in content px).
 export function buildProxy(layout) {
-  const el = (tag, attrs, parent) => {
-    const e = document.createElementNS(SVGNS, tag);
-    for (const k in attrs) if (attrs[k] !== undefined && attrs[k] !== null) e.setAttribute(k, attrs[k]);
-    if (parent) parent.appendChild(e);
-    return e;
-  };
+  const el = proxyEl;
   const nodes = layout.nodes || [], edges = layout.edges || [], clusters = layout.clusters || [];
   const svg = el('svg', {
     class: 'onnxviz', width: layout.width, height: layout.height, 'data-format': 'onnxviz.layout/1',
     'data-boxes': nodes.length, 'data-group-depth': layout.group_depth || 0,
   });
-  const cg = el('g', { id: 'clusters' }, svg), eg = el('g', { id: 'edges' }, svg), ng = el('g', { id: 'nodes' }, svg);
+  const cg = el('g', { id: 'clusters' }, svg), ng = el('g', { id: 'nodes' }, svg);
+  svg.insertBefore(el('g', { id: 'edges' }), ng);
   clusters.forEach((c, i) => {
     const sub = c.kind === 'subgraph';
     const g = el('g', { id: c.id, class: `cluster ${sub ? 'subgraph' : 'scope'}`, [sub ? 'data-scope' : 'data-group']: sub ? c.scope : c.group }, cg);
@@ -120,10 +140,8 @@ export function buildProxy(layout) {
     const r = el('rect', { x: c.x, y: c.y, width: c.w, height: c.h }, g);
     g.__ox = r.__ox = { cluster: i, x: c.x, y: c.y, w: c.w, h: c.h };
   });
-  edges.forEach((e, i) => {
-    const g = el('g', { id: e.id, class: `edge${e.style && e.style !== 'data' ? ` ${e.style}` : ''}`, 'data-from': e.from, 'data-to': e.to, 'data-value': e.value, 'data-count': e.count > 1 ? e.count : null }, eg);
-    g.__ox = { edge: i };
-  });
+  svg.__edgesDone = 0;
+  if (edges.length <= EDGES_NOW) proxyEdges(svg, layout, edges.length);
   nodes.forEach((b, i) => {
     const cls = `node ${b.kind} fam-${b.family}${b.mark ? ` mark-${b.mark}` : ''}`;
     const g = el('g', {
@@ -222,6 +240,19 @@ export class CanvasGraph {
     this.el.hidden = false;
     this.list.hidden = false;
     this.schedule();
+    // the rest of the edges' structure once the drawing is on screen
+    const more = () => {
+      if (this.proxy !== proxy) return; // another drawing meanwhile
+      if (!proxyEdges(proxy, data.layout, EDGE_CHUNK)) { setTimeout(more, 0); return; }
+      // a selection made meanwhile (a shared URL's node=) gets its incident edges, as
+      // app.js's highlightNode gives them
+      const sel = new Set(data.layout.nodes.filter((b, i) => this.boxFlags[i] & 1).map((b) => b.id));
+      if (!sel.size) return;
+      for (const g of proxy.querySelectorAll('#edges > g.edge')) {
+        if (sel.has(g.getAttribute('data-from')) || sel.has(g.getAttribute('data-to'))) g.classList.add('incident');
+      }
+    };
+    if (proxy.__edgesDone < data.layout.edges.length) requestAnimationFrame(() => setTimeout(more, 0));
   }
 
   clear() {
