@@ -396,6 +396,22 @@ double oxr__heat_legend_width(const view *v)
 	return x + 10;
 }
 
+/* Step i of n of the legend: its colour and label; true when the label follows the swatch
+ * (the top of a continuous scale) rather than leading it. */
+static bool legend_step(const view *v, uint32_t i, uint32_t n, unsigned char rgb[3], char *buf,
+                        size_t size)
+{
+	double t = v->ov->heat_scale == OXR_HEAT_THRESHOLDS ? (double)i / (n - 1) : (double)i / 8.0;
+	color_at(t, rgb);
+	unsigned int c[3];
+	if (v->ov->heat->side != NULL &&
+	    sscanf(diverging[i % 9] + 1, "%2x%2x%2x", &c[0], &c[1], &c[2]) == 3)
+		for (int k = 0; k < 3; k++)
+			rgb[k] = (unsigned char)c[k];
+	step_label(v, i, buf, size);
+	return buf[0] && i + 1 == n && v->ov->heat_scale != OXR_HEAT_THRESHOLDS;
+}
+
 void oxr__heat_legend_svg(const view *v, oxr_buf *o, double y)
 {
 	char buf[256];
@@ -405,16 +421,7 @@ void oxr__heat_legend_svg(const view *v, oxr_buf *o, double y)
 	               v->ov->heat->side != NULL ? " heat-diverging" : "");
 	for (uint32_t i = 0; i < n; i++) {
 		unsigned char rgb[3];
-		double t = v->ov->heat_scale == OXR_HEAT_THRESHOLDS ? (double)i / (n - 1)
-		                                                    : (double)i / 8.0;
-		color_at(t, rgb);
-		unsigned int c[3];
-		if (v->ov->heat->side != NULL && sscanf(diverging[i % 9] + 1, "%2x%2x%2x", &c[0], &c[1],
-		                                        &c[2]) == 3)
-			for (int k = 0; k < 3; k++)
-				rgb[k] = (unsigned char)c[k];
-		step_label(v, i, buf, sizeof(buf));
-		if (buf[0] && i + 1 == n && v->ov->heat_scale != OXR_HEAT_THRESHOLDS) {
+		if (legend_step(v, i, n, rgb, buf, sizeof(buf))) {
 			oxr_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"13\" "
 			                  "fill=\"#%02x%02x%02x\"/>",
 			               x, y, LEGEND_SW, rgb[0], rgb[1], rgb[2]);
@@ -458,6 +465,43 @@ void oxr__heat_legend_svg(const view *v, oxr_buf *o, double y)
 	oxr_buf_append(o, "</g>\n", 5);
 }
 
+/* The legend of oxr__heat_legend_svg for clients that draw themselves (web/canvas.js):
+ * "legend": {"items": [["text","0"], ["swatch","#fcfdbf"], ...], "caption": "...",
+ * "source": "..."}, the items in the SVG's order (a label before or after its swatch). */
+static void heat_legend_json(const view *v, oxr_buf *o)
+{
+	char buf[256];
+	uint32_t n = legend_steps(v);
+	oxr_buf_append(o, ",\"legend\":{\"items\":[", 20);
+	bool first = true;
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned char rgb[3];
+		bool after = legend_step(v, i, n, rgb, buf, sizeof(buf));
+		if (buf[0] && !after) {
+			oxr_buf_append(o, first ? "[\"text\"," : ",[\"text\",", first ? 8 : 9);
+			oxr_json_string(o, buf, strlen(buf));
+			oxr_buf_append(o, "]", 1);
+			first = false;
+		}
+		oxr_buf_printf(o, "%s[\"swatch\",\"#%02x%02x%02x\"]", first ? "" : ",", rgb[0], rgb[1],
+		               rgb[2]);
+		first = false;
+		if (after) {
+			oxr_buf_append(o, ",[\"text\",", 9);
+			oxr_json_string(o, buf, strlen(buf));
+			oxr_buf_append(o, "]", 1);
+		}
+	}
+	oxr_buf_append(o, "],\"caption\":", 12);
+	legend_caption(v, buf, sizeof(buf));
+	oxr_json_string(o, buf, strlen(buf));
+	if (v->ov->legend != NULL) {
+		oxr_buf_append(o, ",\"source\":", 10);
+		oxr_json_string(o, v->ov->legend, strlen(v->ov->legend));
+	}
+	oxr_buf_append(o, "}", 1);
+}
+
 void oxr__heat_layout_json(const view *v, oxr_buf *o)
 {
 	const oxr_heat *h = v->ov->heat;
@@ -474,6 +518,7 @@ void oxr__heat_layout_json(const view *v, oxr_buf *o)
 	               isfinite(v->heat_lo) ? v->heat_lo : 0, v->heat_hi);
 	if (isfinite(v->heat_total))
 		oxr_buf_printf(o, ",\"total\":%.6g", v->heat_total);
+	heat_legend_json(v, o);
 	oxr_buf_append(o, "}", 1);
 }
 

@@ -521,6 +521,12 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 			oxr_buf_printf(o, ",\"mark\":\"%s\"", oxr__mark_name(b->mark));
 		if (b->other != NULL)
 			oxr_buf_printf(o, ",\"other\":\"%s\"", b->other);
+		if (b->missing) /* a graph input nothing feeds: drawn dashed red */
+			oxr_buf_append(o, ",\"missing\":true", 15);
+		if (b->kind == BX_OP && oxr__fusion_op(v, b->node) != NULL) { /* SVG data-pattern */
+			oxr_buf_append(o, ",\"pattern\":", 11);
+			jstr(o, oxr__fusion_op(v, b->node));
+		}
 		if (v->ov != NULL && v->ov->heat != NULL)
 			oxr__heat_box_json(v, b, o);
 		if (b->title != NULL) {
@@ -547,8 +553,9 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 		oxr_buf_printf(o, ",\"x\":%.1f,\"y\":%.1f,\"w\":%.1f,\"h\":%.1f,\"rows\":[",
 		               b->x - oxr__stack_pad(b) / 2, b->y - oxr__stack_pad(b) / 2, b->w, b->h);
 		for (uint32_t r = 0; r < b->nrows; r++) {
-			oxr_buf_printf(o, "%s{\"style\":\"%s\",%s\"text\":", r ? "," : "",
-			               rowstyle[b->rows[r].style % ROW__COUNT], b->rows[r].mark ? "\"mark\":true," : "");
+			oxr_buf_printf(o, "%s{\"style\":\"%s\",%s%s\"text\":", r ? "," : "",
+			               rowstyle[b->rows[r].style % ROW__COUNT], b->rows[r].mark ? "\"mark\":true," : "",
+			               b->rows[r].heat ? "\"heat\":true," : "");
 			jstr(o, b->rows[r].text);
 			if (b->rows[r].value != OXP_NONE)
 				oxr_buf_printf(o, ",\"value\":%u", b->rows[r].value);

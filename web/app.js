@@ -16,6 +16,7 @@ import { initHome } from './home.js';
 import { initKeys } from './keys.js';
 import { names } from './names.js';
 import { initNodeKeys } from './nodekeys.js';
+import { CanvasGraph, buildProxy, loadLayout, wantCanvas } from './canvas.js';
 import { buildHash, DEFAULTS, DIMS, NODE_ID, parseHash, renderQuery } from './route.js';
 import { initSearch } from './search.js';
 import { initUpload } from './upload.js';
@@ -76,7 +77,7 @@ async function apply(r, { model = false } = {}) {
   route = r;
   document.body.classList.toggle('diff-mode', !!r.diff);
   if (r.diff) { await showDiff(r); return; }
-  if (diffView.key) { diffView.key = null; delete canvas.dataset.diff; clear(canvas); } // left the diff view
+  if (diffView.key) { diffView.key = null; delete canvas.dataset.diff; clear(canvas); cv.clear(); } // left the diff view
   if (!r.id) { showHome(); return; }
   showWorkspace();
   // the model's summary, once (a route of the same model applied while it is still loading,
@@ -109,6 +110,7 @@ function showHome() {
   cur.id = null; cur.svgKey = null; cur.svg = null; cur.doc = null; cur.docPromise = null;
   if (cur.loadCtl) cur.loadCtl.abort();
   clear($('canvas'));
+  cv.clear();
   minimap.set(null);
   delete canvas.dataset.key;
   delete canvas.dataset.model;
@@ -154,7 +156,7 @@ async function openModel(id) {
   cur.id = id; cur.summary = null; cur.svgKey = null; cur.svg = null; cur.doc = null; cur.docPromise = null;
   cur.selected = null; cur.panelKey = null; cur.tensorShown = null;
   // moving from a structure to its whole model: the drawing stays until the new one is in
-  if (!(switchView && switchView.id === id)) clear($('canvas'));
+  if (!(switchView && switchView.id === id)) { clear($('canvas')); cv.clear(); }
   minimap.set(null);
   delete canvas.dataset.key;
   delete canvas.dataset.model;
@@ -205,11 +207,16 @@ const viewport = $('viewport');
 const canvas = $('canvas');
 const zoomLevel = $('zoom-level');
 let minimap = null;
+let cv = null; // the canvas renderer (below)
 const pz = new PanZoom(viewport, canvas, (p) => {
+  if (cv && cv.active) cv.draw(); // a canvas drawing: redrawn in the same frame
   zoomLevel.textContent = `${p.k < 0.1 ? (p.k * 100).toFixed(1) : Math.round(p.k * 100)}%`;
   if (minimap) minimap.update();
 });
 minimap = new Minimap($('minimap'), pz);
+// big drawings on a canvas (canvas.js, decision 94); a click or Enter on one of its boxes
+cv = new CanvasGraph(viewport, pz, { activate: (g) => { if (g && !route.diff) activateBox(g); }, listEl: $('canvas-list') });
+new ResizeObserver(() => cv.schedule()).observe(viewport);
 new ResizeObserver(() => minimap.update()).observe(viewport);
 
 let stateTimer = 0;
@@ -270,10 +277,16 @@ async function loadGraph(r, key, seq) {
   early = null;
   if (pre) ctl.signal.addEventListener('abort', () => pre.ctl.abort(), { once: true });
   let svg;
+  // a big full detail is drawn on a canvas from the layout JSON (parsed in a worker)
+  const sm = cur.summary && cur.summary.summary && cur.summary.summary.summary;
+  const onCanvas = wantCanvas(sm ? +sm.nodes || 0 : 0, r.opts.group);
+  let layout = null;
+  if (onCanvas && pre) { pre.ctl.abort(); pre = null; }
   for (let attempt = 0; ; attempt++) {
     try {
       const t0 = performance.now();
-      svg = await (attempt === 0 && pre ? pre.promise : fetchSvg(url, ctl.signal));
+      if (onCanvas) layout = await loadLayout(drawingUrl(r.id, 'json', key), ctl.signal, (st, body, ra) => new ApiError(st, body, ra));
+      else svg = await (attempt === 0 && pre ? pre.promise : fetchSvg(url, ctl.signal));
       cur.lastLayoutMs = performance.now() - t0;
       break;
     } catch (e) {
@@ -299,7 +312,18 @@ async function loadGraph(r, key, seq) {
   let prev = keepView ? { x: pz.x, y: pz.y, k: pz.k } : null;
   if (switching) { prev = switchView; switchView = null; }
   cur.keptView = switching; // the selection is not brought into view this once
-  clear(canvas).append(svg);
+  if (layout) {
+    const t0 = performance.now();
+    svg = buildProxy(layout.layout);
+    layout.ms.proxy = performance.now() - t0;
+    clear(canvas);
+    cv.show(layout, svg);
+    canvas.dataset.renderer = 'canvas';
+  } else {
+    cv.clear();
+    clear(canvas).append(svg);
+    canvas.dataset.renderer = 'svg';
+  }
   canvas.dataset.model = r.id; // what is drawn (tests and debugging read these)
   canvas.dataset.key = key;
   svg.setAttribute('focusable', 'false');
@@ -316,7 +340,7 @@ async function loadGraph(r, key, seq) {
   pz.setContent(w, hgt);
   markCollapsible();
   addRunButtons();
-  nodeKeys.attach(svg, r.node);
+  nodeKeys.attach(layout ? null : svg, r.node); // a canvas drawing: its list (canvas.js)
   const boxes = svg.getAttribute('data-boxes');
   const nodes = svg.querySelectorAll('g.node').length;
   $('graph-info').textContent = `${fmtInt(boxes ? +boxes : nodes)} boxes${svg.getAttribute('data-group-depth') && svg.getAttribute('data-group-depth') !== '0' ? ` · grouped by scope (depth ${svg.getAttribute('data-group-depth')})` : ''}`;
@@ -500,6 +524,7 @@ function highlightNode(el) {
 
 function inView(el) {
   pz.flush();
+  if (el.__ox) return cv.inView(el);
   const r = el.getBoundingClientRect();
   const v = viewport.getBoundingClientRect();
   return r.left >= v.left && r.right <= v.right && r.top >= v.top && r.bottom <= v.bottom && r.width > 6;
@@ -782,7 +807,8 @@ viewport.addEventListener('click', (e) => {
     return;
   }
   if (pz.dragged || !cur.svg) return;
-  const t = e.target;
+  const t = e.target === cv.el ? cv.targetAt(e.clientX, e.clientY) : e.target;
+  if (!t) return;
   const fold = t.closest && t.closest('text[data-unfold]');
   if (fold) { unfoldChain(fold.getAttribute('data-unfold')); return; }
   const g = t.closest && t.closest('g.node, g.cluster');
@@ -825,7 +851,8 @@ document.querySelector('.skip-link').addEventListener('click', (e) => {
 });
 
 viewport.addEventListener('dblclick', (e) => {
-  if (!e.target.closest || !e.target.closest('g.node')) pz.zoomBy(1.6, e.clientX - viewport.getBoundingClientRect().left, e.clientY - viewport.getBoundingClientRect().top, true);
+  const t = e.target === cv.el ? cv.targetAt(e.clientX, e.clientY) : e.target;
+  if (!t || !t.closest || !t.closest('g.node')) pz.zoomBy(1.6, e.clientX - viewport.getBoundingClientRect().left, e.clientY - viewport.getBoundingClientRect().top, true);
 });
 
 // Stubs: hovering highlights the other end(s); a click jumps there.

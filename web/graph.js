@@ -226,6 +226,8 @@ export class PanZoom {
   // box and the matrix to the <svg>'s viewport, so independent of the CSS transform (which
   // may not be applied yet).
   boxOf(el) {
+    // a box of a canvas drawing (canvas.js): its box is known, nothing to measure
+    if (el.__ox) return { x: el.__ox.x, y: el.__ox.y, w: el.__ox.w, h: el.__ox.h };
     const svg = el.ownerSVGElement || el;
     const b = el.getBBox();
     const m = el.getCTM();

@@ -82,6 +82,33 @@ expect_rc 0 "$BIN" render "$M/real/squeezenet1_1.onnx" --attrs=all -o "$tmp/sq.s
 expect_rc 0 "$BIN" render "$M/real/squeezenet1_1.onnx" --attrs=all -o "$tmp/sq.json"
 grep -q 'class="default">auto_pad' "$tmp/sq.svg" && ok || bad "attrs=all SVG: auto_pad as a default row"
 grep -q '{"style":"default","text":"auto_pad' "$tmp/sq.json" && ok || bad "attrs=all layout JSON: auto_pad with row style default"
+# a heat view's layout JSON carries what the SVG shows of it (web/canvas.js draws from it):
+# the legend's labels and swatches in the SVG's order, its captions, and which rows are
+# the figures (the SVG's text.heat-value)
+expect_rc 0 "$BIN" render "$M/real/squeezenet1_1.onnx" --overlay cost --metric macs -o "$tmp/sqh.svg"
+expect_rc 0 "$BIN" render "$M/real/squeezenet1_1.onnx" --overlay cost --metric macs -o "$tmp/sqh.json"
+$PY - "$tmp/sqh.svg" "$tmp/sqh.json" <<'PY' && ok || bad "heat layout JSON: the SVG's legend and figure rows"
+import json, re, sys
+svg, lay = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+lg = re.search(r'<g id="legend" class="legend heat-legend">(.*?)</g>', svg).group(1)
+items = []
+for attrs, text in re.findall(r'<rect ([^>]*)/>|<text [^>]*>([^<]*)</text>', lg):
+    if attrs and 'stroke=' in attrs:
+        break  # the "no data" swatch ends the scale
+    items.append(['swatch', re.search(r'fill="([^"]*)"', attrs).group(1)] if attrs else ['text', text])
+texts = re.findall(r'>([^<]*)</text>', lg)
+want_rows = re.findall(r'class="heat-value"[^>]*>([^<]*)</text>', svg)
+got_rows = [r['text'] for b in lay['nodes'] for r in b['rows'] if r.get('heat')]
+L = lay['heat']['legend']
+assert L['items'] == items, (L['items'], items)
+assert [L['caption'], L['source']] == texts[-2:], (L, texts)
+assert got_rows == want_rows and len(got_rows) > 20, (got_rows[:3], want_rows[:3])
+PY
+# and the boxes of named patterns, as the SVG's data-pattern (the page selects a node
+# inside one through it)
+expect_rc 0 "$BIN" render "$M/real/transformer_12x12.onnx" --group=none -o "$tmp/tp.svg"
+expect_rc 0 "$BIN" render "$M/real/transformer_12x12.onnx" --group=none -o "$tmp/tp.json"
+$PY -c "import json,re,sys; s=open(sys.argv[1]).read(); j=json.load(open(sys.argv[2])); want=re.findall(r'<g id=\"([^\"]*)\"[^>]*data-pattern=\"([^\"]*)\"', s); got=[(b['id'], b['pattern']) for b in j['nodes'] if 'pattern' in b]; assert got == want and len(got) > 10, (got[:3], want[:3])" "$tmp/tp.svg" "$tmp/tp.json" && ok || bad "layout JSON: pattern as the SVG's data-pattern"
 
 # broken inputs: exit 1, a code, a byte offset; never a crash
 : > "$tmp/empty.onnx"

@@ -112,7 +112,7 @@ export async function graphShown(page, key, id, timeout = 60000) {
   await page.waitForFunction(([k, m]) => {
     const st = document.getElementById('graph-state');
     const c = document.getElementById('canvas');
-    return c.querySelector('svg g.node') && st.hidden && (k === null || c.dataset.key === k) &&
+    return (c.querySelector('svg g.node') || c.dataset.renderer === 'canvas') && st.hidden && (k === null || c.dataset.key === k) &&
       (m === null || c.dataset.model === m);
   }, [key ?? null, id ?? null], { timeout });
 }

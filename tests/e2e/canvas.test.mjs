@@ -1,0 +1,286 @@
+// canvas.test.mjs — the canvas renderer (web/canvas.js, issue 37) in Chromium: the same
+// views drawn on the canvas and as SVG compared pixel by pixel, and what the page does on a
+// drawing (selection, search hits, heat fills, expand and collapse, unfolding a chain, the
+// keyboard and the list for screen readers) done on the canvas.  Small models are forced
+// onto the canvas with the page's ?draw=canvas (big ones go there by themselves, checked
+// on the 10,000-node model).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { graphShown as shown, launchBrowser, settled as settledOn, startServer, stopChecked, uploadRaw } from './harness.mjs';
+
+const BUILD = process.env.BUILD || 'build';
+const CORPUS = process.env.ONNXVIZ_CORPUS || '../shared/corpus';
+const WORK = process.env.ONNXVIZ_E2E_WORK || fs.mkdtempSync('/tmp/onnxviz-e2e-');
+const OUT = process.env.ONNXVIZ_E2E_OUT || path.join(BUILD, 'e2e');
+const MODELS = JSON.parse(fs.readFileSync(path.join(WORK, 'models.json'), 'utf8'));
+const SQUEEZENET = path.join(CORPUS, 'models/real/squeezenet1_1.onnx');
+const TRANSFORMER = path.join(CORPUS, 'models/real/transformer_12x12.onnx');
+
+let server, ctx, page, blank, base;
+const ids = new Map();
+const idOf = async (f) => { if (!ids.has(f)) ids.set(f, await uploadRaw(base, f)); return ids.get(f); };
+const settled = () => settledOn(page);
+
+// Open model `id` with render query `key` drawn by `draw` (canvas or svg), settled.
+async function open(id, key, draw) {
+  await page.goto(`${base}/?draw=${draw}#/`);
+  await page.goto(`${base}/?draw=${draw}#/models/${id}${key ? `?${key}` : ''}`);
+  await shown(page, key, id);
+  assert.equal(await page.getAttribute('#canvas', 'data-renderer'), draw);
+  await settled();
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+// Where box `pick` (a function of the layout's node, run in the page) is on screen: its
+// centre and its left edge's middle in client px, and its index.
+const boxAt = (pick) => page.evaluate((src) => {
+  const cv = document.querySelector('.graph-canvas').__graph;
+  const f = new Function('b', `return (${src})(b)`); // eslint-disable-line no-new-func
+  const i = cv.data.layout.nodes.findIndex((b) => f(b));
+  if (i < 0) return null;
+  const b = cv.data.layout.nodes[i], pz = cv.pz, v = cv.vp.getBoundingClientRect();
+  const x0 = v.left + pz.x + (b.x - b.w / 2) * pz.k, y0 = v.top + pz.y + (b.y - b.h / 2) * pz.k;
+  return { i, id: b.id, node: b.node, x: x0 + (b.w * pz.k) / 2, y: y0 + (b.h * pz.k) / 2, left: x0, top: y0, k: pz.k, w: b.w * pz.k, h: b.h * pz.k };
+}, pick.toString());
+
+// The canvas's pixel at client point (x, y): [r, g, b].
+const pixel = (x, y) => page.evaluate(([cx, cy]) => {
+  const cv = document.querySelector('.graph-canvas').__graph;
+  const r = cv.el.getBoundingClientRect(), dpr = window.devicePixelRatio || 1;
+  return [...cv.g.getImageData(Math.round((cx - r.left) * dpr), Math.round((cy - r.top) * dpr), 1, 1).data].slice(0, 3);
+}, [x, y]);
+const near = (a, b, tol = 40) => a.every((v, i) => Math.abs(v - b[i]) <= tol);
+const rgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+
+// Two PNG screenshots compared in the browser: the mean difference over all pixels and
+// channels (0..1) and the worst 32×32 tile's.
+const compare = (a, b) => blank.evaluate(async ([pa, pb]) => {
+  const load = async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.width; c.height = img.height;
+    const g = c.getContext('2d');
+    g.drawImage(img, 0, 0);
+    return g.getImageData(0, 0, c.width, c.height);
+  };
+  const [x, y] = [await load(pa), await load(pb)];
+  if (x.width !== y.width || x.height !== y.height) return { error: `sizes ${x.width}x${x.height} and ${y.width}x${y.height}` };
+  const W = x.width, H = y.height;
+  const tw = Math.ceil(W / 32), th = Math.ceil(H / 32);
+  const tiles = new Float64Array(tw * th), counts = new Float64Array(tw * th);
+  let sum = 0;
+  for (let py = 0; py < H; py++) {
+    for (let px = 0; px < W; px++) {
+      const o = 4 * (py * W + px);
+      const d = (Math.abs(x.data[o] - y.data[o]) + Math.abs(x.data[o + 1] - y.data[o + 1]) + Math.abs(x.data[o + 2] - y.data[o + 2])) / (3 * 255);
+      sum += d;
+      const t = Math.floor(py / 32) * tw + Math.floor(px / 32);
+      tiles[t] += d; counts[t]++;
+    }
+  }
+  let worst = 0, at = 0;
+  for (let t = 0; t < tiles.length; t++) if (tiles[t] / counts[t] > worst) { worst = tiles[t] / counts[t]; at = t; }
+  return { mean: sum / (W * H), worst, tile: [(at % tw) * 32, Math.floor(at / tw) * 32] };
+}, [a.toString('base64'), b.toString('base64')]);
+
+// The same view both ways: screenshots of the viewport (saved under OUT), compared.
+async function bothWays(name, id, key, { fit = false } = {}) {
+  const shots = {};
+  for (const draw of ['svg', 'canvas']) {
+    await open(id, key, draw);
+    if (fit) { await page.focus('#viewport'); await page.keyboard.press('0'); await settled(); }
+    await page.mouse.move(0, 0);
+    await page.evaluate(() => document.activeElement && document.activeElement.blur());
+    shots[draw] = await page.locator('#viewport').screenshot({ path: path.resolve(OUT, `canvas-${name}-${draw}.png`) });
+  }
+  const d = await compare(shots.svg, shots.canvas);
+  assert.ok(!d.error, d.error);
+  console.log(`# ${name}: mean difference ${(d.mean * 100).toFixed(2)}%, worst 32×32 tile ${(d.worst * 100).toFixed(2)}% at ${d.tile}`);
+  assert.ok(d.mean <= 0.02, `${name}: mean difference ${(d.mean * 100).toFixed(2)}% > 2%`);
+  assert.ok(d.worst <= 0.10, `${name}: the 32×32 tile at ${d.tile} differs by ${(d.worst * 100).toFixed(2)}% > 10%`);
+}
+
+describe('the canvas renderer', () => {
+  before(async () => {
+    fs.mkdirSync(OUT, { recursive: true });
+    server = await startServer(BUILD, WORK);
+    base = server.base;
+    ctx = await launchBrowser(WORK, base);
+    page = ctx.pages()[0] || await ctx.newPage();
+    blank = await ctx.newPage();
+  });
+  after(async () => {
+    if (ctx) await ctx.close();
+    if (server) await stopChecked(server, assert);
+  });
+
+  test('against the SVG: the same views differ by ≤ 2% on average and ≤ 10% in any 32×32 tile', async () => {
+    await bothWays('squeezenet-start', await idOf(SQUEEZENET), '');
+    await bothWays('transformer-overview', await idOf(TRANSFORMER), '', { fit: true });
+    await bothWays('squeezenet-heat', await idOf(SQUEEZENET), 'overlay=cost&metric=macs');
+  });
+
+  test('a click selects a box: the URL, the panel, the outline and its edges', async () => {
+    const id = await idOf(SQUEEZENET);
+    await open(id, '', 'canvas');
+    const b = await boxAt((n) => n.title === '/features/features.3/squeeze/Conv');
+    assert.ok(b, 'the box is in the layout');
+    const before = await pixel(b.left, b.y);
+    // hovering names the box (the grid's hit test) and shows a hand
+    await page.mouse.move(b.x, b.y);
+    await page.waitForFunction(() => document.querySelector('.graph-canvas').title === '/features/features.3/squeeze/Conv');
+    assert.equal(await page.$eval('.graph-canvas', (c) => c.style.cursor), 'pointer');
+    await page.mouse.click(b.x, b.y);
+    await page.waitForURL(new RegExp(`node=${b.node}`));
+    await page.waitForFunction(() => document.querySelector('#side-body .op-badge')?.textContent === 'Conv');
+    await settled();
+    const a = await boxAt((n) => n.title === '/features/features.3/squeeze/Conv');
+    const flags = await page.evaluate((i) => document.querySelector('.graph-canvas').__graph.boxFlags[i], a.i);
+    assert.equal(flags & 1, 1, 'the box is marked selected');
+    const incident = await page.evaluate(() => [...document.querySelector('.graph-canvas').__graph.edgeFlags].filter(Boolean).length);
+    assert.ok(incident >= 2, `its edges are marked: ${incident}`);
+    // the outline (3.5 units wide, on the box's edge): its most amber pixel across the edge
+    const across = [];
+    for (let dx = -1.5; dx <= 1.5; dx += 0.5) across.push(await pixel(a.left + dx, a.y));
+    const amber = rgb('#d97706');
+    const best = across.reduce((p, q) => (q.reduce((s, v, i) => s + Math.abs(v - amber[i]), 0) < p.reduce((s, v, i) => s + Math.abs(v - amber[i]), 0) ? q : p));
+    assert.ok(near(best, amber, 24), `the outline is the selection's amber: ${best} (before ${before})`);
+    await page.screenshot({ path: path.resolve(OUT, 'canvas-selected.png') });
+  });
+
+  test('search: the hits are marked on the canvas and Enter goes to one', async () => {
+    const id = await idOf(SQUEEZENET);
+    await open(id, '', 'canvas');
+    await page.fill('#search', 'Concat');
+    await page.waitForSelector('#search-popup:not([hidden]) #search-results li');
+    await page.waitForFunction(() => [...document.querySelector('.graph-canvas').__graph.boxFlags].filter((f) => f & 2).length >= 2);
+    const hits = await page.evaluate(() => {
+      const cv = document.querySelector('.graph-canvas').__graph;
+      return cv.data.layout.nodes.filter((b, i) => cv.boxFlags[i] & 2).map((b) => b.rows[0].text);
+    });
+    // the Concats and what the search finds of their values (their consumers)
+    assert.ok(hits.filter((t) => t === 'Concat').length === 8, `hits: ${hits}`);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/node=n\d+/);
+    await page.waitForFunction(() => document.querySelector('#side-body .op-badge')?.textContent === 'Concat');
+    await settled();
+    const node = new URL(page.url()).hash.match(/node=(n\d+)/)[1];
+    const b = await boxAt(new Function('n', `return n.node === '${node}'`)); // eslint-disable-line no-new-func
+    assert.ok(await page.evaluate(({ i, k }) => document.querySelector('.graph-canvas').__graph.boxFlags[i] & 1 && k > 0, b), 'the chosen hit is selected');
+    assert.ok(b.x > 0 && b.y > 0, 'and in view');
+  });
+
+  test('heat: boxes filled with their heat colours', async () => {
+    const id = await idOf(SQUEEZENET);
+    await open(id, 'overlay=cost&metric=macs', 'canvas');
+    const b = await boxAt((n) => n.heat && n.rows.length >= 3 && n.family === 'conv');
+    assert.ok(b, 'a Conv box with heat in view');
+    const want = await page.evaluate((i) => document.querySelector('.graph-canvas').__graph.data.layout.nodes[i].heat.color, b.i);
+    // the bottom padding of the box (below its last row, inside the outline)
+    const got = await pixel(b.left + b.w - 4, b.top + b.h - 2.5);
+    assert.ok(near(got, rgb(want), 12), `heat fill ${got} is ${want}`);
+    await page.screenshot({ path: path.resolve(OUT, 'canvas-heat.png') });
+  });
+
+  test('expand and collapse: a group box opens, its cluster label closes it', async () => {
+    const id = await idOf(TRANSFORMER);
+    await open(id, '', 'canvas');
+    const g = await boxAt((n) => n.kind === 'group' && !n.open_all);
+    assert.ok(g, 'a group box');
+    const group = await page.evaluate((i) => document.querySelector('.graph-canvas').__graph.data.layout.nodes[i].group, g.i);
+    await page.mouse.click(g.x, g.y);
+    await page.waitForURL(/expand=/);
+    await shown(page, null, id);
+    await page.waitForFunction((p) => {
+      const cv = document.querySelector('.graph-canvas').__graph;
+      return cv.active && cv.data.layout.clusters.some((c) => c.group === p);
+    }, group);
+    await settled();
+    // the cluster's label (top left of its frame) collapses it
+    const c = await page.evaluate((p) => {
+      const cv = document.querySelector('.graph-canvas').__graph;
+      const cl = cv.data.layout.clusters.find((x) => x.group === p);
+      const v = cv.vp.getBoundingClientRect();
+      return { x: v.left + cv.pz.x + (cl.x + 12) * cv.pz.k, y: v.top + cv.pz.y + (cl.y + 8) * cv.pz.k };
+    }, group);
+    await page.mouse.click(c.x, c.y);
+    await page.waitForFunction(() => !/expand=/.test(location.hash));
+    await shown(page, '', id);
+  });
+
+  test('a folded row unfolds its chain when clicked on the canvas', async () => {
+    const id = await idOf(TRANSFORMER);
+    await open(id, 'group=none', 'canvas');
+    await page.focus('#viewport');
+    await page.keyboard.press('Home');
+    await settled();
+    const b = await boxAt((n) => n.title === '/encoder/layers.0/self_attn/Reshape' && n.rows.some((r) => r.unfold));
+    assert.ok(b, 'the Reshape with a folded shape');
+    const row = await page.evaluate((i) => {
+      const cv = document.querySelector('.graph-canvas').__graph;
+      const n = cv.data.layout.nodes[i];
+      let y = 0; // from the top of the box
+      for (let k = 0; k < n.rows.length; k++) {
+        if (n.rows[k].style === 'header') { y += 17; continue; }
+        if (k === 0) y += 4;
+        if (n.rows[k].unfold) return { dy: y + 6, node: n.rows[k].unfold };
+        y += 12;
+      }
+      return null;
+    }, b.i);
+    await page.mouse.click(b.x, b.top + row.dy * b.k);
+    await page.waitForURL(new RegExp(`unfold=${row.node}`));
+    await shown(page, `group=none&unfold=${row.node}`, id);
+  });
+
+  test('keyboard and screen readers: the boxes in view as a list; Tab, ↓ along an edge, Enter selects', async () => {
+    const id = await idOf(SQUEEZENET);
+    await open(id, '', 'canvas');
+    await page.waitForFunction(() => +document.getElementById('canvas-list').dataset.count > 3);
+    const labels = await page.$$eval('#canvas-list li button', (b) => b.map((x) => x.textContent));
+    assert.ok(labels.includes('Conv: /features/features.0/Conv'), `labels: ${labels.slice(0, 5)}`);
+    assert.ok(labels.length < 67, `only what is in view: ${labels.length} of 67`);
+    await page.focus('#viewport');
+    await page.keyboard.press('Tab');
+    const first = await page.evaluate(() => document.activeElement.closest('#canvas-list') && document.activeElement.textContent);
+    assert.ok(first, 'Tab goes from the view to the list of boxes');
+    await page.keyboard.press('ArrowDown');
+    const second = await page.evaluate(() => document.activeElement.textContent);
+    assert.notEqual(second, first, '↓ moves along an edge');
+    const focus = await page.evaluate(() => [...document.querySelector('.graph-canvas').__graph.boxFlags].findIndex((f) => f & 8));
+    assert.ok(focus >= 0, 'the focused box is outlined on the canvas');
+    // down the first fire module to its squeeze's two consumers, then across them
+    assert.equal(first, 'input.1');
+    for (let i = 0; i < 5; i++) await page.keyboard.press('ArrowDown');
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Conv: /features/features.3/expand1x1/Conv');
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Conv: /features/features.3/expand3x3/Conv');
+    await page.keyboard.press('ArrowLeft');
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Conv: /features/features.3/expand1x1/Conv');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/node=n\d+/);
+    await page.waitForSelector('#side-panel:not([hidden]) .op-badge');
+  });
+
+  test('10,000 nodes in full detail go to the canvas by themselves, culled to the view', async () => {
+    const id = await idOf(MODELS.big.file);
+    await page.goto(`${base}/#/models/${id}?group=none`);
+    await shown(page, 'group=none', id);
+    assert.equal(await page.getAttribute('#canvas', 'data-renderer'), 'canvas');
+    await settled();
+    const [boxes] = (await page.getAttribute('.graph-canvas', 'data-drawn')).split(' ').map(Number);
+    assert.ok(boxes > 0 && boxes < 200, `boxes drawn at the start view: ${boxes} of 10,000`);
+    assert.equal(await page.$$eval('#canvas svg', (s) => s.length), 0, 'no SVG in the page');
+    // the minimap reads the boxes from the detached copy
+    await page.waitForFunction(() => { const m = document.getElementById('minimap'); return !m.hidden && m.dataset.drawMs; });
+    await page.screenshot({ path: path.resolve(OUT, 'canvas-10k-start.png') });
+    await page.focus('#viewport');
+    await page.keyboard.press('0');
+    await settled();
+    await page.screenshot({ path: path.resolve(OUT, 'canvas-10k-fit.png') });
+  });
+});
