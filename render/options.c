@@ -12,7 +12,7 @@ const char *const oxr_option_names[] = {"rankdir", "initializers", "subgraphs", 
                                         "expand",  "depth",        "shapes",    "attrs",
                                         "arith",   "unfold",       "quant",     "dims",
                                         "io",
-                                        "patterns",
+                                        "patterns", "theme",
                                         NULL};
 
 void oxr_options_default(oxr_options *o)
@@ -185,6 +185,13 @@ oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr
 	} else if (!strcmp(key, "patterns")) {
 		if (!parse_fold(value, &o->patterns_nodes))
 			return bad(err, key, "fold, nodes");
+	} else if (!strcmp(key, "theme")) {
+		if (!strcmp(value, "light"))
+			o->theme_dark = false;
+		else if (!strcmp(value, "dark"))
+			o->theme_dark = true;
+		else
+			return bad(err, key, "light, dark");
 	} else {
 		if (err != NULL) {
 			err->code = OXR_E_OPTION;
@@ -216,11 +223,14 @@ void oxr_options_key(const oxr_options *o, char *buf, size_t size)
 		snprintf(group, sizeof(group), "%d", o->group);
 	snprintf(buf, size,
 	         "rankdir=%s&initializers=%s&subgraphs=%s&group=%s&expand=%s&depth=%d&shapes=%s"
-	         "&attrs=%s&arith=%s&unfold=%s&quant=%s&dims=%s&io=%s&patterns=%s",
+	         "&attrs=%s&arith=%s&unfold=%s&quant=%s&dims=%s&io=%s&patterns=%s%s",
 	         o->rankdir_lr ? "LR" : "TB", init[o->initializers % 3],
 	         o->subgraphs_expand ? "expand" : "collapse", group, o->expand, o->expand_depth,
 	         o->shapes ? "on" : "off", attrs[(unsigned)o->attrs % 3],
 	         o->arith_nodes ? "nodes" : "fold", o->unfold, o->quant_nodes ? "nodes" : "fold", o->dims,
 	         o->io_nodes ? "nodes" : "fold",
-	         o->patterns_nodes ? "nodes" : "fold");
+	         o->patterns_nodes ? "nodes" : "fold",
+	         /* only when dark: the keys of light renderings (all of them before themes)
+	          * stay what they were */
+	         o->theme_dark ? "&theme=dark" : "");
 }

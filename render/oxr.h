@@ -103,6 +103,8 @@ typedef struct oxr_options {
 	                           producer) | nodes (one terminal each) */
 	bool patterns_nodes;    /* patterns: fold (default: a recognised LayerNorm, Gelu, ...
 	                           is one box of that op) | nodes; unfold= opens one */
+	bool theme_dark;        /* theme: light (default) | dark: the SVG's palette (style.c;
+	                           the layout is the same); DOT and JSON do not change */
 } oxr_options;
 
 void oxr_options_default(oxr_options *o);

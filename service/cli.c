@@ -622,7 +622,7 @@ static int render_args(int argc, char **argv, void *heat, oxr_options *opt, cons
 			       "  --group=auto|none|N  --expand=SCOPE[,SCOPE...]|*  --depth=N\n"
 			       "  --shapes=on|off  --attrs=none|key|all  --arith=fold|nodes\n"
 			       "  --unfold=NODE_ID[,NODE_ID...]  --quant=fold|nodes  --io=fold|nodes\n"
-			       "  --patterns=fold|nodes\n"
+			       "  --patterns=fold|nodes  --theme=light|dark\n"
 			       "  --dims=NAME:VALUE[,...]  bind named dims in the MAC rows\n"
 			       "heat (docs/overlays.md):\n"
 			       "  --overlay FILE|cost  --metric M  --scale linear|log|thresholds\n"

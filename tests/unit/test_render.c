@@ -326,6 +326,7 @@ static const accepted accepts[] = {
     {"quant", "nodes", "&quant=nodes"},
     {"io", "fold", "&io=fold"}, {"io", "nodes", "&io=nodes"},
     {"patterns", "nodes", "&patterns=nodes"}, {"patterns", "fold", "&patterns=fold"},
+    {"theme", "dark", "&patterns=fold&theme=dark"},
 };
 
 static void test_options_accepted(void **state)
@@ -389,6 +390,7 @@ static const rejected rejects[] = {
     {"quant", ""}, {"quant", "Fold"}, {"quant", "on"}, {"quant", "fold "},
     {"io", ""}, {"io", "Fold"}, {"io", "terminals"}, {"io", "nodes "},
     {"patterns", ""}, {"patterns", "Nodes"}, {"patterns", "off"},
+    {"theme", ""}, {"theme", "Dark"}, {"theme", "<script>"}, {"theme", "dark "},
     {"depth", "1.5"}, {"depth", "x"}, {"depth", "1000"}, {"shapes", ""}, {"shapes", "ON"},
     {"shapes", "maybe"}, {"shapes", "2"}, {"attrs", ""}, {"attrs", "3"}, {"attrs", "some"},
     {"attrs", "-1"}, {"attrs", "ALL"}, {"arith", ""}, {"arith", "Fold"}, {"arith", "boxes"},
@@ -461,13 +463,13 @@ static void test_options_key_roundtrip(void **state)
 	    {"shapes", "on", "off", NULL}, {"attrs", "none", "key", "all", NULL},
 	    {"arith", "fold", "nodes", NULL}, {"unfold", "", "n1", "n2,n3.body.n0", NULL},
 	    {"quant", "fold", "nodes", NULL}, {"dims", "", "batch:1", "a:2,b:30", NULL},
-	    {"patterns", "fold", "nodes", NULL}};
+	    {"patterns", "fold", "nodes", NULL}, {"theme", "light", "dark", NULL}};
 	unsigned combos = 0;
 	for (unsigned seed = 0; seed < 2000; seed++) {
 		oxr_options o;
 		oxr_options_default(&o);
 		unsigned x = seed;
-		for (size_t k = 0; k < 13; k++) {
+		for (size_t k = 0; k < sizeof(vals) / sizeof(vals[0]); k++) {
 			size_t n = 1;
 			while (n < 5 && vals[k][n] != NULL)
 				n++;
@@ -493,6 +495,7 @@ static void test_options_key_roundtrip(void **state)
 		assert_string_equal(back.unfold, o.unfold);
 		assert_int_equal(back.quant_nodes, o.quant_nodes);
 		assert_string_equal(back.dims, o.dims);
+		assert_int_equal(back.theme_dark, o.theme_dark);
 		combos++;
 	}
 	assert_int_equal(combos, 2000);
@@ -504,15 +507,19 @@ static void test_option_names(void **state)
 	static const char *const want[] = {"rankdir", "initializers", "subgraphs", "group",
 	                                   "expand",  "depth",        "shapes",    "attrs",
 	                                   "arith",   "unfold",       "quant",     "dims",
-	                                   "io", "patterns"};
+	                                   "io", "patterns", "theme"};
 	size_t n = 0;
 	while (oxr_option_names[n] != NULL)
 		n++;
-	assert_int_equal(n, 14);
+	assert_int_equal(n, 15);
 	char key[2048];
 	oxr_options o;
 	oxr_options_default(&o);
 	key_of(&o, key, sizeof(key));
+	/* theme is in the key only when dark (the keys of light drawings stay as they were) */
+	assert_string_equal(oxr_option_names[14], "theme");
+	assert_null(strstr(key, "theme="));
+	n = 14;
 	for (size_t i = 0; i < n; i++) {
 		assert_string_equal(oxr_option_names[i], want[i]);
 		/* each name is in the key, and its default value is accepted back */
