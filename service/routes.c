@@ -13,6 +13,7 @@
 #include "service/cache.h"
 #include "service/clock.h"
 #include "service/deadline.h"
+#include "service/embed.h"
 #include "service/formats.h"
 #include "service/hash.h"
 #include "service/heat_svc.h"
