@@ -1397,6 +1397,8 @@ def main():
     step("two clients", twoclient.t_twoclient, sys.modules[__name__])
     import signed  # noqa: E402  (tests/http/signed.py: signed links, POST /sign)
     step("signed links", signed.t_signed, sys.modules[__name__])
+    import embed  # noqa: E402  (tests/http/embed.py: share page, oEmbed, frame-ancestors, theme)
+    step("embed", embed.t_embed, sys.modules[__name__])
     n = audit_headers()
     print("  header audit: %d responses" % n)
     print("  steps: " + ", ".join(steps))
