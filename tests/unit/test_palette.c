@@ -34,7 +34,7 @@ static double channel(unsigned v)
 /* Relative luminance of "#rrggbb" (WCAG 2.x); fails the test on any other text. */
 static double luminance(const char *hex)
 {
-	unsigned r, g, b;
+	unsigned r = 0, g = 0, b = 0; /* fail_msg does not return, which clang cannot tell */
 	if (hex == NULL || strlen(hex) != 7 || hex[0] != '#' ||
 	    sscanf(hex + 1, "%2x%2x%2x", &r, &g, &b) != 3)
 		fail_msg("not a #rrggbb colour: %s", hex ? hex : "(null)");
