@@ -29,7 +29,8 @@ static bool origin_valid(const char *s, size_t n, char *out)
 		size_t h = i;
 		while (i < n && (isalnum((unsigned char)s[i]) || s[i] == '.' || s[i] == '-'))
 			i++;
-		if (i == h || s[h] == '.' || s[h] == '-' || s[i - 1] == '.')
+		if (i == h || s[h] == '.' || s[h] == '-' || s[i - 1] == '.' ||
+		    memmem(s + h, i - h, "..", 2) != NULL)
 			return false;
 	}
 	if (i < n && s[i] == ':') {
