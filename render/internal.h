@@ -251,9 +251,9 @@ const char *oxr__family_color(uint8_t fam); /* the light theme's (DOT output) */
 /* The colours of a drawing in one theme (theme=light|dark).  Every text colour is paired
  * with the fills it is drawn on, each pair at least WCAG's 4.5:1
  * (tests/unit/test_palette.c computes every pair):
- *   header on family[*];
+ *   header on family[*] and on same_band;
  *   row[*] (not ROW_HEADER) on every box fill: op, input, output, tensor, stub, group,
- *     mark_tint[*], row_mark (a changed row) and badge (ROW_BADGE's pill);
+ *     mark_tint[*], same_fill, row_mark (a changed row) and badge (ROW_BADGE's pill);
  *   edge_label on canvas, scope_fill and sub_fill; scope_text on scope_fill, sub_text on
  *     sub_fill; legend_text and legend_note on canvas;
  *   heat fills (oxr__heat_color) take oxr__heat_text's colour, in both themes. */
@@ -271,11 +271,13 @@ typedef struct oxr_palette {
 	const char *row_mark, *ring;     /* a changed row's fill; a changed op type's ring */
 	const char *badge_fill, *badge_stroke;
 	const char *mark_tint[3];        /* added, changed, removed */
+	const char *same_fill, *same_band; /* an unchanged box of a diff: muted, not faded (a
+	                                      faded box's text would fall under 4.5:1) */
 	const char *edge[ED__COUNT];     /* strokes by style */
 	const char *edge_label;
 	const char *scope_fill, *scope_stroke, *scope_text;
 	const char *sub_fill, *sub_stroke, *sub_text;
-	const char *legend_text, *legend_note, *legend_same; /* legend_same: "unchanged" swatch */
+	const char *legend_text, *legend_note;
 } oxr_palette;
 const oxr_palette *oxr__palette(bool dark);
 /* The heat scale (magma's light part) at t in [0, 1], and the text that reads on it:

@@ -131,12 +131,13 @@ static const oxr_palette light = {
     .row_mark = "#fcd34d", .ring = "#f59e0b",
     .badge_fill = "#fdebd8", .badge_stroke = "#e8a86f",
     .mark_tint = {"#e6f4ea", "#fff3d6", "#fdecea"},
+    .same_fill = "#f4f5f7", .same_band = "#6b7280",
     .edge = {[ED_DATA] = "#6b7280", [ED_OUTER] = "#8e44ad", [ED_SUB] = "#c06f12",
              [ED_STUB] = "#6b7280", [ED_READS] = "#9aa3ad"},
     .edge_label = "#4b5563",
     .scope_fill = "#f7f9fc", .scope_stroke = "#9fb3c8", .scope_text = "#334e68",
     .sub_fill = "#fdf6ec", .sub_stroke = "#c06f12", .sub_text = "#8a4b08",
-    .legend_text = "#1f2933", .legend_note = "#4b5563", .legend_same = "#ffffff",
+    .legend_text = "#1f2933", .legend_note = "#4b5563",
 };
 
 /* Dark: GitHub-dark-like greys; the bands keep their hues (a family is found by its
@@ -160,12 +161,13 @@ static const oxr_palette dark = {
     .row_mark = "#4a3a0c", .ring = "#f59e0b",
     .badge_fill = "#3a2616", .badge_stroke = "#a0643a",
     .mark_tint = {"#13301d", "#352b12", "#3b1b1a"},
+    .same_fill = "#171c22", .same_band = "#4b5563",
     .edge = {[ED_DATA] = "#8b95a3", [ED_OUTER] = "#b07cc6", [ED_SUB] = "#d08a3a",
              [ED_STUB] = "#8b95a3", [ED_READS] = "#5f6977"},
     .edge_label = "#aab4c0",
     .scope_fill = "#151b22", .scope_stroke = "#3e4c5a", .scope_text = "#b9c7d6",
     .sub_fill = "#211b12", .sub_stroke = "#c06f12", .sub_text = "#e7a95e",
-    .legend_text = "#e5e7eb", .legend_note = "#aab4c0", .legend_same = "#1c232b",
+    .legend_text = "#e5e7eb", .legend_note = "#aab4c0",
 };
 
 const oxr_palette *oxr__palette(bool is_dark)

@@ -89,8 +89,7 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 	               kind_name(b->kind), oxr__family_name(b->family), b->mark ? " mark-" : "",
 	               oxr__mark_name(b->mark), kind_name(b->kind));
 	if (b->mark != OXR_MARK_NONE)
-		oxr_buf_printf(o, " data-mark=\"%s\"%s", oxr__mark_name(b->mark),
-		               b->mark == OXR_MARK_SAME ? " opacity=\"0.5\"" : "");
+		oxr_buf_printf(o, " data-mark=\"%s\"", oxr__mark_name(b->mark));
 	if (b->other != NULL)
 		oxr_buf_printf(o, " data-other=\"%s\"", b->other);
 	if (b->node != OXP_NONE)
@@ -171,6 +170,9 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 		width = " stroke-width=\"2.4\"";
 		if (b->mark == OXR_MARK_REMOVED)
 			dash = " stroke-dasharray=\"5 3\"";
+	} else if (b->mark == OXR_MARK_SAME) { /* context: muted, its text as readable */
+		fill = pal->same_fill;
+		stroke = oxr__mark_color(b->mark);
 	}
 	if (b->heat && b->heat_fill != NULL) /* a heat overlay's figure */
 		fill = b->heat_fill;
@@ -197,7 +199,8 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"4\" "
 			               "fill=\"%s\"/>",
 			               x0 + 0.5, y + 0.5, b->w - 1, OXR_HDR_H - 1,
-			               pal->family[b->family < FAM__COUNT ? b->family : 0]);
+			               b->mark == OXR_MARK_SAME ? pal->same_band
+			                                        : pal->family[b->family < FAM__COUNT ? b->family : 0]);
 			if (r->mark) /* the op type changed: a ring on the band */
 				oxr_buf_printf(o,
 				               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
@@ -379,18 +382,17 @@ static void legend_svg(const view *v, oxr_buf *o)
 	const uint8_t *marks = legend_marks;
 	const oxr_palette *pal = oxr__palette(v->o.theme_dark);
 	const char *const tint[] = {pal->mark_tint[0], pal->mark_tint[1], pal->mark_tint[2],
-	                            pal->legend_same};
+	                            pal->same_fill};
 	double y = v->height - LEGEND_H + 6, x = 10;
 	oxr_buf_printf(o, "<g id=\"legend\" class=\"legend\">");
 	for (int i = 0; i < 4; i++) {
 		const char *label = legend_label(i);
 		oxr_buf_printf(o,
 		               "<rect x=\"%.1f\" y=\"%.1f\" width=\"22\" height=\"13\" rx=\"3\" "
-		               "fill=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s%s/>"
+		               "fill=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s/>"
 		               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">%s</text>",
 		               x, y, tint[i], oxr__mark_color(marks[i]),
-		               marks[i] == OXR_MARK_REMOVED ? " stroke-dasharray=\"5 3\"" : "",
-		               marks[i] == OXR_MARK_SAME ? " opacity=\"0.5\"" : "", x + 27, y + 10.5,
+		               marks[i] == OXR_MARK_REMOVED ? " stroke-dasharray=\"5 3\"" : "", x + 27, y + 10.5,
 		               pal->legend_text, label);
 		x += 27 + oxr__text_width(label, 10, false) + 14;
 	}

@@ -2,9 +2,9 @@
  * test_palette.c — render/style.c's palettes (theme=light and theme=dark): every text
  * colour against every fill it is drawn on has a WCAG 2 contrast ratio of at least 4.5:1
  * (the pairs are internal.h's comment on oxr_palette, which svg.c and heat.c draw from):
- *   op-family headers on each family band; each row style on each box fill (op, input,
- *   output, tensor, stub, group, the diff marks' tints, a changed row's fill and the
- *   badge's pill); edge labels on the canvas and both cluster fills; cluster titles;
+ *   op-family headers on each family band and an unchanged box's grey one; each row style
+ *   on each box fill (op, input, output, tensor, stub, group, the diff marks' tints, an
+ *   unchanged box's muted fill, a changed row's fill and the badge's pill); edge labels on the canvas and both cluster fills; cluster titles;
  *   legend text on the canvas; the heat scale sampled at 1001 points with the text
  *   oxr__heat_text picks.
  * The ratio is computed here from the colours' text ("#rrggbb"), independently of
@@ -63,10 +63,11 @@ static void check_theme(const oxr_palette *p)
 {
 	for (int f = 0; f < FAM__COUNT; f++)
 		pair(p->name, "op-family header", p->header, p->family[f]);
+	pair(p->name, "unchanged box's header", p->header, p->same_band);
 	const char *fills[] = {p->op_fill,      p->input_fill,   p->output_fill,
 	                       p->tensor_fill,  p->stub_fill,    p->group_fill,
 	                       p->mark_tint[0], p->mark_tint[1], p->mark_tint[2],
-	                       p->row_mark};
+	                       p->same_fill,    p->row_mark};
 	for (int s = 0; s < ROW__COUNT; s++) {
 		if (s == ROW_HEADER)
 			continue;
@@ -90,7 +91,7 @@ static void test_light(void **state)
 	assert_string_equal(p->name, "light");
 	checked = 0;
 	check_theme(p);
-	assert_true(checked > 19 + 7 * 10);
+	assert_true(checked > 20 + 7 * 11);
 }
 
 static void test_dark(void **state)
@@ -103,7 +104,7 @@ static void test_dark(void **state)
 	assert_true(luminance(p->row[ROW_ATTR]) > 0.5);
 	checked = 0;
 	check_theme(p);
-	assert_true(checked > 19 + 7 * 10);
+	assert_true(checked > 20 + 7 * 11);
 }
 
 /* The heat scale is the same in both themes: each fill takes the text oxr__heat_text
