@@ -8,7 +8,8 @@
 //     opens; set the query (LR) and the theme (dark: the drawing comes in theme=dark);
 //   - a message from a frame of the unlisted origin inside the listed host changes nothing
 //     and gets no answer;
-//   - the page's theme switch: dark page, dark drawing, kept after a reload.
+//   - the page's theme switch: dark page, dark drawing, kept after a reload, every text of
+//     the page (node panel open) at 4.5:1 on its background.
 // Screenshots: the embed in its host (light and dark), the dark page.
 // Run by tests/e2e/run.sh.
 import { after, before, describe, test } from 'node:test';
@@ -16,7 +17,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { graphShown, launchBrowser, startServer, stopChecked } from './harness.mjs';
+import { graphShown, launchBrowser, lowContrastTexts, startServer, stopChecked } from './harness.mjs';
 
 const BUILD = process.env.BUILD || 'build';
 const CORPUS = process.env.ONNXVIZ_CORPUS || '../shared/corpus';
@@ -227,9 +228,14 @@ window.addEventListener('message', (e) => {
       await p.selectOption('#theme-select', 'dark');
       await p.waitForFunction(() => document.querySelector('#canvas svg[data-theme="dark"]') && document.getElementById('graph-state').hidden);
       assert.equal(await p.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(13, 17, 23)');
+      // kept after a reload; the node panel open: the page's texts at 4.5:1 in the dark
+      const node = await p.evaluate(() => document.querySelectorAll('#canvas svg g.node[data-node]')[0].getAttribute('data-node'));
+      await p.goto(`${base}/#/models/${id}?node=${node}`);
       await p.reload();
       await p.waitForFunction(() => document.querySelector('#canvas svg[data-theme="dark"]'));
+      await p.waitForSelector('#side-body .op-badge');
       await p.waitForTimeout(300);
+      assert.deepEqual(await lowContrastTexts(p), []);
       await shot(p, 'page-dark');
       // Auto follows the system's setting
       await p.selectOption('#theme-select', 'auto');
