@@ -568,6 +568,8 @@ void oxs_oembed_get(oxs_req *r)
 		q.w = 1;
 	if (q.h == 0)
 		q.h = 1;
+	/* the job gets the checked query in r->param, which this route (no {param} in its
+	 * pattern) leaves unused */
 	_Static_assert(sizeof(oembed_q) <= sizeof(r->param), "oembed_q fits r->param");
 	memcpy(r->param, &q, sizeof(q));
 	/* a blocking look at the store and the name from its listing: off the HTTP threads */
