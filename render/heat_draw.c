@@ -10,43 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---------------------------------------------------------------------------------------
- * Drawing: fills, value rows, the legend
- *
- * The colours are magma's (matplotlib, perceptually uniform and readable with the common
- * colour-vision deficiencies) from its light end (cold) to 0.2 (hot), leaving out the
- * near-black end so that text stays readable: dark fills get white text.
- */
-static const unsigned char ramp[9][3] = {
-    {0xfc, 0xfd, 0xbf}, {0xfe, 0xcf, 0x92}, {0xfe, 0x9f, 0x6d}, {0xf7, 0x70, 0x5c},
-    {0xde, 0x49, 0x68}, {0xb7, 0x37, 0x79}, {0x8c, 0x29, 0x81}, {0x64, 0x1a, 0x80},
-    {0x3b, 0x0f, 0x70}};
-
+/* The sequential scale and the text on its fills are style.c's (oxr__heat_color,
+ * oxr__heat_text: magma's light end to 0.2, black or white text, whichever contrasts more,
+ * at least 4.58:1), the same in both themes. */
 static void color_at(double t, unsigned char rgb[3])
 {
-	if (!(t > 0))
-		t = 0;
-	if (t > 1)
-		t = 1;
-	double x = t * 8;
-	int i = (int)floor(x);
-	if (i >= 8)
-		i = 7;
-	double f = x - i;
-	for (int k = 0; k < 3; k++)
-		rgb[k] = (unsigned char)lround(ramp[i][k] + (ramp[i + 1][k] - ramp[i][k]) * f);
+	oxr__heat_color(t, rgb);
 }
 
 static bool dark(const unsigned char rgb[3])
 {
-	/* relative luminance (sRGB, linearised) under 0.25: white text has the better contrast */
-	double l = 0, w[3] = {0.2126, 0.7152, 0.0722};
-	for (int k = 0; k < 3; k++) {
-		double c = rgb[k] / 255.0;
-		c = c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4);
-		l += w[k] * c;
-	}
-	return l < 0.25;
+	return oxr__heat_text(rgb)[1] == 'f'; /* white text */
 }
 
 /* A comparison (oxr_heat_compare) is drawn on a diverging scale of 9 classes of B - A:
@@ -414,6 +388,7 @@ static bool legend_step(const view *v, uint32_t i, uint32_t n, unsigned char rgb
 
 void oxr__heat_legend_svg(const view *v, oxr_buf *o, double y)
 {
+	const oxr_palette *pal = oxr__palette(v->o.theme_dark);
 	char buf[256];
 	double x = 10;
 	uint32_t n = legend_steps(v);
@@ -426,16 +401,16 @@ void oxr__heat_legend_svg(const view *v, oxr_buf *o, double y)
 			                  "fill=\"#%02x%02x%02x\"/>",
 			               x, y, LEGEND_SW, rgb[0], rgb[1], rgb[2]);
 			x += LEGEND_SW + 4;
-			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#1f2933\">",
-			               x, y + 10.5);
+			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">",
+			               x, y + 10.5, pal->legend_text);
 			oxr__xml(o, buf);
 			oxr_buf_append(o, "</text>", 7);
 			x += oxr__text_width(buf, 10, false) + 4;
 			continue;
 		}
 		if (buf[0]) {
-			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#1f2933\">",
-			               x, y + 10.5);
+			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">",
+			               x, y + 10.5, pal->legend_text);
 			oxr__xml(o, buf);
 			oxr_buf_append(o, "</text>", 7);
 			x += oxr__text_width(buf, 10, false) + 4;
@@ -446,19 +421,20 @@ void oxr__heat_legend_svg(const view *v, oxr_buf *o, double y)
 		x += LEGEND_SW + (buf[0] ? 4 : 0);
 	}
 	x += 14;
-	oxr_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"13\" fill=\"#ffffff\" "
-	                  "stroke=\"#7b8794\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
-	                  "fill=\"#1f2933\">no data</text>",
-	               x, y, LEGEND_SW, x + LEGEND_SW + 5, y + 10.5);
+	oxr_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"13\" fill=\"%s\" "
+	                  "stroke=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
+	                  "fill=\"%s\">no data</text>",
+	               x, y, LEGEND_SW, pal->op_fill, pal->op_stroke, x + LEGEND_SW + 5, y + 10.5,
+	               pal->legend_text);
 	x += LEGEND_SW + 5 + oxr__text_width("no data", 10, false) + 14;
-	oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#1f2933\">", x,
-	               y + 10.5);
+	oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">", x,
+	               y + 10.5, pal->legend_text);
 	oxr__xml(o, legend_caption(v, buf, sizeof(buf)));
 	oxr_buf_append(o, "</text>", 7);
 	x += oxr__text_width(buf, 10, false) + 14;
 	if (v->ov->legend != NULL) {
-		oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#4b5563\">",
-		               x, y + 10.5);
+		oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">",
+		               x, y + 10.5, pal->legend_note);
 		oxr__xml(o, v->ov->legend);
 		oxr_buf_append(o, "</text>", 7);
 	}

@@ -255,7 +255,44 @@ enum {
 };
 uint8_t oxr__op_family(oxp_str domain, oxp_str op);
 const char *oxr__family_name(uint8_t fam);
-const char *oxr__family_color(uint8_t fam);
+const char *oxr__family_color(uint8_t fam); /* the light theme's (DOT output) */
+
+/* The colours of a drawing in one theme (theme=light|dark).  Every text colour is paired
+ * with the fills it is drawn on, each pair at least WCAG's 4.5:1
+ * (tests/unit/test_palette.c computes every pair):
+ *   header on family[*] and on same_band;
+ *   row[*] (not ROW_HEADER) on every box fill: op, input, output, tensor, stub, group,
+ *     mark_tint[*], same_fill, row_mark (a changed row) and badge (ROW_BADGE's pill);
+ *   edge_label on canvas, scope_fill and sub_fill; scope_text on scope_fill, sub_text on
+ *     sub_fill; legend_text and legend_note on canvas;
+ *   heat fills (oxr__heat_color) take oxr__heat_text's colour, in both themes. */
+typedef struct oxr_palette {
+	const char *name;
+	const char *canvas;
+	const char *op_fill, *op_stroke;
+	const char *input_fill, *output_fill, *io_stroke, *missing_stroke;
+	const char *tensor_fill, *tensor_stroke;
+	const char *stub_fill, *stub_stroke;
+	const char *group_fill, *group_stroke;
+	const char *header;              /* op type, on the family band */
+	const char *family[FAM__COUNT];  /* the bands */
+	const char *row[ROW__COUNT];     /* row text by style ([ROW_HEADER] unused) */
+	const char *row_mark, *ring;     /* a changed row's fill; a changed op type's ring */
+	const char *badge_fill, *badge_stroke;
+	const char *mark_tint[3];        /* added, changed, removed */
+	const char *same_fill, *same_band; /* an unchanged box of a diff: muted, not faded (a
+	                                      faded box's text would fall under 4.5:1) */
+	const char *edge[ED__COUNT];     /* strokes by style */
+	const char *edge_label;
+	const char *scope_fill, *scope_stroke, *scope_text;
+	const char *sub_fill, *sub_stroke, *sub_text;
+	const char *legend_text, *legend_note;
+} oxr_palette;
+const oxr_palette *oxr__palette(bool dark);
+/* The heat scale (magma's light part) at t in [0, 1], and the text that reads on it:
+ * black or white, whichever contrasts more (at least 4.58:1 on any colour). */
+void oxr__heat_color(double t, unsigned char rgb[3]);
+const char *oxr__heat_text(const unsigned char rgb[3]);
 /* Model bytes as text: the parser's one UTF-8 module (parser/text.c, oxp.h "Text") under
  * render's names.  oxr__utf8_at: the sequence at s[i], 0 when invalid; oxr__text: display
  * text of at most max_chars characters; oxr__text_tail: the same keeping the end of a long

@@ -12,7 +12,7 @@ const char *const oxr_option_names[] = {"rankdir", "initializers", "subgraphs", 
                                         "expand",  "depth",        "shapes",    "attrs",
                                         "arith",   "unfold",       "quant",     "dims",
                                         "io",
-                                        "patterns", "hide",
+                                        "patterns", "hide", "theme",
                                         NULL};
 
 void oxr_options_default(oxr_options *o)
@@ -229,6 +229,13 @@ oxr_code oxr_options_set(oxr_options *o, const char *key, const char *value, oxr
 		if (!parse_hide(value, o->hide))
 			return bad(err, key, "comma-separated op types ([A-Za-z0-9_], at most 32), "
 			                     "e.g. Constant,Identity");
+	} else if (!strcmp(key, "theme")) {
+		if (!strcmp(value, "light"))
+			o->theme_dark = false;
+		else if (!strcmp(value, "dark"))
+			o->theme_dark = true;
+		else
+			return bad(err, key, "light, dark");
 	} else {
 		if (err != NULL) {
 			err->code = OXR_E_OPTION;
@@ -260,14 +267,14 @@ void oxr_options_key(const oxr_options *o, char *buf, size_t size)
 		snprintf(group, sizeof(group), "%d", o->group);
 	snprintf(buf, size,
 	         "rankdir=%s&initializers=%s&subgraphs=%s&group=%s&expand=%s&depth=%d&shapes=%s"
-	         "&attrs=%s&arith=%s&unfold=%s&quant=%s&dims=%s&io=%s&patterns=%s%s%s",
+	         "&attrs=%s&arith=%s&unfold=%s&quant=%s&dims=%s&io=%s&patterns=%s%s%s%s",
 	         o->rankdir_lr ? "LR" : "TB", init[o->initializers % 3],
 	         o->subgraphs_expand ? "expand" : "collapse", group, o->expand, o->expand_depth,
 	         o->shapes ? "on" : "off", attrs[(unsigned)o->attrs % 3],
 	         o->arith_nodes ? "nodes" : "fold", o->unfold, o->quant_nodes ? "nodes" : "fold", o->dims,
 	         o->io_nodes ? "nodes" : "fold",
 	         o->patterns_nodes ? "nodes" : "fold",
-	         /* only when given: the keys (and stored renderings) of every other option
-	          * set stay what they were */
-	         o->hide[0] ? "&hide=" : "", o->hide);
+	         /* only when given (hide) or dark (theme): the keys (and stored renderings) of
+	          * every other option set stay what they were */
+	         o->hide[0] ? "&hide=" : "", o->hide, o->theme_dark ? "&theme=dark" : "");
 }

@@ -108,6 +108,8 @@ typedef struct oxr_options {
 	char hide[OXR_HIDE_MAX];/* hide: op types whose nodes are not drawn, their inputs
 	                           bridged to their consumers ("Constant,Identity"; kept sorted
 	                           and without repeats: one cache key per set); "" none */
+	bool theme_dark;        /* theme: light (default) | dark: the SVG's palette (style.c;
+	                           the layout is the same); DOT and JSON do not change */
 } oxr_options;
 
 void oxr_options_default(oxr_options *o);
@@ -178,6 +180,7 @@ oxr_code oxr_render(const oxp_model *m, const oxp_dag *d, const oxr_options *o,
  */
 typedef enum {
 	OXR_THEME_LIGHT = 0, /* the SVG's own colours on white */
+	OXR_THEME_DARK,      /* the SVG's dark palette (theme=dark) on its dark page */
 	OXR_THEME__COUNT     /* a theme is one row of raster.c's table (and its palette) */
 } oxr_theme;
 

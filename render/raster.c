@@ -77,6 +77,7 @@ static const struct {
 	double bg[3];
 } themes[OXR_THEME__COUNT] = {
     [OXR_THEME_LIGHT] = {"light", {1, 1, 1}},
+    [OXR_THEME_DARK] = {"dark", {0x0f / 255.0, 0x14 / 255.0, 0x19 / 255.0}}, /* style.c's */
 };
 
 const char *oxr_theme_name(uint8_t theme)
@@ -158,7 +159,7 @@ int oxr_raster_set(oxr_raster *r, const char *key, const char *value, oxr_error 
 				return OXR_OK;
 			}
 		}
-		return bad_raster(err, key, "light");
+		return bad_raster(err, key, "light, dark");
 	}
 	return -1;
 }

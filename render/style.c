@@ -105,13 +105,115 @@ const char *oxr__family_name(uint8_t fam)
 	return fam < FAM__COUNT ? names[fam] : "other";
 }
 
+/* ---------------------------------------------------------------------------------------
+ * Palettes: the light theme (the default) and the dark one.  Which text lies on which
+ * fill is internal.h's comment on oxr_palette; tests/unit/test_palette.c checks each pair
+ * against WCAG 2's 4.5:1.  The light bands and grey rows were darkened where they fell
+ * short of it (the green, grey, orange, steel and ochre bands; the name, tensor and
+ * default rows).
+ */
+static const oxr_palette light = {
+    .name = "light",
+    .canvas = "#ffffff",
+    .op_fill = "#ffffff", .op_stroke = "#7b8794",
+    .input_fill = "#e8f0f8", .output_fill = "#eef6ea", .io_stroke = "#2b2b2b",
+    .missing_stroke = "#c0392b",
+    .tensor_fill = "#f7f3e8", .tensor_stroke = "#a08c5a",
+    .stub_fill = "#f5f5f5", .stub_stroke = "#9aa3ad",
+    .group_fill = "#f2f4f7", .group_stroke = "#34495e",
+    .header = "#ffffff",
+    .family = {"#5b6470", "#2f6fb5", "#1f4e8c", "#b5432f", "#37834b", "#1d8080", "#7a4fb0",
+               "#56606d", "#8a6d1d", "#8c5a8c", "#757575", "#ab6310", "#a05a2c", "#b03a6f",
+               "#4c7a99", "#6f6f6f", "#8c7200", "#2b2b2b", "#34495e"},
+    .row = {[ROW_HEADER] = "#ffffff", [ROW_NAME] = "#575c68", [ROW_ATTR] = "#1f2933",
+            [ROW_TENSOR] = "#755811", [ROW_SUB] = "#1f4e8c", [ROW_PLAIN] = "#1f2933",
+            [ROW_BADGE] = "#8a3b12", [ROW_DEFAULT] = "#565c65"},
+    .row_mark = "#fcd34d", .ring = "#f59e0b",
+    .badge_fill = "#fdebd8", .badge_stroke = "#e8a86f",
+    .mark_tint = {"#e6f4ea", "#fff3d6", "#fdecea"},
+    .same_fill = "#f4f5f7", .same_band = "#6b7280",
+    .edge = {[ED_DATA] = "#6b7280", [ED_OUTER] = "#8e44ad", [ED_SUB] = "#c06f12",
+             [ED_STUB] = "#6b7280", [ED_READS] = "#9aa3ad"},
+    .edge_label = "#4b5563",
+    .scope_fill = "#f7f9fc", .scope_stroke = "#9fb3c8", .scope_text = "#334e68",
+    .sub_fill = "#fdf6ec", .sub_stroke = "#c06f12", .sub_text = "#8a4b08",
+    .legend_text = "#1f2933", .legend_note = "#4b5563",
+};
+
+/* Dark: GitHub-dark-like greys; the bands keep their hues (a family is found by its
+ * colour in both themes) under white text, rows are light on dark fills. */
+static const oxr_palette dark = {
+    .name = "dark",
+    .canvas = "#0f1419",
+    .op_fill = "#1c232b", .op_stroke = "#6b7685",
+    .input_fill = "#172636", .output_fill = "#182a1e", .io_stroke = "#c9d1d9",
+    .missing_stroke = "#f87171",
+    .tensor_fill = "#29241a", .tensor_stroke = "#a08c5a",
+    .stub_fill = "#22272e", .stub_stroke = "#6b7685",
+    .group_fill = "#1f2833", .group_stroke = "#8fa3b8",
+    .header = "#ffffff",
+    .family = {"#5b6470", "#2f6fb5", "#1f4e8c", "#b5432f", "#37834b", "#1d8080", "#7a4fb0",
+               "#56606d", "#8a6d1d", "#8c5a8c", "#757575", "#ab6310", "#a05a2c", "#b03a6f",
+               "#4c7a99", "#6f6f6f", "#8c7200", "#3d4450", "#34495e"},
+    .row = {[ROW_HEADER] = "#ffffff", [ROW_NAME] = "#aab4c0", [ROW_ATTR] = "#e5e7eb",
+            [ROW_TENSOR] = "#e3c57d", [ROW_SUB] = "#93bbf0", [ROW_PLAIN] = "#e5e7eb",
+            [ROW_BADGE] = "#f4a777", [ROW_DEFAULT] = "#a3acb8"},
+    .row_mark = "#4a3a0c", .ring = "#f59e0b",
+    .badge_fill = "#3a2616", .badge_stroke = "#a0643a",
+    .mark_tint = {"#13301d", "#352b12", "#3b1b1a"},
+    .same_fill = "#171c22", .same_band = "#4b5563",
+    .edge = {[ED_DATA] = "#8b95a3", [ED_OUTER] = "#b07cc6", [ED_SUB] = "#d08a3a",
+             [ED_STUB] = "#8b95a3", [ED_READS] = "#5f6977"},
+    .edge_label = "#aab4c0",
+    .scope_fill = "#151b22", .scope_stroke = "#3e4c5a", .scope_text = "#b9c7d6",
+    .sub_fill = "#211b12", .sub_stroke = "#c06f12", .sub_text = "#e7a95e",
+    .legend_text = "#e5e7eb", .legend_note = "#aab4c0",
+};
+
+const oxr_palette *oxr__palette(bool is_dark)
+{
+	return is_dark ? &dark : &light;
+}
+
 const char *oxr__family_color(uint8_t fam)
 {
-	static const char *const colors[FAM__COUNT] = {
-	    "#5b6470", "#2f6fb5", "#1f4e8c", "#b5432f", "#3a8a4f", "#1d8080", "#7a4fb0",
-	    "#56606d", "#8a6d1d", "#8c5a8c", "#8d8d8d", "#c06f12", "#a05a2c", "#b03a6f",
-	    "#4f7f9f", "#6f6f6f", "#9a7d00", "#2b2b2b", "#34495e"};
-	return fam < FAM__COUNT ? colors[fam] : colors[0];
+	return light.family[fam < FAM__COUNT ? fam : 0];
+}
+
+/* The heat scale: magma's colours (matplotlib, perceptually uniform and readable with the
+ * common colour-vision deficiencies) from its light end (cold) to 0.2 (hot), leaving out
+ * the near-black end. */
+static const unsigned char ramp[9][3] = {
+    {0xfc, 0xfd, 0xbf}, {0xfe, 0xcf, 0x92}, {0xfe, 0x9f, 0x6d}, {0xf7, 0x70, 0x5c},
+    {0xde, 0x49, 0x68}, {0xb7, 0x37, 0x79}, {0x8c, 0x29, 0x81}, {0x64, 0x1a, 0x80},
+    {0x3b, 0x0f, 0x70}};
+
+void oxr__heat_color(double t, unsigned char rgb[3])
+{
+	if (!(t > 0))
+		t = 0;
+	if (t > 1)
+		t = 1;
+	double x = t * 8;
+	int i = (int)floor(x);
+	if (i >= 8)
+		i = 7;
+	double f = x - i;
+	for (int k = 0; k < 3; k++)
+		rgb[k] = (unsigned char)lround(ramp[i][k] + (ramp[i + 1][k] - ramp[i][k]) * f);
+}
+
+const char *oxr__heat_text(const unsigned char rgb[3])
+{
+	/* relative luminance L (sRGB, linearised): white contrasts 1.05/(L+0.05), black
+	 * (L+0.05)/0.05; they are equal at L = 0.179, where both are 4.58:1 */
+	double l = 0, w[3] = {0.2126, 0.7152, 0.0722};
+	for (int k = 0; k < 3; k++) {
+		double c = rgb[k] / 255.0;
+		c = c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4);
+		l += w[k] * c;
+	}
+	return 1.05 / (l + 0.05) > (l + 0.05) / 0.05 ? "#ffffff" : "#000000";
 }
 
 /* ---------------------------------------------------------------------------------------

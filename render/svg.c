@@ -89,8 +89,7 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 	               kind_name(b->kind), oxr__family_name(b->family), b->mark ? " mark-" : "",
 	               oxr__mark_name(b->mark), kind_name(b->kind));
 	if (b->mark != OXR_MARK_NONE)
-		oxr_buf_printf(o, " data-mark=\"%s\"%s", oxr__mark_name(b->mark),
-		               b->mark == OXR_MARK_SAME ? " opacity=\"0.5\"" : "");
+		oxr_buf_printf(o, " data-mark=\"%s\"", oxr__mark_name(b->mark));
 	if (b->other != NULL)
 		oxr_buf_printf(o, " data-other=\"%s\"", b->other);
 	if (b->node != OXP_NONE)
@@ -135,42 +134,45 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 		xml(o, b->title);
 		oxr_buf_append(o, "</title>", 8);
 	}
-	const char *fill = "#ffffff", *stroke = "#7b8794", *dash = "";
+	const oxr_palette *pal = oxr__palette(v->o.theme_dark);
+	const char *fill = pal->op_fill, *stroke = pal->op_stroke, *dash = "";
 	double rx = 4;
 	switch (b->kind) {
 	case BX_INPUT:
 	case BX_OUTPUT:
-		fill = b->kind == BX_INPUT ? "#e8f0f8" : "#eef6ea";
-		stroke = b->missing ? "#c0392b" : "#2b2b2b";
+		fill = b->kind == BX_INPUT ? pal->input_fill : pal->output_fill;
+		stroke = b->missing ? pal->missing_stroke : pal->io_stroke;
 		dash = b->missing ? " stroke-dasharray=\"4 2\"" : "";
 		rx = b->h / 2;
 		break;
 	case BX_TENSOR:
-		fill = "#f7f3e8";
-		stroke = "#a08c5a";
+		fill = pal->tensor_fill;
+		stroke = pal->tensor_stroke;
 		break;
 	case BX_STUB_IN:
 	case BX_STUB_OUT:
-		fill = "#f5f5f5";
-		stroke = "#9aa3ad";
+		fill = pal->stub_fill;
+		stroke = pal->stub_stroke;
 		dash = " stroke-dasharray=\"3 2\"";
 		rx = b->h / 2;
 		break;
 	case BX_GROUP:
-		fill = "#f2f4f7";
-		stroke = "#34495e";
+		fill = pal->group_fill;
+		stroke = pal->group_stroke;
 		break;
 	default:
 		break;
 	}
 	const char *width = b->kind == BX_GROUP ? " stroke-width=\"1.6\"" : "";
 	if (b->mark >= OXR_MARK_ADDED) { /* an overlay's mark: its outline and tint */
-		static const char *const tint[] = {"#e6f4ea", "#fff3d6", "#fdecea"};
-		fill = tint[b->mark - OXR_MARK_ADDED];
+		fill = pal->mark_tint[b->mark - OXR_MARK_ADDED];
 		stroke = oxr__mark_color(b->mark);
 		width = " stroke-width=\"2.4\"";
 		if (b->mark == OXR_MARK_REMOVED)
 			dash = " stroke-dasharray=\"5 3\"";
+	} else if (b->mark == OXR_MARK_SAME) { /* context: muted, its text as readable */
+		fill = pal->same_fill;
+		stroke = oxr__mark_color(b->mark);
 	}
 	if (b->heat && b->heat_fill != NULL) /* a heat overlay's figure */
 		fill = b->heat_fill;
@@ -196,17 +198,19 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			oxr_buf_printf(o,
 			               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"4\" "
 			               "fill=\"%s\"/>",
-			               x0 + 0.5, y + 0.5, b->w - 1, OXR_HDR_H - 1, oxr__family_color(b->family));
+			               x0 + 0.5, y + 0.5, b->w - 1, OXR_HDR_H - 1,
+			               b->mark == OXR_MARK_SAME ? pal->same_band
+			                                        : pal->family[b->family < FAM__COUNT ? b->family : 0]);
 			if (r->mark) /* the op type changed: a ring on the band */
 				oxr_buf_printf(o,
 				               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-				               "rx=\"4\" fill=\"none\" stroke=\"#f59e0b\" stroke-width=\"2\" "
+				               "rx=\"4\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
 				               "class=\"row-mark\"/>",
-				               x0 + 1.5, y + 1.5, b->w - 3, OXR_HDR_H - 3);
+				               x0 + 1.5, y + 1.5, b->w - 3, OXR_HDR_H - 3, pal->ring);
 			oxr_buf_printf(o,
 			               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" font-weight=\"bold\" "
-			               "fill=\"#ffffff\" text-anchor=\"middle\"",
-			               x0 + b->w / 2, y + 12.5, OXR_HDR_SIZE);
+			               "fill=\"%s\" text-anchor=\"middle\"",
+			               x0 + b->w / 2, y + 12.5, OXR_HDR_SIZE, pal->header);
 			/* a named pattern's header opens it (unfold=) */
 			if (r->chain && b->node != OXP_NONE)
 				oxr_buf_printf(o, " data-unfold=\"%s\"", v->dv->nodes[b->node].id);
@@ -218,24 +222,19 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			if (r->mark)
 				oxr_buf_printf(o,
 				               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-				               "fill=\"#fcd34d\" class=\"row-mark\"/>",
-				               x0 + 2, y, b->w - 4, OXR_ROW_H);
-			const char *color = r->style == ROW_NAME      ? "#6b7280"
-			                    : r->style == ROW_TENSOR  ? "#7a5c12"
-			                    : r->style == ROW_SUB     ? "#1f4e8c"
-			                    : r->style == ROW_BADGE   ? "#8a3b12"
-			                    : r->style == ROW_DEFAULT ? "#8a94a3"
-			                                              : "#1f2933";
-			if (b->heat) /* on a heat fill: black or white, for contrast */
-				color = b->heat_dark ? (r->style == ROW_NAME ? "#e5e7eb" : "#ffffff")
-				                     : (r->style == ROW_NAME ? "#374151" : "#111827");
+				               "fill=\"%s\" class=\"row-mark\"/>",
+				               x0 + 2, y, b->w - 4, OXR_ROW_H, pal->row_mark);
+			const char *color = pal->row[r->style < ROW__COUNT ? r->style : ROW_PLAIN];
+			if (b->heat && !r->mark) /* on a heat fill: black or white, for contrast */
+				color = b->heat_dark ? "#ffffff" : "#000000";
 			if (r->style == ROW_BADGE) /* a pill behind the precision */
 				oxr_buf_printf(o,
 				               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-				               "rx=\"5\" fill=\"#fdebd8\" stroke=\"#e8a86f\" "
+				               "rx=\"5\" fill=\"%s\" stroke=\"%s\" "
 				               "stroke-width=\"0.6\"/>",
 				               x0 + OXR_PAD_X - 3, y + 0.5,
-				               oxr__text_width(r->text, OXR_ROW_SIZE, false) + 6, OXR_ROW_H - 1);
+				               oxr__text_width(r->text, OXR_ROW_SIZE, false) + 6, OXR_ROW_H - 1,
+				               pal->badge_fill, pal->badge_stroke);
 			bool center = b->kind != BX_OP && b->kind != BX_GROUP;
 			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\"%s%s",
 			               center ? x0 + b->w / 2 : x0 + OXR_PAD_X, y + 9, OXR_ROW_SIZE, color,
@@ -284,11 +283,8 @@ static void edge_svg(const view *v, uint32_t i, oxr_buf *o)
 	oxr_buf_printf(o, "<path d=\"M%.1f,%.1f C", e->pts[0], e->pts[1]);
 	for (uint32_t k = 1; k < e->npts; k++)
 		oxr_buf_printf(o, "%s%.1f,%.1f", k > 1 ? " " : "", e->pts[2 * k], e->pts[2 * k + 1]);
-	const char *stroke = e->mark                ? oxr__mark_color(e->mark)
-	                     : e->style == ED_OUTER ? "#8e44ad"
-	                     : e->style == ED_SUB   ? "#c06f12"
-	                     : e->style == ED_READS ? "#9aa3ad"
-	                                            : "#6b7280";
+	const oxr_palette *pal = oxr__palette(v->o.theme_dark);
+	const char *stroke = e->mark ? oxr__mark_color(e->mark) : pal->edge[e->style % ED__COUNT];
 	const char *dash = e->mark                ? " stroke-dasharray=\"5 3\""
 	                   : e->style == ED_OUTER ? " stroke-dasharray=\"5 3\""
 	                   : e->style == ED_SUB   ? " stroke-dasharray=\"2 3\""
@@ -317,8 +313,8 @@ static void edge_svg(const view *v, uint32_t i, oxr_buf *o)
 	if (e->label != NULL) {
 		/* placed by layout.c: (lx, ly) is where the text starts, on its baseline */
 		oxr_buf_printf(o,
-		               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"#4b5563\">",
-		               e->lx, e->ly, OXR_LABEL_SIZE);
+		               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\">",
+		               e->lx, e->ly, OXR_LABEL_SIZE, pal->edge_label);
 		xml(o, e->label);
 		oxr_buf_append(o, "</text>", 7);
 	}
@@ -329,6 +325,7 @@ static void cluster_svg(const view *v, uint32_t i, oxr_buf *o)
 {
 	const vcluster *c = &v->clusters[i];
 	bool sub = c->kind == CL_SUBGRAPH;
+	const oxr_palette *pal = oxr__palette(v->o.theme_dark);
 	oxr_buf_printf(o, "<g id=\"%s\" class=\"cluster %s\"", c->id, sub ? "subgraph" : "scope");
 	if (c->title != NULL) {
 		oxr_buf_append(o, sub ? " data-scope=\"" : " data-group=\"", 13);
@@ -344,14 +341,14 @@ static void cluster_svg(const view *v, uint32_t i, oxr_buf *o)
 	oxr_buf_printf(o,
 	               "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" rx=\"6\" "
 	               "fill=\"%s\" stroke=\"%s\"%s/>",
-	               c->x0, c->y0, c->x1 - c->x0, c->y1 - c->y0, sub ? "#fdf6ec" : "#f7f9fc",
-	               sub ? "#c06f12" : "#9fb3c8", sub ? " stroke-dasharray=\"6 3\"" : "");
+	               c->x0, c->y0, c->x1 - c->x0, c->y1 - c->y0, sub ? pal->sub_fill : pal->scope_fill,
+	               sub ? pal->sub_stroke : pal->scope_stroke, sub ? " stroke-dasharray=\"6 3\"" : "");
 	if (c->label != NULL && c->label[0] != '\0') {
 		oxr_buf_printf(o,
 		               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" font-weight=\"bold\" "
 		               "fill=\"%s\">",
 		               c->x0 + OXR_CLUSTER_PAD, c->y0 + 12, OXR_CLUSTER_SIZE,
-		               sub ? "#8a4b08" : "#334e68");
+		               sub ? pal->sub_text : pal->scope_text);
 		xml(o, c->label);
 		oxr_buf_append(o, "</text>", 7);
 	}
@@ -384,29 +381,30 @@ static double legend_width(const view *v)
 static void legend_svg(const view *v, oxr_buf *o)
 {
 	const uint8_t *marks = legend_marks;
-	static const char *const tint[] = {"#e6f4ea", "#fff3d6", "#fdecea", "#ffffff"};
+	const oxr_palette *pal = oxr__palette(v->o.theme_dark);
+	const char *const tint[] = {pal->mark_tint[0], pal->mark_tint[1], pal->mark_tint[2],
+	                            pal->same_fill};
 	double y = v->height - LEGEND_H + 6, x = 10;
 	oxr_buf_printf(o, "<g id=\"legend\" class=\"legend\">");
 	for (int i = 0; i < 4; i++) {
 		const char *label = legend_label(i);
 		oxr_buf_printf(o,
 		               "<rect x=\"%.1f\" y=\"%.1f\" width=\"22\" height=\"13\" rx=\"3\" "
-		               "fill=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s%s/>"
-		               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#1f2933\">%s</text>",
+		               "fill=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s/>"
+		               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">%s</text>",
 		               x, y, tint[i], oxr__mark_color(marks[i]),
-		               marks[i] == OXR_MARK_REMOVED ? " stroke-dasharray=\"5 3\"" : "",
-		               marks[i] == OXR_MARK_SAME ? " opacity=\"0.5\"" : "", x + 27, y + 10.5,
-		               label);
+		               marks[i] == OXR_MARK_REMOVED ? " stroke-dasharray=\"5 3\"" : "", x + 27, y + 10.5,
+		               pal->legend_text, label);
 		x += 27 + oxr__text_width(label, 10, false) + 14;
 	}
 	oxr_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"22\" height=\"12\" "
-	                  "fill=\"#fcd34d\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
-	                  "fill=\"#1f2933\">changed row</text>",
-	               x, y + 0.5, x + 27, y + 10.5);
+	                  "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
+	                  "fill=\"%s\">changed row</text>",
+	               x, y + 0.5, pal->row_mark, x + 27, y + 10.5, pal->legend_text);
 	x += 27 + oxr__text_width("changed row", 10, false) + 18;
 	if (v->ov->legend != NULL) {
-		oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#4b5563\">",
-		               x, y + 10.5);
+		oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">",
+		               x, y + 10.5, pal->legend_note);
 		xml(o, v->ov->legend);
 		oxr_buf_append(o, "</text>", 7);
 	}
@@ -429,13 +427,14 @@ oxr_code oxr__write_svg(const view *v, oxr_buf *o, oxr_error *err)
 	               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.1f\" height=\"%.1f\" "
 	               "viewBox=\"0 0 %.1f %.1f\" class=\"onnxviz\" "
 	               "font-family=\"Helvetica, Arial, sans-serif\" data-format=\"onnxviz.svg/1\" "
-	               "data-boxes=\"%u\" data-group-depth=\"%d\"",
-	               v->width, v->height, v->width, v->height, v->nboxes, v->group_depth);
+	               "data-boxes=\"%u\" data-group-depth=\"%d\" data-theme=\"%s\"",
+	               v->width, v->height, v->width, v->height, v->nboxes, v->group_depth,
+	               oxr__palette(v->o.theme_dark)->name);
 	if (v->o.hide[0] != '\0')
 		oxr_buf_printf(o, " data-hidden=\"%u\"", v->nophidden);
 	oxr_buf_append(o, ">\n", 2);
-	oxr_buf_printf(o, "<rect width=\"%.1f\" height=\"%.1f\" fill=\"#ffffff\"/>\n", v->width,
-	               v->height);
+	oxr_buf_printf(o, "<rect width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", v->width,
+	               v->height, oxr__palette(v->o.theme_dark)->canvas);
 	oxr_buf_append(o, "<g id=\"clusters\">\n", 18);
 	for (uint32_t i = 0; i < v->nclusters; i++)
 		cluster_svg(v, i, o);

@@ -691,13 +691,14 @@ static int render_args(int argc, char **argv, void *heat, oxr_options *opt, oxr_
 			       "  --shapes=on|off  --attrs=none|key|all  --arith=fold|nodes\n"
 			       "  --unfold=NODE_ID[,NODE_ID...]  --quant=fold|nodes  --io=fold|nodes\n"
 			       "  --patterns=fold|nodes  --hide=OP[,OP...] (op types not drawn, edges bridged)\n"
+			       "  --theme=light|dark\n"
 			       "  --dims=NAME:VALUE[,...]  bind named dims in the MAC rows\n"
 			       "heat (docs/overlays.md):\n"
 			       "  --overlay FILE|cost  --metric M  --scale linear|log|thresholds\n"
 			       "  --optimized OPT.onnx (ORT's optimized model, for profiles)\n"
 			       "PNG (docs/render.md):\n"
 			       "  --w=N --h=N  fit inside N CSS pixels  --scale=1..4  pixel ratio\n"
-			       "  --theme=light  --max-pixels=N  budget (default 64000000)\n");
+			       "  --max-pixels=N  budget (default 64000000)\n");
 			return 0;
 		} else if ((orc = oxs_cli_render_option(opt, "render", a)) != 1) {
 			if (orc != 0)
@@ -716,6 +717,8 @@ static int render_args(int argc, char **argv, void *heat, oxr_options *opt, oxr_
 		fprintf(stderr, "usage: onnxviz render MODEL [-o OUT] [--OPTION=VALUE ...]\n");
 		return 2;
 	}
+	if (ras->theme == OXR_THEME_DARK) /* --theme is read once: the drawing's and a PNG's */
+		opt->theme_dark = true;
 	*pathp = path;
 	*outp = out_path;
 	*fmtp = fmt;

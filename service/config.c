@@ -7,6 +7,7 @@
 #include "parser/oxp.h"
 #include "render/oxr.h"
 #include "service/md.h"
+#include "service/origins.h"
 #include "store/oxst.h"
 
 #include <errno.h>
@@ -135,6 +136,10 @@ static const opt opts[] = {
     {"base-url", "ONNXVIZ_BASE_URL", T_STR, F(base_url), 0, 0, "URL",
      "this server's address as its users reach it (http[s]://host[:port][/path]): links in "
      "GET /diff.md and the url of POST /sign (default: none)"},
+    {"frame-ancestors", "ONNXVIZ_FRAME_ANCESTORS", T_STR, F(frame_ancestors), 0, 0, "ORIGINS",
+     "origins that may show GET /embed/{id} in a frame and talk to it (postMessage), "
+     "space- or comma-separated: https://registry.example.com (default: none; every other "
+     "answer stays unframable)"},
     {"sign-secret-file", "ONNXVIZ_SIGN_SECRET_FILE", T_STR, F(sign_secret_file), 0, 0, "PATH",
      "the key of signed links (32..1024 bytes, e.g. `openssl rand -hex 32`): URLs that read "
      "one resource until they expire without a token (POST /sign, onnxviz sign; default: "
@@ -513,6 +518,9 @@ int oxs_config_parse(oxs_config *c, int argc, char **argv, char *const *envp, ch
 	if (c->base_url[0] != '\0' && !oxs_md_base_url_valid(c->base_url))
 		return fail(err, errsize, "--base-url: http:// or https://, then only "
 		                          "[A-Za-z0-9._~:/%%-] (no query), at most 200 bytes");
+	if (!oxs_frame_ancestors_parse(c->frame_ancestors, sizeof(c->frame_ancestors), err,
+	                               errsize))
+		return -1;
 	return 0;
 }
 

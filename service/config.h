@@ -83,6 +83,8 @@ typedef struct oxs_config {
 	                                  POST /sign */
 	char sign_secret_file[512];    /* --sign-secret-file: the key of signed links (sign.h) */
 	unsigned sign_max_ttl;         /* --sign-max-ttl: seconds a signed link may live */
+	char frame_ancestors[1024];    /* --frame-ancestors: origins that may frame /embed/{id}
+	                                  (embed.h; "" = none, the default) */
 	char allowed_hosts[1024];      /* --allowed-hosts: Host names accepted besides the bind
 	                                  address's (comma-separated; "*" = any) */
 } oxs_config;

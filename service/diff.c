@@ -606,6 +606,8 @@ int oxs_cli_diff(int argc, char **argv)
 		close_side(&a);
 		return 2;
 	}
+	if (ras.theme == OXR_THEME_DARK) /* --theme is read once: the drawing's and a PNG's */
+		opt.theme_dark = true;
 	oxr_buf out;
 	oxr_buf_init(&out, 0);
 	bool same = false;

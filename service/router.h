@@ -91,6 +91,9 @@ typedef struct oxs_route {
 	X(POST_DIFF_PNG, "/diff.png", "POST", OPEN, UPLOAD, OPEN, true, false, _, _, _) \
 	X(UPLOADS, "/uploads", "POST", OPEN, UPLOAD, OPEN, false, false, _, oxs_resumable_create, _) \
 	X(UPLOAD, "/uploads/{uid}", "GET HEAD PATCH DELETE", UPLOAD, UPLOAD, UPLOAD, false, false, oxs_resumable_get, _, oxs_resumable_delete) \
+	X(EMBED, "/embed/{id}", "GET HEAD", READ, OPEN, OPEN, false, false, oxs_embed_get, _, _) \
+	X(SHARE, "/m/{id}", "GET HEAD", READ, OPEN, OPEN, false, false, oxs_share_get, _, _) \
+	X(OEMBED, "/oembed", "GET HEAD", READ, OPEN, OPEN, false, false, oxs_oembed_get, _, _) \
 	X(ASSET, "/{file}", "GET HEAD", OPEN, OPEN, OPEN, false, false, h_asset, _, _)
 
 enum {

@@ -13,6 +13,7 @@
 #include "service/cache.h"
 #include "service/clock.h"
 #include "service/deadline.h"
+#include "service/embed.h"
 #include "service/formats.h"
 #include "service/gzip.h"
 #include "service/hash.h"
@@ -605,6 +606,8 @@ static void h_graph(oxs_req *r)
 		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
 		return;
 	}
+	if (raster) /* a PNG's theme is its drawing's too (render/style.c's palette) */
+		opt.theme_dark = ras.theme == OXR_THEME_DARK;
 	if (!need_model(r))
 		return;
 	art_for(r, hr.overlay[0] ? OXS_ART_HEAT : OXS_ART_GRAPH,
@@ -626,7 +629,13 @@ static void h_card(oxs_req *r)
 	size_t np = (size_t)n;
 	oxr_raster ras;
 	bool raster;
-	if (!route_raster(r, pairs, &np, true, &ras, &raster) || !need_model(r))
+	if (!route_raster(r, pairs, &np, true, &ras, &raster))
+		return;
+	if (ras.theme != OXR_THEME_LIGHT) { /* render/card.c draws in the light palette only */
+		oxs_reply_error(r, 400, "bad_option", "", "theme: a card is light only");
+		return;
+	}
+	if (!need_model(r))
 		return;
 	art_for(r, OXS_ART_GRAPH, OXR_FMT_SVG, NULL);
 	oxs_art_raster(&r->art, &ras, true);
@@ -1013,6 +1022,8 @@ static void h_diff(oxs_req *r)
 		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
 		return;
 	}
+	if (raster)
+		opt.theme_dark = ras.theme == OXR_THEME_DARK;
 	diff_request(r, &opt, false, raster ? &ras : NULL);
 }
 

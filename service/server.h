@@ -110,6 +110,8 @@ struct oxs_req {
 	uint64_t body_held;    /* bytes of the client's --body-per-client this request holds
 	                          (oxs_body_hold; given back when it completes) ... */
 	oxs_client body_client;/* ... to this client */
+	int64_t signed_expires; /* a GET through a signed link: its expires (sign.c), for the
+	                           links its answer holds (embed.c); 0 otherwise */
 };
 
 #endif /* OXS_SERVER_H */

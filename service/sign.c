@@ -335,12 +335,23 @@ int oxs_sign_request(oxs_req *r)
 	    !oxs_sign_present(r->query))
 		return -1;
 	oxs_server *srv = r->srv;
+	/* expires, before the check takes it out of the query: the answer may sign its own
+	 * links until then (embed.c) */
+	int64_t expires = 0;
+	for (const char *p = r->query; p != NULL && *p != '\0'; p = strchr(p, '&'), p = p ? p + 1 : p) {
+		if (strncmp(p, "expires=", 8) == 0) {
+			expires = strtoll(p + 8, NULL, 10);
+			break;
+		}
+	}
 	oxs_sign_result res = srv->sign_key == NULL
 	                          ? OXS_SIGN_DISABLED
 	                          : oxs_sign_check(srv->sign_key, r->url, r->query, (int64_t)time(NULL),
 	                                           srv->cfg.sign_max_ttl);
-	if (res == OXS_SIGN_OK)
+	if (res == OXS_SIGN_OK) {
+		r->signed_expires = expires;
 		return 0;
+	}
 	static const char *const why[] = {
 	    [OXS_SIGN_MALFORMED] = "a signed link has one expires and one signature of 64 hex digits",
 	    [OXS_SIGN_MISMATCH] = "the signature does not match this path and query",

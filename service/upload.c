@@ -439,6 +439,8 @@ void oxs_upload_begin(oxs_req *r)
 			oxs_reply_error(r, 400, "bad_option", "", "%s", err);
 			return;
 		}
+		if (u->raster) /* a PNG's theme is its drawing's too */
+			u->opt.theme_dark = u->ras.theme == OXR_THEME_DARK;
 		u->fmt = oxs_format_of_route(rt->pattern);
 		r->oneshot = true;
 	}

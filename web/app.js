@@ -20,12 +20,15 @@ import { CanvasGraph, buildProxy, loadLayout, wantCanvas } from './canvas.js';
 import { buildHash, DEFAULTS, DIMS, NODE_ID, parseHash, renderQuery } from './route.js';
 import { initSearch } from './search.js';
 import { initUpload } from './upload.js';
+import { initEmbed, pathRoute } from './embed.js';
+import { onTheme, themeQuery } from './theme.js';
 import { HEAT_DEFAULTS, heatFieldset, heatMetrics, heatPatch, isOverlayFile, postOverlay, showHottest, syncHeat } from './heat.js';
 
 const $ = (id) => document.getElementById(id);
 
 // ------------------------------------------------------------------------- route
 // the current route (route.js: the URL as a route object and back)
+pathRoute(); // /m/{id} and /embed/{id}: their #route (embed.js)
 let route = parseHash(location.hash);
 
 // Change the route: a new history entry (or the current one replaced) and apply it.
@@ -91,7 +94,7 @@ async function apply(r, { model = false } = {}) {
   const isTensor = !!(cur.summary && cur.summary.kind === 'tensor');
   showGraphParts(!isTensor);
   if (isTensor) { await showTensorUpload(r, seq); return; }
-  const key = renderQuery(r);
+  const key = themeQuery(renderQuery(r));
   syncOptionsForm();
   renderExpandedChips();
   if (key !== cur.svgKey) {
@@ -99,6 +102,7 @@ async function apply(r, { model = false } = {}) {
     if (!ok || seq !== applySeq) return;
   }
   await syncSelection(r, seq);
+  if (seq === applySeq) embed.shown(r, cur.svg);
 }
 
 function showHome() {
@@ -239,7 +243,7 @@ function showGraphState({ title, detail, error = false, soft = false, spinner = 
 function hideGraphState() { clearTimeout(stateTimer); $('graph-state').hidden = true; }
 
 const drawingUrl = (id, ext, key) => `${modelUrl(id)}/graph.${ext}${key ? `?${key}` : ''}`;
-function graphUrl(ext, key = renderQuery(route)) {
+function graphUrl(ext, key = themeQuery(renderQuery(route))) {
   return drawingUrl(route.id, ext, key);
 }
 
@@ -251,7 +255,7 @@ let early = null; // {url, ctl, promise}
 function fetchGraphEarly(r) {
   if (early) early.ctl.abort();
   const ctl = new AbortController();
-  const url = drawingUrl(r.id, 'svg', renderQuery(r));
+  const url = drawingUrl(r.id, 'svg', themeQuery(renderQuery(r)));
   const promise = fetchSvg(url, ctl.signal);
   promise.catch(() => {}); // its failure is loadGraph's to see, or nobody's
   early = { url, ctl, promise };
@@ -1111,7 +1115,7 @@ const diffView = new DiffView({
     if (route.diff && route.diff.a === a && route.diff.b === b) show();
   },
   navigateChange: (i) => navigate({ change: i }),
-  renderQuery: (r) => renderQuery(r),
+  renderQuery: (r) => themeQuery(renderQuery(r)),
   retry: () => apply(route),
 });
 // ------------------------------------------------------------------------- start
@@ -1119,6 +1123,9 @@ function onLocation() {
   if (location.hash === buildHash(route) && (route.id ? cur.id === route.id : true) && !route.diff && document.body.dataset.ready) return;
   apply(parseHash(location.hash));
 }
+const embed = initEmbed({ navigate });
+// the drawing in the other theme's palette (the page's colours change by themselves)
+onTheme(() => { if (route.id || route.diff) apply(route); });
 window.addEventListener('popstate', onLocation);
 window.addEventListener('hashchange', onLocation);
 apply(route).finally(() => { document.body.dataset.ready = '1'; });

@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { graphShown as shown, launchBrowser, settled as settledOn, startServer, uploadRaw, wheelFrames } from './harness.mjs';
+import { graphShown as shown, launchBrowser, lowContrastTexts, settled as settledOn, startServer, uploadRaw, wheelFrames } from './harness.mjs';
 
 const BUILD = process.env.BUILD || 'build';
 const CORPUS = process.env.ONNXVIZ_CORPUS || '../shared/corpus';
@@ -1045,33 +1045,7 @@ describe('web page in Chromium', () => {
     const id = await idOf(MODELS.fp16.file);
     await page.goto(`${base}/#/models/${id}?node=n0`);
     await page.waitForSelector('#side-body .op-badge');
-    const bad = await page.evaluate(() => {
-      const parse = (c) => (c.match(/[\d.]+/g) || []).map(Number);
-      const lum = ([r, g, b]) => {
-        const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-        return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
-      };
-      const bgOf = (e) => {
-        for (; e; e = e.parentElement) {
-          const c = parse(getComputedStyle(e).backgroundColor);
-          if (c.length === 3 || (c.length === 4 && c[3] > 0.9)) return c.slice(0, 3);
-        }
-        return [255, 255, 255];
-      };
-      const out = [];
-      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-      for (let t = walker.nextNode(); t; t = walker.nextNode()) {
-        const e = t.parentElement;
-        if (!t.textContent.trim() || e.closest('#canvas, [hidden], svg')) continue;
-        const r = e.getBoundingClientRect();
-        if (r.width === 0 || r.height === 0) continue;
-        const fg = parse(getComputedStyle(e).color).slice(0, 3);
-        const L1 = lum(fg), L2 = lum(bgOf(e));
-        const ratio = (Math.max(L1, L2) + 0.05) / (Math.min(L1, L2) + 0.05);
-        if (ratio < 4.5) out.push(`${t.textContent.trim().slice(0, 30)}: ${ratio.toFixed(2)}`);
-      }
-      return out;
-    });
+    const bad = await lowContrastTexts(page);
     assert.deepEqual(bad, []);
   });
 

@@ -134,3 +134,36 @@ export async function settled(page) {
     return now - window.__since > 250;
   }, null, { timeout: 15000, polling: 50 });
 }
+
+// The page's texts (outside the drawing) whose contrast on their background is under WCAG
+// AA's 4.5:1, as "text: ratio" (e2e.test.mjs for the light page, embed.test.mjs for the
+// dark one).
+export async function lowContrastTexts(page) {
+  return page.evaluate(() => {
+    const parse = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+    const lum = ([r, g, b]) => {
+      const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+      return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const bgOf = (e) => {
+      for (; e; e = e.parentElement) {
+        const c = parse(getComputedStyle(e).backgroundColor);
+        if (c.length === 3 || (c.length === 4 && c[3] > 0.9)) return c.slice(0, 3);
+      }
+      return [255, 255, 255];
+    };
+    const out = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      const e = t.parentElement;
+      if (!t.textContent.trim() || e.closest('#canvas, [hidden], svg')) continue;
+      const r = e.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      const fg = parse(getComputedStyle(e).color).slice(0, 3);
+      const L1 = lum(fg), L2 = lum(bgOf(e));
+      const ratio = (Math.max(L1, L2) + 0.05) / (Math.min(L1, L2) + 0.05);
+      if (ratio < 4.5) out.push(`${t.textContent.trim().slice(0, 30)}: ${ratio.toFixed(2)}`);
+    }
+    return out;
+  });
+}

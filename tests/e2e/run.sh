@@ -46,7 +46,7 @@ mkdir -p "$ONNXVIZ_E2E_OUT"
 export ONNXVIZ_E2E_WORK="$work"
 
 start=$(date +%s)
-tally_run "$work/log" node --test --test-concurrency=1 --test-reporter=spec "$dir/e2e.test.mjs" "$dir/diff.test.mjs" "$dir/structure.test.mjs" "$dir/resume.test.mjs" "$dir/hashes.test.mjs" "$dir/newcomer.test.mjs" "$dir/cut.test.mjs" "$dir/png.test.mjs" "$dir/canvas.test.mjs"
+tally_run "$work/log" node --test --test-concurrency=1 --test-reporter=spec "$dir/e2e.test.mjs" "$dir/diff.test.mjs" "$dir/structure.test.mjs" "$dir/resume.test.mjs" "$dir/hashes.test.mjs" "$dir/newcomer.test.mjs" "$dir/cut.test.mjs" "$dir/png.test.mjs" "$dir/canvas.test.mjs" "$dir/embed.test.mjs"
 rc=$?
 echo "e2e: $(( $(date +%s) - start )) s; screenshots in $ONNXVIZ_E2E_OUT"
 # node's own counts ("ℹ pass N", "ℹ fail N", "ℹ skipped N"; a skipped test's line names why)

@@ -1444,6 +1444,8 @@ def main():
     step("png", png.t_png, sys.modules[__name__])
     step("png limits", png.t_png_limits, sys.modules[__name__])
     step("png cli", png.t_png_cli, sys.modules[__name__])
+    import embed  # noqa: E402  (tests/http/embed.py: share page, oEmbed, frame-ancestors, theme)
+    step("embed", embed.t_embed, sys.modules[__name__])
     n = audit_headers()
     print("  header audit: %d responses" % n)
     print("  steps: " + ", ".join(steps))

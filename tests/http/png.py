@@ -132,7 +132,7 @@ def t_png(h):
     # bad input: each a clear 4xx, the server up
     for q, status, code in [("?w=0", 400, "bad_option"), ("?scale=1e9", 400, "bad_option"),
                             ("?scale=0.5", 400, "bad_option"), ("?theme=%3Cscript%3E", 400, "bad_option"),
-                            ("?theme=dark", 400, "bad_option"), ("?w=-5", 400, "bad_option"),
+                            ("?theme=Dark", 400, "bad_option"), ("?w=-5", 400, "bad_option"),
                             ("?w=1&w=2", 400, "bad_option"), ("?w=99999", 400, "bad_option"),
                             ("?w=20000&h=20000", 422, "too_big"), ("?w=30000&scale=2", 422, "too_big")]:
         r = h.curl(s.url(base + ".png" + q))
@@ -147,6 +147,14 @@ def t_png(h):
     h.check(r.status == 422 and "scale 4.00" in msg, "scale=4 on a drawing it takes past the budget: 422: %r" % msg)
     h.check(h.curl(s.url("/models/%s/graph.png" % ("0" * 64))).status == 404, "unknown id: 404")
     h.check(h.curl(s.url("/models/%s/card.png?w=100" % sq)).status == 400, "card.png?w=: 400")
+    h.check(h.curl(s.url("/models/%s/card.png?theme=dark" % sq)).status == 400, "card.png?theme=dark: 400 (light only)")
+    # theme=dark: the drawing's dark palette on its dark page (render/style.c)
+    r = h.curl(s.url(base + ".png?w=300&theme=dark"))
+    im = png(r)
+    h.check(r.status == 200 and im is not None and im.convert("RGB").getpixel((1, 1)) == (0x0f, 0x14, 0x19),
+            "graph.png?theme=dark: the dark page: %r %r" % (r, im.convert("RGB").getpixel((1, 1)) if im else None))
+    light = png(h.curl(s.url(base + ".png?w=300")))
+    h.check(light is not None and light.convert("RGB").getpixel((1, 1)) == (255, 255, 255), "light: white")
     h.check(h.curl(s.url("/healthz")).status == 200, "server up after bad PNG requests")
     h.check(s.stop() == 0, "server exit (png)")
 

@@ -1,8 +1,10 @@
 /*
  * test_config.c — `onnxviz serve` options: defaults, environment, flags (which win),
- * both flag spellings, switches, sizes, and the errors for bad input.
+ * both flag spellings, switches, sizes, and the errors for bad input; --frame-ancestors'
+ * origins (service/origins.c) normalised, refused and looked up.
  */
 #include "service/oxs.h"
+#include "service/origins.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -165,6 +167,47 @@ static void test_errors(void **state)
 	expect_error(NULL, 2, a16, "--upload-streams");
 }
 
+/* --frame-ancestors: origins kept lower-cased and joined by one space; a path, a
+ * wildcard, a bad port or scheme, a 17th origin refused with the bad one named; a
+ * look-up matches an origin exactly (port included). */
+static void test_frame_ancestors(void **state)
+{
+	(void)state;
+	oxs_config c;
+	oxs_config_default(&c);
+	assert_string_equal(c.frame_ancestors, "");
+	char *a1[] = {"serve", "--frame-ancestors", " https://Registry.Example.com,http://127.0.0.2:8080  https://[::1]:9 ", NULL};
+	char err[256];
+	assert_int_equal(oxs_config_parse(&c, 3, a1, NULL, err, sizeof(err)), 0);
+	assert_string_equal(c.frame_ancestors, "https://registry.example.com http://127.0.0.2:8080 https://[::1]:9");
+	assert_true(oxs_frame_ancestor_listed(c.frame_ancestors, "http://127.0.0.2:8080"));
+	assert_true(oxs_frame_ancestor_listed(c.frame_ancestors, "https://registry.example.com"));
+	assert_false(oxs_frame_ancestor_listed(c.frame_ancestors, "http://127.0.0.2"));
+	assert_false(oxs_frame_ancestor_listed(c.frame_ancestors, "http://127.0.0.2:80"));
+	assert_false(oxs_frame_ancestor_listed(c.frame_ancestors, "https://registry.example.co"));
+	assert_false(oxs_frame_ancestor_listed(c.frame_ancestors, ""));
+	assert_false(oxs_frame_ancestor_listed(c.frame_ancestors, NULL));
+	static const char *const bad[] = {
+	    "https://a.example/path", "https://*.example.com", "ftp://a.example", "a.example",
+	    "https://a.example:0", "https://a.example:65536", "https://", "https://a.example:",
+	    "https://.a.example", "https://a..example", "'self'", "https://a.example\"><x",
+	    "https://[zz]", "*"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *a[] = {"serve", "--frame-ancestors", (char *)bad[i], NULL};
+		expect_error(NULL, 3, a, "--frame-ancestors");
+	}
+	char many[2048] = "";
+	for (int i = 0; i < OXS_FRAME_ANCESTORS_MAX + 1; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many), "https://h%d.example ", i);
+	char *a2[] = {"serve", "--frame-ancestors", many, NULL};
+	expect_error(NULL, 3, a2, "at most 16");
+	char *e1[] = {"ONNXVIZ_FRAME_ANCESTORS=https://wiki.example.org:8443", NULL};
+	char *a3[] = {"serve", NULL};
+	oxs_config_default(&c);
+	assert_int_equal(oxs_config_parse(&c, 1, a3, e1, err, sizeof(err)), 0);
+	assert_string_equal(c.frame_ancestors, "https://wiki.example.org:8443");
+}
+
 /* A file of the given mode holding text; its path in path[64]. */
 static void secret_file(char *path, const char *text, mode_t mode)
 {
@@ -256,6 +299,7 @@ int main(void)
 	    cmocka_unit_test(test_switches_and_help), cmocka_unit_test(test_sizes),
 	    cmocka_unit_test(test_errors),    cmocka_unit_test(test_usage),
 	    cmocka_unit_test(test_token_files), cmocka_unit_test(test_hide_secrets),
+	    cmocka_unit_test(test_frame_ancestors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

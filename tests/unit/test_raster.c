@@ -93,13 +93,16 @@ static void test_options(void **state)
 	const char *bad[][2] = {{"w", "0"},        {"w", "-5"},    {"w", "32768"}, {"w", "1e3"},
 	                        {"h", ""},         {"scale", "1e9"}, {"scale", "0.5"},
 	                        {"scale", "4.01"}, {"scale", "1.234"}, {"scale", "2."},
-	                        {"theme", "<script>"}, {"theme", "dark"}};
+	                        {"theme", "<script>"}, {"theme", "Dark"}};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(&e, 0, sizeof(e));
 		assert_int_equal(oxr_raster_set(&r, bad[i][0], bad[i][1], &e), OXR_E_OPTION);
 		assert_null(strstr(e.message, "<script>")); /* the value is never echoed */
 	}
 	assert_int_equal(oxr_raster_set(&r, "rankdir", "LR", &e), -1);
+	assert_int_equal(oxr_raster_set(&r, "theme", "dark", &e), OXR_OK);
+	assert_int_equal(r.theme, OXR_THEME_DARK);
+	assert_int_equal(oxr_raster_set(&r, "theme", "light", &e), OXR_OK);
 	assert_int_equal(oxr_raster_set(&r, "scale", "2.5", &e), OXR_OK);
 	assert_int_equal(r.scale, 250);
 	char key[OXR_RASTER_KEY_MAX];

@@ -329,6 +329,7 @@ static const accepted accepts[] = {
     /* hide=: sorted, without repeats (one key per set); empty is none */
     {"hide", "Identity", "&hide=Identity"}, {"hide", "Identity,Constant,Identity", "&hide=Constant,Identity"},
     {"hide", "Cast,Add_1,Q", "&hide=Add_1,Cast,Q"},
+    {"theme", "dark", "&patterns=fold&theme=dark"},
 };
 
 static void test_options_accepted(void **state)
@@ -394,6 +395,7 @@ static const rejected rejects[] = {
     {"patterns", ""}, {"patterns", "Nodes"}, {"patterns", "off"},
     {"hide", ","}, {"hide", "Identity,"}, {"hide", ",Cast"}, {"hide", "a,,b"}, {"hide", "Iden-tity"},
     {"hide", "Identity Cast"}, {"hide", "a&b"}, {"hide", "a=b"}, {"hide", "\xc3\xa9"},
+    {"theme", ""}, {"theme", "Dark"}, {"theme", "<script>"}, {"theme", "dark "},
     {"depth", "1.5"}, {"depth", "x"}, {"depth", "1000"}, {"shapes", ""}, {"shapes", "ON"},
     {"shapes", "maybe"}, {"shapes", "2"}, {"attrs", ""}, {"attrs", "3"}, {"attrs", "some"},
     {"attrs", "-1"}, {"attrs", "ALL"}, {"arith", ""}, {"arith", "Fold"}, {"arith", "boxes"},
@@ -466,13 +468,13 @@ static void test_options_key_roundtrip(void **state)
 	    {"shapes", "on", "off", NULL}, {"attrs", "none", "key", "all", NULL},
 	    {"arith", "fold", "nodes", NULL}, {"unfold", "", "n1", "n2,n3.body.n0", NULL},
 	    {"quant", "fold", "nodes", NULL}, {"dims", "", "batch:1", "a:2,b:30", NULL},
-	    {"patterns", "fold", "nodes", NULL}};
+	    {"patterns", "fold", "nodes", NULL}, {"theme", "light", "dark", NULL}};
 	unsigned combos = 0;
 	for (unsigned seed = 0; seed < 2000; seed++) {
 		oxr_options o;
 		oxr_options_default(&o);
 		unsigned x = seed;
-		for (size_t k = 0; k < 13; k++) {
+		for (size_t k = 0; k < sizeof(vals) / sizeof(vals[0]); k++) {
 			size_t n = 1;
 			while (n < 5 && vals[k][n] != NULL)
 				n++;
@@ -498,6 +500,7 @@ static void test_options_key_roundtrip(void **state)
 		assert_string_equal(back.unfold, o.unfold);
 		assert_int_equal(back.quant_nodes, o.quant_nodes);
 		assert_string_equal(back.dims, o.dims);
+		assert_int_equal(back.theme_dark, o.theme_dark);
 		combos++;
 	}
 	assert_int_equal(combos, 2000);
@@ -509,7 +512,7 @@ static void test_option_names(void **state)
 	static const char *const want[] = {"rankdir", "initializers", "subgraphs", "group",
 	                                   "expand",  "depth",        "shapes",    "attrs",
 	                                   "arith",   "unfold",       "quant",     "dims",
-	                                   "io", "patterns", "hide"};
+	                                   "io", "patterns", "hide", "theme"};
 	size_t n = 0;
 	while (oxr_option_names[n] != NULL)
 		n++;
@@ -522,6 +525,10 @@ static void test_option_names(void **state)
 	assert_null(strstr(key, "hide="));
 	assert_int_equal(oxr_options_set(&o, "hide", "Identity", NULL), OXR_OK);
 	key_of(&o, key, sizeof(key));
+	/* theme is in the key only when dark (the keys of light drawings stay as they were) */
+	assert_string_equal(oxr_option_names[14], "theme");
+	assert_null(strstr(key, "theme="));
+	n = 14;
 	for (size_t i = 0; i < n; i++) {
 		assert_string_equal(oxr_option_names[i], want[i]);
 		/* each name is in the key, and its default value is accepted back */
