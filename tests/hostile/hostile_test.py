@@ -1160,7 +1160,7 @@ def cpu_s(pid):
 def stalled_post(s, path, source, length, send):
     """A POST of `length` bytes that sends `send` of them and stalls: its open socket."""
     k = socket.create_connection(("127.0.0.1", s.port), timeout=30, source_address=(source, 0))
-    k.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\nContent-Length: %d\r\n\r\n"
+    k.sendall(b"POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/csv\r\nContent-Length: %d\r\n\r\n"
               % (path.encode(), length))
     chunk = b"n,t\n" + b"x,1\n" * (1 << 18)  # 1 MiB
     sent = 0
