@@ -516,18 +516,26 @@ static void test_option_names(void **state)
 	size_t n = 0;
 	while (oxr_option_names[n] != NULL)
 		n++;
-	assert_int_equal(n, 15);
+	assert_int_equal(n, 16);
 	char key[2048];
 	oxr_options o;
 	oxr_options_default(&o);
-	/* hide= is in the key only when given (the keys of every other set unchanged) */
+	/* hide= is in the key only when given, theme= only when dark: the keys of every other
+	 * set (all drawings made before them) stay what they were */
 	key_of(&o, key, sizeof(key));
 	assert_null(strstr(key, "hide="));
+	assert_null(strstr(key, "theme="));
+	assert_string_equal(oxr_option_names[14], "hide");
+	assert_string_equal(oxr_option_names[15], "theme");
+	assert_int_equal(oxr_options_set(&o, "theme", "light", NULL), OXR_OK);
+	key_of(&o, key, sizeof(key));
+	assert_null(strstr(key, "theme="));
+	assert_int_equal(oxr_options_set(&o, "theme", "dark", NULL), OXR_OK);
+	key_of(&o, key, sizeof(key));
+	assert_non_null(strstr(key, "&theme=dark"));
 	assert_int_equal(oxr_options_set(&o, "hide", "Identity", NULL), OXR_OK);
 	key_of(&o, key, sizeof(key));
-	/* theme is in the key only when dark (the keys of light drawings stay as they were) */
-	assert_string_equal(oxr_option_names[14], "theme");
-	assert_null(strstr(key, "theme="));
+	assert_non_null(strstr(key, "&hide=Identity&theme=dark"));
 	n = 14;
 	for (size_t i = 0; i < n; i++) {
 		assert_string_equal(oxr_option_names[i], want[i]);
