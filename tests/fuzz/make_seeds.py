@@ -234,6 +234,9 @@ def http_seeds():
     csv = b"node,t,u\nr0,1,2\nnope,3,4\n"
     oid = hashlib.sha256(csv).hexdigest().encode()
     ov = [b"Content-Type: text/csv"] + tok
+    csv_b = b"node,t,u\nr0,2,2\n"
+    bid = hashlib.sha256(csv_b).hexdigest().encode()
+    js = [b"Content-Type: application/json"] + tok
     s.update({
         "overlay_post_get": req(b"POST", b"/models", model, raw) +
                             req(b"POST", base + b"/overlays", csv, ov) +
@@ -250,6 +253,19 @@ def http_seeds():
             b"".join(req(b"GET", base + b"/overlays/" + oid + q) for q in (
                 b"?metric=a%40%40b", b"?metric=", b"?x=1", b"?metric=t&metric=u")) +
             req(b"POST", base + b"/overlays?other=1", csv, ov),
+        # two overlays compared in one POST (issue 38): the parts a and b, then hostile
+        # multipart (a third part, b missing, a twice, the same file twice); then the
+        # JSON form naming the two stored ids, and its refusals (unknown, twice, not ids)
+        "overlay_compare_parts": req(b"POST", b"/models", model, raw) + b"".join(
+            req(b"POST", base + b"/overlays", M.multipart(parts), mp) for parts in (
+                [(b"a", csv), (b"b", csv_b)], [(b"a", csv), (b"b", csv_b), (b"c", csv)],
+                [(b"a", csv)], [(b"a", csv), (b"a", csv_b)], [(b"a", csv), (b"b", csv)])) +
+            req(b"GET", base + b"/overlays/" + oid + b"?compare=" + bid),
+        "overlay_compare_ids": req(b"POST", b"/models", model, raw) +
+            req(b"POST", base + b"/overlays", csv, ov) + req(b"POST", base + b"/overlays", csv_b, ov) +
+            b"".join(req(b"POST", base + b"/overlays", b'{"compare": ["%s", "%s"]}' % ids, js) for ids in (
+                (oid, bid), (bid, oid), (oid, b"0" * 64), (oid, oid), (oid, b"x"))) +
+            req(b"POST", base + b"/overlays", b'{"compare": "x"}', js),
     })
     # the Host check (service/host.c): names the fuzz server answers to, then one it does
     # not (403: the connection ends there); two Hosts

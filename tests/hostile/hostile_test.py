@@ -1217,6 +1217,19 @@ def t_overlays():
     a = Client(s, source="127.0.3.2")
     ok = wait_until(lambda: a.request("POST", opath, body=b"node,t\nr0,2\n")[0] == 201, 10)
     check(ok, "after its connections closed the client posts again")
+    # two profiles compared in one POST count once (issue 38): with one post of the client
+    # stalled, its comparison is the second of its two posts in flight, not a third
+    k = stalled_post(s, opath, "127.0.3.2", 1000, 10)
+    try:
+        time.sleep(0.2)
+        mp = b"".join(b'--qq\r\nContent-Disposition: form-data; name="%s"; filename="%s.csv"\r\n\r\n%s\r\n'
+                      % (n, n, v) for n, v in ((b"a", b"node,t\nr0,3\n"), (b"b", b"node,t\nr0,5\n"))) + b"--qq--\r\n"
+        st, _, body = a.request("POST", opath, body=mp, headers={"Content-Type": "multipart/form-data; boundary=qq"})
+        o = json.loads(body) if st == 201 else {}
+        check(st == 201 and o.get("compare", {}).get("sum_diff") == 2,
+              "two profiles compared in one POST beside a stalled one: one of the client's two: %r %r" % (st, body[:200]))
+    finally:
+        k.close()
     # 3. a big CSV (200,000 names none matches, 8 metrics) posted once
     ms = ["m%d" % k for k in range(8)]
     rows = ["node," + ",".join(ms), "r0," + ",".join("1" for _ in ms)]

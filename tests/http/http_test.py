@@ -855,6 +855,7 @@ def t_cache_etag(s, mid):
                       ("overlay=%s&compare=%s" % (oid, "0" * 64), 404), ("overlay=%s&compare=x" % oid, 400)):
         r = curl(base + "/graph.svg?" + q)
         check(r.status == status, "compare query %s: %r" % (q, r))
+    t_overlay_compare_post(base, prof, prof_b, oid, bid, t)
     # blocks: each name scope down to depth 3 sums the MACs of the main graph's nodes under
     # it (a node's name without its last component), counted here from document.json
     doc = curl(base + "/document.json").json() or {}
@@ -890,6 +891,68 @@ def t_cache_etag(s, mid):
         check(r.status == 404 and r.error_code() == "not_found", "unknown model %s: %r" % (path, r))
     m = s.metrics()
     check(m.get('onnxviz_cache_hits_total{tier="memory"}', 0) >= 3, "memory cache hits counted")
+
+
+def t_overlay_compare_post(base, prof, prof_b, oid, bid, want):
+    """POST /models/{id}/overlays comparing two profiles in one request (issue 38): the parts
+    a and b of a multipart body (each stored as a single POST stores it), or {"compare": [A,
+    B]} naming two stored overlays; both answer the comparison GET .../overlays/A?compare=B
+    answers (want), with the ids, the largest changes and the links; each malformed form 4xx."""
+    pa, pb = write_tmp(json.dumps(prof).encode(), ".json"), write_tmp(json.dumps(prof_b).encode(), ".json")
+    r = curl(base + "/overlays", form=[("a", "@" + pa), ("b", "@" + pb)])
+    o = r.json() or {}
+    tbl = o.get("table", {})
+    check(r.status == 201 and o.get("a") == oid and o.get("b") == bid and tbl == want
+          and o.get("posted", {}).get("a", {}).get("id") == oid and o["posted"]["b"].get("matched") == 4,
+          "POST overlays a+b: the same comparison as GET ?compare=: %r" % r)
+    nodes, sums = tbl.get("nodes", []), tbl.get("compare", {})
+    check(sum(n["values"]["diff"] for n in nodes) == sums.get("sum_b", 0) - sums.get("sum_a", 0) == 50
+          and [n.get("side") for n in nodes if n.get("side") != "both"] == ["a"]
+          and [n for n in nodes if n.get("side") == "a"][0]["values"]["b"] in (0, None),
+          "POST a+b: sums of differences are the difference of sums; the one-sided node marked: %r" % tbl)
+    check(o.get("top") == nodes[:20] and o.get("compare") == tbl.get("compare")
+          and o.get("links", {}).get("table") == "%s/overlays/%s?compare=%s" % (base[base.index("/models"):], oid, bid)
+          and o["links"].get("graph.svg") == "%s/graph.svg?overlay=%s&compare=%s" % (base[base.index("/models"):], oid, bid),
+          "POST a+b: top changes and links: %r" % o.get("links"))
+    r = curl(base + "/overlays", method="POST", data=json.dumps({"compare": [oid, bid]}).encode(),
+             headers=["Content-Type: application/json"])
+    o2 = r.json() or {}
+    check(r.status == 200 and o2.get("table") == want and o2.get("a") == oid and "posted" not in o2
+          and o2.get("top") == o.get("top") and o2.get("links") == o.get("links"),
+          "POST {compare: [A, B]}: the same comparison: %r" % r)
+    # the other way round: B - A of B's metric, so every difference changes sign
+    r = curl(base + "/overlays", method="POST", data=json.dumps({"compare": [bid, oid]}).encode())
+    t2 = (r.json() or {}).get("table", {})
+    check(r.status == 200 and t2.get("compare", {}).get("sum_diff") == -50, "POST {compare: [B, A]}: %r" % r)
+    # hostile: a third part, b missing, b not a profile, a and b the same file, ids not
+    # stored, the same id twice, not ids, ?optimized= with two profiles, both over the bound
+    junk = write_tmp(b"node,t\nx,nan\n", ".csv")
+    big = write_tmp(b"x" * (17 << 20), ".csv")
+    for form, status, code in (([("a", "@" + pa), ("b", "@" + pb), ("c", "@" + pb)], 400, "bad_multipart"),
+                               ([("a", "@" + pa)], 400, "bad_multipart"),
+                               ([("b", "@" + pb)], 400, "bad_multipart"),
+                               ([("a", "@" + pa), ("b", "@" + junk)], 422, None),
+                               ([("a", "@" + pa), ("b", "@" + pa)], 400, "same_overlay"),
+                               ([("a", "@" + pa), ("a", "@" + pb)], 400, "bad_multipart"),
+                               ([("a", "@" + big), ("b", "@" + big)], 413, "payload_too_large")):
+        r = curl(base + "/overlays", form=form)
+        check(r.status == status and (code is None or r.error_code() == code),
+              "POST overlays parts %s: %r" % ([k for k, _ in form], r))
+    r = curl(base + "/overlays", form=[("a", "@" + pa), ("b", "@" + junk)])
+    check("part 'b'" in ((r.json() or {}).get("error") or {}).get("message", ""), "the failed part named: %r" % r)
+    for body, status, code in (({"compare": [oid, "0" * 64]}, 404, "not_found"),
+                               ({"compare": [oid, oid]}, 400, "bad_compare"),
+                               ({"compare": [oid]}, 400, "bad_compare"),
+                               ({"compare": [oid, bid, bid]}, 400, "bad_compare"),
+                               ({"compare": [oid, "../x"]}, 400, "bad_compare"),
+                               ({"compare": [oid, bid], "x": 1}, 400, "bad_compare"),
+                               ({"compare": "x"}, 400, "bad_compare")):
+        r = curl(base + "/overlays", method="POST", data=json.dumps(body).encode())
+        check(r.status == status and r.error_code() == code, "POST overlays %s: %r" % (json.dumps(body)[:60], r))
+    r = curl(base + "/overlays?optimized=" + "0" * 64, form=[("a", "@" + pa), ("b", "@" + pb)])
+    check(r.status == 400 and r.error_code() == "bad_query", "two profiles with ?optimized=: %r" % r)
+    for path in (pa, pb, junk, big):
+        os.unlink(path)
 
 
 def t_overlay_optimized(s, mid):
