@@ -471,7 +471,7 @@ static void *code_part(void *arg)
  * the Adler-32s combined): a part cannot refer back into the one before, which costs a
  * few bytes, and the parts share nothing but the read-only pixels.  False with err set. */
 static bool write_png(const unsigned char *px, int stride, uint32_t pw, uint32_t ph,
-                      oxr_buf *out, oxr_error *err)
+                      const char *title, oxr_buf *out, oxr_error *err)
 {
 	size_t start = out->len;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -512,6 +512,17 @@ static bool write_png(const unsigned char *px, int stride, uint32_t pw, uint32_t
 	if (ok) {
 		oxr_buf_append(out, sig, sizeof(sig));
 		chunk(out, "IHDR", ihdr, sizeof(ihdr));
+		if (title != NULL && title[0] != '\0') {
+			/* iTXt (tEXt is Latin-1): "Title", no compression, no language, UTF-8 text
+			 * (the caller's: valid, at most OXR_CARD_TITLE_MAX bytes) */
+			unsigned char t[5 + 5 + OXR_CARD_TITLE_MAX];
+			size_t n = strlen(title);
+			if (n > OXR_CARD_TITLE_MAX)
+				n = oxp_utf8_whole(title, OXR_CARD_TITLE_MAX);
+			memcpy(t, "Title\0\0\0\0\0", 10);
+			memcpy(t + 10, title, n);
+			chunk(out, "iTXt", t, 10 + n);
+		}
 		/* the zlib stream: its header (deflate, 32K window, "fastest"), the parts, the
 		 * Adler-32 of all filtered bytes; in IDAT chunks of at most 256 KiB */
 		oxr_buf z;
@@ -568,7 +579,7 @@ oxr_code oxr_raster_png(const char *svg, size_t len, const oxr_raster *r, oxr_bu
 	if (rc == OXR_OK) {
 		rs.cairo_surface_flush(s);
 		if (!write_png(rs.cairo_image_surface_get_data(s), rs.cairo_image_surface_get_stride(s),
-		               pw, ph, out, err))
+		               pw, ph, NULL, out, err))
 			rc = err->code;
 	}
 	if (s != NULL)
@@ -599,8 +610,8 @@ static void fade(cairo_t *cr, const double box[4], double s)
 /* For card.c: draw a card from its frame SVG (the page, texts) and the drawing fitted
  * into [x, y, w, h] of it, both in card units (OXR_CARD_W x OXR_CARD_H) times scale. */
 oxr_code oxr__raster_card(const char *frame, size_t frame_len, const char *drawing,
-                          size_t drawing_len, const double box[4], const oxr_raster *r,
-                          oxr_buf *out, oxr_error *err)
+                          size_t drawing_len, const double box[4], const char *title,
+                          const oxr_raster *r, oxr_buf *out, oxr_error *err)
 {
 	if (!rsvg_ready(err))
 		return err->code;
@@ -645,7 +656,7 @@ oxr_code oxr__raster_card(const char *frame, size_t frame_len, const char *drawi
 	if (rc == OXR_OK) {
 		rs.cairo_surface_flush(surf);
 		if (!write_png(rs.cairo_image_surface_get_data(surf),
-		               rs.cairo_image_surface_get_stride(surf), pw, ph, out, err))
+		               rs.cairo_image_surface_get_stride(surf), pw, ph, title, out, err))
 			rc = err->code;
 	}
 	if (surf != NULL)
