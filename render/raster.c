@@ -524,22 +524,20 @@ static bool write_png(const unsigned char *px, int stride, uint32_t pw, uint32_t
 			chunk(out, "iTXt", t, 10 + n);
 		}
 		/* the zlib stream: its header (deflate, 32K window, "fastest"), the parts, the
-		 * Adler-32 of all filtered bytes; in IDAT chunks of at most 256 KiB */
-		oxr_buf z;
-		oxr_buf_init(&z, out->max);
+		 * Adler-32 of all filtered bytes; in IDAT chunks of at most 256 KiB, split
+		 * where the parts end (a decoder joins them: no copy of the whole here) */
 		static const unsigned char head[2] = {0x78, 0x01};
-		oxr_buf_append(&z, head, 2);
-		for (unsigned i = 0; i < parts; i++)
-			oxr_buf_append(&z, part[i].out.data, part[i].out.len);
+		chunk(out, "IDAT", head, 2);
+		for (unsigned i = 0; i < parts; i++) {
+			const unsigned char *d = (const unsigned char *)part[i].out.data;
+			for (size_t at = 0; at < part[i].out.len; at += (size_t)1 << 18) {
+				size_t n = part[i].out.len - at;
+				chunk(out, "IDAT", d + at, n < ((size_t)1 << 18) ? n : (size_t)1 << 18);
+			}
+		}
 		unsigned char tail[4] = {(unsigned char)(adler >> 24), (unsigned char)(adler >> 16),
 		                         (unsigned char)(adler >> 8), (unsigned char)adler};
-		oxr_buf_append(&z, tail, 4);
-		for (size_t at = 0; !z.failed && at < z.len; at += (size_t)1 << 18) {
-			size_t n = z.len - at < ((size_t)1 << 18) ? z.len - at : (size_t)1 << 18;
-			chunk(out, "IDAT", (const unsigned char *)z.data + at, n);
-		}
-		ok = !z.failed;
-		oxr_buf_free(&z);
+		chunk(out, "IDAT", tail, 4);
 		chunk(out, "IEND", NULL, 0);
 	}
 	for (unsigned i = 0; i < parts; i++)
