@@ -2,7 +2,7 @@
  * card.c — a model's card: the 1200 x 630 image (the Open Graph size) a chat, a registry
  * page or a link preview shows for a model (render/oxr.h, oxr_card_png).
  *
- * On the left its name (the main graph's), producer and opset, and three figures: nodes,
+ * On the left its name (the one it was uploaded under, else the main graph's), producer and opset, and three figures: nodes,
  * parameters, MACs (the summary's and parser/cost.c's, as docs/cost.md gives them); on
  * the right its overview (the default drawing, group=auto) fitted into a panel, top to
  * bottom or left to right, whichever draws it larger; a drawing so long that fitted whole
@@ -97,10 +97,10 @@ static void text(oxr_buf *o, oxp_arena *a, double y, double size, bool bold, con
 	oxr_buf_append(o, "</text>\n", 8);
 }
 
-/* The model's name: the main graph's, else "ONNX model"; one line at 40 px, else two at
+/* The model's name (the uploaded one, else the main graph's, else "ONNX model"); one line at 40 px, else two at
  * 34 px broken after a '/', '_', '-', '.' or ' ' (the second cut with an ellipsis when
  * still too long), else one line at 30 px cut.  Returns the y below it. */
-static double title(oxr_buf *o, oxp_arena *a, const char *name, double y)
+static double title_lines(oxr_buf *o, oxp_arena *a, const char *name, double y)
 {
 	if (oxr__text_width(name, 40, true) <= LEFT_W) {
 		text(o, a, y, 40, true, "#1f2328", name);
@@ -147,8 +147,25 @@ static void figure(oxr_buf *o, oxp_arena *a, double y, const char *value, const 
 	text(o, a, y + 26, 17, false, "#57606a", what);
 }
 
-oxr_code oxr_card_png(const oxp_model *m, const oxp_dag *d, const oxr_raster *r,
-                      oxr_buf *out, oxr_error *err)
+/* The uploaded name, when it is text a card may show: valid UTF-8, 1..OXR_CARD_TITLE_MAX
+ * bytes, no control characters (a name is one line). */
+static bool title_ok(const char *t)
+{
+	size_t n = t != NULL ? strlen(t) : 0;
+	if (n == 0 || n > OXR_CARD_TITLE_MAX)
+		return false;
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		size_t k = oxr__utf8_at((const unsigned char *)t, n, i, &cp);
+		if (k == 0 || cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0x2028 || cp == 0x2029)
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+oxr_code oxr_card_png(const oxp_model *m, const oxp_dag *d, const char *title,
+                      const oxr_raster *r, oxr_buf *out, oxr_error *err)
 {
 	const oxp_dag_view *v = oxp_dag_get(d);
 	const oxp_model_proto *p = oxp_model_proto_get(m);
@@ -169,9 +186,12 @@ oxr_code oxr_card_png(const oxp_model *m, const oxp_dag *d, const oxr_raster *r,
 	oxp_arena *ca = oxp_arena_new((size_t)512 << 20);
 	if (ca != NULL && oxp_cost_compute(d, ca, NULL, &c, NULL) == OXP_OK)
 		oxp_cost_poly_format(c, &c->total.macs, 0, macs, sizeof(macs));
-	const char *name = p->graph != NULL && p->graph->name.len > 0
-	                       ? oxr__text(a, p->graph->name, 120)
-	                       : "ONNX model";
+	const char *graph = p->graph != NULL && p->graph->name.len > 0
+	                        ? oxr__text(a, p->graph->name, 120)
+	                        : NULL;
+	/* the name it was uploaded under first, the graph's below it when another */
+	const char *name = title_ok(title) ? title : graph != NULL ? graph : "ONNX model";
+	const char *under = graph != NULL && strcmp(graph, name) != 0 ? graph : NULL;
 	char by[300] = "";
 	if (p->producer_name.len > 0)
 		snprintf(by, sizeof(by), "%s %s", oxr__text(a, p->producer_name, 40),
@@ -196,7 +216,11 @@ oxr_code oxr_card_png(const oxp_model *m, const oxp_dag *d, const oxr_raster *r,
 	               OXR_CARD_W, OXR_CARD_H, OXR_CARD_W, OXR_CARD_H, OXR_CARD_W, OXR_CARD_H,
 	               OXR_CARD_W, PANEL_X, PANEL_Y, PANEL_W, PANEL_H);
 	text(&frame, a, 78, 15, true, "#2f6feb", "ONNX MODEL");
-	double y = title(&frame, a, name, 128);
+	double y = title_lines(&frame, a, name, 128);
+	if (under != NULL) {
+		text(&frame, a, y + 22, 18, true, "#57606a", under);
+		y += 26;
+	}
 	if (by[0] != '\0')
 		text(&frame, a, y + 22, 18, false, "#57606a", by);
 	figure(&frame, a, 318, nodes, v->nnodes == 1 ? "node" : "nodes");
@@ -211,7 +235,8 @@ oxr_code oxr_card_png(const oxp_model *m, const oxp_dag *d, const oxr_raster *r,
 	if (rc == OXR_OK) {
 		const double box[4] = {PANEL_X + PAD, PANEL_Y + PAD, PANEL_W - 2 * PAD,
 		                       PANEL_H - 2 * PAD};
-		rc = oxr__raster_card(frame.data, frame.len, draw.data, draw.len, box, r, out, err);
+		rc = oxr__raster_card(frame.data, frame.len, draw.data, draw.len, box, name, r, out,
+		                      err);
 	}
 	oxp_arena_free(ca);
 	oxp_arena_free(a);

@@ -399,8 +399,8 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *out, oxr_error *err);
 /* raster.c, for card.c: a card from its frame SVG (page and texts, OXR_CARD_W x
  * OXR_CARD_H) and a drawing fitted into box {x, y, w, h} of it (drawing may be NULL). */
 oxr_code oxr__raster_card(const char *frame, size_t frame_len, const char *drawing,
-                          size_t drawing_len, const double box[4], const oxr_raster *r,
-                          oxr_buf *out, oxr_error *err);
+                          size_t drawing_len, const double box[4], const char *title,
+                          const oxr_raster *r, oxr_buf *out, oxr_error *err);
 
 oxr_code oxr__fail(oxr_error *err, oxr_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

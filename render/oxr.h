@@ -220,9 +220,14 @@ oxr_code oxr_raster_size(const oxr_raster *r, double dw, double dh, uint32_t *pw
 oxr_code oxr_raster_png(const char *svg, size_t len, const oxr_raster *r, oxr_buf *out,
                         oxr_error *err);
 /* The model's card (OXR_CARD_W x OXR_CARD_H times r->scale; r->w and r->h are not used):
- * its overview fitted in, its name, nodes, parameters and MACs. */
-oxr_code oxr_card_png(const oxp_model *m, const oxp_dag *d, const oxr_raster *r,
-                      oxr_buf *out, oxr_error *err);
+ * its overview fitted in, its name, nodes, parameters and MACs.  title: the name it was
+ * uploaded under (untrusted: used when valid UTF-8 of at most OXR_CARD_TITLE_MAX bytes
+ * without control characters, else ignored), the main graph's name below it when that
+ * differs; NULL or "": the main graph's name.  The title drawn is also the PNG's "Title"
+ * (an iTXt chunk). */
+#define OXR_CARD_TITLE_MAX 255
+oxr_code oxr_card_png(const oxp_model *m, const oxp_dag *d, const char *title,
+                      const oxr_raster *r, oxr_buf *out, oxr_error *err);
 
 /* ---------------------------------------------------------------------------------------
  * Overlays (render/overlay.c): marks drawn over a rendering of one model, given by the
@@ -465,11 +470,13 @@ oxr_code oxr_render_isolated_pair(const char *exe, const oxr_model_files *model,
                                   const oxr_worker_limits *lim, oxr_buf *out,
                                   oxr_error *err);
 
-/* A PNG (oxr_raster_png of the drawing) or, with card, the model's card (oxr_card_png)
- * drawn by the worker: the same process, limits and protocol, and while it draws its
- * address space is capped further by what r's pixel budget needs (worker.c). */
+/* A PNG (oxr_raster_png of the drawing) or, with card, the model's card (oxr_card_png,
+ * titled title when not NULL) drawn by the worker: the same process, limits and protocol,
+ * and while it draws its address space is capped further by what r's pixel budget needs
+ * (worker.c). */
 oxr_code oxr_render_isolated_raster(const char *exe, const char *model_path,
-                                    const oxr_options *o, bool card, const oxr_raster *r,
+                                    const oxr_options *o, bool card, const char *title,
+                                    const oxr_raster *r,
                                     const oxr_worker_limits *lim, oxr_buf *out,
                                     oxr_error *err);
 /* The format a pair rendering is asked for to come back as PNG: base ("svg", "heat-svg")

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define RSVG_SONAME "librsvg-2.so.2"
 OXR_DLOPEN_NOTE(rsvg, "png", "librsvg and cairo, for PNG images of drawings", RSVG_SONAME);
@@ -43,7 +44,8 @@ OXR_DLOPEN_NOTE(rsvg, "png", "librsvg and cairo, for PNG images of drawings", RS
 	X(cairo_clip) X(cairo_fill) X(cairo_set_source) X(cairo_pattern_create_linear)      \
 	X(cairo_pattern_add_color_stop_rgba) X(cairo_pattern_destroy)                       \
 	X(cairo_image_surface_get_data) X(cairo_image_surface_get_stride)                   \
-	X(deflateInit2_) X(deflate) X(deflateEnd) X(deflateBound) X(crc32) X(zlibVersion)
+	X(deflateInit2_) X(deflate) X(deflateEnd) X(deflateBound) X(crc32) X(zlibVersion)       \
+	X(adler32) X(adler32_combine)
 
 static union {
 	struct {
@@ -379,28 +381,128 @@ static void chunk(oxr_buf *out, const char *type, const unsigned char *data, siz
 	oxr_buf_append(out, c, 4);
 }
 
-/* The surface (opaque: the theme's page is painted first) as an 8-bit RGB PNG appended
- * to out.  Written here rather than by cairo: its writer keeps the alpha channel and
- * compresses at zlib's default level, three times the time of the whole drawing on a
- * large image; rows filtered (filter_row) and coded at level 1 with run-length matching
- * are 4x faster on our drawings, which are mostly page colour (transformer_12x12's full
- * detail, 47 MP: the whole CLI run 5.9 s to 1.4 s, the same pixels), in a file 5% larger.
- * False with err set. */
-static bool write_png(cairo_surface_t *s, uint32_t pw, uint32_t ph, oxr_buf *out,
-                      oxr_error *err)
+/* One part of the image's zlib stream: rows y0..y1 filtered (the row above y0 is the
+ * filter's "previous" row even when another part codes it) and coded as raw deflate
+ * into out, ending byte-aligned (Z_SYNC_FLUSH) or, for the last part, with the final
+ * block; adler is the Adler-32 of the filtered bytes, for the stream's trailer. */
+typedef struct {
+	const unsigned char *px;
+	int stride;
+	uint32_t pw, y0, y1;
+	bool last, ok;
+	oxr_buf out;
+	uLong adler;
+	size_t raw; /* filtered bytes */
+} png_part;
+
+/* cairo's ARGB32 row y (native-endian 0xAARRGGBB words, opaque here) as RGB into rgb */
+static void rgb_row(const png_part *p, uint32_t y, unsigned char *rgb)
 {
-	rs.cairo_surface_flush(s);
-	const unsigned char *px = rs.cairo_image_surface_get_data(s);
-	int stride = rs.cairo_image_surface_get_stride(s);
-	size_t rowlen = 1 + (size_t)pw * 3, start = out->len;
-	unsigned char *row = malloc(rowlen), *zbuf = malloc((size_t)1 << 18);
-	unsigned char *cur = malloc(rowlen), *prev = malloc(rowlen);
+	const uint32_t *src = (const uint32_t *)(const void *)(p->px + (size_t)y * (size_t)p->stride);
+	for (uint32_t x = 0; x < p->pw; x++) {
+		rgb[3 * x] = (unsigned char)(src[x] >> 16);
+		rgb[3 * x + 1] = (unsigned char)(src[x] >> 8);
+		rgb[3 * x + 2] = (unsigned char)src[x];
+	}
+}
+
+static void *code_part(void *arg)
+{
+	png_part *p = arg;
+	size_t n = (size_t)p->pw * 3, rowlen = 1 + n, zlen = (size_t)1 << 18;
+	unsigned char *row = malloc(rowlen), *zbuf = malloc(zlen);
+	unsigned char *cur = malloc(n), *prev = malloc(n);
 	z_stream z;
 	memset(&z, 0, sizeof(z));
-	bool ok = px != NULL && stride > 0 && row != NULL && cur != NULL && prev != NULL && zbuf != NULL &&
-	          rs.deflateInit2_(&z, 1, Z_DEFLATED, 15, 8, Z_RLE, rs.zlibVersion(),
-	                           (int)sizeof(z)) == Z_OK;
-	bool open = ok;
+	/* level 1, raw deflate (-15: the parts are joined under one zlib header) */
+	p->ok = row != NULL && cur != NULL && prev != NULL && zbuf != NULL &&
+	        rs.deflateInit2_(&z, 1, Z_DEFLATED, -15, 8, Z_RLE, rs.zlibVersion(),
+	                         (int)sizeof(z)) == Z_OK;
+	bool open = p->ok;
+	p->adler = rs.adler32(0, NULL, 0);
+	p->raw = 0;
+	if (p->ok && p->y0 > 0)
+		rgb_row(p, p->y0 - 1, prev);
+	for (uint32_t y = p->y0; p->ok && y <= p->y1; y++) {
+		bool end = y == p->y1;
+		if (!end) {
+			rgb_row(p, y, cur);
+			filter_row(row, cur, y > 0 ? prev : NULL, n);
+			unsigned char *t = prev;
+			prev = cur;
+			cur = t;
+			p->adler = rs.adler32(p->adler, row, (uInt)rowlen);
+			p->raw += rowlen;
+			z.next_in = row;
+			z.avail_in = (uInt)rowlen;
+		}
+		int flush = !end ? Z_NO_FLUSH : p->last ? Z_FINISH : Z_SYNC_FLUSH;
+		do {
+			z.next_out = zbuf;
+			z.avail_out = (uInt)zlen;
+			int zr = rs.deflate(&z, flush);
+			if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+				p->ok = false;
+				break;
+			}
+			oxr_buf_append(&p->out, zbuf, zlen - z.avail_out);
+		} while (z.avail_out == 0);
+		p->ok = p->ok && !p->out.failed;
+	}
+	if (open)
+		rs.deflateEnd(&z);
+	free(row);
+	free(cur);
+	free(prev);
+	free(zbuf);
+	return NULL;
+}
+
+#define PNG_PARTS_MAX 4
+
+/* The image (opaque: the theme's page is painted first; px: stride bytes a row) as an
+ * 8-bit RGB PNG appended to out.  Written here rather than by cairo: its writer keeps the
+ * alpha channel and compresses at zlib's default level, three times the time of the whole
+ * drawing on a large image; rows filtered (filter_row) and coded at level 1 with run-length
+ * matching are 4x faster on our drawings, which are mostly page colour (transformer_12x12's
+ * full detail, 47 MP: the whole CLI run 5.9 s to 1.4 s, the same pixels), in a file 5%
+ * larger.  A large image is coded in horizontal parts on threads, one a processor (pigz's
+ * way: each part a raw deflate stream ending byte-aligned, joined under one zlib header,
+ * the Adler-32s combined): a part cannot refer back into the one before, which costs a
+ * few bytes, and the parts share nothing but the read-only pixels.  False with err set. */
+static bool write_png(const unsigned char *px, int stride, uint32_t pw, uint32_t ph,
+                      const char *title, oxr_buf *out, oxr_error *err)
+{
+	size_t start = out->len;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	/* a part of fewer than 1M pixels is not worth a thread */
+	unsigned parts = cpus < 2 || (uint64_t)pw * ph < ((uint64_t)2 << 20) ? 1
+	                 : cpus > PNG_PARTS_MAX ? PNG_PARTS_MAX
+	                                        : (unsigned)cpus;
+	png_part part[PNG_PARTS_MAX];
+	pthread_t tid[PNG_PARTS_MAX];
+	bool started[PNG_PARTS_MAX] = {false};
+	for (unsigned i = 0; i < parts; i++) {
+		part[i] = (png_part){.px = px, .stride = stride, .pw = pw,
+		                     .y0 = (uint32_t)((uint64_t)ph * i / parts),
+		                     .y1 = (uint32_t)((uint64_t)ph * (i + 1) / parts),
+		                     .last = i + 1 == parts};
+		oxr_buf_init(&part[i].out, out->max);
+	}
+	/* part 0 on this thread; a part whose thread cannot start, here too */
+	for (unsigned i = 1; i < parts; i++)
+		started[i] = pthread_create(&tid[i], NULL, code_part, &part[i]) == 0;
+	code_part(&part[0]);
+	bool ok = part[0].ok;
+	uLong adler = part[0].adler;
+	for (unsigned i = 1; i < parts; i++) {
+		if (started[i])
+			pthread_join(tid[i], NULL);
+		else
+			code_part(&part[i]);
+		ok = ok && part[i].ok;
+		adler = rs.adler32_combine(adler, part[i].adler, (z_off_t)part[i].raw);
+	}
 	static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 	unsigned char ihdr[13] = {(unsigned char)(pw >> 24), (unsigned char)(pw >> 16),
 	                          (unsigned char)(pw >> 8),  (unsigned char)pw,
@@ -410,50 +512,43 @@ static bool write_png(cairo_surface_t *s, uint32_t pw, uint32_t ph, oxr_buf *out
 	if (ok) {
 		oxr_buf_append(out, sig, sizeof(sig));
 		chunk(out, "IHDR", ihdr, sizeof(ihdr));
-	}
-	for (uint32_t y = 0; ok && y <= ph; y++) {
-		bool last = y == ph;
-		if (!last) {
-			/* cairo's ARGB32: native-endian 0xAARRGGBB words, opaque here */
-			const uint32_t *src = (const uint32_t *)(const void *)(px + (size_t)y * (size_t)stride);
-			for (uint32_t x = 0; x < pw; x++) {
-				cur[3 * x] = (unsigned char)(src[x] >> 16);
-				cur[3 * x + 1] = (unsigned char)(src[x] >> 8);
-				cur[3 * x + 2] = (unsigned char)src[x];
-			}
-			filter_row(row, cur, y > 0 ? prev : NULL, (size_t)pw * 3);
-			unsigned char *t = prev;
-			prev = cur;
-			cur = t;
-			z.next_in = row;
-			z.avail_in = (uInt)rowlen;
+		if (title != NULL && title[0] != '\0') {
+			/* iTXt (tEXt is Latin-1): "Title", no compression, no language, UTF-8 text
+			 * (the caller's: valid, at most OXR_CARD_TITLE_MAX bytes) */
+			unsigned char t[5 + 5 + OXR_CARD_TITLE_MAX];
+			size_t n = strlen(title);
+			if (n > OXR_CARD_TITLE_MAX)
+				n = oxp_utf8_whole(title, OXR_CARD_TITLE_MAX);
+			memcpy(t, "Title\0\0\0\0\0", 10);
+			memcpy(t + 10, title, n);
+			chunk(out, "iTXt", t, 10 + n);
 		}
-		do {
-			z.next_out = zbuf;
-			z.avail_out = (uInt)1 << 18;
-			int zr = rs.deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
-			if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
-				ok = false;
-				break;
+		/* the zlib stream: its header (deflate, 32K window, "fastest"), the parts, the
+		 * Adler-32 of all filtered bytes; in IDAT chunks of at most 256 KiB, split
+		 * where the parts end (a decoder joins them: no copy of the whole here) */
+		static const unsigned char head[2] = {0x78, 0x01};
+		chunk(out, "IDAT", head, 2);
+		for (unsigned i = 0; i < parts; i++) {
+			const unsigned char *d = (const unsigned char *)part[i].out.data;
+			for (size_t at = 0; at < part[i].out.len; at += (size_t)1 << 18) {
+				size_t n = part[i].out.len - at;
+				chunk(out, "IDAT", d + at, n < ((size_t)1 << 18) ? n : (size_t)1 << 18);
 			}
-			size_t made = ((size_t)1 << 18) - z.avail_out;
-			if (made > 0)
-				chunk(out, "IDAT", zbuf, made);
-		} while (z.avail_out == 0 || (last && z.avail_in == 0 && z.avail_out == 0));
-		ok = ok && !out->failed;
-	}
-	if (ok)
+		}
+		unsigned char tail[4] = {(unsigned char)(adler >> 24), (unsigned char)(adler >> 16),
+		                         (unsigned char)(adler >> 8), (unsigned char)adler};
+		chunk(out, "IDAT", tail, 4);
 		chunk(out, "IEND", NULL, 0);
-	if (open)
-		rs.deflateEnd(&z);
-	free(row);
-	free(cur);
-	free(prev);
-	free(zbuf);
+	}
+	for (unsigned i = 0; i < parts; i++)
+		oxr_buf_free(&part[i].out);
 	if (!ok || out->failed) {
+		bool capped = out->failed;
+		for (unsigned i = 0; i < parts; i++)
+			capped = capped || part[i].out.failed;
 		out->len = start;
-		oxr__fail(err, out->failed ? OXR_E_TOO_BIG : OXR_E_NOMEM, "cannot write the PNG: %s",
-		          out->failed ? "over the output cap" : "out of memory");
+		oxr__fail(err, capped ? OXR_E_TOO_BIG : OXR_E_NOMEM, "cannot write the PNG: %s",
+		          capped ? "over the output cap" : "out of memory");
 		return false;
 	}
 	return true;
@@ -479,8 +574,12 @@ oxr_code oxr_raster_png(const char *svg, size_t len, const oxr_raster *r, oxr_bu
 		rc = err->code;
 	if (cr != NULL)
 		rs.cairo_destroy(cr);
-	if (rc == OXR_OK && !write_png(s, pw, ph, out, err))
-		rc = err->code;
+	if (rc == OXR_OK) {
+		rs.cairo_surface_flush(s);
+		if (!write_png(rs.cairo_image_surface_get_data(s), rs.cairo_image_surface_get_stride(s),
+		               pw, ph, NULL, out, err))
+			rc = err->code;
+	}
 	if (s != NULL)
 		rs.cairo_surface_destroy(s);
 	rs.g_object_unref(h);
@@ -509,8 +608,8 @@ static void fade(cairo_t *cr, const double box[4], double s)
 /* For card.c: draw a card from its frame SVG (the page, texts) and the drawing fitted
  * into [x, y, w, h] of it, both in card units (OXR_CARD_W x OXR_CARD_H) times scale. */
 oxr_code oxr__raster_card(const char *frame, size_t frame_len, const char *drawing,
-                          size_t drawing_len, const double box[4], const oxr_raster *r,
-                          oxr_buf *out, oxr_error *err)
+                          size_t drawing_len, const double box[4], const char *title,
+                          const oxr_raster *r, oxr_buf *out, oxr_error *err)
 {
 	if (!rsvg_ready(err))
 		return err->code;
@@ -552,8 +651,12 @@ oxr_code oxr__raster_card(const char *frame, size_t frame_len, const char *drawi
 	}
 	if (cr != NULL)
 		rs.cairo_destroy(cr);
-	if (rc == OXR_OK && !write_png(surf, pw, ph, out, err))
-		rc = err->code;
+	if (rc == OXR_OK) {
+		rs.cairo_surface_flush(surf);
+		if (!write_png(rs.cairo_image_surface_get_data(surf),
+		               rs.cairo_image_surface_get_stride(surf), pw, ph, title, out, err))
+			rc = err->code;
+	}
 	if (surf != NULL)
 		rs.cairo_surface_destroy(surf);
 	if (g != NULL)

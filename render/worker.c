@@ -343,6 +343,8 @@ static oxr_code run_worker(const char *exe, const char *path, const oxr_model_fi
 				                 OXR_PAIR_ARGS_MAX);
 			argv[8 + i] = (char *)args[i];
 		}
+	} else if (args != NULL && args[0] != NULL) {
+		argv[5] = (char *)args[0]; /* a card's title */
 	}
 	oxr_child_result res;
 	oxr_code rc = oxr_child_run(exe, argv, NULL, NULL, NULL, 0, lim, out, &res, err);
@@ -411,7 +413,8 @@ bool oxr_raster_format(const char *base, const oxr_raster *r, char *buf, size_t 
 }
 
 oxr_code oxr_render_isolated_raster(const char *exe, const char *model_path,
-                                    const oxr_options *o, bool card, const oxr_raster *r,
+                                    const oxr_options *o, bool card, const char *title,
+                                    const oxr_raster *r,
                                     const oxr_worker_limits *lim, oxr_buf *out,
                                     oxr_error *err)
 {
@@ -423,7 +426,9 @@ oxr_code oxr_render_isolated_raster(const char *exe, const char *model_path,
 	} else if (!oxr_raster_format("svg", r, fmt, sizeof(fmt))) {
 		return oxr__fail(err, OXR_E_OPTION, "bad format");
 	}
-	return run_worker(exe, model_path, NULL, NULL, fmt, o, lim, out, err);
+	/* a card's title: one more argument (the worker checks it, as any model text) */
+	const char *const args[2] = {card && title != NULL ? title : NULL, NULL};
+	return run_worker(exe, model_path, NULL, args, fmt, o, lim, out, err);
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -537,9 +542,9 @@ static int raster_out(oxr_buf *out, const oxr_raster *r)
 
 int oxr_worker_main_pair(int argc, char **argv, oxr_pair_fn pair)
 {
-	if (argc != 4 && !(argc >= 7 && argc <= 7 + OXR_PAIR_ARGS_MAX && pair != NULL))
+	if (argc != 4 && argc != 5 && !(argc >= 7 && argc <= 7 + OXR_PAIR_ARGS_MAX && pair != NULL))
 		return fail_out(OXR_E_WORKER, "usage: onnxviz __render MODEL svg|dot|json OPTIONS "
-		                              "[OTHER DATA OTHER_DATA [ARG...]]");
+		                              "[TITLE | OTHER DATA OTHER_DATA [ARG...]]");
 	oxr_error err = {0};
 	oxr_options o;
 	oxr_raster r;
@@ -548,6 +553,8 @@ int oxr_worker_main_pair(int argc, char **argv, oxr_pair_fn pair)
 	bool raster = raster_format(argv[2], &r, svgfmt, sizeof(svgfmt), &err, &bad_raster);
 	if (bad_raster)
 		return fail_out(OXR_E_OPTION, err.message[0] ? err.message : "bad raster format");
+	if (argc == 5 && !(raster && !strcmp(svgfmt, "card")))
+		return fail_out(OXR_E_WORKER, "a title is a card's only");
 	if (argc >= 7) {
 		if (options_from_key(&o, argv[3], &err) != OXR_OK)
 			return fail_out(err.code, err.message);
@@ -584,7 +591,7 @@ int oxr_worker_main_pair(int argc, char **argv, oxr_pair_fn pair)
 	int status;
 	if (raster && !strcmp(svgfmt, "card")) {
 		raster_limit(&r);
-		rc = oxr_card_png(m, d, &r, &out, &err);
+		rc = oxr_card_png(m, d, argc == 5 ? argv[4] : NULL, &r, &out, &err);
 		status = rc != OXR_OK ? fail_out(rc, err.message) : write_out(&out);
 	} else {
 		rc = oxr_render(m, d, &o, fmt, &out, &err);

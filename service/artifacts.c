@@ -16,6 +16,7 @@
 #include "service/art.h"
 #include "service/cache.h"
 #include "service/clock.h"
+#include "service/embed.h"
 #include "service/gzip.h"
 #include "service/hash.h"
 #include "service/heat_svc.h"
@@ -669,16 +670,22 @@ static void flight_layout(oxs_job *j)
 	oxr_buf_init(&out, srv->wlim.max_output);
 	oxs_metrics_cache(OXS_MISS);
 	oxr_code rc;
-	if (f->art.kind == OXS_ART_DIFF)
+	if (f->art.kind == OXS_ART_DIFF) {
 		rc = diff_isolated(srv, &f->art, path, b_path, &out, &err);
-	else if (f->art.kind == OXS_ART_HEAT)
+	} else if (f->art.kind == OXS_ART_HEAT) {
 		rc = heat_isolated(srv, &f->art, path, &out, &err);
-	else if (f->art.raster) /* graph.png, card.png */
-		rc = oxr_render_isolated_raster(srv->exe, path, &f->art.opt, f->art.card, &f->art.ras,
-		                                &srv->wlim, &out, &err);
-	else
+	} else if (f->art.raster) { /* graph.png, card.png (titled by the uploaded name) */
+		oxst_model_meta meta;
+		const char *title = f->art.card && oxs_model_meta(srv, f->art.id, &meta) &&
+		                            meta.name[0] != '\0'
+		                        ? meta.name
+		                        : NULL;
+		rc = oxr_render_isolated_raster(srv->exe, path, &f->art.opt, f->art.card, title,
+		                                &f->art.ras, &srv->wlim, &out, &err);
+	} else {
 		rc = oxr_render_isolated(srv->exe, path, &f->art.opt, f->art.fmt, &srv->wlim, &out,
 		                         &err);
+	}
 	if (rc == OXR_OK) {
 		oxs_metrics_layout(OXS_LAYOUT_OK);
 		oxs_centry *e = store_and_entry(srv, &f->art, &out);

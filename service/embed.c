@@ -185,9 +185,9 @@ static bool have_model(oxs_req *r, unsigned flags)
 	return false;
 }
 
-/* The model's name: the uploaded file's (kept at upload), else its graph's, else
- * "model" and the id's start.  A listing from just before the id names it when kept. */
-static void model_name(oxs_server *srv, const char *id, char *out, size_t size)
+/* The meta kept with model id at upload (embed.h): a listing from just before the id
+ * names it when kept. */
+bool oxs_model_meta(oxs_server *srv, const char *id, oxst_model_meta *meta)
 {
 	char before[OXST_ID_LEN + 1];
 	snprintf(before, sizeof(before), "%s", id);
@@ -203,12 +203,24 @@ static void model_name(oxs_server *srv, const char *id, char *out, size_t size)
 	if (srv->store->ops->list_models(srv->store, i >= 0 ? before : "", &info, 1, &got,
 	                                 &total) == OXST_OK &&
 	    got == 1 && strcmp(info.id, id) == 0 && info.has_meta) {
-		if (info.meta.name[0] != '\0') {
-			snprintf(out, size, "%s", info.meta.name);
+		*meta = info.meta;
+		return true;
+	}
+	return false;
+}
+
+/* The model's name: the uploaded file's (kept at upload), else its graph's, else
+ * "model" and the id's start. */
+static void model_name(oxs_server *srv, const char *id, char *out, size_t size)
+{
+	oxst_model_meta meta;
+	if (oxs_model_meta(srv, id, &meta)) {
+		if (meta.name[0] != '\0') {
+			snprintf(out, size, "%s", meta.name);
 			return;
 		}
-		if (info.meta.graph[0] != '\0') {
-			snprintf(out, size, "%s", info.meta.graph);
+		if (meta.graph[0] != '\0') {
+			snprintf(out, size, "%s", meta.graph);
 			return;
 		}
 	}

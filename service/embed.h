@@ -19,5 +19,8 @@
 void oxs_embed_get(oxs_req *r);  /* GET /embed/{id} */
 void oxs_share_get(oxs_req *r);  /* GET /m/{id} */
 void oxs_oembed_get(oxs_req *r); /* GET /oembed */
+/* The meta kept with model id at upload (its name, as GET /models lists it; the card's
+ * title, artifacts.c); false when none is kept. */
+bool oxs_model_meta(oxs_server *srv, const char *id, oxst_model_meta *meta);
 
 #endif /* OXS_EMBED_H */

@@ -122,6 +122,20 @@ def t_png(h):
         h.check(r.status == 200 and im is not None and im.size == (1200, 630),
                 "card of a model named %r: %r" % (gname[:40], r))
 
+    # the card's title is the name the model was uploaded under (GET /models's "name"),
+    # the graph's name below it; the PNG says it in an iTXt "Title"; without a name, the
+    # graph's; a name is untrusted text (UTF-8, markup)
+    for q, want in [("?name=my-model.onnx", "my-model.onnx"),
+                    ("?name=mod%C3%A8le%20%E2%98%83%20%3Cb%3E.onnx", "mod\u00e8le \u2603 <b>.onnx"),
+                    ("", "graph-of-titled")]:
+        mid = h.curl(s.url("/models" + q), data=named("graph-of-titled", "p" + q)).json()["id"]
+        listed = [m.get("name") for m in h.curl(s.url("/models?limit=1000")).json()["models"] if m["id"] == mid]
+        r = h.curl(s.url("/models/%s/card.png" % mid))
+        im = png(r)
+        h.check(r.status == 200 and im is not None and im.info.get("Title") == want,
+                "card of a model uploaded %r (listed as %r) is titled %r: %r" %
+                (q, listed, want, im and im.info.get("Title")))
+
     # the one-shot and the diff
     r = h.curl(s.url("/graph.png?w=300"), data_file=h.SQUEEZENET)
     h.check(r.status == 200 and png(r) is not None and png(r).size[0] == 300 and r.h("x-model-id") == sq,
