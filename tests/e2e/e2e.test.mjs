@@ -955,7 +955,7 @@ describe('web page in Chromium', () => {
     await page.waitForURL(new RegExp(`overlay=${oid2}&metric=latency_ms&scale=log&compare=${sha256Of(csvB)}`));
     await page.waitForSelector('#canvas svg #legend.heat-diverging');
     await page.waitForSelector('#heat-panel h2:text("Largest changes")');
-    assert.equal(await page.textContent('#heat-panel .heat-row .heat-name'), convs[3].name);
+    assert.equal(await page.getAttribute('#heat-panel .heat-row', 'title'), convs[3].name);
     assert.match(await page.textContent('#heat-panel .heat-row .heat-val'), /^-40/);
     assert.equal(await page.$eval('#options select[name="compare"]', (s) => s.value), sha256Of(csvB));
     await shot('12b2-heat-compared');
