@@ -107,7 +107,7 @@ async function bothWays(name, id, key, { fit = false } = {}) {
 describe('the canvas renderer', () => {
   before(async () => {
     fs.mkdirSync(OUT, { recursive: true });
-    server = await startServer(BUILD, WORK);
+    server = await startServer(BUILD, fs.mkdtempSync(path.join(WORK, 'canvas-'))); // a store of its own: e2e.test.mjs's starts empty
     base = server.base;
     ctx = await launchBrowser(WORK, base);
     page = ctx.pages()[0] || await ctx.newPage();
