@@ -587,28 +587,37 @@ static bool route_raster(oxs_req *r, oxs_query_pair *pairs, size_t *np, bool car
 	return true;
 }
 
-static void h_graph(oxs_req *r)
+/* A drawing's query: the PNG's (w, h, scale, theme: *raster says whether the route is one),
+ * the overlay's when hr is not NULL (overlay=, metric=, scale=: heat_svc.c), the view's
+ * options; false after the 400. */
+static bool drawing_query(oxs_req *r, oxr_options *opt, oxr_raster *ras, bool *raster,
+                          oxs_heat_req *hr)
 {
-	oxr_options opt;
 	oxs_query_pair pairs[MAX_PAIRS];
 	int n = query_pairs(r, pairs);
 	if (n < 0)
-		return;
+		return false;
 	size_t np = (size_t)n;
 	char err[600];
+	if (!route_raster(r, pairs, &np, false, ras, raster))
+		return false;
+	if ((hr != NULL && !oxs_heat_query(pairs, &np, hr, err, sizeof(err))) ||
+	    !oxs_query_options(pairs, np, opt, err, sizeof(err))) {
+		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
+		return false;
+	}
+	if (*raster) /* a PNG's theme is its drawing's too (render/style.c's palette) */
+		opt->theme_dark = ras->theme == OXR_THEME_DARK;
+	return true;
+}
+
+static void h_graph(oxs_req *r)
+{
+	oxr_options opt;
 	oxr_raster ras;
 	bool raster;
-	if (!route_raster(r, pairs, &np, false, &ras, &raster))
-		return;
-	oxs_heat_req hr; /* overlay=, metric=, scale= (heat_svc.c) */
-	if (!oxs_heat_query(pairs, &np, &hr, err, sizeof(err)) ||
-	    !oxs_query_options(pairs, np, &opt, err, sizeof(err))) {
-		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
-		return;
-	}
-	if (raster) /* a PNG's theme is its drawing's too (render/style.c's palette) */
-		opt.theme_dark = ras.theme == OXR_THEME_DARK;
-	if (!need_model(r))
+	oxs_heat_req hr;
+	if (!drawing_query(r, &opt, &ras, &raster, &hr) || !need_model(r))
 		return;
 	art_for(r, hr.overlay[0] ? OXS_ART_HEAT : OXS_ART_GRAPH,
 	        oxs_format_of_route(oxs_route_at(r->route)->pattern), &opt);
@@ -1008,22 +1017,10 @@ static void diff_request(oxs_req *r, const oxr_options *opt, bool md, const oxr_
 static void h_diff(oxs_req *r)
 {
 	oxr_options opt;
-	oxs_query_pair pairs[MAX_PAIRS];
-	int n = query_pairs(r, pairs);
-	if (n < 0)
-		return;
-	size_t np = (size_t)n;
-	char err[600];
 	oxr_raster ras;
 	bool raster;
-	if (!route_raster(r, pairs, &np, false, &ras, &raster))
+	if (!drawing_query(r, &opt, &ras, &raster, NULL))
 		return;
-	if (!oxs_query_options(pairs, np, &opt, err, sizeof(err))) {
-		oxs_reply_error(r, 400, "bad_option", "", "%s", err);
-		return;
-	}
-	if (raster)
-		opt.theme_dark = ras.theme == OXR_THEME_DARK;
 	diff_request(r, &opt, false, raster ? &ras : NULL);
 }
 
