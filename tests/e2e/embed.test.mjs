@@ -10,7 +10,9 @@
 //     and gets no answer;
 //   - the page's theme switch: dark page, dark drawing, kept after a reload, every text of
 //     the page (node panel open) at 4.5:1 on its background.
-// Screenshots: the embed in its host (light and dark), the dark page.
+//   - reads locked (--auth-reads): an embed signed by POST /sign, framed by a host on another
+//     origin, draws whole (its capability: decision 92); a signed /oembed answers rich.
+// Screenshots: the embed in its host (light and dark), the dark page, the signed locked embed.
 // Run by tests/e2e/run.sh.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -290,6 +292,23 @@ describe('a signed embed on a server whose reads are locked', () => {
     pages['/unsigned.html'] = page(`${lbase}/embed/${lid}`);
   });
   after(async () => { if (locked) await stopChecked(locked, assert); });
+
+  test('oEmbed: photo with a token alone, rich through a signed /oembed (its iframe signed)', async () => {
+    const auth = { Authorization: 'Bearer w' };
+    const q = `/oembed?url=${encodeURIComponent(`${lbase}/m/${lid}`)}&format=json`;
+    const plain = await (await fetch(`${lbase}${q}`, { headers: auth })).json();
+    assert.equal(plain.type, 'photo');
+    const s = await fetch(`${lbase}/sign`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ path: q, ttl: 600 }) });
+    assert.equal(s.status, 200);
+    const rich = await (await fetch(`${lbase}${(await s.json()).path}`)).json();
+    assert.equal(rich.type, 'rich', JSON.stringify(rich));
+    const src = /<iframe src="([^"]+)"/.exec(rich.html)[1].replace(/&amp;/g, '&');
+    assert.match(src, new RegExp(`/embed/${lid}\\?expires=[0-9]+&signature=[0-9a-f]{64}$`));
+    const page = await fetch(src.replace(/^https?:\/\/[^/]+/, lbase));
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /data-embed-cap="[0-9]+\.[0-9a-f]{64}"/);
+  });
 
   test('the signed embed draws fully in the host; unsigned it shows nothing', async () => {
     const c = await launchBrowser(WORK, lbase, { intercept: false });
