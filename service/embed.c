@@ -300,6 +300,12 @@ void oxs_embed_get(oxs_req *r)
 	oxr_buf_printf(&attrs, " class=\"embed\" data-embed=\"%s\" data-embed-origins=\"", r->id);
 	html(&attrs, origins);
 	oxr_buf_printf(&attrs, "\"");
+	/* through a signed link: the page's reads of this model carry a capability until the
+	 * same expiry (sign.h, decision 92), as X-Onnxviz-Cap (web/api.js) */
+	char cap[OXS_SIGN_CAP_MAX + 1];
+	if (r->signed_expires > 0 && r->srv->sign_key != NULL &&
+	    oxs_sign_cap(r->srv->sign_key, r->id, r->signed_expires, cap))
+		oxr_buf_printf(&attrs, " data-embed-cap=\"%s\"", cap);
 	oxr_buf_init(&b, (size_t)1 << 20);
 	bool ok = !attrs.failed && write_page(&b, attrs.data, "", NULL);
 	oxr_buf_free(&attrs);
@@ -458,11 +464,12 @@ static void work_oembed(oxs_req *r)
 		goto done;
 	model_name(srv, q.id, name, sizeof(name));
 	/* rich (the iframe) for a host the view may be framed by: the asking page's Origin
-	 * when it sends one, else any when --frame-ancestors lists some; never when reads are
-	 * locked (the iframe's own reads would need a token) */
+	 * when it sends one, else any when --frame-ancestors lists some; when reads are locked
+	 * only if this /oembed came through a signed link: the iframe's src is then signed until
+	 * the same expiry and its page reads the model with a capability (decision 92) */
 	const char *origin = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Origin");
 	const char *fa = srv->cfg.frame_ancestors;
-	bool rich = fa[0] != '\0' && !oxs_reads_private(srv) &&
+	bool rich = fa[0] != '\0' && (!oxs_reads_private(srv) || r->signed_expires > 0) &&
 	            (origin == NULL || oxs_frame_ancestor_listed(fa, origin));
 	oxr_buf b, u;
 	oxr_buf_init(&b, 1 << 16);

@@ -329,12 +329,73 @@ oxs_sign_result oxs_sign_check(const oxs_sign_key *key, const char *path, char *
 	return OXS_SIGN_OK;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * The capability of a signed embed (sign.h, decision 92): the whole rule.
+ *
+ *   cap = EXPIRES "." hex(HMAC-SHA256(key, "CAP\n/models/ID\n" + EXPIRES))
+ *
+ * It reads (GET, HEAD) /models/ID and what is under it, but not /models/ID/diff/...
+ * (that reads a second model), until EXPIRES.  "CAP\n" cannot begin a link's canonical
+ * request ("GET\n"), so neither stands for the other.  Every route under /models/{id}
+ * takes {id} from that first segment (router.h), so the prefix is the model.
+ */
+static bool cap_mac(const oxs_sign_key *key, const char *id, int64_t expires, unsigned char mac[32])
+{
+	char msg[OXST_ID_LEN + 64];
+	int n = snprintf(msg, sizeof(msg), "CAP\n/models/%s\n%" PRId64, id, expires);
+	return n > 0 && (size_t)n < sizeof(msg) && hmac_sha256(key, msg, (size_t)n, mac);
+}
+
+bool oxs_sign_cap(const oxs_sign_key *key, const char *id, int64_t expires,
+                  char out[OXS_SIGN_CAP_MAX + 1])
+{
+	unsigned char mac[32];
+	if (strlen(id) != OXST_ID_LEN || !cap_mac(key, id, expires, mac))
+		return false;
+	int n = snprintf(out, OXS_SIGN_CAP_MAX + 1, "%" PRId64 ".", expires);
+	for (int i = 0; i < 32 && n > 0; i++)
+		n += snprintf(out + n, OXS_SIGN_CAP_MAX + 1 - (size_t)n, "%02x", mac[i]);
+	return n > 0 && n <= OXS_SIGN_CAP_MAX;
+}
+
+oxs_sign_result oxs_sign_cap_check(const oxs_sign_key *key, const char *path, const char *cap,
+                                   int64_t now, unsigned max_ttl)
+{
+	const char *dot = strchr(cap, '.');
+	size_t elen = dot != NULL ? (size_t)(dot - cap) : 0;
+	if (elen == 0 || elen > 12 || strspn(cap, "0123456789") != elen || strlen(dot + 1) != 64 ||
+	    strspn(dot + 1, "0123456789abcdef") != 64)
+		return OXS_SIGN_MALFORMED;
+	unsigned char got[32], mac[32];
+	for (int i = 0; i < 32; i++)
+		got[i] = (unsigned char)(hexdigit(dot[1 + 2 * i]) * 16 + hexdigit(dot[2 + 2 * i]));
+	int64_t expires = strtoll(cap, NULL, 10);
+	/* the scope: /models/ID exactly or /models/ID/..., not its diffs */
+	char id[OXST_ID_LEN + 1];
+	const char *rest = path + 8 + OXST_ID_LEN;
+	if (strncmp(path, "/models/", 8) != 0 || strspn(path + 8, "0123456789abcdef") != OXST_ID_LEN ||
+	    (*rest != '\0' && *rest != '/') || strncmp(rest, "/diff/", 6) == 0)
+		return OXS_SIGN_MISMATCH;
+	memcpy(id, path + 8, OXST_ID_LEN);
+	id[OXST_ID_LEN] = '\0';
+	if (!cap_mac(key, id, expires, mac) || CRYPTO_memcmp(got, mac, 32) != 0)
+		return OXS_SIGN_MISMATCH; /* another model, another key, a changed byte */
+	if (now > expires)
+		return OXS_SIGN_EXPIRED;
+	if (expires - now > (int64_t)max_ttl)
+		return OXS_SIGN_TTL;
+	return OXS_SIGN_OK;
+}
+
 int oxs_sign_request(oxs_req *r)
 {
-	if ((r->method != OXS_M_GET && r->method != OXS_M_HEAD) || r->url == NULL ||
-	    !oxs_sign_present(r->query))
+	if ((r->method != OXS_M_GET && r->method != OXS_M_HEAD) || r->url == NULL)
 		return -1;
 	oxs_server *srv = r->srv;
+	const char *cap = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Onnxviz-Cap");
+	bool link = oxs_sign_present(r->query); /* a link's signature decides before a cap */
+	if (!link && cap == NULL)
+		return -1;
 	/* expires, before the check takes it out of the query: the answer may sign its own
 	 * links until then (embed.c) */
 	int64_t expires = 0;
@@ -344,17 +405,22 @@ int oxs_sign_request(oxs_req *r)
 			break;
 		}
 	}
-	oxs_sign_result res = srv->sign_key == NULL
-	                          ? OXS_SIGN_DISABLED
+	oxs_sign_result res = srv->sign_key == NULL ? OXS_SIGN_DISABLED
+	                      : !link
+	                          ? oxs_sign_cap_check(srv->sign_key, r->url, cap, (int64_t)time(NULL),
+	                                               srv->cfg.sign_max_ttl)
 	                          : oxs_sign_check(srv->sign_key, r->url, r->query, (int64_t)time(NULL),
 	                                           srv->cfg.sign_max_ttl);
+	if (res == OXS_SIGN_OK && !link)
+		return 0; /* a capability: its answer's links stay as they are */
 	if (res == OXS_SIGN_OK) {
 		r->signed_expires = expires;
 		return 0;
 	}
 	static const char *const why[] = {
 	    [OXS_SIGN_MALFORMED] = "a signed link has one expires and one signature of 64 hex digits",
-	    [OXS_SIGN_MISMATCH] = "the signature does not match this path and query",
+	    [OXS_SIGN_MISMATCH] = "the signature (or X-Onnxviz-Cap) does not match this path and "
+	                          "query",
 	    [OXS_SIGN_EXPIRED] = "the signed link has expired",
 	    [OXS_SIGN_TTL] = "the signed link expires further ahead than the server allows "
 	                     "(--sign-max-ttl)",

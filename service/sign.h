@@ -76,9 +76,22 @@ oxs_sign_result oxs_sign_check(const oxs_sign_key *key, const char *path, char *
 bool oxs_sign_present(const char *query);
 
 /* The hook of oxs_authorize's READ case (request.c): -1 when the request is not a signed
- * GET or HEAD (tokens decide), 0 when its signature holds (its query cleaned), else 403
+ * GET or HEAD nor one with X-Onnxviz-Cap (tokens decide), 0 when its signature or
+ * capability holds (its query cleaned), else 403
  * after replying with the reason. */
 int oxs_sign_request(oxs_req *r);
+
+/* The capability a signed /embed/{id} hands its page (decision 92; sign.c says the rule
+ * whole): "EXPIRES.<64 hex>", sent back as the header X-Onnxviz-Cap, reads (GET, HEAD)
+ * /models/ID and under it, except its diffs, until EXPIRES; nothing else.  oxs_sign_cap
+ * writes it for id (64 hex) into out (false when out of memory or id is not an id);
+ * oxs_sign_cap_check checks cap for the decoded path, in constant time, as oxs_sign_check
+ * does (MISMATCH for another model or path). */
+#define OXS_SIGN_CAP_MAX (12 + 1 + 64)
+bool oxs_sign_cap(const oxs_sign_key *key, const char *id, int64_t expires,
+                  char out[OXS_SIGN_CAP_MAX + 1]);
+oxs_sign_result oxs_sign_cap_check(const oxs_sign_key *key, const char *path, const char *cap,
+                                   int64_t now, unsigned max_ttl);
 
 /* POST /sign (sign_api.c): {"path": "/models/ID/graph.svg?...", "ttl": 3600} as a JSON
  * body, or path= and ttl= in the query; answers {"path", "url" (with --base-url),

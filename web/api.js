@@ -13,6 +13,25 @@ function authHeaders() {
   return t ? { Authorization: `Bearer ${t}` } : {};
 }
 
+// A signed /embed/{id} (docs/embed.md, decision 92): the server put a capability for that
+// one model's reads in <html data-embed-cap>.  It goes as the header X-Onnxviz-Cap (not in
+// the URL: no log, history or copied link holds it) with reads of /models/{id} and under
+// it on this origin, nothing else; every read of the view is a fetch, so a header reaches all.
+const html = typeof document === 'undefined' ? null : document.documentElement;
+const cap = html && /^[0-9a-f]{64}$/.test(html.dataset.embed || '') && /^[0-9]{1,12}\.[0-9a-f]{64}$/.test(html.dataset.embedCap || '')
+  ? { id: html.dataset.embed, value: html.dataset.embedCap } : null;
+
+// The headers of a read of url: the token, and the embed's capability where it applies.
+export function readHeaders(url) {
+  const out = authHeaders();
+  if (cap) {
+    const u = new URL(url, location.href);
+    const m = `/models/${cap.id}`;
+    if (u.origin === location.origin && (u.pathname === m || u.pathname.startsWith(`${m}/`))) out['X-Onnxviz-Cap'] = cap.value;
+  }
+  return out;
+}
+
 // An error answer of the service: {error: {code, message, status, offset?, path?,
 // headline?}}; headline: a model refused, in a person's words (parser/headline.c), shown
 // first with the exact message below it.
@@ -47,7 +66,9 @@ async function errorOf(res) {
 export async function request(url, opts = {}) {
   let res;
   try {
-    res = await fetch(url, { ...opts, headers: { ...authHeaders(), ...(opts.headers || {}) } });
+    const method = (opts.method || 'GET').toUpperCase();
+    const auth = method === 'GET' || method === 'HEAD' ? readHeaders(url) : authHeaders();
+    res = await fetch(url, { ...opts, headers: { ...auth, ...(opts.headers || {}) } });
   } catch (e) {
     if (e.name === 'AbortError') throw e;
     throw new ApiError(0, { error: { message: 'the server cannot be reached' } }, null);

@@ -16,6 +16,7 @@
 // a step, Enter).
 
 import { SVGNS } from './util.js';
+import { readHeaders } from './api.js';
 
 // the page's own query (?draw=canvas|svg) forces a renderer (tests, comparisons)
 const FORCED = new URLSearchParams(location.search).get('draw');
@@ -94,7 +95,7 @@ export function loadLayout(url, signal, makeError) {
       else resolve(m.data);
     };
     w.onerror = (ev) => { done(); reject(new Error(ev.message || 'the layout could not be read')); };
-    w.postMessage({ url: new URL(url, location.href).href });
+    w.postMessage({ url: new URL(url, location.href).href, headers: readHeaders(url) });
   });
 }
 

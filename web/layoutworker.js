@@ -87,7 +87,8 @@ self.onmessage = async (m) => {
   const url = m.data && m.data.url;
   try {
     const t0 = performance.now();
-    const res = await fetch(url, { credentials: 'same-origin' });
+    // the page's read headers (api.js readHeaders: its token, an embed's capability)
+    const res = await fetch(url, { credentials: 'same-origin', headers: (m.data && m.data.headers) || {} });
     if (!res.ok) {
       let body = null;
       try { body = await res.json(); } catch { /* not JSON */ }

@@ -10,7 +10,9 @@
 //     and gets no answer;
 //   - the page's theme switch: dark page, dark drawing, kept after a reload, every text of
 //     the page (node panel open) at 4.5:1 on its background.
-// Screenshots: the embed in its host (light and dark), the dark page.
+//   - reads locked (--auth-reads): an embed signed by POST /sign, framed by a host on another
+//     origin, draws whole (its capability: decision 92); a signed /oembed answers rich.
+// Screenshots: the embed in its host (light and dark), the dark page, the signed locked embed.
 // Run by tests/e2e/run.sh.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -254,6 +256,88 @@ window.addEventListener('message', (e) => {
       assert.equal(new URL(p.url()).pathname, '/');
       assert.equal(new URL(p.url()).hash, `#/models/${id}`);
       assert.equal(await p.title(), 'squeezenet1_1.onnx — onnxviz');
+    } finally { await c.close(); }
+  });
+});
+
+// Reads locked (--auth-reads): a signed /embed/{id} (POST /sign with a token) framed by a
+// host on another origin draws the whole view (summary, drawing, a node's panel) with the
+// capability its page holds (decision 92); the same embed unsigned shows nothing.
+describe('a signed embed on a server whose reads are locked', () => {
+  let locked, lbase, lid, host;
+  const pages = {};
+  before(async () => {
+    host = await hostServer(pages);
+    const work = fs.mkdtempSync(path.join(WORK, 'embed-locked-'));
+    const key = path.join(work, 'sign.key');
+    fs.writeFileSync(key, `${'k'.repeat(40)}\n`);
+    locked = await startServer(BUILD, work, ['--frame-ancestors', host, '--auth-reads', '--token', 'w',
+      '--sign-secret-file', key]);
+    lbase = locked.base;
+    const auth = { Authorization: 'Bearer w' };
+    const res = await fetch(`${lbase}/models?name=squeezenet1_1.onnx`, { method: 'POST', headers: auth, body: fs.readFileSync(SQUEEZENET) });
+    assert.ok(res.ok, `upload: ${res.status}`);
+    lid = (await res.json()).id;
+    assert.equal((await fetch(`${lbase}/models/${lid}`)).status, 401, 'reads are locked');
+    const s = await fetch(`${lbase}/sign`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ path: `/embed/${lid}`, ttl: 600 }) });
+    assert.equal(s.status, 200, 'POST /sign');
+    const signedPath = (await s.json()).path;
+    assert.match(signedPath, /[?&]signature=[0-9a-f]{64}/);
+    const page = (src) => () => `<!doctype html><html><body style="margin:0">
+<iframe name="view" id="view" src="${src}" width="1000" height="640" style="border:0"></iframe>
+<script>window.msgs = []; window.addEventListener('message', (e) => { if (e.origin === ${JSON.stringify(lbase)}) window.msgs.push(e.data); });</script>
+</body></html>`;
+    pages['/signed.html'] = page(`${lbase}${signedPath}`);
+    pages['/unsigned.html'] = page(`${lbase}/embed/${lid}`);
+  });
+  after(async () => { if (locked) await stopChecked(locked, assert); });
+
+  test('oEmbed: photo with a token alone, rich through a signed /oembed (its iframe signed)', async () => {
+    const auth = { Authorization: 'Bearer w' };
+    const q = `/oembed?url=${encodeURIComponent(`${lbase}/m/${lid}`)}&format=json`;
+    const plain = await (await fetch(`${lbase}${q}`, { headers: auth })).json();
+    assert.equal(plain.type, 'photo');
+    const s = await fetch(`${lbase}/sign`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ path: q, ttl: 600 }) });
+    assert.equal(s.status, 200);
+    const rich = await (await fetch(`${lbase}${(await s.json()).path}`)).json();
+    assert.equal(rich.type, 'rich', JSON.stringify(rich));
+    const src = /<iframe src="([^"]+)"/.exec(rich.html)[1].replace(/&amp;/g, '&');
+    assert.match(src, new RegExp(`/embed/${lid}\\?expires=[0-9]+&signature=[0-9a-f]{64}$`));
+    const page = await fetch(src.replace(/^https?:\/\/[^/]+/, lbase));
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /data-embed-cap="[0-9]+\.[0-9a-f]{64}"/);
+  });
+
+  test('the signed embed draws fully in the host; unsigned it shows nothing', async () => {
+    const c = await launchBrowser(WORK, lbase, { intercept: false });
+    await c.route('**/*', (r) => { const u = r.request().url(); return u.startsWith(lbase) || u.startsWith(host) ? r.continue() : r.abort(); });
+    try {
+      const p = c.pages()[0] || await c.newPage();
+      p.setDefaultTimeout(30000);
+      const refused = []; // the view's reads the server refused
+      p.on('response', (r) => { if (r.url().startsWith(lbase) && r.status() >= 400) refused.push(`${r.status()} ${r.url()}`); });
+      await p.goto(`${host}/signed.html`);
+      await waitMsg(p, "(m) => m.source === 'onnxviz' && m.type === 'ready'");
+      const f = p.frames().find((fr) => fr.url().startsWith(`${lbase}/embed/`));
+      assert.ok(f, 'the view frame');
+      await graphShown(f, null, lid);
+      assert.ok(await f.evaluate(() => document.querySelectorAll('#canvas svg g.node').length > 50), 'the drawing');
+      // the summary's figures, and a node's panel (GET /models/{id}/nodes/...)
+      const node = await f.evaluate(() => document.querySelectorAll('#canvas svg g.node[data-node]')[2].getAttribute('data-node'));
+      await p.evaluate(([n, o]) => document.getElementById('view').contentWindow.postMessage({ type: 'select', node: n }, o), [node, lbase]);
+      await waitMsg(p, `(m) => m.type === 'selected' && m.node === ${JSON.stringify(node)}`);
+      await f.waitForSelector('#side-body .op-badge');
+      // the only refusal: the model list (the name lookup), outside the capability
+      assert.deepEqual(refused.filter((u) => !u.includes(`${lbase}/models?`)), []);
+      await shot(p, 'signed-locked');
+
+      const p2 = await c.newPage();
+      await p2.goto(`${host}/unsigned.html`);
+      await p2.waitForTimeout(2500);
+      assert.deepEqual(await p2.evaluate(() => window.msgs), [], 'unsigned: no view');
+      await p2.close();
     } finally { await c.close(); }
   });
 });

@@ -10,6 +10,7 @@ Imported by http_test.py, which passes itself (h), as signed.py is.
 import html.parser
 import json
 import secrets
+import time
 import urllib.parse
 
 import signed
@@ -176,6 +177,89 @@ def t_embed(h):
         # another path under the same signature: 403
         bad = url.replace("/m/", "/embed/")
         check(h.curl(bad).status == 403, "locked: the share link's signature on /embed: 403")
+        embed_capability(h, locked, keyfile, mid)
     finally:
         for srv in (s, plain, locked):
             check(srv.stop() == 0, "embed: server exit")
+
+
+class Html(html.parser.HTMLParser):
+    """The attributes of a page's <html> tag."""
+    def __init__(self):
+        super().__init__()
+        self.attrs = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "html" and self.attrs is None:
+            self.attrs = dict(attrs)
+
+
+def embed_capability(h, locked, keyfile, mid):
+    """A signed /embed/{id} on a server with reads locked: its page holds a capability
+    (data-embed-cap) that reads that one model (X-Onnxviz-Cap) until the link's expiry, and
+    nothing else (decision 92)."""
+    check = h.check
+    other = h.sha256_file(h.TRANSFORMER)
+    check(h.upload(locked, h.TRANSFORMER, token="w").status == 201, "cap: upload a second model")
+    rc, url, err = signed.sign(h, keyfile, locked.url("/embed/%s" % mid), "--ttl", "10m")
+    r = h.curl(url)
+    check(rc == 0 and r.status == 200, "cap: the signed embed reads %r %s" % (r, err))
+    p = Html()
+    p.feed(r.body.decode() if r.status == 200 else "")
+    cap = (p.attrs or {}).get("data-embed-cap", "")
+    expires = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query)).get("expires")
+    check(cap.split(".")[0] == expires and len(cap) == len(expires) + 65,
+          "cap: the page holds a capability until the link's expiry: %r" % cap)
+    unsigned = h.curl(locked.url("/embed/%s" % mid), headers=["Authorization: Bearer r"])
+    check(unsigned.status == 200 and b"data-embed-cap" not in unsigned.body,
+          "cap: an embed read with a token holds none %r" % unsigned)
+
+    def read(path, c=cap, **kw):
+        return h.curl(locked.url(path), headers=["X-Onnxviz-Cap: " + c], **kw)
+    m = "/models/%s" % mid
+    node = h.curl(locked.url(m + "/graph.json"), headers=["Authorization: Bearer r"])
+    nodes = node.json().get("nodes", []) if node.status == 200 else []
+    nid = nodes[0].get("id", "") if nodes and isinstance(nodes[0], dict) else ""
+    for path in [m, m + "/graph.svg", m + "/graph.svg?theme=dark", m + "/graph.json", m + "/document.json",
+                 m + "/nodes/" + urllib.parse.quote(str(nid))]:
+        r = read(path)
+        check(r.status == 200 and len(r.body) > 0, "cap: reads %s: %r" % (path, r))
+        check(h.curl(locked.url(path)).status == 401, "cap: %s without it: 401" % path)
+    check(read(m, head=True).status == 200, "cap: HEAD of the summary")
+    # nothing beyond that one model
+    for path in ["/models/%s" % other, "/models/%s/graph.svg" % other, "/models",
+                 "/models/%s/diff/%s.json" % (mid, other), "/m/%s" % mid, "/embed/%s" % mid,
+                 "/models/%s/graph.svg" % (mid[:-1] + ("0" if mid[-1] != "0" else "1"))]:
+        r = read(path)
+        check(r.status == 403 and r.error_code() == "signature_mismatch" and b"<svg" not in r.body,
+              "cap: refuses %s: %r" % (path, r))
+    # no writes: DELETE and POST never look at it (they need the write token)
+    check(read(m, method="DELETE").status == 401 and h.curl(locked.url(m), headers=["Authorization: Bearer r"]).status == 200,
+          "cap: does not delete")
+    r = h.curl(locked.url(m + "/overlays"), method="POST", headers=["X-Onnxviz-Cap: " + cap], data=b"{}")
+    check(r.status == 401, "cap: does not post an overlay %r" % r)
+    r = h.curl(locked.url("/sign"), method="POST", headers=["X-Onnxviz-Cap: " + cap],
+               data=json.dumps({"path": m + "/graph.svg"}).encode())
+    check(r.status == 401, "cap: does not sign links %r" % r)
+    # one byte changed (the expiry or the MAC), malformed, expired
+    e, mac = cap.split(".", 1) if "." in cap else ("0", "")
+    flip = lambda c: "0" if c != "0" else "1"
+    for bad, code in [("%d.%s" % (int(e) + 1, mac), "signature_mismatch"),
+                      ("%s.%s%s" % (e, mac[:-1], flip(mac[-1:])), "signature_mismatch"),
+                      ("%s.%s%s" % (e, flip(mac[:1]), mac[1:]), "signature_mismatch"),
+                      (cap.upper(), "signature_malformed"), (cap + "0", "signature_malformed")]:
+        r = read(m + "/graph.svg", c=bad)
+        check(r.status == 403 and r.error_code() == code, "cap: %r refused (%s): %r" % (bad, code, r))
+    # a link's signature is not a capability, nor the other way round
+    sig = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query)).get("signature", "")
+    check(read(m, c="%s.%s" % (expires, sig)).error_code() == "signature_mismatch", "cap: a link signature is no cap")
+    # expired: a link that expires in 2 s, its capability refused after
+    rc, short, err = signed.sign(h, keyfile, locked.url("/embed/%s" % mid), "--ttl", "2s")
+    r = h.curl(short)
+    p = Html()
+    p.feed(r.body.decode() if r.status == 200 else "")
+    c2 = (p.attrs or {}).get("data-embed-cap", "")
+    check(rc == 0 and read(m, c=c2).status == 200, "cap: a 2 s capability reads at first %r %s" % (c2, err))
+    time.sleep(3.2)
+    r = read(m + "/graph.svg", c=c2)
+    check(r.status == 403 and r.error_code() == "signature_expired", "cap: refused after its expiry %r" % r)
