@@ -32,6 +32,14 @@ let server, base, id;
 const hosts = []; // node http servers of the host pages
 const shots = [];
 
+// Closes the host page servers started so far (each describe's after: its own).
+async function closeHosts() {
+  for (const h of hosts.splice(0)) {
+    h.closeAllConnections();
+    await new Promise((res) => h.close(res));
+  }
+}
+
 // A host page server on HOST_IP: `pages` maps a path to its HTML (a function of nothing,
 // read at request time).  Answers its origin.
 async function hostServer(pages) {
@@ -113,7 +121,7 @@ window.addEventListener('message', (e) => {
 
   after(async () => {
     console.log(`screenshots:\n  ${shots.join('\n  ')}`);
-    for (const h of hosts) await new Promise((res) => h.close(res));
+    await closeHosts();
     if (server) await stopChecked(server, assert);
   });
 
@@ -291,7 +299,10 @@ describe('a signed embed on a server whose reads are locked', () => {
     pages['/signed.html'] = page(`${lbase}${signedPath}`);
     pages['/unsigned.html'] = page(`${lbase}/embed/${lid}`);
   });
-  after(async () => { if (locked) await stopChecked(locked, assert); });
+  after(async () => {
+    await closeHosts(); // its host page's server too: a server left open keeps node from exiting
+    if (locked) await stopChecked(locked, assert);
+  });
 
   test('oEmbed: photo with a token alone, rich through a signed /oembed (its iframe signed)', async () => {
     const auth = { Authorization: 'Bearer w' };

@@ -280,6 +280,9 @@ describe('structure first in Chromium at 100 Mbit/s, 20 ms', () => {
       assert.equal(await page.evaluate(() => location.hash), hash.replace(r.structure, sha), 'the same route, the whole model\'s id');
       if (node) {
         assert.equal(await page.$eval('#canvas svg g.node.selected', (g) => g.dataset.node), node);
+        // the panel asks the whole model's node again: wait for its answer
+        await page.waitForFunction(() => /· raw/.test(document.getElementById('side-body').textContent), null, { timeout: 20000 })
+          .catch(() => {});
         assert.match(await page.textContent('#side-body'), /· raw/, 'the panel, now of the whole model');
       }
       // the same drawing: the structure's and the plain upload's node ids, overview and detail
