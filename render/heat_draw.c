@@ -13,14 +13,9 @@
 /* The sequential scale and the text on its fills are style.c's (oxr__heat_color,
  * oxr__heat_text: magma's light end to 0.2, black or white text, whichever contrasts more,
  * at least 4.58:1), the same in both themes. */
-static void color_at(double t, unsigned char rgb[3])
+static bool white_text(const unsigned char rgb[3])
 {
-	oxr__heat_color(t, rgb);
-}
-
-static bool dark(const unsigned char rgb[3])
-{
-	return oxr__heat_text(rgb)[1] == 'f'; /* white text */
+	return oxr__heat_text(rgb)[1] == 'f';
 }
 
 /* A comparison (oxr_heat_compare) is drawn on a diverging scale of 9 classes of B - A:
@@ -264,10 +259,10 @@ oxr_code oxr__heat_apply(view *v, oxr_error *err)
 			continue;
 		vbox *b = &v->boxes[i];
 		unsigned char rgb[3];
-		color_at(scale_pos(v, bv[i]), rgb);
+		oxr__heat_color(scale_pos(v, bv[i]), rgb);
 		b->heat = true;
 		b->heat_value = bv[i];
-		b->heat_dark = dark(rgb);
+		b->heat_dark = white_text(rgb);
 		b->heat_fill = oxp_arena_printf(v->arena, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
 		b->heat_fused = bf[i];
 		char val[48], row[128];
@@ -376,7 +371,7 @@ static bool legend_step(const view *v, uint32_t i, uint32_t n, unsigned char rgb
                         size_t size)
 {
 	double t = v->ov->heat_scale == OXR_HEAT_THRESHOLDS ? (double)i / (n - 1) : (double)i / 8.0;
-	color_at(t, rgb);
+	oxr__heat_color(t, rgb);
 	unsigned int c[3];
 	if (v->ov->heat->side != NULL &&
 	    sscanf(diverging[i % 9] + 1, "%2x%2x%2x", &c[0], &c[1], &c[2]) == 3)

@@ -111,15 +111,9 @@ static const struct oxw_asset *page(void)
 static void reply_page(oxs_req *r, oxr_buf *b, const char *ancestors)
 {
 	size_t len = 0;
-	char *data = b->failed ? NULL : oxr_buf_steal(b, &len);
-	oxr_buf_free(b);
-	struct MHD_Response *resp =
-	    data ? MHD_create_response_from_buffer_with_free_callback(len, data, free) : NULL;
-	if (resp == NULL) {
-		free(data);
-		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
+	struct MHD_Response *resp = oxs_response_buf(r, b, "text/html", false, &len);
+	if (resp == NULL)
 		return;
-	}
 	char csp[1400];
 	snprintf(csp, sizeof(csp), PAGE_CSP_HEAD "frame-ancestors %s" PAGE_CSP_TAIL,
 	         ancestors[0] ? ancestors : "'none'");

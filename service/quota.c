@@ -7,6 +7,7 @@
  */
 #include "service/quota.h"
 #include "parser/oxp.h"
+#include "service/hash.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -28,12 +29,7 @@ struct oxs_quota {
 
 void oxs_client_hex(const oxs_client *c, char out[OXS_CLIENT_HEX])
 {
-	static const char hx[] = "0123456789abcdef";
-	for (size_t i = 0; i < OXS_CLIENT_KEY; i++) {
-		out[2 * i] = hx[c->k[i] >> 4];
-		out[2 * i + 1] = hx[c->k[i] & 15];
-	}
-	out[2 * OXS_CLIENT_KEY] = '\0';
+	oxs_hex(out, c->k, OXS_CLIENT_KEY);
 }
 
 static int hexval(char ch)

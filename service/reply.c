@@ -166,36 +166,46 @@ void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *
 	oxs_reply(r, status, resp, len);
 }
 
-void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type)
+struct MHD_Response *oxs_response_buf(oxs_req *r, oxr_buf *b, const char *type, bool gzip,
+                                      size_t *len)
 {
-	size_t len = 0;
 	char *data = NULL;
+	*len = 0;
 	if (b->failed)
 		oxr_buf_free(b); /* over its bound or out of memory: what it holds is no answer */
 	else
-		data = oxr_buf_steal(b, &len);
-	/* not cached (no-store): gzip'd here, per request, when the client takes it */
-	bool worth = data != NULL && oxs_gzip_worth(type, len);
+		data = oxr_buf_steal(b, len);
+	bool worth = gzip && data != NULL && oxs_gzip_worth(type, *len);
 	char *z = NULL;
 	size_t zlen = 0;
-	if (worth && r->gzip_ok && oxs_gzip(data, len, &z, &zlen)) {
+	if (worth && r->gzip_ok && oxs_gzip(data, *len, &z, &zlen)) {
 		free(data);
 		data = z;
-		len = zlen;
+		*len = zlen;
 	}
 	struct MHD_Response *resp =
-	    data ? MHD_create_response_from_buffer_with_free_callback(len, data, free) : NULL;
+	    data ? MHD_create_response_from_buffer_with_free_callback(*len, data, free) : NULL;
 	if (resp == NULL) {
 		free(data);
 		oxs_reply_error(r, 503, "out_of_memory", "", "out of memory");
-		return;
+		return NULL;
 	}
-	oxs_response_common(resp, type);
-	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	if (z != NULL)
 		MHD_add_response_header(resp, "Content-Encoding", "gzip");
 	if (worth)
 		MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+	return resp;
+}
+
+void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type)
+{
+	size_t len = 0;
+	/* not cached (no-store): gzip'd here, per request, when the client takes it */
+	struct MHD_Response *resp = oxs_response_buf(r, b, type, true, &len);
+	if (resp == NULL)
+		return;
+	oxs_response_common(resp, type);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	oxs_reply(r, status, resp, len);
 }
 

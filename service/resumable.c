@@ -197,12 +197,7 @@ static bool new_secret(char out[SECRET_LEN + 1])
 			return false;
 		got += (size_t)n;
 	}
-	static const char hx[] = "0123456789abcdef";
-	for (size_t i = 0; i < sizeof(rnd); i++) {
-		out[2 * i] = hx[rnd[i] >> 4];
-		out[2 * i + 1] = hx[rnd[i] & 15];
-	}
-	out[SECRET_LEN] = '\0';
+	oxs_hex(out, rnd, sizeof(rnd));
 	return true;
 }
 
