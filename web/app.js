@@ -11,6 +11,7 @@ import { fetchSvg, Minimap, PanZoom, READABLE, startBox, stubPeers } from './gra
 import { modelPanel, nodePanel, tensorPanel, tensorUploadPanel, valuePanel } from './panels.js';
 import { h, clear, errorNotice, fmtInt, fmtBytes, shortId, downloadBlob, groupAttr, groupOf, pathAttr, spanOf, inSpan } from './util.js';
 import { DiffView } from './diff.js';
+import { SideBySide } from './sidebyside.js';
 import { structures } from './first.js';
 import { initHome } from './home.js';
 import { initKeys } from './keys.js';
@@ -79,8 +80,14 @@ async function apply(r, { model = false } = {}) {
   const seq = ++applySeq;
   route = r;
   document.body.classList.toggle('diff-mode', !!r.diff);
+  // the diff side by side (sidebyside.js) in place of the view; a switch between the two
+  const sideBySide = !!r.diff && r.view === 'sbs';
+  document.body.classList.toggle('sbs-mode', sideBySide);
+  $('btn-sbs').hidden = !r.diff;
+  $('btn-sbs').setAttribute('aria-pressed', String(sideBySide));
+  if (!sideBySide) $('sbs').hidden = true;
   if (r.diff) { await showDiff(r); return; }
-  if (diffView.key) { diffView.key = null; delete canvas.dataset.diff; clear(canvas); cv.clear(); } // left the diff view
+  if (diffView.key) { diffView.key = null; delete canvas.dataset.diff; clear(canvas); cv.clear(); sbs.clear(); } // left the diff view
   if (!r.id) { showHome(); return; }
   showWorkspace();
   // the model's summary, once (a route of the same model applied while it is still loading,
@@ -212,9 +219,10 @@ const canvas = $('canvas');
 const zoomLevel = $('zoom-level');
 let minimap = null;
 let cv = null; // the canvas renderer (below)
+const showZoom = (k) => { zoomLevel.textContent = `${k < 0.1 ? (k * 100).toFixed(1) : Math.round(k * 100)}%`; };
 const pz = new PanZoom(viewport, canvas, (p) => {
   if (cv && cv.active) cv.draw(); // a canvas drawing: redrawn in the same frame
-  zoomLevel.textContent = `${p.k < 0.1 ? (p.k * 100).toFixed(1) : Math.round(p.k * 100)}%`;
+  showZoom(p.k);
   if (minimap) minimap.update();
 });
 minimap = new Minimap($('minimap'), pz);
@@ -935,10 +943,13 @@ function jumpFromStub(g) {
 }
 
 // ------------------------------------------------------------------------- toolbar
-$('zoom-in').addEventListener('click', () => pz.zoomBy(1.25, undefined, undefined, true));
-$('zoom-out').addEventListener('click', () => pz.zoomBy(0.8, undefined, undefined, true));
-$('zoom-fit').addEventListener('click', () => pz.fit(true));
-$('zoom-100').addEventListener('click', () => pz.actualSize());
+// side by side, the pane that leads (the other follows it)
+const viewPz = () => (route.diff && route.view === 'sbs' ? sbs.leadPz() : pz);
+$('zoom-in').addEventListener('click', () => viewPz().zoomBy(1.25, undefined, undefined, true));
+$('zoom-out').addEventListener('click', () => viewPz().zoomBy(0.8, undefined, undefined, true));
+$('zoom-fit').addEventListener('click', () => viewPz().fit(true));
+$('zoom-100').addEventListener('click', () => viewPz().actualSize());
+$('btn-sbs').addEventListener('click', () => navigate({ view: route.view === 'sbs' ? null : 'sbs', pick: null }));
 // The model panel can be folded away for room (remembered in this browser).
 function setModelPanel(on) {
   $('model-panel').hidden = !on;
@@ -1078,7 +1089,7 @@ function moveToWhole(structureId, id) {
 // ------------------------------------------------------------------------- home
 const home = initHome({
   names, announce,
-  onCompare: (a, b) => navigate({ id: null, diff: { a, b }, change: null, opts: { ...DEFAULTS }, expand: [], node: null, value: null, tensor: null }),
+  onCompare: (a, b) => navigate({ id: null, diff: { a, b }, change: null, view: null, pick: null, opts: { ...DEFAULTS }, expand: [], node: null, value: null, tensor: null }),
 });
 
 // ------------------------------------------------------------------------- keyboard
@@ -1097,8 +1108,14 @@ initKeys({
 });
 
 // ------------------------------------------------------------------------- diff
+// A and B side by side: a click or Enter on a box picks it (the route), zooming shows in
+// the toolbar
+const sbs = new SideBySide($('sbs'), {
+  pick: (side, id) => navigate({ pick: `${side}:${id}`, change: null }),
+  zoomed: (p) => showZoom(p.k),
+});
 const diffView = new DiffView({
-  pz, canvas, viewport, minimap, announce, showGraphState, hideGraphState, flash, openSide, closeSide, names,
+  pz, canvas, viewport, minimap, announce, showGraphState, hideGraphState, flash, openSide, closeSide, names, sbs,
   listBody: $('model-body'),
   info: $('graph-info'),
   setTitle: async (a, b) => {
@@ -1114,7 +1131,7 @@ const diffView = new DiffView({
     await Promise.all([names.lookup(a), names.lookup(b)]);
     if (route.diff && route.diff.a === a && route.diff.b === b) show();
   },
-  navigateChange: (i) => navigate({ change: i }),
+  navigateChange: (i) => navigate({ change: i, pick: null }),
   renderQuery: (r) => themeQuery(renderQuery(r)),
   retry: () => apply(route),
 });

@@ -2,7 +2,9 @@
 // marked (GET /models/{a}/diff/{b}.svg), the list of changes from the JSON document
 // (.../diff/{b}.json, onnxviz.diff/1, docs/diff.md) in the left panel; a click on a change
 // centres its box and opens its details, a click on a box selects its change.  The home
-// page's "Compare" (home.js) opens it.
+// page's "Compare" (home.js) opens it.  With view=sbs A and B are drawn side by side
+// instead (sidebyside.js): the list and the details stay, a change selects its box and
+// the pair in the other pane.
 
 import { ApiError, getJSON, modelUrl } from './api.js';
 import { fetchSvg, READABLE } from './graph.js';
@@ -84,7 +86,7 @@ function listOf(doc) {
 
 export class DiffView {
   // deps: {pz, canvas, viewport, announce, showGraphState, hideGraphState, navigate,
-  //        flash, openSide, closeSide, setTitle(a, b), names}
+  //        flash, openSide, closeSide, setTitle(a, b), names, sbs (sidebyside.js)}
   constructor(deps) {
     this.d = deps;
     this.key = null;   // "a|b|query" shown
@@ -93,25 +95,29 @@ export class DiffView {
     this.seq = 0;
   }
 
-  // Show route r ({diff: {a, b, params, change}}): the drawing and the list, then the
-  // selected change.
+  // Show route r ({diff: {a, b, params, change}, view, pick}): the drawing (or A and B side
+  // by side, view=sbs) and the list, then the selected change (or, side by side, the
+  // picked box).
   async show(r) {
     const { a, b } = r.diff;
+    const sbs = r.view === 'sbs';
     const query = this.d.renderQuery(r);
-    const key = `${a}|${b}|${query}`;
+    const key = `${a}|${b}|${query}|${sbs ? 'sbs' : 'one'}`;
     const seq = ++this.seq;
     let change = r.change;
     if (key !== this.key) {
       this.key = null;
-      if (!(await this.load(a, b, query, seq))) return;
+      if (!(await this.load(a, b, query, seq, r))) return;
       this.key = key;
       // a comparison opens with a change selected (issue 39): the one whose box the view
-      // opens at, its details in the panel; the URL stays as it was (Escape closes it)
-      if (change === null || change === undefined) {
-        const i = this.openedAt();
-        if (i !== null) { this.select(i, { move: false }); return; }
+      // opens at, its details in the panel; the URL stays as it was (Escape closes it).
+      // Side by side it is centred in both panes.
+      if ((change === null || change === undefined) && !(sbs && r.pick)) {
+        const i = sbs ? this.step(1, null) : this.openedAt();
+        if (i !== null) { this.select(i, { move: sbs }); return; }
       }
     }
+    if (sbs && r.pick) { this.pick(r.pick); return; }
     this.select(change, { move: true });
   }
 
@@ -122,19 +128,27 @@ export class DiffView {
     return i >= 0 ? i : null;
   }
 
-  async load(a, b, query, seq) {
+  async load(a, b, query, seq, r) {
     const d = this.d;
+    const sbs = r.view === 'sbs';
     d.setTitle(a, b);
     const body = clear(d.listBody);
     body.append(h('p', { class: 'empty', text: 'Comparing…' }));
     d.announce('Comparing the models…');
-    d.showGraphState({ title: 'Comparing the models…', detail: 'The server matches the nodes of both models and draws B with the changes marked.' });
+    d.showGraphState({ title: 'Comparing the models…', detail: sbs ? 'The server matches the nodes of both models; A and B are drawn side by side.'
+      : 'The server matches the nodes of both models and draws B with the changes marked.' });
     let doc;
     let svg;
     try {
-      [doc, svg] = await Promise.all([getJSON(diffUrl(a, b, 'json')), fetchSvg(diffUrl(a, b, 'svg', query))]);
+      // the document once per pair of models (the switch between the views keeps it)
+      const docP = this.doc && this.a === a && this.b === b ? this.doc : getJSON(diffUrl(a, b, 'json'));
+      [doc, svg] = await Promise.all([docP, sbs ? null : fetchSvg(diffUrl(a, b, 'svg', query))]);
+      if (sbs && seq === this.seq) {
+        const title = (id) => d.names.get()[id] || shortId(id);
+        await d.sbs.load({ a, b, doc, route: r, query: (expand, unfold) => d.renderQuery({ ...r, expand, unfold }), names: title });
+      }
     } catch (e) {
-      if (seq !== this.seq) return false;
+      if (seq !== this.seq || e.name === 'AbortError') return false;
       const where = e instanceof ApiError ? [e.code, e.where()].filter(Boolean).join(' · ') : '';
       d.showGraphState({ error: true, title: 'The models could not be compared', detail: [e.message, where].filter(Boolean).join(' — '),
         actions: [['Try again', () => { this.key = null; this.d.retry(); }]] });
@@ -150,6 +164,19 @@ export class DiffView {
     this.tensors = new Map(doc.tensors.map((t) => [t.name, t]));
     this.items = listOf(doc);
     d.hideGraphState();
+    this.sbsOn = sbs;
+    if (sbs) {
+      this.svg = null;
+      clear(d.canvas);
+      delete d.canvas.dataset.diff;
+      if (d.minimap) d.minimap.set(null);
+      d.info.textContent = `A ${fmtInt(d.sbs.a.boxes())} boxes · B ${fmtInt(d.sbs.b.boxes())} boxes · side by side, the views in step`;
+      this.renderList();
+      this.announceSummary();
+      return true;
+    }
+    d.sbs.clear();
+    d.sbs.root.hidden = true;
     clear(d.canvas).append(svg);
     d.canvas.dataset.diff = `${a}/${b}`;
     delete d.canvas.dataset.model;
@@ -176,10 +203,15 @@ export class DiffView {
     }
     d.info.textContent = `${fmtInt(+svg.getAttribute('data-boxes') || 0)} boxes · B's graph, changes marked`;
     this.renderList();
-    const s = doc.summary;
-    d.announce(doc.same ? 'The models are the same.'
-      : `Compared: ${s.added} added, ${s.removed} removed, ${s.changed} changed nodes; ${s.tensors.changed} tensors changed.`);
+    this.announceSummary();
     return true;
+  }
+
+  announceSummary() {
+    const { doc } = this;
+    const s = doc.summary;
+    this.d.announce(doc.same ? 'The models are the same.'
+      : `Compared: ${s.added} added, ${s.removed} removed, ${s.changed} changed nodes; ${s.tensors.changed} tensors changed.`);
   }
 
   renderList() {
@@ -234,6 +266,7 @@ export class DiffView {
   // The box of a list item in the drawing: B's node, A's ghost, or for a tensor the node
   // that consumes it.
   boxOf(it) {
+    if (this.sbsOn) { const t = this.sbsBox(it); return t && t.g; }
     if (!it || !this.svg) return null;
     const q = (sel) => this.svg.querySelector(sel);
     if (it.kind === 'node') {
@@ -247,6 +280,45 @@ export class DiffView {
     return null;
   }
 
+  // Side by side: the box of a list item, B's (A's for a removed node), and its pane.
+  sbsBox(it) {
+    const sbs = this.d.sbs;
+    const at = (side, id) => {
+      const g = id ? sbs.panes[side].box(`g.node[data-node="${CSS.escape(id)}"]`) : null;
+      return g ? { p: sbs.panes[side], g } : null;
+    };
+    if (!it) return null;
+    if (it.kind === 'node') return it.n.b ? at('b', it.n.b) : at('a', it.n.a);
+    if (it.kind === 'tensor') {
+      const user = this.doc.nodes.find((n) => n.changes.some((c) => c.tensor === it.t.name)) ||
+        (it.t.node ? this.doc.nodes.find((n) => n.b === it.t.node) : null);
+      return user ? at('b', user.b) || at('a', user.a) : null;
+    }
+    return null;
+  }
+
+  // Side by side: the route's picked box ("a:n12") and its pair; its node's change, when
+  // it has one, current in the list with its details; else the node's details.
+  pick(pick) {
+    const d = this.d;
+    const t = d.sbs.boxOfPick(pick);
+    if (!t || !t.g) { this.select(null); d.announce('The box of that link is not in these drawings.'); return; }
+    const { entry, message } = d.sbs.select(t.p, t.g, { move: true });
+    const i = entry ? this.items.findIndex((it) => it.kind === 'node' && it.n === entry) : -1;
+    this.current = i >= 0 ? i : null;
+    this.highlight(this.current);
+    if (i >= 0) this.details(this.items[i], t.g);
+    else if (entry) this.details({ kind: 'node', status: entry.status, n: entry }, t.g);
+    else d.closeSide();
+    d.announce(message);
+  }
+
+  highlight(i) {
+    for (const b of this.buttons || []) if (b) b.setAttribute('aria-current', 'false');
+    const btn = i === null || i === undefined ? null : this.buttons[i];
+    if (btn) { btn.setAttribute('aria-current', 'true'); btn.scrollIntoView({ block: 'nearest' }); }
+  }
+
   go(dir) {
     const i = this.step(dir, this.current);
     if (i !== null) this.d.navigateChange(i);
@@ -257,11 +329,18 @@ export class DiffView {
     const d = this.d;
     this.current = i ?? null;
     for (const e of this.svg ? this.svg.querySelectorAll('g.node.selected') : []) e.classList.remove('selected');
-    for (const b of this.buttons || []) if (b) b.setAttribute('aria-current', 'false');
+    this.highlight(i);
     const it = i === null || i === undefined ? null : this.items[i];
+    if (this.sbsOn) {
+      // side by side: its box and the pair in the other pane
+      const t = it ? this.sbsBox(it) : null;
+      const { message } = d.sbs.select(t && t.p, t && t.g, { move });
+      if (!it) { d.closeSide(); return; }
+      this.details(it, t && t.g);
+      if (message) d.announce(message);
+      return;
+    }
     if (!it) { d.closeSide(); return; }
-    const btn = this.buttons[i];
-    if (btn) { btn.setAttribute('aria-current', 'true'); btn.scrollIntoView({ block: 'nearest' }); }
     const box = this.boxOf(it);
     if (box) {
       box.classList.add('selected');

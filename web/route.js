@@ -7,6 +7,8 @@
 //   (dequantize: absent = a quantized tensor's dequantized values, 0 = its stored
 //   integers, 1 = dequantized; issue 39)
 // #/diff/{a}/{b}?{the same options}&change=N — the diff view (diff.js)
+//   &view=sbs: A and B side by side (sidebyside.js), &pick=a:{box id}|b:{box id} the box
+//   selected there (its pair is selected in the other pane)
 import { HEAT_DEFAULTS, HEAT_VALUES } from './heat.js';
 
 export const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold', io: 'fold', patterns: 'fold', ...HEAT_DEFAULTS };
@@ -16,11 +18,14 @@ export const OPTION_VALUES = {
   arith: ['fold', 'nodes'], quant: ['fold', 'nodes'], io: ['fold', 'nodes'], patterns: ['fold', 'nodes'], ...HEAT_VALUES,
 };
 export const NODE_ID = /^[A-Za-z0-9_.]{1,200}$/;
+// a box of the side-by-side diff: its side and its id in that side's drawing (the ids
+// graph.js's check lets through)
+export const PICK = /^[ab]:[A-Za-z0-9_.:-]{1,200}$/;
 // dims=NAME:VALUE,... binds named dims in the MAC rows and the cost panel (docs/cost.md)
 export const DIMS = /^[^&=,:]{1,200}:\d{1,19}(?:,[^&=,:]{1,200}:\d{1,19}){0,31}$/;
 
 export function parseHash(hash) {
-  const r = { id: null, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null, dequantize: null, diff: null, change: null, dims: '' };
+  const r = { id: null, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null, dequantize: null, diff: null, change: null, view: null, pick: null, dims: '' };
   const m = /^#\/(?:models\/([0-9a-f]{64})|diff\/([0-9a-f]{64})\/([0-9a-f]{64}))(?:\?(.*))?$/.exec(hash);
   if (!m) return r;
   if (m[1]) r.id = m[1];
@@ -42,6 +47,8 @@ export function parseHash(hash) {
     else if (k === 'dequantize') r.dequantize = v === '1' ? true : v === '0' ? false : null;
     else if (k === 'dims') r.dims = DIMS.test(v) ? v : '';
     else if (k === 'change' && r.diff) r.change = /^\d+$/.test(v) ? +v : null;
+    else if (k === 'view' && r.diff) r.view = v === 'sbs' ? v : null;
+    else if (k === 'pick' && r.diff) r.pick = PICK.test(v) ? v : null;
   }
   return r;
 }
@@ -60,7 +67,9 @@ export function renderQuery(r) {
 
 export function buildHash(r) {
   if (r.diff) {
-    const q = [renderQuery(r), r.change !== null && r.change !== undefined ? `change=${r.change}` : ''].filter(Boolean).join('&');
+    const sbs = r.view === 'sbs';
+    const q = [renderQuery(r), sbs ? 'view=sbs' : '', r.change !== null && r.change !== undefined ? `change=${r.change}` : '',
+      sbs && r.pick ? `pick=${r.pick}` : ''].filter(Boolean).join('&');
     return `#/diff/${r.diff.a}/${r.diff.b}${q ? `?${q}` : ''}`;
   }
   if (!r.id) return '#/';
