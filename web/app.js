@@ -1094,7 +1094,7 @@ const home = initHome({
 
 // ------------------------------------------------------------------------- keyboard
 initKeys({
-  search, viewport,
+  search, view: () => viewPz().vp,
   menusOpen: () => !$('options').hidden || !$('downloads').hidden,
   closeMenus: () => closeMenus(null),
   uploadCardOpen: () => uploads.finishedCardOpen(),
@@ -1104,7 +1104,7 @@ initKeys({
     if (route.tensor && (route.node || route.value)) navigate({ tensor: null });
     else navigate({ node: null, value: null, tensor: null });
   },
-  zoomable: () => !!cur.svg,
+  zoomable: () => !!cur.svg || (!!route.diff && (route.view === 'sbs' ? sbs.active : !!diffView.svg)),
 });
 
 // ------------------------------------------------------------------------- diff

@@ -7,8 +7,9 @@ const $ = (id) => document.getElementById(id);
 
 // search: {isOpen, close, focus} (search.js); menusOpen() / closeMenus(); uploadCardOpen()
 // (a finished upload's card) / closeUploadCard(); sideOpen() / closeSide() (leaves the
-// selection); zoomable(): a drawing is shown; viewport: the element that zooms.
-export function initKeys({ search, menusOpen, closeMenus, uploadCardOpen, closeUploadCard, sideOpen, closeSide, zoomable, viewport }) {
+// selection); zoomable(): a drawing is shown; view(): the element that zooms (the view, or
+// side by side the pane that leads).
+export function initKeys({ search, menusOpen, closeMenus, uploadCardOpen, closeUploadCard, sideOpen, closeSide, zoomable, view }) {
   document.addEventListener('keydown', (e) => {
     const typing = e.target.closest && e.target.closest('input, textarea, select, [contenteditable]');
     const sheet = $('shortcuts');
@@ -25,11 +26,12 @@ export function initKeys({ search, menusOpen, closeMenus, uploadCardOpen, closeU
       if (uploadCardOpen()) { closeUploadCard(); return; }
       if (sideOpen()) {
         closeSide();
-        viewport.focus();
+        view().focus();
       }
     } else if (!typing && e.target === document.body && zoomable() && ['+', '=', '-', '0'].includes(e.key)) {
-      viewport.focus();
-      viewport.dispatchEvent(new KeyboardEvent('keydown', { key: e.key, bubbles: true }));
+      const vp = view();
+      vp.focus();
+      vp.dispatchEvent(new KeyboardEvent('keydown', { key: e.key, bubbles: true }));
     }
   });
 }

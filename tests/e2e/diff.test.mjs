@@ -113,6 +113,21 @@ async function anchorAligned() {
   return { ia, ib, pa, pb };
 }
 
+// anchorAligned for canvas drawings: the boxes are the detached proxy's (canvas.js), placed
+// by their layout box and the pane's transform.
+async function anchorAlignedCanvas() {
+  const spots = await page.evaluate(() => {
+    const [ia, ib] = document.getElementById('sbs').dataset.anchor.split(' ');
+    return [['a', ia], ['b', ib]].map(([s, id]) => {
+      const pane = document.querySelector(`#sbs .sbs-pane[data-side="${s}"]`);
+      const o = pane.querySelector('canvas.graph-canvas').__graph.proxy.querySelector(`#nodes > [id="${id}"]`).__ox;
+      const m = new DOMMatrix(getComputedStyle(pane.querySelector('.canvas')).transform);
+      return { x: m.e + (o.x + o.w / 2) * m.a, y: m.f + (o.y + o.h / 2) * m.a };
+    });
+  });
+  assert.ok(Math.abs(spots[0].x - spots[1].x) < 1.5 && Math.abs(spots[0].y - spots[1].y) < 1.5, `anchor at ${JSON.stringify(spots)}`);
+}
+
 describe('diff view in Chromium', () => {
   before(async () => {
     fs.mkdirSync(OUT, { recursive: true });
@@ -429,6 +444,48 @@ describe('diff view in Chromium', () => {
     assert.equal(await page.isVisible('#sbs'), false);
     assert.equal(await page.getAttribute('#btn-sbs', 'aria-pressed'), 'false');
     await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  test('side by side on the canvas renderer (draw=canvas): marks drawn, a click on a box selects its pair', async () => {
+    await page.setViewportSize({ width: 1400, height: 900 });
+    const doc = await (await fetch(`${base}/models/${ids.a}/diff/${ids.b}.json`)).json();
+    const byA = new Map(doc.nodes.filter((n) => n.a).map((n) => [n.a, n]));
+    const relu = doc.nodes.find((n) => n.status === 'removed');
+    await page.goto(`${base}/?draw=canvas#/diff/${ids.a}/${ids.b}?view=sbs`);
+    await page.waitForFunction(([x, y]) => {
+      const c = (s) => document.querySelector(`#sbs .sbs-pane[data-side="${s}"] .canvas`);
+      return c('a').dataset.model === x && c('b').dataset.model === y && c('a').dataset.renderer === 'canvas' &&
+        c('b').dataset.renderer === 'canvas' && document.getElementById('sbs').dataset.pairs && document.getElementById('graph-state').hidden;
+    }, [ids.a, ids.b], { timeout: 60000 });
+    await sbsSettled();
+    // the removed Relu's mark is in A's layout, which the canvas draws (canvas.js boxStyle)
+    const mark = await page.evaluate((id) => {
+      const gr = document.querySelector('#sbs .sbs-pane[data-side="a"] canvas.graph-canvas').__graph;
+      const g = gr.proxy.querySelector(`g.node[data-node="${id}"]`);
+      return g && [g.getAttribute('data-sbs'), gr.data.layout.nodes[g.__ox.box].mark];
+    }, relu.a);
+    assert.deepEqual(mark, ['removed', 'removed']);
+    // a box of A in view, paired, clicked where the canvas draws it
+    const at = await page.evaluate(() => {
+      const pane = document.querySelector('#sbs .sbs-pane[data-side="a"]');
+      const gr = pane.querySelector('canvas.graph-canvas').__graph;
+      const v = pane.querySelector('.viewport').getBoundingClientRect();
+      const m = new DOMMatrix(getComputedStyle(pane.querySelector('.canvas')).transform);
+      for (const g of gr.proxy.querySelectorAll('g.node[data-node]')) {
+        const o = g.__ox;
+        const x = v.left + m.e + (o.x + o.w / 2) * m.a, y = v.top + m.f + (o.y + o.h / 2) * m.a;
+        if (!g.classList.contains('selected') && x > v.left + 40 && x < v.right - 40 && y > v.top + 40 && y < v.bottom - 40) return { id: g.getAttribute('data-node'), box: g.id, x, y };
+      }
+      return null;
+    });
+    assert.ok(at, 'a box of A in view');
+    await page.mouse.click(at.x, at.y);
+    await page.waitForURL(new RegExp(`pick=a:${at.box}`));
+    await sbsSettled();
+    const sel = await page.evaluate(() => ['a', 'b'].map((s) => [...document.querySelector(`#sbs .sbs-pane[data-side="${s}"] canvas.graph-canvas`).__graph.proxy.querySelectorAll('g.node.selected')].map((g) => g.getAttribute('data-node'))));
+    assert.deepEqual(sel, [[at.id], byA.get(at.id).b ? [byA.get(at.id).b] : []]);
+    await anchorAlignedCanvas();
+    await shot('diff-11-side-by-side-canvas');
   });
 
   test('no script error and no CSP violation', () => {
