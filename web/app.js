@@ -859,7 +859,7 @@ const nodeKeys = initNodeKeys({
 viewport.addEventListener('scroll', () => { viewport.scrollTop = 0; viewport.scrollLeft = 0; });
 document.querySelector('.skip-link').addEventListener('click', (e) => {
   e.preventDefault();
-  (route.id ? viewport : $('dropzone')).focus();
+  (route.id || route.diff ? viewPz().vp : $('dropzone')).focus(); // side by side: the leading pane
 });
 
 viewport.addEventListener('dblclick', (e) => {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, settled as settledOn, startServer, stopChecked, uploadRaw } from './harness.mjs';
+import { launchBrowser, lowContrastTexts, settled as settledOn, startServer, stopChecked, uploadRaw } from './harness.mjs';
 
 const BUILD = process.env.BUILD || 'build';
 const CORPUS = process.env.ONNXVIZ_CORPUS || '../shared/corpus';
@@ -305,6 +305,8 @@ describe('diff view in Chromium', () => {
     assert.match(sa, /^b:/);
     assert.match(sb, /^a:/);
     await anchorAligned();
+    // the panes' headers and notes are readable (WCAG AA, as the rest of the page)
+    assert.deepEqual(await lowContrastTexts(page), []);
     await shot('diff-07-side-by-side');
   });
 
