@@ -228,6 +228,12 @@ def t_png_cli(h):
                        capture_output=True, timeout=60)
     h.check(p.returncode == 1 and b"too_big" in p.stderr and b"--max-pixels" in p.stderr,
             "render past the budget: refused with the numbers: %r" % p.stderr)
+    # the program exports raster.c's cairo_fill_extents, so librsvg calls it while our
+    # drawings are rasterized (the labels' bounding boxes without tessellation: decision 95)
+    p = subprocess.run(["nm", "-D", "--defined-only", h.BIN], capture_output=True, text=True,
+                       timeout=60)
+    h.check(p.returncode == 0 and re.search(r" T cairo_fill_extents$", p.stdout, re.M),
+            "the program exports cairo_fill_extents for librsvg: %r" % p.stderr[-300:])
     d = os.path.join(h.TMP, "d.png")
     p = subprocess.run([h.BIN, "diff", h.SQUEEZENET, h.SILERO, "-o", d, "--w=700"], capture_output=True,
                        timeout=120)
