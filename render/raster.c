@@ -80,9 +80,9 @@ static void rs_load(void)
  * (objectBoundingBox gradients, patterns, clips, masks and filters), and takes its fill
  * part from cairo_fill_extents, which in cairo 1.16 tessellates the path into trapezoids
  * (Bentley-Ottmann) to find it.  A span of text is drawn as the path of its glyphs'
- * outlines, so every label is tessellated once for a box and filled once: the box was
- * 40% of the drawing of swin_t's full detail and of the whole CPU of a PNG of its
- * overview.  Our drawings use none of those features (svg_box_free), so the box changes
+ * outlines, so every label is tessellated once for a box and filled once: 45% of the
+ * drawing's samples in perf on swin_t's full detail.  Our drawings use none of those
+ * features (svg_box_free), so the box changes
  * no pixel: while one of them is drawn, this program's cairo_fill_extents (exported by
  * the executable, which precedes every library in the lookup of librsvg's symbols:
  * Makefile, BIN_LDFLAGS) answers with the path's extents, computed from its points
