@@ -42,6 +42,10 @@ LIBS     = -ljansson -lm -lpthread
 # (GLib's do not keep to our warnings).
 RSVG_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags librsvg-2.0 cairo 2>/dev/null))
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
+# The programs export raster.c's cairo_fill_extents so that librsvg, loaded later, calls it
+# instead of cairo's while one of our drawings is rasterized (a bounding box nothing reads,
+# without tessellating every label: render/raster.c, docs/decisions.md 95).
+BIN_LDFLAGS := -Wl,--export-dynamic-symbol=cairo_fill_extents
 
 PARSER_SRC  := $(wildcard parser/*.c)
 DIFF_SRC    := $(wildcard diff/*.c)
@@ -114,7 +118,7 @@ $(BUILD)/libonnxviz.a: $(ALL_OBJ)
 
 $(BIN): $(BUILD)/obj/service/main.o $(BUILD)/libonnxviz.a
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+	$(Q)$(CC) $(LDFLAGS_ALL) $(BIN_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_SUPPORT) $(BUILD)/libonnxviz.a
 	@mkdir -p $(dir $@)
@@ -135,7 +139,7 @@ $(BUILD)/obj-fault/%.o: %.c
 
 $(FAULT_BIN): $(BUILD)/obj/service/main.o $(FAULT_OBJ) $(BUILD)/libonnxviz.a
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+	$(Q)$(CC) $(LDFLAGS_ALL) $(BIN_LDFLAGS) -o $@ $^ $(LIBS)
 
 # Test tools (tests/tools/*.c): small programs the test scripts drive, linked like tests.
 $(BUILD)/tools/%: $(BUILD)/obj/tests/tools/%.o $(BUILD)/libonnxviz.a

@@ -44,6 +44,7 @@ OXR_DLOPEN_NOTE(rsvg, "png", "librsvg and cairo, for PNG images of drawings", RS
 	X(cairo_clip) X(cairo_fill) X(cairo_set_source) X(cairo_pattern_create_linear)      \
 	X(cairo_pattern_add_color_stop_rgba) X(cairo_pattern_destroy)                       \
 	X(cairo_image_surface_get_data) X(cairo_image_surface_get_stride)                   \
+	X(cairo_fill_extents) X(cairo_path_extents)                                         \
 	X(deflateInit2_) X(deflate) X(deflateEnd) X(deflateBound) X(crc32) X(zlibVersion)       \
 	X(adler32) X(adler32_combine)
 
@@ -65,6 +66,53 @@ static void rs_load(void)
 	static const char *const names[] = {RSVG_FNS(OXR_DLOPEN_NAME)};
 	rs_loaded = oxr_dlopen(RSVG_SONAME, "", names, rs.slot, sizeof(names) / sizeof(names[0]),
 	                       rs_load_err, sizeof(rs_load_err));
+	/* cairo's own, not ours below (a library's scope never holds the program) */
+	if (rs_loaded && rs.cairo_fill_extents == cairo_fill_extents) {
+		snprintf(rs_load_err, sizeof(rs_load_err), "cairo_fill_extents is not cairo's");
+		rs_loaded = false;
+	}
+}
+
+/* ---------------------------------------------------------------------------------------
+ * Bounding boxes nothing reads
+ *
+ * librsvg computes the bounding box of everything it draws, for what may be sized by one
+ * (objectBoundingBox gradients, patterns, clips, masks and filters), and takes its fill
+ * part from cairo_fill_extents, which in cairo 1.16 tessellates the path into trapezoids
+ * (Bentley-Ottmann) to find it.  A span of text is drawn as the path of its glyphs'
+ * outlines, so every label is tessellated once for a box and filled once: 45% of the
+ * drawing's samples in perf on swin_t's full detail.  Our drawings use none of those
+ * features (svg_box_free), so the box changes
+ * no pixel: while one of them is drawn, this program's cairo_fill_extents (exported by
+ * the executable, which precedes every library in the lookup of librsvg's symbols:
+ * Makefile, BIN_LDFLAGS) answers with the path's extents, computed from its points
+ * without tessellating; any other call, and every call in a program that does not export
+ * it, is cairo's.  librsvg is the only library in the closure that calls it.  Measured on
+ * swin_t's full detail: the drawing 0.55 to 0.33 s, byte-identical pixels. */
+static _Thread_local bool rs_box_free;
+
+void cairo_fill_extents(cairo_t *cr, double *x1, double *y1, double *x2, double *y2)
+{
+	if (rs_box_free)
+		rs.cairo_path_extents(cr, x1, y1, x2, y2);
+	else
+		rs.cairo_fill_extents(cr, x1, y1, x2, y2);
+}
+
+/* True when no element of svg can be sized by a bounding box: none of the elements that
+ * can be (gradients, patterns, clips, masks, filters: a reference to one missing is
+ * ignored) and no filter property (CSS filter functions are sized by the box).  Element
+ * names are searched with their '<' (text holds it escaped); a label reading "filter="
+ * only costs the shortcut. */
+static bool svg_box_free(const char *svg, size_t len)
+{
+	static const char *const uses_box[] = {"<linearGradient", "<radialGradient", "<pattern",
+	                                       "<clipPath", "<mask", "<filter", "filter=",
+	                                       "filter:"};
+	for (size_t i = 0; i < sizeof(uses_box) / sizeof(uses_box[0]); i++)
+		if (memmem(svg, len, uses_box[i], strlen(uses_box[i])) != NULL)
+			return false;
+	return true;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -295,13 +343,17 @@ static RsvgHandle *svg_open(const char *svg, size_t len, double *dw, double *dh,
 	return h;
 }
 
-/* Draw h into cr's [x, y, w, h] (aspect kept, centred); false with err set. */
-static bool svg_draw(RsvgHandle *h, cairo_t *cr, double x, double y, double w, double hh,
-                     oxr_error *err)
+/* Draw h into cr's [x, y, w, h] (aspect kept, centred); box_free: svg_box_free of its
+ * text.  False with err set. */
+static bool svg_draw(RsvgHandle *h, bool box_free, cairo_t *cr, double x, double y, double w,
+                     double hh, oxr_error *err)
 {
 	RsvgRectangle vp = {x, y, w, hh};
 	GError *ge = NULL;
-	if (!rs.rsvg_handle_render_document(h, cr, &vp, &ge)) {
+	rs_box_free = box_free;
+	bool ok = rs.rsvg_handle_render_document(h, cr, &vp, &ge);
+	rs_box_free = false;
+	if (!ok) {
 		oxr__fail(err, OXR_E_LAYOUT, "the SVG cannot be drawn: %s",
 		          ge != NULL && ge->message != NULL ? ge->message : "unknown");
 		if (ge != NULL)
@@ -345,22 +397,51 @@ static unsigned paeth(int a, int b, int c)
 	return (unsigned)(pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
 }
 
-/* One row filtered for PNG into out (its filter type first): "Up" on a row equal to the
- * one above (the page colour, a box's sides: all zeros), else "Paeth" (anti-aliased
- * text and curves), which compresses our drawings 5x better than no filter. */
-static void filter_row(unsigned char *out, const unsigned char *cur, const unsigned char *prev,
-                       size_t n)
+/* cairo's ARGB32 pixel (a native-endian 0xAARRGGBB word, opaque here: the theme's page
+ * is painted first) as RGB */
+static void px_rgb(uint32_t px, unsigned char rgb[3])
 {
-	if (prev != NULL && memcmp(cur, prev, n) == 0) {
+	rgb[0] = (unsigned char)(px >> 16);
+	rgb[1] = (unsigned char)(px >> 8);
+	rgb[2] = (unsigned char)px;
+}
+
+/* One row of pw pixels filtered for PNG as RGB into out (its filter type first): "Up" on
+ * a row equal to the one above (the page colour, a box's sides: all zeros), else "Paeth"
+ * (anti-aliased text and curves), which compresses our drawings 5x better than no filter.
+ * Read straight from cairo's words: a pixel equal to the one above it, whose left
+ * neighbour also equals its own above, filters to zeros whatever its colour (Paeth's
+ * left and upper-left are equal, so it predicts the pixel above), which is most pixels
+ * of a row crossing a few boxes or a line of text: only the others are decoded and
+ * predicted (all of them were: a third of the whole run on swin_t's full detail).  prev
+ * is NULL for the image's first row. */
+static void filter_row(unsigned char *out, const uint32_t *cur, const uint32_t *prev,
+                       uint32_t pw)
+{
+	if (prev != NULL && memcmp(cur, prev, (size_t)pw * 4) == 0) {
 		out[0] = 2;
-		memset(out + 1, 0, n);
+		memset(out + 1, 0, (size_t)pw * 3);
 		return;
 	}
 	out[0] = 4;
-	for (size_t i = 0; i < n; i++) {
-		int a = i >= 3 ? cur[i - 3] : 0, b = prev != NULL ? prev[i] : 0;
-		int c = i >= 3 && prev != NULL ? prev[i - 3] : 0;
-		out[1 + i] = (unsigned char)(cur[i] - paeth(a, b, c));
+	unsigned char *o = out + 1;
+	for (uint32_t x = 0; x < pw; x++, o += 3) {
+		if (prev != NULL && cur[x] == prev[x] && (x == 0 || cur[x - 1] == prev[x - 1])) {
+			o[0] = o[1] = o[2] = 0;
+			continue;
+		}
+		/* left, above, upper left: 0 outside the image, as PNG defines */
+		unsigned char c[3], a[3] = {0, 0, 0}, b[3] = {0, 0, 0}, ab[3] = {0, 0, 0};
+		px_rgb(cur[x], c);
+		if (x > 0)
+			px_rgb(cur[x - 1], a);
+		if (prev != NULL) {
+			px_rgb(prev[x], b);
+			if (x > 0)
+				px_rgb(prev[x - 1], ab);
+		}
+		for (int i = 0; i < 3; i++)
+			o[i] = (unsigned char)(c[i] - paeth(a[i], b[i], ab[i]));
 	}
 }
 
@@ -395,15 +476,10 @@ typedef struct {
 	size_t raw; /* filtered bytes */
 } png_part;
 
-/* cairo's ARGB32 row y (native-endian 0xAARRGGBB words, opaque here) as RGB into rgb */
-static void rgb_row(const png_part *p, uint32_t y, unsigned char *rgb)
+/* row y of the image */
+static const uint32_t *part_row(const png_part *p, uint32_t y)
 {
-	const uint32_t *src = (const uint32_t *)(const void *)(p->px + (size_t)y * (size_t)p->stride);
-	for (uint32_t x = 0; x < p->pw; x++) {
-		rgb[3 * x] = (unsigned char)(src[x] >> 16);
-		rgb[3 * x + 1] = (unsigned char)(src[x] >> 8);
-		rgb[3 * x + 2] = (unsigned char)src[x];
-	}
+	return (const uint32_t *)(const void *)(p->px + (size_t)y * (size_t)p->stride);
 }
 
 static void *code_part(void *arg)
@@ -411,26 +487,19 @@ static void *code_part(void *arg)
 	png_part *p = arg;
 	size_t n = (size_t)p->pw * 3, rowlen = 1 + n, zlen = (size_t)1 << 18;
 	unsigned char *row = malloc(rowlen), *zbuf = malloc(zlen);
-	unsigned char *cur = malloc(n), *prev = malloc(n);
 	z_stream z;
 	memset(&z, 0, sizeof(z));
 	/* level 1, raw deflate (-15: the parts are joined under one zlib header) */
-	p->ok = row != NULL && cur != NULL && prev != NULL && zbuf != NULL &&
+	p->ok = row != NULL && zbuf != NULL &&
 	        rs.deflateInit2_(&z, 1, Z_DEFLATED, -15, 8, Z_RLE, rs.zlibVersion(),
 	                         (int)sizeof(z)) == Z_OK;
 	bool open = p->ok;
 	p->adler = rs.adler32(0, NULL, 0);
 	p->raw = 0;
-	if (p->ok && p->y0 > 0)
-		rgb_row(p, p->y0 - 1, prev);
 	for (uint32_t y = p->y0; p->ok && y <= p->y1; y++) {
 		bool end = y == p->y1;
 		if (!end) {
-			rgb_row(p, y, cur);
-			filter_row(row, cur, y > 0 ? prev : NULL, n);
-			unsigned char *t = prev;
-			prev = cur;
-			cur = t;
+			filter_row(row, part_row(p, y), y > 0 ? part_row(p, y - 1) : NULL, p->pw);
 			p->adler = rs.adler32(p->adler, row, (uInt)rowlen);
 			p->raw += rowlen;
 			z.next_in = row;
@@ -452,8 +521,6 @@ static void *code_part(void *arg)
 	if (open)
 		rs.deflateEnd(&z);
 	free(row);
-	free(cur);
-	free(prev);
 	free(zbuf);
 	return NULL;
 }
@@ -570,7 +637,7 @@ oxr_code oxr_raster_png(const char *svg, size_t len, const oxr_raster *r, oxr_bu
 	cairo_t *cr = NULL;
 	if (rc == OXR_OK && !canvas(pw, ph, r->theme, &s, &cr, err))
 		rc = err->code;
-	if (rc == OXR_OK && !svg_draw(h, cr, 0, 0, pw, ph, err))
+	if (rc == OXR_OK && !svg_draw(h, svg_box_free(svg, len), cr, 0, 0, pw, ph, err))
 		rc = err->code;
 	if (cr != NULL)
 		rs.cairo_destroy(cr);
@@ -629,7 +696,7 @@ oxr_code oxr__raster_card(const char *frame, size_t frame_len, const char *drawi
 	cairo_t *cr = NULL;
 	if (rc == OXR_OK && !canvas(pw, ph, r->theme, &surf, &cr, err))
 		rc = err->code;
-	if (rc == OXR_OK && !svg_draw(f, cr, 0, 0, pw, ph, err))
+	if (rc == OXR_OK && !svg_draw(f, svg_box_free(frame, frame_len), cr, 0, 0, pw, ph, err))
 		rc = err->code;
 	if (rc == OXR_OK && g != NULL) {
 		/* fitted, centred, never drawn above its own size times 1.6 (a two-box model
@@ -643,7 +710,8 @@ oxr_code oxr__raster_card(const char *frame, size_t frame_len, const char *drawi
 		rs.cairo_save(cr);
 		rs.cairo_rectangle(cr, box[0] * s, box[1] * s, box[2] * s, box[3] * s);
 		rs.cairo_clip(cr);
-		if (!svg_draw(g, cr, x * s, y * s, w * s, hh * s, err))
+		if (!svg_draw(g, svg_box_free(drawing, drawing_len), cr, x * s, y * s, w * s, hh * s,
+		               err))
 			rc = err->code;
 		rs.cairo_restore(cr);
 		if (rc == OXR_OK && top)
