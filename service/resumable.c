@@ -9,7 +9,10 @@
  *                            structure <b64>": 200 + the model when the server holds the
  *                            file already (nothing is sent twice), else 201 (new) or 200
  *                            (one in progress for the same file: its offset) with
- *                            Location /uploads/{uid}, Upload-Offset, Upload-Part-Size
+ *                            Location /uploads/{uid}, Upload-Offset, Upload-Part-Size.
+ *                            A model without sha256 (decision 97: its parts go while the
+ *                            client still hashes it) is named by its last part's
+ *                            Upload-Sha256, checked as the POST's sha256 is
  *   HEAD   /uploads/{uid}    Upload-Offset, Upload-Length, Upload-Expires (GET: as JSON)
  *   PATCH  /uploads/{uid}    Upload-Offset + the next part (application/offset+octet-
  *                            stream), or a piece of it (Upload-Piece: 1, Upload-Offset
@@ -158,6 +161,8 @@ struct oxs_rpatch {
 	bool staged;  /* counted in parts_staged */
 	bool piece;   /* a piece of the part at st.offset: [pa, pb) */
 	bool piece_on; /* its range is registered as arriving */
+	bool late;    /* st.sha256 is this request's Upload-Sha256 (decision 97): a claim no
+	               * byte has been checked against yet */
 	uint64_t pa, pb, part_fd_at; /* part_fd_at: where the part starts in fd */
 	int fd;       /* PATCH: where the part goes (the store's xfer_part_fd) */
 	uint64_t at, want, got;
@@ -761,9 +766,9 @@ static void reply_state(oxs_req *r, unsigned status, const char *uid, const upst
 	oxr_buf_printf(&b,
 	               "{\"upload\":\"%s\",\"location\":\"/uploads/%s\",\"offset\":%" PRIu64
 	               ",\"length\":%" PRIu64 ",\"part_size\":%" PRIu64 ",\"streams\":%u"
-	               ",\"sha256\":\"%s\",\"expires\":\"%s\",\"name\":",
-	               uid, uid, st->offset, st->length, st->part, r->srv->rs->streams, st->sha256,
-	               date);
+	               ",\"sha256\":%s%s%s,\"expires\":\"%s\",\"name\":",
+	               uid, uid, st->offset, st->length, st->part, r->srv->rs->streams,
+	               st->sha256[0] ? "\"" : "null", st->sha256, st->sha256[0] ? "\"" : "", date);
 	oxr_json_string(&b, st->name, strlen(st->name));
 	oxr_buf_printf(&b, ",\"kind\":\"%s\",\"structure\":", st->kind);
 	if (st->structure[0] != '\0')
@@ -842,6 +847,13 @@ static void reply_blob(oxs_req *r, unsigned status, const upstate *st)
  * POST /uploads
  */
 
+/* A file's SHA-256 as a client names it: an id, and not the 64 zeros that mark an
+ * upload not named yet in its state (store/xfer.c): no file hashes to them. */
+static bool claim_valid(const char *sha)
+{
+	return oxst_id_valid(sha) && strspn(sha, "0") != OXST_ID_LEN;
+}
+
 /* A tus metadata value (base64) into out; false when malformed or too long. */
 static bool b64_decode(const char *s, size_t n, char *out, size_t size)
 {
@@ -911,9 +923,13 @@ static bool parse_metadata(const char *h, upstate *st, char *err, size_t errsize
 	}
 	for (char *c = sha; *c; c++)
 		*c = (char)(*c >= 'A' && *c <= 'F' ? *c + 32 : *c);
-	if (!oxst_id_valid(sha)) {
+	/* a model may start unnamed (decision 97): its last part names it */
+	bool unnamed = sha[0] == '\0' && strcmp(kind, "model") == 0;
+	if (!unnamed && !claim_valid(sha)) {
 		snprintf(err, errsize, "Upload-Metadata: sha256 (the file's SHA-256 as 64 hex "
-		         "digits, base64-encoded as tus wants) is missing or malformed");
+		         "digits, base64-encoded as tus wants) is missing or malformed%s",
+		         sha[0] == '\0' ? " (only a model may leave it to its last part's "
+		                          "Upload-Sha256)" : "");
 		return false;
 	}
 	if (structure[0] != '\0' && !oxst_id_valid(structure)) {
@@ -1064,14 +1080,14 @@ static void start_upload(oxs_req *r)
 	oxs_resume(r);
 }
 
-static void create_job(oxs_req *r)
+/* POST /uploads of a file the server holds already (a data file: as a blob): answered
+ * with it (true; nothing is sent twice), or with the store's error. */
+static bool answered_held(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
 	oxs_resumable *rs = srv->rs;
-	oxs_rpatch *p = r->rp;
-	upstate *st = &p->st;
+	upstate *st = &r->rp->st;
 	oxst_store *store = srv->store;
-	/* never twice: the server holds the file already (a data file: as a blob) */
 	bool data = strcmp(st->kind, "data") == 0;
 	oxst_status have = data ? blob_stat(rs, st->sha256, st->length)
 	                       : store->ops->stat_model(store, st->sha256, OXST_STAT_FRESH, NULL);
@@ -1080,8 +1096,7 @@ static void create_job(oxs_req *r)
 	if (have == OXST_OK && data) {
 		atomic_fetch_add(&rs->held, 1);
 		reply_blob(r, 200, st);
-		oxs_resume(r);
-		return;
+		return true;
 	}
 	if (have == OXST_OK) {
 		/* a structure named for a stored model: linked only when the stored bytes prove
@@ -1090,11 +1105,21 @@ static void create_job(oxs_req *r)
 			(void)oxs_links_prove(rs->links, st->structure, st->sha256, st->name);
 		atomic_fetch_add(&rs->held, 1);
 		reply_stored(r, st);
-		oxs_resume(r);
-		return;
+		return true;
 	}
 	if (have != OXST_E_NOT_FOUND) {
 		oxs_reply_store_error(r, have, "cannot look the model up in the store");
+		return true;
+	}
+	return false;
+}
+
+static void create_job(oxs_req *r)
+{
+	oxs_resumable *rs = r->srv->rs;
+	upstate *st = &r->rp->st;
+	/* a model not named yet (decision 97) has nothing to look up */
+	if (st->sha256[0] != '\0' && answered_held(r)) {
 		oxs_resume(r);
 		return;
 	}
@@ -1135,6 +1160,14 @@ void oxs_resumable_create(oxs_req *r)
 	char err[300];
 	if (!parse_metadata(meta != NULL ? meta : "", &p->st, err, sizeof(err))) {
 		oxs_reply_error(r, 400, "bad_upload", "", "%s", err);
+		return;
+	}
+	if (p->st.sha256[0] == '\0' && srv->store->ops->remote) {
+		/* an object store's multipart upload goes to the model's key from its first
+		 * part (s3.c): the key is needed before the parts */
+		oxs_reply_error(r, 400, "sha256_required", "",
+		                "this server's store (an object store) needs the file's SHA-256 "
+		                "before its parts: Upload-Metadata sha256");
 		return;
 	}
 	if (strcmp(p->st.kind, "bundle") == 0 && n > MAX_MANIFEST) {
@@ -1381,6 +1414,45 @@ static bool stored_meanwhile(oxs_req *r, oxs_rpatch *p, const upstate *st, uint6
 	return true;
 }
 
+/* Upload-Sha256 (decision 97): the whole file's SHA-256, naming an upload begun without
+ * one.  Every request of such an upload's last part carries it (any piece of the part may
+ * be the one that completes it), and there it is the id the bytes received are checked
+ * against, as a POST's sha256 is (422 checksum_mismatch, nothing kept): the server names
+ * a model only by the hash it computed.  Elsewhere only its form is checked; on a named
+ * upload it must be that name.  st->sha256 gets the claim on the last part (*late: it
+ * did).  False after a 400. */
+static bool take_claim(oxs_req *r, upstate *st, uint64_t want, bool *late)
+{
+	const char *v = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Upload-Sha256");
+	char sha[OXST_ID_LEN + 1] = "";
+	size_t n = v != NULL ? strlen(v) : 0;
+	for (size_t i = 0; i < n && i < OXST_ID_LEN; i++)
+		sha[i] = (char)(v[i] >= 'A' && v[i] <= 'F' ? v[i] + 32 : v[i]);
+	if (v != NULL && (n != OXST_ID_LEN || !claim_valid(sha))) {
+		oxs_reply_error(r, 400, "bad_upload", "",
+		                "Upload-Sha256: the file's SHA-256 as 64 hex digits");
+		return false;
+	}
+	if (v != NULL && st->sha256[0] != '\0' && strcmp(sha, st->sha256) != 0) {
+		oxs_reply_error(r, 400, "bad_upload", "",
+		                "Upload-Sha256: this upload ends as %s (its POST's sha256), not %s",
+		                st->sha256, sha);
+		return false;
+	}
+	if (st->sha256[0] != '\0' || st->offset + want != st->length)
+		return true;
+	if (v == NULL) {
+		oxs_reply_error(r, 400, "sha256_required", "",
+		                "the last part of an upload begun without sha256 carries "
+		                "Upload-Sha256: the file's SHA-256, the id it must hash to");
+		add_upload_headers(r, st);
+		return false;
+	}
+	memcpy(st->sha256, sha, sizeof(sha));
+	*late = true;
+	return true;
+}
+
 void oxs_resumable_patch_begin(oxs_req *r)
 {
 	oxs_server *srv = r->srv;
@@ -1421,8 +1493,13 @@ void oxs_resumable_patch_begin(oxs_req *r)
 	if (!find_upload(r, &st, uid, false))
 		return;
 	uint64_t want = part_len(&st);
+	bool late = false;
+	if (!take_claim(r, &st, want, &late))
+		return;
 	if (piece != NULL) {
 		piece_begin(r, uid, &st, offset, clen, want);
+		if (r->rp != NULL)
+			r->rp->late = late;
 		return;
 	}
 	if (offset != st.offset) {
@@ -1457,6 +1534,7 @@ void oxs_resumable_patch_begin(oxs_req *r)
 		return;
 	}
 	p->claimed = true;
+	p->late = late;
 	oxst_store *store = srv->store;
 	if (store->ops->remote && st.part >= OXST_S3_MIN_PART) {
 		/* a part staged on its way to the object store: a bounded number at once */
@@ -1472,7 +1550,8 @@ void oxs_resumable_patch_begin(oxs_req *r)
 		}
 		p->staged = true;
 	}
-	if (stored_meanwhile(r, p, &st, want))
+	/* (a claim of this request is checked against the bytes first: complete) */
+	if (!late && stored_meanwhile(r, p, &st, want))
 		return;
 	if (!open_part(r, p, &st, st.offset))
 		return;
@@ -1674,6 +1753,11 @@ static void complete(oxs_req *r, const char *hex)
 		                "the %" PRIu64 " bytes received hash to %s, not to the sha256 given "
 		                "(%s): nothing is kept",
 		                p->st.length, hex, p->st.sha256);
+		oxs_resume(r);
+		return;
+	}
+	/* named by its last part: stored meanwhile is told only now the bytes are its own */
+	if (p->late && stored_meanwhile(r, p, &p->st, part_len(&p->st))) {
 		oxs_resume(r);
 		return;
 	}

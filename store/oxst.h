@@ -100,7 +100,9 @@ typedef struct oxst_xfer {
 	uint64_t offset;   /* bytes acknowledged */
 	int64_t created, expires; /* Unix seconds */
 	uint32_t h[8];     /* SHA-256 midstate after `offset` bytes */
-	char sha256[OXST_ID_LEN + 1];    /* the id the file must hash to */
+	/* the id the file must hash to; "" = not named yet (the last part names it: decision
+	 * 97; kept in the record as 64 zeros) */
+	char sha256[OXST_ID_LEN + 1];
 	char structure[OXST_ID_LEN + 1]; /* "" = none */
 	char name[OXST_META_STR];        /* the file's name (no control characters) */
 	char kind[8];                    /* "model", "data" or "bundle" */

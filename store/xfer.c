@@ -26,6 +26,12 @@ void oxst_xfer_init(oxst_xfer *x, uint64_t length, uint64_t part, int64_t now, i
 	snprintf(x->kind, sizeof(x->kind), "model");
 }
 
+/* A transfer begun without its id (sha256 ""; decision 97) is written with 64 zeros:
+ * the same line a server from before reads as a claim (its last part then answers 422
+ * checksum_mismatch: no file hashes to it), never as a corrupt state it would remove. */
+static const char unnamed_id[OXST_ID_LEN + 1] =
+	"0000000000000000000000000000000000000000000000000000000000000000";
+
 bool oxst_xfer_uid_valid(const char *s)
 {
 	size_t n = 0;
@@ -50,7 +56,8 @@ bool oxst_xfer_text(const oxst_xfer *x, char *out, size_t size, size_t *len)
 	                 "\ncreated %" PRId64 "\nexpires %" PRId64 "\nsha256 %s\nkind %s\n"
 	                 "hash %08" PRIx32 "%08" PRIx32 "%08" PRIx32 "%08" PRIx32 "%08" PRIx32
 	                 "%08" PRIx32 "%08" PRIx32 "%08" PRIx32 "\n%s%s%s%s%s%s%s%s%s%s%s%sname %s\n",
-	                 x->length, x->part, x->offset, x->created, x->expires, x->sha256, x->kind,
+	                 x->length, x->part, x->offset, x->created, x->expires,
+	                 x->sha256[0] != '\0' ? x->sha256 : unnamed_id, x->kind,
 	                 x->h[0], x->h[1], x->h[2], x->h[3], x->h[4], x->h[5], x->h[6], x->h[7],
 	                 x->structure[0] ? "structure " : "", x->structure,
 	                 x->structure[0] ? "\n" : "", x->backend[0] ? "backend " : "", x->backend,
@@ -111,7 +118,8 @@ bool oxst_xfer_parse(const char *text, size_t len, oxst_xfer *x)
 		else if (strcmp(line, "expires") == 0)
 			x->expires = strtoll(v, &end, 10), seen |= 16;
 		else if (strcmp(line, "sha256") == 0 && oxst_id_valid(v))
-			memcpy(x->sha256, v, OXST_ID_LEN + 1), seen |= 32;
+			snprintf(x->sha256, sizeof(x->sha256), "%s", strcmp(v, unnamed_id) == 0 ? "" : v),
+				seen |= 32;
 		else if (strcmp(line, "hash") == 0 && parse_hash(v, x->h))
 			seen |= 64;
 		else if (strcmp(line, "structure") == 0 && oxst_id_valid(v))

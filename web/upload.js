@@ -181,9 +181,11 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
   // Structure first (issue 23): the worker cuts the weights out, the structure goes up and
   // is drawn; then the file's SHA-256 asks the server whether it holds the whole model
   // (HEAD), and otherwise the weights follow (weights.js).  Either way the page then moves
-  // to the whole model's id and keeps the view.  A file the walk cannot read, and a
-  // structure the server refuses, go up as they are: the server's message names the file's
-  // own bytes.
+  // to the whole model's id and keeps the view.  A single file whose hash is not
+  // remembered does not wait for it (issue 37, decision 97): its weights go at once while
+  // it is hashed, and stop (the upload deleted) if the hash names a model the server has.
+  // A file the walk cannot read, and a structure the server refuses, go up as they are:
+  // the server's message names the file's own bytes.
   // With data files (a model with external data), the model file alone is the structure and
   // the data files are the weights (a bundle: web/weights.js).
   async function structureFirst(file, data = [], rehash = false) {
@@ -254,12 +256,47 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
       $('upload-cancel').setAttribute('aria-label', 'Close');
     };
     const used = []; // files named by a remembered hash
+    const progress = (t2, hashed) => (loaded, total) => {
+      const bar = $('upload-progress'); // the bar follows the weights now
+      bar.hidden = false;
+      bar.value = total ? (100 * loaded) / total : 0;
+      const secs = (performance.now() - t2) / 1000;
+      const h = hashed();
+      state(`arriving: ${Math.floor((100 * loaded) / total)}% · ${fmtBytes(loaded)} of ${fmtBytes(total)}${secs > 0.3 ? ` · ${fmtBytes(loaded / secs)}/s` : ''}${h < 1 ? ` · hashed ${Math.floor(100 * h)}%` : ''}`, 'sending');
+    };
+    // the drawing, or HASH_WAIT_MS, whichever comes first (why: below)
+    const drawn = () => Promise.race([shown.catch(() => {}), new Promise((r) => setTimeout(r, HASH_WAIT_MS))]);
     try {
+      if (!data.length && !knownHash(file)) {
+        delete uploadCard.dataset.hashRemembered;
+        let share = 0;
+        const hash = drawn().then(() => {
+          const t1 = performance.now();
+          return hashOf(file, () => sw.sha256((n) => { share = n / file.size; })).then((h) => {
+            share = 1;
+            uploadCard.dataset.hashMs = String(Math.round(performance.now() - t1));
+            sw.close();
+            info.sha256 = h.hex;
+            return h.hex;
+          });
+        });
+        const w = sendWeights({ file, hash, held: serverHas, structureId: sid, onProgress: progress(performance.now(), () => share) });
+        abort = () => { sw.close(); w.abort(); };
+        const r = await w.promise;
+        const hex = await hash;
+        if (r.id !== hex) throw new Error(`the server stored the file as ${shortId(r.id)}, not ${shortId(hex)}`);
+        if (r.held) done('the server already holds this model: the rest is not sent', 'held');
+        else done('sent: the page now shows the whole model', 'sent');
+        info.full = hex;
+        names.set(hex, file.name);
+        showWhole(sid, hex);
+        return;
+      }
       // The hash waits for the drawing (at most HASH_WAIT_MS): on two cores it took the
       // CPU the graph's fetch and drawing needed (the worker hashing, the browser copying
       // the file's slices), and a graph shown sooner is worth more than weights started
       // half a second sooner.  A remembered hash costs nothing and does not wait.
-      if ([file, ...data].some((f) => !knownHash(f))) await Promise.race([shown.catch(() => {}), new Promise((r) => setTimeout(r, HASH_WAIT_MS))]);
+      if ([file, ...data].some((f) => !knownHash(f))) await drawn();
       const t1 = performance.now();
       let hashed = 0;
       const hashing = (n) => state(`hashing the file${data.length ? 's' : ''} · ${Math.floor((100 * (hashed + n)) / total)}%`);
@@ -286,19 +323,9 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
       if (await serverHas(hex)) {
         done('the server already holds this model: nothing more is sent', 'held');
       } else {
-        const t2 = performance.now();
-        const w = sendWeights({
-          file, sha256: hex, structureId: sid, bundle,
-          onProgress: (loaded, total) => {
-            const bar = $('upload-progress'); // the bar follows the weights now
-            bar.hidden = false;
-            bar.value = total ? (100 * loaded) / total : 0;
-            const secs = (performance.now() - t2) / 1000;
-            state(`arriving: ${Math.floor((100 * loaded) / total)}% · ${fmtBytes(loaded)} of ${fmtBytes(total)}${secs > 0.3 ? ` · ${fmtBytes(loaded / secs)}/s` : ''}`, 'sending');
-          },
-        });
+        const w = sendWeights({ file, sha256: hex, structureId: sid, bundle, onProgress: progress(performance.now(), () => 1) });
         abort = w.abort;
-        const id = await w.promise;
+        const { id } = await w.promise;
         if (id !== hex) throw new Error(`the server stored the file as ${shortId(id)}, not ${shortId(hex)}`);
         done('sent: the page now shows the whole model', 'sent');
       }
@@ -307,12 +334,11 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
       showWhole(sid, hex);
     } catch (e) {
       sw.close();
-      if (used.length && e.code !== 'aborted') {
-        // a remembered hash may be what failed: forget it; a file that changed since is
-        // hashed and sent again, once
-        used.forEach((f) => rememberHash(f, null));
-        if (e.code === 'checksum_mismatch' && !rehash) return structureFirst(file, data, true);
-      }
+      // a remembered hash may be what failed: forget it; a file that changed since (or an
+      // upload resumed by the file's name that held another file's bytes) is hashed and
+      // sent again, once
+      if (used.length && e.code !== 'aborted') used.forEach((f) => rememberHash(f, null));
+      if (e.code === 'checksum_mismatch' && !rehash) return structureFirst(file, data, true);
       done(e.code === 'aborted' ? 'not sent (cancelled)' : `not sent: ${e.message}`, 'failed');
     }
   }

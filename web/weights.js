@@ -1,8 +1,9 @@
 // weights.js — the weights follow a structure upload (issue 23, part 2), resumable.
 //
-// The boundary: sendWeights({file, sha256, structureId, bundle, onProgress}) answers
-// {promise, abort}; the promise resolves to the id of the whole model (the file's SHA-256,
-// or the bundle's id for a model with data files) once the server holds it.
+// The boundary: sendWeights({file, sha256 | hash, held, structureId, bundle, onProgress})
+// answers {promise, abort}; the promise resolves to {id, held} once the server holds the
+// whole model: id is the file's SHA-256 (or the bundle's id for a model with data files),
+// held true when the server had it already and the transfer stopped early.
 // onProgress(acknowledged, total) counts bytes the server has stored durably, plus the
 // part on the wire.
 //
@@ -19,6 +20,15 @@
 // a restarted server: wait, ask HEAD /uploads/{uid} where it stands, go on from there (at
 // most one part is sent again).  The file is read a part at a time (File.slice): the page
 // never holds more than one part of it.
+//
+// The parts go while the file is hashed (issue 37, decision 97): given `hash` (a promise of
+// the file's SHA-256) instead of `sha256`, the upload starts without its id and its last
+// part names it (Upload-Sha256; the server checks it against the bytes it hashed, as it
+// checks a POST's sha256).  When the hash arrives, `held(id)` asks whether the server has
+// the model already: then the transfer stops, its upload is deleted, and nothing more is
+// sent.  Such an upload is kept under the file's name, size and modification time (its
+// SHA-256 is not known when it starts).  A server that wants the id first (an object
+// store: 400) is asked again once the hash is there.
 
 import { ApiError, token } from './api.js';
 import { Sha256 } from './structure.js';
@@ -46,11 +56,13 @@ function apiError(xhrOrRes, text) {
 const transient = (e) => e instanceof ApiError && (e.status === 0 || e.status === 429 || e.status === 503 || e.status === 502 || e.status === 504 || e.code === 'upload_busy');
 
 // One PATCH with upload progress (fetch has none): resolves {status, offset, body}.
-function patchPart(uid, offset, blob, onSent, inflight, piece = false) {
+// claim: the file's SHA-256 (Upload-Sha256), sent with the last part of an upload begun
+// without it.
+function patchPart(uid, offset, blob, onSent, inflight, piece = false, claim = null) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('PATCH', `/uploads/${uid}`);
-    const extra = { 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream', ...(piece ? { 'Upload-Piece': '1' } : {}) };
+    const extra = { 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream', ...(piece ? { 'Upload-Piece': '1' } : {}), ...(claim ? { 'Upload-Sha256': claim } : {}) };
     for (const [k, v] of Object.entries(headersOf(extra))) xhr.setRequestHeader(k, v);
     xhr.responseType = 'text';
     xhr.upload.addEventListener('progress', (e) => onSent(e.loaded));
@@ -76,17 +88,17 @@ function patchPart(uid, offset, blob, onSent, inflight, piece = false) {
 // The part [up.offset, end) of blob: one PATCH, or up.streams pieces at once (all settle
 // before the answer: the one that completed the part, a 200/201 with the model, or the
 // first error — pieces that arrived are kept by the server and harmless when sent again).
-async function sendPart(up, blob, end, onSent, inflight) {
+async function sendPart(up, blob, end, onSent, inflight, claim) {
   const n = end - up.offset;
   const k = Math.min(up.streams, Math.floor(n / 65536));
-  if (k < 2) return patchPart(up.uid, up.offset, blob.slice(up.offset, end), onSent, inflight);
+  if (k < 2) return patchPart(up.uid, up.offset, blob.slice(up.offset, end), onSent, inflight, false, claim);
   const size = Math.ceil(n / k / 64) * 64;
   const loaded = [];
   const runs = [];
   for (let a = up.offset, i = 0; a < end; a += size, i++) {
     const b = Math.min(end, a + size), j = i;
     loaded.push(0);
-    runs.push(patchPart(up.uid, a, blob.slice(a, b), (x) => { loaded[j] = x; onSent(loaded.reduce((u, v) => u + v, 0)); }, inflight, true));
+    runs.push(patchPart(up.uid, a, blob.slice(a, b), (x) => { loaded[j] = x; onSent(loaded.reduce((u, v) => u + v, 0)); }, inflight, true, claim));
   }
   const got = await Promise.allSettled(runs);
   const ok = got.filter((g) => g.status === 'fulfilled').map((g) => g.value);
@@ -112,17 +124,19 @@ async function call(method, url, headers, signal) {
   return { status: res.status, body, offset: parseInt(res.headers.get('Upload-Offset') || '', 10), part: parseInt(res.headers.get('Upload-Part-Size') || '', 10), streams: parseInt(res.headers.get('Upload-Part-Streams') || '', 10), location: res.headers.get('Location') };
 }
 
-// The uploads this browser started and has not finished: "sha256 size kind" -> {uid, at}
-// (the URL's secret, when it was started), the 64 latest.
+// The uploads this browser started and has not finished: "sha256 size kind", or for one
+// begun before its hash was known "file name size modified kind" -> {uid, at} (the URL's
+// secret, when it was started), the 64 latest.  t.key: the key of t's upload.
 const UPLOADS = 'onnxviz.uploads';
-const fingerprint = (t) => `${t.sha256} ${t.blob.size} ${t.kind}`;
+const byHash = (t) => `${t.sha256} ${t.blob.size} ${t.kind}`;
+const byFile = (t) => `file ${t.name}\u0000${t.blob.size}\u0000${t.blob.lastModified} ${t.kind}`;
 function uploadsKept() {
   try { const o = JSON.parse(localStorage.getItem(UPLOADS) || '{}'); return o && typeof o === 'object' ? o : {}; } catch { return {}; }
 }
 function keepUpload(t, uid) {
   const o = uploadsKept();
-  if (uid) o[fingerprint(t)] = { uid, at: Date.now() };
-  else delete o[fingerprint(t)];
+  if (uid) o[t.key] = { uid, at: Date.now() };
+  else delete o[t.key];
   const keys = Object.keys(o).sort((a, b) => o[b].at - o[a].at);
   for (const k of keys.slice(64)) delete o[k];
   try { localStorage.setItem(UPLOADS, JSON.stringify(o)); } catch { /* private mode: no resume across reloads */ }
@@ -131,9 +145,14 @@ function keepUpload(t, uid) {
 // Where the server's upload of this blob stands: {done: body} when it holds it (a model:
 // {id}; a data file: {sha256, stored}), else {uid, offset, part}.  An upload this browser
 // started (its URL kept) goes on where it stands; else a new one.
+// An upload begun under the file's name (before its hash was known) is found whether the
+// hash is known now or not; it goes on as it began, its last part naming it.
 async function begin(t, signal) {
-  const kept = uploadsKept()[fingerprint(t)];
-  if (kept && /^[0-9a-f]{32}$/.test(kept.uid)) {
+  const keys = t.sha256 ? [byHash(t), byFile(t)] : [byFile(t)];
+  for (const key of keys) {
+    const kept = uploadsKept()[key];
+    if (!kept || !/^[0-9a-f]{32}$/.test(kept.uid)) continue;
+    t.key = key;
     try {
       const h = await call('HEAD', `/uploads/${kept.uid}`, {}, signal);
       if (Number.isFinite(h.offset) && Number.isFinite(h.part)) return { uid: kept.uid, offset: h.offset, part: h.part, streams: h.streams || 1 };
@@ -142,17 +161,29 @@ async function begin(t, signal) {
     }
     keepUpload(t, null);
   }
-  const meta = [`sha256 ${b64(t.sha256)}`, `filename ${b64(t.name || 'model.onnx')}`, `kind ${b64(t.kind)}`];
+  const meta = [`filename ${b64(t.name || 'model.onnx')}`, `kind ${b64(t.kind)}`];
+  if (t.sha256) meta.unshift(`sha256 ${b64(t.sha256)}`);
   if (t.structureId) meta.push(`structure ${b64(t.structureId)}`);
-  const r = await call('POST', '/uploads', { 'Upload-Length': String(t.blob.size), 'Upload-Metadata': meta.join(',') }, signal);
+  let r;
+  try {
+    r = await call('POST', '/uploads', { 'Upload-Length': String(t.blob.size), 'Upload-Metadata': meta.join(',') }, signal);
+  } catch (e) {
+    // a server that wants the id first (sha256_required: an object store; bad_upload: one
+    // from before): once the hash is there
+    if (t.sha256 || e.status !== 400 || !t.hash) throw e;
+    t.sha256 = await t.hash;
+    return begin(t, signal);
+  }
   if (r.body && r.body.stored) return { done: r.body };
+  t.key = t.sha256 ? byHash(t) : byFile(t);
   keepUpload(t, r.body.upload);
   return { uid: r.body.upload, offset: r.body.offset, part: r.body.part_size, streams: r.body.streams || 1 };
 }
 
-// One resumable transfer: t = {blob, sha256, name, kind, structureId}; answers the body of
-// the last part's answer (or of the held answer).  onSent(bytes of blob acknowledged or
-// on the wire).
+// One resumable transfer: t = {blob, sha256, name, kind, structureId} (or, for a model
+// whose hash is not known yet, sha256 null and hash: its promise; t.sha256 is set when it
+// resolves); answers the body of the last part's answer (or of the held answer).
+// onSent(bytes of blob acknowledged or on the wire).  t.uid: the upload on the server.
 async function transfer(t, onSent, ctl, inflight, isAborted) {
   const cancelled = () => new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
   const size = t.blob.size;
@@ -164,10 +195,14 @@ async function transfer(t, onSent, ctl, inflight, isAborted) {
       if (!up) {
         up = await begin(t, ctl.signal);
         if (up.done) { onSent(size); return up.done; }
+        t.uid = up.uid;
       }
       onSent(up.offset);
       const end = Math.min(size, up.offset + up.part);
-      const r = await sendPart(up, t.blob, end, (n) => onSent(up.offset + n), inflight);
+      // the last part names the file: its hash is waited for here if need be
+      if (end === size && !t.sha256) t.sha256 = await t.hash;
+      if (isAborted()) throw cancelled();
+      const r = await sendPart(up, t.blob, end, (n) => onSent(up.offset + n), inflight, end === size ? t.sha256 : null);
       wait = 500;
       if (r.status === 200 || r.status === 201) { keepUpload(t, null); onSent(size); return r.body; }
       up.offset = Number.isFinite(r.offset) ? r.offset : end;
@@ -207,15 +242,56 @@ export function bundleOf(model, files) {
 // With `bundle` = {files: [{file, location, sha256}], manifest, id}: the model file is on
 // the server already (it was the structure); each data file goes up (kind data), then the
 // manifest (kind bundle), which makes the model; the promise resolves to the bundle's id.
-export function sendWeights({ file, sha256, structureId, bundle, onProgress }) {
+// DELETE /uploads/{uid}: an upload of no use now, gone and off this client's quota at once
+// (else it would wait for its expiry).  The pieces just cut may still hold it on the
+// server (409 upload_busy until it sees their connections close): tried again for ~15 s.
+async function discard(uid) {
+  for (let i = 0, wait = 250; i < 8; i++, wait = Math.min(2 * wait, 4000)) {
+    try {
+      await call('DELETE', `/uploads/${uid}`, {}, undefined);
+      return;
+    } catch (e) {
+      if (!transient(e)) return; // 404: gone already
+    }
+    await sleep(wait);
+  }
+}
+
+// Without sha256: hash (a promise of it) and held(id) (does the server hold model id?):
+// the parts go at once; once the hash is there and held says yes, the transfer stops, its
+// upload is deleted, and the promise resolves to {id, held: true}.
+export function sendWeights({ file, sha256, hash, held, structureId, bundle, onProgress }) {
   const ctl = new AbortController();
   const inflight = new Set(); // the PATCHes on the wire (abort ends them)
   let aborted = false;
   const isAborted = () => aborted;
+  const stop = () => { aborted = true; ctl.abort(); for (const x of [...inflight]) x.abort(); };
   const run = async () => {
+    if (!bundle && !sha256) {
+      const t = { blob: file, sha256: null, hash, name: file.name, kind: 'model', structureId };
+      let heldId = null, done = false;
+      const early = hash.then(async (hex) => {
+        t.sha256 = t.sha256 || hex;
+        if (done || aborted || !(await held(hex)) || done || aborted) return;
+        heldId = hex;
+        stop();
+        keepUpload(t, null);
+        if (t.uid) discard(t.uid); // (the page moves on meanwhile)
+      });
+      early.catch(() => {}); // a failed hash fails the transfer (its last part waits for it)
+      try {
+        const body = await transfer(t, (n) => onProgress && onProgress(Math.min(n, file.size), file.size), ctl, inflight, isAborted);
+        done = true;
+        return { id: body.id, held: false };
+      } catch (e) {
+        await early.catch(() => {});
+        if (heldId) return { id: heldId, held: true };
+        throw e;
+      }
+    }
     if (!bundle) {
       const body = await transfer({ blob: file, sha256, name: file.name, kind: 'model', structureId }, (n) => onProgress && onProgress(Math.min(n, file.size), file.size), ctl, inflight, isAborted);
-      return body.id;
+      return { id: body.id, held: false };
     }
     const total = bundle.files.reduce((n, f) => n + f.file.size, 0);
     let done = 0;
@@ -224,10 +300,7 @@ export function sendWeights({ file, sha256, structureId, bundle, onProgress }) {
       done += f.file.size;
     }
     const body = await transfer({ blob: new Blob([bundle.manifest]), sha256: bundle.id, name: file.name, kind: 'bundle', structureId }, () => {}, ctl, inflight, isAborted);
-    return body.id;
+    return { id: body.id, held: false };
   };
-  return {
-    promise: run(),
-    abort: () => { aborted = true; ctl.abort(); for (const x of [...inflight]) x.abort(); },
-  };
+  return { promise: run(), abort: stop };
 }

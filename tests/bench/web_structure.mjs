@@ -10,7 +10,7 @@ import { launchBrowser, startServer } from '../e2e/harness.mjs';
 
 const BUILD = process.env.BUILD || 'build';
 const WORK = process.env.ONNXVIZ_E2E_WORK;
-const { big, small, llm } = JSON.parse(fs.readFileSync(path.join(WORK, 'models.json'), 'utf8'));
+const { big, small, llm, vit } = JSON.parse(fs.readFileSync(path.join(WORK, 'models.json'), 'utf8'));
 const LINKS = (process.env.ONNXVIZ_BENCH_LINKS || '100 20').split(/\s+/).filter(Boolean).map(Number);
 const MB = (n) => `${(n / 1e6).toFixed(1)} MB`;
 const load = () => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -65,8 +65,11 @@ async function run(mbit, structureFirst, n, files, { weights = false, hash = tru
     // each PATCH's times: sent, its body out (upload loadend), its answer (load)
     await page.addInitScript(() => {
       window.__parts = [];
+      const open = XMLHttpRequest.prototype.open;
+      XMLHttpRequest.prototype.open = function (method, ...rest) { this.__method = method; return open.call(this, method, ...rest); };
       const send = XMLHttpRequest.prototype.send;
       XMLHttpRequest.prototype.send = function (body) {
+        if (this.__method !== 'PATCH') return send.call(this, body); // the structure's POST
         const t = { start: performance.now(), size: body && body.size };
         window.__parts.push(t);
         this.upload.addEventListener('loadend', () => { t.body = performance.now(); });
@@ -93,8 +96,11 @@ async function run(mbit, structureFirst, n, files, { weights = false, hash = tru
     await page.evaluate(() => {
       window.__weights = {};
       const card = document.getElementById('upload-card');
-      new MutationObserver(() => { const w = card.dataset.weights; if (w && !window.__weights[w]) window.__weights[w] = performance.now(); })
-        .observe(card, { attributes: true, attributeFilter: ['data-weights'] });
+      new MutationObserver(() => {
+        const w = card.dataset.weights;
+        if (w && !window.__weights[w]) window.__weights[w] = performance.now();
+        if (card.dataset.hashMs && !window.__weights.hashed) window.__weights.hashed = performance.now();
+      }).observe(card, { attributes: true, attributeFilter: ['data-weights', 'data-hash-ms'] });
     });
     const settledMs = SETTLE ? await browserQuiet() : 0;
     await page.setInputFiles('#file-input', files);
@@ -109,11 +115,17 @@ async function run(mbit, structureFirst, n, files, { weights = false, hash = tru
     // to the whole model stored
     // the link as emulated: one plain request body of about 5 s (Chromium's throttle gives a
     // body less than the rate it is set to: 83-85% at 100 Mbit/s here), after the weights
-    let weightsMs = 0, parts = [], linkMbit = 0;
+    // toIdMs: from the file chosen to the page knowing the whole model's id (issue 37)
+    let weightsMs = 0, parts = [], linkMbit = 0, toIdMs = 0, firstPartMs = 0, hashEndMs = 0;
     if (structureFirst && weights) {
       await page.waitForFunction(() => ['sent', 'failed'].includes(document.getElementById('upload-card').dataset.weights), null, { timeout: 1800000 });
       const w = await page.evaluate(() => window.__weights);
       weightsMs = w.sent && w.sending ? w.sent - w.sending : -1;
+      const chosen = await page.evaluate(() => window.__chosen);
+      toIdMs = w.sent ? w.sent - chosen : -1;
+      hashEndMs = w.hashed ? w.hashed - chosen : NaN;
+      const first = await page.evaluate(() => (window.__parts[0] || {}).start);
+      firstPartMs = first ? first - chosen : NaN;
       parts = await page.evaluate(() => window.__parts);
       linkMbit = await page.evaluate((bytes) => new Promise((resolve) => {
         const x = new XMLHttpRequest();
@@ -125,7 +137,7 @@ async function run(mbit, structureFirst, n, files, { weights = false, hash = tru
     }
     sampling = false;
     await sampler;
-    return { ms, d, hashMs, heap0, peak, weightsMs, parts, linkMbit, settledMs };
+    return { ms, d, hashMs, heap0, peak, weightsMs, parts, linkMbit, settledMs, toIdMs, firstPartMs, hashEndMs };
   } finally {
     await ctx.close();
     await server.stop();
@@ -165,9 +177,24 @@ const weightsLine = (r, size, mbit) => {
     miss(rate >= 0.9 * mbit, 'weights under 90% of the nominal rate') +
     miss(rate >= 0.9 * r.linkMbit, 'weights under 90% of a plain body\'s rate');
 };
-console.log(`model: ${path.basename(big.file)}, ${MB(big.size)}, ${big.nodes} nodes, ${big.tensors} tensors`);
 let n = 0;
-for (const mbit of LINKS) {
+// vit_b_16 (issue 37's target): from the file chosen to the whole model's id at 100 Mbit/s
+// ≥ 90% of the link (the file's bits over that time, against the nominal rate)
+if (vit) {
+  const mbit = +(process.env.ONNXVIZ_BENCH_VIT_MBIT || 100);
+  const runs = +(process.env.ONNXVIZ_BENCH_VIT_RUNS || 3);
+  const shares = [];
+  for (let i = 0; i < runs; i++) {
+    const r = await run(mbit, true, n++, vit.file, { weights: true });
+    const share = r.toIdMs > 0 ? (vit.size * 8) / (r.toIdMs * 1e3) / mbit : NaN;
+    shares.push(share);
+    console.log(`${String(mbit).padStart(4)} Mbit/s, 20 ms  ${`vit_b_16 ${MB(vit.size)}`.padEnd(22)} to the whole model's id ${(r.toIdMs / 1000).toFixed(2)} s = ${(100 * share).toFixed(1)}% of the link; graph ${(r.ms / 1000).toFixed(2)} s, first part ${(r.firstPartMs / 1000).toFixed(2)} s, hash done ${(r.hashEndMs / 1000).toFixed(2)} s (${(r.hashMs / 1000).toFixed(2)} s), weights ${(r.weightsMs / 1000).toFixed(1)} s  [load ${load()}]`);
+  }
+  const med = median(shares);
+  console.log(`vit_b_16 median: ${(100 * med).toFixed(1)}% of the link${miss(med >= 0.9, 'under 90% from file chosen to the whole model\'s id')}`);
+}
+if (big) console.log(`model: ${path.basename(big.file)}, ${MB(big.size)}, ${big.nodes} nodes, ${big.tensors} tensors`);
+for (const mbit of big ? LINKS : []) {
   for (const sf of process.env.ONNXVIZ_BENCH_ANCHOR === '0' ? [true] : [true, false]) {
     const weights = sf && WEIGHT_LINKS(mbit) && (mbit >= 50 || !small);
     const r = await run(mbit, sf, n++, big.file, { weights });

@@ -11,6 +11,11 @@
 # every link, on a model of ONNXVIZ_BENCH_SMALL_MB (default 60) under 50 Mbit/s; none:
 # never).  ONNXVIZ_BENCH_LLM_MB (default 2700, 0: none): an LLM-like model.onnx with that
 # many MB of random bytes in model.onnx.data, made here, time to graph at each link.
+# ONNXVIZ_STRUCTURE_MB=0 leaves the 346 MB model out.  vit_b_16 (issue 37): from file
+# chosen to the whole model's id at 100 Mbit/s, as a share of the link, the median of
+# ONNXVIZ_BENCH_VIT_RUNS (default 3) runs; ONNXVIZ_BENCH_VIT names the file (default the
+# render bench's export, made by tests/bench/render_models.py ~/.cache/onnxviz-bench
+# vit_b_16 with python3-torch; empty or missing: left out).
 set -u
 cd "$(dirname "$0")/../.."
 : "${BUILD:=build}"
@@ -25,7 +30,14 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/onnxviz-structbench.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 m=tests/e2e/make_structure_models.py
 /usr/bin/python3 $m "$work/models" "${ONNXVIZ_STRUCTURE_MB:-346}" > "$work/big.json" || exit 1
-small=null llm=null
+big=null small=null llm=null vit=null
+if [ "${ONNXVIZ_STRUCTURE_MB:-346}" != 0 ]; then
+  big=$(sed 's/.*"big": //; s/}$//' "$work/big.json")
+fi
+v=${ONNXVIZ_BENCH_VIT-$HOME/.cache/onnxviz-bench/vit_b_16.onnx}
+if [ -n "$v" ] && [ -f "$v" ]; then
+  vit="{\"file\": \"$v\", \"size\": $(stat -c %s "$v")}"
+fi
 if [ "${ONNXVIZ_BENCH_WEIGHTS:-}" = all ]; then
   small=$(/usr/bin/python3 $m "$work/small" "${ONNXVIZ_BENCH_SMALL_MB:-60}" | sed 's/.*"big": //; s/}$//') || exit 1
 fi
@@ -33,6 +45,6 @@ if [ "${ONNXVIZ_BENCH_LLM_MB:-2700}" != 0 ]; then
   llm=$(/usr/bin/python3 $m llm "$work/llm" "${ONNXVIZ_BENCH_LLM_MB:-2700}") || exit 1
 fi
 sync  # the models just written: their write-back would run during the first case
-printf '{"big": %s, "small": %s, "llm": %s}\n' "$(sed 's/.*"big": //; s/}$//' "$work/big.json")" "$small" "$llm" > "$work/models.json"
+printf '{"big": %s, "small": %s, "llm": %s, "vit": %s}\n' "$big" "$small" "$llm" "$vit" > "$work/models.json"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 ONNXVIZ_E2E_WORK="$work" node tests/bench/web_structure.mjs

@@ -84,3 +84,120 @@ describe('remembered hashes of chosen files', () => {
     assert.deepEqual(errors, []);
   });
 });
+
+// The weights start while the file is hashed (issue 37, decision 97): a file whose hash
+// is not remembered goes up at once as an upload without its id (POST /uploads with no
+// sha256), the last part naming it; when the hash names a model the server has, the page
+// stops: its upload is deleted and nothing more is sent.  At 50 Mbit/s (CDP emulation)
+// the 64 MB model's weights take ~11 s, its hash about a second after the drawing.
+describe('the weights go while the file is hashed; a stored file stops early', () => {
+  const sdir = path.join(WORK, 'hashes-stream');
+  fs.mkdirSync(sdir, { recursive: true });
+  let server, ctx, page, model, sha;
+  const errors = [];
+  const posts = []; // Upload-Metadata of each POST /uploads
+  const deletes = []; // [url, status] of each DELETE /uploads/{uid}
+
+  before(async () => {
+    server = await startServer(BUILD, sdir, ['--upload-part-size', '1M']);
+    model = JSON.parse(execFileSync('nice', ['-n', '10', '/usr/bin/python3', MAKE, sdir, '64'], { encoding: 'utf8', maxBuffer: 1 << 20 })).big;
+    sha = crypto.createHash('sha256').update(fs.readFileSync(model.file)).digest('hex');
+    ctx = await launchBrowser(sdir, server.base, { intercept: false }); // an intercepted body crawls
+    page = ctx.pages()[0] || await ctx.newPage();
+    page.setDefaultTimeout(60000);
+    page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    page.on('request', (r) => { if (r.method() === 'POST' && r.url().endsWith('/uploads')) posts.push(r.headers()['upload-metadata'] || ''); });
+    page.on('response', (r) => { if (r.request().method() === 'DELETE') deletes.push([r.url(), r.status()]); });
+    // in the page: when each PATCH was sent, and when the hash was done (the card's
+    // data-hash-ms), on one clock
+    await page.addInitScript(() => {
+      window.__patches = [];
+      const open = XMLHttpRequest.prototype.open;
+      XMLHttpRequest.prototype.open = function (method, ...rest) { this.__method = method; return open.call(this, method, ...rest); };
+      const send = XMLHttpRequest.prototype.send;
+      XMLHttpRequest.prototype.send = function (body) {
+        if (this.__method === 'PATCH') window.__patches.push(performance.now());
+        return send.call(this, body);
+      };
+      addEventListener('DOMContentLoaded', () => {
+        const card = document.getElementById('upload-card');
+        new MutationObserver(() => { if (card.dataset.hashMs && !window.__hashed) window.__hashed = performance.now(); })
+          .observe(card, { attributes: true, attributeFilter: ['data-hash-ms'] });
+      });
+    });
+    const cdp = await ctx.newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: 50e6 / 8, uploadThroughput: 50e6 / 8 });
+    await page.goto(`${server.base}/`);
+  });
+
+  after(async () => {
+    if (ctx) await ctx.close();
+    if (server) await stopChecked(server, assert);
+  });
+
+  const metric = async (name) => {
+    const m = new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\d+)`, 'm').exec(await (await fetch(`${server.base}/metrics`)).text());
+    return m ? +m[1] : 0;
+  };
+  // choose the file in a fresh page (no hash remembered); choose() also waits until the
+  // card says how the weights ended, and answers the page's record
+  async function start() {
+    await page.reload(); // (then the hash forgotten: the page before may remember it until it goes)
+    await page.evaluate(() => localStorage.removeItem('onnxviz.hashes'));
+    posts.length = 0;
+    deletes.length = 0;
+    await page.setInputFiles('#file-input', model.file);
+  }
+  async function choose() {
+    await start();
+    await page.waitForFunction(() => ['held', 'sent', 'failed'].includes(document.getElementById('upload-card').dataset.weights), null, { timeout: 120000 });
+    return page.evaluate(() => ({ patches: [...window.__patches], hashed: window.__hashed, step: document.getElementById('upload-card').dataset.weights, model: document.getElementById('canvas').dataset.model }));
+  }
+
+  test('parts are PATCHed before the hash is done; a reload goes on from where the upload stood; the last part names the file', async () => {
+    // the first choice: cut by a reload once two parts are acknowledged
+    await start();
+    const until = Date.now() + 60000;
+    while (await metric('onnxviz_resumable_bytes_total') < 2 * (1 << 20) && Date.now() < until) await new Promise((res) => setTimeout(res, 50));
+    assert.equal(posts.length, 1);
+    assert.doesNotMatch(posts[0], /sha256/, 'the upload began without its id');
+    const r = await choose(); // the page reloaded: nothing remembered but the upload's URL
+    const total = await metric('onnxviz_resumable_bytes_total');
+    assert.equal(r.step, 'sent');
+    assert.deepEqual(posts, [], 'the same upload went on (no new POST /uploads)');
+    assert.ok(total <= model.size + (1 << 20), `${total} bytes acknowledged for ${model.size}: at most one part again`);
+    assert.ok(Number.isFinite(r.hashed), 'the page hashed the file');
+    const before = r.patches.filter((t) => t < r.hashed).length;
+    assert.ok(before >= 4, `${before} PATCHes went before the hash was done (${r.patches.length} in all)`);
+    await page.waitForFunction((id) => document.getElementById('canvas').dataset.model === id, sha);
+    const stored = Buffer.from(await (await fetch(`${server.base}/models/${sha}/model.onnx`)).arrayBuffer());
+    assert.equal(crypto.createHash('sha256').update(stored).digest('hex'), sha, 'the model is the file');
+    assert.equal(await metric('onnxviz_resumable_known'), 0, 'no upload left in progress');
+    assert.deepEqual(errors, []);
+  });
+
+  test('a file the server holds: parts start, the hash stops them, the upload is deleted and nothing more is sent', async () => {
+    const bytes0 = await metric('onnxviz_resumable_bytes_total');
+    const aborted0 = await metric('onnxviz_resumable_uploads_total{event="aborted"}');
+    const r = await choose();
+    assert.equal(r.step, 'held');
+    assert.ok(r.patches.length > 0 && r.patches[0] < r.hashed, `parts went before the hash was done (${r.patches.length} PATCHes)`);
+    await page.waitForFunction((id) => document.getElementById('canvas').dataset.model === id, sha);
+    // nothing more: no PATCH after the hash answered, none in the second after
+    const n = r.patches.length;
+    assert.ok(r.patches.every((t) => t < r.hashed + 1000), 'no PATCH long after the hash');
+    await new Promise((res) => setTimeout(res, 1000));
+    assert.equal(await page.evaluate(() => window.__patches.length), n, 'no PATCH after the page stopped');
+    for (const end = Date.now() + 20000; !deletes.some(([, st]) => st === 204) && Date.now() < end;) await new Promise((res) => setTimeout(res, 50));
+    // (a 409 upload_busy first, while the server has not yet seen the cut pieces go)
+    assert.ok(deletes.every(([, st]) => st === 204 || st === 409) && deletes.at(-1)[1] === 204, `the upload was deleted: ${JSON.stringify(deletes)}`);
+    assert.match(deletes[0][0], /\/uploads\/[0-9a-f]{32}$/);
+    assert.equal(await metric('onnxviz_resumable_uploads_total{event="aborted"}'), aborted0 + 1);
+    assert.equal(await metric('onnxviz_resumable_known'), 0, 'nothing left in progress (the client\'s quota is whole)');
+    const sent = await metric('onnxviz_resumable_bytes_total') - bytes0;
+    assert.ok(sent < model.size / 2, `${sent} of ${model.size} bytes acknowledged before the stop`);
+    assert.deepEqual(await page.evaluate(() => JSON.parse(localStorage.getItem('onnxviz.uploads') || '{}')), {}, 'no upload kept to resume');
+    assert.deepEqual(errors, []);
+  });
+});

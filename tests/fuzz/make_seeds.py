@@ -354,6 +354,16 @@ def resumable_seeds(tok):
     }
     for k, v in refused.items():
         seeds["resumable_refused_" + k] = begin(len(bad), sha(b"not it")) + v
+    # begun without sha256 (decision 97): its last part names it (Upload-Sha256); without
+    # the name, or naming another file, refused
+    unnamed = M.small(producer="resumable-unnamed")
+    uu = uid(b"", len(unnamed))
+    begin_unnamed = req(b"POST", b"/uploads", None, [b"Upload-Length: %d" % len(unnamed), b"Upload-Metadata: "
+                                                     b"filename " + base64.b64encode(b"u.onnx"), b"Tus-Resumable: 1.0.0"] + tok)
+    seeds["resumable_unnamed"] = begin_unnamed + req(b"GET", b"/uploads/" + uu, headers=tok) + \
+        patch(uu, 0, unnamed, [b"Upload-Sha256: " + sha(unnamed)])
+    seeds["resumable_unnamed_refused_name"] = begin_unnamed + patch(uu, 0, unnamed[:64], [b"Upload-Piece: 1"])
+    seeds["resumable_unnamed_refused_claim"] = begin_unnamed + patch(uu, 0, unnamed, [b"Upload-Sha256: " + sha(b"another")])
     return seeds
 
 

@@ -136,8 +136,9 @@ def t_protocol(h):
     # bad requests
     r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Metadata: sha256 %s" % b64(sha)])
     h.check(r.status == 400 and r.error_code() == "bad_upload", "no Upload-Length: 400: %r" % r)
-    r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Length: 10"])
-    h.check(r.status == 400 and r.error_code() == "bad_upload", "no sha256: 400: %r" % r)
+    # (a model may begin without sha256, its last part naming it: t_unnamed)
+    r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Length: 10", "Upload-Metadata: kind " + b64("data")])
+    h.check(r.status == 400 and r.error_code() == "bad_upload", "a data file without sha256: 400: %r" % r)
     r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Length: 10", "Upload-Metadata: sha256 %%%"])
     h.check(r.status == 400 and r.error_code() == "bad_upload", "metadata not base64: 400: %r" % r)
     r = begin(h, s, 10, "ab" * 32, headers=["Tus-Resumable: 0.2.2"])
@@ -200,6 +201,93 @@ def t_wrong_hash(h):
     h.check(not s.model_files() and h.curl(s.url("/uploads/" + uid), head=True).status == 404,
             "not a model: nothing kept")
     h.check(s.stop() == 0, "server exit (wrong hash)")
+
+
+def begin_unnamed(h, s, size, name="model.onnx", kind=None):
+    """POST /uploads without sha256 (decision 97): the last part names the file."""
+    meta = "filename %s" % b64(name) + (",kind %s" % b64(kind) if kind else "")
+    return h.curl(s.url("/uploads"), method="POST",
+                  headers=["Upload-Length: %d" % size, "Upload-Metadata: " + meta, "Tus-Resumable: 1.0.0"])
+
+
+def t_unnamed(h):
+    """An upload begun without sha256 (issue 37, decision 97: the page sends parts while it
+    hashes): every request of its last part names the file (Upload-Sha256), checked against
+    the bytes received as a POST's sha256 is; a claim they do not meet is 422
+    checksum_mismatch with nothing kept, also the id of a model the server holds."""
+    s = h.Server("--upload-part-size", "1M")
+    blob = open(h.SQUEEZENET, "rb").read()
+    real = hashlib.sha256(blob).hexdigest()
+    other = open(h.SILERO, "rb").read()
+    held = h.curl(s.url("/models"), method="POST", data=other,
+                  headers=["Content-Type: application/octet-stream"]).json()["id"]
+    last = (len(blob) - 1) // PART * PART
+    claim = lambda sha: ["Upload-Sha256: " + sha]  # noqa: E731
+    r = begin_unnamed(h, s, len(blob))
+    if h.S3 is not None:  # an object store's multipart upload needs the model's key first
+        h.check(r.status == 400 and r.error_code() == "sha256_required", "S3 store: unnamed: 400: %r" % r)
+        h.check(s.stop() == 0, "server exit (unnamed, S3)")
+        return
+    j = r.json() or {}
+    h.check(r.status == 201 and "sha256" in j and j["sha256"] is None and j.get("upload"),
+            "unnamed: 201, sha256 null: %r" % r)
+    uid = j.get("upload", "")
+    for kind in ("data", "bundle"):
+        r = begin_unnamed(h, s, 100, kind=kind)
+        h.check(r.status == 400 and r.error_code() == "bad_upload", "unnamed %s: 400 (a model only): %r" % (kind, r))
+    r = begin(h, s, len(blob), "0" * 64)
+    h.check(r.status == 400 and r.error_code() == "bad_upload", "sha256 of 64 zeros: 400 (no file hashes to it): %r" % r)
+    r = send_from(h, s, uid, blob[:last], 0)
+    h.check(r is not None and r.status == 204 and offset_of(r) == last, "unnamed: the parts before the last: %r" % r)
+    # the last part without its name, or with one malformed: 400, the upload as it was
+    for hs, code in (((), "sha256_required"), (claim("12ab"), "bad_upload"), (claim("0" * 64), "bad_upload")):
+        r = patch(h, s, uid, last, blob[last:], headers=hs)
+        h.check(r.status == 400 and r.error_code() == code, "unnamed, last part %r: 400 %s: %r" % (hs, code, r))
+        r = piece(h, s, uid, last, blob[last:last + 4096]) if not hs else None
+        h.check(r is None or (r.status == 400 and r.error_code() == code), "unnamed, a piece of the last part: 400: %r" % r)
+    h.check(offset_of(h.curl(s.url("/uploads/" + uid), head=True)) == last, "unnamed: still before its last part")
+    # a part before the last may carry the name (checked for its form only)
+    r = patch(h, s, uid, last - PART, blob[last - PART:last], headers=claim("12ab"))
+    h.check(r.status == 400 and r.error_code() == "bad_upload", "a malformed name on any part: 400: %r" % r)
+    # a claim the bytes do not meet: the id of a model the server holds (and of the same
+    # size would make no difference: the bytes are hashed first) — 422, nothing kept
+    refused0 = s.metrics().get('onnxviz_resumable_uploads_total{event="refused"}', 0)
+    r = patch(h, s, uid, last, blob[last:], headers=claim(held))
+    h.check(r.status == 422 and r.error_code() == "checksum_mismatch" and real in r.json()["error"]["message"],
+            "unnamed, a claim of another file: 422 checksum_mismatch naming the hash received: %r" % r)
+    h.check(h.curl(s.url("/models/" + real)).status == 404, "unnamed, wrong claim: nothing stored under the bytes' id")
+    h.check(h.curl(s.url("/models/%s/model.onnx" % held)).body == other, "unnamed, wrong claim: the held model unchanged")
+    h.check(h.curl(s.url("/uploads/" + uid), head=True).status == 404, "unnamed, wrong claim: the upload is gone")
+    h.check(s.metrics().get('onnxviz_resumable_uploads_total{event="refused"}') == refused0 + 1, "metrics: refused")
+    # again, the last part as pieces each naming the file: stored under the id it hashes to
+    uid = (begin_unnamed(h, s, len(blob)).json() or {}).get("upload", "")
+    send_from(h, s, uid, blob[:last], 0)
+    mid = last + (len(blob) - last) // 2 // 64 * 64
+    r1 = patch(h, s, uid, last, blob[last:mid], headers=["Upload-Piece: 1"] + claim(real))
+    r2 = patch(h, s, uid, mid, blob[mid:], headers=["Upload-Piece: 1"] + claim(real.upper()))
+    h.check(r1.status == 204 and r2.status == 201 and (r2.json() or {}).get("id") == real,
+            "unnamed, named by its last pieces: 201 with the file's id: %r %r" % (r1, r2))
+    h.check(h.curl(s.url("/models/%s/model.onnx" % real)).body == blob, "unnamed: the model is the file")
+    # a named upload's last part may repeat its name, not another
+    uid = (begin(h, s, len(other), hashlib.sha256(other + b"x").hexdigest()).json() or {}).get("upload", "")
+    r = patch(h, s, uid, 0, other[:PART], headers=claim(held))
+    h.check(r.status == 400 and r.error_code() == "bad_upload", "named upload, another name: 400: %r" % r)
+    # bytes that are not the held file's, of its size, claiming its id: hashed first, 422
+    uid = (begin_unnamed(h, s, len(blob)).json() or {}).get("upload", "")
+    send_from(h, s, uid, blob[:last], 0)
+    bad = blob[last:-1] + bytes([blob[-1] ^ 1])
+    r = patch(h, s, uid, last, bad, headers=claim(real))
+    h.check(r.status == 422 and r.error_code() == "checksum_mismatch",
+            "unnamed, other bytes of the held file's size claiming its id: 422: %r" % r)
+    h.check(h.curl(s.url("/models/%s/model.onnx" % real)).body == blob, "the held model unchanged")
+    # the same file again, unnamed: sent whole (nothing to look up), then told it is held
+    uid = (begin_unnamed(h, s, len(blob)).json() or {}).get("upload", "")
+    r = send_from(h, s, uid, blob[:last], 0)
+    r = patch(h, s, uid, last, blob[last:], headers=claim(real))
+    h.check(r.status == 200 and (r.json() or {}).get("id") == real and r.json().get("stored") is True,
+            "unnamed, a file stored meanwhile: 200 stored, once its bytes are its own: %r" % r)
+    h.check(s.metrics().get("onnxviz_resumable_known") == 1, "only the named upload above is left in progress")
+    h.check(s.stop() == 0, "server exit (unnamed)")
 
 
 def t_expiry(h):
@@ -1116,7 +1204,7 @@ def t_answered_free(h):
 
 
 def t_resumable(h):
-    for name, fn in (("protocol", t_protocol), ("wrong hash", t_wrong_hash), ("expiry", t_expiry),
+    for name, fn in (("protocol", t_protocol), ("wrong hash", t_wrong_hash), ("unnamed", t_unnamed), ("expiry", t_expiry),
                      ("kill -9 resume", t_kill_resume), ("structure link", t_structure_link),
                      ("repoint", t_repoint), ("bundle", t_bundle), ("bundle a and a/b", t_bundle_collide),
                      ("finish retry", t_finish_retry),

@@ -101,6 +101,25 @@ class Client:
             self.begun.append(r.h("location"))
         return r
 
+    def begin_unnamed(self, size, name="model.onnx"):
+        """POST /uploads without sha256 (decision 97: the page's parts go while it hashes)."""
+        r = self.curl("/uploads", method="POST", headers=[
+            "Tus-Resumable: 1.0.0", "Upload-Length: %d" % size, "Upload-Metadata: filename " + R.b64(name)])
+        if r.status == 201 and r.h("location"):
+            self.begun.append(r.h("location"))
+        return r
+
+    def finish_unnamed(self, loc, blob, claim, offset=0):
+        """The parts of blob from offset on, the last naming the file as claim
+        (Upload-Sha256): its answer."""
+        last = (len(blob) - 1) // PART * PART
+        r = self.send(loc, blob[:last], offset) if last > offset else None
+        if r is not None and r.status != 204:
+            return r
+        return self.curl(loc, method="PATCH", data=blob[last:], headers=[
+            "Content-Type: application/offset+octet-stream", "Upload-Offset: %d" % last,
+            "Tus-Resumable: 1.0.0", "Expect: 100-continue", "Upload-Sha256: " + claim])
+
     def cleanup(self):
         """Ends the uploads it began (an attacker that tidies up keeps its quota for the
         next attack; filling tables is an attack of its own)."""
@@ -384,6 +403,34 @@ def a_wrong_parts(h, v, a, ctx):
     h.check(got.status == 200 and got.body == blob, "wrong parts: the model is the victim's file")
 
 
+def a_unnamed(h, v, a, ctx):
+    """Uploads begun without their id (decision 97): while the victim's is in progress, the
+    attacker finishes uploads of its own bytes naming each of the victim's ids (and the
+    victim's file in progress) by Upload-Sha256: each refused (422), nothing stored; the
+    victim's upload then ends as its file."""
+    ctx["round"] += 1
+    blob = weighted_model(97000 + ctx["round"])
+    r = v.begin_unnamed(len(blob), "mine.onnx")
+    if h.S3 is not None:  # an object store needs the model's key before the parts
+        h.check(r.status == 400 and r.error_code() == "sha256_required", "unnamed, S3: 400: %r" % r)
+        return
+    loc = r.h("location")
+    h.check(r.status == 201 and v.patch(loc, 0, blob[:PART]).status == 204, "unnamed: the victim's first part")
+    targets = [(sha(blob), len(blob))] + [(i, n) for i, (n, _) in v.sizes.items() if n <= 4 * PART]
+    for vid, size in targets:
+        r = a.begin_unnamed(size, "mine.onnx")
+        h.check(r.status == 201, "unnamed: the attacker's upload begins: %r" % r)
+        r = a.finish_unnamed(r.h("location"), os.urandom(size), vid)
+        h.check(r.status == 422 and r.error_code() == "checksum_mismatch",
+                "unnamed: the attacker's bytes named as the victim's %s: 422: %r" % (vid[:12], r))
+    h.check(v.curl("/models/%s" % sha(blob), head=True).status == 404, "unnamed: nothing stored as the victim's file")
+    r = v.finish_unnamed(loc, blob, sha(blob), PART) if R.offset_of(v.curl(loc, head=True)) == PART else None
+    h.check(r is not None and r.status == 201 and (r.json() or {}).get("id") == sha(blob),
+            "unnamed: the victim's upload ends as its file: %r" % r)
+    got = v.curl("/models/%s/model.onnx" % sha(blob))
+    h.check(got.status == 200 and got.body == blob, "unnamed: the model is the victim's file")
+
+
 def a_overlays(h, v, a, ctx):
     """Overlays posted to the victim's models (their drawings and bytes stay), and posts
     held open in flight; the victim's own overlay post is still taken."""
@@ -536,10 +583,12 @@ def a_host(h, v, a, ctx):
 
 
 ATTACKS = (("forged links", a_forged_link), ("bundles", a_bundle), ("structure race", a_race_structure),
-           ("delete upload", a_upload_delete), ("wrong parts", a_wrong_parts), ("overlays", a_overlays),
+           ("delete upload", a_upload_delete), ("wrong parts", a_wrong_parts), ("unnamed", a_unnamed),
+           ("overlays", a_overlays),
            ("bodies", a_bodies), ("host", a_host), ("junk uploads", a_junk_uploads))
 # an attacker holding the victim's token is the same client: no quota of its own to fill
-SAME_CLIENT = ("forged links", "bundles", "structure race", "delete upload", "wrong parts", "overlays")
+SAME_CLIENT = ("forged links", "bundles", "structure race", "delete upload", "wrong parts", "unnamed",
+               "overlays")
 
 
 def attack_all(h, v, a, names, tag):

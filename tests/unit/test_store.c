@@ -617,6 +617,14 @@ static void test_xfer_text(void **state)
 	assert_true(oxst_xfer_parse(text, len, &y));
 	assert_true(oxst_xfer_unhashed(&y));
 	assert_false(oxst_xfer_unhashed(&x));
+	/* not named yet (decision 97): written as 64 zeros, which a server from before reads as
+	 * a claim (no state it would take for corrupt), read back as not named */
+	xfer_sample(&x);
+	memset(x.sha256, 0, sizeof(x.sha256));
+	assert_true(oxst_xfer_text(&x, text, sizeof(text), &len));
+	assert_non_null(strstr(text, "\nsha256 0000000000000000000000000000000000000000000000000000000000000000\n"));
+	assert_true(oxst_xfer_parse(text, len, &y));
+	assert_memory_equal(&x, &y, sizeof(x));
 	xfer_sample(&x);
 	snprintf(x.name, sizeof(x.name), "a\nb");
 	assert_false(oxst_xfer_text(&x, text, sizeof(text), &len));
