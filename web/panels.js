@@ -363,7 +363,7 @@ function valueItem(v, i, dir, ctx) {
   if (init) {
     li.append(h('div', { class: 'init-box' },
       h('div', null, h('strong', { text: 'Initializer ' }), h('span', { class: 'mono', text: init.ref })),
-      h('div', { text: `${dtypeShort(init.dtype)} ⟨${fmtShape(init.dims)}⟩ · ${fmtInt(init.count)} values · ${fmtBytes(init.bytes)} · ${storageText(init, ctx)}` }),
+      h('div', { text: `${dtypeShort(init.dtype)} ⟨${fmtShape(init.dims)}⟩ · ${heldText(init)} · ${fmtBytes(init.bytes)} · ${storageText(init, ctx)}` }),
       h('button', {
         type: 'button', class: 'btn btn-plain btn-small', dataset: { ref: init.ref },
         text: 'Preview values', onclick: () => ctx.onTensor(init.ref, init.name || v.name),
@@ -388,6 +388,11 @@ function valueItem(v, i, dir, ctx) {
 }
 
 // A structure upload's tensors are external with their bytes left behind (first.js).
+// what a constant holds (docs/cost.md "Parameters"): a packed 4-bit weight's parameters
+// are not its stored values; a scale or zero point holds none
+const heldText = (t) => (t.parameters === undefined || t.parameters === t.count ? `${fmtInt(t.count)} values`
+  : t.parameters === 0 ? `${fmtInt(t.count)} values (scales or zero points: no parameters)`
+    : `${fmtInt(t.parameters)} parameters packed in ${fmtInt(t.count)} values`);
 const storageText = (t, ctx) => (ctx.structure && t.storage === 'external' ? 'weights not uploaded' : t.storage);
 
 // A value of document.json (a graph input or output, an initializer drawn as a node):

@@ -415,6 +415,14 @@ describe('the page as a newcomer meets it', () => {
       const read = new Set(doc.nodes.flatMap((n) => n.inputs.filter((i) => i && held.has(i.value)).map((i) => i.value)));
       assert.equal([...read].reduce((a, v) => a + held.get(v), 0), total, 'the constants the nodes read, each once');
       await shot(p, 'one-parameter-count');
+      // a packed weight in the node panel: its parameters, then the stored values
+      const hit = (await (await fetch(`${base}/models/${llm}/search?q=lm_head/MatMulNBits`)).json()).hits[0];
+      await p.goto(`${base}/#/models/${llm}?node=${hit.node}`);
+      await p.waitForSelector('#side-body .init-box');
+      const inits = await p.$$eval('#side-body .init-box', (l) => l.map((e) => e.textContent));
+      assert.ok(inits.some((t) => t.includes('u8 ⟨512×4×16⟩ · 65,536 parameters packed in 32,768 values')), inits.join(' | '));
+      assert.ok(inits.some((t) => t.includes('values (scales or zero points: no parameters)')), inits.join(' | '));
+      await shot(p, 'one-parameter-count-packed-weight');
       await p.$eval('#model-body .quant-summary', (e) => e.scrollIntoView());
       await shot(p, 'one-parameter-count-panels');
     } finally {
