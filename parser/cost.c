@@ -1199,185 +1199,184 @@ typedef struct cost_op {
 	uint8_t dom;
 	cost_fn fn;
 	int arg;
-	const char *qparams; /* input positions of scales and zero points, e.g. "1245" */
 } cost_op;
 
 enum { D_ONNX = 1, D_MS = 2, D_BOTH = 3 };
 
 static const cost_op OPS[] = {
-	{"Abs", D_ONNX, f_elementwise, 1, NULL},
-	{"Acos", D_ONNX, f_elementwise, 1, NULL},
-	{"Acosh", D_ONNX, f_elementwise, 1, NULL},
-	{"Add", D_ONNX, f_elementwise, 1, NULL},
-	{"And", D_ONNX, f_elementwise, 1, NULL},
-	{"ArgMax", D_ONNX, f_reduce, 1, NULL},
-	{"ArgMin", D_ONNX, f_reduce, 1, NULL},
-	{"Asin", D_ONNX, f_elementwise, 1, NULL},
-	{"Asinh", D_ONNX, f_elementwise, 1, NULL},
-	{"Atan", D_ONNX, f_elementwise, 1, NULL},
-	{"Atanh", D_ONNX, f_elementwise, 1, NULL},
-	{"Attention", D_MS, f_ms_attention, 0, NULL},
-	{"Attention", D_ONNX, f_onnx_attention, 0, NULL},
-	{"AveragePool", D_ONNX, f_pool, 1, NULL},
-	{"BatchNormalization", D_ONNX, f_norm, 0, NULL},
-	{"BiasAdd", D_MS, f_unary_in, 2, NULL},
-	{"BiasGelu", D_MS, f_unary_in, 2, NULL},
-	{"BitShift", D_ONNX, f_elementwise, 1, NULL},
-	{"BitwiseAnd", D_ONNX, f_elementwise, 1, NULL},
-	{"BitwiseNot", D_ONNX, f_elementwise, 1, NULL},
-	{"BitwiseOr", D_ONNX, f_elementwise, 1, NULL},
-	{"BitwiseXor", D_ONNX, f_elementwise, 1, NULL},
-	{"Cast", D_ONNX, f_move, 0, NULL},
-	{"CastLike", D_ONNX, f_move, 0, NULL},
-	{"Ceil", D_ONNX, f_elementwise, 1, NULL},
-	{"Celu", D_ONNX, f_elementwise, 1, NULL},
-	{"Clip", D_ONNX, f_elementwise, 2, NULL},
-	{"Compress", D_ONNX, f_move, 0, NULL},
-	{"Concat", D_ONNX, f_move, 0, NULL},
-	{"ConcatFromSequence", D_ONNX, f_move, 0, NULL},
-	{"Constant", D_ONNX, f_move, 0, NULL},
-	{"ConstantOfShape", D_ONNX, f_move, 0, NULL},
-	{"Conv", D_ONNX, f_conv, 1, NULL},
-	{"ConvInteger", D_ONNX, f_conv, 1, "23"},
-	{"ConvTranspose", D_ONNX, f_convtranspose, 0, NULL},
-	{"Cos", D_ONNX, f_elementwise, 1, NULL},
-	{"Cosh", D_ONNX, f_elementwise, 1, NULL},
-	{"CumSum", D_ONNX, f_unary_in, 1, NULL},
-	{"DepthToSpace", D_ONNX, f_move, 0, NULL},
-	{"DequantizeLinear", D_BOTH, f_quant, 2, "12"},
-	{"Div", D_ONNX, f_elementwise, 1, NULL},
-	{"Dropout", D_ONNX, f_move, 0, NULL},
-	{"DynamicQuantizeLinear", D_ONNX, f_quant, 4, NULL},
-	{"DynamicQuantizeMatMul", D_MS, f_matmul, 1, "23"},
-	{"Einsum", D_ONNX, f_einsum, 0, NULL},
-	{"Elu", D_ONNX, f_elementwise, 1, NULL},
-	{"Equal", D_ONNX, f_elementwise, 1, NULL},
-	{"Erf", D_ONNX, f_elementwise, 1, NULL},
-	{"Exp", D_ONNX, f_elementwise, 1, NULL},
-	{"Expand", D_ONNX, f_move, 0, NULL},
-	{"EyeLike", D_ONNX, f_move, 0, NULL},
-	{"FastGelu", D_MS, f_unary_in, 1, NULL},
-	{"Flatten", D_ONNX, f_move, 0, NULL},
-	{"Floor", D_ONNX, f_elementwise, 1, NULL},
-	{"FusedMatMul", D_MS, f_matmul, 1, NULL},
-	{"GRU", D_ONNX, f_rnn, 113, NULL},
-	{"Gather", D_ONNX, f_move, 0, NULL},
-	{"GatherBlockQuantized", D_MS, f_gbq, 0, "23"},
-	{"GatherElements", D_ONNX, f_move, 0, NULL},
-	{"GatherND", D_ONNX, f_move, 0, NULL},
-	{"Gelu", D_BOTH, f_unary_in, 1, NULL},
-	{"Gemm", D_ONNX, f_gemm, 0, NULL},
-	{"GlobalAveragePool", D_ONNX, f_pool, 1, NULL},
-	{"GlobalLpPool", D_ONNX, f_pool, 2, NULL},
-	{"GlobalMaxPool", D_ONNX, f_pool, 0, NULL},
-	{"Greater", D_ONNX, f_elementwise, 1, NULL},
-	{"GreaterOrEqual", D_ONNX, f_elementwise, 1, NULL},
-	{"GroupNormalization", D_ONNX, f_norm, 5, NULL},
-	{"GroupQueryAttention", D_MS, f_gqa, 0, NULL},
-	{"HardSigmoid", D_ONNX, f_elementwise, 1, NULL},
-	{"HardSwish", D_ONNX, f_elementwise, 1, NULL},
-	{"Hardmax", D_ONNX, f_softmax, 1, NULL},
-	{"Identity", D_ONNX, f_move, 0, NULL},
-	{"InstanceNormalization", D_ONNX, f_norm, 5, NULL},
-	{"IsInf", D_ONNX, f_elementwise, 1, NULL},
-	{"IsNaN", D_ONNX, f_elementwise, 1, NULL},
-	{"LRN", D_ONNX, f_lrn, 4, NULL},
-	{"LSTM", D_ONNX, f_rnn, 134, NULL},
-	{"LayerNormalization", D_BOTH, f_norm, 5, NULL},
-	{"LeakyRelu", D_ONNX, f_elementwise, 1, NULL},
-	{"Less", D_ONNX, f_elementwise, 1, NULL},
-	{"LessOrEqual", D_ONNX, f_elementwise, 1, NULL},
-	{"Log", D_ONNX, f_elementwise, 1, NULL},
-	{"LogSoftmax", D_ONNX, f_softmax, 6, NULL},
-	{"LpNormalization", D_ONNX, f_norm, 3, NULL},
-	{"LpPool", D_ONNX, f_pool, 2, NULL},
-	{"MatMul", D_ONNX, f_matmul, 1, NULL},
-	{"MatMulInteger", D_ONNX, f_matmul, 1, "23"},
-	{"MatMulIntegerToFloat", D_MS, f_matmul, 1, "2345"},
-	{"MatMulNBits", D_MS, f_matmulnbits, 0, "234"},
-	{"Max", D_ONNX, f_elementwise, 0, NULL},
-	{"MaxPool", D_ONNX, f_pool, 0, NULL},
-	{"Mean", D_ONNX, f_elementwise, 0, NULL},
-	{"MeanVarianceNormalization", D_ONNX, f_norm, 4, NULL},
-	{"Min", D_ONNX, f_elementwise, 0, NULL},
-	{"Mish", D_ONNX, f_elementwise, 1, NULL},
-	{"Mod", D_ONNX, f_elementwise, 1, NULL},
-	{"Mul", D_ONNX, f_elementwise, 1, NULL},
-	{"MultiHeadAttention", D_MS, f_mha, 0, NULL},
-	{"Neg", D_ONNX, f_elementwise, 1, NULL},
-	{"Not", D_ONNX, f_elementwise, 1, NULL},
-	{"OneHot", D_ONNX, f_move, 0, NULL},
-	{"Or", D_ONNX, f_elementwise, 1, NULL},
-	{"PRelu", D_ONNX, f_elementwise, 1, NULL},
-	{"Pad", D_ONNX, f_move, 0, NULL},
-	{"Pow", D_ONNX, f_elementwise, 1, NULL},
-	{"QGemm", D_MS, f_gemm, 0, "124578"},
-	{"QLinearConv", D_ONNX, f_conv, 3, "124567"},
-	{"QLinearMatMul", D_ONNX, f_matmul, 3, "124567"},
-	{"QuantizeLinear", D_BOTH, f_quant, 2, "12"},
-	{"QuickGelu", D_MS, f_unary_in, 1, NULL},
-	{"RMSNormalization", D_ONNX, f_norm, 3, NULL},
-	{"RNN", D_ONNX, f_rnn, 21, NULL},
-	{"Range", D_ONNX, f_move, 0, NULL},
-	{"Reciprocal", D_ONNX, f_elementwise, 1, NULL},
-	{"ReduceL1", D_ONNX, f_reduce, 2, NULL},
-	{"ReduceL2", D_ONNX, f_reduce, 12, NULL},
-	{"ReduceLogSum", D_ONNX, f_reduce, 11, NULL},
-	{"ReduceLogSumExp", D_ONNX, f_reduce, 12, NULL},
-	{"ReduceMax", D_ONNX, f_reduce, 1, NULL},
-	{"ReduceMean", D_ONNX, f_reduce, 11, NULL},
-	{"ReduceMin", D_ONNX, f_reduce, 1, NULL},
-	{"ReduceProd", D_ONNX, f_reduce, 1, NULL},
-	{"ReduceSum", D_ONNX, f_reduce, 1, NULL},
-	{"ReduceSumSquare", D_ONNX, f_reduce, 2, NULL},
-	{"Relu", D_ONNX, f_elementwise, 1, NULL},
-	{"Reshape", D_ONNX, f_move, 0, NULL},
-	{"Resize", D_ONNX, f_resize, 0, NULL},
-	{"ReverseSequence", D_ONNX, f_move, 0, NULL},
-	{"RotaryEmbedding", D_BOTH, f_rotary, 3, NULL},
-	{"Round", D_ONNX, f_elementwise, 1, NULL},
-	{"Scatter", D_ONNX, f_move, 0, NULL},
-	{"ScatterElements", D_ONNX, f_move, 0, NULL},
-	{"ScatterND", D_ONNX, f_move, 0, NULL},
-	{"Selu", D_ONNX, f_elementwise, 1, NULL},
-	{"SequenceAt", D_ONNX, f_move, 0, NULL},
-	{"SequenceConstruct", D_ONNX, f_move, 0, NULL},
-	{"SequenceEmpty", D_ONNX, f_move, 0, NULL},
-	{"SequenceErase", D_ONNX, f_move, 0, NULL},
-	{"SequenceInsert", D_ONNX, f_move, 0, NULL},
-	{"SequenceLength", D_ONNX, f_move, 0, NULL},
-	{"Shape", D_ONNX, f_move, 0, NULL},
-	{"Shrink", D_ONNX, f_elementwise, 1, NULL},
-	{"Sigmoid", D_ONNX, f_elementwise, 1, NULL},
-	{"Sign", D_ONNX, f_elementwise, 1, NULL},
-	{"SimplifiedLayerNormalization", D_BOTH, f_norm, 3, NULL},
-	{"Sin", D_ONNX, f_elementwise, 1, NULL},
-	{"Sinh", D_ONNX, f_elementwise, 1, NULL},
-	{"Size", D_ONNX, f_move, 0, NULL},
-	{"SkipLayerNormalization", D_MS, f_norm, 205, NULL},
-	{"SkipSimplifiedLayerNormalization", D_MS, f_norm, 203, NULL},
-	{"Slice", D_ONNX, f_move, 0, NULL},
-	{"Softmax", D_ONNX, f_softmax, 5, NULL},
-	{"Softplus", D_ONNX, f_elementwise, 1, NULL},
-	{"Softsign", D_ONNX, f_elementwise, 1, NULL},
-	{"SpaceToDepth", D_ONNX, f_move, 0, NULL},
-	{"Split", D_ONNX, f_move, 0, NULL},
-	{"SplitToSequence", D_ONNX, f_move, 0, NULL},
-	{"Sqrt", D_ONNX, f_elementwise, 1, NULL},
-	{"Squeeze", D_ONNX, f_move, 0, NULL},
-	{"StringNormalizer", D_ONNX, f_move, 0, NULL},
-	{"Sub", D_ONNX, f_elementwise, 1, NULL},
-	{"Sum", D_ONNX, f_elementwise, 0, NULL},
-	{"Tan", D_ONNX, f_elementwise, 1, NULL},
-	{"Tanh", D_ONNX, f_elementwise, 1, NULL},
-	{"ThresholdedRelu", D_ONNX, f_elementwise, 1, NULL},
-	{"Tile", D_ONNX, f_move, 0, NULL},
-	{"Transpose", D_ONNX, f_move, 0, NULL},
-	{"Trilu", D_ONNX, f_move, 0, NULL},
-	{"Unsqueeze", D_ONNX, f_move, 0, NULL},
-	{"Upsample", D_ONNX, f_resize, 0, NULL},
-	{"Where", D_ONNX, f_elementwise, 1, NULL},
-	{"Xor", D_ONNX, f_elementwise, 1, NULL},
+	{"Abs", D_ONNX, f_elementwise, 1},
+	{"Acos", D_ONNX, f_elementwise, 1},
+	{"Acosh", D_ONNX, f_elementwise, 1},
+	{"Add", D_ONNX, f_elementwise, 1},
+	{"And", D_ONNX, f_elementwise, 1},
+	{"ArgMax", D_ONNX, f_reduce, 1},
+	{"ArgMin", D_ONNX, f_reduce, 1},
+	{"Asin", D_ONNX, f_elementwise, 1},
+	{"Asinh", D_ONNX, f_elementwise, 1},
+	{"Atan", D_ONNX, f_elementwise, 1},
+	{"Atanh", D_ONNX, f_elementwise, 1},
+	{"Attention", D_MS, f_ms_attention, 0},
+	{"Attention", D_ONNX, f_onnx_attention, 0},
+	{"AveragePool", D_ONNX, f_pool, 1},
+	{"BatchNormalization", D_ONNX, f_norm, 0},
+	{"BiasAdd", D_MS, f_unary_in, 2},
+	{"BiasGelu", D_MS, f_unary_in, 2},
+	{"BitShift", D_ONNX, f_elementwise, 1},
+	{"BitwiseAnd", D_ONNX, f_elementwise, 1},
+	{"BitwiseNot", D_ONNX, f_elementwise, 1},
+	{"BitwiseOr", D_ONNX, f_elementwise, 1},
+	{"BitwiseXor", D_ONNX, f_elementwise, 1},
+	{"Cast", D_ONNX, f_move, 0},
+	{"CastLike", D_ONNX, f_move, 0},
+	{"Ceil", D_ONNX, f_elementwise, 1},
+	{"Celu", D_ONNX, f_elementwise, 1},
+	{"Clip", D_ONNX, f_elementwise, 2},
+	{"Compress", D_ONNX, f_move, 0},
+	{"Concat", D_ONNX, f_move, 0},
+	{"ConcatFromSequence", D_ONNX, f_move, 0},
+	{"Constant", D_ONNX, f_move, 0},
+	{"ConstantOfShape", D_ONNX, f_move, 0},
+	{"Conv", D_ONNX, f_conv, 1},
+	{"ConvInteger", D_ONNX, f_conv, 1},
+	{"ConvTranspose", D_ONNX, f_convtranspose, 0},
+	{"Cos", D_ONNX, f_elementwise, 1},
+	{"Cosh", D_ONNX, f_elementwise, 1},
+	{"CumSum", D_ONNX, f_unary_in, 1},
+	{"DepthToSpace", D_ONNX, f_move, 0},
+	{"DequantizeLinear", D_BOTH, f_quant, 2},
+	{"Div", D_ONNX, f_elementwise, 1},
+	{"Dropout", D_ONNX, f_move, 0},
+	{"DynamicQuantizeLinear", D_ONNX, f_quant, 4},
+	{"DynamicQuantizeMatMul", D_MS, f_matmul, 1},
+	{"Einsum", D_ONNX, f_einsum, 0},
+	{"Elu", D_ONNX, f_elementwise, 1},
+	{"Equal", D_ONNX, f_elementwise, 1},
+	{"Erf", D_ONNX, f_elementwise, 1},
+	{"Exp", D_ONNX, f_elementwise, 1},
+	{"Expand", D_ONNX, f_move, 0},
+	{"EyeLike", D_ONNX, f_move, 0},
+	{"FastGelu", D_MS, f_unary_in, 1},
+	{"Flatten", D_ONNX, f_move, 0},
+	{"Floor", D_ONNX, f_elementwise, 1},
+	{"FusedMatMul", D_MS, f_matmul, 1},
+	{"GRU", D_ONNX, f_rnn, 113},
+	{"Gather", D_ONNX, f_move, 0},
+	{"GatherBlockQuantized", D_MS, f_gbq, 0},
+	{"GatherElements", D_ONNX, f_move, 0},
+	{"GatherND", D_ONNX, f_move, 0},
+	{"Gelu", D_BOTH, f_unary_in, 1},
+	{"Gemm", D_ONNX, f_gemm, 0},
+	{"GlobalAveragePool", D_ONNX, f_pool, 1},
+	{"GlobalLpPool", D_ONNX, f_pool, 2},
+	{"GlobalMaxPool", D_ONNX, f_pool, 0},
+	{"Greater", D_ONNX, f_elementwise, 1},
+	{"GreaterOrEqual", D_ONNX, f_elementwise, 1},
+	{"GroupNormalization", D_ONNX, f_norm, 5},
+	{"GroupQueryAttention", D_MS, f_gqa, 0},
+	{"HardSigmoid", D_ONNX, f_elementwise, 1},
+	{"HardSwish", D_ONNX, f_elementwise, 1},
+	{"Hardmax", D_ONNX, f_softmax, 1},
+	{"Identity", D_ONNX, f_move, 0},
+	{"InstanceNormalization", D_ONNX, f_norm, 5},
+	{"IsInf", D_ONNX, f_elementwise, 1},
+	{"IsNaN", D_ONNX, f_elementwise, 1},
+	{"LRN", D_ONNX, f_lrn, 4},
+	{"LSTM", D_ONNX, f_rnn, 134},
+	{"LayerNormalization", D_BOTH, f_norm, 5},
+	{"LeakyRelu", D_ONNX, f_elementwise, 1},
+	{"Less", D_ONNX, f_elementwise, 1},
+	{"LessOrEqual", D_ONNX, f_elementwise, 1},
+	{"Log", D_ONNX, f_elementwise, 1},
+	{"LogSoftmax", D_ONNX, f_softmax, 6},
+	{"LpNormalization", D_ONNX, f_norm, 3},
+	{"LpPool", D_ONNX, f_pool, 2},
+	{"MatMul", D_ONNX, f_matmul, 1},
+	{"MatMulInteger", D_ONNX, f_matmul, 1},
+	{"MatMulIntegerToFloat", D_MS, f_matmul, 1},
+	{"MatMulNBits", D_MS, f_matmulnbits, 0},
+	{"Max", D_ONNX, f_elementwise, 0},
+	{"MaxPool", D_ONNX, f_pool, 0},
+	{"Mean", D_ONNX, f_elementwise, 0},
+	{"MeanVarianceNormalization", D_ONNX, f_norm, 4},
+	{"Min", D_ONNX, f_elementwise, 0},
+	{"Mish", D_ONNX, f_elementwise, 1},
+	{"Mod", D_ONNX, f_elementwise, 1},
+	{"Mul", D_ONNX, f_elementwise, 1},
+	{"MultiHeadAttention", D_MS, f_mha, 0},
+	{"Neg", D_ONNX, f_elementwise, 1},
+	{"Not", D_ONNX, f_elementwise, 1},
+	{"OneHot", D_ONNX, f_move, 0},
+	{"Or", D_ONNX, f_elementwise, 1},
+	{"PRelu", D_ONNX, f_elementwise, 1},
+	{"Pad", D_ONNX, f_move, 0},
+	{"Pow", D_ONNX, f_elementwise, 1},
+	{"QGemm", D_MS, f_gemm, 0},
+	{"QLinearConv", D_ONNX, f_conv, 3},
+	{"QLinearMatMul", D_ONNX, f_matmul, 3},
+	{"QuantizeLinear", D_BOTH, f_quant, 2},
+	{"QuickGelu", D_MS, f_unary_in, 1},
+	{"RMSNormalization", D_ONNX, f_norm, 3},
+	{"RNN", D_ONNX, f_rnn, 21},
+	{"Range", D_ONNX, f_move, 0},
+	{"Reciprocal", D_ONNX, f_elementwise, 1},
+	{"ReduceL1", D_ONNX, f_reduce, 2},
+	{"ReduceL2", D_ONNX, f_reduce, 12},
+	{"ReduceLogSum", D_ONNX, f_reduce, 11},
+	{"ReduceLogSumExp", D_ONNX, f_reduce, 12},
+	{"ReduceMax", D_ONNX, f_reduce, 1},
+	{"ReduceMean", D_ONNX, f_reduce, 11},
+	{"ReduceMin", D_ONNX, f_reduce, 1},
+	{"ReduceProd", D_ONNX, f_reduce, 1},
+	{"ReduceSum", D_ONNX, f_reduce, 1},
+	{"ReduceSumSquare", D_ONNX, f_reduce, 2},
+	{"Relu", D_ONNX, f_elementwise, 1},
+	{"Reshape", D_ONNX, f_move, 0},
+	{"Resize", D_ONNX, f_resize, 0},
+	{"ReverseSequence", D_ONNX, f_move, 0},
+	{"RotaryEmbedding", D_BOTH, f_rotary, 3},
+	{"Round", D_ONNX, f_elementwise, 1},
+	{"Scatter", D_ONNX, f_move, 0},
+	{"ScatterElements", D_ONNX, f_move, 0},
+	{"ScatterND", D_ONNX, f_move, 0},
+	{"Selu", D_ONNX, f_elementwise, 1},
+	{"SequenceAt", D_ONNX, f_move, 0},
+	{"SequenceConstruct", D_ONNX, f_move, 0},
+	{"SequenceEmpty", D_ONNX, f_move, 0},
+	{"SequenceErase", D_ONNX, f_move, 0},
+	{"SequenceInsert", D_ONNX, f_move, 0},
+	{"SequenceLength", D_ONNX, f_move, 0},
+	{"Shape", D_ONNX, f_move, 0},
+	{"Shrink", D_ONNX, f_elementwise, 1},
+	{"Sigmoid", D_ONNX, f_elementwise, 1},
+	{"Sign", D_ONNX, f_elementwise, 1},
+	{"SimplifiedLayerNormalization", D_BOTH, f_norm, 3},
+	{"Sin", D_ONNX, f_elementwise, 1},
+	{"Sinh", D_ONNX, f_elementwise, 1},
+	{"Size", D_ONNX, f_move, 0},
+	{"SkipLayerNormalization", D_MS, f_norm, 205},
+	{"SkipSimplifiedLayerNormalization", D_MS, f_norm, 203},
+	{"Slice", D_ONNX, f_move, 0},
+	{"Softmax", D_ONNX, f_softmax, 5},
+	{"Softplus", D_ONNX, f_elementwise, 1},
+	{"Softsign", D_ONNX, f_elementwise, 1},
+	{"SpaceToDepth", D_ONNX, f_move, 0},
+	{"Split", D_ONNX, f_move, 0},
+	{"SplitToSequence", D_ONNX, f_move, 0},
+	{"Sqrt", D_ONNX, f_elementwise, 1},
+	{"Squeeze", D_ONNX, f_move, 0},
+	{"StringNormalizer", D_ONNX, f_move, 0},
+	{"Sub", D_ONNX, f_elementwise, 1},
+	{"Sum", D_ONNX, f_elementwise, 0},
+	{"Tan", D_ONNX, f_elementwise, 1},
+	{"Tanh", D_ONNX, f_elementwise, 1},
+	{"ThresholdedRelu", D_ONNX, f_elementwise, 1},
+	{"Tile", D_ONNX, f_move, 0},
+	{"Transpose", D_ONNX, f_move, 0},
+	{"Trilu", D_ONNX, f_move, 0},
+	{"Unsqueeze", D_ONNX, f_move, 0},
+	{"Upsample", D_ONNX, f_resize, 0},
+	{"Where", D_ONNX, f_elementwise, 1},
+	{"Xor", D_ONNX, f_elementwise, 1},
 };
 
 /* For the unit test: the table is sorted and its names unique per domain. */
@@ -1441,51 +1440,48 @@ static void params_add(oxp_cost_params *a, const oxp_cost_params *b)
 		a->too_large = true;
 }
 
-/* Initializers node ni uses first: counted once, here. */
-static void node_params(cc *c, const cost_op *op, uint8_t *seen, oxp_cost_params *out)
+/* One constant of node c->n, at its first use (seen): stored elements and bytes; its
+ * parameters (params.c, the summary's definition) or, for a scale or zero point, its
+ * bytes as qbytes. */
+static void constant_params(cc *c, uint32_t vi, uint8_t *seen, oxp_cost_params *out)
 {
+	if (vi == OXP_NONE || seen[vi])
+		return;
+	const oxp_value *v = &c->v->values[vi];
+	const oxp_tensor *t = oxp_value_constant(c->v, vi);
+	if (t == NULL)
+		return;
+	seen[vi] = 1;
+	uint64_t n;
+	if (!oxp_dims_count(t->dims, t->ndims, &n)) {
+		out->too_large = true;
+		return;
+	}
+	unsigned bits = oxp_dtype_bits(t->data_type);
+	uint64_t bytes;
+	if (__builtin_mul_overflow(n, (uint64_t)bits, &bytes)) {
+		out->too_large = true;
+		return;
+	}
+	bytes = bytes / 8 + (bytes % 8 != 0);
+	oxp_cost_params one = {.elements = n, .bytes = bytes};
+	if (v->param_role == OXP_PARAM_SCALE)
+		one.qbytes = bytes;
+	else
+		one.weights = v->params;
+	params_add(out, &one);
+}
+
+/* The constants node ni holds (a Constant's output) or uses first (initializers):
+ * counted once, here. */
+static void node_params(cc *c, uint8_t *seen, oxp_cost_params *out)
+{
+	for (size_t k = 0; k < c->n->noutputs; k++)
+		constant_params(c, c->dn->outputs[k], seen, out);
 	for (size_t k = 0; k < c->n->ninputs; k++) {
 		uint32_t vi = c->dn->inputs[k];
-		if (vi == OXP_NONE || seen[vi])
-			continue;
-		const oxp_value *v = &c->v->values[vi];
-		const oxp_tensor *t = v->initializer;
-		if (v->kind == OXP_VALUE_SPARSE_INITIALIZER && v->sparse_initializer != NULL)
-			t = v->sparse_initializer->values;
-		if (t == NULL ||
-		    (v->kind != OXP_VALUE_INITIALIZER && v->kind != OXP_VALUE_SPARSE_INITIALIZER))
-			continue;
-		seen[vi] = 1;
-		uint64_t n;
-		if (!oxp_dims_count(t->dims, t->ndims, &n)) {
-			out->too_large = true;
-			continue;
-		}
-		unsigned bits = oxp_dtype_bits(t->data_type);
-		uint64_t bytes;
-		if (__builtin_mul_overflow(n, (uint64_t)bits, &bytes)) {
-			out->too_large = true;
-			continue;
-		}
-		bytes = bytes / 8 + (bytes % 8 != 0);
-		bool q = op != NULL && op->qparams != NULL && k < 10 &&
-		         strchr(op->qparams, (int)('0' + k)) != NULL;
-		uint64_t logical = n;
-		if (op != NULL && op->fn == f_matmulnbits && k == 1) {
-			int64_t nn = attr_int(c, "N", -1), kk = attr_int(c, "K", -1);
-			if (nn >= 0 && kk >= 0 && __builtin_mul_overflow((uint64_t)nn, (uint64_t)kk, &logical))
-				out->too_large = true;
-		} else if (op != NULL && op->fn == f_gbq && k == 0 && t->data_type == OXP_DT_UINT8) {
-			int64_t b = attr_int(c, "bits", 4);
-			if (b > 0 && b < 8 && __builtin_mul_overflow(n, (uint64_t)(8 / b), &logical))
-				out->too_large = true;
-		}
-		oxp_cost_params one = {.elements = n, .bytes = bytes};
-		if (q)
-			one.qbytes = bytes;
-		else
-			one.weights = logical;
-		params_add(out, &one);
+		if (vi != OXP_NONE && c->v->values[vi].kind != OXP_VALUE_NODE_OUTPUT)
+			constant_params(c, vi, seen, out);
 	}
 }
 
@@ -1630,7 +1626,7 @@ oxp_code oxp_cost_compute(const oxp_dag *d, oxp_arena *a, const oxp_cost_bind *d
 		x.dn = dn;
 		x.n = dn->proto;
 		const cost_op *op = find_op(x.n->domain, x.n->op_type);
-		node_params(&x, op, seen, &o->params);
+		node_params(&x, seen, &o->params);
 		if (dn->bookkeeping) {
 			o->kind = OXP_CK_BOOKKEEPING;
 			o->family = "bookkeeping";

@@ -1135,31 +1135,6 @@ const oxp_value_type *oxp_value_best_type(const oxp_value *v)
 	return &v->declared;
 }
 
-static void add_params(oxp_dag_summary *sum, const oxp_tensor *t)
-{
-	uint64_t count;
-	if (t == NULL || !oxp_dims_count(t->dims, t->ndims, &count))
-		return;
-	int32_t dt = t->data_type;
-	uint64_t bytes;
-	if (dt == OXP_DT_STRING) {
-		bytes = 0;
-		for (size_t i = 0; i < t->nstring_data; i++)
-			bytes = oxp_sat_add_u64(bytes, t->string_data[i].len);
-	} else {
-		unsigned bits = oxp_dtype_bits(dt);
-		bytes = count > UINT64_MAX / 128 ? UINT64_MAX : (count * bits + 7) / 8;
-	}
-	/* saturating: bytes may be UINT64_MAX already, and many tensors of 2^63-1 elements
-	 * are a few bytes each (issue 22) */
-	sum->parameters = oxp_sat_add_u64(sum->parameters, count);
-	sum->parameter_bytes = oxp_sat_add_u64(sum->parameter_bytes, bytes);
-	if (dt > 0 && dt < OXP_DT__COUNT) {
-		sum->params_by_dtype[dt] = oxp_sat_add_u64(sum->params_by_dtype[dt], count);
-		sum->bytes_by_dtype[dt] = oxp_sat_add_u64(sum->bytes_by_dtype[dt], bytes);
-	}
-}
-
 static void summarize(build *b)
 {
 	oxp_dag *d = b->d;
@@ -1172,23 +1147,7 @@ static void summarize(build *b)
 		if (s->depth > sum->max_depth)
 			sum->max_depth = s->depth;
 	}
-	for (uint32_t v = 0; v < b->nvalues; v++) {
-		const oxp_value *val = &d->values[v];
-		if (val->kind == OXP_VALUE_INITIALIZER)
-			add_params(sum, val->initializer);
-		else if (val->kind == OXP_VALUE_SPARSE_INITIALIZER && val->sparse_initializer)
-			add_params(sum, val->sparse_initializer->values);
-	}
-	/* weights stored as Constant nodes count too (exporters such as spox do that) */
-	for (uint32_t ni = 0; ni < b->nnodes; ni++) {
-		const oxp_node *n = d->nodes[ni].proto;
-		if (!oxp_str_eq(n->op_type, "Constant") ||
-		    !(n->domain.len == 0 || oxp_str_eq(n->domain, "ai.onnx")))
-			continue;
-		for (size_t a = 0; a < n->nattrs; a++)
-			if (oxp_str_eq(n->attrs[a].name, "value") && n->attrs[a].t)
-				add_params(sum, n->attrs[a].t);
-	}
+	/* the parameters: oxp__dag_params, once the graph is linked and typed */
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -1322,6 +1281,8 @@ oxp_code oxp_dag_build(oxp_dag **out, const oxp_model *model, const oxp_dag_opti
 	if ((rc = oxp__dag_mark_bookkeeping(d, err)) != OXP_OK)
 		goto fail;
 	if (o.infer_shapes && (rc = oxp__dag_infer_shapes(d, err)) != OXP_OK)
+		goto fail;
+	if ((rc = oxp__dag_params(d, err)) != OXP_OK)
 		goto fail;
 
 	for (uint32_t k = 0; k < b->nscopes; k++)

@@ -907,7 +907,22 @@ typedef struct oxp_value {
 	oxp_value_type inferred;     /* from shape inference; declared wins when both exist */
 	uint32_t nconsumers;
 	uint32_t *consumers;         /* edge indices, in node order */
+	/* What the value counts as parameters (parser/params.c, docs/cost.md "Parameters";
+	 * set by oxp_dag_build): a constant tensor (oxp_value_constant) holds its logical
+	 * values — a 4-bit MatMulNBits weight stored as uint8 [N, blocks, blob] holds K x N —
+	 * except a scale or zero point of a quantized op, which holds none (its bytes are
+	 * counted apart).  Other values hold none. */
+	uint64_t params;
+	int32_t param_dtype;         /* their element type (UINT4 for that weight); 0: none */
+	uint8_t param_role;          /* oxp_param_role */
 } oxp_value;
+
+typedef enum oxp_param_role {
+	OXP_PARAM_NONE = 0,          /* not a constant tensor */
+	OXP_PARAM_PLAIN,             /* a constant counted as stored (its elements) */
+	OXP_PARAM_QUANTIZED,         /* quantized values: counted as their logical elements */
+	OXP_PARAM_SCALE              /* a scale or zero point of a quantized op: no parameters */
+} oxp_param_role;
 
 typedef struct oxp_edge {
 	uint32_t value;      /* value carried (may belong to an enclosing scope) */
@@ -963,10 +978,12 @@ typedef struct oxp_warning {
 
 typedef struct oxp_dag_summary {
 	uint32_t nscopes, nsubgraphs, max_depth;
-	uint64_t parameters;             /* elements of all initializers */
-	uint64_t parameter_bytes;        /* their storage bytes (dims x dtype) */
-	uint64_t params_by_dtype[OXP_DT__COUNT];
-	uint64_t bytes_by_dtype[OXP_DT__COUNT];
+	uint64_t parameters;             /* the sum of every value's params */
+	uint64_t parameter_bytes;        /* stored bytes of every constant tensor (dims x
+	                                    dtype, sub-byte types packed), scales included */
+	uint64_t params_by_dtype[OXP_DT__COUNT]; /* params by param_dtype ... */
+	uint64_t bytes_by_dtype[OXP_DT__COUNT];  /* ... and the bytes that hold them */
+	uint64_t scale_elements, scale_bytes;    /* the scales and zero points (OXP_PARAM_SCALE) */
 } oxp_dag_summary;
 
 typedef struct oxp_dag oxp_dag; /* opaque owner of the arrays below */
@@ -998,6 +1015,10 @@ uint32_t oxp_dag_find_node(const oxp_dag *dag, const char *id);
 uint32_t oxp_dag_find_value(const oxp_dag *dag, uint32_t scope, oxp_str name);
 /* The best known type: declared when present, else inferred (source tells which). */
 const oxp_value_type *oxp_value_best_type(const oxp_value *v);
+/* The constant tensor value vi is: an initializer, a sparse initializer's values, or the
+ * tensor of a Constant node (default domain) it is the output of; NULL for any other
+ * value.  Identity nodes are not followed: each constant is one value (params.c). */
+const oxp_tensor *oxp_value_constant(const oxp_dag_view *v, uint32_t vi);
 
 /* The values shape inference knows for a small integer (or bool, as 0/1) tensor of rank
  * 0 or 1 with at most 64 elements: the data propagation of parser/shape.c (docs/shapes.md).
@@ -1393,6 +1414,16 @@ typedef struct oxp_qcount {   /* one precision of the summary */
 	uint64_t parameters;      /* their elements (logical: 4-bit values, not bytes) */
 } oxp_qcount;
 
+enum { OXP_QV_DATA = 1, OXP_QV_SCALE = 2 };
+
+typedef struct oxp_qvalue {   /* what quantization makes of one constant (dag value) */
+	uint8_t mark;             /* OXP_QV_DATA: the quantized values of a weight or integer
+	                             bias; OXP_QV_SCALE: a scale or zero point; 0: neither */
+	int32_t dtype;            /* DATA: the values' element type (UINT4 for 4 bits packed in
+	                             uint8), 0 when no data type says it (NF4, 3 bits) */
+	uint64_t count;           /* DATA: its logical elements (the weights' `parameters`) */
+} oxp_qvalue;
+
 typedef struct oxp_quant {
 	uint32_t nnodes;
 	const oxp_qnode *nodes;   /* per dag node */
@@ -1402,7 +1433,12 @@ typedef struct oxp_quant {
 	uint64_t plumbing;        /* nodes with role PART or WEIGHT */
 	uint64_t float_ops;       /* nodes with role NONE, Constant nodes left out */
 	uint64_t quant_params;    /* elements of constant scales and zero points */
-	uint64_t float_params;    /* floating initializer elements not used as scale/zero point */
+	uint64_t float_params;    /* parameters of floating constants neither quantized nor a
+	                             scale or zero point */
+	uint64_t other_params;    /* the same of other element types (int64 shapes, indices) */
+	uint32_t nvalues;
+	const oxp_qvalue *values; /* per dag value; marks on the constant itself (behind any
+	                             Identity nodes) */
 	uint32_t nweights, nacts;
 	const oxp_qcount *weights; /* by weight precision, most parameters first */
 	const oxp_qcount *acts;    /* by activation precision (ops only), most ops first */
@@ -1530,11 +1566,11 @@ typedef enum oxp_cost_kind {
 const char *oxp_cost_kind_name(unsigned k); /* "counted", "move", "bookkeeping", ... */
 
 typedef struct oxp_cost_params {
-	uint64_t elements;   /* stored elements of the initializers */
+	uint64_t elements;   /* stored elements of the constants (initializers, Constant nodes) */
 	uint64_t bytes;      /* their stored bytes (packed sub-byte types: rounded up) */
-	uint64_t weights;    /* float-equivalent elements: the logical values of quantized
-	                        weights (an int4 MatMulNBits's K x N), scales and zero points
-	                        left out */
+	uint64_t weights;    /* their parameters (oxp_value.params, the summary's): the logical
+	                        values of quantized weights (an int4 MatMulNBits's K x N),
+	                        scales and zero points left out */
 	uint64_t qbytes;     /* bytes of the scales and zero points of quantized ops */
 	bool too_large;      /* a sum overflowed 64 bits: the figures are void */
 } oxp_cost_params;
@@ -1543,7 +1579,7 @@ typedef struct oxp_cost_node {
 	uint8_t kind;        /* oxp_cost_kind */
 	const char *family;  /* "conv", "matmul", "attention", ...; NULL when uncounted */
 	oxp_cost_poly macs, ops, read, written; /* read/written: activations, bytes */
-	oxp_cost_params params; /* initializers first used here */
+	oxp_cost_params params; /* constants first used (or held) here */
 } oxp_cost_node;
 
 typedef struct oxp_cost_sum {

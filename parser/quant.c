@@ -198,36 +198,19 @@ static uint32_t output_of(const oxp_dag_view *v, uint32_t ni, size_t k)
 	return k < dn->proto->noutputs ? dn->outputs[k] : OXP_NONE;
 }
 
-/* The tensor of a Constant node (its value / sparse_value attribute). */
-static const oxp_tensor *constant_tensor(const oxp_node *n)
-{
-	for (size_t a = 0; a < n->nattrs; a++) {
-		if (n->attrs[a].t != NULL)
-			return n->attrs[a].t;
-		if (n->attrs[a].sparse_tensor != NULL && n->attrs[a].sparse_tensor->values != NULL)
-			return n->attrs[a].sparse_tensor->values;
-	}
-	return NULL;
-}
-
 /* The constant tensor behind value vi: an initializer or a Constant's value, through
  * Identity nodes; NULL when the value is computed. */
 static const oxp_tensor *const_tensor(const oxp_dag_view *v, uint32_t vi)
 {
 	for (int hops = 0; hops < HOPS && vi != OXP_NONE; hops++) {
+		const oxp_tensor *t = oxp_value_constant(v, vi);
+		if (t != NULL)
+			return t;
 		const oxp_value *val = &v->values[vi];
-		if (val->kind == OXP_VALUE_INITIALIZER)
-			return val->initializer;
-		if (val->kind == OXP_VALUE_SPARSE_INITIALIZER)
-			return val->sparse_initializer->values;
-		if (val->producer == OXP_NONE)
+		if (val->kind != OXP_VALUE_NODE_OUTPUT || val->producer == OXP_NONE)
 			return NULL;
 		const oxp_node *pn = v->nodes[val->producer].proto;
-		if (!dom_std(pn->domain))
-			return NULL;
-		if (oxp_str_eq(pn->op_type, "Constant"))
-			return constant_tensor(pn);
-		if (!oxp_str_eq(pn->op_type, "Identity") || pn->ninputs < 1)
+		if (!dom_std(pn->domain) || !oxp_str_eq(pn->op_type, "Identity") || pn->ninputs < 1)
 			return NULL;
 		vi = v->nodes[val->producer].inputs[0];
 	}
@@ -661,7 +644,7 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 	c.def = oxp_arena_array(a, nn ? nn : 1, sizeof(*c.def));
 	c.wscale = oxp_arena_array(a, nn ? nn : 1, sizeof(uint32_t));
 	c.bias = oxp_arena_array(a, nn ? nn : 1, sizeof(uint32_t));
-	uint8_t *vmark = oxp_arena_array(a, nv ? nv : 1, 1); /* 1 quantized data, 2 scale/zp */
+	oxp_qvalue *vmark = oxp_arena_array(a, nv ? nv : 1, sizeof(oxp_qvalue));
 	oxp_qop *ops = oxp_arena_array(a, nn ? nn : 1, sizeof(oxp_qop));
 	if (q == NULL || c.nodes == NULL || c.kind == NULL || c.def == NULL || vmark == NULL ||
 	    ops == NULL || c.wscale == NULL || c.bias == NULL)
@@ -833,8 +816,11 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 			bool quantized = t->slot == OXP_QS_WEIGHT ||
 			                 (t->slot == OXP_QS_BIAS && !is_float(t->qtype));
 			uint32_t root = const_root(v, t->data);
-			if (t->count > 0 && quantized && root != OXP_NONE && !(vmark[root] & 1)) {
-				vmark[root] |= 1;
+			if (t->count > 0 && quantized && root != OXP_NONE &&
+			    !(vmark[root].mark & OXP_QV_DATA)) {
+				vmark[root].mark |= OXP_QV_DATA;
+				vmark[root].dtype = t->qtype;
+				vmark[root].count = t->count;
 				const char *nm = t->qtype       ? NULL
 				                 : op->wname    ? op->wname
 				                 : t->bits <= 8 && t->bits > 0 ? uint_bits[t->bits]
@@ -847,12 +833,12 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 			}
 			uint32_t sz[2] = {const_root(v, t->scale), const_root(v, t->zero_point)};
 			for (int j = 0; j < 2; j++) {
-				if (sz[j] == OXP_NONE || (vmark[sz[j]] & 2))
+				if (sz[j] == OXP_NONE || (vmark[sz[j]].mark & OXP_QV_SCALE))
 					continue;
 				const oxp_tensor *st = const_tensor(v, sz[j]);
 				if (st == NULL)
 					continue;
-				vmark[sz[j]] |= 2;
+				vmark[sz[j]].mark |= OXP_QV_SCALE;
 				q->quant_params = oxp_sat_add_u64(q->quant_params, tensor_count(st));
 			}
 		}
@@ -864,14 +850,13 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 		else if (r == OXP_QR_NONE && c.kind[ni] != K_CONSTANT)
 			q->float_ops++;
 	}
+	/* the other constants: what params.c counts as stored (Constant nodes too) */
 	for (uint32_t vi = 0; vi < nv; vi++) {
-		const oxp_value *val = &v->values[vi];
-		const oxp_tensor *t = val->kind == OXP_VALUE_INITIALIZER ? val->initializer
-		                      : val->kind == OXP_VALUE_SPARSE_INITIALIZER
-		                          ? val->sparse_initializer->values
-		                          : NULL;
-		if (t != NULL && is_float(t->data_type) && vmark[vi] == 0)
-			q->float_params = oxp_sat_add_u64(q->float_params, tensor_count(t));
+		const oxp_tensor *t = oxp_value_constant(v, vi);
+		if (t == NULL || vmark[vi].mark != 0)
+			continue;
+		uint64_t *to = is_float(t->data_type) ? &q->float_params : &q->other_params;
+		*to = oxp_sat_add_u64(*to, tensor_count(t));
 	}
 	/* ops of a weight precision without a constant of it (a computed weight) still count */
 	if (wk.n > 1)
@@ -886,6 +871,8 @@ oxp_code oxp_quant_analyze(const oxp_dag *d, oxp_arena *a, const oxp_quant **out
 	q->weights = wk.e;
 	q->nacts = ak.n;
 	q->acts = ak.e;
+	q->nvalues = nv;
+	q->values = vmark;
 	*out = q;
 	return OXP_OK;
 nomem:;
@@ -936,19 +923,9 @@ static bool scale_type_ok(int32_t dt)
 /* The value holding tensor t (an initializer, or a Constant's output), OXP_NONE. */
 static uint32_t value_of_tensor(const oxp_dag_view *v, const oxp_tensor *t)
 {
-	for (uint32_t vi = 0; vi < v->nvalues; vi++) {
-		const oxp_value *val = &v->values[vi];
-		if (val->kind == OXP_VALUE_INITIALIZER && val->initializer == t)
+	for (uint32_t vi = 0; vi < v->nvalues; vi++)
+		if (oxp_value_constant(v, vi) == t)
 			return vi;
-		if (val->kind == OXP_VALUE_SPARSE_INITIALIZER && val->sparse_initializer->values == t)
-			return vi;
-		if (val->producer != OXP_NONE && val->producer_output == 0) {
-			const oxp_node *pn = v->nodes[val->producer].proto;
-			if (dom_std(pn->domain) && oxp_str_eq(pn->op_type, "Constant") &&
-			    constant_tensor(pn) == t)
-				return vi;
-		}
-	}
 	return OXP_NONE;
 }
 

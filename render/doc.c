@@ -499,6 +499,7 @@ static json_t *quant_json(const oxp_dag *d)
 	jx_set(par, "quantized", jx_count(qp));
 	jx_set(par, "scales", jx_count(q->quant_params));
 	jx_set(par, "float", jx_count(q->float_params));
+	jx_set(par, "other", jx_count(q->other_params));
 	jx_set(o, "parameters", par);
 	oxp_arena_free(a);
 	return o;
@@ -543,6 +544,11 @@ static json_t *summary_json(const oxp_model *m, const oxp_dag *d)
 		json_array_append_new(by, e);
 	}
 	jx_set(par, "by_dtype", by);
+	/* not parameters (parser/params.c), their bytes inside `bytes` */
+	json_t *sc = json_object();
+	jx_set(sc, "count", jx_count(s->scale_elements));
+	jx_set(sc, "bytes", jx_count(s->scale_bytes));
+	jx_set(par, "scales", sc);
 	jx_set(o, "parameters", par);
 	jx_set(o, "quantization", quant_json(d));
 	jx_set(o, "patterns", oxr__fusion_json(d, false));
@@ -600,6 +606,15 @@ static json_t *model_json(const oxp_model *m, const oxp_dag *d)
 	return o;
 }
 
+/* t (a constant's tensor summary) with the parameters value val holds (parser/params.c):
+ * its logical values, none for a scale or zero point; t returned. */
+static json_t *with_params(json_t *t, const oxp_value *val)
+{
+	if (val->param_role != OXP_PARAM_NONE)
+		jx_set(t, "parameters", jx_count(val->params));
+	return t;
+}
+
 static json_t *initializers_json(const oxp_dag *d)
 {
 	const oxp_dag_view *v = oxp_dag_get(d);
@@ -627,6 +642,7 @@ static json_t *initializers_json(const oxp_dag *d)
 		}
 		jx_set(t, "value", json_integer(vi));
 		jx_set(t, "scope", jx_cstr(v->scopes[val->scope].id));
+		with_params(t, val);
 		json_array_append_new(a, t);
 	}
 	return a;
@@ -725,11 +741,12 @@ static json_t *port_json(const oxp_dag *d, uint32_t vi, oxp_str name)
 	if (val->kind == OXP_VALUE_INITIALIZER) {
 		char ref[JX_REF_MAX];
 		init_ref(v, val, ref, sizeof(ref));
-		jx_set(o, "initializer", jx_tensor(val->initializer, ref));
+		jx_set(o, "initializer", with_params(jx_tensor(val->initializer, ref), val));
 	} else if (val->kind == OXP_VALUE_SPARSE_INITIALIZER && val->sparse_initializer->values) {
 		char ref[JX_REF_MAX];
 		init_ref(v, val, ref, sizeof(ref));
-		jx_set(o, "initializer", jx_tensor(val->sparse_initializer->values, ref));
+		jx_set(o, "initializer",
+		       with_params(jx_tensor(val->sparse_initializer->values, ref), val));
 	} else if (val->producer != OXP_NONE) {
 		/* a Constant producer is "folded" too: show its tensor */
 		const oxp_node *pn = v->nodes[val->producer].proto;
@@ -738,7 +755,7 @@ static json_t *port_json(const oxp_dag *d, uint32_t vi, oxp_str name)
 				if (pn->attrs[a].t != NULL) {
 					char ref[JX_REF_MAX];
 					snprintf(ref, sizeof(ref), "%s@a%zu", v->nodes[val->producer].id, a);
-					jx_set(o, "constant", jx_tensor(pn->attrs[a].t, ref));
+					jx_set(o, "constant", with_params(jx_tensor(pn->attrs[a].t, ref), val));
 					break;
 				}
 		/* a weight behind a DequantizeLinear (folded into this node when drawn): its

@@ -744,13 +744,13 @@ static oxr_code place(hstate *st, oxr_error *err)
 /* ---------------------------------------------------------------------------------------
  * What a box says: name, size, parameters, and the ops that tell what it computes
  */
-/* The initializer behind an input (directly, or through folded Identity nodes), else
- * OXP_NONE. */
+/* The constant behind an input (an initializer or a Constant node's output, directly or
+ * through folded Identity nodes), else OXP_NONE. */
 static uint32_t weight_of(const view *v, uint32_t vi)
 {
 	for (int hops = 0; hops < 64 && vi != OXP_NONE; hops++) {
 		const oxp_value *val = &v->dv->values[vi];
-		if (val->kind == OXP_VALUE_INITIALIZER || val->kind == OXP_VALUE_SPARSE_INITIALIZER)
+		if (val->param_role != OXP_PARAM_NONE)
 			return vi;
 		if (val->kind != OXP_VALUE_NODE_OUTPUT || !v->node_hidden[val->producer])
 			return OXP_NONE;
@@ -762,11 +762,10 @@ static uint32_t weight_of(const view *v, uint32_t vi)
 	return OXP_NONE;
 }
 
-static uint64_t elements(const oxp_value *val)
+/* Stored elements of constant vi (0 when not one). */
+static uint64_t elements(const view *v, uint32_t vi)
 {
-	const oxp_tensor *t = val->kind == OXP_VALUE_INITIALIZER ? val->initializer
-	                      : val->sparse_initializer ? val->sparse_initializer->values
-	                                                : NULL;
+	const oxp_tensor *t = oxp_value_constant(v->dv, vi);
 	if (t == NULL)
 		return 0;
 	uint64_t n = 1;
@@ -957,11 +956,13 @@ static void item_rows(hstate *st, uint32_t bi, uint32_t *stamp)
 			uint32_t w = weight_of(v, dn->inputs[k]);
 			if (w == OXP_NONE)
 				continue;
-			uint64_t n = elements(&v->dv->values[w]);
-			weighted |= n > 1;
+			/* an op reading a weight (not a Constant's table) ranks above the rest */
+			weighted |= v->dv->values[w].kind != OXP_VALUE_NODE_OUTPUT && elements(v, w) > 1;
 			if (stamp[w] != bi + 1) { /* each weight once per box */
 				stamp[w] = bi + 1;
-				params = oxp_sat_add_u64(params, n);
+				/* the summary's parameters (parser/params.c): logical values, scales
+				 * and zero points none */
+				params = oxp_sat_add_u64(params, v->dv->values[w].params);
 			}
 		}
 		/* a named pattern drawn as one box counts once, as its op (fusion.c) */

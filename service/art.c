@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* Bumped when the renderer's output changes for the same input: names in the store. */
-#define ART_VERSION OXS_VERSION "-r7" /* r2: summaries say their "kind"; r3: documents mark bookkeeping nodes; r4: operator schemas, the check, the quantization summary; r5: cost.json blocks, contrib op shapes; r6: overlay tables say how nodes were matched; r7: the contrast-checked palette, theme= */
+#define ART_VERSION OXS_VERSION "-r8" /* r2: summaries say their "kind"; r3: documents mark bookkeeping nodes; r4: operator schemas, the check, the quantization summary; r5: cost.json blocks, contrib op shapes; r6: overlay tables say how nodes were matched; r7: the contrast-checked palette, theme=; r8: one parameter count (parser/params.c) */
 
 
 static const char *kind_name(oxs_art_kind k)

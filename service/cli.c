@@ -134,8 +134,9 @@ static bool print_quant(const oxp_dag *d)
 			       q->weights[i].parameters);
 		for (uint32_t i = 0; i < q->nacts; i++)
 			printf("  %-10s activations: %" PRIu64 " ops\n", q->acts[i].name, q->acts[i].ops);
-		printf("  float parameters: %" PRIu64 ", scales and zero points: %" PRIu64 "\n",
-		       q->float_params, q->quant_params);
+		printf("  float parameters: %" PRIu64 ", other parameters: %" PRIu64
+		       ", scales and zero points: %" PRIu64 "\n",
+		       q->float_params, q->other_params, q->quant_params);
 	}
 	oxp_arena_free(a);
 	return true;
@@ -180,6 +181,9 @@ static bool print_summary(const char *path, const oxp_model *m, const oxp_dag *d
 		printf("  %-10s %" PRIu64 " (%" PRIu64 " bytes)\n", oxp_dtype_short(dt),
 		       v->summary.params_by_dtype[dt], v->summary.bytes_by_dtype[dt]);
 	}
+	if (v->summary.scale_elements > 0)
+		printf("  scales and zero points: %" PRIu64 " (%" PRIu64 " bytes), not parameters\n",
+		       v->summary.scale_elements, v->summary.scale_bytes);
 	/* op histogram over every node of every scope */
 	op_count *ops = calloc(v->nnodes ? v->nnodes : 1, sizeof(*ops));
 	size_t nops = 0;
@@ -305,9 +309,9 @@ static bool print_cost(const char *path, const oxp_dag *d, const oxp_cost_bind *
 	if (t->params.too_large)
 		printf("  parameters: too large\n");
 	else
-		printf("  parameters: %" PRIu64 " elements, %" PRIu64 " bytes; float-equivalent weights %" PRIu64
-		       ", scales and zero points %" PRIu64 " bytes\n",
-		       t->params.elements, t->params.bytes, t->params.weights, t->params.qbytes);
+		printf("  parameters: %" PRIu64 " (%" PRIu64 " bytes stored, scales and zero points %" PRIu64
+		       " bytes of them; %" PRIu64 " elements stored)\n",
+		       t->params.weights, t->params.bytes, t->params.qbytes, t->params.elements);
 	printf("  activations: %s bytes read, %s bytes written\n",
 	       oxp_cost_poly_format(c, &t->read, 0, b1, sizeof(b1)),
 	       oxp_cost_poly_format(c, &t->written, 0, b2, sizeof(b2)));

@@ -58,11 +58,15 @@ export function modelPanel(doc, { fileName, onNode, loadCost, dims, onBindDims }
     ['Functions', sm.functions ? fmtInt(sm.functions) : undefined],
   ]));
 
+  // one count everywhere (docs/cost.md "Parameters"): logical values (a 4-bit weight's
+  // values, not its packed bytes), scales and zero points apart; bytes as stored
   const params = sm.parameters;
   if (params && params.count) {
+    const sc = params.scales;
     frag.append(h('h3', { text: 'Parameters' }), kv([
       ['Total', `${fmtInt(params.count)} · ${fmtBytes(params.bytes)}`],
       ...(params.by_dtype || []).map((p) => [p.short || dtypeShort(p.dtype), `${fmtInt(p.count)} · ${fmtBytes(p.bytes)}`]),
+      ['Scales, zero points', sc && sc.count ? `${fmtInt(sc.count)} · ${fmtBytes(sc.bytes)} (not parameters; in the bytes)` : undefined],
     ]));
   }
 
@@ -169,7 +173,7 @@ function costSection(loadCost, { dims = '', onBindDims } = {}) {
         ['MACs', fmtFigure(t.macs)],
         ['Other ops', fmtFigure(t.ops)],
         ['FLOPs', `${fmtFigure(t.flops)} (2 × MACs + other ops)`],
-        ['Weights', par.weights !== undefined ? `${fmtInt(par.weights)} · ${fmtBytes(par.bytes)}${par.scale_bytes ? ` (scales and zero points ${fmtBytes(par.scale_bytes)})` : ''}` : undefined],
+        ['Parameters', par.weights !== undefined ? `${fmtInt(par.weights)} · ${fmtBytes(par.bytes)}${par.scale_bytes ? ` (scales and zero points ${fmtBytes(par.scale_bytes)})` : ''}` : undefined],
         ['Activations', `${figBytes(t.read_bytes)} read · ${figBytes(t.written_bytes)} written`],
         ['Nodes', `${fmtInt(nodes.counted)} counted · ${fmtInt(nodes.bookkeeping)} bookkeeping (shape arithmetic and masks: no cost)${nodes.uncounted ? ` · ${fmtInt(nodes.uncounted)} uncounted` : ''}${nodes.unknown ? ` · ${fmtInt(nodes.unknown)} unknown shapes` : ''}`],
       ];
@@ -212,13 +216,14 @@ function quantSection(q) {
   const box = h('section', { class: 'quant-summary', 'aria-label': 'Quantization' });
   const ops = q.ops || {};
   const par = q.parameters || {};
-  const total = (par.quantized || 0) + (par.float || 0);
+  const total = (par.quantized || 0) + (par.float || 0) + (par.other || 0); // the summary's count
   box.append(h('h3', { text: 'Quantization' }), kv([
     ['Formats', h('span', null, q.formats.map((f) => h('span', { class: 'pill quant-pill', text: FORMAT_NAMES[f] || f })))],
     ['Quantized ops', `${fmtInt(ops.quantized)}${ops.dynamic ? ` (${fmtInt(ops.dynamic)} dynamic)` : ''} · drawn as their float op`],
     ['Float ops', fmtInt(ops.float)],
     ['Q/DQ plumbing', `${fmtInt(ops.plumbing)} node${ops.plumbing === 1 ? '' : 's'}, folded into the ops`],
-    ['Parameters', `${fmtInt(par.quantized)} quantized${total ? ` (${((100 * (par.quantized || 0)) / total).toFixed(1)}%)` : ''} · ${fmtInt(par.float)} float · ${fmtInt(par.scales)} scales and zero points`],
+    ['Parameters', `${fmtInt(total)}: ${fmtInt(par.quantized)} quantized${total ? ` (${((100 * (par.quantized || 0)) / total).toFixed(1)}%)` : ''} · ${fmtInt(par.float)} float${par.other ? ` · ${fmtInt(par.other)} other` : ''}`],
+    ['Scales, zero points', `${fmtInt(par.scales)} (not parameters)`],
   ]));
   const rows = (q.weights || []).map((w) => ({ label: `${w.dtype.toLowerCase()} weights`, count: w.parameters, title: `${fmtInt(w.ops)} ops, ${fmtInt(w.tensors)} tensors` }));
   if (rows.length) {
@@ -358,7 +363,7 @@ function valueItem(v, i, dir, ctx) {
   if (init) {
     li.append(h('div', { class: 'init-box' },
       h('div', null, h('strong', { text: 'Initializer ' }), h('span', { class: 'mono', text: init.ref })),
-      h('div', { text: `${dtypeShort(init.dtype)} ⟨${fmtShape(init.dims)}⟩ · ${fmtInt(init.count)} values · ${fmtBytes(init.bytes)} · ${storageText(init, ctx)}` }),
+      h('div', { text: `${dtypeShort(init.dtype)} ⟨${fmtShape(init.dims)}⟩ · ${heldText(init)} · ${fmtBytes(init.bytes)} · ${storageText(init, ctx)}` }),
       h('button', {
         type: 'button', class: 'btn btn-plain btn-small', dataset: { ref: init.ref },
         text: 'Preview values', onclick: () => ctx.onTensor(init.ref, init.name || v.name),
@@ -383,6 +388,11 @@ function valueItem(v, i, dir, ctx) {
 }
 
 // A structure upload's tensors are external with their bytes left behind (first.js).
+// what a constant holds (docs/cost.md "Parameters"): a packed 4-bit weight's parameters
+// are not its stored values; a scale or zero point holds none
+const heldText = (t) => (t.parameters === undefined || t.parameters === t.count ? `${fmtInt(t.count)} values`
+  : t.parameters === 0 ? `${fmtInt(t.count)} values (scales or zero points: no parameters)`
+    : `${fmtInt(t.parameters)} parameters packed in ${fmtInt(t.count)} values`);
 const storageText = (t, ctx) => (ctx.structure && t.storage === 'external' ? 'weights not uploaded' : t.storage);
 
 // A value of document.json (a graph input or output, an initializer drawn as a node):

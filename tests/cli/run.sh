@@ -51,6 +51,51 @@ expect_rc 2 "$BIN" inspect --dims batch "$M/real/squeezenet1_1.onnx"
 "$BIN" inspect --json "$M/real/squeezenet1_1.onnx" > "$tmp/sq.json" && $PY -c "import json,sys,re; c=json.load(open(sys.argv[1]))['cost']; t=open(sys.argv[2]).read(); m=int(re.search(r'MACs exactly: (\d+)', t).group(1)); assert c['format']=='onnxviz.cost/1' and c['total']['macs']==m==sum(n.get('macs',0) for n in c['nodes']) and m>0, m" "$tmp/sq.json" "$tmp/sq.txt" && ok || bad "inspect --json: cost total = summary = sum of nodes"
 "$BIN" inspect --json "$M/real/transformer_12x12.onnx" > "$tmp/tr.json" && "$BIN" inspect --json --dims src_len:10,tgt_len:20 "$M/real/transformer_12x12.onnx" > "$tmp/trb.json" && $PY -c "import json,sys; f=json.load(open(sys.argv[1]))['cost']['total']['macs']; b=json.load(open(sys.argv[2]))['cost']['total']['macs']; v={'src_len':10,'tgt_len':20}; import math; assert 'tgt_len' in f['expr'] and b==sum(t['coef']*math.prod(v[d] for d in t['dims']) for t in f['terms']), (f, b)" "$tmp/tr.json" "$tmp/trb.json" && ok || bad "inspect --dims: the bound figure is the polynomial's value"
 
+# one parameter count (docs/cost.md "Parameters", issue 39 item 3): a 4-bit LLM (MatMulNBits
+# without zero points), MatMulNBits with packed zero points, GatherBlockQuantized: inspect's
+# text (summary, quantization, cost), --json (summary, quantization, cost) and --format=md
+# say the count python3-onnx gives: K x N for a MatMulNBits B, 8/bits values a byte of a
+# GatherBlockQuantized row, scales and zero points none, other constants their elements
+$PY tests/data/llm_models.py genai "$tmp/llm4.onnx" --layers 4
+for f in "$tmp/llm4.onnx" tests/data/quant/nbits4_zp.onnx tests/data/quant/gbq_uint8_packed.onnx; do
+  "$BIN" inspect "$f" > "$tmp/p.txt" && "$BIN" inspect --json "$f" > "$tmp/p.json" &&
+    "$BIN" inspect --format=md "$f" > "$tmp/p.md" && $PY - "$f" "$tmp/p.txt" "$tmp/p.json" "$tmp/p.md" <<'PY' && ok || bad "one parameter count: $f"
+import json, re, sys
+import numpy as np
+import onnx
+m = onnx.load(sys.argv[1])
+g = m.graph
+attr = lambda n, k, d: next((a.i for a in n.attribute if a.name == k), d)
+held = {t.name: int(np.prod(t.dims)) for t in g.initializer}
+for n in g.node:
+    if n.op_type == "MatMulNBits":
+        held[n.input[1]] = attr(n, "K", 0) * attr(n, "N", 0)
+        for k in (2, 3):
+            if len(n.input) > k and n.input[k]:
+                held[n.input[k]] = 0
+    if n.op_type == "GatherBlockQuantized":
+        held[n.input[0]] *= 8 // attr(n, "bits", 4)
+        for k in (2, 3):
+            if len(n.input) > k and n.input[k]:
+                held[n.input[k]] = 0
+want = sum(held.values())
+txt, doc, md = open(sys.argv[2]).read(), json.load(open(sys.argv[3])), open(sys.argv[4]).read()
+q = doc["summary"]["quantization"]["parameters"]
+got = {
+    "summary": doc["summary"]["parameters"]["count"],
+    "by dtype": sum(e["count"] for e in doc["summary"]["parameters"]["by_dtype"]),
+    "quantization": q["quantized"] + q["float"] + q["other"],
+    "cost": doc["cost"]["total"]["params"]["weights"],
+    "text": int(re.search(r"^parameters: +(\d+) ", txt, re.M).group(1)),
+    "text cost": int(re.search(r"^  parameters: (\d+) ", txt, re.M).group(1)),
+    "text quantization": sum(int(x) for x in re.findall(r"weights: .*, (\d+) parameters$", txt, re.M))
+                         + sum(int(x) for x in re.search(r"float parameters: (\d+), other parameters: (\d+)", txt).groups()),
+    "md": int(re.search(r"\| parameters \| ([\d,]+) ", md).group(1).replace(",", "")),
+}
+assert all(v == want for v in got.values()), (want, got)
+PY
+done
+
 # render --dims binds the MAC rows: the encoder stack's row "≈ X MACs each" is the block's
 # bound figure from inspect --json's cost blocks; unbound it is a polynomial in src_len
 "$BIN" render "$M/real/transformer_12x12.onnx" -o "$tmp/tu.svg" && grep -q '≈ [^<]*src_len[^<]*MACs' "$tmp/tu.svg" && ok || bad "render: symbolic MAC rows"

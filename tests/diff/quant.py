@@ -12,8 +12,9 @@ a count made here with python3-onnx, following the rules of docs/quant.md ("The 
   weights         per weight precision: the ops whose largest quantized constant has it, the
                   distinct quantized constants (weights, integer biases) and their elements;
   activations     per activation precision: the ops (first quantized input, else output);
-  parameters      quantized elements, elements of constant scales and zero points, floating
-                  initializer elements that are neither.
+  parameters      quantized elements, elements of constant scales and zero points, elements
+                  of the other constants (initializers, Constant nodes) that are floating
+                  and of those that are not (`other`).
 
 Models: tests/data/quant/*.onnx (committed, small), the torchvision resnet18 float / QDQ /
 dynamic built by tests/data/quant_models.py, and every dequantization case.
@@ -270,8 +271,15 @@ def summarise(m):
                        "parameters": params.get(k, 0)} for k in set(ops_w) | set(tens)),
                      key=lambda e: (-e["parameters"], -e["ops"], e["dtype"]))
     acts = sorted(({"dtype": k, "ops": v} for k, v in ops_a.items()), key=lambda e: (-e["ops"], e["dtype"]))
-    floatp = sum(count(t.dims) for t in g.initializer
-                 if t.data_type in FLOATS and t.name not in qconst and t.name not in scales)
+    # every other constant (initializers, sparse initializers' values, Constant nodes'
+    # tensors): float, or other (int64 shapes, indices); quantized + float + other is the
+    # summary's parameters.count (parser/params.c)
+    consts = [(t.name, t) for t in g.initializer] + [(s.values.name, s.values) for s in g.sparse_initializer]
+    consts += [(n.output[0], a.t) for n in nodes if n.domain in STD and n.op_type == "Constant"
+               for a in n.attribute[:1] if a.type == onnx.AttributeProto.TENSOR]
+    rest = [t for name, t in consts if name not in qconst and name not in scales]
+    floatp = sum(count(t.dims) for t in rest if t.data_type in FLOATS)
+    otherp = sum(count(t.dims) for t in rest if t.data_type not in FLOATS)
     order = ["qdq", "qoperator", "dynamic", "weight_only"]
     return {
         "formats": [f for f in order if f in formats],
@@ -282,7 +290,7 @@ def summarise(m):
         "activations": acts,
         "parameters": {"quantized": sum(params.values()),
                        "scales": sum(count(const(v).dims) for v in scales),
-                       "float": floatp},
+                       "float": floatp, "other": otherp},
     }
 
 

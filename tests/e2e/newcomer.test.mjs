@@ -352,6 +352,85 @@ describe('the page as a newcomer meets it', () => {
     assert.deepEqual(errors, [], 'no script error, no CSP violation');
   });
 
+  // One parameter count (issue 39 item 3, docs/cost.md "Parameters"): the 4-bit LLM's
+  // total is one number in the Parameters section, the cost panel and the quantization
+  // summary (quantized + float + other), its u4 row the quantized count; each layer box's
+  // "… params" is what the layer's nodes read (each constant once, logical values: from
+  // the document's initializers), and the layer boxes (layers.0 and the ×31 stack each)
+  // add up to the layers' sum.  Before, the panels said 2,623,619 / 4,866,179 / 4,784,128
+  // and a layer box 81 K.
+  test('one parameter count across the panels and the layer boxes of a 4-bit model', async () => {
+    const llm = await uploadNamed(MODELS.llm.file, 'llm_genai32.onnx');
+    const doc = await (await fetch(`${base}/models/${llm}/document.json`)).json();
+    const total = doc.summary.parameters.count;
+    const held = new Map(doc.initializers.map((t) => [t.value, t.parameters]));
+    const layer = new Map(); // layer number -> the parameters its nodes read, each once
+    for (const n of doc.nodes) {
+      const m = /^\/model\/layers\.(\d+)\//.exec(n.name || '');
+      if (!m) continue;
+      const seen = layer.get(m[1]) || new Map();
+      for (const i of n.inputs) if (i && held.has(i.value)) seen.set(i.value, held.get(i.value));
+      layer.set(m[1], seen);
+    }
+    const layerSum = (k) => [...layer.get(String(k)).values()].reduce((a, b) => a + b, 0);
+    assert.equal(layer.size, 33, 'layers 0-31 and the final norm under layers.32');
+    const { c, p, errors } = await freshPage();
+    try {
+      await p.goto(`${base}/#/models/${llm}`);
+      await graphShown(p, null, llm);
+      await p.waitForSelector('#model-body .cost-summary dl');
+      await p.waitForSelector('#model-body .quant-summary');
+      const row = (scope, label) => p.$eval(scope, (root, l) => {
+        const dt = [...root.querySelectorAll('dt')].find((e) => e.textContent === l);
+        return dt ? dt.nextElementSibling.textContent : null;
+      }, label);
+      const first = (t) => Number((/^[\d,]+/.exec(t || '') || ['NaN'])[0].replace(/,/g, ''));
+      const section = await row('#model-body', 'Total');
+      const cost = await row('#model-body .cost-summary', 'Parameters');
+      const quant = await row('#model-body .quant-summary', 'Parameters');
+      const u4 = await row('#model-body', 'u4');
+      assert.equal(first(section), total, `Parameters section: ${section}`);
+      assert.equal(first(cost), total, `Cost: ${cost}`);
+      assert.equal(first(quant), total, `quantization summary: ${quant}`);
+      assert.equal(first(u4), doc.summary.quantization.parameters.quantized, `u4 row: ${u4}`);
+      assert.match(quant, new RegExp(`^${total.toLocaleString('en-US')}: ${doc.summary.quantization.parameters.quantized.toLocaleString('en-US')} quantized`));
+      // the boxes: render/hier.c's figure ("156 K") within its rounding
+      const label = async (group) => {
+        const t = await p.$eval(`g.node[data-group="${group}"]`, (g) => g.textContent);
+        const m = /([\d.]+)( [KMG])? params/.exec(t);
+        assert.ok(m, `${group}: ${t}`);
+        return { n: Number(m[1]) * ({ ' K': 1e3, ' M': 1e6, ' G': 1e9 }[m[2]] || 1), digits: m[1], text: t };
+      };
+      const near = (got, want, what) => assert.ok(Math.abs(got.n - want) <= 0.5 * 10 ** -((got.digits.split('.')[1] || '').length) * (got.n / Number(got.digits)), `${what}: ${got.text} for ${want}`);
+      const l0 = await label('/model/layers.0');
+      const run = await label('/model/layers.1');
+      near(l0, layerSum(0), 'layers.0');
+      assert.match(run.text, /params each/);
+      near(run, layerSum(1), 'layers.1–31 each');
+      let layers = 0;
+      for (let k = 0; k < 32; k++) layers += layerSum(k);
+      const boxes = l0.n + 31 * run.n;
+      assert.ok(Math.abs(boxes - layers) <= 0.005 * layers, `the layer boxes add up to ${boxes}, the layers read ${layers}`);
+      // every constant is read by some node: each once, they are the total
+      const read = new Set(doc.nodes.flatMap((n) => n.inputs.filter((i) => i && held.has(i.value)).map((i) => i.value)));
+      assert.equal([...read].reduce((a, v) => a + held.get(v), 0), total, 'the constants the nodes read, each once');
+      await shot(p, 'one-parameter-count');
+      // a packed weight in the node panel: its parameters, then the stored values
+      const hit = (await (await fetch(`${base}/models/${llm}/search?q=lm_head/MatMulNBits`)).json()).hits[0];
+      await p.goto(`${base}/#/models/${llm}?node=${hit.node}`);
+      await p.waitForSelector('#side-body .init-box');
+      const inits = await p.$$eval('#side-body .init-box', (l) => l.map((e) => e.textContent));
+      assert.ok(inits.some((t) => t.includes('u8 ⟨512×4×16⟩ · 65,536 parameters packed in 32,768 values')), inits.join(' | '));
+      assert.ok(inits.some((t) => t.includes('values (scales or zero points: no parameters)')), inits.join(' | '));
+      await shot(p, 'one-parameter-count-packed-weight');
+      await p.$eval('#model-body .quant-summary', (e) => e.scrollIntoView());
+      await shot(p, 'one-parameter-count-panels');
+    } finally {
+      await c.close();
+    }
+    assert.deepEqual(errors, [], 'no script error, no CSP violation');
+  });
+
   test('heat: the scale on screen inside the view (not under the drawing); the hottest list keeps the ends of names', async () => {
     const { c, p, errors } = await freshPage();
     try {

@@ -16,7 +16,9 @@
  *    consistent: one record per node, roles in range, an op's record points back at its
  *    node, plumbing joins a box of its own scope that is not plumbing, the summary counts
  *    the roles, formats are the OR of the ops' (one bit each), the precisions are sorted
- *    as documented with names unique, and their op counts add up;
+ *    as documented with names unique, and their op counts add up; quantized + float +
+ *    other parameters are the summary's count, each value's params what the analysis
+ *    marked it (parser/params.c);
  *  - a pairing that fails is a well-formed error (DTYPE, RANGE or STORAGE, message, no
  *    byte offset) and leaves no node;
  *  - a pairing that succeeds agrees with itself: the data is the tensor, nscales is the
@@ -133,6 +135,31 @@ static void check_quant(const oxp_dag_view *v, const oxp_quant *q)
 	FZ_CHECK(dyn == q->dynamic_ops);
 	check_counts(q->weights, q->nweights, true, wops);
 	check_counts(q->acts, q->nacts, false, aops);
+	/* one parameter count (parser/params.c): quantized + float + other is the summary's,
+	 * and each value holds what the analysis says (short of saturated sums) */
+	FZ_CHECK(q->nvalues == v->nvalues);
+	uint64_t qp = 0, sum = 0;
+	for (uint32_t i = 0; i < q->nweights; i++)
+		qp = oxp_sat_add_u64(qp, q->weights[i].parameters);
+	for (uint32_t vi = 0; vi < v->nvalues; vi++) {
+		const oxp_value *val = &v->values[vi];
+		const oxp_qvalue *qv = &q->values[vi];
+		if (oxp_value_constant(v, vi) == NULL)
+			FZ_CHECK(val->param_role == OXP_PARAM_NONE && val->params == 0);
+		else
+			FZ_CHECK(val->param_role != OXP_PARAM_NONE);
+		if (val->param_role == OXP_PARAM_QUANTIZED)
+			FZ_CHECK((qv->mark & OXP_QV_DATA) && val->params == qv->count);
+		if (val->param_role == OXP_PARAM_SCALE)
+			FZ_CHECK(qv->mark == OXP_QV_SCALE && val->params == 0);
+		if (val->param_role == OXP_PARAM_PLAIN)
+			FZ_CHECK(qv->mark == 0);
+		sum = oxp_sat_add_u64(sum, val->params);
+	}
+	FZ_CHECK(sum == v->summary.parameters);
+	uint64_t three = oxp_sat_add_u64(oxp_sat_add_u64(qp, q->float_params), q->other_params);
+	if (three < UINT64_MAX / 4 && v->summary.parameters < UINT64_MAX / 4)
+		FZ_CHECK(three == v->summary.parameters);
 }
 
 static void analyze(const oxp_dag *d, size_t budget, bool must_fit)

@@ -19,6 +19,9 @@
 
 #include <cmocka.h>
 
+#include <jansson.h>
+
+#include "render/oxr.h"
 #include "tests/unit/support_pbw.h"
 
 bool oxp__cost_table_sorted(void); /* parser/cost.c, for this test */
@@ -105,10 +108,16 @@ static void init(mb *m, const char *name, int elem, const char *dims)
 	init_v(m, name, elem, dims, NULL, 0);
 }
 
-/* "OP(a,,b)->y,z" in domain dom, attributes as NULL-terminated "k=v" strings. */
+/* "OP(a,,b)->y,z" in domain dom, attributes as NULL-terminated "k=v" strings; a node name
+ * before a '|' ("/layers.0/MatMul|MatMul(a,b)->y"). */
 static void node(mb *m, const char *dom, const char *spec, ...)
 {
 	pbw n = {0};
+	const char *bar = strchr(spec, '|');
+	if (bar != NULL) {
+		pbw_bytes(&n, 3, spec, (size_t)(bar - spec));
+		spec = bar + 1;
+	}
 	const char *open = strchr(spec, '('), *close = strchr(spec, ')');
 	assert_non_null(open);
 	assert_non_null(close);
@@ -967,6 +976,141 @@ static void test_bind_parse(void **state)
 		assert_int_equal(oxp_cost_bind_parse(&bd, bad[i], &e), OXP_E_RANGE);
 }
 
+/* ---------------------------------------------------------------------------------------
+ * One parameter count (parser/params.c, issue 39 item 3): the summary, the cost, the
+ * quantization summary and the boxes of the drawing agree on a 4-bit model, figures by hand.
+ */
+
+/* A Constant node called name whose value is a float tensor of n zeros. */
+static void constant_f32(mb *m, const char *name, const char *out, int64_t n)
+{
+	pbw nd = {0}, at = {0}, t = {0};
+	pbw_tensor_head(&t, &n, 1, F);
+	uint8_t zeros[128] = {0};
+	assert_true(n * 4 <= (int64_t)sizeof(zeros));
+	pbw_bytes(&t, 9, zeros, (size_t)n * 4);
+	pbw_str(&at, 1, "value");
+	nest(&at, 5, &t);
+	pbw_int(&at, 20, 4); /* TENSOR */
+	pbw_str(&nd, 2, out);
+	pbw_str(&nd, 3, name);
+	pbw_str(&nd, 4, "Constant");
+	nest(&nd, 5, &at);
+	nest(&m->g, 1, &nd);
+}
+
+/* The text of the third row of the box titled title ("2 nodes · 528 params"). */
+static void box_row(const built *b, const char *title, char *out, size_t size)
+{
+	oxr_options o;
+	oxr_options_default(&o);
+	assert_int_equal(oxr_options_set(&o, "group", "1", NULL), OXR_OK);
+	oxr_buf buf;
+	oxr_buf_init(&buf, 0);
+	oxr_error err = {0};
+	assert_int_equal(oxr_render(b->m, b->d, &o, OXR_FMT_LAYOUT_JSON, &buf, &err), OXR_OK);
+	json_error_t je;
+	json_t *lay = json_loadb(buf.data, buf.len, 0, &je);
+	assert_non_null(lay);
+	size_t i;
+	json_t *n, *box = NULL;
+	json_array_foreach(json_object_get(lay, "nodes"), i, n) {
+		const char *t = json_string_value(json_object_get(n, "title"));
+		if (t != NULL && strcmp(t, title) == 0)
+			box = n;
+	}
+	if (box == NULL)
+		fail_msg("no box %s", title);
+	const char *row = json_string_value(json_object_get(json_array_get(json_object_get(box, "rows"), 2), "text"));
+	assert_non_null(row);
+	snprintf(out, size, "%s", row);
+	json_decref(lay);
+	oxr_buf_free(&buf);
+}
+
+/* Two layers and an embedding:
+ *   /layers.0: MatMulNBits K 32, N 16, 4 bits, blocks of 16: B uint8 [16, 2, 8] (256 bytes)
+ *              holds 512 values; scales [32] f32, zero points [16] u8 (2 blocks x 4 bits
+ *              = 1 byte a row); a Mul by g0 [16] f32: 528 parameters;
+ *   /layers.1: MatMulNBits K 16, N 24, blocks of 16, no zero points: B [24, 1, 8] (192
+ *              bytes) holds 384; scales [24]; a Reshape by an int64 [3] shape; an Add of
+ *              a Constant node's [24] f32: 384 + 3 + 24 = 411;
+ *   /embed:    GatherBlockQuantized, 4 bits: data uint8 [100, 8] holds 1,600; scales
+ *              [100, 1].
+ * Parameters 528 + 411 + 1,600 = 2,539: u4 512 + 384 + 1,600 = 2,496 in 256 + 192 + 800
+ * bytes, f32 16 + 24 = 40, i64 3.  Scales and zero points 32 + 16 + 24 + 100 = 172
+ * elements in 128 + 16 + 96 + 400 = 640 bytes, no parameters.  Stored: 2,072 bytes in
+ * 1,463 elements (the packed bytes were counted as 1,248 elements and the scales as
+ * parameters: 1,463 then). */
+static void test_one_parameter_count(void **state)
+{
+	(void)state;
+	mb m = {0};
+	in(&m, "a", F, "1,S,32");
+	in(&m, "idx", I64, "2,3");
+	init(&m, "B0", U8, "16,2,8");
+	init(&m, "sc0", F, "32");
+	init(&m, "zp0", U8, "16");
+	init(&m, "g0", F, "16");
+	init(&m, "B1", U8, "24,1,8");
+	init(&m, "sc1", F, "24");
+	static const int64_t shape[3] = {1, -1, 24};
+	init_v(&m, "shape", I64, "3", shape, sizeof(shape));
+	init(&m, "data", U8, "100,8");
+	init(&m, "gsc", F, "100,1");
+	node(&m, MS, "/layers.0/q/MatMulNBits|MatMulNBits(a,B0,sc0,zp0)->h0", "K=32", "N=16",
+	     "bits=4", "block_size=16", END);
+	node(&m, ONNX, "/layers.0/norm/Mul|Mul(h0,g0)->h1", END);
+	node(&m, MS, "/layers.1/q/MatMulNBits|MatMulNBits(h1,B1,sc1)->h2", "K=16", "N=24",
+	     "bits=4", "block_size=16", END);
+	node(&m, ONNX, "/layers.1/Reshape|Reshape(h2,shape)->h3", END);
+	constant_f32(&m, "/layers.1/Constant", "c", 24);
+	node(&m, ONNX, "/layers.1/Add|Add(h3,c)->y", END);
+	node(&m, MS, "/embed/GatherBlockQuantized|GatherBlockQuantized(data,idx,gsc)->e", "bits=4",
+	     "block_size=16", END);
+	io(&m, 12, "y", F, "");
+	io(&m, 12, "e", F, "");
+	built b;
+	build(&b, &m, NULL);
+	const oxp_dag_summary *s = &oxp_dag_get(b.d)->summary;
+	assert_int_equal(s->parameters, 2539);
+	assert_int_equal(s->params_by_dtype[OXP_DT_UINT4], 2496);
+	assert_int_equal(s->bytes_by_dtype[OXP_DT_UINT4], 256 + 192 + 800);
+	assert_int_equal(s->params_by_dtype[OXP_DT_FLOAT], 40);
+	assert_int_equal(s->params_by_dtype[OXP_DT_INT64], 3);
+	assert_int_equal(s->params_by_dtype[OXP_DT_UINT8], 0);
+	assert_int_equal(s->scale_elements, 172);
+	assert_int_equal(s->scale_bytes, 640);
+	assert_int_equal(s->parameter_bytes, 2072);
+	/* the cost: the same parameters, the stored figures beside them */
+	const oxp_cost_params *p = &b.c->total.params;
+	assert_int_equal(p->weights, 2539);
+	assert_int_equal(p->bytes, 2072);
+	assert_int_equal(p->qbytes, 640);
+	assert_int_equal(p->elements, 1463);
+	/* the quantization summary: quantized + float + other, scales apart */
+	oxp_arena *qa = oxp_arena_new((size_t)16 << 20);
+	const oxp_quant *q = NULL;
+	assert_int_equal(oxp_quant_analyze(b.d, qa, &q, NULL), OXP_OK);
+	assert_int_equal(q->nweights, 1);
+	assert_string_equal(q->weights[0].name, "UINT4");
+	assert_int_equal(q->weights[0].tensors, 3);
+	assert_int_equal(q->weights[0].parameters, 2496);
+	assert_int_equal(q->float_params, 40);
+	assert_int_equal(q->other_params, 3);
+	assert_int_equal(q->quant_params, 172);
+	assert_int_equal(q->weights[0].parameters + q->float_params + q->other_params, s->parameters);
+	oxp_arena_free(qa);
+	/* the boxes: each layer's parameters (the Constant's through the Add reading it) */
+	char row[128];
+	box_row(&b, "/layers.0", row, sizeof(row));
+	assert_string_equal(row, "2 nodes \xc2\xb7 528 params");
+	box_row(&b, "/layers.1", row, sizeof(row));
+	if (strstr(row, " \xc2\xb7 411 params") == NULL)
+		fail_msg("layers.1: %s", row);
+	unbuild(&b);
+}
+
 static void test_table_sorted(void **state)
 {
 	(void)state;
@@ -1004,6 +1148,7 @@ int main(void)
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_bind_parse),
+		cmocka_unit_test(test_one_parameter_count),
 		cmocka_unit_test(test_table_sorted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
