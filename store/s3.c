@@ -578,7 +578,10 @@ static oxst_status s3_delete_prefix(s3_store *s, const char *prefix)
 	return st;
 }
 
-static oxst_status fetch_meta(s3_store *s, const char *id, oxst_model_meta *out, bool *has)
+/* meta/<id>.json into *out (*has: found and well-formed); its ETag into etag when given
+ * ("" when none was found). */
+static oxst_status fetch_meta(s3_store *s, const char *id, oxst_model_meta *out, bool *has,
+                              char etag[96])
 {
 	char key[KEY_MAX];
 	if (!key_fmt(s, key, sizeof(key), "meta/%s.json", id))
@@ -596,6 +599,11 @@ static oxst_status fetch_meta(s3_store *s, const char *id, oxst_model_meta *out,
 		*has = oxst_meta_parse(body.data ? body.data : "", body.len, out);
 	else if (st == OXST_OK && r.status != 404)
 		st = unexpected(&r);
+	if (etag != NULL) {
+		etag[0] = '\0';
+		if (*has)
+			memcpy(etag, r.etag, sizeof(r.etag));
+	}
 	oxr_buf_free(&body);
 	return st;
 }
@@ -719,7 +727,7 @@ static oxst_status download(s3_store *s, const char *id)
 	free(files);
 	oxst_model_meta meta;
 	bool has_meta = false;
-	if (st == OXST_OK && fetch_meta(s, id, &meta, &has_meta) == OXST_OK) {
+	if (st == OXST_OK && fetch_meta(s, id, &meta, &has_meta, NULL) == OXST_OK) {
 		meta_keep(s, id, has_meta ? &meta : NULL);
 		if (has_meta)
 			(void)c->ops->put_meta(c, id, &meta);
@@ -807,10 +815,14 @@ static oxst_status op_stat_model(oxst_store *base, const char *id, unsigned flag
 	return st;
 }
 
-static oxst_status op_put_meta(oxst_store *base, const char *id, const oxst_model_meta *meta)
+/* Write meta/<id>.json conditionally: over nothing (if_match NULL: the first upload's
+ * meta stays) or over the version whose ETag is if_match.  *written: this write won (a
+ * lost condition, 412, is OXST_OK with *written false); the bucket's meta is then known. */
+static oxst_status put_meta_object(s3_store *s, const char *id, const oxst_model_meta *meta,
+                                   const char *if_match, bool *written)
 {
-	s3_store *s = (s3_store *)base;
 	char key[KEY_MAX];
+	*written = false;
 	if (!oxst_id_valid(id) || !key_fmt(s, key, sizeof(key), "meta/%s.json", id))
 		return OXST_E_INVALID;
 	oxr_buf b;
@@ -823,15 +835,53 @@ static oxst_status op_put_meta(oxst_store *base, const char *id, const oxst_mode
 	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
 	r.body = b.data;
 	r.body_len = b.len;
-	r.if_none_match = "*"; /* the first upload's meta stays */
+	if (if_match != NULL)
+		r.if_match = if_match;
+	else
+		r.if_none_match = "*";
 	oxst_status st = oxst_s3_do(s->s3, &r);
 	oxr_buf_free(&b);
 	if (st == OXST_OK && r.status != 200 && r.status != 412)
 		st = unexpected(&r);
 	if (st == OXST_OK && r.status == 200) {
+		*written = true;
 		meta_keep(s, id, meta);
-		(void)s->cache->ops->put_meta(s->cache, id, meta);
 	}
+	return st;
+}
+
+static oxst_status op_put_meta(oxst_store *base, const char *id, const oxst_model_meta *meta)
+{
+	s3_store *s = (s3_store *)base;
+	bool written;
+	oxst_status st = put_meta_object(s, id, meta, NULL, &written);
+	if (written)
+		(void)s->cache->ops->put_meta(s->cache, id, meta);
+	return st;
+}
+
+/* The bucket's meta object is replaced only over the version read (If-Match on its
+ * ETag): a filler that lost the race to another (412) leaves that one's name. */
+static oxst_status op_name_meta(oxst_store *base, const char *id, const char *name)
+{
+	s3_store *s = (s3_store *)base;
+	if (!oxst_id_valid(id) || name == NULL || name[0] == '\0' || strlen(name) >= OXST_META_STR)
+		return OXST_E_INVALID;
+	oxst_model_meta meta;
+	memset(&meta, 0, sizeof(meta));
+	bool has = false, written = false;
+	char etag[96];
+	oxst_status st = fetch_meta(s, id, &meta, &has, etag);
+	if (st == OXST_OK && !has)
+		st = OXST_E_NOT_FOUND;
+	else if (st == OXST_OK && etag[0] == '\0')
+		st = OXST_E_IO;
+	if (st != OXST_OK || meta.name[0] != '\0') /* named already: the first name stays */
+		return st;
+	snprintf(meta.name, sizeof(meta.name), "%s", name);
+	st = put_meta_object(s, id, &meta, etag, &written);
+	if (written)
+		(void)s->cache->ops->name_meta(s->cache, id, name);
 	return st;
 }
 
@@ -950,7 +1000,7 @@ static void *meta_worker(void *arg)
 		if (meta_lookup(j->s, it))
 			continue;
 		bool has = false;
-		if (fetch_meta(j->s, it->id, &it->meta, &has) == OXST_OK) {
+		if (fetch_meta(j->s, it->id, &it->meta, &has, NULL) == OXST_OK) {
 			it->has_meta = has;
 			meta_keep(j->s, it->id, has ? &it->meta : NULL);
 		}
