@@ -244,7 +244,7 @@ static oxst_status unexpected(const oxst_s3_req *r)
 /* ---------------------------------------------------------------------------------------
  * Requests
  */
-static oxst_status s3_head(s3_store *s, const char *key, uint64_t *size)
+static oxst_status s3_head_etag(s3_store *s, const char *key, uint64_t *size, char etag[96])
 {
 	oxst_s3_req r;
 	oxst_s3_req_init(&r, OXST_S3OP_HEAD, "HEAD", s->bucket, key);
@@ -257,7 +257,55 @@ static oxst_status s3_head(s3_store *s, const char *key, uint64_t *size)
 		return unexpected(&r);
 	if (size != NULL)
 		*size = r.length;
+	if (etag != NULL)
+		memcpy(etag, r.etag, sizeof(r.etag));
 	return OXST_OK;
+}
+
+static oxst_status s3_head(s3_store *s, const char *key, uint64_t *size)
+{
+	return s3_head_etag(s, key, size, NULL);
+}
+
+/* PUT body at key on a condition: if_none_match "*" (only when there is none) or if_match
+ * (only over the object of that ETag, quotes included).  *refused tells that the condition
+ * failed (OXST_OK then).  Some stores (Ceph RGW) compare If-Match with the ETag bare: a
+ * 412 while the object's ETag is still the one given is tried once more without the
+ * quotes, and the store is remembered as one of those. */
+static oxst_status put_conditional(s3_store *s, const char *key, const void *body, size_t len,
+                                   const char *if_none_match, const char *if_match,
+                                   bool *refused)
+{
+	char bare[96] = "";
+	size_t ml = if_match != NULL ? strlen(if_match) : 0;
+	if (ml >= 2 && ml < sizeof(bare) && if_match[0] == '"' && if_match[ml - 1] == '"')
+		snprintf(bare, sizeof(bare), "%.*s", (int)(ml - 2), if_match + 1);
+	bool use_bare = bare[0] != '\0' && atomic_load(&s->if_match_bare);
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
+	r.body = body;
+	r.body_len = len;
+	r.if_none_match = if_none_match;
+	r.if_match = use_bare ? bare : if_match;
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	if (st == OXST_OK && r.status == 412 && bare[0] != '\0' && !use_bare) {
+		/* refused: another writer, or a store that wants the ETag bare */
+		char now[96] = "";
+		if (s3_head_etag(s, key, NULL, now) == OXST_OK && strcmp(now, if_match) == 0) {
+			oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
+			r.body = body;
+			r.body_len = len;
+			r.if_match = bare;
+			st = oxst_s3_do(s->s3, &r);
+			if (st == OXST_OK && r.status == 200)
+				atomic_store(&s->if_match_bare, true);
+		}
+	}
+	bool cond = if_none_match != NULL || if_match != NULL;
+	*refused = st == OXST_OK && cond && r.status == 412;
+	if (st == OXST_OK && r.status != 200 && !*refused)
+		st = unexpected(&r);
+	return st;
 }
 
 static oxst_status s3_delete(s3_store *s, const char *key)
@@ -831,19 +879,11 @@ static oxst_status put_meta_object(s3_store *s, const char *id, const oxst_model
 		oxr_buf_free(&b);
 		return OXST_E_NOMEM;
 	}
-	oxst_s3_req r;
-	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
-	r.body = b.data;
-	r.body_len = b.len;
-	if (if_match != NULL)
-		r.if_match = if_match;
-	else
-		r.if_none_match = "*";
-	oxst_status st = oxst_s3_do(s->s3, &r);
+	bool refused = false;
+	oxst_status st = put_conditional(s, key, b.data, b.len, if_match != NULL ? NULL : "*",
+	                                 if_match, &refused);
 	oxr_buf_free(&b);
-	if (st == OXST_OK && r.status != 200 && r.status != 412)
-		st = unexpected(&r);
-	if (st == OXST_OK && r.status == 200) {
+	if (st == OXST_OK && !refused) {
 		*written = true;
 		meta_keep(s, id, meta);
 	}
@@ -1362,38 +1402,10 @@ static oxst_status s3_xfer_write(s3_store *s, const char *uid, const oxst_xfer *
 	size_t len = 0;
 	if (!state_key(s, key, sizeof(key), uid) || !oxst_xfer_text(x, text, sizeof(text), &len))
 		return OXST_E_INVALID;
-	char bare[96] = "";
-	size_t ml = if_match != NULL ? strlen(if_match) : 0;
-	if (ml >= 2 && ml < sizeof(bare) && if_match[0] == '"' && if_match[ml - 1] == '"')
-		snprintf(bare, sizeof(bare), "%.*s", (int)(ml - 2), if_match + 1);
-	bool use_bare = bare[0] != '\0' && atomic_load(&s->if_match_bare);
-	oxst_s3_req r;
-	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
-	r.body = text;
-	r.body_len = len;
-	r.if_none_match = if_none_match;
-	r.if_match = use_bare ? bare : if_match;
-	oxst_status st = oxst_s3_do(s->s3, &r);
-	if (st == OXST_OK && r.status == 412 && bare[0] != '\0' && !use_bare) {
-		/* refused: another writer, or a store that wants the ETag bare — the state's
-		 * ETag is still the one given: then once more without the quotes */
-		oxst_xfer cur;
-		char now[96] = "";
-		if (s3_xfer_read(s, uid, &cur, now) == OXST_OK && strcmp(now, if_match) == 0) {
-			oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
-			r.body = text;
-			r.body_len = len;
-			r.if_match = bare;
-			st = oxst_s3_do(s->s3, &r);
-			if (st == OXST_OK && r.status == 200)
-				atomic_store(&s->if_match_bare, true);
-		}
-	}
-	bool cond = if_none_match != NULL || if_match != NULL;
+	bool no = false;
+	oxst_status st = put_conditional(s, key, text, len, if_none_match, if_match, &no);
 	if (refused != NULL)
-		*refused = st == OXST_OK && cond && r.status == 412;
-	if (st == OXST_OK && r.status != 200 && !(cond && r.status == 412))
-		st = unexpected(&r);
+		*refused = no;
 	return st;
 }
 
