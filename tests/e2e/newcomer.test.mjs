@@ -623,4 +623,25 @@ describe('the page as a newcomer meets it', () => {
     assert.deepEqual(failed, [], 'no request failed, no console error');
     assert.deepEqual(errors, [], 'no script error, no CSP violation');
   });
+
+  // A dim the exporter named after an op's output reads as a run-together word in a
+  // figure (`64·Addout_dim_1`, swin_t's `4 k·Gemm7192_dim_0`): it is marked and explained.
+  test('the cost panel: a dim the exporter named itself is marked and explained', async () => {
+    const tr = await uploadNamed(path.join(CORPUS, 'models/real/transformer_12x12.onnx'), 'transformer_12x12.onnx');
+    const { c, p, errors } = await freshPage();
+    try {
+      await p.goto(`${base}/#/models/${tr}`);
+      await graphShown(p, null, tr);
+      await p.waitForSelector('#model-body .cost-summary abbr.made-dim');
+      const made = await p.$$eval('#model-body .cost-summary abbr.made-dim', (xs) => xs.map((x) => [x.textContent, x.title]));
+      assert.ok(made.length >= 1 && made.every(([t]) => t === 'Addout_dim_1'), JSON.stringify(made));
+      assert.match(made[0][1], /^Addout_dim_1: a size the exporter named itself \(dim 1 of the output of Addout\), not one of the model's input dims/);
+      const row = await p.$$eval('#model-body .cost-summary dt', (dts) => dts.find((d) => d.textContent === 'Other ops').nextElementSibling.textContent);
+      assert.match(row, /64·Addout_dim_1 \+/, 'the figure reads as before');
+      await shot(p, 'made-dim');
+    } finally {
+      await c.close();
+    }
+    assert.deepEqual(errors, [], 'no script error, no CSP violation');
+  });
 });
