@@ -353,6 +353,8 @@ describe('the page as a newcomer meets it', () => {
       await p.click(`#side-body button[data-ref="${b}"]`);
       await p.waitForSelector('#side-body svg.histogram');
       assert.match(await p.textContent('#side-body .op-badge'), /f32 dequantized/);
+      // the ggml order of the dims says what it is
+      assert.match(await p.textContent('#side-body'), /Dims, ggml order\s*\[[\d, ]+\] \(llama\.cpp's ne: innermost first\)/);
       assert.match(await p.$eval('#side-body svg.histogram', (e) => e.textContent), /dequantized values/);
       assert.doesNotMatch(p.url(), /dequantize=/, 'the default is not written in the URL');
       await shot(p, 'int4-dequantized');
