@@ -506,6 +506,7 @@ describe('web page in Chromium', () => {
     await page.waitForSelector('#canvas svg g.node.selected');
     const sel = await page.$eval('#canvas svg g.node.selected', (g) => [...g.querySelectorAll('text')].map((t) => t.textContent));
     assert.ok(sel.includes('/model/layers.5/attn/GroupQueryAttention') && sel.includes('past_key = past_key_values.5.key'), `selected: ${sel}`);
+    await settled(); // the view moves to it (260 ms): read where it comes to rest
     texts = await seen();
     assert.ok(texts.some((t) => /GroupQueryAttention/.test(t)), `the selected box is in view: ${texts}`);
   });
