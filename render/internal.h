@@ -129,7 +129,8 @@ typedef struct vedge {
 	double *pts;
 	bool arrow;         /* arrow head from the last point to (ax, ay) */
 	double ax, ay;
-	double lx, ly;      /* label text start, on its baseline (layout.c places it) */
+	double lx, ly;      /* label text start, on its baseline (layout.c, labels.c) */
+	bool label_hidden;  /* no free place for the label: not drawn (labels.c) */
 	void *gv;           /* Agedge_t * while laying out */
 	uint8_t mark;       /* oxr_mark of an overlay (edges of ghosts) */
 } vedge;
@@ -328,6 +329,9 @@ void oxr__box_size(view *v, vbox *b);
 /* Width in points of text at a font size: per character the wider of DejaVu Sans and
  * Liberation Sans (Helvetica/Arial metrics), regular or bold. */
 double oxr__text_width(const char *s, double size, bool bold);
+/* Edge labels moved off boxes and other labels, or hidden when no place beside their line
+ * is free (labels.c); after layout, with each label at its default place. */
+oxr_code oxr__labels_place(view *v, oxr_error *err);
 /* s when it is at most max_w points wide, else s cut with an ellipsis to fit: its start
  * kept ("Add ×10, Mul…"), or with keep_end its end ("…/layers.10/Softmax"); "" when not
  * even the ellipsis fits. */

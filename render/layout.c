@@ -588,11 +588,17 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 				e->lx = x - 4 - lw; /* at the drawing's right edge: left of the line */
 			if (e->lx < 0)
 				e->lx = 0;
-			label_right = fmax(label_right, e->lx + lw);
 		}
 	}
+	if (rc == OXR_OK)
+		rc = oxr__labels_place(v, err);
 	/* a label wider than the room left of its line, or past the end in LR: the drawing
 	 * grows to hold it */
+	for (uint32_t i = 0; rc == OXR_OK && i < v->nedges; i++) {
+		const vedge *e = &v->edges[i];
+		if (e->label != NULL && e->npts >= 4 && !e->label_hidden)
+			label_right = fmax(label_right, e->lx + oxr__text_width(e->label, OXR_LABEL_SIZE, false));
+	}
 	if (label_right > v->width)
 		v->width = ceil(label_right);
 #undef X

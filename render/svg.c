@@ -310,8 +310,9 @@ static void edge_svg(const view *v, uint32_t i, oxr_buf *o)
 			               by - dx * 3.2, stroke);
 		}
 	}
-	if (e->label != NULL) {
-		/* placed by layout.c: (lx, ly) is where the text starts, on its baseline */
+	if (e->label != NULL && !e->label_hidden) {
+		/* placed by layout.c and labels.c: (lx, ly) is where the text starts, on its
+		 * baseline */
 		oxr_buf_printf(o,
 		               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\">",
 		               e->lx, e->ly, OXR_LABEL_SIZE, pal->edge_label);
@@ -576,7 +577,7 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 		if (e->label != NULL) {
 			oxr_buf_append(o, ",\"label\":", 9);
 			jstr(o, e->label);
-			if (e->npts >= 4) /* where the SVG starts it, on its baseline */
+			if (e->npts >= 4 && !e->label_hidden) /* where the SVG starts it, on its baseline */
 				oxr_buf_printf(o, ",\"label_at\":[%.1f,%.1f]", e->lx, e->ly);
 		}
 		oxr_buf_append(o, ",\"points\":[", 11);

@@ -25,6 +25,7 @@
 #include "service/formats.h"
 #include "service/gunzip.h"
 #include "service/hash.h"
+#include "service/log.h"
 #include "service/metrics.h"
 #include "service/models.h"
 #include "service/png.h"
@@ -768,6 +769,23 @@ static void meta_of(oxst_model_meta *m, const oxs_upload *u, const oxs_loaded *l
 		m->nodes = (int64_t)v->nnodes;
 }
 
+/* The bytes of u were stored before: their meta takes u's file name when it has none
+ * (stored first without one: a bare POST, a comparison's part), never replacing a name.
+ * The upload succeeds either way: the name is a label, and a store that cannot keep it
+ * now still serves the model. */
+static void name_stored(oxst_store *st, const char *id, const oxs_upload *u)
+{
+	if (u->name[0] == '\0')
+		return;
+	oxst_status s = st->ops->name_meta(st, id, u->name);
+	if (s != OXST_OK && s != OXST_E_NOT_FOUND) {
+		char extra[OXST_ID_LEN + 64];
+		snprintf(extra, sizeof(extra), ",\"id\":\"%s\",\"store\":\"%s\"", id,
+		         oxst_status_name(s));
+		oxs_log("warn", "cannot keep the file name of a model stored before", extra);
+	}
+}
+
 /* keep_model for a model the store holds already (a resumable transfer the object store
  * assembled): parse its local copy, keep its meta; a model that does not parse is removed
  * again when this upload created it. */
@@ -791,6 +809,8 @@ static bool keep_stored(oxs_req *r, oxs_upload *u, const char *id, oxs_loaded *l
 	if (s == OXST_OK) {
 		meta_of(&meta, u, l);
 		s = st->ops->put_meta(st, id, &meta);
+		if (s == OXST_OK && !u->stored_new)
+			name_stored(st, id, u);
 	}
 	if (s == OXST_E_IO && u->stored_new) {
 		/* the object this upload assembled does not hash to its id (an object store: a
@@ -828,6 +848,7 @@ static bool keep_model(oxs_req *r, oxs_upload *u, const char *id, const char *pa
 	oxst_status have = st->ops->stat_model(st, id, OXST_STAT_FRESH, NULL);
 	if (have == OXST_OK) {
 		drop_spool(u); /* the same bytes are already stored */
+		name_stored(st, id, u);
 		return true;
 	}
 	if (have != OXST_E_NOT_FOUND) {

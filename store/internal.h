@@ -11,7 +11,7 @@
  * (local.c, s3.c): {.name = "...", OXST_OPS_OF_FILE}. */
 #define OXST_OPS_OF_FILE                                                                    \
 	.spool = op_spool, .put_model = op_put_model, .stat_model = op_stat_model,          \
-	.put_meta = op_put_meta, .open_model = op_open_model, .model_path = op_model_path,  \
+	.put_meta = op_put_meta, .name_meta = op_name_meta, .open_model = op_open_model, .model_path = op_model_path,  \
 	.list_models = op_list, .delete_model = op_delete,                                  \
 	.get_rendering = op_get_rendering, .put_rendering = op_put_rendering,               \
 	.stats = op_stats, .writable = op_writable, .close = op_close,                      \

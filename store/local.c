@@ -871,6 +871,57 @@ static bool read_meta(const local_store *s, const char *id, oxst_model_meta *out
 	return n > 0 && (size_t)n < sizeof(buf) && oxst_meta_parse(buf, (size_t)n, out);
 }
 
+/* Meta fills in one at a time in this process: read, then replace, without a second
+ * filler's write landing between the two (between processes sharing a root, the later
+ * of two simultaneous fills wins: both are names the same bytes were uploaded under). */
+static pthread_mutex_t name_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static oxst_status op_name_meta(oxst_store *base, const char *id, const char *name)
+{
+	local_store *s = (local_store *)base;
+	char tmp[PATH_BUF], path[PATH_BUF], dir[PATH_BUF];
+	if (!oxst_id_valid(id) || name == NULL || name[0] == '\0' ||
+	    strlen(name) >= OXST_META_STR || !path_fmt(dir, sizeof(dir), "%s/meta", s->root) ||
+	    !path_fmt(path, sizeof(path), "%s/%s.json", dir, id) ||
+	    !path_fmt(tmp, sizeof(tmp), "%s/tmp/meta-%ld-%" PRIu64, s->root, (long)getpid(),
+	              (uint64_t)atomic_fetch_add(&tmp_counter, 1)))
+		return OXST_E_INVALID;
+	pthread_mutex_lock(&name_mu);
+	oxst_model_meta meta;
+	if (!read_meta(s, id, &meta)) {
+		pthread_mutex_unlock(&name_mu);
+		return OXST_E_NOT_FOUND;
+	}
+	if (meta.name[0] != '\0') { /* named already: the first name stays */
+		pthread_mutex_unlock(&name_mu);
+		return OXST_OK;
+	}
+	snprintf(meta.name, sizeof(meta.name), "%s", name);
+	oxr_buf b;
+	oxr_buf_init(&b, 1 << 16);
+	oxst_status rc = OXST_OK;
+	int fd = -1;
+	if (!oxst_meta_json(&b, &meta))
+		rc = OXST_E_NOMEM;
+	else if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
+	         !write_all(fd, b.data, b.len) || sync_fd(s, fd) != 0 || rename(tmp, path) != 0 ||
+	         sync_dir(s, dir) != 0)
+		rc = errno_status(errno);
+	if (fd >= 0)
+		close(fd);
+	(void)unlink(tmp);
+	oxr_buf_free(&b);
+	if (rc == OXST_OK) { /* what listings answer from memory follows */
+		pthread_mutex_lock(&s->mu);
+		model_ent *m = find_model(s, id);
+		if (m != NULL && m->meta != NULL)
+			*m->meta = meta;
+		pthread_mutex_unlock(&s->mu);
+	}
+	pthread_mutex_unlock(&name_mu);
+	return rc;
+}
+
 /* ---------------------------------------------------------------------------------------
  * Operations
  */

@@ -158,6 +158,11 @@ typedef struct oxst_ops {
 	/* Keep meta with model id; call it before put_model.  The first upload's meta stays
 	 * (a later call for the same id does not replace it). */
 	oxst_status (*put_meta)(oxst_store *s, const char *id, const oxst_model_meta *meta);
+	/* Give the meta kept with model id the file name `name` when it has none (a model
+	 * first stored without a name, then uploaded again under one); a name kept already
+	 * stays: names are labels a later upload cannot change.  OXST_OK also when nothing
+	 * changed; OXST_E_NOT_FOUND when no meta is kept. */
+	oxst_status (*name_meta)(oxst_store *s, const char *id, const char *name);
 	/* Open the model read-only: *fd (caller closes) and its size. */
 	oxst_status (*open_model)(oxst_store *s, const char *id, int *fd, uint64_t *size);
 	/* A local file path holding the model (for mmap and the layout worker). */

@@ -244,7 +244,7 @@ static oxst_status unexpected(const oxst_s3_req *r)
 /* ---------------------------------------------------------------------------------------
  * Requests
  */
-static oxst_status s3_head(s3_store *s, const char *key, uint64_t *size)
+static oxst_status s3_head_etag(s3_store *s, const char *key, uint64_t *size, char etag[96])
 {
 	oxst_s3_req r;
 	oxst_s3_req_init(&r, OXST_S3OP_HEAD, "HEAD", s->bucket, key);
@@ -257,7 +257,55 @@ static oxst_status s3_head(s3_store *s, const char *key, uint64_t *size)
 		return unexpected(&r);
 	if (size != NULL)
 		*size = r.length;
+	if (etag != NULL)
+		memcpy(etag, r.etag, sizeof(r.etag));
 	return OXST_OK;
+}
+
+static oxst_status s3_head(s3_store *s, const char *key, uint64_t *size)
+{
+	return s3_head_etag(s, key, size, NULL);
+}
+
+/* PUT body at key on a condition: if_none_match "*" (only when there is none) or if_match
+ * (only over the object of that ETag, quotes included).  *refused tells that the condition
+ * failed (OXST_OK then).  Some stores (Ceph RGW) compare If-Match with the ETag bare: a
+ * 412 while the object's ETag is still the one given is tried once more without the
+ * quotes, and the store is remembered as one of those. */
+static oxst_status put_conditional(s3_store *s, const char *key, const void *body, size_t len,
+                                   const char *if_none_match, const char *if_match,
+                                   bool *refused)
+{
+	char bare[96] = "";
+	size_t ml = if_match != NULL ? strlen(if_match) : 0;
+	if (ml >= 2 && ml < sizeof(bare) && if_match[0] == '"' && if_match[ml - 1] == '"')
+		snprintf(bare, sizeof(bare), "%.*s", (int)(ml - 2), if_match + 1);
+	bool use_bare = bare[0] != '\0' && atomic_load(&s->if_match_bare);
+	oxst_s3_req r;
+	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
+	r.body = body;
+	r.body_len = len;
+	r.if_none_match = if_none_match;
+	r.if_match = use_bare ? bare : if_match;
+	oxst_status st = oxst_s3_do(s->s3, &r);
+	if (st == OXST_OK && r.status == 412 && bare[0] != '\0' && !use_bare) {
+		/* refused: another writer, or a store that wants the ETag bare */
+		char now[96] = "";
+		if (s3_head_etag(s, key, NULL, now) == OXST_OK && strcmp(now, if_match) == 0) {
+			oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
+			r.body = body;
+			r.body_len = len;
+			r.if_match = bare;
+			st = oxst_s3_do(s->s3, &r);
+			if (st == OXST_OK && r.status == 200)
+				atomic_store(&s->if_match_bare, true);
+		}
+	}
+	bool cond = if_none_match != NULL || if_match != NULL;
+	*refused = st == OXST_OK && cond && r.status == 412;
+	if (st == OXST_OK && r.status != 200 && !*refused)
+		st = unexpected(&r);
+	return st;
 }
 
 static oxst_status s3_delete(s3_store *s, const char *key)
@@ -578,7 +626,10 @@ static oxst_status s3_delete_prefix(s3_store *s, const char *prefix)
 	return st;
 }
 
-static oxst_status fetch_meta(s3_store *s, const char *id, oxst_model_meta *out, bool *has)
+/* meta/<id>.json into *out (*has: found and well-formed); its ETag into etag when given
+ * ("" when none was found). */
+static oxst_status fetch_meta(s3_store *s, const char *id, oxst_model_meta *out, bool *has,
+                              char etag[96])
 {
 	char key[KEY_MAX];
 	if (!key_fmt(s, key, sizeof(key), "meta/%s.json", id))
@@ -596,6 +647,11 @@ static oxst_status fetch_meta(s3_store *s, const char *id, oxst_model_meta *out,
 		*has = oxst_meta_parse(body.data ? body.data : "", body.len, out);
 	else if (st == OXST_OK && r.status != 404)
 		st = unexpected(&r);
+	if (etag != NULL) {
+		etag[0] = '\0';
+		if (*has)
+			memcpy(etag, r.etag, sizeof(r.etag));
+	}
 	oxr_buf_free(&body);
 	return st;
 }
@@ -719,7 +775,7 @@ static oxst_status download(s3_store *s, const char *id)
 	free(files);
 	oxst_model_meta meta;
 	bool has_meta = false;
-	if (st == OXST_OK && fetch_meta(s, id, &meta, &has_meta) == OXST_OK) {
+	if (st == OXST_OK && fetch_meta(s, id, &meta, &has_meta, NULL) == OXST_OK) {
 		meta_keep(s, id, has_meta ? &meta : NULL);
 		if (has_meta)
 			(void)c->ops->put_meta(c, id, &meta);
@@ -807,10 +863,14 @@ static oxst_status op_stat_model(oxst_store *base, const char *id, unsigned flag
 	return st;
 }
 
-static oxst_status op_put_meta(oxst_store *base, const char *id, const oxst_model_meta *meta)
+/* Write meta/<id>.json conditionally: over nothing (if_match NULL: the first upload's
+ * meta stays) or over the version whose ETag is if_match.  *written: this write won (a
+ * lost condition, 412, is OXST_OK with *written false); the bucket's meta is then known. */
+static oxst_status put_meta_object(s3_store *s, const char *id, const oxst_model_meta *meta,
+                                   const char *if_match, bool *written)
 {
-	s3_store *s = (s3_store *)base;
 	char key[KEY_MAX];
+	*written = false;
 	if (!oxst_id_valid(id) || !key_fmt(s, key, sizeof(key), "meta/%s.json", id))
 		return OXST_E_INVALID;
 	oxr_buf b;
@@ -819,19 +879,49 @@ static oxst_status op_put_meta(oxst_store *base, const char *id, const oxst_mode
 		oxr_buf_free(&b);
 		return OXST_E_NOMEM;
 	}
-	oxst_s3_req r;
-	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
-	r.body = b.data;
-	r.body_len = b.len;
-	r.if_none_match = "*"; /* the first upload's meta stays */
-	oxst_status st = oxst_s3_do(s->s3, &r);
+	bool refused = false;
+	oxst_status st = put_conditional(s, key, b.data, b.len, if_match != NULL ? NULL : "*",
+	                                 if_match, &refused);
 	oxr_buf_free(&b);
-	if (st == OXST_OK && r.status != 200 && r.status != 412)
-		st = unexpected(&r);
-	if (st == OXST_OK && r.status == 200) {
+	if (st == OXST_OK && !refused) {
+		*written = true;
 		meta_keep(s, id, meta);
-		(void)s->cache->ops->put_meta(s->cache, id, meta);
 	}
+	return st;
+}
+
+static oxst_status op_put_meta(oxst_store *base, const char *id, const oxst_model_meta *meta)
+{
+	s3_store *s = (s3_store *)base;
+	bool written;
+	oxst_status st = put_meta_object(s, id, meta, NULL, &written);
+	if (written)
+		(void)s->cache->ops->put_meta(s->cache, id, meta);
+	return st;
+}
+
+/* The bucket's meta object is replaced only over the version read (If-Match on its
+ * ETag): a filler that lost the race to another (412) leaves that one's name. */
+static oxst_status op_name_meta(oxst_store *base, const char *id, const char *name)
+{
+	s3_store *s = (s3_store *)base;
+	if (!oxst_id_valid(id) || name == NULL || name[0] == '\0' || strlen(name) >= OXST_META_STR)
+		return OXST_E_INVALID;
+	oxst_model_meta meta;
+	memset(&meta, 0, sizeof(meta));
+	bool has = false, written = false;
+	char etag[96];
+	oxst_status st = fetch_meta(s, id, &meta, &has, etag);
+	if (st == OXST_OK && !has)
+		st = OXST_E_NOT_FOUND;
+	else if (st == OXST_OK && etag[0] == '\0')
+		st = OXST_E_IO;
+	if (st != OXST_OK || meta.name[0] != '\0') /* named already: the first name stays */
+		return st;
+	snprintf(meta.name, sizeof(meta.name), "%s", name);
+	st = put_meta_object(s, id, &meta, etag, &written);
+	if (written)
+		(void)s->cache->ops->name_meta(s->cache, id, name);
 	return st;
 }
 
@@ -950,7 +1040,7 @@ static void *meta_worker(void *arg)
 		if (meta_lookup(j->s, it))
 			continue;
 		bool has = false;
-		if (fetch_meta(j->s, it->id, &it->meta, &has) == OXST_OK) {
+		if (fetch_meta(j->s, it->id, &it->meta, &has, NULL) == OXST_OK) {
 			it->has_meta = has;
 			meta_keep(j->s, it->id, has ? &it->meta : NULL);
 		}
@@ -1312,38 +1402,10 @@ static oxst_status s3_xfer_write(s3_store *s, const char *uid, const oxst_xfer *
 	size_t len = 0;
 	if (!state_key(s, key, sizeof(key), uid) || !oxst_xfer_text(x, text, sizeof(text), &len))
 		return OXST_E_INVALID;
-	char bare[96] = "";
-	size_t ml = if_match != NULL ? strlen(if_match) : 0;
-	if (ml >= 2 && ml < sizeof(bare) && if_match[0] == '"' && if_match[ml - 1] == '"')
-		snprintf(bare, sizeof(bare), "%.*s", (int)(ml - 2), if_match + 1);
-	bool use_bare = bare[0] != '\0' && atomic_load(&s->if_match_bare);
-	oxst_s3_req r;
-	oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
-	r.body = text;
-	r.body_len = len;
-	r.if_none_match = if_none_match;
-	r.if_match = use_bare ? bare : if_match;
-	oxst_status st = oxst_s3_do(s->s3, &r);
-	if (st == OXST_OK && r.status == 412 && bare[0] != '\0' && !use_bare) {
-		/* refused: another writer, or a store that wants the ETag bare — the state's
-		 * ETag is still the one given: then once more without the quotes */
-		oxst_xfer cur;
-		char now[96] = "";
-		if (s3_xfer_read(s, uid, &cur, now) == OXST_OK && strcmp(now, if_match) == 0) {
-			oxst_s3_req_init(&r, OXST_S3OP_PUT, "PUT", s->bucket, key);
-			r.body = text;
-			r.body_len = len;
-			r.if_match = bare;
-			st = oxst_s3_do(s->s3, &r);
-			if (st == OXST_OK && r.status == 200)
-				atomic_store(&s->if_match_bare, true);
-		}
-	}
-	bool cond = if_none_match != NULL || if_match != NULL;
+	bool no = false;
+	oxst_status st = put_conditional(s, key, text, len, if_none_match, if_match, &no);
 	if (refused != NULL)
-		*refused = st == OXST_OK && cond && r.status == 412;
-	if (st == OXST_OK && r.status != 200 && !(cond && r.status == 412))
-		st = unexpected(&r);
+		*refused = no;
 	return st;
 }
 

@@ -110,18 +110,19 @@ export function dataLocation(f) {
 // total) during the upload, onSent() once every byte is sent (the server parses then).
 // Answers {promise, abort}; the promise resolves to {status, body} for 200/201 and rejects
 // with ApiError (code 'aborted' on abort).  `encoded`: the file gzip'd (gzipped below),
-// sent in its place with Content-Encoding: gzip (a raw body only).
-export function upload(file, { data = [], onProgress, onSent, encoded = null } = {}) {
+// sent in its place with Content-Encoding: gzip (a raw body only).  `name`: what the
+// server lists it as (a raw body's ?name=; default the file's name).
+export function upload(file, { data = [], onProgress, onSent, encoded = null, name = file.name } = {}) {
   const xhr = new XMLHttpRequest();
   let body = encoded && !data.length ? encoded : file;
   if (data.length) {
     body = new FormData();
-    body.append('model', file, file.name);
+    body.append('model', file, name);
     for (const d of data) body.append(dataLocation(d), d, d.name);
   }
   const promise = new Promise((resolve, reject) => {
     // a raw body names its file in the query (multipart parts carry their filename)
-    xhr.open('POST', data.length ? '/models' : `/models?name=${encodeURIComponent(file.name || '')}`);
+    xhr.open('POST', data.length ? '/models' : `/models?name=${encodeURIComponent(name || '')}`);
     if (!data.length) xhr.setRequestHeader('Content-Type', 'application/octet-stream');
     if (body === encoded) xhr.setRequestHeader('Content-Encoding', 'gzip');
     for (const [k, v] of Object.entries(authHeaders())) xhr.setRequestHeader(k, v);

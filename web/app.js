@@ -7,6 +7,7 @@
 // checked, and imported (graph.js).
 
 import { ApiError, getJSON, getBlob, modelUrl } from './api.js';
+import { blockPanel } from './blockpanel.js';
 import { fetchSvg, Minimap, PanZoom, READABLE, startBox, stubPeers } from './graph.js';
 import { modelPanel, nodePanel, tensorPanel, tensorUploadPanel, valuePanel } from './panels.js';
 import { h, clear, errorNotice, fmtInt, fmtBytes, shortId, downloadBlob, groupAttr, groupOf, pathAttr, spanOf, inSpan } from './util.js';
@@ -219,13 +220,14 @@ const canvas = $('canvas');
 const zoomLevel = $('zoom-level');
 let minimap = null;
 let cv = null; // the canvas renderer (below)
-const showZoom = (k) => { zoomLevel.textContent = `${k < 0.1 ? (k * 100).toFixed(1) : Math.round(k * 100)}%`; };
+// 100%: the drawing's text at the page's size (graph.js READABLE)
+const showZoom = (k) => { const pct = (k / READABLE) * 100; zoomLevel.textContent = `${pct < 10 ? pct.toFixed(1) : Math.round(pct)}%`; };
 const pz = new PanZoom(viewport, canvas, (p) => {
   if (cv && cv.active) cv.draw(); // a canvas drawing: redrawn in the same frame
   showZoom(p.k);
   if (minimap) minimap.update();
 });
-minimap = new Minimap($('minimap'), pz);
+minimap = new Minimap($('minimap'), pz, { toggle: $('minimap-toggle'), sideOpen: () => !$('side-panel').hidden });
 // big drawings on a canvas (canvas.js, decision 94); a click or Enter on one of its boxes
 cv = new CanvasGraph(viewport, pz, { activate: (g) => { if (g && !route.diff) activateBox(g); }, listEl: $('canvas-list') });
 new ResizeObserver(() => cv.schedule()).observe(viewport);
@@ -361,6 +363,7 @@ async function loadGraph(r, key, seq) {
   const vr = viewport.getBoundingClientRect();
   const start = startBox(svg, lr, vr.width / READABLE, vr.height / READABLE);
   pz.onHome = () => pz.home(start, { lr, animate: true });
+  pz.lr = lr; // Fit fits a long drawing across its direction
   if (prev) pz.set(prev.x, prev.y, prev.k);
   else pz.home(start, { lr });
   const f = focusAfterLoad;
@@ -837,10 +840,13 @@ viewport.addEventListener('click', (e) => {
 
 // What a click on a box does (also Enter on a focused box, nodekeys.js): a group opens
 // (shift: every instance of a run), a stub jumps to its peer, a node or value is selected.
-function activateBox(g, shift = false) {
+// A block (a group box) is selected and summed up by a click; Enter on it once selected
+// (`again`), or a double click, opens it.
+function activateBox(g, shift = false, again = false) {
   const kind = g.getAttribute('data-kind');
   if (kind === 'group' && shift && g.hasAttribute('data-open-all')) { openAll(g); return; }
-  if (kind === 'group') { expandGroup(groupOf(g)); return; }
+  if (kind === 'group' && again && g.classList.contains('selected')) { expandGroup(groupOf(g)); return; }
+  if (kind === 'group') { selectBlock(g); return; }
   if (kind === 'stub-in' || kind === 'stub-out') { jumpFromStub(g); return; }
   const node = g.getAttribute('data-node');
   if (node) { navigate({ node, value: null, tensor: null }); return; }
@@ -848,10 +854,29 @@ function activateBox(g, shift = false) {
   if (value) navigate({ node: null, value, tensor: null });
 }
 
+// The block's summary in the side panel, the view left where it is (blockpanel.js).
+function selectBlock(g) {
+  const path = groupOf(g);
+  highlightNode(g);
+  cur.panelKey = `block:${path}`; // the next route's selection replaces it
+  const fill = (doc) => {
+    if (cur.panelKey !== `block:${path}`) return;
+    clear(sideBody).append(blockPanel(g, path, doc, {
+      onExpand: () => expandGroup(path),
+      onOpenAll: g.hasAttribute('data-open-all') ? () => openAll(g) : null,
+      onNode: (id) => goToNode({ node: id }),
+    }));
+  };
+  openSide('Block');
+  fill(cur.doc || null);
+  if (!cur.doc) loadDoc().then(fill, () => {});
+  announce(`Block ${path} selected: press Enter again to open it.`);
+}
+
 const nodeKeys = initNodeKeys({
   canvas, viewport, lr: () => route.opts.rankdir === 'LR',
   reveal: (g) => { if (!inView(g)) pz.reveal(g, { minK: Math.max(pz.k, READABLE) }); },
-  activate: (g) => { if (!route.diff && cur.svg) activateBox(g); },
+  activate: (g) => { if (!route.diff && cur.svg) activateBox(g, false, true); },
 });
 
 // The view moves by its transform only: undo any scrolling of the clipped viewport (a
@@ -864,6 +889,8 @@ document.querySelector('.skip-link').addEventListener('click', (e) => {
 
 viewport.addEventListener('dblclick', (e) => {
   const t = e.target === cv.el ? cv.targetAt(e.clientX, e.clientY) : e.target;
+  const block = !route.diff && cur.svg && t && t.closest && t.closest('g.node[data-kind="group"]');
+  if (block) { expandGroup(groupOf(block)); return; } // a double click opens a block
   if (!t || !t.closest || !t.closest('g.node')) pz.zoomBy(1.6, e.clientX - viewport.getBoundingClientRect().left, e.clientY - viewport.getBoundingClientRect().top, true);
 });
 
@@ -1101,6 +1128,7 @@ initKeys({
   closeUploadCard: () => uploads.closeCard(),
   sideOpen: () => !side.hidden,
   closeSide: () => {
+    if (cur.panelKey && cur.panelKey.startsWith('block:')) { closeSide(); clearHighlights('selected'); clearHighlights('incident'); return; }
     if (route.tensor && (route.node || route.value)) navigate({ tensor: null });
     else navigate({ node: null, value: null, tensor: null });
   },

@@ -3,7 +3,7 @@
 // whole model, and otherwise the weights follow (weights.js).  The walk and the hash run
 // in a Web Worker (structure.js), reading the file in slices.
 
-import { ApiError, modelUrl, request } from './api.js';
+import { listed } from './names.js';
 
 // The structure's worker for one file: read() answers structure.js's answer ({bytes,
 // ranges, location, reason, fileSize, cut, ms}); sha256(onProgress) the file's hash (hex),
@@ -55,15 +55,11 @@ export function structureWorker(file) {
   };
 }
 
-// Does the server hold model `id`?  HEAD /models/{id}: 200 yes, 404 no; else ApiError.
+// Does the server hold model `id`?  Asked of the listing (names.js: a 200 either way; a
+// HEAD /models/{id} answered 404 for "not yet", an error line in the console at every
+// upload); a failed listing is an ApiError.
 export async function serverHas(id) {
-  try {
-    await request(modelUrl(id), { method: 'HEAD' });
-    return true;
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 404) return false;
-    throw e;
-  }
+  return (await listed(id)) !== null;
 }
 
 // Structure models this page uploaded: structure id -> {name, size (the file's), state,

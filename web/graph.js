@@ -79,8 +79,14 @@ export function unsafeContent(root) {
 const clamp = (v, lo, hi) => Math.max(lo, Math.min(hi, v));
 
 // The smallest text of a box is 9 units high (render/svg.c: rows 9, headers 11) and one
-// unit of the drawing is one CSS pixel at scale 1: at READABLE it is 9 px on screen.
-export const READABLE = 1;
+// unit of the drawing is one CSS pixel at scale 1.  The page's 100% (the zoom shown, "1:1",
+// the first view of a big drawing) is READABLE: rows of 11.25 px, headers of 13.75 px, the
+// size of the page's own small text (at scale 1 a row's capitals were 7 px high: too small
+// to read at "100%", issue 39).  The drawing itself (SVG, PNG, layout) is unchanged.
+export const READABLE = 1.25;
+// Fit shows the whole drawing down to this scale (a box's outline still a shape); below,
+// it fits the drawing across and starts at its top.
+const FIT_WHOLE = 0.08;
 
 // The boxes nodes[from..to) of a drawing (its g.node elements) read from their attributes
 // (no layout is forced) into `out`: content px and the colour a small picture shows them
@@ -119,6 +125,7 @@ export class PanZoom {
     this.drag = null;
     this.dragged = false;
     this.onHome = () => this.fit(true); // the page sets where Home goes (the graph inputs)
+    this.lr = false; // the drawing runs left to right (the page sets it)
     this.bind();
   }
 
@@ -170,15 +177,23 @@ export class PanZoom {
     else { this.stop(); this.set(this.x + dx, this.y + dy, this.k); }
   }
 
-  // The whole drawing in view.
-  fit(animate = false) {
+  // The whole drawing in view; a drawing so long that all of it would be an unreadable
+  // strip (under FIT_WHOLE) is fitted across instead, from its start: its width fills the
+  // view, its top (left, when lr) at the edge (a 2.1% strip told nothing, issue 39).
+  fit(animate = false, lr = this.lr) {
     const r = this.vp.getBoundingClientRect();
     const pad = 24;
-    let k = Math.min((r.width - 2 * pad) / Math.max(1, this.w), (r.height - 2 * pad) / Math.max(1, this.h));
-    const tooSmall = k < 0.01; // a drawing hundreds of screens long: its top, at 1%
-    k = tooSmall ? 0.01 : clamp(k, this.minScale(), 1.5);
-    const x = (r.width - this.w * k) / 2;
-    const y = tooSmall ? pad : (r.height - this.h * k) / 2;
+    const kw = (r.width - 2 * pad) / Math.max(1, this.w), kh = (r.height - 2 * pad) / Math.max(1, this.h);
+    let k = Math.min(kw, kh);
+    const across = lr ? kh : kw; // fits across the direction the graph runs
+    const strip = k < FIT_WHOLE && across >= 2 * k;
+    if (strip) k = Math.min(across, 1.5);
+    else k = Math.max(0.01, clamp(k, this.minScale(), 1.5));
+    let x = (r.width - this.w * k) / 2;
+    let y = (r.height - this.h * k) / 2;
+    if (strip && lr) x = pad;
+    else if (strip) y = pad;
+    else if (this.h * k > r.height) y = pad; // at 1%, still longer than the view: its top
     if (animate) this.animateTo(x, y, k); else { this.stop(); this.set(x, y, k); }
   }
 
@@ -205,13 +220,20 @@ export class PanZoom {
     else x = clamp(x, r.width - pad - this.w * k, pad);
     if (this.h * k <= r.height) y = (r.height - this.h * k) / 2;
     else y = clamp(y, r.height - pad - this.h * k, pad);
+    // unless what the first screen holds (every box of it, not only the inputs) fits
+    // across: then it is centred, whatever margin that leaves (a graph that drifts to one
+    // side of a wide drawing opened hugging the view's edge, empty across the rest;
+    // issue 39)
+    const band = start.band;
+    if (band && lr && band.h * k <= r.height - 2 * pad && this.h * k > r.height) y = r.height / 2 - (band.y + band.h / 2) * k;
+    if (band && !lr && band.w * k <= r.width - 2 * pad && this.w * k > r.width) x = r.width / 2 - (band.x + band.w / 2) * k;
     if (animate) this.animateTo(x, y, k); else { this.stop(); this.set(x, y, k); }
   }
 
   actualSize() {
     const r = this.vp.getBoundingClientRect();
     // keep the point at the centre of the viewport where it is
-    this.zoomBy(1 / this.k, r.width / 2, r.height / 2, true);
+    this.zoomBy(READABLE / this.k, r.width / 2, r.height / 2, true);
   }
 
   // Centre content point (cx, cy) (CSS px at k = 1); zoom to k when given.
@@ -380,23 +402,37 @@ export function startBox(svg, lr, vw, vh) {
   const along = lr ? (b) => b.x : (b) => b.y;
   let first = Infinity;
   for (const b of boxes) first = Math.min(first, along(b));
-  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-  for (const b of boxes) {
-    if (along(b) > first + (lr ? vw : vh)) continue;
-    x0 = Math.min(x0, b.x); y0 = Math.min(y0, b.y);
-    x1 = Math.max(x1, b.x + b.w); y1 = Math.max(y1, b.y + b.h);
-  }
-  return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+  const union = (bs) => {
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (const b of bs) {
+      if (along(b) < first || along(b) > first + (lr ? vw : vh)) continue;
+      x0 = Math.min(x0, b.x); y0 = Math.min(y0, b.y);
+      x1 = Math.max(x1, b.x + b.w); y1 = Math.max(y1, b.y + b.h);
+    }
+    return x0 === Infinity ? null : { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+  };
+  // band: every box of that first screen, not only the inputs (home() centres it when it
+  // fits: inputs off to one side of the drawing left the view hugging its edge, issue 39)
+  const all = [...svg.querySelectorAll('g.node')].map(rectOf).filter(Boolean);
+  return { ...union(boxes), band: union(all) };
 }
 
 // A small picture of the whole drawing in a corner of the view, for drawings larger than
 // the view: the boxes as rectangles of their colour on a canvas (drawn once per drawing:
 // cheap for 10,000 boxes, no copy of the SVG), the part in view as a frame over it.
 // Clicking or dragging on it moves the view there.
+// It folds away (a "Map" button brings it back) while the side panel is open: the view is
+// narrower then and it covered the boxes beside the selected one (issue 39); a fold or an
+// unfold chosen by hand holds until the panel opens or closes.
 export class Minimap {
-  constructor(el, pz) {
+  constructor(el, pz, { toggle = null, sideOpen = () => false } = {}) {
     this.el = el;
     this.pz = pz;
+    this.toggle = toggle;
+    this.sideOpen = sideOpen;
+    this.userFold = null;     // null: folded while the side panel is open
+    this.lastSide = null;
+    if (toggle) toggle.addEventListener('click', () => { this.userFold = !this.folded(); this.update(); });
     this.canvas = el.querySelector('canvas');
     this.frame = el.querySelector('.minimap-view');
     this.sx = 0; this.sy = 0; // minimap px per content px
@@ -457,13 +493,17 @@ export class Minimap {
     step();
   }
 
+  folded() { return this.userFold === null ? this.sideOpen() : this.userFold; }
+
   draw() {
     const t0 = performance.now();
     const { boxes, clusters } = this.data;
     const w = this.cw, h = this.ch;
     // at most 200 x 240 px (less in a low window), aspect kept unless the drawing is so
-    // long and narrow that it would be a sliver: then at least 56 px wide
+    // long and narrow that it would be a sliver: then at least 56 px wide; drawn again
+    // when the view's height changes (its size follows the window's, never the first one's)
     const vp = this.pz.vp.getBoundingClientRect();
+    this.drawnH = vp.height;
     const maxW = 200, maxH = Math.max(80, Math.min(240, vp.height * 0.4));
     const s = Math.min(maxW / Math.max(1, w), maxH / Math.max(1, h));
     this.sy = s;
@@ -496,10 +536,22 @@ export class Minimap {
   update() {
     const pz = this.pz;
     const r = pz.vp.getBoundingClientRect();
-    const show = this.on && r.width > 0 && (this.cw * pz.k > r.width + 1 || this.ch * pz.k > r.height + 1);
+    const larger = this.on && r.width > 0 && (this.cw * pz.k > r.width + 1 || this.ch * pz.k > r.height + 1);
+    const side = this.sideOpen();
+    if (side !== this.lastSide) { this.lastSide = side; this.userFold = null; }
+    const show = larger && !this.folded();
     if (this.el.hidden === show) this.el.hidden = !show;
+    if (this.toggle) {
+      this.toggle.hidden = !larger;
+      if (!show) this.toggle.style.bottom = '';
+      this.toggle.textContent = show ? '×' : 'Map';
+      this.toggle.setAttribute('aria-label', show ? 'Hide the map of the drawing' : 'Show the map of the drawing');
+      this.toggle.setAttribute('aria-expanded', String(show));
+      this.toggle.classList.toggle('open', show);
+    }
     if (!show) return;
-    if (!this.drawn) this.draw();
+    if (!this.drawn || Math.abs(this.drawnH - r.height) > 1) this.draw();
+    if (this.toggle) this.toggle.style.bottom = `${14 + (parseFloat(this.el.style.height) || 0) + 4}px`;
     const x0 = -pz.x / pz.k, y0 = -pz.y / pz.k;
     const left = x0 * this.sx, top = y0 * this.sy;
     const w = (r.width / pz.k) * this.sx, h = (r.height / pz.k) * this.sy;

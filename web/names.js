@@ -23,6 +23,15 @@ function before(id) {
   return '';
 }
 
+// The listing's entry of model `id` ({id, name, size, ...}), null when it is not stored:
+// a "not here (yet)" the page expects is a 200 answer, not a 404 in the console (a HEAD
+// /models/{id} logged one for every upload, issue 39).  Fails when the listing does.
+export async function listed(id) {
+  const page = await getJSON(`/models?after=${before(id)}&limit=1`);
+  const m = (page.models || [])[0];
+  return m && m.id === id ? m : null;
+}
+
 const asked = new Map(); // id → promise of the server's name ('' when it has none)
 
 export const names = {
@@ -39,9 +48,8 @@ export const names = {
     const mine = this.get()[id];
     if (mine || !ID.test(id)) return mine || '';
     if (!asked.has(id)) {
-      asked.set(id, getJSON(`/models?after=${before(id)}&limit=1`).then((page) => {
-        const m = (page.models || [])[0];
-        const name = m && m.id === id && typeof m.name === 'string' ? m.name : '';
+      asked.set(id, listed(id).then((m) => {
+        const name = m && typeof m.name === 'string' ? m.name : '';
         if (name) this.set(id, name);
         return name;
       }).catch(() => { asked.delete(id); return ''; }));

@@ -215,21 +215,23 @@ export function locationOf(name) {
 
 // Walks `file` (a Blob: slice(a, b).arrayBuffer()) and answers {bytes (Uint8Array, or null
 // with `reason` when the file is to go up as it is), location, ranges: [{tensor, offset,
-// length}], cut (payload bytes cut), fileSize, read (bytes read from the file), reads
+// length}], external (the data files its tensors name, e.g. ["model.onnx.data"]), cut (payload bytes cut), fileSize, read (bytes read from the file), reads
 // (slice reads waited for), hits (jumps whose window was read ahead), ms}.  `ahead`: the
 // windows read ahead at most (0: none).
 export async function structureOf(file, { name = file.name, threshold = THRESHOLD, minSaving = MIN_SAVING, chunk = CHUNK, ahead = AHEAD } = {}) {
   const t0 = performance.now();
   const location = locationOf(name);
   const r = new Reader(file, chunk, ahead);
-  const out = { bytes: null, reason: '', location, ranges: [], cut: 0, fileSize: file.size, read: 0, reads: 0, hits: 0, ms: 0 };
+  const out = { bytes: null, reason: '', location, ranges: [], external: [], cut: 0, fileSize: file.size, read: 0, reads: 0, hits: 0, ms: 0 };
   let root;
+  const external = new Set(); // the data files the model's own tensors name
   try {
-    root = await walk(r, location, threshold, out.ranges);
+    root = await walk(r, location, threshold, out.ranges, external);
   } catch (e) {
     if (!(e instanceof WalkError)) throw e;
     out.reason = e.message;
   }
+  out.external = [...external];
   out.cut = out.ranges.reduce((n, x) => n + x.length, 0);
   if (root && !out.ranges.length) out.reason = 'no tensor payload to cut';
   else if (root && out.cut < minSaving) out.reason = `only ${out.cut} bytes of payloads`;
@@ -242,7 +244,7 @@ export async function structureOf(file, { name = file.name, threshold = THRESHOL
   return out;
 }
 
-async function walk(r, location, threshold, ranges) {
+async function walk(r, location, threshold, ranges, external) {
   const size = r.size;
   const root = { kind: K.MODEL, head: [0, 0], parts: [], end: size, fieldStart: 0, run: 0, changed: false, sawGraph: false };
   const stack = [root];
@@ -251,7 +253,7 @@ async function walk(r, location, threshold, ranges) {
     const f = stack[stack.length - 1];
     if (pos === f.end) {
       stack.pop();
-      if (f.kind === K.TENSOR) finishTensor(f, location, threshold, ranges);
+      if (f.kind === K.TENSOR) finishTensor(f, location, threshold, ranges, external);
       else addRange(f.parts, f.run, f.end);
       if (!stack.length) break;
       const p = stack[stack.length - 1];
@@ -309,6 +311,7 @@ async function tensorField(r, f, field, wt, fieldStart, valStart, end) {
   if (!f.t) f.t = { dtype: 0, payloads: [], name: '', own: false };
   const t = f.t;
   if (field === 2 && wt === 0) { [t.dtype] = varint(r, valStart, end); return; }
+  if (field === 13 && wt === 2 && end - valStart <= 4096) await externalEntry(r, t, valStart, end);
   if (field === 3 || field === 13 || field === 14) { t.own = true; return; }
   if (field === 8 && wt === 2 && end - valStart <= 4096) {
     await r.need(valStart, end - valStart);
@@ -318,7 +321,26 @@ async function tensorField(r, f, field, wt, fieldStart, valStart, end) {
   if (PAYLOAD.has(field)) t.payloads.push({ field, wt, fieldStart, valStart, end });
 }
 
-function finishTensor(f, location, threshold, ranges) {
+// One external_data entry of a tensor (StringStringEntryProto: key 1, value 2): its
+// `location` (the data file the tensor's bytes are in) into t.external.
+async function externalEntry(r, t, a, b) {
+  await r.need(a, b - a);
+  const bytes = r.buf.subarray(a - r.base, b - r.base);
+  let key = '', value = '', pos = 0;
+  while (pos < bytes.length) {
+    const tag = bytes[pos++];
+    if (tag !== 10 && tag !== 18) return; // not a short string field: not an entry we read
+    let len = 0, shift = 0, byte;
+    do { byte = bytes[pos++]; len += (byte & 0x7f) * 2 ** shift; shift += 7; } while (byte & 0x80 && shift < 35);
+    const text = new TextDecoder().decode(bytes.subarray(pos, pos + len));
+    pos += len;
+    if (tag === 10) key = text; else value = text;
+  }
+  if (key === 'location' && value) t.external = value;
+}
+
+function finishTensor(f, location, threshold, ranges, external) {
+  if (f.t && f.t.external) external.add(f.t.external);
   const t = f.t || { dtype: 0, payloads: [], own: false };
   const p = t.payloads.length === 1 ? t.payloads[0] : null;
   const ok = p && !t.own && p.wt === 2 && p.end - p.valStart >= threshold && !NOT_RAW.has(t.dtype) &&

@@ -91,7 +91,7 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     const extra = files.filter((f) => !models.includes(f));
     uploadState.files = files;
     uploadCard.hidden = false;
-    uploadCard.classList.remove('error', 'following');
+    uploadCard.classList.remove('error', 'following', 'warning');
     for (const k of ['structureBytes', 'sentBytes', 'structureId', 'fileBytes', 'weights', 'toGraph', 'walkMs', 'hashMs']) delete uploadCard.dataset[k];
     $('upload-token').hidden = true;
     if (!models.length) {
@@ -129,13 +129,30 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     if (last) openUploaded(last, extraNote);
   }
 
-  function openUploaded(res, note) {
-    setUploadDetail(`${res.status === 201 ? 'Stored' : 'Already stored'} · opening it…`, note);
+  function openUploaded(res, ...notes) {
+    setUploadDetail(`${res.status === 201 ? 'Stored' : 'Already stored'} · opening it…`, ...notes);
     // the card closes once the graph is drawn (loadGraph), or now if it already was
     return navigate({ id: res.body.id, opts: { ...DEFAULTS }, expand: [], unfold: [], node: null, value: null, tensor: null },
       { model: res.body.kind === 'model' }).then(() => {
-      if (uploadState.done && !uploadState.following && !uploadCard.classList.contains('error')) hideUploadCard();
+      if (uploadState.done && !uploadState.following && !cardStays()) hideUploadCard();
+      else if (uploadState.done && !uploadState.following && !uploadCard.classList.contains('error')) setUploadDetail(`${res.status === 201 ? 'Stored' : 'Already stored'} · shown`, ...notes);
     });
+  }
+
+  // An error, or a warning to read (data files the model names, not chosen), keeps the
+  // card open until it is closed.
+  const cardStays = () => uploadCard.classList.contains('error') || uploadCard.classList.contains('warning');
+
+  // The data files a model's tensors name (structure.js's walk) when none was chosen with
+  // it: said on the card, which stays (a model.onnx sent without its .data file was stored
+  // with no word, and only a weight's preview failed later; issue 39).  Null when none.
+  function missingData(file, external) {
+    if (!external || !external.length) return null;
+    uploadCard.classList.add('warning');
+    const one = external.length === 1;
+    const text = `${file.name} keeps its weights in ${external.join(', ')}, which ${one ? 'was' : 'were'} not chosen: the graph is shown, but its weights cannot be previewed. To send them, choose the .onnx together with its data file${one ? '' : 's'} (select or drop them all at once).`;
+    announce(text);
+    return h('span', { class: 'note-warn', id: 'data-missing', text });
   }
 
   // Off in this browser with localStorage['onnxviz.structureFirst'] = 'off' (the bench's
@@ -180,7 +197,7 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
 
   // Structure first (issue 23): the worker cuts the weights out, the structure goes up and
   // is drawn; then the file's SHA-256 asks the server whether it holds the whole model
-  // (HEAD), and otherwise the weights follow (weights.js).  Either way the page then moves
+  // (the listing), and otherwise the weights follow (weights.js).  Either way the page then moves
   // to the whole model's id and keeps the view.  A single file whose hash is not
   // remembered does not wait for it (issue 37, decision 97): its weights go at once while
   // it is hashed, and stop (the upload deleted) if the hash names a model the server has.
@@ -200,11 +217,12 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     if (data.length) s = { bytes: file, ms: 0 }; // the model file is the structure as it is
     else try { s = await sw.read(); } catch (e) { s = { bytes: null, reason: e.message }; }
     const total = file.size + data.reduce((n, d) => n + d.size, 0);
+    const warn = data.length ? null : missingData(file, s.external);
     if (!s.bytes) {
       sw.close();
       uploadCard.dataset.structureBytes = String(file.size);
-      const res = await uploadOne(file, [], '', null);
-      if (res) openUploaded(res, null);
+      const res = await uploadOne(file, [], '', warn);
+      if (res) openUploaded(res, warn);
       return;
     }
     const structure = data.length ? file : new File([s.bytes], file.name, { type: 'application/octet-stream' });
@@ -218,11 +236,14 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     const sizes = () => h('span', { class: 'note-ok', id: 'structure-sizes', text: data.length
       ? `Model file ${fmtBytes(structure.size)} of ${fmtBytes(total)}${encoded ? ` (${gz()})` : ''}, then ${data.length} data file${data.length === 1 ? '' : 's'}: ${data.map(dataLocation).join(', ')}`
       : `Structure ${fmtBytes(structure.size)} of ${fmtBytes(file.size)} (read in ${Math.round(s.ms)} ms${encoded ? `, ${gz()}` : ''})` });
-    let res = await uploadOne(structure, [], '', sizes(), { refused: () => 'refused', encoded, unsupported: () => 'plain' });
+    // listed apart from the whole model that follows (two entries of one name, the same
+    // node count, told nothing apart in the home list; issue 39)
+    const listName = `${file.name} (${data.length ? 'without its data' : 'structure only'})`;
+    let res = await uploadOne(structure, [], '', sizes(), { refused: () => 'refused', encoded, unsupported: () => 'plain', listName });
     if (res === 'plain') {
       encoded = null;
       uploadCard.dataset.sentBytes = String(structure.size);
-      res = await uploadOne(structure, [], '', sizes(), { refused: () => 'refused' });
+      res = await uploadOne(structure, [], '', sizes(), { refused: () => 'refused', listName });
     }
     if (res === 'refused') { // the server judges the file itself
       sw.close();
@@ -242,11 +263,11 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     const state = (text, step) => {
       info.state = text;
       if (step) uploadCard.dataset.weights = step;
-      if (!uploadCard.hidden && uploadState.following) setUploadDetail(sizes(), h('span', { id: 'weights-state', text: `Weights: ${text}` }));
+      if (!uploadCard.hidden && uploadState.following) setUploadDetail(sizes(), h('span', { id: 'weights-state', text: `Weights: ${text}` }), warn);
       const m = document.getElementById('weights-missing');
       if (m && modelId() === sid) m.lastChild.textContent = ` — this is the structure of ${info.name} (${fmtBytes(info.bytes)} of ${fmtBytes(info.size)}); ${text}.`;
     };
-    const shown = openUploaded(res, sizes()).then(() => { info.toGraph = performance.now() - t0; uploadCard.dataset.toGraph = String(Math.round(info.toGraph)); });
+    const shown = openUploaded(res, sizes(), warn).then(() => { info.toGraph = performance.now() - t0; uploadCard.dataset.toGraph = String(Math.round(info.toGraph)); });
     let abort = () => sw.close();
     uploadState.abort = () => abort();
     const done = (text, step) => {
@@ -343,7 +364,8 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     }
   }
 
-  function uploadOne(file, data, prefix, extraNote, { refused: onRefused, encoded = null, unsupported: onUnsupported } = {}) {
+  // listName: what the server lists it as (default the file's name).
+  function uploadOne(file, data, prefix, extraNote, { refused: onRefused, encoded = null, unsupported: onUnsupported, listName = file.name } = {}) {
     const bar = $('upload-progress');
     $('upload-name').textContent = `${prefix}${file.name}`;
     bar.max = 100;
@@ -359,6 +381,7 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     const up = upload(file, {
       data,
       encoded,
+      name: listName,
       onProgress: (loaded, total) => {
         const pct = total ? Math.min(100, (100 * loaded) / total) : 0;
         bar.value = pct;
@@ -378,7 +401,7 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     return up.promise.then((res) => {
       uploadState.done = true;
       $('upload-cancel').setAttribute('aria-label', 'Close');
-      if (res.body && res.body.id) names.set(res.body.id, file.name);
+      if (res.body && res.body.id) names.set(res.body.id, listName);
       announce(`${file.name}: ${res.status === 201 ? 'stored' : 'already stored'}.`);
       return res;
     }, (e) => {
@@ -413,7 +436,7 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     closeCard: hideUploadCard,
     // once the uploaded model is drawn: the card of a finished upload closes
     closeCardIfDone: () => {
-      if (uploadState.done && !uploadState.following && !uploadCard.classList.contains('error')) hideUploadCard();
+      if (uploadState.done && !uploadState.following && !cardStays()) hideUploadCard();
     },
     finishedCardOpen: () => !uploadCard.hidden && uploadState.done,
   };

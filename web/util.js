@@ -107,10 +107,33 @@ export function kv(pairs) {
 
 // A symbolic figure (`8.19 k·batch_size·sequence_length·total_sequence_length`) may break
 // after each `·` (a <wbr>): a narrow column broke it inside a name (`total_sequ / ence`).
+// A dim the exporter named itself is marked and explained (madeDims).
 function breakable(text) {
-  if (!text.includes('·')) return text;
+  MADE_DIM.lastIndex = 0;
+  if (!text.includes('·') && !MADE_DIM.test(text)) return text;
   const parts = text.split('·');
-  return parts.flatMap((t, i) => (i + 1 < parts.length ? [`${t}·`, h('wbr')] : [t]));
+  return parts.flatMap((t, i) => [...madeDims(i + 1 < parts.length ? `${t}·` : t), ...(i + 1 < parts.length ? [h('wbr')] : [])]);
+}
+
+// Dims an exporter named after an op's output (`Gemm7192_dim_0`, `Addout_dim_1`) or left
+// unknown (ONNX Runtime's `unk__12`): in a figure they read as a run-together word
+// (`4 k·Gemm7192_dim_0`, issue 39).  Each becomes an <abbr> whose title says what it is.
+const MADE_DIM = /\b([A-Za-z][\w.]*?)_dim_(\d+)\b|\bunk__\d+\b/g;
+
+function madeDims(text) {
+  const out = [];
+  let at = 0;
+  MADE_DIM.lastIndex = 0;
+  for (let m = MADE_DIM.exec(text); m; m = MADE_DIM.exec(text)) {
+    if (m.index > at) out.push(text.slice(at, m.index));
+    const title = m[1]
+      ? `${m[0]}: a size the exporter named itself (dim ${m[2]} of the output of ${m[1]}), not one of the model's input dims; unknown until bound (Bind ${m[0]}:N)`
+      : `${m[0]}: a size the exporter left unknown; unknown until bound (Bind ${m[0]}:N)`;
+    out.push(h('abbr', { class: 'made-dim', title, text: m[0] }));
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) out.push(text.slice(at));
+  return out;
 }
 
 // An error as a notice: its message, and where the server says it lies (an API error's

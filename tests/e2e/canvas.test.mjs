@@ -180,19 +180,20 @@ describe('the canvas renderer', () => {
     const b = await boxAt((n) => n.heat && n.rows.length >= 3 && n.family === 'conv');
     assert.ok(b, 'a Conv box with heat in view');
     const want = await page.evaluate((i) => document.querySelector('.graph-canvas').__graph.data.layout.nodes[i].heat.color, b.i);
-    // the bottom padding of the box (below its last row, inside the outline)
-    const got = await pixel(b.left + b.w - 4, b.top + b.h - 2.5);
+    // the bottom padding of the box (below its last row, inside the outline), in the
+    // drawing's units (the view's scale is the page's 100%, 1.25 px per unit)
+    const got = await pixel(b.left + b.w - 4 * b.k, b.top + b.h - 2.5 * b.k);
     assert.ok(near(got, rgb(want), 12), `heat fill ${got} is ${want}`);
     await page.screenshot({ path: path.resolve(OUT, 'canvas-heat.png') });
   });
 
-  test('expand and collapse: a group box opens, its cluster label closes it', async () => {
+  test('expand and collapse: a group box opens on a double click, its cluster label closes it', async () => {
     const id = await idOf(TRANSFORMER);
     await open(id, '', 'canvas');
     const g = await boxAt((n) => n.kind === 'group' && !n.open_all);
     assert.ok(g, 'a group box');
     const group = await page.evaluate((i) => document.querySelector('.graph-canvas').__graph.data.layout.nodes[i].group, g.i);
-    await page.mouse.click(g.x, g.y);
+    await page.mouse.dblclick(g.x, g.y); // a click selects a block, a double click opens it
     await page.waitForURL(/expand=/);
     await shown(page, null, id);
     await page.waitForFunction((p) => {

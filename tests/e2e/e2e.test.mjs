@@ -83,7 +83,9 @@ async function readability() {
 
 // Click an element of the drawing with the mouse, fitting the drawing first when the
 // element is out of view (the viewport clips; it never scrolls).
-async function clickInGraph(sel) {
+// A click (double: a double click, which opens a block) at the element, brought into view
+// first (0 fits the drawing) when it is not.
+async function clickInGraph(sel, { double = false } = {}) {
   await settled();
   const visible = await page.$eval(sel, (e) => {
     const r = e.getBoundingClientRect();
@@ -96,7 +98,7 @@ async function clickInGraph(sel) {
     await settled();
   }
   const box = await (await page.$(sel)).boundingBox();
-  await page.mouse.click(box.x + box.width / 2, box.y + Math.min(box.height / 2, 8));
+  await page.mouse[double ? 'dblclick' : 'click'](box.x + box.width / 2, box.y + Math.min(box.height / 2, 8));
 }
 
 async function transform() {
@@ -413,7 +415,7 @@ describe('web page in Chromium', () => {
     assert.equal(await page.$$eval('#canvas svg g.node.selected', (e) => e.length), 1);
   });
 
-  test('groups: expand a scope by clicking it, collapse it again, back and forward', async () => {
+  test('groups: expand a scope by double-clicking it, collapse it again, back and forward', async () => {
     const id = await idOf(TRANSFORMER);
     await page.goto(`${base}/#/models/${id}`);
     await graphShown('', id);
@@ -421,7 +423,7 @@ describe('web page in Chromium', () => {
     assert.ok(groups.includes('/decoder/layers.0'), `groups: ${groups.join(' ')}`);
     assert.ok(groups.some((g) => g.startsWith('/encoder')));
     const before = await page.$$eval('#canvas svg g.node', (e) => e.length);
-    await clickInGraph('#canvas svg g.node.group[data-group="/decoder/layers.0"]');
+    await clickInGraph('#canvas svg g.node.group[data-group="/decoder/layers.0"]', { double: true });
     await page.waitForURL(/expand=\/decoder\/layers\.0/);
     await page.waitForSelector('#canvas svg g.cluster[data-group="/decoder/layers.0"]');
     await graphShown('expand=/decoder/layers.0', id);
@@ -442,7 +444,7 @@ describe('web page in Chromium', () => {
   });
 
   // The transformer's 12 encoder layers are alike: one box "layers.0–11 ×12"
-  test('runs: a click opens one instance, "open all" every one; the URL says so', async () => {
+  test('runs: a double click opens one instance, "open all" every one; the URL says so', async () => {
     const id = await idOf(TRANSFORMER);
     await page.goto(`${base}/#/models/${id}`);
     await graphShown('', id);
@@ -451,8 +453,8 @@ describe('web page in Chromium', () => {
     assert.match(await page.$eval(run, (e) => e.querySelector('text').textContent), /^layers\.0–11 ×12$/);
     assert.ok(await page.$('.run-open-all'), 'an "open all" button on the run');
     await shot('07b-runs');
-    // a click opens the first instance in full; the other 11 stay one box
-    await clickInGraph(run);
+    // a double click opens the first instance in full; the other 11 stay one box
+    await clickInGraph(run, { double: true });
     await page.waitForURL(/expand=\/encoder\/layers\.0(&|$)/);
     await graphShown('expand=/encoder/layers.0', id);
     await page.waitForSelector('#canvas svg g.cluster[data-group="/encoder/layers.0"]');
@@ -504,6 +506,7 @@ describe('web page in Chromium', () => {
     await page.waitForSelector('#canvas svg g.node.selected');
     const sel = await page.$eval('#canvas svg g.node.selected', (g) => [...g.querySelectorAll('text')].map((t) => t.textContent));
     assert.ok(sel.includes('/model/layers.5/attn/GroupQueryAttention') && sel.includes('past_key = past_key_values.5.key'), `selected: ${sel}`);
+    await settled(); // the view moves to it (260 ms): read where it comes to rest
     texts = await seen();
     assert.ok(texts.some((t) => /GroupQueryAttention/.test(t)), `the selected box is in view: ${texts}`);
   });
@@ -734,7 +737,7 @@ describe('web page in Chromium', () => {
     await graphShown('', id);
     const ranges = await page.$$eval('#canvas svg g.node.group[data-members]:not([data-open-all])', (g) => g.map((e) => e.getAttribute('data-group')));
     assert.ok(ranges.length >= 5 && ranges.length <= 16 && ranges.includes('/blocks.0..49'), `ranges: ${ranges.join(' ')}`);
-    await clickInGraph('#canvas svg g.node.group[data-group="/blocks.0..49"]');
+    await clickInGraph('#canvas svg g.node.group[data-group="/blocks.0..49"]', { double: true });
     await page.waitForURL(/expand=\/blocks\.0\.\.49(&|$)/);
     await graphShown('expand=/blocks.0..49', id);
     await page.waitForSelector('#canvas svg g.cluster.collapsible[data-group="/blocks.0..49"]');
@@ -743,7 +746,7 @@ describe('web page in Chromium', () => {
     assert.ok(inside.includes('/blocks.0') && inside.length < 50, `members of the range: ${inside.join(' ')}`);
     assert.ok(await page.$('#canvas svg g.node.group[data-open-all]'), 'runs of alike blocks inside the range');
     // open one member, then collapse the range: both go
-    await clickInGraph('#canvas svg g.node.group[data-group="/blocks.0"]');
+    await clickInGraph('#canvas svg g.node.group[data-group="/blocks.0"]', { double: true });
     await graphShown('expand=/blocks.0..49,/blocks.0', id);
     await clickInGraph('#canvas svg g.cluster.collapsible[data-group="/blocks.0..49"] > text');
     await page.waitForSelector('#canvas svg g.node.group[data-group="/blocks.0..49"]');

@@ -1312,6 +1312,40 @@ def t_abort_upload(s):
     check(len(s.model_files()) == before, "aborted upload: nothing stored")
 
 
+def t_later_names():
+    """A model first stored without a name takes the name of the next upload of its bytes
+    that has one (raw ?name=, a multipart part, a comparison's part); a kept name is never
+    replaced, and it survives a restart (issue 39, item 2)."""
+    s = Server()
+
+    def listed():
+        return {m["id"]: m.get("name") for m in (curl(s.url("/models?limit=1000")).json() or {}).get("models", [])}
+
+    one, two, three = (write_tmp(make_chain(n), suffix=".onnx") for n in (5, 6, 7))
+    a = (curl(s.url("/models"), data_file=one).json() or {}).get("id")
+    check(a is not None and listed().get(a) is None, "a raw upload without ?name= is listed unnamed")
+    r = curl(s.url("/models?name=later.onnx"), data_file=one)
+    check(r.status == 200 and listed().get(a) == "later.onnx",
+          "the same bytes again under ?name=: the name is kept (%r, %r)" % (r, listed().get(a)))
+    for again in (curl(s.url("/models?name=other.onnx"), data_file=one),
+                  curl(s.url("/models"), form=[("model", "@%s;filename=renamed.onnx" % one)])):
+        check(again.status == 200 and listed().get(a) == "later.onnx",
+              "a kept name is not replaced by a later upload: %r %r" % (again, listed().get(a)))
+    # a comparison: both parts keep their file names; a part stored before without one
+    # takes its name
+    b = (curl(s.url("/models"), data_file=two).json() or {}).get("id")
+    r = curl(s.url("/diff.json"), form=[("a", "@%s;filename=old.onnx" % two), ("b", "@%s;filename=new.onnx" % three)])
+    c = r.h("x-model-id-b")
+    names = listed()
+    check(r.status == 200 and r.h("x-model-id-a") == b and names.get(b) == "old.onnx" and names.get(c) == "new.onnx",
+          "a comparison's parts are listed under their file names: %r %r" % (r, names))
+    check(s.stop() == 0, "clean exit")
+    s = Server(store=s.store)
+    names = listed()
+    check(names.get(a) == "later.onnx" and names.get(b) == "old.onnx", "the names after a restart: %r" % names)
+    check(s.stop() == 0, "clean exit after restart")
+
+
 def t_restart():
     s = Server()
     ids = [upload(s, f).json()["id"] for f in (SQUEEZENET, SILERO)]
@@ -1482,6 +1516,7 @@ def main():
     step("storage", t_storage)
     step("connections", t_connections)
     step("restart", t_restart)
+    step("later names", t_later_names)
     step("budget", t_budget)
     step("sigterm", t_sigterm)
     step("corpus uploads", t_corpus_uploads)

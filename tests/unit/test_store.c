@@ -395,6 +395,27 @@ static void test_meta(void **state)
 			}
 		}
 	}
+	/* a name fills a meta kept without one, never replaces one (read from memory after
+	 * the listing above, then from the file after a reopen) */
+	assert_int_equal(s->ops->name_meta(s, a, "renamed.onnx"), OXST_OK);
+	assert_int_equal(s->ops->name_meta(s, b, "b.onnx"), OXST_E_NOT_FOUND); /* no meta */
+	put_meta_named(s, b, ""); /* kept after its model: listed from the file's next read */
+	assert_int_equal(s->ops->name_meta(s, b, "later.onnx"), OXST_OK);
+	assert_int_equal(s->ops->name_meta(s, b, "third.onnx"), OXST_OK);
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(s->ops->list_models(s, "", page, 4, &n, &total), OXST_OK);
+		assert_int_equal(n, 2);
+		for (size_t i = 0; i < n; i++) {
+			bool is_a = strcmp(page[i].id, a) == 0;
+			assert_true(page[i].has_meta || round == 0);
+			if (page[i].has_meta) {
+				assert_string_equal(page[i].meta.name, is_a ? "a.onnx" : "later.onnx");
+				assert_int_equal(page[i].meta.nodes, 7);
+			}
+		}
+		s->ops->close(s);
+		s = open_store(NULL);
+	}
 	char path[1024];
 	snprintf(path, sizeof(path), "%s/meta/%s.json", root, a);
 	assert_int_equal(access(path, F_OK), 0);
