@@ -515,7 +515,10 @@ describe('the page as a newcomer meets it', () => {
       await p.waitForSelector('#side-body .block-nodes li');
       const panel = await p.textContent('#side-body');
       assert.match(panel, /\/model\/layers\.1–31/);
-      assert.match(panel, /11 nodes · 86\.8 K params each/);
+      // the box's own figures, as the box draws them (the count is parser/params.c's)
+      const onBox = (await p.textContent(run)).match(/11 nodes · [\d.]+ ?[KMG]? params each/);
+      assert.ok(onBox, 'the box says its nodes and parameters');
+      assert.ok(panel.includes(onBox[0]), `the panel repeats the box's "${onBox[0]}"`);
       assert.match(panel, /GroupQueryAttention ×1/);
       assert.ok(await p.$('#btn-block-expand') && await p.$('#btn-block-open-all'), 'Open the first, Open all');
       await shot(p, 'block-selected');
