@@ -499,8 +499,8 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 	               v->width, v->height, v->o.rankdir_lr ? "LR" : "TB", v->group_depth);
 	jstr(o, v->settings);
 	if (v->o.hide[0] != '\0') /* hide=: what it named, and how many nodes it took away */
-		oxr_buf_printf(o, ",\"hidden\":{\"ops\":\"%s\",\"nodes\":%u}", v->o.hide,
-		               v->nophidden);
+		oxr_buf_printf(o, ",\"hidden\":{\"ops\":\"%s\",\"nodes\":%u,\"note_at\":[10.0,%.1f]}",
+		               v->o.hide, v->nophidden, v->note_y); /* the SVG's note's baseline */
 	if (v->ov != NULL && v->ov->heat != NULL)
 		oxr__heat_layout_json(v, o);
 	oxr_buf_append(o, ",\"nodes\":[", 10);
@@ -628,7 +628,8 @@ oxr_code oxr_render_overlay(const oxp_model *m, const oxp_dag *d, const oxr_opti
 	oxr_code rc = oxr__view_build(&v, m, d, o, ov, err);
 	if (rc == OXR_OK)
 		rc = oxr__layout(&v, fmt, out, err);
-	if (rc == OXR_OK && fmt == OXR_FMT_SVG && v.o.hide[0] != '\0') { /* room for the note */
+	/* room for the note, in the SVG and in the layout JSON alike (a canvas draws it there) */
+	if (rc == OXR_OK && (fmt == OXR_FMT_SVG || fmt == OXR_FMT_LAYOUT_JSON) && v.o.hide[0] != '\0') {
 		char note[OXR_HIDE_MAX + 64];
 		hidden_note(&v, note, sizeof(note));
 		v.note_y = v.height + 14;

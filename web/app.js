@@ -22,6 +22,7 @@ import { initSearch } from './search.js';
 import { initUpload } from './upload.js';
 import { initEmbed, pathRoute } from './embed.js';
 import { onTheme, themeQuery } from './theme.js';
+import { hideChecked, hideFieldset, syncHide } from './hide.js';
 import { HEAT_DEFAULTS, heatFieldset, heatMetrics, heatPatch, isOverlayFile, postOverlay, showHottest, syncHeat } from './heat.js';
 
 const $ = (id) => document.getElementById(id);
@@ -347,7 +348,7 @@ async function loadGraph(r, key, seq) {
   nodeKeys.attach(layout ? null : svg, r.node); // a canvas drawing: its list (canvas.js)
   const boxes = svg.getAttribute('data-boxes');
   const nodes = svg.querySelectorAll('g.node').length;
-  $('graph-info').textContent = `${fmtInt(boxes ? +boxes : nodes)} boxes${svg.getAttribute('data-group-depth') && svg.getAttribute('data-group-depth') !== '0' ? ` · grouped by scope (depth ${svg.getAttribute('data-group-depth')})` : ''}`;
+  $('graph-info').textContent = `${fmtInt(boxes ? +boxes : nodes)} boxes${svg.getAttribute('data-group-depth') && svg.getAttribute('data-group-depth') !== '0' ? ` · grouped by scope (depth ${svg.getAttribute('data-group-depth')})` : ''}${svg.hasAttribute('data-hidden') ? ` · ${fmtInt(+svg.getAttribute('data-hidden'))} hidden (${r.opts.hide.replace(/,/g, ', ')})` : ''}`;
   // a new view opens at the graph inputs, at a readable scale (unless all of it is)
   const lr = r.opts.rankdir === 'LR';
   const vr = viewport.getBoundingClientRect();
@@ -957,6 +958,7 @@ const optForm = $('options');
 const overlayLoaded = (overlay, metric) => navigate({ opts: { overlay, metric } });
 const overlayRefused = (e) => showGraphState({ title: 'The overlay was refused', detail: errorNotice(e), error: true, spinner: false, actions: [['Close', hideGraphState]] });
 heatFieldset(optForm, () => route.id, overlayLoaded, overlayRefused);
+hideFieldset(optForm);
 async function dropOverlay(file) {
   const id = route.id;
   if (!id) return;
@@ -989,12 +991,15 @@ function syncOptionsForm() {
   optForm.querySelector('input[name="shapes"]').checked = route.opts.shapes === 'on';
   optForm.querySelector('select[name="attrs"]').value = route.opts.attrs;
   syncHeat(optForm, route.opts);
+  const sm = cur.summary && cur.summary.summary && cur.summary.summary.summary;
+  syncHide(optForm, route.diff ? [] : (sm && sm.op_types) || [], route.opts.hide);
 }
 
 optForm.addEventListener('change', (e) => {
   const t = e.target;
   const opts = {};
   if (t.name === 'shapes') opts.shapes = t.checked ? 'on' : 'off';
+  else if (t.name === 'hide') opts.hide = hideChecked(optForm);
   else if (t.name in HEAT_DEFAULTS) Object.assign(opts, heatPatch(t.name, t.value));
   else if (t.name in DEFAULTS) opts[t.name] = t.value;
   const patch = { opts };

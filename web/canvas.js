@@ -131,6 +131,7 @@ export function buildProxy(layout) {
   const svg = el('svg', {
     class: 'onnxviz', width: layout.width, height: layout.height, 'data-format': 'onnxviz.layout/1',
     'data-boxes': nodes.length, 'data-group-depth': layout.group_depth || 0,
+    'data-hidden': layout.hidden ? layout.hidden.nodes : null, // hide= (svg.c's data-hidden)
   });
   const cg = el('g', { id: 'clusters' }, svg), ng = el('g', { id: 'nodes' }, svg);
   svg.insertBefore(el('g', { id: 'edges' }), ng);
@@ -341,9 +342,21 @@ export class CanvasGraph {
     this.drawClusters(g, v, k);
     this.drawEdges(g, v, k);
     this.drawBoxes(g, v, k);
+    this.drawNotes(g, layout);
     this.el.dataset.drawMs = (performance.now() - t0).toFixed(1);
     this.el.dataset.drawn = `${v.boxes.length} ${v.edges.length}`;
     this.scheduleList();
+  }
+
+  // what svg.c writes under the drawing: hide='s note ("12 nodes hidden (hide=Relu)")
+  drawNotes(g, layout) {
+    const hd = layout.hidden;
+    if (hd && Array.isArray(hd.note_at)) {
+      g.font = `11px ${FONT}`;
+      g.fillStyle = '#5f6368';
+      g.textAlign = 'left';
+      g.fillText(`${hd.nodes} node${hd.nodes === 1 ? '' : 's'} hidden (hide=${hd.ops})`, hd.note_at[0], hd.note_at[1]);
+    }
   }
 
   drawClusters(g, v, k) {

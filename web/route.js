@@ -3,17 +3,19 @@
 //
 // #/models/{id}?rankdir=LR&initializers=nodes&group=none&subgraphs=expand&shapes=off
 //   &attrs=all&arith=nodes&quant=nodes&io=nodes&patterns=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
+//   &hide=Constant,Identity (op types not drawn: hide.js)
 //   &dequantize=1&dims=batch:1,sequence_length:128
 //   (dequantize: absent = a quantized tensor's dequantized values, 0 = its stored
 //   integers, 1 = dequantized; issue 39)
 // #/diff/{a}/{b}?{the same options}&change=N — the diff view (diff.js)
 import { HEAT_DEFAULTS, HEAT_VALUES } from './heat.js';
+import { HIDE_VALUE } from './hide.js';
 
-export const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold', io: 'fold', patterns: 'fold', ...HEAT_DEFAULTS };
+export const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold', io: 'fold', patterns: 'fold', hide: '', ...HEAT_DEFAULTS };
 export const OPTION_VALUES = {
   rankdir: ['TB', 'LR'], initializers: ['fold', 'nodes', 'hide'], subgraphs: ['collapse', 'expand'],
   group: ['auto', 'none', ...Array.from({ length: 16 }, (_, i) => String(i + 1))], shapes: ['on', 'off'], attrs: ['none', 'key', 'all'],
-  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'], io: ['fold', 'nodes'], patterns: ['fold', 'nodes'], ...HEAT_VALUES,
+  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'], io: ['fold', 'nodes'], patterns: ['fold', 'nodes'], hide: HIDE_VALUE, ...HEAT_VALUES,
 };
 export const NODE_ID = /^[A-Za-z0-9_.]{1,200}$/;
 // dims=NAME:VALUE,... binds named dims in the MAC rows and the cost panel (docs/cost.md)

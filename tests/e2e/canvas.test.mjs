@@ -124,6 +124,58 @@ describe('the canvas renderer', () => {
     await bothWays('squeezenet-heat', await idOf(SQUEEZENET), 'overlay=cost&metric=macs');
   });
 
+  // hide= from the View menu (web/hide.js): the model's op types with their counts; a
+  // checked one is not drawn, on the SVG and on the canvas alike; the URL keeps it and
+  // "Reset to defaults" clears it
+  test('hide op types: the View menu lists them with counts and hides the checked ones, both ways', async () => {
+    const id = await idOf(SQUEEZENET);
+    // op boxes per header text in the drawing shown (the SVG, or the canvas's structure)
+    const ops = () => page.evaluate(() => {
+      const cv = document.querySelector('.graph-canvas');
+      const root = cv && cv.__graph.active ? cv.__graph.proxy : document.querySelector('#canvas svg');
+      const n = {};
+      for (const g of root.querySelectorAll('g.node.op')) { const t = g.querySelector('text').textContent; n[t] = (n[t] || 0) + 1; }
+      return { n, hidden: root.getAttribute('data-hidden') };
+    });
+    for (const draw of ['svg', 'canvas']) {
+      await open(id, '', draw);
+      const before = await ops();
+      assert.ok(before.n.Relu > 0 && before.n.MaxPool > 0, `Relu and MaxPool boxes drawn: ${JSON.stringify(before.n)}`);
+      assert.equal(before.hidden, null);
+      if (await page.isHidden('#options')) await page.click('#btn-options');
+      const listed = await page.$$eval('#hide-list label', (ls) => ls.map((l) => [l.querySelector('input').value, l.querySelector('.hide-count').textContent]));
+      const summary = await page.evaluate(async (m) => (await (await fetch(`/models/${m}`)).json()).summary.summary.op_types, id);
+      assert.deepEqual(Object.fromEntries(listed), Object.fromEntries(summary.map((o) => [o.op_type, String(o.count)])), 'every op type with its count');
+      await page.check('#hide-list input[value="Relu"]');
+      await page.waitForURL(/hide=Relu(&|$)/);
+      await page.check('#hide-list input[value="MaxPool"]');
+      await page.waitForURL(/hide=MaxPool,Relu(&|$)/); // sorted: one URL per set
+      await shown(page, 'hide=MaxPool,Relu', id);
+      await settled();
+      const after = await ops();
+      assert.equal(after.n.Relu, undefined, `no Relu box left (${draw})`);
+      assert.equal(after.n.MaxPool, undefined, `no MaxPool box left (${draw})`);
+      assert.equal(after.n.Conv, before.n.Conv, 'the other boxes stay');
+      assert.equal(+after.hidden, before.n.Relu + before.n.MaxPool, 'the drawing says how many were hidden');
+      assert.match(await page.textContent('#graph-info'), /hidden \(MaxPool, Relu\)/);
+      assert.equal(await page.getAttribute('#canvas', 'data-renderer'), draw);
+      await page.locator('#viewport').screenshot({ path: path.resolve(OUT, `canvas-hide-${draw}.png`) });
+      // the URL alone gives the same view (a shared link): its boxes are checked
+      await page.goto(`${base}/?draw=${draw}#/`);
+      await page.goto(`${base}/?draw=${draw}#/models/${id}?hide=Relu,MaxPool`);
+      await shown(page, 'hide=Relu,MaxPool', id);
+      assert.equal((await ops()).n.Relu, undefined);
+      if (await page.isHidden('#options')) await page.click('#btn-options'); // open still, when only the hash moved
+      assert.deepEqual(await page.$$eval('#hide-list input:checked', (xs) => xs.map((x) => x.value).sort()), ['MaxPool', 'Relu']);
+      await page.click('#btn-reset-options');
+      await shown(page, '', id);
+      assert.doesNotMatch(page.url(), /hide=/);
+      assert.equal((await ops()).n.Relu, before.n.Relu, 'reset: the Relu boxes are back');
+      assert.deepEqual(await page.$$eval('#hide-list input:checked', (xs) => xs.length), 0);
+    }
+    await bothWays('squeezenet-hide', id, 'hide=Concat,Relu');
+  });
+
   test('a click selects a box: the URL, the panel, the outline and its edges', async () => {
     const id = await idOf(SQUEEZENET);
     await open(id, '', 'canvas');
