@@ -220,7 +220,7 @@ const pz = new PanZoom(viewport, canvas, (p) => {
 });
 minimap = new Minimap($('minimap'), pz);
 // big drawings on a canvas (canvas.js, decision 94); a click or Enter on one of its boxes
-cv = new CanvasGraph(viewport, pz, { activate: (g) => { if (g && !route.diff) activateBox(g); }, listEl: $('canvas-list') });
+cv = new CanvasGraph(viewport, pz, { activate: (g) => { if (g) { if (route.diff) diffView.onBoxClick(g); else activateBox(g); } }, listEl: $('canvas-list') });
 new ResizeObserver(() => cv.schedule()).observe(viewport);
 new ResizeObserver(() => minimap.update()).observe(viewport);
 
@@ -807,7 +807,8 @@ function groupChain(name) {
 // ------------------------------------------------------------------------- graph events
 viewport.addEventListener('click', (e) => {
   if (route.diff && !pz.dragged) { /* the diff view: a box selects its change */
-    const dg = e.target.closest && e.target.closest('g.node');
+    const t = e.target === cv.el ? cv.targetAt(e.clientX, e.clientY) : e.target;
+    const dg = t && t.closest && t.closest('g.node');
     if (dg) diffView.onBoxClick(dg);
     return;
   }
@@ -1103,7 +1104,7 @@ initKeys({
 
 // ------------------------------------------------------------------------- diff
 const diffView = new DiffView({
-  pz, canvas, viewport, minimap, announce, showGraphState, hideGraphState, flash, openSide, closeSide, names,
+  pz, canvas, cv, viewport, minimap, announce, showGraphState, hideGraphState, flash, openSide, closeSide, names,
   listBody: $('model-body'),
   info: $('graph-info'),
   setTitle: async (a, b) => {

@@ -1,11 +1,13 @@
 // diff.js — the diff view (#/diff/{a}/{b}?options&change=N): B's graph with the changes
-// marked (GET /models/{a}/diff/{b}.svg), the list of changes from the JSON document
+// marked (GET /models/{a}/diff/{b}.svg; a big full detail on the canvas from
+// .../diff/{b}.layout.json, canvas.js), the list of changes from the JSON document
 // (.../diff/{b}.json, onnxviz.diff/1, docs/diff.md) in the left panel; a click on a change
 // centres its box and opens its details, a click on a box selects its change.  The home
 // page's "Compare" (home.js) opens it.
 
 import { ApiError, getJSON, modelUrl } from './api.js';
 import { fetchSvg, READABLE } from './graph.js';
+import { buildProxy, loadLayout, wantCanvas } from './canvas.js';
 import { h, clear, fmtInt, fmtNum, fmtShape, dtypeShort, kv, shortId, typeText } from './util.js';
 
 const LIST_MAX = 400; // items listed per group; the rest are counted
@@ -83,7 +85,7 @@ function listOf(doc) {
 }
 
 export class DiffView {
-  // deps: {pz, canvas, viewport, announce, showGraphState, hideGraphState, navigate,
+  // deps: {pz, canvas, cv (canvas.js's CanvasGraph), viewport, announce, showGraphState, hideGraphState, navigate,
   //        flash, openSide, closeSide, setTitle(a, b), names}
   constructor(deps) {
     this.d = deps;
@@ -103,7 +105,7 @@ export class DiffView {
     let change = r.change;
     if (key !== this.key) {
       this.key = null;
-      if (!(await this.load(a, b, query, seq))) return;
+      if (!(await this.load(a, b, query, seq, r.opts.group))) return;
       this.key = key;
       // a comparison opens with a change selected (issue 39): the one whose box the view
       // opens at, its details in the panel; the URL stays as it was (Escape closes it)
@@ -122,7 +124,7 @@ export class DiffView {
     return i >= 0 ? i : null;
   }
 
-  async load(a, b, query, seq) {
+  async load(a, b, query, seq, group) {
     const d = this.d;
     d.setTitle(a, b);
     const body = clear(d.listBody);
@@ -131,10 +133,21 @@ export class DiffView {
     d.showGraphState({ title: 'Comparing the models…', detail: 'The server matches the nodes of both models and draws B with the changes marked.' });
     let doc;
     let svg;
+    let layout = null;
+    if (this.ctl) this.ctl.abort();
+    const ctl = new AbortController();
+    this.ctl = ctl;
     try {
-      [doc, svg] = await Promise.all([getJSON(diffUrl(a, b, 'json')), fetchSvg(diffUrl(a, b, 'svg', query))]);
+      // a big full detail goes to the canvas as a model's does (canvas.js: wantCanvas, by
+      // B's node count, which the document says): drawn from the drawing's layout JSON
+      const docP = getJSON(diffUrl(a, b, 'json'));
+      docP.catch(() => {}); // awaited below
+      if (wantCanvas(Infinity, group) && wantCanvas((await docP).b.nodes, group)) {
+        layout = await loadLayout(diffUrl(a, b, 'layout.json', query), ctl.signal, (st, body, ra) => new ApiError(st, body, ra));
+      } else svg = await fetchSvg(diffUrl(a, b, 'svg', query), ctl.signal);
+      doc = await docP;
     } catch (e) {
-      if (seq !== this.seq) return false;
+      if (seq !== this.seq || e.name === 'AbortError') return false;
       const where = e instanceof ApiError ? [e.code, e.where()].filter(Boolean).join(' · ') : '';
       d.showGraphState({ error: true, title: 'The models could not be compared', detail: [e.message, where].filter(Boolean).join(' — '),
         actions: [['Try again', () => { this.key = null; this.d.retry(); }]] });
@@ -150,7 +163,15 @@ export class DiffView {
     this.tensors = new Map(doc.tensors.map((t) => [t.name, t]));
     this.items = listOf(doc);
     d.hideGraphState();
-    clear(d.canvas).append(svg);
+    if (layout) {
+      svg = buildProxy(layout.layout);
+      clear(d.canvas);
+      d.cv.show(layout, svg);
+    } else {
+      d.cv.clear();
+      clear(d.canvas).append(svg);
+    }
+    d.canvas.dataset.renderer = layout ? 'canvas' : 'svg';
     d.canvas.dataset.diff = `${a}/${b}`;
     delete d.canvas.dataset.model;
     svg.setAttribute('focusable', 'false');
