@@ -190,6 +190,7 @@ typedef struct view {
 	uint32_t max_boxes;  /* cap */
 	uint64_t virtual_nodes; /* ranks crossed by edges (as-late-as-possible ranks) */
 	uint32_t nranks;        /* ranks of those boxes (the deepest one's + 1) */
+	uint32_t bands;         /* dot layouts stacked (layout.c: 1, or more when banded) */
 	char settings[160];  /* dot attributes chosen, for the record */
 	const oxr_overlay *ov; /* marks to draw, or NULL (overlay.c) */
 	struct oxr_io *io;   /* graph inputs/outputs in families and as rows (family.c), NULL
@@ -198,6 +199,17 @@ typedef struct view {
 	double heat_thr[8];  /* the thresholds scale's bins */
 	uint32_t heat_nthr;
 } view;
+
+/* Graphviz 2.42's dot crashes in mincross past about 32,767 ranks (decision 93): a deeper
+ * view without clusters is laid out in bands of OXR_BAND_RANKS ranks, one dot layout each
+ * (layout.c, decision 98); a deeper one with clusters (a cluster may span bands) is
+ * refused (view.c). */
+#define OXR_VIEW_MAX_RANKS 32000u
+#define OXR_BAND_RANKS 16000u
+static inline bool oxr__layout_banded(const view *v)
+{
+	return v->nranks > OXR_VIEW_MAX_RANKS && v->nclusters == 0;
+}
 
 /* view.c */
 oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const oxr_options *o,

@@ -352,17 +352,16 @@ static int mem_flush(void *chan)
 	return 0;
 }
 
-oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
+#define IN_PART(i) (band == NULL || band[i] == part)
+/* The boxes of band `part` (band[i]: box i's; the whole view when band is NULL) and the
+ * edges between them laid out by dot in one graph, or written as DOT into dot_out; their
+ * coordinates from (0, 0) at the part's top left, its size in *w, *h. */
+static oxr_code layout_part(view *v, GVC_t *ctx, bool want_dot, oxr_buf *dot_out,
+                            const uint32_t *band, uint32_t part, double *w, double *h,
+                            oxr_error *err)
 {
-	GVC_t *ctx = context();
-	if (ctx == NULL)
-		return oxr__fail(err, OXR_E_LAYOUT, "Graphviz: %s",
-		                  gv_loaded ? "no context could be made" : gv_load_err);
-	bool want_dot = fmt == OXR_FMT_DOT;
 	const char *nslimit, *spline_mode, *mclimit;
 	settings(v, &nslimit, &spline_mode, &mclimit);
-	snprintf(v->settings, sizeof(v->settings), "newrank=true nslimit=%s mclimit=%s splines=%s",
-	         nslimit ? nslimit : "default", mclimit ? mclimit : "default", spline_mode);
 
 	/* our own output channel for agwrite (DOT into an oxr_buf) */
 	static Agiodisc_t io;
@@ -443,6 +442,9 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 	}
 	for (uint32_t i = 0; i < v->nboxes; i++) {
 		vbox *b = &v->boxes[i];
+		b->gv = NULL;
+		if (!IN_PART(i))
+			continue;
 		Agraph_t *home = b->cluster == OXP_NONE ? g : v->clusters[b->cluster].gv;
 		snprintf(name, sizeof(name), "b%u", i);
 		Agnode_t *n = gv.agnode(home, name, 1);
@@ -484,6 +486,9 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 	}
 	for (uint32_t i = 0; i < v->nedges; i++) {
 		vedge *e = &v->edges[i];
+		e->gv = NULL;
+		if (!IN_PART(e->from) || !IN_PART(e->to))
+			continue; /* between two parts: layout_bands draws it */
 		Agedge_t *ge = gv.agedge(g, v->boxes[e->from].gv, v->boxes[e->to].gv, NULL, 1);
 		if (ge == NULL) {
 			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
@@ -530,12 +535,14 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 	/* read the layout back; SVG orientation: y grows downwards */
 	boxf bb = GD_bb(g);
 	const double pad = 8;
-	v->width = bb.UR.x - bb.LL.x + 2 * pad;
-	v->height = bb.UR.y - bb.LL.y + 2 * pad;
+	*w = bb.UR.x - bb.LL.x + 2 * pad;
+	*h = bb.UR.y - bb.LL.y + 2 * pad;
 #define X(px) ((px) - bb.LL.x + pad)
 #define Y(py) (bb.UR.y - (py) + pad)
 	for (uint32_t i = 0; i < v->nboxes; i++) {
 		vbox *b = &v->boxes[i];
+		if (b->gv == NULL)
+			continue;
 		pointf c = ND_coord((Agnode_t *)b->gv);
 		b->x = X(c.x);
 		b->y = Y(c.y);
@@ -556,6 +563,8 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 	double label_right = 0;
 	for (uint32_t i = 0; i < v->nedges; i++) {
 		vedge *e = &v->edges[i];
+		if (e->gv == NULL)
+			continue;
 		splines *sp = ED_spl((Agedge_t *)e->gv);
 		if (sp == NULL || sp->size < 1 || sp->list[0].size < 4)
 			continue;
@@ -584,16 +593,165 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 			double lw = oxr__text_width(e->label, OXR_LABEL_SIZE, false);
 			e->lx = v->o.rankdir_lr ? x + 3 : x + 4;
 			e->ly = v->o.rankdir_lr ? y - 3 : y + 9;
-			if (e->lx + lw > v->width && !v->o.rankdir_lr)
+			if (e->lx + lw > *w && !v->o.rankdir_lr)
 				e->lx = x - 4 - lw; /* at the drawing's right edge: left of the line */
 			if (e->lx < 0)
 				e->lx = 0;
+			label_right = fmax(label_right, e->lx + lw);
 		}
 	}
-	if (rc == OXR_OK)
-		rc = oxr__labels_place(v, err);
-	/* a label wider than the room left of its line, or past the end in LR: the drawing
-	 * grows to hold it */
+	/* a band grows to hold a label wider than the room left of its line, or past the end in
+	 * LR, before the bands are stacked; labels_finish then places every label over the
+	 * composed drawing (the whole view grows there only, to where the labels end up) */
+	if (band != NULL && label_right > *w)
+		*w = ceil(label_right);
+#undef X
+#undef Y
+	gv.gvFreeLayout(ctx, g);
+out:
+	gv.agclose(g);
+	return rc;
+}
+#undef IN_PART
+
+/* Moves the boxes and edges of band `part` by (dx, dy). */
+static void part_move(view *v, const uint32_t *band, uint32_t part, double dx, double dy)
+{
+	for (uint32_t i = 0; i < v->nboxes; i++) {
+		vbox *b = &v->boxes[i];
+		if (band[i] == part) {
+			b->x += dx;
+			b->y += dy;
+		}
+	}
+	for (uint32_t i = 0; i < v->nedges; i++) {
+		vedge *e = &v->edges[i];
+		if (band[e->from] != part || band[e->to] != part)
+			continue;
+		for (uint32_t k = 0; k < e->npts; k++) {
+			e->pts[2 * k] += dx;
+			e->pts[2 * k + 1] += dy;
+		}
+		e->ax += dx;
+		e->ay += dy;
+		e->lx += dx;
+		e->ly += dy;
+	}
+}
+
+/* An edge between two bands: a curve from the producer's bottom (TB; right side, LR) to
+ * the consumer's top (left side), bending along the flow, with an arrow.  Answers false
+ * when the arena is full. */
+static bool band_edge(view *v, vedge *e)
+{
+	const vbox *f = &v->boxes[e->from], *t = &v->boxes[e->to];
+	double *p = oxp_arena_array(v->arena, 8, sizeof(double));
+	if (p == NULL)
+		return false;
+	bool lr = v->o.rankdir_lr;
+	double x0 = lr ? f->x + f->w / 2 : f->x, y0 = lr ? f->y : f->y + f->h / 2;
+	double x1 = lr ? t->x - t->w / 2 : t->x, y1 = lr ? t->y : t->y - t->h / 2;
+	double ax = x1, ay = y1; /* the arrow's tip; the curve ends 7 units before it */
+	if (lr)
+		x1 -= 7;
+	else
+		y1 -= 7;
+	double bend = lr ? (x1 - x0) / 3 : (y1 - y0) / 3;
+	p[0] = x0, p[1] = y0;
+	p[2] = lr ? x0 + bend : x0, p[3] = lr ? y0 : y0 + bend;
+	p[4] = lr ? x1 - bend : x1, p[5] = lr ? y1 : y1 - bend;
+	p[6] = x1, p[7] = y1;
+	e->pts = p;
+	e->npts = 4;
+	e->arrow = true;
+	e->ax = ax;
+	e->ay = ay;
+	if (e->label != NULL) { /* as layout_part places it: just past the producer */
+		e->lx = lr ? x0 + 3 : x0 + 4;
+		e->ly = lr ? y0 - 3 : y0 + 9;
+	}
+	return true;
+}
+
+/* Each box's band: its rank's, but a box with one edge (a stub, a terminal, a leaf) goes
+ * with the box at its other end, so that it is laid out beside it, not in a row of leaves
+ * of its rank's band (a stub's rank is as late as possible: past its producer's band). */
+static uint32_t *bands_of(const view *v)
+{
+	uint32_t *band = malloc((size_t)v->nboxes * sizeof(uint32_t) + 1);
+	uint32_t *deg = calloc((size_t)v->nboxes + 1, sizeof(uint32_t));
+	if (band == NULL || deg == NULL) {
+		free(band);
+		free(deg);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < v->nboxes; i++)
+		band[i] = v->boxes[i].rank / OXR_BAND_RANKS;
+	for (uint32_t i = 0; i < v->nedges; i++) {
+		deg[v->edges[i].from]++;
+		deg[v->edges[i].to]++;
+	}
+	for (uint32_t i = 0; i < v->nedges; i++) {
+		uint32_t f = v->edges[i].from, t = v->edges[i].to;
+		if (deg[t] == 1 && deg[f] > 1)
+			band[t] = v->boxes[f].rank / OXR_BAND_RANKS;
+		else if (deg[f] == 1 && deg[t] > 1)
+			band[f] = v->boxes[t].rank / OXR_BAND_RANKS;
+	}
+	free(deg);
+	return band;
+}
+
+/* A view deeper than Graphviz's dot can rank (it crashes in mincross past about 32,767
+ * ranks: decision 93) is laid out in bands of OXR_BAND_RANKS ranks, one dot layout each,
+ * stacked along the flow and centred across it; the few edges between bands (long ones
+ * are stubs already: view.c's cut_long_edges) are drawn by band_edge.  Only views without
+ * clusters come here (a cluster may span bands). */
+static oxr_code layout_bands(view *v, GVC_t *ctx, oxr_error *err)
+{
+	const double gap = 24; /* between bands: about a rank's spacing */
+	double along = 0, across = 0;
+	uint32_t nbands = (v->nranks + OXR_BAND_RANKS - 1) / OXR_BAND_RANKS;
+	double *size = calloc((size_t)nbands * 2, sizeof(double));
+	uint32_t *band = bands_of(v);
+	if (size == NULL || band == NULL) {
+		free(size);
+		free(band);
+		return oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	}
+	oxr_code rc = OXR_OK;
+	for (uint32_t k = 0; k < nbands && rc == OXR_OK; k++) {
+		double w = 0, h = 0;
+		rc = layout_part(v, ctx, false, NULL, band, k, &w, &h, err);
+		/* TB: bands go down, LR: right */
+		size[2 * k] = v->o.rankdir_lr ? h : w;
+		size[2 * k + 1] = v->o.rankdir_lr ? w : h;
+		across = fmax(across, size[2 * k]);
+	}
+	for (uint32_t k = 0; k < nbands && rc == OXR_OK; k++) {
+		double centre = (across - size[2 * k]) / 2;
+		part_move(v, band, k, v->o.rankdir_lr ? along : centre, v->o.rankdir_lr ? centre : along);
+		along += size[2 * k + 1] + (k + 1 < nbands ? gap : 0);
+	}
+	for (uint32_t i = 0; i < v->nedges && rc == OXR_OK; i++) {
+		vedge *e = &v->edges[i];
+		if (band[e->from] != band[e->to] && !band_edge(v, e))
+			rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
+	}
+	v->width = v->o.rankdir_lr ? along : across;
+	v->height = v->o.rankdir_lr ? across : along;
+	v->bands = nbands;
+	free(size);
+	free(band);
+	return rc;
+}
+
+/* Each label moved to a free place beside its line (labels.c), over the whole drawing once
+ * its parts are composed; the drawing grows to hold a label moved past its right edge. */
+static oxr_code labels_finish(view *v, oxr_error *err)
+{
+	oxr_code rc = oxr__labels_place(v, err);
+	double label_right = 0;
 	for (uint32_t i = 0; rc == OXR_OK && i < v->nedges; i++) {
 		const vedge *e = &v->edges[i];
 		if (e->label != NULL && e->npts >= 4 && !e->label_hidden)
@@ -601,10 +759,29 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 	}
 	if (label_right > v->width)
 		v->width = ceil(label_right);
-#undef X
-#undef Y
-	gv.gvFreeLayout(ctx, g);
-out:
-	gv.agclose(g);
 	return rc;
+}
+
+oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
+{
+	GVC_t *ctx = context();
+	if (ctx == NULL)
+		return oxr__fail(err, OXR_E_LAYOUT, "Graphviz: %s",
+		                  gv_loaded ? "no context could be made" : gv_load_err);
+	const char *nslimit, *spline_mode, *mclimit;
+	settings(v, &nslimit, &spline_mode, &mclimit);
+	v->bands = 1;
+	if (fmt != OXR_FMT_DOT && oxr__layout_banded(v)) {
+		snprintf(v->settings, sizeof(v->settings),
+		         "newrank=true nslimit=%s mclimit=%s splines=%s bands=%u",
+		         nslimit ? nslimit : "default", mclimit ? mclimit : "default", spline_mode,
+		         (v->nranks + OXR_BAND_RANKS - 1) / OXR_BAND_RANKS);
+		oxr_code rc = layout_bands(v, ctx, err);
+		return rc == OXR_OK ? labels_finish(v, err) : rc;
+	}
+	snprintf(v->settings, sizeof(v->settings), "newrank=true nslimit=%s mclimit=%s splines=%s",
+	         nslimit ? nslimit : "default", mclimit ? mclimit : "default", spline_mode);
+	oxr_code rc = layout_part(v, ctx, fmt == OXR_FMT_DOT, dot_out, NULL, 0, &v->width,
+	                          &v->height, err);
+	return rc == OXR_OK && fmt != OXR_FMT_DOT ? labels_finish(v, err) : rc;
 }

@@ -367,16 +367,28 @@ static const char *legend_label(int i)
 	return legend_marks[i] == OXR_MARK_SAME ? "unchanged" : oxr__mark_name(legend_marks[i]);
 }
 
-/* Its width: what legend_svg draws, from the same text widths. */
-static double legend_width(const view *v)
+/* Where legend_svg puts its items, from the same text widths: at[0..3] the four marks'
+ * swatches, at[4] the changed row's, at[5] the caption; answers the legend's width.  The
+ * layout JSON carries them, so a canvas draws the legend where the SVG does. */
+static double legend_at(const view *v, double at[6])
 {
 	double x = 10;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 4; i++) {
+		at[i] = x;
 		x += 27 + oxr__text_width(legend_label(i), 10, false) + 14;
+	}
+	at[4] = x;
 	x += 27 + oxr__text_width("changed row", 10, false) + 18;
+	at[5] = x;
 	if (v->ov->legend != NULL)
 		x += oxr__text_width(v->ov->legend, 10, false);
 	return x + 10;
+}
+
+static double legend_width(const view *v)
+{
+	double at[6];
+	return legend_at(v, at);
 }
 
 static void legend_svg(const view *v, oxr_buf *o)
@@ -385,10 +397,12 @@ static void legend_svg(const view *v, oxr_buf *o)
 	const oxr_palette *pal = oxr__palette(v->o.theme_dark);
 	const char *const tint[] = {pal->mark_tint[0], pal->mark_tint[1], pal->mark_tint[2],
 	                            pal->same_fill};
-	double y = v->height - LEGEND_H + 6, x = 10;
+	double y = v->height - LEGEND_H + 6, at[6];
+	legend_at(v, at);
 	oxr_buf_printf(o, "<g id=\"legend\" class=\"legend\">");
 	for (int i = 0; i < 4; i++) {
 		const char *label = legend_label(i);
+		double x = at[i];
 		oxr_buf_printf(o,
 		               "<rect x=\"%.1f\" y=\"%.1f\" width=\"22\" height=\"13\" rx=\"3\" "
 		               "fill=\"%s\" stroke=\"%s\" stroke-width=\"2\"%s/>"
@@ -396,16 +410,14 @@ static void legend_svg(const view *v, oxr_buf *o)
 		               x, y, tint[i], oxr__mark_color(marks[i]),
 		               marks[i] == OXR_MARK_REMOVED ? " stroke-dasharray=\"5 3\"" : "", x + 27, y + 10.5,
 		               pal->legend_text, label);
-		x += 27 + oxr__text_width(label, 10, false) + 14;
 	}
 	oxr_buf_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"22\" height=\"12\" "
 	                  "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
 	                  "fill=\"%s\">changed row</text>",
-	               x, y + 0.5, pal->row_mark, x + 27, y + 10.5, pal->legend_text);
-	x += 27 + oxr__text_width("changed row", 10, false) + 18;
+	               at[4], y + 0.5, pal->row_mark, at[4] + 27, y + 10.5, pal->legend_text);
 	if (v->ov->legend != NULL) {
 		oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">",
-		               x, y + 10.5, pal->legend_note);
+		               at[5], y + 10.5, pal->legend_note);
 		xml(o, v->ov->legend);
 		oxr_buf_append(o, "</text>", 7);
 	}
@@ -500,10 +512,21 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 	               v->width, v->height, v->o.rankdir_lr ? "LR" : "TB", v->group_depth);
 	jstr(o, v->settings);
 	if (v->o.hide[0] != '\0') /* hide=: what it named, and how many nodes it took away */
-		oxr_buf_printf(o, ",\"hidden\":{\"ops\":\"%s\",\"nodes\":%u}", v->o.hide,
-		               v->nophidden);
+		oxr_buf_printf(o, ",\"hidden\":{\"ops\":\"%s\",\"nodes\":%u,\"note_at\":[10.0,%.1f]}",
+		               v->o.hide, v->nophidden, v->note_y); /* the SVG's note's baseline */
 	if (v->ov != NULL && v->ov->heat != NULL)
 		oxr__heat_layout_json(v, o);
+	else if (v->ov != NULL) { /* the marks' legend (legend_svg): its top, x of its items */
+		double at[6];
+		legend_at(v, at);
+		oxr_buf_printf(o, ",\"mark_legend\":{\"y\":%.1f,\"at\":[%.1f,%.1f,%.1f,%.1f,%.1f,%.1f]",
+		               v->height - LEGEND_H + 6, at[0], at[1], at[2], at[3], at[4], at[5]);
+		if (v->ov->legend != NULL) {
+			oxr_buf_append(o, ",\"caption\":", 11);
+			jstr(o, v->ov->legend);
+		}
+		oxr_buf_append(o, "}", 1);
+	}
 	oxr_buf_append(o, ",\"nodes\":[", 10);
 	for (uint32_t i = 0; i < v->nboxes; i++) {
 		const vbox *b = &v->boxes[i];
@@ -586,6 +609,8 @@ oxr_code oxr__write_layout_json(const view *v, oxr_buf *o, oxr_error *err)
 		oxr_buf_append(o, "]", 1);
 		if (e->arrow)
 			oxr_buf_printf(o, ",\"arrow\":[%.1f,%.1f]", e->ax, e->ay);
+		if (e->mark) /* a ghost (A's edge to a removed node): the SVG's dashed mark colour */
+			oxr_buf_printf(o, ",\"mark\":\"%s\"", oxr__mark_name(e->mark));
 		oxr_buf_append(o, "}", 1);
 	}
 	oxr_buf_append(o, "],\"clusters\":[", 14);
@@ -629,7 +654,8 @@ oxr_code oxr_render_overlay(const oxp_model *m, const oxp_dag *d, const oxr_opti
 	oxr_code rc = oxr__view_build(&v, m, d, o, ov, err);
 	if (rc == OXR_OK)
 		rc = oxr__layout(&v, fmt, out, err);
-	if (rc == OXR_OK && fmt == OXR_FMT_SVG && v.o.hide[0] != '\0') { /* room for the note */
+	/* room for the note, in the SVG and in the layout JSON alike (a canvas draws it there) */
+	if (rc == OXR_OK && (fmt == OXR_FMT_SVG || fmt == OXR_FMT_LAYOUT_JSON) && v.o.hide[0] != '\0') {
 		char note[OXR_HIDE_MAX + 64];
 		hidden_note(&v, note, sizeof(note));
 		v.note_y = v.height + 14;

@@ -22,9 +22,9 @@
  * layouts"); --layout-memory bounds the worker below that.  Ranks: Graphviz 2.42's dot
  * crashes in mincross ("out of memory", then SIGSEGV) on drawings deeper than about
  * 32,767 ranks (a chain of 32,700 laid out, one of 32,800 crashed: a 16-bit count, it
- * seems), so deeper views are refused with a reason instead of a killed worker. */
+ * seems), so deeper views are laid out in bands (layout.c, OXR_BAND_RANKS), or refused with
+ * a reason when they have clusters, instead of a killed worker. */
 #define VIEW_MAX_BOXES 200000u
-#define VIEW_MAX_RANKS 32000u
 #define LONG_SPAN_MIN_BOXES 200u  /* only graphs this big get long edges cut */
 #define LONG_SPAN 24u             /* ranks an edge may span before it is cut */
 
@@ -972,12 +972,12 @@ oxr_code oxr__view_build(view *v, const oxp_model *m, const oxp_dag *d, const ox
 		if (v->boxes[bi].rank + 1 > v->nranks)
 			v->nranks = v->boxes[bi].rank + 1;
 	}
-	if (v->nranks > VIEW_MAX_RANKS) {
+	if (v->nranks > OXR_VIEW_MAX_RANKS && !oxr__layout_banded(v)) {
 		rc = oxr__fail(err, OXR_E_TOO_BIG,
 		               "the view is %u ranks deep, more than %u (the layout engine fails on "
-		               "deeper drawings); use the overview (group=auto) or expand fewer "
-		               "scopes",
-		               v->nranks, VIEW_MAX_RANKS);
+		               "deeper drawings with clusters); use the overview (group=auto) or "
+		               "expand fewer scopes",
+		               v->nranks, OXR_VIEW_MAX_RANKS);
 		goto out;
 	}
 out:

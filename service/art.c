@@ -28,6 +28,8 @@ const char *oxs_art_ext(const oxs_art *a)
 		return a->u.tensor.opt.npy ? "npy" : "json";
 	if (a->kind == OXS_ART_DIFF && a->u.diff.md)
 		return "md";
+	if (a->kind == OXS_ART_DIFF && a->u.diff.layout)
+		return "layout.json";
 	if (a->raster)
 		return "png";
 	return a->kind == OXS_ART_GRAPH || a->kind == OXS_ART_DIFF || a->kind == OXS_ART_HEAT
@@ -89,7 +91,7 @@ void oxs_art_diff(oxs_art *a, const char *other)
 	optkey[0] = '\0';
 	if (a->u.diff.md)
 		snprintf(optkey, sizeof(optkey), "%s", a->u.diff.base);
-	else if (a->fmt != OXR_FMT_LAYOUT_JSON)
+	else if (a->fmt != OXR_FMT_LAYOUT_JSON || a->u.diff.layout)
 		oxr_options_key(&a->opt, optkey, sizeof(optkey));
 	snprintf(a->key, sizeof(a->key), "%s|diff|%s|%s|%s", a->id, oxs_art_ext(a), other, optkey);
 	char salted[OXS_KEY_MAX + 32], h[65];
@@ -102,6 +104,12 @@ void oxs_art_diff_md(oxs_art *a, const char *other, const char *base)
 {
 	a->u.diff.md = true;
 	snprintf(a->u.diff.base, sizeof(a->u.diff.base), "%s", base);
+	oxs_art_diff(a, other);
+}
+
+void oxs_art_diff_layout(oxs_art *a, const char *other)
+{
+	a->u.diff.layout = true;
 	oxs_art_diff(a, other);
 }
 

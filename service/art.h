@@ -60,6 +60,8 @@ typedef struct oxs_art {
 		struct {
 			char other[OXST_ID_LEN + 1]; /* the model compared with (B; id is A) */
 			bool md;                     /* Markdown (oxs_art_diff_md), not fmt */
+			bool layout;                 /* the drawing's layout JSON, not the
+			                                document (oxs_art_diff_layout) */
 			char base[256];              /* md: --base-url of its links, "" none */
 		} diff;                              /* OXS_ART_DIFF (oxs_art_diff) */
 		struct {
@@ -87,6 +89,9 @@ void oxs_art_tensor(oxs_art *a, const char *tensor, const oxs_preview_opt *o);
 void oxs_art_diff(oxs_art *a, const char *other);
 /* The same for the diff as Markdown (diff_md.c) with links under base ("": none). */
 void oxs_art_diff_md(oxs_art *a, const char *other, const char *base);
+/* The same for the diff drawing's layout JSON (fmt OXR_FMT_LAYOUT_JSON: .layout.json,
+ * where .json is the diff document): a canvas draws a big diff from it (web/canvas.js). */
+void oxs_art_diff_layout(oxs_art *a, const char *other);
 /* After oxs_art_init(OXS_ART_COST): the dims binding (valid for oxp_cost_bind_parse; part
  * of the cache key and store name). */
 void oxs_art_cost(oxs_art *a, const char *dims);

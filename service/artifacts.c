@@ -546,7 +546,8 @@ static oxr_code diff_isolated(oxs_server *srv, const oxs_art *art, const char *a
 	const char *md_args[4] = {art->id, art->u.diff.other,
 	                          art->u.diff.base[0] != '\0' ? art->u.diff.base : NULL, NULL};
 	char fmt[160];
-	raster_fmt(art, art->u.diff.md ? "md"
+	raster_fmt(art, art->u.diff.md       ? "md"
+	                : art->u.diff.layout ? "layout" /* diff.c's name of the drawing's JSON */
 	                : art->fmt == OXR_FMT_LAYOUT_JSON ? "json"
 	                                                  : oxr_format_ext(art->fmt),
 	           fmt, sizeof(fmt));

@@ -65,6 +65,7 @@ typedef struct oxs_route {
 	X(TENSOR, "/models/{id}/tensors/{name}", "GET HEAD", READ, OPEN, OPEN, false, false, h_tensor, _, _) \
 	X(OVERLAYS, "/models/{id}/overlays", "POST", READ, UPLOAD, OPEN, false, true, _, oxs_overlay_post, _) \
 	X(OVERLAY, "/models/{id}/overlays/{oid}", "GET HEAD", READ, OPEN, OPEN, false, false, oxs_overlay_get, _, _) \
+	X(DIFF_LAYOUT, "/models/{id}/diff/{other}.layout.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_diff, _, _) \
 	X(DIFF_JSON, "/models/{id}/diff/{other}.json", "GET HEAD", READ, OPEN, OPEN, false, false, h_diff, _, _) \
 	X(DIFF_SVG, "/models/{id}/diff/{other}.svg", "GET HEAD", READ, OPEN, OPEN, false, false, h_diff, _, _) \
 	X(DIFF_DOT, "/models/{id}/diff/{other}.dot", "GET HEAD", READ, OPEN, OPEN, false, false, h_diff, _, _) \

@@ -1007,6 +1007,8 @@ static void diff_request(oxs_req *r, const oxr_options *opt, bool md, const oxr_
 	oxs_art_init(&r->art, OXS_ART_DIFF, r->id, oxs_format_of_route(oxs_route_at(r->route)->pattern), opt);
 	if (md)
 		oxs_art_diff_md(&r->art, r->param, r->srv->cfg.base_url);
+	else if (r->route == OXS_R_DIFF_LAYOUT) /* before .json in the route table */
+		oxs_art_diff_layout(&r->art, r->param);
 	else
 		oxs_art_diff(&r->art, r->param);
 	if (ras != NULL)

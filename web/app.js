@@ -24,6 +24,7 @@ import { initSearch } from './search.js';
 import { initUpload } from './upload.js';
 import { initEmbed, pathRoute } from './embed.js';
 import { onTheme, themeQuery } from './theme.js';
+import { hideChecked, hideFieldset, syncHide } from './hide.js';
 import { HEAT_DEFAULTS, heatFieldset, heatMetrics, heatPatch, isOverlayFile, postOverlay, showHottest, syncHeat } from './heat.js';
 
 const $ = (id) => document.getElementById(id);
@@ -229,7 +230,7 @@ const pz = new PanZoom(viewport, canvas, (p) => {
 });
 minimap = new Minimap($('minimap'), pz, { toggle: $('minimap-toggle'), sideOpen: () => !$('side-panel').hidden });
 // big drawings on a canvas (canvas.js, decision 94); a click or Enter on one of its boxes
-cv = new CanvasGraph(viewport, pz, { activate: (g) => { if (g && !route.diff) activateBox(g); }, listEl: $('canvas-list') });
+cv = new CanvasGraph(viewport, pz, { activate: (g) => { if (g) { if (route.diff) diffView.onBoxClick(g); else activateBox(g); } }, listEl: $('canvas-list') });
 new ResizeObserver(() => cv.schedule()).observe(viewport);
 new ResizeObserver(() => minimap.update()).observe(viewport);
 
@@ -357,7 +358,7 @@ async function loadGraph(r, key, seq) {
   nodeKeys.attach(layout ? null : svg, r.node); // a canvas drawing: its list (canvas.js)
   const boxes = svg.getAttribute('data-boxes');
   const nodes = svg.querySelectorAll('g.node').length;
-  $('graph-info').textContent = `${fmtInt(boxes ? +boxes : nodes)} boxes${svg.getAttribute('data-group-depth') && svg.getAttribute('data-group-depth') !== '0' ? ` · grouped by scope (depth ${svg.getAttribute('data-group-depth')})` : ''}`;
+  $('graph-info').textContent = `${fmtInt(boxes ? +boxes : nodes)} boxes${svg.getAttribute('data-group-depth') && svg.getAttribute('data-group-depth') !== '0' ? ` · grouped by scope (depth ${svg.getAttribute('data-group-depth')})` : ''}${svg.hasAttribute('data-hidden') ? ` · ${fmtInt(+svg.getAttribute('data-hidden'))} hidden (${r.opts.hide.replace(/,/g, ', ')})` : ''}`;
   // a new view opens at the graph inputs, at a readable scale (unless all of it is)
   const lr = r.opts.rankdir === 'LR';
   const vr = viewport.getBoundingClientRect();
@@ -817,7 +818,8 @@ function groupChain(name) {
 // ------------------------------------------------------------------------- graph events
 viewport.addEventListener('click', (e) => {
   if (route.diff && !pz.dragged) { /* the diff view: a box selects its change */
-    const dg = e.target.closest && e.target.closest('g.node');
+    const t = e.target === cv.el ? cv.targetAt(e.clientX, e.clientY) : e.target;
+    const dg = t && t.closest && t.closest('g.node');
     if (dg) diffView.onBoxClick(dg);
     return;
   }
@@ -995,6 +997,7 @@ const optForm = $('options');
 const overlayLoaded = (overlay, metric) => navigate({ opts: { overlay, metric } });
 const overlayRefused = (e) => showGraphState({ title: 'The overlay was refused', detail: errorNotice(e), error: true, spinner: false, actions: [['Close', hideGraphState]] });
 heatFieldset(optForm, () => route.id, overlayLoaded, overlayRefused);
+hideFieldset(optForm);
 async function dropOverlay(file) {
   const id = route.id;
   if (!id) return;
@@ -1027,12 +1030,15 @@ function syncOptionsForm() {
   optForm.querySelector('input[name="shapes"]').checked = route.opts.shapes === 'on';
   optForm.querySelector('select[name="attrs"]').value = route.opts.attrs;
   syncHeat(optForm, route.opts);
+  const sm = cur.summary && cur.summary.summary && cur.summary.summary.summary;
+  syncHide(optForm, route.diff ? [] : (sm && sm.op_types) || [], route.opts.hide);
 }
 
 optForm.addEventListener('change', (e) => {
   const t = e.target;
   const opts = {};
   if (t.name === 'shapes') opts.shapes = t.checked ? 'on' : 'off';
+  else if (t.name === 'hide') opts.hide = hideChecked(optForm);
   else if (t.name in HEAT_DEFAULTS) Object.assign(opts, heatPatch(t.name, t.value));
   else if (t.name in DEFAULTS) opts[t.name] = t.value;
   const patch = { opts };
@@ -1143,7 +1149,7 @@ const sbs = new SideBySide($('sbs'), {
   zoomed: (p) => showZoom(p.k),
 });
 const diffView = new DiffView({
-  pz, canvas, viewport, minimap, announce, showGraphState, hideGraphState, flash, openSide, closeSide, names, sbs,
+  pz, canvas, cv, viewport, minimap, announce, showGraphState, hideGraphState, flash, openSide, closeSide, names, sbs,
   listBody: $('model-body'),
   info: $('graph-info'),
   setTitle: async (a, b) => {

@@ -40,6 +40,7 @@ const FAMILY = {
 };
 const MARK = { same: '#9aa5b1', added: '#1e8e3e', changed: '#d97706', removed: '#c0392b' };
 const TINT = { added: '#e6f4ea', changed: '#fff3d6', removed: '#fdecea' };
+const SAME_FILL = '#f4f5f7', SAME_BAND = '#6b7280', ROW_MARK = '#fcd34d'; // a diff's context
 const ROW_COLOUR = { name: '#6b7280', tensor: '#7a5c12', sub: '#1f4e8c', badge: '#8a3b12', default: '#8a94a3' };
 const EDGE = {
   data: ['#6b7280', []], outer: ['#8e44ad', [5, 3]], sub: ['#c06f12', [2, 3]],
@@ -68,10 +69,13 @@ function boxStyle(b) {
   if (TINT[b.mark]) {
     fill = TINT[b.mark]; stroke = MARK[b.mark]; width = 2.4;
     if (b.mark === 'removed') dash = [5, 3];
-  }
+  } else if (b.mark === 'same') { fill = SAME_FILL; stroke = MARK.same; } // muted, text as readable
   if (b.heat && /^#[0-9a-f]{6}$/i.test(b.heat.color)) fill = b.heat.color;
   return { fill, stroke, width, dash, rx: Math.min(rx, b.h / 2, b.w / 2) };
 }
+
+// A box's header band: its family's colour, muted for a diff's unchanged context
+const bandOf = (b) => (b.mark === 'same' ? SAME_BAND : FAMILY[b.family] || FAMILY.other);
 
 // black or white text on a heat fill (svg.c's heat_dark: the fill's luminance)
 function darkFill(hex) {
@@ -116,7 +120,7 @@ export function proxyEdges(svg, layout, n) {
   const end = Math.min(edges.length, svg.__edgesDone + n);
   for (let i = svg.__edgesDone; i < end; i++) {
     const e = edges[i];
-    const g = proxyEl('g', { id: e.id, class: `edge${e.style && e.style !== 'data' ? ` ${e.style}` : ''}`, 'data-from': e.from, 'data-to': e.to, 'data-value': e.value, 'data-count': e.count > 1 ? e.count : null }, eg);
+    const g = proxyEl('g', { id: e.id, class: `edge${e.style && e.style !== 'data' ? ` ${e.style}` : ''}${e.mark ? ' ghost' : ''}`, 'data-from': e.from, 'data-to': e.to, 'data-value': e.value, 'data-count': e.count > 1 ? e.count : null }, eg);
     g.__ox = { edge: i };
   }
   svg.__edgesDone = end;
@@ -131,6 +135,7 @@ export function buildProxy(layout) {
   const svg = el('svg', {
     class: 'onnxviz', width: layout.width, height: layout.height, 'data-format': 'onnxviz.layout/1',
     'data-boxes': nodes.length, 'data-group-depth': layout.group_depth || 0,
+    'data-hidden': layout.hidden ? layout.hidden.nodes : null, // hide= (svg.c's data-hidden)
   });
   const cg = el('g', { id: 'clusters' }, svg), ng = el('g', { id: 'nodes' }, svg);
   svg.insertBefore(el('g', { id: 'edges' }), ng);
@@ -158,7 +163,7 @@ export function buildProxy(layout) {
     const head = b.rows && b.rows[0] && b.rows[0].style === 'header';
     const st = boxStyle(b);
     el('rect', {
-      x: box.x, y: box.y, width: b.w, height: b.h, fill: st.fill, stroke: head ? FAMILY[b.family] || FAMILY.other : st.stroke,
+      x: box.x, y: box.y, width: b.w, height: b.h, fill: st.fill, stroke: head ? bandOf(b) : st.stroke,
       'stroke-dasharray': st.dash ? st.dash.join(' ') : null, // startBox leaves dashed inputs out
     }, g).__ox = box;
     (b.rows || []).forEach((r, k) => {
@@ -341,9 +346,39 @@ export class CanvasGraph {
     this.drawClusters(g, v, k);
     this.drawEdges(g, v, k);
     this.drawBoxes(g, v, k);
+    this.drawNotes(g, layout);
     this.el.dataset.drawMs = (performance.now() - t0).toFixed(1);
     this.el.dataset.drawn = `${v.boxes.length} ${v.edges.length}`;
     this.scheduleList();
+  }
+
+  // what svg.c writes under the drawing: a diff's legend of its marks (legend_svg, at the
+  // places the layout JSON gives), hide='s note ("12 nodes hidden (hide=Relu)")
+  drawNotes(g, layout) {
+    const lg = layout.mark_legend;
+    if (lg && Array.isArray(lg.at) && lg.at.length === 6) {
+      const y = lg.y;
+      g.font = `10px ${FONT}`;
+      g.textAlign = 'left';
+      ['added', 'changed', 'removed', 'same'].forEach((m, i) => {
+        const x = lg.at[i];
+        g.beginPath(); g.roundRect(x, y, 22, 13, 3);
+        g.fillStyle = TINT[m] || SAME_FILL; g.fill();
+        g.strokeStyle = MARK[m]; g.lineWidth = 2; g.setLineDash(m === 'removed' ? [5, 3] : []); g.stroke();
+        g.fillStyle = '#1f2933'; g.fillText(m === 'same' ? 'unchanged' : m, x + 27, y + 10.5);
+      });
+      g.setLineDash([]);
+      g.fillStyle = ROW_MARK; g.fillRect(lg.at[4], y + 0.5, 22, 12);
+      g.fillStyle = '#1f2933'; g.fillText('changed row', lg.at[4] + 27, y + 10.5);
+      if (lg.caption) { g.fillStyle = '#4b5563'; g.fillText(lg.caption, lg.at[5], y + 10.5); }
+    }
+    const hd = layout.hidden;
+    if (hd && Array.isArray(hd.note_at)) {
+      g.font = `11px ${FONT}`;
+      g.fillStyle = '#5f6368';
+      g.textAlign = 'left';
+      g.fillText(`${hd.nodes} node${hd.nodes === 1 ? '' : 's'} hidden (hide=${hd.ops})`, hd.note_at[0], hd.note_at[1]);
+    }
   }
 
   drawClusters(g, v, k) {
@@ -378,7 +413,8 @@ export class CanvasGraph {
     const paths = new Map(), arrows = new Map();
     for (const i of v.edges) {
       const e = layout.edges[i];
-      const [colour, dash] = EDGE[e.style] || EDGE.data;
+      // a diff's ghost edge (to or from a removed node): dashed in its mark's colour
+      const [colour, dash] = e.mark && MARK[e.mark] ? [MARK[e.mark], [5, 3]] : EDGE[e.style] || EDGE.data;
       const hot = this.edgeFlags[i] & 1;
       const width = hot ? 2 : e.style === 'reads' ? 0.8 : e.count > 1 ? 1.8 : 1;
       const stroke = hot ? SELECT : colour;
@@ -435,28 +471,27 @@ export class CanvasGraph {
     const { layout, geo } = this.data;
     const nodes = layout.nodes, box = geo.box;
     const round = k >= 0.3;
-    // one pass of fills and one of outlines per style; 'same' marks at half opacity
+    // one pass of fills and one of outlines per style
     const fills = new Map(), strokes = new Map(), bands = new Map();
     const stacks = []; // runs of alike blocks: a stack of three, back to front (few)
     const add = (m, key, make) => { let p = m.get(key); if (!p) { p = make(); m.set(key, p); } return p; };
     for (const i of v.boxes) {
       const b = nodes[i], s = this.styles[i];
       const x = box[4 * i], y = box[4 * i + 1], w = b.w, h = b.h;
-      const alpha = b.mark === 'same' ? 0.5 : 1;
       if (b.open_all) { stacks.push(i); continue; } // drawn one by one, below
-      const f = add(fills, `${alpha}|${s.fill}`, () => ({ path: new Path2D(), fill: s.fill, alpha }));
-      const o = add(strokes, `${alpha}|${s.stroke}|${s.width}|${s.dash || ''}`, () => ({ path: new Path2D(), stroke: s.stroke, width: s.width, dash: s.dash, alpha }));
+      const f = add(fills, s.fill, () => ({ path: new Path2D(), fill: s.fill }));
+      const o = add(strokes, `${s.stroke}|${s.width}|${s.dash || ''}`, () => ({ path: new Path2D(), stroke: s.stroke, width: s.width, dash: s.dash }));
       if (round) { f.path.roundRect(x, y, w, h, s.rx); o.path.roundRect(x, y, w, h, s.rx); } else { f.path.rect(x, y, w, h); o.path.rect(x, y, w, h); }
       if (b.rows && b.rows[0] && b.rows[0].style === 'header') {
-        const colour = FAMILY[b.family] || FAMILY.other;
-        const p = add(bands, `${alpha}|${colour}`, () => ({ path: new Path2D(), fill: colour, alpha }));
+        const colour = bandOf(b);
+        const p = add(bands, colour, () => ({ path: new Path2D(), fill: colour }));
         if (round) p.path.roundRect(x + 0.5, y + 0.5, w - 1, HDR_H - 1, 4); else p.path.rect(x + 0.5, y + 0.5, w - 1, HDR_H - 1);
       }
     }
     // all fills, then all outlines: boxes do not overlap, so this is svg.c's picture
-    for (const p of fills.values()) { g.globalAlpha = p.alpha; g.fillStyle = p.fill; g.fill(p.path); }
+    for (const p of fills.values()) { g.fillStyle = p.fill; g.fill(p.path); }
     for (const p of strokes.values()) {
-      g.globalAlpha = p.alpha; g.strokeStyle = p.stroke; g.lineWidth = Math.max(p.width, 0.6 / k);
+      g.strokeStyle = p.stroke; g.lineWidth = Math.max(p.width, 0.6 / k);
       g.setLineDash(p.dash && k >= CURVE_K ? p.dash : []); g.stroke(p.path);
     }
     g.setLineDash([]);
@@ -464,7 +499,6 @@ export class CanvasGraph {
     // turn (svg.c's stack copies have the plain 1-unit outline)
     for (const i of stacks) {
       const b = nodes[i], s = this.styles[i];
-      g.globalAlpha = b.mark === 'same' ? 0.5 : 1;
       for (const r of [2, 1, 0]) {
         g.beginPath();
         g.roundRect(box[4 * i] + STACK * r, box[4 * i + 1] + STACK * r, b.w, b.h, s.rx);
@@ -474,12 +508,11 @@ export class CanvasGraph {
       if (b.rows && b.rows[0] && b.rows[0].style === 'header') {
         g.beginPath();
         g.roundRect(box[4 * i] + 0.5, box[4 * i + 1] + 0.5, b.w - 1, HDR_H - 1, 4);
-        g.fillStyle = FAMILY[b.family] || FAMILY.other; g.fill();
+        g.fillStyle = bandOf(b); g.fill();
       }
     }
     g.setLineDash([]);
-    for (const p of bands.values()) { g.globalAlpha = p.alpha; g.fillStyle = p.fill; g.fill(p.path); }
-    g.globalAlpha = 1;
+    for (const p of bands.values()) { g.fillStyle = p.fill; g.fill(p.path); }
     if (k >= TEXT_K) for (const i of v.boxes) this.drawRows(g, i);
     // marks of the page: search hits, the selection, a flash, the focused box
     for (const i of v.boxes) {
@@ -502,7 +535,6 @@ export class CanvasGraph {
     const x0 = this.data.geo.box[4 * i], y0 = this.data.geo.box[4 * i + 1];
     const center = b.kind !== 'op' && b.kind !== 'group';
     const heat = b.heat && /^#[0-9a-f]{6}$/i.test(b.heat.color) ? darkFill(b.heat.color) ? 'dark' : 'light' : '';
-    g.globalAlpha = b.mark === 'same' ? 0.5 : 1;
     let y = y0;
     (b.rows || []).forEach((r, n) => {
       if (r.style === 'header') {
@@ -515,7 +547,7 @@ export class CanvasGraph {
         return;
       }
       if (n === 0) y += PAD_Y;
-      if (r.mark) { g.fillStyle = '#fcd34d'; g.fillRect(x0 + 2, y, b.w - 4, ROW_H); }
+      if (r.mark) { g.fillStyle = ROW_MARK; g.fillRect(x0 + 2, y, b.w - 4, ROW_H); }
       let colour = ROW_COLOUR[r.style] || '#1f2933';
       if (heat) colour = heat === 'dark' ? (r.style === 'name' ? '#e5e7eb' : '#ffffff') : (r.style === 'name' ? '#374151' : '#111827');
       g.font = `${r.style === 'default' ? 'italic ' : ''}9px ${FONT}`;

@@ -1,5 +1,6 @@
 // diff.js — the diff view (#/diff/{a}/{b}?options&change=N): B's graph with the changes
-// marked (GET /models/{a}/diff/{b}.svg), the list of changes from the JSON document
+// marked (GET /models/{a}/diff/{b}.svg; a big full detail on the canvas from
+// .../diff/{b}.layout.json, canvas.js), the list of changes from the JSON document
 // (.../diff/{b}.json, onnxviz.diff/1, docs/diff.md) in the left panel; a click on a change
 // centres its box and opens its details, a click on a box selects its change.  The home
 // page's "Compare" (home.js) opens it.  With view=sbs A and B are drawn side by side
@@ -8,6 +9,7 @@
 
 import { ApiError, getJSON, modelUrl } from './api.js';
 import { fetchSvg, READABLE } from './graph.js';
+import { buildProxy, loadLayout, wantCanvas } from './canvas.js';
 import { h, clear, fmtInt, fmtNum, fmtShape, dtypeShort, kv, shortId, typeText } from './util.js';
 
 const LIST_MAX = 400; // items listed per group; the rest are counted
@@ -85,8 +87,9 @@ function listOf(doc) {
 }
 
 export class DiffView {
-  // deps: {pz, canvas, viewport, announce, showGraphState, hideGraphState, navigate,
-  //        flash, openSide, closeSide, setTitle(a, b), names, sbs (sidebyside.js)}
+  // deps: {pz, canvas, cv (canvas.js's CanvasGraph), viewport, announce, showGraphState,
+  //        hideGraphState, navigate, flash, openSide, closeSide, setTitle(a, b), names,
+  //        sbs (sidebyside.js)}
   constructor(deps) {
     this.d = deps;
     this.key = null;   // "a|b|query" shown
@@ -139,13 +142,29 @@ export class DiffView {
       : 'The server matches the nodes of both models and draws B with the changes marked.' });
     let doc;
     let svg;
+    let layout = null;
+    if (this.ctl) this.ctl.abort();
+    const ctl = new AbortController();
+    this.ctl = ctl;
     try {
       // the document once per pair of models (the switch between the views keeps it)
-      const docP = this.doc && this.a === a && this.b === b ? this.doc : getJSON(diffUrl(a, b, 'json'));
-      [doc, svg] = await Promise.all([docP, sbs ? null : fetchSvg(diffUrl(a, b, 'svg', query))]);
-      if (sbs && seq === this.seq) {
-        const title = (id) => d.names.get()[id] || shortId(id);
-        await d.sbs.load({ a, b, doc, route: r, query: (expand, unfold) => d.renderQuery({ ...r, expand, unfold }), names: title });
+      const docP = Promise.resolve(this.doc && this.a === a && this.b === b ? this.doc : getJSON(diffUrl(a, b, 'json')));
+      docP.catch(() => {}); // awaited below
+      const group = r.opts.group;
+      if (sbs) {
+        doc = await docP;
+        if (seq === this.seq) {
+          const title = (id) => d.names.get()[id] || shortId(id);
+          await d.sbs.load({ a, b, doc, route: r, query: (expand, unfold) => d.renderQuery({ ...r, expand, unfold }), names: title });
+        }
+      } else if (wantCanvas(Infinity, group) && wantCanvas((await docP).b.nodes, group)) {
+        // a big full detail goes to the canvas as a model's does (canvas.js: wantCanvas, by
+        // B's node count, which the document says): drawn from the drawing's layout JSON
+        layout = await loadLayout(diffUrl(a, b, 'layout.json', query), ctl.signal, (st, body, ra) => new ApiError(st, body, ra));
+        doc = await docP;
+      } else {
+        svg = await fetchSvg(diffUrl(a, b, 'svg', query), ctl.signal);
+        doc = await docP;
       }
     } catch (e) {
       if (seq !== this.seq || e.name === 'AbortError') return false;
@@ -167,6 +186,7 @@ export class DiffView {
     this.sbsOn = sbs;
     if (sbs) {
       this.svg = null;
+      d.cv.clear();
       clear(d.canvas);
       delete d.canvas.dataset.diff;
       if (d.minimap) d.minimap.set(null);
@@ -177,7 +197,15 @@ export class DiffView {
     }
     d.sbs.clear();
     d.sbs.root.hidden = true;
-    clear(d.canvas).append(svg);
+    if (layout) {
+      svg = buildProxy(layout.layout);
+      clear(d.canvas);
+      d.cv.show(layout, svg);
+    } else {
+      d.cv.clear();
+      clear(d.canvas).append(svg);
+    }
+    d.canvas.dataset.renderer = layout ? 'canvas' : 'svg';
     d.canvas.dataset.diff = `${a}/${b}`;
     delete d.canvas.dataset.model;
     svg.setAttribute('focusable', 'false');

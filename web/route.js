@@ -3,6 +3,7 @@
 //
 // #/models/{id}?rankdir=LR&initializers=nodes&group=none&subgraphs=expand&shapes=off
 //   &attrs=all&arith=nodes&quant=nodes&io=nodes&patterns=nodes&expand=/a,/b&unfold=n12,n40&node=n12&value=34&tensor=@i3
+//   &hide=Constant,Identity (op types not drawn: hide.js)
 //   &dequantize=1&dims=batch:1,sequence_length:128
 //   (dequantize: absent = a quantized tensor's dequantized values, 0 = its stored
 //   integers, 1 = dequantized; issue 39)
@@ -10,12 +11,13 @@
 //   &view=sbs: A and B side by side (sidebyside.js), &pick=a:{box id}|b:{box id} the box
 //   selected there (its pair is selected in the other pane)
 import { HEAT_DEFAULTS, HEAT_VALUES } from './heat.js';
+import { HIDE_VALUE } from './hide.js';
 
-export const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold', io: 'fold', patterns: 'fold', ...HEAT_DEFAULTS };
+export const DEFAULTS = { rankdir: 'TB', initializers: 'fold', subgraphs: 'collapse', group: 'auto', shapes: 'on', attrs: 'key', arith: 'fold', quant: 'fold', io: 'fold', patterns: 'fold', hide: '', ...HEAT_DEFAULTS };
 export const OPTION_VALUES = {
   rankdir: ['TB', 'LR'], initializers: ['fold', 'nodes', 'hide'], subgraphs: ['collapse', 'expand'],
   group: ['auto', 'none', ...Array.from({ length: 16 }, (_, i) => String(i + 1))], shapes: ['on', 'off'], attrs: ['none', 'key', 'all'],
-  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'], io: ['fold', 'nodes'], patterns: ['fold', 'nodes'], ...HEAT_VALUES,
+  arith: ['fold', 'nodes'], quant: ['fold', 'nodes'], io: ['fold', 'nodes'], patterns: ['fold', 'nodes'], hide: HIDE_VALUE, ...HEAT_VALUES,
 };
 export const NODE_ID = /^[A-Za-z0-9_.]{1,200}$/;
 // a box of the side-by-side diff: its side and its id in that side's drawing (the ids

@@ -17,7 +17,8 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/onnxviz-webbench.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 /usr/bin/python3 tests/e2e/make_models.py "$work/models" > "$work/models.json" || exit 1
-# the 20,000-node model of issue 37 (1,000 of make_models.py's blocks), added to the list
+# the 20,000-node and 100,000-node models of issue 37 (1,000 and 5,000 of make_models.py's
+# blocks: 19,002 and 95,002 ranks deep), added to the list
 /usr/bin/python3 - "$work" <<'PY' || exit 1
 import json, sys
 sys.path.insert(0, 'tests/e2e')
@@ -25,6 +26,7 @@ import make_models
 work = sys.argv[1]
 m = json.load(open(f'{work}/models.json'))
 m['big20k'] = make_models.big_model(f'{work}/models/big20k.onnx', 1000)
+m['big100k'] = make_models.big_model(f'{work}/models/big100k.onnx', 5000)
 json.dump(m, open(f'{work}/models.json', 'w'))
 PY
 ONNXVIZ_E2E_WORK="$work" node tests/bench/web.mjs

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { graphShown as shown, launchBrowser, settled as settledOn, startServer, stopChecked, uploadRaw } from './harness.mjs';
 
 const BUILD = process.env.BUILD || 'build';
@@ -55,7 +56,9 @@ const near = (a, b, tol = 40) => a.every((v, i) => Math.abs(v - b[i]) <= tol);
 const rgb = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
 
 // Two PNG screenshots compared in the browser: the mean difference over all pixels and
-// channels (0..1) and the worst 32×32 tile's.
+// channels (0..1) and the worst 32×32 tile's.  A tile cut by the picture's right or bottom
+// edge counts as 32×32 with the part outside alike in both (a 32×10 strip of text rows
+// would otherwise weigh a one-pixel shift of its text three times).
 const compare = (a, b) => blank.evaluate(async ([pa, pb]) => {
   const load = async (b64) => {
     const img = new Image();
@@ -71,7 +74,7 @@ const compare = (a, b) => blank.evaluate(async ([pa, pb]) => {
   if (x.width !== y.width || x.height !== y.height) return { error: `sizes ${x.width}x${x.height} and ${y.width}x${y.height}` };
   const W = x.width, H = y.height;
   const tw = Math.ceil(W / 32), th = Math.ceil(H / 32);
-  const tiles = new Float64Array(tw * th), counts = new Float64Array(tw * th);
+  const tiles = new Float64Array(tw * th);
   let sum = 0;
   for (let py = 0; py < H; py++) {
     for (let px = 0; px < W; px++) {
@@ -79,19 +82,20 @@ const compare = (a, b) => blank.evaluate(async ([pa, pb]) => {
       const d = (Math.abs(x.data[o] - y.data[o]) + Math.abs(x.data[o + 1] - y.data[o + 1]) + Math.abs(x.data[o + 2] - y.data[o + 2])) / (3 * 255);
       sum += d;
       const t = Math.floor(py / 32) * tw + Math.floor(px / 32);
-      tiles[t] += d; counts[t]++;
+      tiles[t] += d;
     }
   }
   let worst = 0, at = 0;
-  for (let t = 0; t < tiles.length; t++) if (tiles[t] / counts[t] > worst) { worst = tiles[t] / counts[t]; at = t; }
+  for (let t = 0; t < tiles.length; t++) if (tiles[t] / (32 * 32) > worst) { worst = tiles[t] / (32 * 32); at = t; }
   return { mean: sum / (W * H), worst, tile: [(at % tw) * 32, Math.floor(at / tw) * 32] };
 }, [a.toString('base64'), b.toString('base64')]);
 
-// The same view both ways: screenshots of the viewport (saved under OUT), compared.
-async function bothWays(name, id, key, { fit = false } = {}) {
+// The same view both ways: show(draw) opens it drawn by `draw` (svg, canvas); screenshots
+// of the viewport (saved under OUT), compared.
+async function alike(name, show, { fit = false } = {}) {
   const shots = {};
   for (const draw of ['svg', 'canvas']) {
-    await open(id, key, draw);
+    await show(draw);
     if (fit) { await page.focus('#viewport'); await page.keyboard.press('0'); await settled(); }
     await page.mouse.move(0, 0);
     await page.evaluate(() => document.activeElement && document.activeElement.blur());
@@ -103,6 +107,8 @@ async function bothWays(name, id, key, { fit = false } = {}) {
   assert.ok(d.mean <= 0.02, `${name}: mean difference ${(d.mean * 100).toFixed(2)}% > 2%`);
   assert.ok(d.worst <= 0.10, `${name}: the 32×32 tile at ${d.tile} differs by ${(d.worst * 100).toFixed(2)}% > 10%`);
 }
+// model `id`'s view with render query `key` both ways
+const bothWays = (name, id, key, opts) => alike(name, (draw) => open(id, key, draw), opts);
 
 describe('the canvas renderer', () => {
   before(async () => {
@@ -122,6 +128,58 @@ describe('the canvas renderer', () => {
     await bothWays('squeezenet-start', await idOf(SQUEEZENET), '');
     await bothWays('transformer-overview', await idOf(TRANSFORMER), '', { fit: true });
     await bothWays('squeezenet-heat', await idOf(SQUEEZENET), 'overlay=cost&metric=macs');
+  });
+
+  // hide= from the View menu (web/hide.js): the model's op types with their counts; a
+  // checked one is not drawn, on the SVG and on the canvas alike; the URL keeps it and
+  // "Reset to defaults" clears it
+  test('hide op types: the View menu lists them with counts and hides the checked ones, both ways', async () => {
+    const id = await idOf(SQUEEZENET);
+    // op boxes per header text in the drawing shown (the SVG, or the canvas's structure)
+    const ops = () => page.evaluate(() => {
+      const cv = document.querySelector('.graph-canvas');
+      const root = cv && cv.__graph.active ? cv.__graph.proxy : document.querySelector('#canvas svg');
+      const n = {};
+      for (const g of root.querySelectorAll('g.node.op')) { const t = g.querySelector('text').textContent; n[t] = (n[t] || 0) + 1; }
+      return { n, hidden: root.getAttribute('data-hidden') };
+    });
+    for (const draw of ['svg', 'canvas']) {
+      await open(id, '', draw);
+      const before = await ops();
+      assert.ok(before.n.Relu > 0 && before.n.MaxPool > 0, `Relu and MaxPool boxes drawn: ${JSON.stringify(before.n)}`);
+      assert.equal(before.hidden, null);
+      if (await page.isHidden('#options')) await page.click('#btn-options');
+      const listed = await page.$$eval('#hide-list label', (ls) => ls.map((l) => [l.querySelector('input').value, l.querySelector('.hide-count').textContent]));
+      const summary = await page.evaluate(async (m) => (await (await fetch(`/models/${m}`)).json()).summary.summary.op_types, id);
+      assert.deepEqual(Object.fromEntries(listed), Object.fromEntries(summary.map((o) => [o.op_type, String(o.count)])), 'every op type with its count');
+      await page.check('#hide-list input[value="Relu"]');
+      await page.waitForURL(/hide=Relu(&|$)/);
+      await page.check('#hide-list input[value="MaxPool"]');
+      await page.waitForURL(/hide=MaxPool,Relu(&|$)/); // sorted: one URL per set
+      await shown(page, 'hide=MaxPool,Relu', id);
+      await settled();
+      const after = await ops();
+      assert.equal(after.n.Relu, undefined, `no Relu box left (${draw})`);
+      assert.equal(after.n.MaxPool, undefined, `no MaxPool box left (${draw})`);
+      assert.equal(after.n.Conv, before.n.Conv, 'the other boxes stay');
+      assert.equal(+after.hidden, before.n.Relu + before.n.MaxPool, 'the drawing says how many were hidden');
+      assert.match(await page.textContent('#graph-info'), /hidden \(MaxPool, Relu\)/);
+      assert.equal(await page.getAttribute('#canvas', 'data-renderer'), draw);
+      await page.locator('#viewport').screenshot({ path: path.resolve(OUT, `canvas-hide-${draw}.png`) });
+      // the URL alone gives the same view (a shared link): its boxes are checked
+      await page.goto(`${base}/?draw=${draw}#/`);
+      await page.goto(`${base}/?draw=${draw}#/models/${id}?hide=Relu,MaxPool`);
+      await shown(page, 'hide=Relu,MaxPool', id);
+      assert.equal((await ops()).n.Relu, undefined);
+      if (await page.isHidden('#options')) await page.click('#btn-options'); // open still, when only the hash moved
+      assert.deepEqual(await page.$$eval('#hide-list input:checked', (xs) => xs.map((x) => x.value).sort()), ['MaxPool', 'Relu']);
+      await page.click('#btn-reset-options');
+      await shown(page, '', id);
+      assert.doesNotMatch(page.url(), /hide=/);
+      assert.equal((await ops()).n.Relu, before.n.Relu, 'reset: the Relu boxes are back');
+      assert.deepEqual(await page.$$eval('#hide-list input:checked', (xs) => xs.length), 0);
+    }
+    await bothWays('squeezenet-hide', id, 'hide=Concat,Relu');
   });
 
   test('a click selects a box: the URL, the panel, the outline and its edges', async () => {
@@ -265,6 +323,78 @@ describe('the canvas renderer', () => {
     await page.keyboard.press('Enter');
     await page.waitForURL(/node=n\d+/);
     await page.waitForSelector('#side-panel:not([hidden]) .op-badge');
+  });
+
+  // A diff drawn on the canvas (from .../diff/{b}.layout.json): its marks as the SVG's —
+  // added, changed (and its changed rows), removed ghosts with their dashed edges, the
+  // unchanged context muted, the legend under the drawing.  make_diff_models.py's pair
+  // (transformer_12x12 with a Relu removed, a Sigmoid added, an attribute and a weight
+  // changed), forced onto the canvas (4,869 nodes: under CANVAS_NODES).
+  test('diff marks on the canvas: the same diff views both ways, ghosts, rows and the legend', async () => {
+    const dir = path.join(WORK, 'canvas-diff');
+    const p = spawnSync('/usr/bin/python3', ['tests/e2e/make_diff_models.py', CORPUS, dir], { encoding: 'utf8' });
+    assert.equal(p.status, 0, p.stderr);
+    const facts = JSON.parse(p.stdout);
+    const a = await idOf(facts.a), b = await idOf(facts.b);
+    const sa = await idOf(facts.small[0]), sb = await idOf(facts.small[1]);
+    // the diff view of (x, y) with query `key` drawn by `draw`; then, when `pick` names a
+    // change, that change clicked in the list (the view centres its box)
+    const diffBothWays = (name, x, y, key, pick, opts) => alike(name, async (draw) => {
+      await page.goto(`${base}/?draw=${draw}#/`);
+      await page.goto(`${base}/?draw=${draw}#/diff/${x}/${y}${key ? `?${key}` : ''}`);
+      await page.waitForFunction(() => document.getElementById('canvas').dataset.diff && document.getElementById('graph-state').hidden &&
+        document.querySelector('#model-body button.change'), null, { timeout: 60000 });
+      assert.equal(await page.getAttribute('#canvas', 'data-renderer'), draw);
+      if (pick) {
+        const i = await page.$$eval('#model-body button.change', (bs, n) => { const q = bs.find((z) => z.textContent.includes(n)); return q ? q.dataset.index : null; }, pick);
+        assert.ok(i !== null, `a change names ${pick}`);
+        await page.click(`#model-body button.change[data-index="${i}"]`);
+        await page.waitForURL(new RegExp(`change=${i}`));
+      }
+      await settled();
+      // the selection's outline is the page's (CSS on the SVG, drawn on the canvas): off
+      await page.evaluate(() => {
+        const cv = document.querySelector('.graph-canvas').__graph;
+        const root = cv.active ? cv.proxy : document.querySelector('#canvas svg');
+        for (const g of root.querySelectorAll('g.node.selected, g.node.flash')) g.classList.remove('selected', 'flash');
+      });
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    }, opts);
+    await diffBothWays('diff-ghost', a, b, 'group=none', facts.removed.node);
+    await diffBothWays('diff-changed', a, b, 'group=none', facts.attribute.node);
+    await diffBothWays('diff-added', a, b, '', facts.added.node);
+    await diffBothWays('diff-small', sa, sb, '', null, { fit: true });
+    // what the canvas drew from: the layout JSON has the SVG's marks, its ghost edges and
+    // its legend; the ghost's outline is the removed mark's red
+    await page.goto(`${base}/?draw=canvas#/`);
+    await page.goto(`${base}/?draw=canvas#/diff/${a}/${b}?group=none`);
+    await page.waitForFunction(() => document.querySelector('.graph-canvas')?.__graph.active && document.querySelector('#model-body button.change'), null, { timeout: 60000 });
+    const marks = await page.evaluate(() => {
+      const l = document.querySelector('.graph-canvas').__graph.data.layout;
+      const n = {};
+      for (const x of l.nodes) if (x.mark) n[x.mark] = (n[x.mark] || 0) + 1;
+      return { n, ghosts: l.edges.filter((e) => e.mark === 'removed').length, rows: l.nodes.filter((x) => x.rows.some((r) => r.mark)).length, legend: l.mark_legend };
+    });
+    const svgText = await (await fetch(`${base}/models/${a}/diff/${b}.svg?group=none`)).text();
+    const count = (re) => (svgText.match(re) || []).length;
+    assert.deepEqual(marks.n, { added: count(/<g [^>]*class="node [^"]*mark-added/g), changed: count(/<g [^>]*class="node [^"]*mark-changed/g), removed: count(/<g [^>]*class="node [^"]*mark-removed/g), same: count(/<g [^>]*class="node [^"]*mark-same/g) });
+    assert.ok(marks.n.removed >= 1 && marks.n.added >= 1 && marks.n.changed >= 1, JSON.stringify(marks.n));
+    assert.equal(marks.ghosts, count(/class="edge[^"]* ghost"/g), 'the ghost edges');
+    assert.ok(marks.ghosts >= 1 && marks.rows >= 1, JSON.stringify(marks));
+    assert.match(marks.legend.caption, /nodes: 1 added, 1 removed/);
+    const ghost = await boxAt((n) => n.mark === 'removed');
+    await page.evaluate(([x, y]) => { // its left edge into view
+      const cv = document.querySelector('.graph-canvas').__graph, r = cv.vp.getBoundingClientRect();
+      cv.pz.set(cv.pz.x - (x - r.left) + 200, cv.pz.y - (y - r.top) + 200, cv.pz.k);
+    }, [ghost.left, ghost.y]);
+    await settled();
+    const g2 = await boxAt((n) => n.mark === 'removed');
+    const reds = [];
+    for (let dy = -6; dy <= 6; dy++) reds.push(near(await pixel(g2.left + 0.5, g2.y + dy), rgb('#c0392b'), 60));
+    assert.ok(reds.some(Boolean), 'the ghost is outlined in the removed mark\'s red');
+    // a click on the ghost selects its change, as on the SVG
+    await page.mouse.click(g2.x, g2.y);
+    await page.waitForFunction(() => /removed/.test(document.getElementById('side-body').textContent));
   });
 
   test('10,000 nodes in full detail go to the canvas by themselves, culled to the view', async () => {

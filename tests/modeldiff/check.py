@@ -624,6 +624,31 @@ def t_http(pairs, docs):
         check(st == 200, "HEAD diff.svg")
         st, h, body = curl(url + ".dot")
         check(st == 200 and body.startswith(b"digraph") and "graphviz" in h.get("content-type", ""), "diff.dot")
+        # the drawing's layout JSON (.layout.json; .json is the document): the SVG's boxes
+        # with their marks, its ghost edges, the legend's caption (the page's canvas draws a
+        # big diff from it, web/canvas.js); options apply; cached like the SVG.  The pair
+        # with a node taken out, for its ghost
+        rurl = "%s/models/%s/diff/%s" % (s.base, ids["base.onnx"], ids["removed_b.onnx"])
+        etag = None
+        for q in ("", "?group=none&rankdir=LR"):
+            st, h, body = curl(rurl + ".layout.json" + q)
+            etag = etag or h.get("etag", "x")
+            _, _, svg = curl(rurl + ".svg" + q)
+            lay = json.loads(body) if st == 200 else {}
+            svg = svg.decode("utf-8")
+            want = dict(re.findall(r'<g id="([^"]+)" class="node [^"]*" data-kind="[^"]*" data-mark="(\w+)"', svg))
+            got = {n["id"]: n["mark"] for n in lay.get("nodes", []) if "mark" in n}
+            ghosts = set(re.findall(r'<g id="(e\d+)" class="edge[^"]* ghost"', svg))
+            check(st == 200 and h.get("content-type") == "application/json" and lay.get("format") == "onnxviz.layout/1" and
+                  got == want and len(want) > 1 and "removed" in want.values() and
+                  {e["id"] for e in lay["edges"] if e.get("mark")} == ghosts and len(ghosts) > 0 and
+                  re.search(r'id="legend"', svg) and lay.get("mark_legend", {}).get("caption", "x") in svg and
+                  (lay["width"], lay["height"]) == tuple(float(x) for x in re.search(r'<svg [^>]*width="([0-9.]+)" height="([0-9.]+)"', svg).groups()),
+                  "diff.layout.json%s: the SVG's %d marked boxes, %d ghost edges, legend and size (%d %s; %d marked, %r)" %
+                  (q, len(want), len(ghosts), st, h.get("content-type"), len(got), lay.get("mark_legend")))
+        st2, _, _ = curl(rurl + ".layout.json", "-H", "If-None-Match: " + etag)
+        _, _, doc_body = curl(rurl + ".json")
+        check(st2 == 304 and json.loads(doc_body).get("summary") is not None, "diff.layout.json cached; .json is still the document (%d)" % st2)
         # the diff's drawing as PNG (render/raster.c): B's graph, changes marked, drawn by
         # librsvg at the asked width; cached and conditional like the SVG
         st, h, body = curl(url + ".png?w=480")

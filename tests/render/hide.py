@@ -107,7 +107,9 @@ def main():
         after = {n.get("title") for n in hid["nodes"] if n["kind"] == "op"}
         check(before == {"A", "I1", "I2", "B", "C", "K", "D", "E"}, "all drawn without hide=: %r" % before)
         check(after == {"A", "B", "C", "D", "E"}, "Identity and Cast hidden, E (a graph output) kept: %r" % after)
-        check(hid.get("hidden") == {"ops": "Cast,Identity", "nodes": 3} and "hidden" not in plain,
+        hidden = dict(hid.get("hidden") or {})
+        hidden.pop("note_at", None)  # checked against the SVG below
+        check(hidden == {"ops": "Cast,Identity", "nodes": 3} and "hidden" not in plain,
               "the layout says how many were hidden: %r" % hid.get("hidden"))
         e = edges_by_title(hid)
         check({("A", "B"), ("A", "C"), ("x", "D"), ("B", "D"), ("C", "E")} <= e,
@@ -116,6 +118,16 @@ def main():
         check(parts(plain) == parts(hid) == 1, "one connected drawing: %d, %d" % (parts(plain), parts(hid)))
     svg = render(small, out + ".svg", "--group=none", "--hide=Identity,Cast")
     if svg is not None:
+        # the layout JSON has the SVG's room for its note, and where the note is (a canvas
+        # drawing of the layout draws it there: web/canvas.js)
+        size = re.search(r'<svg [^>]*width="([0-9.]+)" height="([0-9.]+)"', svg)
+        at = re.search(r'<text id="hidden-note"[^>]* x="([0-9.]+)" y="([0-9.]+)"', svg)
+        note_at = ((hid or {}).get("hidden") or {}).get("note_at")
+        check(hid is not None and size and at and
+              (hid["width"], hid["height"]) == (float(size.group(1)), float(size.group(2))) and
+              note_at == [float(at.group(1)), float(at.group(2))],
+              "the layout JSON's size and note_at are the SVG's: %r %r, %r %r" %
+              (hid and (hid["width"], hid["height"]), size and size.groups(), note_at, at and at.groups()))
         check('data-hidden="3"' in svg and
               re.search(r'<text id="hidden-note"[^>]*>3 nodes hidden \(hide=Cast,Identity\)</text>', svg),
               "the SVG says how many were hidden")
