@@ -1162,14 +1162,6 @@ void oxs_resumable_create(oxs_req *r)
 		oxs_reply_error(r, 400, "bad_upload", "", "%s", err);
 		return;
 	}
-	if (p->st.sha256[0] == '\0' && srv->store->ops->remote) {
-		/* an object store's multipart upload goes to the model's key from its first
-		 * part (s3.c): the key is needed before the parts */
-		oxs_reply_error(r, 400, "sha256_required", "",
-		                "this server's store (an object store) needs the file's SHA-256 "
-		                "before its parts: Upload-Metadata sha256");
-		return;
-	}
 	if (strcmp(p->st.kind, "bundle") == 0 && n > MAX_MANIFEST) {
 		oxs_reply_error(r, 413, "upload_too_large", "",
 		                "a bundle's manifest is at most %" PRIu64 " bytes", MAX_MANIFEST);

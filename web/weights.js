@@ -27,8 +27,8 @@
 // checks a POST's sha256).  When the hash arrives, `held(id)` asks whether the server has
 // the model already: then the transfer stops, its upload is deleted, and nothing more is
 // sent.  Such an upload is kept under the file's name, size and modification time (its
-// SHA-256 is not known when it starts).  A server that wants the id first (an object
-// store: 400) is asked again once the hash is there.
+// SHA-256 is not known when it starts).  A server that wants the id first (one from
+// before, 400) is asked again once the hash is there.
 
 import { ApiError, token } from './api.js';
 import { Sha256 } from './structure.js';
@@ -168,8 +168,8 @@ async function begin(t, signal) {
   try {
     r = await call('POST', '/uploads', { 'Upload-Length': String(t.blob.size), 'Upload-Metadata': meta.join(',') }, signal);
   } catch (e) {
-    // a server that wants the id first (sha256_required: an object store; bad_upload: one
-    // from before): once the hash is there
+    // a server that wants the id first (sha256_required: an object store from before
+    // decision 97's extension; bad_upload: one from before it): once the hash is there
     if (t.sha256 || e.status !== 400 || !t.hash) throw e;
     t.sha256 = await t.hash;
     return begin(t, signal);
