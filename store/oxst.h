@@ -114,7 +114,8 @@ typedef struct oxst_xfer {
 	 * seconds; s3.c); "" = none */
 	char lease[56];
 	/* an object store's transfer begun unnamed (decision 97): its parts go to a key of its
-	 * own (uploads/<uid>/model), copied to the model's once the bytes named it (s3.c) */
+	 * own (uploads/<uid>/file), copied to the model's or the blob's once the bytes named
+	 * it (s3.c) */
 	bool staged;
 } oxst_xfer;
 /* uid is OXST_XFER_UID_LEN lowercase hex digits. */

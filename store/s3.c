@@ -8,7 +8,8 @@
  *   data/<id>/<location>      external data files of a model uploaded with them
  *   blobs/<sha256>            data files of bundles sent resumably (kind data), by SHA-256
  *   uploads/<uid>/state       the state of a resumable transfer (its multipart upload's id)
- *   uploads/<uid>/model       a model's transfer begun without its id, until copied to its key
+ *   uploads/<uid>/file        a transfer begun without its id (a model, a data file), until
+ *                             copied to its key (models/<id>.onnx, blobs/<sha256>)
  *   renderings/<id>/<name>    cached renderings, documents and tensor statistics
  *   .readyz                   written by /readyz (the store takes a write now)
  *
@@ -1263,10 +1264,11 @@ static void op_close(oxst_store *base)
  * hash.  A bundle's data file (kind data) goes the same way to blobs/<sha256>, kept
  * there by its SHA-256 until a manifest (kind bundle, whose upload goes to blobs/<id>
  * and is read back at its end) makes the bundle by server-side copies (op_put_bundle).
- * A model's transfer begun unnamed (decision 97; x->staged) goes to a key of its own,
- * uploads/<uid>/model, instead: at its end the claim its bytes were checked against is
- * written into the state, the upload completed there and copied server-side to the
- * model's key (op_xfer_finish), the temporary removed with the transfer.
+ * A transfer begun unnamed (a model or a data file; decision 97; x->staged) goes to a key
+ * of its own, uploads/<uid>/file, instead: at its end the claim its bytes were checked
+ * against is written into the state, the upload completed there and copied server-side
+ * to the model's key or the blob's (finish_staged), the temporary removed with the
+ * transfer.
  * Parts smaller than S3 takes (--upload-part-size below 5M) stay transfers of the local
  * cache: only the replica that took their first part goes on with them.
  */
@@ -1277,18 +1279,23 @@ static bool xfer_remote(const oxst_xfer *x)
 	return x->part >= OXST_S3_MIN_PART;
 }
 
-/* Where a transfer's multipart upload goes: the model's key, the blob of its bytes, or
- * (begun unnamed) the transfer's own. */
-static bool xfer_key(const s3_store *s, const char *uid, const oxst_xfer *x, char *key,
-                     size_t size)
+/* Where the file of x named x->sha256 is kept: the model's key, or the blob of its bytes. */
+static bool named_key(const s3_store *s, const oxst_xfer *x, char *key, size_t size)
 {
-	if (x->staged)
-		return oxst_xfer_uid_valid(uid) && key_fmt(s, key, size, "uploads/%s/model", uid);
 	if (!oxst_id_valid(x->sha256))
 		return false;
 	if (strcmp(x->kind, "model") == 0)
 		return key_fmt(s, key, size, "models/%s.onnx", x->sha256);
 	return key_fmt(s, key, size, "blobs/%s", x->sha256);
+}
+
+/* Where a transfer's multipart upload goes: named_key, or (begun unnamed) its own. */
+static bool xfer_key(const s3_store *s, const char *uid, const oxst_xfer *x, char *key,
+                     size_t size)
+{
+	if (x->staged)
+		return oxst_xfer_uid_valid(uid) && key_fmt(s, key, size, "uploads/%s/file", uid);
+	return named_key(s, x, key, size);
 }
 
 static bool state_key(const s3_store *s, char *key, size_t size, const char *uid)
@@ -1431,8 +1438,8 @@ static oxst_status op_xfer_create(oxst_store *base, const char *uid, oxst_xfer *
 	if (st == OXST_E_IO && state_key(s, skey, sizeof(skey), uid))
 		(void)s3_delete(s, skey); /* an unreadable state: started over */
 	char key[KEY_MAX], upload_id[UPLOAD_ID_MAX];
-	/* a model not named yet: its own key until its bytes name it (op_xfer_finish) */
-	x->staged = x->sha256[0] == '\0' && strcmp(x->kind, "model") == 0;
+	/* not named yet (a model, a data file): its own key until its bytes name it */
+	x->staged = x->sha256[0] == '\0';
 	if (!xfer_key(s, uid, x, key, sizeof(key)))
 		return OXST_E_INVALID;
 	st = mpu_create(s, key, upload_id);
@@ -1753,23 +1760,22 @@ static oxst_status name_state(s3_store *s, const char *uid, const oxst_xfer *x,
 	return st;
 }
 
-/* The end of a transfer begun unnamed (x->staged; x->sha256 the claim its bytes hashed
- * to).  Under the lease its last part took (held since that UploadPart, so the part this
+/* The end of a transfer begun unnamed (x->staged: a model, or a data file kept as its
+ * blob; x->sha256 the claim its bytes hashed to).  Under the lease its last part took (held since that UploadPart, so the part this
  * completes is the one whose bytes were checked) the claim goes into the state first:
  * from then on the transfer is named, a retry of the last part must make the same claim
  * (the object completed holds those bytes), and a finish that fails half-way is finished
  * by the last part sent again.  Then the upload is completed at its own key and copied
- * server-side to the model's (CopyObject, UploadPartCopy past copy_max), unless the model
- * is there; the lease goes; the temporary goes with the transfer (xfer_abort). */
+ * server-side to the model's key or the blob's (CopyObject, UploadPartCopy past copy_max),
+ * unless it is there; the lease goes; the temporary goes with the transfer (xfer_abort). */
 static oxst_status finish_staged(s3_store *s, const char *uid, const oxst_xfer *x,
                                  bool *created)
 {
 	held_lease h;
-	char tmp[KEY_MAX], model[KEY_MAX], query[sizeof("uploadId=") + 3 * UPLOAD_ID_MAX];
+	char tmp[KEY_MAX], dst[KEY_MAX], query[sizeof("uploadId=") + 3 * UPLOAD_ID_MAX];
 	if (!lease_held(s, uid, &h))
 		return OXST_E_BUSY; /* the last part's lease is not this request's */
-	if (!oxst_id_valid(x->sha256) || !xfer_key(s, uid, x, tmp, sizeof(tmp)) ||
-	    !key_fmt(s, model, sizeof(model), "models/%s.onnx", x->sha256) ||
+	if (!xfer_key(s, uid, x, tmp, sizeof(tmp)) || !named_key(s, x, dst, sizeof(dst)) ||
 	    !mpu_query(x, 0, query, sizeof(query)))
 		return OXST_E_INVALID;
 	char etag[96] = "";
@@ -1777,8 +1783,13 @@ static oxst_status finish_staged(s3_store *s, const char *uid, const oxst_xfer *
 	                                             : name_state(s, uid, x, &h, etag);
 	busy b;
 	busy_enter(s, &s->putting, &b, x->sha256);
-	/* OXST_OK: stored meanwhile, or by this one's finish that failed after */
-	oxst_status m = st == OXST_OK ? s3_head(s, model, NULL) : OXST_OK;
+	/* OXST_OK: stored meanwhile, or by this one's finish that failed after (a blob of
+	 * another length: this one replaces it) */
+	uint64_t there = 0;
+	bool model = strcmp(x->kind, "model") == 0;
+	oxst_status m = st == OXST_OK ? s3_head(s, dst, &there) : OXST_OK;
+	if (m == OXST_OK && !model && there != x->length)
+		m = OXST_E_NOT_FOUND;
 	if (st == OXST_OK && m != OXST_E_NOT_FOUND)
 		st = m;
 	else if (st == OXST_OK) {
@@ -1797,7 +1808,7 @@ static oxst_status finish_staged(s3_store *s, const char *uid, const oxst_xfer *
 				st = OXST_OK; /* completed, its answer lost */
 		}
 		if (st == OXST_OK)
-			st = s3_copy(s, tmp, model, x->length);
+			st = s3_copy(s, tmp, dst, x->length);
 		*created = st == OXST_OK;
 	}
 	busy_leave(s, &s->putting, &b);
@@ -1808,7 +1819,7 @@ static oxst_status finish_staged(s3_store *s, const char *uid, const oxst_xfer *
 		cur.lease[0] = '\0';
 		(void)s3_xfer_write(s, uid, &cur, NULL, now, NULL);
 	}
-	if (st == OXST_OK)
+	if (st == OXST_OK && model)
 		stored_now(s, x->sha256, x->length);
 	return st;
 }

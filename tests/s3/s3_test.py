@@ -34,12 +34,13 @@ loopback, memstore OSD), then:
             bundle's keys those of a multipart POST /models of the same files (same id),
             its weights read bit for bit through every live replica
   unnamed   models begun without their id (decision 97): the parts under the transfer's
-            own key (uploads/<uid>/model), none under a model's; the last part naming it
+            own key (uploads/<uid>/file), none under a model's; the last part naming it
             stores it (a server-side copy), read back through every replica, nothing left;
             a wrong claim 422 with nothing left; the half-way state (named, completed, not
             copied) finished by the last part again, refused under another name; the last
             part at once to two replicas with different bytes: one 201, no model holding
-            other bytes than its id's; DELETE aborts it; the copy's price as a figure
+            other bytes than its id's; a data file begun unnamed kept as its blob;
+            DELETE aborts it; the copy's price as a figure
   outage    the object store stopped, then started, mid-run (and paused: requests time
             out): 503 with Retry-After while it is away, never a 500 or a wrong 404; no
             corrupt or half-published object after
@@ -710,6 +711,24 @@ def tus_patch(port, uid, offset, chunk, during=None, claim=None):
         c.close()
 
 
+def tus_patch_refused(port, uid, offset, length, claim):
+    """A PATCH the server answers at its headers (Expect: 100-continue, no body sent: a
+    body sent after a refusal may find the connection closed): (status, body)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20 * SLOW)
+    hs = {"Tus-Resumable": "1.0.0", "Content-Type": "application/offset+octet-stream",
+          "Upload-Offset": str(offset), "Content-Length": str(length), "Expect": "100-continue"}
+    if claim is not None:
+        hs["Upload-Sha256"] = claim
+    try:
+        c.request("PATCH", "/uploads/" + uid, headers=hs)
+        r = c.getresponse()
+        return r.status, r.read()
+    except (OSError, http.client.HTTPException):
+        return 0, b""
+    finally:
+        c.close()
+
+
 def tus_begin_unnamed(port, size, name="big.onnx"):
     """POST /uploads without sha256 (decision 97): the last part names the file."""
     hs = {"Tus-Resumable": "1.0.0", "Upload-Length": str(size), "Upload-Metadata": "filename %s" % _b64(name)}
@@ -1073,7 +1092,7 @@ def t_resumable(ceph, reps, lb):
 
 def t_unnamed(ceph, reps, lb):
     """Models begun without their id on the S3 store (issue 37, decision 97): the parts go
-    to a multipart upload of the transfer's own key (uploads/<uid>/model), the finish names
+    to a multipart upload of the transfer's own key (uploads/<uid>/file), the finish names
     the state by the claim the bytes met, completes it and copies it to the model's key."""
     import xml.etree.ElementTree as ET
     data = make_model(5100, floats=3 * 1000 * 1000)  # 12 MB: 3 parts of 5 MiB
@@ -1096,10 +1115,10 @@ def t_unnamed(ceph, reps, lb):
     # through haproxy: the parts on whichever replica, the last one naming the file
     st, u, pst = begin_send(lb.port, data, last)
     check(st == 201 and pst == 204, "unnamed on S3: 201 and the parts before the last through haproxy: %d %d" % (st, pst))
-    tmp = "shared/uploads/%s/model" % store_uid(u)
+    tmp = "shared/uploads/%s/file" % store_uid(u)
     check(multipart_uploads(ceph, tmp) == [tmp] and multipart_uploads(ceph, "shared/models/") == [],
           "its multipart upload goes to the transfer's own key, none to a model's")
-    st, _, b = tus_patch(lb.port, u, last, data[last:])
+    st, b = tus_patch_refused(lb.port, u, last, len(data) - last, None)
     check(st == 400 and ((as_json(b) or {}).get("error") or {}).get("code") == "sha256_required",
           "the last part without Upload-Sha256: 400 sha256_required: %d" % st)
     t0 = time.time()
@@ -1150,7 +1169,7 @@ def t_unnamed(ceph, reps, lb):
     upid = re.search(r"^backend mpu (.*)$", state, re.M)
     check(st == 201 and pst == 204 and upid is not None and "\nstaged 1\n" in state,
           "a third unnamed upload, its first part in: its state marks it staged: %r" % state[-80:])
-    tkey = "shared/uploads/%s/model" % suid
+    tkey = "shared/uploads/%s/file" % suid
     if upid is not None:
         q = {"partNumber": "2", "uploadId": upid.group(1)}
         ceph.s3.request("PUT", BUCKET, tkey, query=q, body=third[TUS_PART:])
@@ -1162,18 +1181,7 @@ def t_unnamed(ceph, reps, lb):
                                    body=("<CompleteMultipartUpload>%s</CompleteMultipartUpload>" % parts).encode())
         check(st == 200 and ceph.s3.get(BUCKET, tkey) == third, "the half-way state: the upload completed at its own key")
         ceph.s3.put(BUCKET, skey, state.replace("sha256 " + "0" * 64, "sha256 " + tid).encode())
-    c = http.client.HTTPConnection("127.0.0.1", lb.port, timeout=20 * SLOW)
-    try:  # answered at its headers: Expect: 100-continue, and no body sent
-        c.request("PATCH", "/uploads/" + u3, headers={
-            "Tus-Resumable": "1.0.0", "Content-Type": "application/offset+octet-stream",
-            "Upload-Offset": str(TUS_PART), "Content-Length": str(len(third) - TUS_PART),
-            "Expect": "100-continue", "Upload-Sha256": sha(b"another name")})
-        resp = c.getresponse()
-        st, b = resp.status, resp.read()
-    except (OSError, http.client.HTTPException):
-        st, b = 0, b""
-    finally:
-        c.close()
+    st, b = tus_patch_refused(lb.port, u3, TUS_PART, len(third) - TUS_PART, sha(b"another name"))
     check(st == 400 and ((as_json(b) or {}).get("error") or {}).get("code") == "bad_upload",
           "the last part again with another name: 400 (the state names it): %d" % st)
     st, _, b = tus_patch(lb.port, u3, TUS_PART, third[TUS_PART:], claim=tid)
@@ -1209,6 +1217,32 @@ def t_unnamed(ceph, reps, lb):
     print("  the last part at once to two replicas (right bytes, other bytes): %r" % outcomes, flush=True)
     check(all(sorted(o) in ([201, 404], [201, 409]) for o in outcomes),
           "one stored it (201), the other 409 upload_busy or 404 (finished by the first): %r" % outcomes)
+
+    # a bundle's data file begun unnamed: kept as the blob its bytes hash to (copied from
+    # the transfer's own key), "already there" after from any replica
+    blob = os.urandom(11 << 20)
+    bsha = sha(blob)
+    hs = {"Tus-Resumable": "1.0.0", "Upload-Length": str(len(blob)),
+          "Upload-Metadata": "filename %s,kind %s" % (_b64("w.bin"), _b64("data"))}
+    st, _, b = request(lb.port, "POST", "/uploads", headers=hs)
+    ub = (as_json(b) or {}).get("upload", "")
+    off, bl = 0, (len(blob) - 1) // TUS_PART * TUS_PART
+    while st == 201 and off < bl:
+        pst, ph, _ = tus_patch(lb.port, ub, off, blob[off:off + TUS_PART])
+        off = int(ph["upload-offset"]) if pst == 204 else bl
+    check(multipart_uploads(ceph, "shared/uploads/%s/file" % store_uid(ub)) == ["shared/uploads/%s/file" % store_uid(ub)],
+          "an unnamed data file's multipart upload is the transfer's own too")
+    st, _, b = tus_patch(lb.port, ub, bl, blob[bl:], claim=bsha)
+    j = as_json(b) or {}
+    check(st == 201 and j.get("sha256") == bsha and j.get("stored") is True,
+          "an unnamed data file named by its last part: 201, kept: %d %r" % (st, j))
+    check(ceph.s3.get(BUCKET, "shared/blobs/%s" % bsha) == blob, "the bucket's blob is the file")
+    check(ceph.s3.list(BUCKET, "shared/uploads/%s/" % store_uid(ub)) == [] and multipart_uploads(ceph, "shared/") == [],
+          "nothing left of its transfer")
+    for r in reps:
+        st, _, b = request(r.port, "POST", "/uploads", headers=dict(hs, **{
+            "Upload-Metadata": "sha256 %s,filename %s,kind %s" % (_b64(bsha), _b64("w.bin"), _b64("data"))}))
+        check(st == 200 and (as_json(b) or {}).get("stored") is True, "%s: the data file again is already there: %d" % (r.name, st))
 
     # stopped early: DELETE aborts the multipart upload of the transfer's own key
     st, u4, pst = begin_send(lb.port, data, TUS_PART)
