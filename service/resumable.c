@@ -10,9 +10,9 @@
  *                            file already (nothing is sent twice), else 201 (new) or 200
  *                            (one in progress for the same file: its offset) with
  *                            Location /uploads/{uid}, Upload-Offset, Upload-Part-Size.
- *                            A model without sha256 (decision 97: its parts go while the
- *                            client still hashes it) is named by its last part's
- *                            Upload-Sha256, checked as the POST's sha256 is
+ *                            A model or a data file without sha256 (decision 97: its
+ *                            parts go while the client still hashes it) is named by its
+ *                            last part's Upload-Sha256, checked as the POST's sha256 is
  *   HEAD   /uploads/{uid}    Upload-Offset, Upload-Length, Upload-Expires (GET: as JSON)
  *   PATCH  /uploads/{uid}    Upload-Offset + the next part (application/offset+octet-
  *                            stream), or a piece of it (Upload-Piece: 1, Upload-Offset
@@ -923,13 +923,14 @@ static bool parse_metadata(const char *h, upstate *st, char *err, size_t errsize
 	}
 	for (char *c = sha; *c; c++)
 		*c = (char)(*c >= 'A' && *c <= 'F' ? *c + 32 : *c);
-	/* a model may start unnamed (decision 97): its last part names it */
-	bool unnamed = sha[0] == '\0' && strcmp(kind, "model") == 0;
+	/* a model or a bundle's data file may start unnamed (decision 97): its last part
+	 * names it; a manifest is sent once every hash is known (it lists them) */
+	bool unnamed = sha[0] == '\0' && strcmp(kind, "bundle") != 0;
 	if (!unnamed && !claim_valid(sha)) {
 		snprintf(err, errsize, "Upload-Metadata: sha256 (the file's SHA-256 as 64 hex "
 		         "digits, base64-encoded as tus wants) is missing or malformed%s",
-		         sha[0] == '\0' ? " (only a model may leave it to its last part's "
-		                          "Upload-Sha256)" : "");
+		         sha[0] == '\0' ? " (only a model or a data file may leave it to its last "
+		                          "part's Upload-Sha256)" : "");
 		return false;
 	}
 	if (structure[0] != '\0' && !oxst_id_valid(structure)) {
@@ -1160,14 +1161,6 @@ void oxs_resumable_create(oxs_req *r)
 	char err[300];
 	if (!parse_metadata(meta != NULL ? meta : "", &p->st, err, sizeof(err))) {
 		oxs_reply_error(r, 400, "bad_upload", "", "%s", err);
-		return;
-	}
-	if (p->st.sha256[0] == '\0' && srv->store->ops->remote) {
-		/* an object store's multipart upload goes to the model's key from its first
-		 * part (s3.c): the key is needed before the parts */
-		oxs_reply_error(r, 400, "sha256_required", "",
-		                "this server's store (an object store) needs the file's SHA-256 "
-		                "before its parts: Upload-Metadata sha256");
 		return;
 	}
 	if (strcmp(p->st.kind, "bundle") == 0 && n > MAX_MANIFEST) {

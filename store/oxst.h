@@ -113,6 +113,10 @@ typedef struct oxst_xfer {
 	/* an object store's writer of the next part: "<nonce> <until>" (32 hex digits, Unix
 	 * seconds; s3.c); "" = none */
 	char lease[56];
+	/* an object store's transfer begun unnamed (decision 97): its parts go to a key of its
+	 * own (uploads/<uid>/file), copied to the model's or the blob's once the bytes named
+	 * it (s3.c) */
+	bool staged;
 } oxst_xfer;
 /* uid is OXST_XFER_UID_LEN lowercase hex digits. */
 bool oxst_xfer_uid_valid(const char *uid);

@@ -8,6 +8,8 @@
  *   data/<id>/<location>      external data files of a model uploaded with them
  *   blobs/<sha256>            data files of bundles sent resumably (kind data), by SHA-256
  *   uploads/<uid>/state       the state of a resumable transfer (its multipart upload's id)
+ *   uploads/<uid>/file        a transfer begun without its id (a model, a data file), until
+ *                             copied to its key (models/<id>.onnx, blobs/<sha256>)
  *   renderings/<id>/<name>    cached renderings, documents and tensor statistics
  *   .readyz                   written by /readyz (the store takes a write now)
  *
@@ -74,6 +76,15 @@ typedef struct meta_slot {
 	oxst_model_meta meta;
 } meta_slot;
 
+/* A transfer's lease this process holds from its last part's UploadPart to its finish (a
+ * transfer begun unnamed: see finish_staged): its nonce, as in the state's lease line. */
+typedef struct held_lease {
+	char uid[OXST_XFER_UID_LEN + 1];
+	char nonce[33];
+	int64_t until; /* Unix seconds: the lease's end, past it the entry is dropped */
+	struct held_lease *next;
+} held_lease;
+
 /* A download or an upload of one id in progress in this process. */
 typedef struct busy {
 	char id[OXST_ID_LEN + 1];
@@ -91,6 +102,7 @@ typedef struct s3_store {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	busy *fetching, *putting;
+	held_lease *held; /* guarded by mu */
 	known_slot *known;
 	meta_slot *metas;
 	/* the model count (GET /models "total"), recounted after COUNT_TTL_MS */
@@ -1320,6 +1332,11 @@ static void op_close(oxst_store *base)
 	pthread_cond_destroy(&s->probe_cv);
 	if (s->cache != NULL)
 		s->cache->ops->close(s->cache);
+	while (s->held != NULL) {
+		held_lease *h = s->held;
+		s->held = h->next;
+		free(h);
+	}
 	oxst_s3_free(s->s3);
 	free(s->known);
 	free(s->metas);
@@ -1337,22 +1354,38 @@ static void op_close(oxst_store *base)
  * hash.  A bundle's data file (kind data) goes the same way to blobs/<sha256>, kept
  * there by its SHA-256 until a manifest (kind bundle, whose upload goes to blobs/<id>
  * and is read back at its end) makes the bundle by server-side copies (op_put_bundle).
+ * A transfer begun unnamed (a model or a data file; decision 97; x->staged) goes to a key
+ * of its own, uploads/<uid>/file, instead: at its end the claim its bytes were checked
+ * against is written into the state, the upload completed there and copied server-side
+ * to the model's key or the blob's (finish_staged), the temporary removed with the
+ * transfer.
  * Parts smaller than S3 takes (--upload-part-size below 5M) stay transfers of the local
  * cache: only the replica that took their first part goes on with them.
  */
+static oxst_status s3_copy(s3_store *s, const char *src, const char *dst, uint64_t size);
+
 static bool xfer_remote(const oxst_xfer *x)
 {
 	return x->part >= OXST_S3_MIN_PART;
 }
 
-/* Where a transfer's multipart upload goes: the model's key, or the blob of its bytes. */
-static bool xfer_key(const s3_store *s, const oxst_xfer *x, char *key, size_t size)
+/* Where the file of x named x->sha256 is kept: the model's key, or the blob of its bytes. */
+static bool named_key(const s3_store *s, const oxst_xfer *x, char *key, size_t size)
 {
 	if (!oxst_id_valid(x->sha256))
 		return false;
 	if (strcmp(x->kind, "model") == 0)
 		return key_fmt(s, key, size, "models/%s.onnx", x->sha256);
 	return key_fmt(s, key, size, "blobs/%s", x->sha256);
+}
+
+/* Where a transfer's multipart upload goes: named_key, or (begun unnamed) its own. */
+static bool xfer_key(const s3_store *s, const char *uid, const oxst_xfer *x, char *key,
+                     size_t size)
+{
+	if (x->staged)
+		return oxst_xfer_uid_valid(uid) && key_fmt(s, key, size, "uploads/%s/file", uid);
+	return named_key(s, x, key, size);
 }
 
 static bool state_key(const s3_store *s, char *key, size_t size, const char *uid)
@@ -1420,10 +1453,10 @@ static bool mpu_query(const oxst_xfer *x, uint64_t part, char *out, size_t size)
 	return part > 0 ? oxst_s3_query(out, size, kv, 2) : oxst_s3_query(out, size, kv + 2, 1);
 }
 
-static oxst_status mpu_abort(s3_store *s, const oxst_xfer *x)
+static oxst_status mpu_abort(s3_store *s, const char *uid, const oxst_xfer *x)
 {
 	char key[KEY_MAX], query[sizeof("uploadId=") + 3 * UPLOAD_ID_MAX];
-	if (!xfer_key(s, x, key, sizeof(key)) || !mpu_query(x, 0, query, sizeof(query)))
+	if (!xfer_key(s, uid, x, key, sizeof(key)) || !mpu_query(x, 0, query, sizeof(query)))
 		return OXST_E_INVALID;
 	oxst_s3_req r;
 	oxst_s3_req_init(&r, OXST_S3OP_MULTIPART, "DELETE", s->bucket, key);
@@ -1467,7 +1500,9 @@ static oxst_status op_xfer_create(oxst_store *base, const char *uid, oxst_xfer *
 	if (st == OXST_E_IO && state_key(s, skey, sizeof(skey), uid))
 		(void)s3_delete(s, skey); /* an unreadable state: started over */
 	char key[KEY_MAX], upload_id[UPLOAD_ID_MAX];
-	if (!xfer_key(s, x, key, sizeof(key)))
+	/* not named yet (a model, a data file): its own key until its bytes name it */
+	x->staged = x->sha256[0] == '\0';
+	if (!xfer_key(s, uid, x, key, sizeof(key)))
 		return OXST_E_INVALID;
 	st = mpu_create(s, key, upload_id);
 	if (st != OXST_OK)
@@ -1477,7 +1512,7 @@ static oxst_status op_xfer_create(oxst_store *base, const char *uid, oxst_xfer *
 	/* one state per transfer: of two replicas starting it at once, one wins */
 	st = s3_xfer_write(s, uid, x, "*", NULL, &exists);
 	if (st != OXST_OK || exists) {
-		(void)mpu_abort(s, x);
+		(void)mpu_abort(s, uid, x);
 		if (st == OXST_OK)
 			st = s3_xfer_get(s, uid, x);
 		return st;
@@ -1522,7 +1557,7 @@ static bool lease_live(const oxst_xfer *x, int64_t now)
 }
 
 static oxst_status lease_take(s3_store *s, const char *uid, const oxst_xfer *x, char etag[96],
-                              char nonce[33])
+                              char nonce[33], oxst_xfer *out)
 {
 	oxst_xfer cur;
 	oxst_status st = s3_xfer_read(s, uid, &cur, etag);
@@ -1544,11 +1579,58 @@ static oxst_status lease_take(s3_store *s, const char *uid, const oxst_xfer *x, 
 	st = s3_xfer_write(s, uid, &cur, NULL, held, &refused);
 	if (st != OXST_OK)
 		return st;
-	oxst_xfer now_st;
-	st = s3_xfer_read(s, uid, &now_st, etag);
+	st = s3_xfer_read(s, uid, out, etag);
 	if (st != OXST_OK)
 		return st;
-	return strncmp(now_st.lease, nonce, 32) == 0 ? OXST_OK : OXST_E_BUSY;
+	return strncmp(out->lease, nonce, 32) == 0 ? OXST_OK : OXST_E_BUSY;
+}
+
+/* Keep the lease a transfer's last part took for its finish (held_lease; false when out
+ * of memory: the caller releases it then).  Entries past their lease go meanwhile. */
+static bool lease_hold(s3_store *s, const char *uid, const char *nonce, const char *lease)
+{
+	held_lease *h = calloc(1, sizeof(*h));
+	if (h == NULL)
+		return false;
+	snprintf(h->uid, sizeof(h->uid), "%s", uid);
+	snprintf(h->nonce, sizeof(h->nonce), "%s", nonce);
+	const char *sp = strchr(lease, ' ');
+	h->until = sp != NULL ? strtoll(sp + 1, NULL, 10) : 0;
+	int64_t now = (int64_t)time(NULL);
+	pthread_mutex_lock(&s->mu);
+	for (held_lease **pp = &s->held; *pp != NULL;) {
+		held_lease *o = *pp;
+		if (o->until > now && strcmp(o->uid, uid) != 0) {
+			pp = &o->next;
+			continue;
+		}
+		*pp = o->next;
+		free(o);
+	}
+	h->next = s->held;
+	s->held = h;
+	pthread_mutex_unlock(&s->mu);
+	return true;
+}
+
+/* The lease held for uid's finish, taken out of the list into *out: false when none. */
+static bool lease_held(s3_store *s, const char *uid, held_lease *out)
+{
+	bool found = false;
+	pthread_mutex_lock(&s->mu);
+	for (held_lease **pp = &s->held; *pp != NULL; pp = &(*pp)->next) {
+		held_lease *h = *pp;
+		if (strcmp(h->uid, uid) != 0)
+			continue;
+		*pp = h->next;
+		if (out != NULL)
+			*out = *h;
+		free(h);
+		found = true;
+		break;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return found;
 }
 
 static oxst_status op_xfer_part_put(oxst_store *base, const char *uid, const oxst_xfer *x,
@@ -1561,11 +1643,12 @@ static oxst_status op_xfer_part_put(oxst_store *base, const char *uid, const oxs
 		return OXST_E_INVALID;
 	uint64_t number = x->offset / x->part + 1;
 	char key[KEY_MAX], query[sizeof("partNumber=10000&uploadId=") + 3 * UPLOAD_ID_MAX];
-	if (number > OXST_S3_MAX_PARTS || !xfer_key(s, x, key, sizeof(key)) ||
+	if (number > OXST_S3_MAX_PARTS || !xfer_key(s, uid, x, key, sizeof(key)) ||
 	    !mpu_query(x, number, query, sizeof(query)))
 		return OXST_E_INVALID;
 	char etag[96] = "", nonce[33] = "";
-	oxst_status st = lease_take(s, uid, x, etag, nonce);
+	oxst_xfer cur;
+	oxst_status st = lease_take(s, uid, x, etag, nonce, &cur);
 	if (st != OXST_OK)
 		return st;
 	char pet[96];
@@ -1574,18 +1657,25 @@ static oxst_status op_xfer_part_put(oxst_store *base, const char *uid, const oxs
 	if (st == OXST_E_NOT_FOUND && next == NULL && s3_head(s, key, &have) == OXST_OK &&
 	    have == x->length)
 		st = OXST_OK; /* the last part again after a finish that failed once the upload was
-		                 complete: the object holds the parts (the service checks the hash) */
+		                 complete: the object holds the parts (the service checks the hash;
+		                 begun unnamed, the state names the file since before the completion) */
+	/* begun unnamed: the lease stays until the finish, so that the last part it completes
+	 * is this one, whose bytes the service checks against the claim */
+	if (st == OXST_OK && next == NULL && x->staged && lease_hold(s, uid, nonce, cur.lease))
+		return OXST_OK;
 	/* the next state, or (the last part, or a failed one) the state as it was: the
 	 * lease goes either way, so a retry finds the part free */
 	oxst_xfer after = next != NULL && st == OXST_OK ? *next : *x;
 	after.lease[0] = '\0';
+	if (x->staged) /* named by its finish only (x may carry the last part's claim) */
+		memcpy(after.sha256, cur.sha256, sizeof(after.sha256));
 	bool refused = false;
 	oxst_status w = s3_xfer_write(s, uid, &after, NULL, etag, &refused);
 	if (w == OXST_OK && refused) { /* the answer to a write that was made got lost? */
-		oxst_xfer cur;
-		w = s3_xfer_read(s, uid, &cur, NULL);
-		if (w == OXST_OK && (cur.offset != after.offset || cur.lease[0] != '\0' ||
-		                     memcmp(cur.h, after.h, sizeof(cur.h)) != 0))
+		oxst_xfer now_st;
+		w = s3_xfer_read(s, uid, &now_st, NULL);
+		if (w == OXST_OK && (now_st.offset != after.offset || now_st.lease[0] != '\0' ||
+		                     memcmp(now_st.h, after.h, sizeof(now_st.h)) != 0))
 			w = OXST_E_BUSY; /* taken over: this replica held the lease too long */
 	}
 	return st != OXST_OK ? st : w;
@@ -1657,12 +1747,15 @@ static oxst_status s3_xfer_abort(s3_store *s, const char *uid)
 	if (!state_key(s, key, sizeof(key), uid))
 		return OXST_E_INVALID;
 	oxst_status st = s3_xfer_get(s, uid, &x);
-	bool manifest = st == OXST_OK && xfer_remote(&x) && strcmp(x.kind, "bundle") == 0;
+	/* a manifest is read once its bundle is stored, a transfer begun unnamed copied to the
+	 * model's key: their objects go too */
+	bool read_back = st == OXST_OK && xfer_remote(&x) && (strcmp(x.kind, "bundle") == 0 || x.staged);
 	if (st == OXST_OK)
-		st = mpu_abort(s, &x);
+		st = mpu_abort(s, uid, &x);
 	char blob[KEY_MAX];
-	if (manifest && (st == OXST_OK || st == OXST_E_NOT_FOUND) && xfer_key(s, &x, blob, sizeof(blob)))
-		st = s3_delete(s, blob); /* a manifest is read once its bundle is stored: it goes */
+	if (read_back && (st == OXST_OK || st == OXST_E_NOT_FOUND) &&
+	    xfer_key(s, uid, &x, blob, sizeof(blob)))
+		st = s3_delete(s, blob);
 	if (st == OXST_OK || st == OXST_E_NOT_FOUND || st == OXST_E_IO)
 		st = s3_delete(s, key);
 	return st;
@@ -1702,6 +1795,97 @@ static oxst_status xfer_fetch_blob(s3_store *s, const char *key, const oxst_xfer
 	return OXST_OK;
 }
 
+/* The state of uid named x->sha256 under the lease held (h), written If-Match its ETag
+ * (read into etag, then the one after).  OXST_E_BUSY when the lease is not ours any more,
+ * or another claim named it. */
+static oxst_status name_state(s3_store *s, const char *uid, const oxst_xfer *x,
+                              const held_lease *h, char etag[96])
+{
+	oxst_xfer cur;
+	oxst_status st = s3_xfer_read(s, uid, &cur, etag);
+	if (st != OXST_OK)
+		return st;
+	if (strncmp(cur.lease, h->nonce, 32) != 0 ||
+	    (cur.sha256[0] != '\0' && strcmp(cur.sha256, x->sha256) != 0))
+		return OXST_E_BUSY;
+	if (cur.sha256[0] != '\0')
+		return OXST_OK;
+	memcpy(cur.sha256, x->sha256, sizeof(cur.sha256));
+	char held[96];
+	snprintf(held, sizeof(held), "%s", etag);
+	bool refused = false;
+	st = s3_xfer_write(s, uid, &cur, NULL, held, &refused);
+	if (st == OXST_OK) /* written, or refused after an answer lost: read it to tell */
+		st = s3_xfer_read(s, uid, &cur, etag);
+	if (st == OXST_OK && (strncmp(cur.lease, h->nonce, 32) != 0 || strcmp(cur.sha256, x->sha256) != 0))
+		st = OXST_E_BUSY;
+	return st;
+}
+
+/* The end of a transfer begun unnamed (x->staged: a model, or a data file kept as its
+ * blob; x->sha256 the claim its bytes hashed to).  Under the lease its last part took (held since that UploadPart, so the part this
+ * completes is the one whose bytes were checked) the claim goes into the state first:
+ * from then on the transfer is named, a retry of the last part must make the same claim
+ * (the object completed holds those bytes), and a finish that fails half-way is finished
+ * by the last part sent again.  Then the upload is completed at its own key and copied
+ * server-side to the model's key or the blob's (CopyObject, UploadPartCopy past copy_max),
+ * unless it is there; the lease goes; the temporary goes with the transfer (xfer_abort). */
+static oxst_status finish_staged(s3_store *s, const char *uid, const oxst_xfer *x,
+                                 bool *created)
+{
+	held_lease h;
+	char tmp[KEY_MAX], dst[KEY_MAX], query[sizeof("uploadId=") + 3 * UPLOAD_ID_MAX];
+	if (!lease_held(s, uid, &h))
+		return OXST_E_BUSY; /* the last part's lease is not this request's */
+	if (!xfer_key(s, uid, x, tmp, sizeof(tmp)) || !named_key(s, x, dst, sizeof(dst)) ||
+	    !mpu_query(x, 0, query, sizeof(query)))
+		return OXST_E_INVALID;
+	char etag[96] = "";
+	oxst_status st = x->length > s->cache_budget ? OXST_E_NOSPACE /* no replica could read it */
+	                                             : name_state(s, uid, x, &h, etag);
+	busy b;
+	busy_enter(s, &s->putting, &b, x->sha256);
+	/* OXST_OK: stored meanwhile, or by this one's finish that failed after (a blob of
+	 * another length: this one replaces it) */
+	uint64_t there = 0;
+	bool model = strcmp(x->kind, "model") == 0;
+	oxst_status m = st == OXST_OK ? s3_head(s, dst, &there) : OXST_OK;
+	if (m == OXST_OK && !model && there != x->length)
+		m = OXST_E_NOT_FOUND;
+	if (st == OXST_OK && m != OXST_E_NOT_FOUND)
+		st = m;
+	else if (st == OXST_OK) {
+		uint64_t have = 0;
+		st = s3_head(s, tmp, &have); /* completed by a finish that failed after? */
+		if (st == OXST_OK && have != x->length)
+			st = OXST_E_IO;
+		if (st == OXST_E_NOT_FOUND) {
+			oxr_buf done;
+			oxr_buf_init(&done, 1 << 20);
+			st = mpu_parts(s, tmp, x, &done);
+			if (st == OXST_OK)
+				st = mpu_complete(s, tmp, query, &done, created);
+			oxr_buf_free(&done);
+			if (st == OXST_E_NOT_FOUND && s3_head(s, tmp, &have) == OXST_OK && have == x->length)
+				st = OXST_OK; /* completed, its answer lost */
+		}
+		if (st == OXST_OK)
+			st = s3_copy(s, tmp, dst, x->length);
+		*created = st == OXST_OK;
+	}
+	busy_leave(s, &s->putting, &b);
+	/* the lease goes (a retry need not wait it out); refused: taken over meanwhile */
+	oxst_xfer cur;
+	char now[96];
+	if (s3_xfer_read(s, uid, &cur, now) == OXST_OK && strncmp(cur.lease, h.nonce, 32) == 0) {
+		cur.lease[0] = '\0';
+		(void)s3_xfer_write(s, uid, &cur, NULL, now, NULL);
+	}
+	if (st == OXST_OK && model)
+		stored_now(s, x->sha256, x->length);
+	return st;
+}
+
 static oxst_status op_xfer_finish(oxst_store *base, const char *uid, const oxst_xfer *x,
                                   int *fd, char *spool, size_t spoolsize, bool *created)
 {
@@ -1710,11 +1894,13 @@ static oxst_status op_xfer_finish(oxst_store *base, const char *uid, const oxst_
 	*created = false;
 	if (!xfer_remote(x))
 		return s->cache->ops->xfer_finish(s->cache, uid, x, fd, spool, spoolsize, created);
-	char key[KEY_MAX], query[sizeof("uploadId=") + 3 * UPLOAD_ID_MAX];
-	if (!xfer_key(s, x, key, sizeof(key)) || !mpu_query(x, 0, query, sizeof(query)))
-		return OXST_E_INVALID;
+	if (x->staged)
+		return finish_staged(s, uid, x, created);
 	if (x->length > s->cache_budget)
 		return OXST_E_NOSPACE; /* no replica could ever hold it to read it */
+	char key[KEY_MAX], query[sizeof("uploadId=") + 3 * UPLOAD_ID_MAX];
+	if (!xfer_key(s, uid, x, key, sizeof(key)) || !mpu_query(x, 0, query, sizeof(query)))
+		return OXST_E_INVALID;
 	bool model = strcmp(x->kind, "model") == 0;
 	busy b;
 	busy_enter(s, &s->putting, &b, x->sha256);
@@ -1751,6 +1937,7 @@ static oxst_status op_xfer_finish(oxst_store *base, const char *uid, const oxst_
 static oxst_status op_xfer_abort(oxst_store *base, const char *uid)
 {
 	s3_store *s = (s3_store *)base;
+	(void)lease_held(s, uid, NULL); /* a last part refused for its hash: its lease goes too */
 	(void)s->cache->ops->xfer_abort(s->cache, uid);
 	return s3_xfer_abort(s, uid);
 }

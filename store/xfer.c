@@ -55,7 +55,7 @@ bool oxst_xfer_text(const oxst_xfer *x, char *out, size_t size, size_t *len)
 	                 "length %" PRIu64 "\npart %" PRIu64 "\noffset %" PRIu64
 	                 "\ncreated %" PRId64 "\nexpires %" PRId64 "\nsha256 %s\nkind %s\n"
 	                 "hash %08" PRIx32 "%08" PRIx32 "%08" PRIx32 "%08" PRIx32 "%08" PRIx32
-	                 "%08" PRIx32 "%08" PRIx32 "%08" PRIx32 "\n%s%s%s%s%s%s%s%s%s%s%s%sname %s\n",
+	                 "%08" PRIx32 "%08" PRIx32 "%08" PRIx32 "\n%s%s%s%s%s%s%s%s%s%s%s%s%sname %s\n",
 	                 x->length, x->part, x->offset, x->created, x->expires,
 	                 x->sha256[0] != '\0' ? x->sha256 : unnamed_id, x->kind,
 	                 x->h[0], x->h[1], x->h[2], x->h[3], x->h[4], x->h[5], x->h[6], x->h[7],
@@ -63,7 +63,7 @@ bool oxst_xfer_text(const oxst_xfer *x, char *out, size_t size, size_t *len)
 	                 x->structure[0] ? "\n" : "", x->backend[0] ? "backend " : "", x->backend,
 	                 x->backend[0] ? "\n" : "", x->owner[0] ? "owner " : "", x->owner,
 	                 x->owner[0] ? "\n" : "", x->lease[0] ? "lease " : "", x->lease,
-	                 x->lease[0] ? "\n" : "", x->name);
+	                 x->lease[0] ? "\n" : "", x->staged ? "staged 1\n" : "", x->name);
 	if (n < 0 || (size_t)n >= size || strchr(x->name, '\n') != NULL ||
 	    strchr(x->backend, '\n') != NULL || strchr(x->owner, '\n') != NULL ||
 	    strchr(x->lease, '\n') != NULL)
@@ -134,6 +134,8 @@ bool oxst_xfer_parse(const char *text, size_t len, oxst_xfer *x)
 			snprintf(x->owner, sizeof(x->owner), "%s", v);
 		else if (strcmp(line, "lease") == 0)
 			snprintf(x->lease, sizeof(x->lease), "%s", v);
+		else if (strcmp(line, "staged") == 0 && strcmp(v, "1") == 0)
+			x->staged = true;
 		if (end != NULL && *end != '\0')
 			return false;
 	}

@@ -287,6 +287,20 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
     };
     // the drawing, or HASH_WAIT_MS, whichever comes first (why: below)
     const drawn = () => Promise.race([shown.catch(() => {}), new Promise((r) => setTimeout(r, HASH_WAIT_MS))]);
+    // The weights sent while the files are hashed (w: sendWeights's), the whole model
+    // named by the id `named` resolves to (the file's or the bundle's).
+    const whileHashing = async (w, named, what) => {
+      named.catch(() => {}); // (a failed hash fails w: not unhandled meanwhile)
+      abort = () => { sw.close(); w.abort(); };
+      const r = await w.promise;
+      const id = await named;
+      if (r.id !== id) throw new Error(`the server stored the ${what} as ${shortId(r.id)}, not ${shortId(id)}`);
+      if (r.held) done('the server already holds this model: the rest is not sent', 'held');
+      else done('sent: the page now shows the whole model', 'sent');
+      info.full = id;
+      names.set(id, file.name);
+      showWhole(sid, id);
+    };
     try {
       if (!data.length && !knownHash(file)) {
         delete uploadCard.dataset.hashRemembered;
@@ -301,16 +315,34 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
             return h.hex;
           });
         });
-        const w = sendWeights({ file, hash, held: serverHas, structureId: sid, onProgress: progress(performance.now(), () => share) });
-        abort = () => { sw.close(); w.abort(); };
-        const r = await w.promise;
-        const hex = await hash;
-        if (r.id !== hex) throw new Error(`the server stored the file as ${shortId(r.id)}, not ${shortId(hex)}`);
-        if (r.held) done('the server already holds this model: the rest is not sent', 'held');
-        else done('sent: the page now shows the whole model', 'sent');
-        info.full = hex;
-        names.set(hex, file.name);
-        showWhole(sid, hex);
+        await whileHashing(sendWeights({ file, hash, held: serverHas, structureId: sid, onProgress: progress(performance.now(), () => share) }), hash, 'file');
+        return;
+      }
+      // A bundle whose hashes are not all remembered: its data files go while the files
+      // are hashed (each unnamed, named by its last part; the manifest once every hash is
+      // there), and stop when the bundle's id names a model the server has.
+      if (data.length && [file, ...data].some((f) => !knownHash(f))) {
+        delete uploadCard.dataset.hashRemembered;
+        let share = 0, hashed = 0;
+        const t1 = drawn().then(() => performance.now());
+        let chain = t1; // the worker hashes one file after the other, the model file first
+        const hashOne = (f) => (chain = chain.then(() => hashOf(f, () => sw.sha256Of(f, (n) => { share = (hashed + n) / total; })))
+          .then((hd) => { hashed += f.size; if (hd.remembered) used.push(f); return hd.hex; }));
+        const modelHash = hashOne(file);
+        const files = data.map((d) => ({ file: d, location: dataLocation(d), size: d.size, hash: hashOne(d) }));
+        const ready = Promise.all([modelHash, t1, ...files.map((f) => f.hash)]).then(([mhex, start, ...hexes]) => {
+          share = 1;
+          files.forEach((f, i) => { f.sha256 = hexes[i]; });
+          uploadCard.dataset.hashMs = String(Math.round(performance.now() - start));
+          if (used.length) uploadCard.dataset.hashRemembered = '1';
+          sw.close();
+          const b = bundleOf({ sha256: mhex, size: file.size }, files);
+          info.sha256 = b.id;
+          return b;
+        });
+        // (a failed hash fails the transfer that waits for it: not unhandled meanwhile)
+        for (const x of [ready, ...files.map((f) => f.hash)]) x.catch(() => {});
+        await whileHashing(sendWeights({ file, held: serverHas, structureId: sid, bundle: { files, ready }, onProgress: progress(performance.now(), () => share) }), ready.then((b) => b.id), 'bundle');
         return;
       }
       // The hash waits for the drawing (at most HASH_WAIT_MS): on two cores it took the

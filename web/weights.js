@@ -27,8 +27,10 @@
 // checks a POST's sha256).  When the hash arrives, `held(id)` asks whether the server has
 // the model already: then the transfer stops, its upload is deleted, and nothing more is
 // sent.  Such an upload is kept under the file's name, size and modification time (its
-// SHA-256 is not known when it starts).  A server that wants the id first (an object
-// store: 400) is asked again once the hash is there.
+// SHA-256 is not known when it starts).  A server that wants the id first (one from
+// before, 400) is asked again once the hash is there.  A bundle's data files go the same
+// way (each unnamed, its last part naming it), the manifest once every hash is known, and
+// the stop when the server holds the bundle's id.
 
 import { ApiError, token } from './api.js';
 import { Sha256 } from './structure.js';
@@ -168,8 +170,8 @@ async function begin(t, signal) {
   try {
     r = await call('POST', '/uploads', { 'Upload-Length': String(t.blob.size), 'Upload-Metadata': meta.join(',') }, signal);
   } catch (e) {
-    // a server that wants the id first (sha256_required: an object store; bad_upload: one
-    // from before): once the hash is there
+    // a server that wants the id first (sha256_required: an object store from before
+    // decision 97's extension; bad_upload: one from before it): once the hash is there
     if (t.sha256 || e.status !== 400 || !t.hash) throw e;
     t.sha256 = await t.hash;
     return begin(t, signal);
@@ -242,6 +244,9 @@ export function bundleOf(model, files) {
 // With `bundle` = {files: [{file, location, sha256}], manifest, id}: the model file is on
 // the server already (it was the structure); each data file goes up (kind data), then the
 // manifest (kind bundle), which makes the model; the promise resolves to the bundle's id.
+// A bundle still hashed is {files: [{file, location, hash}], ready}: each data file goes
+// up unnamed (its last part waits for its hash, `hash`, a promise), and `ready` (a promise
+// of {manifest, id}) gives the manifest once every hash is there, and held(id) the stop.
 // DELETE /uploads/{uid}: an upload of no use now, gone and off this client's quota at once
 // (else it would wait for its expiry).  The pieces just cut may still hold it on the
 // server (409 upload_busy until it sees their connections close): tried again for ~15 s.
@@ -266,41 +271,58 @@ export function sendWeights({ file, sha256, hash, held, structureId, bundle, onP
   let aborted = false;
   const isAborted = () => aborted;
   const stop = () => { aborted = true; ctl.abort(); for (const x of [...inflight]) x.abort(); };
+  // The transfers ts (unnamed, started while hashing) under the id the promise `named`
+  // gives: when held(id) says the server has it, they stop and their uploads are deleted.
+  // send() runs them; its answer, or {id, held: true} when they stopped so.
+  const stopWhenHeld = async (named, ts, send) => {
+    let heldId = null, done = false;
+    const early = named.then(async (id) => {
+      if (done || aborted || !(await held(id)) || done || aborted) return;
+      heldId = id;
+      stop();
+      for (const t of ts) {
+        keepUpload(t, null);
+        if (t.uid) discard(t.uid); // (the page moves on meanwhile)
+      }
+    });
+    early.catch(() => {}); // a failed hash fails the transfer (a last part waits for it)
+    try {
+      const r = await send();
+      done = true;
+      return r;
+    } catch (e) {
+      await early.catch(() => {});
+      if (heldId) return { id: heldId, held: true };
+      throw e;
+    }
+  };
   const run = async () => {
     if (!bundle && !sha256) {
       const t = { blob: file, sha256: null, hash, name: file.name, kind: 'model', structureId };
-      let heldId = null, done = false;
-      const early = hash.then(async (hex) => {
-        t.sha256 = t.sha256 || hex;
-        if (done || aborted || !(await held(hex)) || done || aborted) return;
-        heldId = hex;
-        stop();
-        keepUpload(t, null);
-        if (t.uid) discard(t.uid); // (the page moves on meanwhile)
-      });
-      early.catch(() => {}); // a failed hash fails the transfer (its last part waits for it)
-      try {
+      hash.then((hex) => { t.sha256 = t.sha256 || hex; }, () => {});
+      return stopWhenHeld(hash, [t], async () => {
         const body = await transfer(t, (n) => onProgress && onProgress(Math.min(n, file.size), file.size), ctl, inflight, isAborted);
-        done = true;
         return { id: body.id, held: false };
-      } catch (e) {
-        await early.catch(() => {});
-        if (heldId) return { id: heldId, held: true };
-        throw e;
-      }
+      });
     }
     if (!bundle) {
       const body = await transfer({ blob: file, sha256, name: file.name, kind: 'model', structureId }, (n) => onProgress && onProgress(Math.min(n, file.size), file.size), ctl, inflight, isAborted);
       return { id: body.id, held: false };
     }
     const total = bundle.files.reduce((n, f) => n + f.file.size, 0);
-    let done = 0;
-    for (const f of bundle.files) {
-      await transfer({ blob: f.file, sha256: f.sha256, name: f.location, kind: 'data' }, (n) => onProgress && onProgress(Math.min(done + n, total), total), ctl, inflight, isAborted);
-      done += f.file.size;
-    }
-    const body = await transfer({ blob: new Blob([bundle.manifest]), sha256: bundle.id, name: file.name, kind: 'bundle', structureId }, () => {}, ctl, inflight, isAborted);
-    return { id: body.id, held: false };
+    const ts = bundle.files.map((f) => ({ blob: f.file, sha256: f.sha256 || null, hash: f.hash, name: f.location, kind: 'data' }));
+    const send = async () => {
+      let done = 0;
+      for (const t of ts) {
+        await transfer(t, (n) => onProgress && onProgress(Math.min(done + n, total), total), ctl, inflight, isAborted);
+        done += t.blob.size;
+      }
+      const b = bundle.ready ? await bundle.ready : bundle;
+      if (isAborted()) throw new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
+      const body = await transfer({ blob: new Blob([b.manifest]), sha256: b.id, name: file.name, kind: 'bundle', structureId }, () => {}, ctl, inflight, isAborted);
+      return { id: body.id, held: false };
+    };
+    return bundle.ready ? stopWhenHeld(bundle.ready.then((b) => b.id), ts, send) : send();
   };
   return { promise: run(), abort: stop };
 }

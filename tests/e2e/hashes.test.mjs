@@ -85,6 +85,45 @@ describe('remembered hashes of chosen files', () => {
   });
 });
 
+// A value of the server's /metrics (0 when absent).
+async function metricOf(server, name) {
+  const m = new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\d+)`, 'm').exec(await (await fetch(`${server.base}/metrics`)).text());
+  return m ? +m[1] : 0;
+}
+
+// A browser on server's page at 50 Mbit/s (CDP emulation) that records into the arrays
+// given: posts, the Upload-Metadata of each POST /uploads; deletes, [url, status] of each
+// DELETE; errors, the page's.  In the page: window.__patches, when each PATCH was sent,
+// and window.__hashed, when the hash was done (the card's data-hash-ms), on one clock.
+async function watchedPage(dir, server, { posts, deletes, errors }) {
+  const ctx = await launchBrowser(dir, server.base, { intercept: false }); // an intercepted body crawls
+  const page = ctx.pages()[0] || await ctx.newPage();
+  page.setDefaultTimeout(60000);
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('request', (r) => { if (r.method() === 'POST' && r.url().endsWith('/uploads')) posts.push(r.headers()['upload-metadata'] || ''); });
+  page.on('response', (r) => { if (r.request().method() === 'DELETE') deletes.push([r.url(), r.status()]); });
+  await page.addInitScript(() => {
+    window.__patches = [];
+    const open = XMLHttpRequest.prototype.open;
+    XMLHttpRequest.prototype.open = function (method, ...rest) { this.__method = method; return open.call(this, method, ...rest); };
+    const send = XMLHttpRequest.prototype.send;
+    XMLHttpRequest.prototype.send = function (body) {
+      if (this.__method === 'PATCH') window.__patches.push(performance.now());
+      return send.call(this, body);
+    };
+    addEventListener('DOMContentLoaded', () => {
+      const card = document.getElementById('upload-card');
+      new MutationObserver(() => { if (card.dataset.hashMs && !window.__hashed) window.__hashed = performance.now(); })
+        .observe(card, { attributes: true, attributeFilter: ['data-hash-ms'] });
+    });
+  });
+  const cdp = await ctx.newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: 50e6 / 8, uploadThroughput: 50e6 / 8 });
+  await page.goto(`${server.base}/`);
+  return { ctx, page };
+}
+
 // The weights start while the file is hashed (issue 37, decision 97): a file whose hash
 // is not remembered goes up at once as an upload without its id (POST /uploads with no
 // sha256), the last part naming it; when the hash names a model the server has, the page
@@ -102,33 +141,7 @@ describe('the weights go while the file is hashed; a stored file stops early', (
     server = await startServer(BUILD, sdir, ['--upload-part-size', '1M']);
     model = JSON.parse(execFileSync('nice', ['-n', '10', '/usr/bin/python3', MAKE, sdir, '64'], { encoding: 'utf8', maxBuffer: 1 << 20 })).big;
     sha = crypto.createHash('sha256').update(fs.readFileSync(model.file)).digest('hex');
-    ctx = await launchBrowser(sdir, server.base, { intercept: false }); // an intercepted body crawls
-    page = ctx.pages()[0] || await ctx.newPage();
-    page.setDefaultTimeout(60000);
-    page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-    page.on('request', (r) => { if (r.method() === 'POST' && r.url().endsWith('/uploads')) posts.push(r.headers()['upload-metadata'] || ''); });
-    page.on('response', (r) => { if (r.request().method() === 'DELETE') deletes.push([r.url(), r.status()]); });
-    // in the page: when each PATCH was sent, and when the hash was done (the card's
-    // data-hash-ms), on one clock
-    await page.addInitScript(() => {
-      window.__patches = [];
-      const open = XMLHttpRequest.prototype.open;
-      XMLHttpRequest.prototype.open = function (method, ...rest) { this.__method = method; return open.call(this, method, ...rest); };
-      const send = XMLHttpRequest.prototype.send;
-      XMLHttpRequest.prototype.send = function (body) {
-        if (this.__method === 'PATCH') window.__patches.push(performance.now());
-        return send.call(this, body);
-      };
-      addEventListener('DOMContentLoaded', () => {
-        const card = document.getElementById('upload-card');
-        new MutationObserver(() => { if (card.dataset.hashMs && !window.__hashed) window.__hashed = performance.now(); })
-          .observe(card, { attributes: true, attributeFilter: ['data-hash-ms'] });
-      });
-    });
-    const cdp = await ctx.newCDPSession(page);
-    await cdp.send('Network.enable');
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: 50e6 / 8, uploadThroughput: 50e6 / 8 });
-    await page.goto(`${server.base}/`);
+    ({ ctx, page } = await watchedPage(sdir, server, { posts, deletes, errors }));
   });
 
   after(async () => {
@@ -136,10 +149,7 @@ describe('the weights go while the file is hashed; a stored file stops early', (
     if (server) await stopChecked(server, assert);
   });
 
-  const metric = async (name) => {
-    const m = new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\d+)`, 'm').exec(await (await fetch(`${server.base}/metrics`)).text());
-    return m ? +m[1] : 0;
-  };
+  const metric = (name) => metricOf(server, name);
   // choose the file in a fresh page (no hash remembered); choose() also waits until the
   // card says how the weights ended, and answers the page's record
   async function start() {
@@ -197,6 +207,84 @@ describe('the weights go while the file is hashed; a stored file stops early', (
     assert.equal(await metric('onnxviz_resumable_known'), 0, 'nothing left in progress (the client\'s quota is whole)');
     const sent = await metric('onnxviz_resumable_bytes_total') - bytes0;
     assert.ok(sent < model.size / 2, `${sent} of ${model.size} bytes acknowledged before the stop`);
+    assert.deepEqual(await page.evaluate(() => JSON.parse(localStorage.getItem('onnxviz.uploads') || '{}')), {}, 'no upload kept to resume');
+    assert.deepEqual(errors, []);
+  });
+});
+
+// A bundle (a model file and its data file) whose hashes are not remembered: the data
+// file goes up unnamed while the files are hashed (its last part naming it), the manifest
+// once every hash is known; when the bundle's id names a model the server has, the page
+// stops and deletes the data file's upload (decision 97).
+describe('a bundle\'s data file goes while the files are hashed; a stored bundle stops early', () => {
+  const bdir = path.join(WORK, 'hashes-bundle');
+  fs.mkdirSync(bdir, { recursive: true });
+  let server, ctx, page, mfile, dfile, id;
+  const errors = [];
+  const posts = []; // Upload-Metadata of each POST /uploads
+  const deletes = []; // [url, status] of each DELETE /uploads/{uid}
+
+  before(async () => {
+    server = await startServer(BUILD, bdir, ['--upload-part-size', '1M']);
+    const big = JSON.parse(execFileSync('nice', ['-n', '10', '/usr/bin/python3', MAKE, bdir, '48'], { encoding: 'utf8', maxBuffer: 1 << 20 })).big;
+    const files = path.join(bdir, 'files');
+    fs.mkdirSync(files, { recursive: true });
+    mfile = path.join(files, 'model.onnx');
+    dfile = path.join(files, 'weights.bin');
+    execFileSync('/usr/bin/python3', ['-c', `import onnx, sys
+m = onnx.load(sys.argv[1])
+onnx.save_model(m, sys.argv[2], save_as_external_data=True, all_tensors_to_one_file=True, location='weights.bin', size_threshold=1024)`, big.file, mfile]);
+    const sha = (p) => crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+    const manifest = `onnxviz-bundle/1\nmodel ${sha(mfile)} ${fs.statSync(mfile).size}\nfile ${sha(dfile)} ${fs.statSync(dfile).size} weights.bin\n`;
+    id = crypto.createHash('sha256').update(manifest).digest('hex');
+    ({ ctx, page } = await watchedPage(bdir, server, { posts, deletes, errors }));
+  });
+
+  after(async () => {
+    if (ctx) await ctx.close();
+    if (server) await stopChecked(server, assert);
+  });
+
+  const metric = (name) => metricOf(server, name);
+  async function choose() {
+    await page.reload();
+    await page.evaluate(() => localStorage.removeItem('onnxviz.hashes'));
+    posts.length = 0;
+    deletes.length = 0;
+    await page.setInputFiles('#file-input', [mfile, dfile]);
+    await page.waitForFunction(() => ['held', 'sent', 'failed'].includes(document.getElementById('upload-card').dataset.weights), null, { timeout: 120000 });
+    return page.evaluate(() => ({ patches: [...window.__patches], hashed: window.__hashed, step: document.getElementById('upload-card').dataset.weights }));
+  }
+  const dataPosts = () => posts.map((m) => Object.fromEntries(m.split(',').map((kv) => kv.trim().split(' ')).map(([k, v]) => [k, Buffer.from(v || '', 'base64').toString()]))).filter((m) => m.kind === 'data');
+
+  test('the data file is PATCHed before the hashes are done, unnamed; the bundle ends as the manifest\'s id', async () => {
+    const r = await choose();
+    assert.equal(r.step, 'sent');
+    const dp = dataPosts();
+    assert.equal(dp.length, 1, `one upload of the data file: ${JSON.stringify(posts)}`);
+    assert.equal(dp[0].sha256, undefined, 'the data file\'s upload began without its hash');
+    assert.ok(Number.isFinite(r.hashed), 'the page hashed the files');
+    const before = r.patches.filter((t) => t < r.hashed).length;
+    assert.ok(before >= 2, `${before} PATCHes went before the hashes were done (${r.patches.length} in all)`);
+    await page.waitForFunction((x) => document.getElementById('canvas').dataset.model === x, id);
+    assert.equal((await fetch(`${server.base}/models/${id}`)).status, 200, 'the server holds the bundle');
+    assert.equal(await metric('onnxviz_resumable_known'), 0, 'no upload left in progress');
+    assert.deepEqual(errors, []);
+  });
+
+  test('a bundle the server holds: the data file starts, the hashes stop it, its upload is deleted', async () => {
+    const bytes0 = await metric('onnxviz_resumable_bytes_total');
+    const r = await choose();
+    assert.equal(r.step, 'held');
+    assert.ok(r.patches.length > 0 && r.patches[0] < r.hashed, `parts went before the hashes were done (${r.patches.length} PATCHes)`);
+    await page.waitForFunction((x) => document.getElementById('canvas').dataset.model === x, id);
+    const n = r.patches.length;
+    await new Promise((res) => setTimeout(res, 1000));
+    assert.equal(await page.evaluate(() => window.__patches.length), n, 'no PATCH after the page stopped');
+    for (const end = Date.now() + 20000; !deletes.some(([, st]) => st === 204) && Date.now() < end;) await new Promise((res) => setTimeout(res, 50));
+    assert.ok(deletes.length > 0 && deletes.every(([, st]) => st === 204 || st === 409) && deletes.at(-1)[1] === 204, `the upload was deleted: ${JSON.stringify(deletes)}`);
+    assert.equal(await metric('onnxviz_resumable_known'), 0, 'nothing left in progress');
+    assert.ok(await metric('onnxviz_resumable_bytes_total') - bytes0 < fs.statSync(dfile).size, 'not the whole data file again');
     assert.deepEqual(await page.evaluate(() => JSON.parse(localStorage.getItem('onnxviz.uploads') || '{}')), {}, 'no upload kept to resume');
     assert.deepEqual(errors, []);
   });

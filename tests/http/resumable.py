@@ -136,9 +136,9 @@ def t_protocol(h):
     # bad requests
     r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Metadata: sha256 %s" % b64(sha)])
     h.check(r.status == 400 and r.error_code() == "bad_upload", "no Upload-Length: 400: %r" % r)
-    # (a model may begin without sha256, its last part naming it: t_unnamed)
-    r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Length: 10", "Upload-Metadata: kind " + b64("data")])
-    h.check(r.status == 400 and r.error_code() == "bad_upload", "a data file without sha256: 400: %r" % r)
+    # (a model or a data file may begin without sha256, its last part naming it: t_unnamed)
+    r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Length: 10", "Upload-Metadata: kind " + b64("bundle")])
+    h.check(r.status == 400 and r.error_code() == "bad_upload", "a manifest without sha256: 400: %r" % r)
     r = h.curl(s.url("/uploads"), method="POST", headers=["Upload-Length: 10", "Upload-Metadata: sha256 %%%"])
     h.check(r.status == 400 and r.error_code() == "bad_upload", "metadata not base64: 400: %r" % r)
     r = begin(h, s, 10, "ab" * 32, headers=["Tus-Resumable: 0.2.2"])
@@ -224,17 +224,12 @@ def t_unnamed(h):
     last = (len(blob) - 1) // PART * PART
     claim = lambda sha: ["Upload-Sha256: " + sha]  # noqa: E731
     r = begin_unnamed(h, s, len(blob))
-    if h.S3 is not None:  # an object store's multipart upload needs the model's key first
-        h.check(r.status == 400 and r.error_code() == "sha256_required", "S3 store: unnamed: 400: %r" % r)
-        h.check(s.stop() == 0, "server exit (unnamed, S3)")
-        return
     j = r.json() or {}
     h.check(r.status == 201 and "sha256" in j and j["sha256"] is None and j.get("upload"),
             "unnamed: 201, sha256 null: %r" % r)
     uid = j.get("upload", "")
-    for kind in ("data", "bundle"):
-        r = begin_unnamed(h, s, 100, kind=kind)
-        h.check(r.status == 400 and r.error_code() == "bad_upload", "unnamed %s: 400 (a model only): %r" % (kind, r))
+    r = begin_unnamed(h, s, 100, kind="bundle")
+    h.check(r.status == 400 and r.error_code() == "bad_upload", "unnamed manifest: 400 (it lists every hash): %r" % r)
     r = begin(h, s, len(blob), "0" * 64)
     h.check(r.status == 400 and r.error_code() == "bad_upload", "sha256 of 64 zeros: 400 (no file hashes to it): %r" % r)
     r = send_from(h, s, uid, blob[:last], 0)
@@ -243,7 +238,7 @@ def t_unnamed(h):
     for hs, code in (((), "sha256_required"), (claim("12ab"), "bad_upload"), (claim("0" * 64), "bad_upload")):
         r = patch(h, s, uid, last, blob[last:], headers=hs)
         h.check(r.status == 400 and r.error_code() == code, "unnamed, last part %r: 400 %s: %r" % (hs, code, r))
-        r = piece(h, s, uid, last, blob[last:last + 4096]) if not hs else None
+        r = piece(h, s, uid, last, blob[last:last + 4096]) if not hs and h.S3 is None else None
         h.check(r is None or (r.status == 400 and r.error_code() == code), "unnamed, a piece of the last part: 400: %r" % r)
     h.check(offset_of(h.curl(s.url("/uploads/" + uid), head=True)) == last, "unnamed: still before its last part")
     # a part before the last may carry the name (checked for its form only)
@@ -259,14 +254,19 @@ def t_unnamed(h):
     h.check(h.curl(s.url("/models/%s/model.onnx" % held)).body == other, "unnamed, wrong claim: the held model unchanged")
     h.check(h.curl(s.url("/uploads/" + uid), head=True).status == 404, "unnamed, wrong claim: the upload is gone")
     h.check(s.metrics().get('onnxviz_resumable_uploads_total{event="refused"}') == refused0 + 1, "metrics: refused")
-    # again, the last part as pieces each naming the file: stored under the id it hashes to
+    # again, the last part as pieces each naming the file (an S3 store: whole parts only):
+    # stored under the id it hashes to
     uid = (begin_unnamed(h, s, len(blob)).json() or {}).get("upload", "")
     send_from(h, s, uid, blob[:last], 0)
     mid = last + (len(blob) - last) // 2 // 64 * 64
-    r1 = patch(h, s, uid, last, blob[last:mid], headers=["Upload-Piece: 1"] + claim(real))
-    r2 = patch(h, s, uid, mid, blob[mid:], headers=["Upload-Piece: 1"] + claim(real.upper()))
-    h.check(r1.status == 204 and r2.status == 201 and (r2.json() or {}).get("id") == real,
-            "unnamed, named by its last pieces: 201 with the file's id: %r %r" % (r1, r2))
+    if h.S3 is None:
+        r1 = patch(h, s, uid, last, blob[last:mid], headers=["Upload-Piece: 1"] + claim(real))
+        r2 = patch(h, s, uid, mid, blob[mid:], headers=["Upload-Piece: 1"] + claim(real.upper()))
+        h.check(r1.status == 204, "unnamed, the first piece of the last part: 204: %r" % r1)
+    else:
+        r2 = patch(h, s, uid, last, blob[last:], headers=claim(real.upper()))
+    h.check(r2.status == 201 and (r2.json() or {}).get("id") == real,
+            "unnamed, named by its last part: 201 with the file's id: %r" % r2)
     h.check(h.curl(s.url("/models/%s/model.onnx" % real)).body == blob, "unnamed: the model is the file")
     # a named upload's last part may repeat its name, not another
     uid = (begin(h, s, len(other), hashlib.sha256(other + b"x").hexdigest()).json() or {}).get("upload", "")
@@ -287,6 +287,27 @@ def t_unnamed(h):
     h.check(r.status == 200 and (r.json() or {}).get("id") == real and r.json().get("stored") is True,
             "unnamed, a file stored meanwhile: 200 stored, once its bytes are its own: %r" % r)
     h.check(s.metrics().get("onnxviz_resumable_known") == 1, "only the named upload above is left in progress")
+    # a bundle's data file may begin unnamed too: kept as the blob its bytes hash to, and
+    # a claim they do not meet is 422 with nothing kept
+    data = os.urandom(2 * PART + 4096)
+    dsha = hashlib.sha256(data).hexdigest()
+    dlast = (len(data) - 1) // PART * PART
+    for sent, name in ((bytes([data[0] ^ 1]) + data[1:], "other bytes"), (data, "its bytes")):
+        r = begin_unnamed(h, s, len(data), name="w.bin", kind="data")
+        j = r.json() or {}
+        h.check(r.status == 201 and j.get("sha256", "") is None and j.get("kind") == "data",
+                "unnamed data file: 201, sha256 null: %r" % r)
+        send_from(h, s, j.get("upload", ""), sent[:dlast], 0)
+        r = patch(h, s, j.get("upload", ""), dlast, sent[dlast:], headers=claim(dsha))
+        if sent is data:
+            h.check(r.status == 201 and (r.json() or {}).get("sha256") == dsha and r.json().get("stored") is True,
+                    "unnamed data file named by its last part: 201, kept as its blob: %r" % r)
+        else:
+            h.check(r.status == 422 and r.error_code() == "checksum_mismatch",
+                    "unnamed data file, %s claiming its hash: 422: %r" % (name, r))
+    r = begin(h, s, len(data), dsha, name="w.bin", kind="data")
+    h.check(r.status == 200 and (r.json() or {}).get("stored") is True,
+            "the data file again, named: 200 already there (nothing sent): %r" % r)
     h.check(s.stop() == 0, "server exit (unnamed)")
 
 

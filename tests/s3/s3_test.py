@@ -33,6 +33,14 @@ loopback, memstore OSD), then:
             by its SHA-256 in the bucket ("already there" from every replica), the
             bundle's keys those of a multipart POST /models of the same files (same id),
             its weights read bit for bit through every live replica
+  unnamed   models begun without their id (decision 97): the parts under the transfer's
+            own key (uploads/<uid>/file), none under a model's; the last part naming it
+            stores it (a server-side copy), read back through every replica, nothing left;
+            a wrong claim 422 with nothing left; the half-way state (named, completed, not
+            copied) finished by the last part again, refused under another name; the last
+            part at once to two replicas with different bytes: one 201, no model holding
+            other bytes than its id's; a data file begun unnamed kept as its blob;
+            DELETE aborts it; the copy's price as a figure
   outage    the object store stopped, then started, mid-run (and paused: requests time
             out): 503 with Retry-After while it is away, never a 500 or a wrong 404; no
             corrupt or half-published object after
@@ -40,8 +48,8 @@ loopback, memstore OSD), then:
 
 Every process it starts (Ceph's daemons, haproxy, the replicas) is stopped when it ends,
 however it ends (atexit, signal handlers, and PR_SET_PDEATHSIG for SIGKILL).
-S3_ONLY=name,name runs some parts only (rgw, http, replicas, kill, resumable, outage,
-figures);
+S3_ONLY=name,name runs some parts only (rgw, http, replicas, kill, resumable, unnamed,
+outage, figures);
 S3_KEEP_LOGS=folder keeps the replicas' and haproxy's logs there.
 """
 import atexit
@@ -679,14 +687,15 @@ def tus_offset(port, uid):
     return None
 
 
-def tus_patch(port, uid, offset, chunk, during=None):
-    """One PATCH; `during` runs when half the body is sent.  (status, headers, body); status
-    0 when the connection was cut."""
+def tus_patch(port, uid, offset, chunk, during=None, claim=None):
+    """One PATCH (claim: its Upload-Sha256); `during` runs when half the body is sent.
+    (status, headers, body); status 0 when the connection was cut."""
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=120 * SLOW)
     try:
         c.putrequest("PATCH", "/uploads/" + uid)
         for k, v in (("Tus-Resumable", "1.0.0"), ("Content-Type", "application/offset+octet-stream"),
-                     ("Upload-Offset", str(offset)), ("Content-Length", str(len(chunk)))):
+                     ("Upload-Offset", str(offset)), ("Content-Length", str(len(chunk)))) + \
+                (() if claim is None else (("Upload-Sha256", claim),)):
             c.putheader(k, v)
         c.endheaders()
         half = len(chunk) // 2
@@ -700,6 +709,31 @@ def tus_patch(port, uid, offset, chunk, during=None):
         return 0, {}, b""
     finally:
         c.close()
+
+
+def tus_patch_refused(port, uid, offset, length, claim):
+    """A PATCH the server answers at its headers (Expect: 100-continue, no body sent: a
+    body sent after a refusal may find the connection closed): (status, body)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20 * SLOW)
+    hs = {"Tus-Resumable": "1.0.0", "Content-Type": "application/offset+octet-stream",
+          "Upload-Offset": str(offset), "Content-Length": str(length), "Expect": "100-continue"}
+    if claim is not None:
+        hs["Upload-Sha256"] = claim
+    try:
+        c.request("PATCH", "/uploads/" + uid, headers=hs)
+        r = c.getresponse()
+        return r.status, r.read()
+    except (OSError, http.client.HTTPException):
+        return 0, b""
+    finally:
+        c.close()
+
+
+def tus_begin_unnamed(port, size, name="big.onnx"):
+    """POST /uploads without sha256 (decision 97): the last part names the file."""
+    hs = {"Tus-Resumable": "1.0.0", "Upload-Length": str(size), "Upload-Metadata": "filename %s" % _b64(name)}
+    st, h, b = request(port, "POST", "/uploads", headers=hs)
+    return st, h, as_json(b) or {}
 
 
 def multipart_uploads(ceph, prefix):
@@ -1056,6 +1090,168 @@ def t_resumable(ceph, reps, lb):
     check(lb.up(6), "haproxy sees the replica again")
 
 
+def t_unnamed(ceph, reps, lb):
+    """Models begun without their id on the S3 store (issue 37, decision 97): the parts go
+    to a multipart upload of the transfer's own key (uploads/<uid>/file), the finish names
+    the state by the claim the bytes met, completes it and copies it to the model's key."""
+    import xml.etree.ElementTree as ET
+    data = make_model(5100, floats=3 * 1000 * 1000)  # 12 MB: 3 parts of 5 MiB
+    mid = sha(data)
+    last = (len(data) - 1) // TUS_PART * TUS_PART
+
+    def begin_send(port, blob, upto):
+        """An unnamed upload of blob begun at port, its parts up to upto sent through
+        haproxy: (POST's status, upload, last PATCH's status)."""
+        st, h, j = tus_begin_unnamed(port, len(blob))
+        u = j.get("upload", "")
+        off = 0
+        while st == 201 and off < upto:
+            st2, h2, _ = tus_patch(lb.port, u, off, blob[off:off + TUS_PART])
+            if st2 != 204:
+                return st, u, st2
+            off = int(h2["upload-offset"])
+        return st, u, 204
+
+    # through haproxy: the parts on whichever replica, the last one naming the file
+    st, u, pst = begin_send(lb.port, data, last)
+    check(st == 201 and pst == 204, "unnamed on S3: 201 and the parts before the last through haproxy: %d %d" % (st, pst))
+    tmp = "shared/uploads/%s/file" % store_uid(u)
+    check(multipart_uploads(ceph, tmp) == [tmp] and multipart_uploads(ceph, "shared/models/") == [],
+          "its multipart upload goes to the transfer's own key, none to a model's")
+    st, b = tus_patch_refused(lb.port, u, last, len(data) - last, None)
+    check(st == 400 and ((as_json(b) or {}).get("error") or {}).get("code") == "sha256_required",
+          "the last part without Upload-Sha256: 400 sha256_required: %d" % st)
+    t0 = time.time()
+    st, _, b = tus_patch(lb.port, u, last, data[last:], claim=mid)
+    took = time.time() - t0
+    j = as_json(b) or {}
+    # the same size named, for the price of the copy: its last part completes in place
+    named = make_model(5103, floats=3 * 1000 * 1000)
+    nst, _, nj = tus_begin(lb.port, named)
+    off = 0
+    while nst == 201 and off < last:
+        off = int(tus_patch(lb.port, nj.get("upload", ""), off, named[off:off + TUS_PART])[1].get("upload-offset", last))
+    t0 = time.time()
+    nst = tus_patch(lb.port, nj.get("upload", ""), last, named[last:])[0] if nst == 201 else nst
+    figure("the last part of an %d MB model on S3 (UploadPart, completion, parse; unnamed: also the name and the "
+           "server-side copy): unnamed %.2f s, named %.2f s (%d)" % (len(data) >> 20, took, time.time() - t0, nst))
+    check(st == 201 and j.get("id") == mid, "the last part naming it: 201 with its id: %d %r" % (st, j))
+    check(ceph.s3.get(BUCKET, "shared/models/%s.onnx" % mid) == data, "the bucket's model object is the file")
+    check(ceph.s3.head(BUCKET, tmp) == 404 and ceph.s3.head(BUCKET, "shared/uploads/%s/state" % store_uid(u)) == 404,
+          "the temporary object and the state are gone")
+    check(multipart_uploads(ceph, "shared/") == [], "no multipart upload left")
+    for r in reps:
+        st, _, b = r.get("/models/%s/model.onnx" % mid)
+        check(st == 200 and b == data, "%s reads it back byte for byte: %d" % (r.name, st))
+
+    # a claim the bytes do not meet: 422, nothing kept (no model, temporary, upload, state)
+    other = make_model(5101, floats=2 * 1000 * 1000)  # 8 MB: 2 parts
+    st, h, j = tus_begin_unnamed(lb.port, len(other))
+    u2 = j.get("upload", "")
+    st, _, _ = tus_patch(lb.port, u2, 0, other[:TUS_PART])
+    st, _, b = tus_patch(lb.port, u2, TUS_PART, other[TUS_PART:], claim=mid)
+    check(st == 422 and ((as_json(b) or {}).get("error") or {}).get("code") == "checksum_mismatch",
+          "unnamed, a claim of another (held) model: 422 checksum_mismatch: %d" % st)
+    check(ceph.s3.get(BUCKET, "shared/models/%s.onnx" % mid) == data, "the held model unchanged")
+    check(ceph.s3.head(BUCKET, "shared/models/%s.onnx" % sha(other)) == 404, "nothing under the bytes' id")
+    check(ceph.s3.list(BUCKET, "shared/uploads/%s/" % store_uid(u2)) == [] and multipart_uploads(ceph, "shared/") == [],
+          "nothing left of the refused upload")
+
+    # a finish that failed half-way (the state named, the upload completed at its own key,
+    # no model: what a replica killed between the completion and the copy leaves) is
+    # finished by the last part sent again, and only under the name its bytes met
+    third = make_model(5102, floats=2 * 1000 * 1000)
+    tid = sha(third)
+    st, u3, pst = begin_send(lb.port, third, TUS_PART)
+    suid = store_uid(u3)
+    skey = "shared/uploads/%s/state" % suid
+    state = (ceph.s3.get(BUCKET, skey) or b"").decode()
+    upid = re.search(r"^backend mpu (.*)$", state, re.M)
+    check(st == 201 and pst == 204 and upid is not None and "\nstaged 1\n" in state,
+          "a third unnamed upload, its first part in: its state marks it staged: %r" % state[-80:])
+    tkey = "shared/uploads/%s/file" % suid
+    if upid is not None:
+        q = {"partNumber": "2", "uploadId": upid.group(1)}
+        ceph.s3.request("PUT", BUCKET, tkey, query=q, body=third[TUS_PART:])
+        _, _, body = ceph.s3.request("GET", BUCKET, tkey, query={"uploadId": upid.group(1)})
+        parts = "".join("<Part><PartNumber>%s</PartNumber><ETag>%s</ETag></Part>"
+                        % (p.findtext(s3lib.NS + "PartNumber"), p.findtext(s3lib.NS + "ETag"))
+                        for p in ET.fromstring(body).findall(s3lib.NS + "Part"))
+        st, _, _ = ceph.s3.request("POST", BUCKET, tkey, query={"uploadId": upid.group(1)},
+                                   body=("<CompleteMultipartUpload>%s</CompleteMultipartUpload>" % parts).encode())
+        check(st == 200 and ceph.s3.get(BUCKET, tkey) == third, "the half-way state: the upload completed at its own key")
+        ceph.s3.put(BUCKET, skey, state.replace("sha256 " + "0" * 64, "sha256 " + tid).encode())
+    st, b = tus_patch_refused(lb.port, u3, TUS_PART, len(third) - TUS_PART, sha(b"another name"))
+    check(st == 400 and ((as_json(b) or {}).get("error") or {}).get("code") == "bad_upload",
+          "the last part again with another name: 400 (the state names it): %d" % st)
+    st, _, b = tus_patch(lb.port, u3, TUS_PART, third[TUS_PART:], claim=tid)
+    check(st == 201 and (as_json(b) or {}).get("id") == tid, "the last part sent again finishes it: %d %s" % (st, b[:100]))
+    check(ceph.s3.get(BUCKET, "shared/models/%s.onnx" % tid) == third and ceph.s3.head(BUCKET, tkey) == 404,
+          "the model is the file, the temporary gone")
+
+    # the last part at once to two replicas: the right bytes naming the file on one, other
+    # bytes naming what they hash to on the other — never a model under either id holding
+    # bytes other than its own, never both stored
+    outcomes = []
+    for k in range(4):
+        f = make_model(5110 + k, floats=2 * 1000 * 1000)
+        bad = f[:TUS_PART] + bytes(x ^ 0xff for x in f[TUS_PART:TUS_PART + 64]) + f[TUS_PART + 64:]
+        st, uk, pst = begin_send(reps[0].port, f, TUS_PART)
+        gate = threading.Barrier(2)
+        res = {}
+
+        def send(name, port, body):
+            gate.wait()
+            res[name] = tus_patch(port, uk, TUS_PART, body[TUS_PART:], claim=sha(body))[0]
+        pair = (("good", reps[k % 2].port, f), ("bad", reps[1 - k % 2].port, bad))
+        ts = [threading.Thread(target=send, args=a) for a in pair]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        outcomes.append((res.get("good"), res.get("bad")))
+        for body in (f, bad):
+            got = ceph.s3.get(BUCKET, "shared/models/%s.onnx" % sha(body))
+            check(got is None or got == body, "round %d: nothing, or its own bytes, under each id" % k)
+        request(lb.port, "DELETE", "/uploads/" + uk, headers={"Tus-Resumable": "1.0.0"})
+    print("  the last part at once to two replicas (right bytes, other bytes): %r" % outcomes, flush=True)
+    check(all(sorted(o) in ([201, 404], [201, 409]) for o in outcomes),
+          "one stored it (201), the other 409 upload_busy or 404 (finished by the first): %r" % outcomes)
+
+    # a bundle's data file begun unnamed: kept as the blob its bytes hash to (copied from
+    # the transfer's own key), "already there" after from any replica
+    blob = os.urandom(11 << 20)
+    bsha = sha(blob)
+    hs = {"Tus-Resumable": "1.0.0", "Upload-Length": str(len(blob)),
+          "Upload-Metadata": "filename %s,kind %s" % (_b64("w.bin"), _b64("data"))}
+    st, _, b = request(lb.port, "POST", "/uploads", headers=hs)
+    ub = (as_json(b) or {}).get("upload", "")
+    off, bl = 0, (len(blob) - 1) // TUS_PART * TUS_PART
+    while st == 201 and off < bl:
+        pst, ph, _ = tus_patch(lb.port, ub, off, blob[off:off + TUS_PART])
+        off = int(ph["upload-offset"]) if pst == 204 else bl
+    check(multipart_uploads(ceph, "shared/uploads/%s/file" % store_uid(ub)) == ["shared/uploads/%s/file" % store_uid(ub)],
+          "an unnamed data file's multipart upload is the transfer's own too")
+    st, _, b = tus_patch(lb.port, ub, bl, blob[bl:], claim=bsha)
+    j = as_json(b) or {}
+    check(st == 201 and j.get("sha256") == bsha and j.get("stored") is True,
+          "an unnamed data file named by its last part: 201, kept: %d %r" % (st, j))
+    check(ceph.s3.get(BUCKET, "shared/blobs/%s" % bsha) == blob, "the bucket's blob is the file")
+    check(ceph.s3.list(BUCKET, "shared/uploads/%s/" % store_uid(ub)) == [] and multipart_uploads(ceph, "shared/") == [],
+          "nothing left of its transfer")
+    for r in reps:
+        st, _, b = request(r.port, "POST", "/uploads", headers=dict(hs, **{
+            "Upload-Metadata": "sha256 %s,filename %s,kind %s" % (_b64(bsha), _b64("w.bin"), _b64("data"))}))
+        check(st == 200 and (as_json(b) or {}).get("stored") is True, "%s: the data file again is already there: %d" % (r.name, st))
+
+    # stopped early: DELETE aborts the multipart upload of the transfer's own key
+    st, u4, pst = begin_send(lb.port, data, TUS_PART)
+    st, _, _ = request(lb.port, "DELETE", "/uploads/" + u4, headers={"Tus-Resumable": "1.0.0"})
+    check(st == 204 and multipart_uploads(ceph, "shared/") == [] and
+          ceph.s3.list(BUCKET, "shared/uploads/%s/" % store_uid(u4)) == [],
+          "DELETE of an unnamed upload: 204, its multipart upload and state gone: %d" % st)
+
+
 # ---------------------------------------------------------------------------------------
 # the object store away mid-run
 def t_outage(ceph, reps, lb):
@@ -1267,7 +1463,7 @@ def main():
     ceph.s3.make_bucket(BUCKET)
     step("rgw", t_rgw, ceph)
     step("http", t_http, ceph)
-    if not ONLY or ONLY & {"replicas", "kill", "resumable", "outage", "figures"}:
+    if not ONLY or ONLY & {"replicas", "kill", "resumable", "unnamed", "outage", "figures"}:
         ceph.s3.make_bucket(SOURCES)
         reps = [Replica("r%d" % i, ceph, extra=["--s3-part-size", "5M", "--s3-timeout", "2", "--grace", "5",
                                                   "--upload-part-size", "5M", "--upload-expiry", str(TUS_EXPIRY),
@@ -1279,6 +1475,7 @@ def main():
         step("replicas", t_replicas, ceph, reps, lb)
         step("kill", t_kill, ceph, reps, lb)
         step("resumable", t_resumable, ceph, reps, lb)
+        step("unnamed", t_unnamed, ceph, reps, lb)
         step("outage", t_outage, ceph, reps, lb)
         step("figures", t_figures, ceph, reps, lb)
         lb.stop()

@@ -605,6 +605,7 @@ static void test_xfer_text(void **state)
 	xfer_sample(&x);
 	x.offset = 2048;
 	snprintf(x.backend, sizeof(x.backend), "mpu 2~abc/DEF+=");
+	x.staged = true; /* an object store's transfer begun unnamed (decision 97) */
 	char text[4096];
 	size_t len = 0;
 	assert_true(oxst_xfer_text(&x, text, sizeof(text), &len));
