@@ -206,7 +206,7 @@ async function transfer(t, onSent, ctl, inflight, isAborted) {
       if (isAborted()) throw cancelled();
       const r = await sendPart(up, t.blob, end, (n) => onSent(up.offset + n), inflight, end === size ? t.sha256 : null);
       wait = 500;
-      if (r.status === 200 || r.status === 201) { keepUpload(t, null); onSent(size); return r.body; }
+      if (r.status === 200 || r.status === 201) { t.finished = true; keepUpload(t, null); onSent(size); return r.body; }
       up.offset = Number.isFinite(r.offset) ? r.offset : end;
     } catch (e) {
       if (isAborted() || e.code === 'aborted') throw cancelled();
@@ -248,8 +248,9 @@ export function bundleOf(model, files) {
 // up unnamed (its last part waits for its hash, `hash`, a promise), and `ready` (a promise
 // of {manifest, id}) gives the manifest once every hash is there, and held(id) the stop.
 // DELETE /uploads/{uid}: an upload of no use now, gone and off this client's quota at once
-// (else it would wait for its expiry).  The pieces just cut may still hold it on the
-// server (409 upload_busy until it sees their connections close): tried again for ~15 s.
+// (else it would wait for its expiry).  Asked once the pieces on the wire have ended (a
+// piece answered frees the upload); should one still hold it on the server (409
+// upload_busy), tried again for ~15 s.
 async function discard(uid) {
   for (let i = 0, wait = 250; i < 8; i++, wait = Math.min(2 * wait, 4000)) {
     try {
@@ -265,7 +266,9 @@ async function discard(uid) {
 // Without sha256: hash (a promise of it) and held(id) (does the server hold model id?):
 // the parts go at once; once the hash is there and held says yes, the transfer stops, its
 // upload is deleted, and the promise resolves to {id, held: true}.
-export function sendWeights({ file, sha256, hash, held, structureId, bundle, onProgress }) {
+export function sendWeights({ file, sha256, hash, held, structureId, bundle, onProgress: progress }) {
+  // (the pieces left to end after a held stop report nothing: the page has moved on)
+  const onProgress = progress && ((n, total) => { if (!aborted) progress(n, total); });
   const ctl = new AbortController();
   const inflight = new Set(); // the PATCHes on the wire (abort ends them)
   let aborted = false;
@@ -275,26 +278,26 @@ export function sendWeights({ file, sha256, hash, held, structureId, bundle, onP
   // gives: when held(id) says the server has it, they stop and their uploads are deleted.
   // send() runs them; its answer, or {id, held: true} when they stopped so.
   const stopWhenHeld = async (named, ts, send) => {
-    let heldId = null, done = false;
+    let done = false;
+    let onHeld;
+    const heldP = new Promise((resolve) => { onHeld = resolve; });
+    let sent = null;
     const early = named.then(async (id) => {
       if (done || aborted || !(await held(id)) || done || aborted) return;
-      heldId = id;
-      stop();
-      for (const t of ts) {
-        keepUpload(t, null);
-        if (t.uid) discard(t.uid); // (the page moves on meanwhile)
-      }
+      // nothing more goes; the PATCHes on the wire are left to end: cut, they would hold
+      // the upload busy on the server until it sees their connections close, and the
+      // DELETE would meet 409 upload_busy (a failed request in the console)
+      aborted = true;
+      ctl.abort();
+      for (const t of ts) keepUpload(t, null);
+      onHeld({ id, held: true }); // the page moves on now
+      await sent.catch(() => {}); // the pieces on the wire have ended
+      for (const t of ts) if (t.uid && !t.finished) discard(t.uid);
     });
     early.catch(() => {}); // a failed hash fails the transfer (a last part waits for it)
-    try {
-      const r = await send();
-      done = true;
-      return r;
-    } catch (e) {
-      await early.catch(() => {});
-      if (heldId) return { id: heldId, held: true };
-      throw e;
-    }
+    sent = send().then((r) => { done = true; return r; });
+    sent.catch(() => {}); // after a stop it fails as cancelled: the race took the held answer
+    return Promise.race([sent, heldP]);
   };
   const run = async () => {
     if (!bundle && !sha256) {

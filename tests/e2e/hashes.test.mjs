@@ -200,8 +200,9 @@ describe('the weights go while the file is hashed; a stored file stops early', (
     await new Promise((res) => setTimeout(res, 1000));
     assert.equal(await page.evaluate(() => window.__patches.length), n, 'no PATCH after the page stopped');
     for (const end = Date.now() + 20000; !deletes.some(([, st]) => st === 204) && Date.now() < end;) await new Promise((res) => setTimeout(res, 50));
-    // (a 409 upload_busy first, while the server has not yet seen the cut pieces go)
-    assert.ok(deletes.every(([, st]) => st === 204 || st === 409) && deletes.at(-1)[1] === 204, `the upload was deleted: ${JSON.stringify(deletes)}`);
+    // once: the pieces on the wire were left to end, so the server holds the upload no
+    // longer (cut, they held it busy until it saw them go: a 409 upload_busy first)
+    assert.deepEqual(deletes.map(([, st]) => st), [204], `the upload was deleted at the first ask: ${JSON.stringify(deletes)}`);
     assert.match(deletes[0][0], /\/uploads\/[0-9a-f]{32}$/);
     assert.equal(await metric('onnxviz_resumable_uploads_total{event="aborted"}'), aborted0 + 1);
     assert.equal(await metric('onnxviz_resumable_known'), 0, 'nothing left in progress (the client\'s quota is whole)');
@@ -282,7 +283,7 @@ onnx.save_model(m, sys.argv[2], save_as_external_data=True, all_tensors_to_one_f
     await new Promise((res) => setTimeout(res, 1000));
     assert.equal(await page.evaluate(() => window.__patches.length), n, 'no PATCH after the page stopped');
     for (const end = Date.now() + 20000; !deletes.some(([, st]) => st === 204) && Date.now() < end;) await new Promise((res) => setTimeout(res, 50));
-    assert.ok(deletes.length > 0 && deletes.every(([, st]) => st === 204 || st === 409) && deletes.at(-1)[1] === 204, `the upload was deleted: ${JSON.stringify(deletes)}`);
+    assert.ok(deletes.length === 1 && deletes[0][1] === 204, `the upload was deleted: ${JSON.stringify(deletes)}`);
     assert.equal(await metric('onnxviz_resumable_known'), 0, 'nothing left in progress');
     assert.ok(await metric('onnxviz_resumable_bytes_total') - bytes0 < fs.statSync(dfile).size, 'not the whole data file again');
     assert.deepEqual(await page.evaluate(() => JSON.parse(localStorage.getItem('onnxviz.uploads') || '{}')), {}, 'no upload kept to resume');
