@@ -409,7 +409,9 @@ function markCollapsible() {
 // drawing) or a Shift+click opens every member in one click: expand=/p/layers.1..47/*.
 function addRunButtons() {
   for (const g of cur.svg.querySelectorAll('g.node.group[data-open-all]')) {
-    const rect = g.querySelector(':scope > rect');
+    // its frame: the SVG's <rect>, a canvas drawing's box (canvas.js)
+    const r = g.querySelector(':scope > rect');
+    const rect = g.__ox || (r && { x: +r.getAttribute('x'), y: +r.getAttribute('y'), w: +r.getAttribute('width') });
     if (!rect) continue;
     const n = g.getAttribute('data-members') || '';
     const what = (g.querySelector('title') || {}).textContent || groupOf(g);
@@ -420,8 +422,8 @@ function addRunButtons() {
       onclick: (e) => { e.stopPropagation(); openAll(g); },
     });
     // past the stack drawn behind the box (6 units)
-    b.style.left = `${+rect.getAttribute('x') + +rect.getAttribute('width') + 10}px`;
-    b.style.top = `${+rect.getAttribute('y') + 1}px`;
+    b.style.left = `${rect.x + rect.w + 10}px`;
+    b.style.top = `${rect.y + 1}px`;
     canvas.append(b);
   }
 }

@@ -6,16 +6,17 @@
 // it is readable (level of detail), at devicePixelRatio.
 //
 // The rest of the page keeps working unchanged through a *detached* copy of the SVG's
-// structure: one empty <g class="node ..." data-*> per box (with <title>, and <text> for
-// rows that carry data-value / data-unfold), <g class="edge" data-from data-to> per edge,
-// <g class="cluster"> per cluster, never put in the document (no style, no layout).  The
+// structure: one <g class="node ..." data-*> per box (with <title>, and <text> for the
+// header and the rows that carry data-value / data-unfold; its frame is its __ox, not a
+// <rect>), <g class="edge" data-from data-to> per edge, <g class="cluster"> per cluster,
+// never put in the document (no style, no layout), made of HTML elements of those names
+// (see buildProxy).  The
 // page's selectors, attributes and classList calls (selection, search hits, incident edges,
 // flash) run on it as on the SVG; a MutationObserver turns class changes into marks on the
 // canvas, and hit tests answer these elements as the click's target.  Screen readers and
 // the keyboard get a list of the boxes in view (buttons: Tab, ↓ ↑ along edges, ← → within
 // a step, Enter).
 
-import { SVGNS } from './util.js';
 import { readHeaders } from './api.js';
 
 // the page's own query (?draw=canvas|svg) forces a renderer (tests, comparisons)
@@ -103,91 +104,110 @@ export function loadLayout(url, signal, makeError) {
   });
 }
 
-const proxyEl = (tag, attrs, parent) => {
-  const e = document.createElementNS(SVGNS, tag);
-  for (const k in attrs) if (attrs[k] !== undefined && attrs[k] !== null) e.setAttribute(k, attrs[k]);
-  if (parent) parent.appendChild(e);
-  return e;
-};
+// The detached structure is markup parsed once (innerHTML), not elements made one by one:
+// for the 100,000-node full detail 100,001 boxes' createElementNS and setAttribute calls
+// took 1.0-1.5 s of the page's thread.  Its elements are in the HTML namespace (an HTML
+// <svg>, <g>, <title>, <rect>, <text>, never rendered): the page's selectors, attributes,
+// classList and textContent read them alike, and each weighs a fraction of an SVG element
+// (which carries its animated x, y, width, lists...): the 100,000-node tab was 1.6-1.8 GB.
+// Only the <g> of a box, edge or cluster (and a cluster's <rect>) carries __ox.
+const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
+const esc = (v) => { const s = String(v); return /[&<>"]/.test(s) ? s.replace(/[&<>"]/g, (c) => ESC[c]) : s; };
+// ` name="value"` for each attribute whose value is not undefined or null
+function attrs(a) {
+  let s = '';
+  for (const k in a) if (a[k] !== undefined && a[k] !== null) s += ` ${k}="${esc(a[k])}"`;
+  return s;
+}
+const tag = (name, a, inner = '') => `<${name}${attrs(a)}>${inner}</${name}>`;
 
 // Edges of the detached structure from svg.__edgesDone on, at most n; answers true when all
 // are in.  Those of a big drawing follow its first frame (CanvasGraph.show), a task per
 // EDGE_CHUNK: the page reads them only for a selection's incident edges and stubs.
-const EDGES_NOW = 4000, EDGE_CHUNK = 5000;
+const EDGES_NOW = 4000, EDGE_CHUNK = 5000, BOX_CHUNK = 1000;
 export function proxyEdges(svg, layout, n) {
   const edges = layout.edges || [];
   const eg = svg.querySelector(':scope > #edges');
-  const end = Math.min(edges.length, svg.__edgesDone + n);
-  for (let i = svg.__edgesDone; i < end; i++) {
+  const from = svg.__edgesDone, end = Math.min(edges.length, from + n);
+  let html = '';
+  for (let i = from; i < end; i++) {
     const e = edges[i];
-    const g = proxyEl('g', { id: e.id, class: `edge${e.style && e.style !== 'data' ? ` ${e.style}` : ''}${e.mark ? ' ghost' : ''}`, 'data-from': e.from, 'data-to': e.to, 'data-value': e.value, 'data-count': e.count > 1 ? e.count : null }, eg);
-    g.__ox = { edge: i };
+    html += tag('g', { id: e.id, class: `edge${e.style && e.style !== 'data' ? ` ${e.style}` : ''}${e.mark ? ' ghost' : ''}`, 'data-from': e.from, 'data-to': e.to, 'data-value': e.value, 'data-count': e.count > 1 ? e.count : null });
   }
+  eg.insertAdjacentHTML('beforeend', html);
+  const gs = eg.children;
+  for (let i = from; i < end; i++) gs[i].__ox = { edge: i };
   svg.__edgesDone = end;
   return end === edges.length;
 }
 
-// The detached structure the page's code reads (see the top of this file).  Each element
-// carries __ox: {i, x, y, w, h} (its index and box in content px).
+// The detached structure the page's code reads (see the top of this file).  A box's,
+// edge's or cluster's <g> (and a cluster's <rect>) carries __ox: {box | edge | cluster: its
+// index, x, y, w, h: its box in content px; a box's `dashed` (an outline startBox skips),
+// `fill` and `colour` (the minimap's: its header band's, else its outline's)}.  A box has
+// no <rect>: its __ox is its frame.
 export function buildProxy(layout) {
-  const el = proxyEl;
   const nodes = layout.nodes || [], edges = layout.edges || [], clusters = layout.clusters || [];
-  const svg = el('svg', {
+  const svg = document.createElement('svg');
+  const top = {
     class: 'onnxviz', width: layout.width, height: layout.height, 'data-format': 'onnxviz.layout/1',
     'data-boxes': nodes.length, 'data-group-depth': layout.group_depth || 0,
     'data-hidden': layout.hidden ? layout.hidden.nodes : null, // hide= (svg.c's data-hidden)
-  });
-  const cg = el('g', { id: 'clusters' }, svg), ng = el('g', { id: 'nodes' }, svg);
-  svg.insertBefore(el('g', { id: 'edges' }), ng);
-  clusters.forEach((c, i) => {
-    const sub = c.kind === 'subgraph';
-    const g = el('g', { id: c.id, class: `cluster ${sub ? 'subgraph' : 'scope'}`, [sub ? 'data-scope' : 'data-group']: sub ? c.scope : c.group }, cg);
-    if (c.scope || c.group) el('title', {}, g).textContent = c.scope || c.group;
-    const r = el('rect', { x: c.x, y: c.y, width: c.w, height: c.h }, g);
-    g.__ox = r.__ox = { cluster: i, x: c.x, y: c.y, w: c.w, h: c.h };
-  });
-  svg.__edgesDone = 0;
-  if (edges.length <= EDGES_NOW) proxyEdges(svg, layout, edges.length);
-  nodes.forEach((b, i) => {
-    const cls = `node ${b.kind} fam-${b.family}${b.mark ? ` mark-${b.mark}` : ''}`;
-    const g = el('g', {
-      id: b.id, class: cls, 'data-kind': b.kind, 'data-mark': b.mark, 'data-other': b.other, 'data-node': b.node,
-      'data-value': b.value, 'data-peer': b.peer, 'data-group': b.kind === 'group' ? b.group : null,
-      'data-members': b.members, 'data-values': Array.isArray(b.values) ? b.values.join(' ') : null,
-      'data-open-all': b.open_all, 'data-heat': b.heat ? b.heat.value : null, 'data-pattern': b.pattern,
-    }, ng);
-    if (b.title) el('title', {}, g).textContent = b.title;
-    const box = { box: i, x: b.x - b.w / 2, y: b.y - b.h / 2, w: b.w, h: b.h };
-    g.__ox = box;
-    // the frame, where the page reads a box from (startBox, the minimap, run buttons)
-    const head = b.rows && b.rows[0] && b.rows[0].style === 'header';
-    const st = boxStyle(b);
-    el('rect', {
-      x: box.x, y: box.y, width: b.w, height: b.h, fill: st.fill, stroke: head ? bandOf(b) : st.stroke,
-      'stroke-dasharray': st.dash ? st.dash.join(' ') : null, // startBox leaves dashed inputs out
-    }, g).__ox = box;
-    (b.rows || []).forEach((r, k) => {
-      // the header is the label (nodekeys, search); rows others read: values, unfolds, heat
-      if (k > 0 && r.value === undefined && !r.unfold && !r.heat) return;
-      const t = el('text', { 'data-value': r.value, 'data-unfold': r.unfold, class: r.heat ? 'heat-value' : null }, g);
-      t.textContent = r.text;
-      t.__ox = box;
-      r.el = t;
-    });
-  });
+  };
+  for (const k in top) if (top[k] !== undefined && top[k] !== null) svg.setAttribute(k, top[k]);
+  let html = '<g id="clusters">';
+  for (const c of clusters) {
+    const sub = c.kind === 'subgraph', name = c.scope || c.group;
+    html += tag('g', { id: c.id, class: `cluster ${sub ? 'subgraph' : 'scope'}`, [sub ? 'data-scope' : 'data-group']: sub ? c.scope : c.group },
+      `${name ? tag('title', {}, esc(name)) : ''}${tag('rect', { x: c.x, y: c.y, width: c.w, height: c.h })}`);
+  }
+  html += '</g><g id="edges"></g><g id="nodes"></g>';
   // a heat overlay's legend as svg.c writes it (web/heat.js reads its swatches and captions)
   const lg = layout.heat && layout.heat.legend;
   if (lg && Array.isArray(lg.items)) {
-    const g = el('g', { id: 'legend', class: 'legend heat-legend' }, svg);
-    for (const [what, v] of lg.items) {
-      if (what === 'swatch') el('rect', { fill: v }, g);
-      else el('text', {}, g).textContent = v;
-    }
-    el('rect', { fill: '#ffffff', stroke: '#7b8794' }, g);
-    el('text', {}, g).textContent = 'no data';
-    el('text', {}, g).textContent = lg.caption || '';
-    if (lg.source) el('text', {}, g).textContent = lg.source;
+    let inner = '';
+    for (const [what, v] of lg.items) inner += what === 'swatch' ? tag('rect', { fill: v }) : tag('text', {}, esc(v));
+    inner += tag('rect', { fill: '#ffffff', stroke: '#7b8794' }) + tag('text', {}, 'no data') + tag('text', {}, esc(lg.caption || ''));
+    if (lg.source) inner += tag('text', {}, esc(lg.source));
+    html += tag('g', { id: 'legend', class: 'legend heat-legend' }, inner);
   }
+  svg.innerHTML = html;
+  const [cg, , ng] = svg.children;
+  for (let i = 0; i < clusters.length; i++) {
+    const c = clusters[i], g = cg.children[i];
+    g.__ox = g.querySelector(':scope > rect').__ox = { cluster: i, x: c.x, y: c.y, w: c.w, h: c.h };
+  }
+  // the boxes BOX_CHUNK at a time: each chunk's markup is garbage at once (one string of
+  // 100,001 boxes' markup was ~40 MB more for the collector, and the tab's peak)
+  const boxes = new Array(nodes.length);
+  html = '';
+  nodes.forEach((b, i) => {
+    const st = boxStyle(b);
+    // what the SVG's frame <rect> tells the page (startBox, the minimap, run buttons, the
+    // heat panel read __ox instead): a fifth of the structure's elements fewer
+    const head = b.rows && b.rows[0] && b.rows[0].style === 'header';
+    boxes[i] = {
+      box: i, x: b.x - b.w / 2, y: b.y - b.h / 2, w: b.w, h: b.h,
+      dashed: !!st.dash, fill: st.fill, colour: head ? bandOf(b) : st.stroke,
+    };
+    let inner = b.title ? tag('title', {}, esc(b.title)) : '';
+    (b.rows || []).forEach((r, k) => {
+      // the header is the label (nodekeys, search); rows others read: values, unfolds, heat
+      if (k > 0 && r.value === undefined && !r.unfold && !r.heat) return;
+      inner += tag('text', { 'data-value': r.value, 'data-unfold': r.unfold, class: r.heat ? 'heat-value' : null }, esc(r.text));
+    });
+    html += tag('g', {
+      id: b.id, class: `node ${b.kind} fam-${b.family}${b.mark ? ` mark-${b.mark}` : ''}`, 'data-kind': b.kind, 'data-mark': b.mark, 'data-other': b.other, 'data-node': b.node,
+      'data-value': b.value, 'data-peer': b.peer, 'data-group': b.kind === 'group' ? b.group : null,
+      'data-members': b.members, 'data-values': Array.isArray(b.values) ? b.values.join(' ') : null,
+      'data-open-all': b.open_all, 'data-heat': b.heat ? b.heat.value : null, 'data-pattern': b.pattern,
+    }, inner);
+    if (i % BOX_CHUNK === BOX_CHUNK - 1 || i === nodes.length - 1) { ng.insertAdjacentHTML('beforeend', html); html = ''; }
+  });
+  const gs = ng.children;
+  for (let i = 0; i < boxes.length; i++) gs[i].__ox = boxes[i];
+  svg.__edgesDone = 0;
+  if (edges.length <= EDGES_NOW) proxyEdges(svg, layout, edges.length);
   return svg;
 }
 
@@ -583,7 +603,7 @@ export class CanvasGraph {
         const b = layout.nodes[hit];
         const g = this.proxy.querySelector(`#nodes > [id="${CSS.escape(b.id)}"]`);
         const row = this.rowAt(hit, y);
-        return row && row.el && row.unfold ? row.el : g;
+        return (row && row.unfold && g.querySelector(`:scope > text[data-unfold="${CSS.escape(row.unfold)}"]`)) || g;
       }
     }
     let best = null;

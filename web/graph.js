@@ -94,6 +94,8 @@ const FIT_WHOLE = 0.08;
 function readBoxes(nodes, from, to, out) {
   const num = (el, a) => +el.getAttribute(a) || 0;
   for (let i = from; i < to; i++) {
+    const o = nodes[i].__ox; // a canvas drawing's box (canvas.js): its frame without a <rect>
+    if (o) { out.push({ x: o.x, y: o.y, w: o.w, h: o.h, colour: o.colour }); continue; }
     // render/svg.c writes <title>, the frame <rect>, then (op and group boxes) the header's
     let frame = nodes[i].firstElementChild;
     if (frame && frame.localName === 'title') frame = frame.nextElementSibling;
@@ -393,6 +395,7 @@ export function stubPeers(svg, stub) {
 // without inputs the first box of the drawing.  Read from attributes: no layout.
 export function startBox(svg, lr, vw, vh) {
   const rectOf = (g) => {
+    if (g.__ox) return g.__ox; // a canvas drawing's box (canvas.js): no attributes to read
     const r = g.querySelector('rect');
     return r && { x: +r.getAttribute('x') || 0, y: +r.getAttribute('y') || 0, w: +r.getAttribute('width') || 0, h: +r.getAttribute('height') || 0, dashed: r.hasAttribute('stroke-dasharray') };
   };

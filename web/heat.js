@@ -241,7 +241,8 @@ export function showHottest(area, svg, onSelect, table) {
     title: (g.querySelector('title') || {}).textContent || g.id,
     text: (g.querySelector('text.heat-value') || {}).textContent || '',
     group: g.hasAttribute('data-group'),
-    fill: (g.querySelector('title + *') || { getAttribute: () => '' }).getAttribute('fill') || '',
+    // the frame's fill: the SVG's <rect>, a canvas drawing's box (canvas.js)
+    fill: (g.__ox ? g.__ox.fill : (g.querySelector('title + *') || { getAttribute: () => '' }).getAttribute('fill')) || '',
   })).filter((r) => Number.isFinite(r.value))
     .sort(changes ? (a, b) => Math.abs(b.value) - Math.abs(a.value) : (a, b) => b.value - a.value).slice(0, 20);
   const caption = [...svg.querySelectorAll('#legend text')].map((t) => t.textContent).slice(-2).join(' · ');

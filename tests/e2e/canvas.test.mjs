@@ -242,6 +242,18 @@ describe('the canvas renderer', () => {
     // drawing's units (the view's scale is the page's 100%, 1.25 px per unit)
     const got = await pixel(b.left + b.w - 4 * b.k, b.top + b.h - 2.5 * b.k);
     assert.ok(near(got, rgb(want), 12), `heat fill ${got} is ${want}`);
+    // the hottest list's swatches are the boxes' heat fills (the canvas's structure has no
+    // frame <rect> to read them from: its boxes' __ox)
+    await page.waitForSelector('#heat-panel .heat-row');
+    const swatches = await page.evaluate(() => {
+      const norm = (c) => { const e = document.createElement('span'); e.style.backgroundColor = c; return e.style.backgroundColor; };
+      const fill = new Map(document.querySelector('.graph-canvas').__graph.data.layout.nodes
+        .filter((n) => n.heat).map((n) => [n.title || n.id, norm(n.heat.color)]));
+      return [...document.querySelectorAll('#heat-panel .heat-row')]
+        .map((r) => ({ title: r.title, want: fill.get(r.title), got: r.querySelector('.hl-swatch').style.backgroundColor }));
+    });
+    assert.ok(swatches.length > 0, 'the hottest nodes listed');
+    for (const s of swatches) assert.ok(s.want && s.got === s.want, `${s.title}'s swatch ${s.got} is its heat fill ${s.want}`);
     await page.screenshot({ path: path.resolve(OUT, 'canvas-heat.png') });
   });
 
