@@ -342,8 +342,9 @@ void oxr__box_size(view *v, vbox *b);
  * Liberation Sans (Helvetica/Arial metrics), regular or bold. */
 double oxr__text_width(const char *s, double size, bool bold);
 /* Edge labels moved off boxes and other labels, or hidden when no place beside their line
- * is free (labels.c); after layout, with each label at its default place. */
-oxr_code oxr__labels_place(view *v, oxr_error *err);
+ * is free (labels.c); after layout, with each label at its default place.  *right: where
+ * the rightmost placed label ends (0 when none), for the drawing to grow to. */
+oxr_code oxr__labels_place(view *v, double *right, oxr_error *err);
 /* s when it is at most max_w points wide, else s cut with an ellipsis to fit: its start
  * kept ("Add ×10, Mul…"), or with keep_end its end ("…/layers.10/Softmax"); "" when not
  * even the ellipsis fits. */

@@ -112,8 +112,9 @@ static int by_place(const void *a, const void *b)
 	return pa->edge < pb->edge ? -1 : 1;
 }
 
-oxr_code oxr__labels_place(view *v, oxr_error *err)
+oxr_code oxr__labels_place(view *v, double *right, oxr_error *err)
 {
+	*right = 0;
 	uint32_t nl = 0;
 	for (uint32_t i = 0; i < v->nedges; i++)
 		if (v->edges[i].label != NULL && v->edges[i].npts >= 4)
@@ -179,6 +180,7 @@ oxr_code oxr__labels_place(view *v, oxr_error *err)
 				continue;
 			e->lx = at[c][0];
 			e->ly = at[c][1];
+			*right = fmax(*right, r.x1);
 			if (!grid_add(&g, r)) {
 				rc = oxr__fail(err, OXR_E_NOMEM, "out of memory");
 				goto out;

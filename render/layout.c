@@ -750,14 +750,9 @@ static oxr_code layout_bands(view *v, GVC_t *ctx, oxr_error *err)
  * its parts are composed; the drawing grows to hold a label moved past its right edge. */
 static oxr_code labels_finish(view *v, oxr_error *err)
 {
-	oxr_code rc = oxr__labels_place(v, err);
-	double label_right = 0;
-	for (uint32_t i = 0; rc == OXR_OK && i < v->nedges; i++) {
-		const vedge *e = &v->edges[i];
-		if (e->label != NULL && e->npts >= 4 && !e->label_hidden)
-			label_right = fmax(label_right, e->lx + oxr__text_width(e->label, OXR_LABEL_SIZE, false));
-	}
-	if (label_right > v->width)
+	double label_right;
+	oxr_code rc = oxr__labels_place(v, &label_right, err);
+	if (rc == OXR_OK && label_right > v->width)
 		v->width = ceil(label_right);
 	return rc;
 }
