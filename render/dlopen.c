@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
 
 bool oxr_dlopen(const char *soname, const char *prefix, const char *const *names, void **slots,
                 size_t n, char *err, size_t errsize)
@@ -26,4 +27,13 @@ bool oxr_dlopen(const char *soname, const char *prefix, const char *const *names
 		}
 	}
 	return true;
+}
+
+bool oxr_dlopen_nomem(const char *err)
+{
+	/* the loader's words (glibc's dl-load.c, dl-map-segments.h) for an mmap or malloc that
+	 * failed: a worker's memory limit reached while mapping the library, not a library
+	 * missing or broken */
+	return strstr(err, "failed to map segment") != NULL ||
+	       strstr(err, "annot allocate memory") != NULL;
 }

@@ -760,14 +760,9 @@ static oxr_code labels_finish(view *v, oxr_error *err)
 oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 {
 	GVC_t *ctx = context();
-	/* a library that could not be mapped (the loader's words for mmap failing: a worker's
-	 * memory limit reached while loading) is out of memory, not a layout's failure */
+	/* a library that could not be mapped is out of memory, not a layout's failure */
 	if (ctx == NULL)
-		return oxr__fail(err,
-		                 !gv_loaded && (strstr(gv_load_err, "failed to map segment") != NULL ||
-		                                strstr(gv_load_err, "annot allocate memory") != NULL)
-		                     ? OXR_E_NOMEM
-		                     : OXR_E_LAYOUT,
+		return oxr__fail(err, !gv_loaded && oxr_dlopen_nomem(gv_load_err) ? OXR_E_NOMEM : OXR_E_LAYOUT,
 		                 "Graphviz: %s", gv_loaded ? "no context could be made" : gv_load_err);
 	const char *nslimit, *spline_mode, *mclimit;
 	settings(v, &nslimit, &spline_mode, &mclimit);

@@ -542,6 +542,9 @@ int oxr_worker_main_pair(int argc, char **argv, oxr_pair_fn pair);
  * for i < n.  False with the reason in err. */
 bool oxr_dlopen(const char *soname, const char *prefix, const char *const *names, void **slots,
                 size_t n, char *err, size_t errsize);
+/* Whether err, from an oxr_dlopen that failed, says the loader ran out of memory (a
+ * library that could not be mapped): the caller's out of memory, not its layout error. */
+bool oxr_dlopen_nomem(const char *err);
 /* For a loader's X-macro list of functions: their names, and their count. */
 #define OXR_DLOPEN_NAME(name) #name,
 #define OXR_DLOPEN_SLOT(name) +1

@@ -316,8 +316,9 @@ oxr_code oxr_raster_size(const oxr_raster *r, double dw, double dh, uint32_t *pw
 static bool rsvg_ready(oxr_error *err)
 {
 	pthread_once(&rs_once, rs_load);
-	if (!rs_loaded)
-		oxr__fail(err, OXR_E_LAYOUT, "PNG images cannot be drawn here: %s", rs_load_err);
+	if (!rs_loaded) /* librsvg that could not be mapped is out of memory, as Graphviz is */
+		oxr__fail(err, oxr_dlopen_nomem(rs_load_err) ? OXR_E_NOMEM : OXR_E_LAYOUT,
+		          "PNG images cannot be drawn here: %s", rs_load_err);
 	return rs_loaded;
 }
 
