@@ -788,18 +788,8 @@ static void compare_on_art(oxs_req *r, oxs_centry *e)
 	char *copy = NULL;
 	const char *data = e->data;
 	if (data == NULL) { /* too large for memory: read from its file */
-		copy = e->len <= r->srv->wlim.max_output ? malloc(e->len ? e->len : 1) : NULL;
-		size_t got = 0;
-		while (copy != NULL && got < e->len) {
-			ssize_t n = pread(e->fd, copy + got, e->len - got, (off_t)got);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;
-			got += (size_t)n;
-		}
-		if (copy == NULL || got < e->len) {
-			free(copy);
+		copy = e->len <= r->srv->wlim.max_output ? oxst_read_all(e->fd, e->len) : NULL;
+		if (copy == NULL) {
 			oxs_reply_error(r, 503, "io_error", "", "cannot read the comparison");
 			return;
 		}

@@ -4,6 +4,7 @@
  * docs/decisions.md (89) why it is this way.
  */
 #include "service/sign.h"
+#include "service/hash.h"
 #include "service/query.h"
 #include "service/reply.h"
 #include "service/router.h"
@@ -353,9 +354,10 @@ bool oxs_sign_cap(const oxs_sign_key *key, const char *id, int64_t expires,
 	if (strlen(id) != OXST_ID_LEN || !cap_mac(key, id, expires, mac))
 		return false;
 	int n = snprintf(out, OXS_SIGN_CAP_MAX + 1, "%" PRId64 ".", expires);
-	for (int i = 0; i < 32 && n > 0; i++)
-		n += snprintf(out + n, OXS_SIGN_CAP_MAX + 1 - (size_t)n, "%02x", mac[i]);
-	return n > 0 && n <= OXS_SIGN_CAP_MAX;
+	if (n <= 0 || (size_t)n + 2 * sizeof(mac) > OXS_SIGN_CAP_MAX)
+		return false;
+	oxs_hex(out + n, mac, sizeof(mac));
+	return true;
 }
 
 oxs_sign_result oxs_sign_cap_check(const oxs_sign_key *key, const char *path, const char *cap,

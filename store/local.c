@@ -827,9 +827,11 @@ static void *background_main(void *arg)
 /* ---------------------------------------------------------------------------------------
  * Meta (meta/<id>.json)
  */
-static oxst_status op_put_meta(oxst_store *base, const char *id, const oxst_model_meta *meta)
+/* meta/<id>.json written from meta: through a temporary, linked in place when there is
+ * none (replace false: the first upload's meta stays) or renamed over it (replace). */
+static oxst_status write_meta(local_store *s, const char *id, const oxst_model_meta *meta,
+                              bool replace)
 {
-	local_store *s = (local_store *)base;
 	char tmp[PATH_BUF], path[PATH_BUF], dir[PATH_BUF];
 	if (!oxst_id_valid(id) || !path_fmt(dir, sizeof(dir), "%s/meta", s->root) ||
 	    !path_fmt(path, sizeof(path), "%s/%s.json", dir, id) ||
@@ -846,7 +848,7 @@ static oxst_status op_put_meta(oxst_store *base, const char *id, const oxst_mode
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0 || !write_all(fd, b.data, b.len) || sync_fd(s, fd) != 0)
 		rc = errno_status(errno);
-	else if (link(tmp, path) != 0 && errno != EEXIST) /* the first upload's meta stays */
+	else if (replace ? rename(tmp, path) != 0 : link(tmp, path) != 0 && errno != EEXIST)
 		rc = errno_status(errno);
 	else if (sync_dir(s, dir) != 0)
 		rc = errno_status(errno);
@@ -855,6 +857,11 @@ static oxst_status op_put_meta(oxst_store *base, const char *id, const oxst_mode
 	(void)unlink(tmp);
 	oxr_buf_free(&b);
 	return rc;
+}
+
+static oxst_status op_put_meta(oxst_store *base, const char *id, const oxst_model_meta *meta)
+{
+	return write_meta((local_store *)base, id, meta, false);
 }
 
 /* meta/<id>.json into *out; false when there is none (or it cannot be read). */
@@ -879,12 +886,7 @@ static pthread_mutex_t name_mu = PTHREAD_MUTEX_INITIALIZER;
 static oxst_status op_name_meta(oxst_store *base, const char *id, const char *name)
 {
 	local_store *s = (local_store *)base;
-	char tmp[PATH_BUF], path[PATH_BUF], dir[PATH_BUF];
-	if (!oxst_id_valid(id) || name == NULL || name[0] == '\0' ||
-	    strlen(name) >= OXST_META_STR || !path_fmt(dir, sizeof(dir), "%s/meta", s->root) ||
-	    !path_fmt(path, sizeof(path), "%s/%s.json", dir, id) ||
-	    !path_fmt(tmp, sizeof(tmp), "%s/tmp/meta-%ld-%" PRIu64, s->root, (long)getpid(),
-	              (uint64_t)atomic_fetch_add(&tmp_counter, 1)))
+	if (!oxst_id_valid(id) || name == NULL || name[0] == '\0' || strlen(name) >= OXST_META_STR)
 		return OXST_E_INVALID;
 	pthread_mutex_lock(&name_mu);
 	oxst_model_meta meta;
@@ -897,20 +899,7 @@ static oxst_status op_name_meta(oxst_store *base, const char *id, const char *na
 		return OXST_OK;
 	}
 	snprintf(meta.name, sizeof(meta.name), "%s", name);
-	oxr_buf b;
-	oxr_buf_init(&b, 1 << 16);
-	oxst_status rc = OXST_OK;
-	int fd = -1;
-	if (!oxst_meta_json(&b, &meta))
-		rc = OXST_E_NOMEM;
-	else if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0 ||
-	         !write_all(fd, b.data, b.len) || sync_fd(s, fd) != 0 || rename(tmp, path) != 0 ||
-	         sync_dir(s, dir) != 0)
-		rc = errno_status(errno);
-	if (fd >= 0)
-		close(fd);
-	(void)unlink(tmp);
-	oxr_buf_free(&b);
+	oxst_status rc = write_meta(s, id, &meta, true);
 	if (rc == OXST_OK) { /* what listings answer from memory follows */
 		pthread_mutex_lock(&s->mu);
 		model_ent *m = find_model(s, id);
