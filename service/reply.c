@@ -224,13 +224,21 @@ static enum MHD_Result copy_header(void *cls, enum MHD_ValueKind kind, const cha
 	return MHD_YES;
 }
 
+bool oxs_gzip_etag(const char *etag, char out[48])
+{
+	size_t elen = strlen(etag);
+	if (elen < 2 || elen + 3 >= 48 || etag[elen - 1] != '"')
+		return false;
+	snprintf(out, 48, "%.*s-gz\"", (int)(elen - 1), etag);
+	return true;
+}
+
 bool oxs_response_gzip(struct MHD_Response *plain, struct MHD_Response *plain_nm,
                        const char *etag, const void *data, size_t len, const char *type,
                        struct MHD_Response **gz, struct MHD_Response **gz_nm,
                        char gz_etag[48], size_t *gz_len)
 {
-	size_t elen = strlen(etag);
-	if (!oxs_gzip_worth(type, len) || elen < 2 || elen + 3 >= 48 || etag[elen - 1] != '"')
+	if (!oxs_gzip_worth(type, len) || !oxs_gzip_etag(etag, gz_etag))
 		return false;
 	char *z = NULL;
 	size_t zlen = 0;
@@ -248,8 +256,6 @@ bool oxs_response_gzip(struct MHD_Response *plain, struct MHD_Response *plain_nm
 		MHD_destroy_response(resp);
 		return false;
 	}
-	/* "abc" -> "abc-gz": another representation, another tag (RFC 9110 8.8.3.3) */
-	snprintf(gz_etag, 48, "%.*s-gz\"", (int)(elen - 1), etag);
 	MHD_get_response_headers(plain, copy_header, resp);
 	MHD_get_response_headers(plain_nm, copy_header, nm);
 	struct MHD_Response *all[4] = {resp, nm, plain, plain_nm};

@@ -57,6 +57,11 @@ void oxs_response_immutable(struct MHD_Response *resp, const oxs_server *srv,
  * data: attachment for .onnx and .npy, inline for renderings, none for JSON. */
 void oxs_response_disposition(struct MHD_Response *resp, const char *id, const char *ext);
 
+/* The ETag of the gzip'd variant of an answer tagged etag: "-gz" inside its quotes (RFC
+ * 9110 8.8.3.3: another representation, another tag); false when etag is not a quoted tag
+ * short enough for out. */
+bool oxs_gzip_etag(const char *etag, char out[48]);
+
 /* The gzip'd variant of a 200 answer (plain, its 304 plain_nm, its ETag, its body
  * data[0..len) of Content-Type type), compressed now: *gz and *gz_nm get the plain ones'
  * headers with the ETag gz_etag (etag with "-gz" inside the quotes), Content-Encoding
