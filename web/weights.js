@@ -56,6 +56,8 @@ function apiError(xhrOrRes, text) {
 
 // Errors worth waiting out and retrying: no answer, the server busy or restarting.
 const transient = (e) => e instanceof ApiError && (e.status === 0 || e.status === 429 || e.status === 503 || e.status === 502 || e.status === 504 || e.code === 'upload_busy');
+// What a stopped transfer fails with (the page's cancel, a held stop, an aborted request).
+const cancelled = () => new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
 
 // One PATCH with upload progress (fetch has none): resolves {status, offset, body}.
 // claim: the file's SHA-256 (Upload-Sha256), sent with the last part of an upload begun
@@ -80,7 +82,7 @@ function patchPart(uid, offset, blob, onSent, inflight, piece = false, claim = n
       }
     });
     xhr.addEventListener('error', () => reject(new ApiError(0, { error: { message: 'the connection was lost' } })));
-    xhr.addEventListener('abort', () => reject(new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } })));
+    xhr.addEventListener('abort', () => reject(cancelled()));
     inflight.add(xhr);
     xhr.addEventListener('loadend', () => inflight.delete(xhr));
     xhr.send(blob);
@@ -116,7 +118,7 @@ async function call(method, url, headers, signal) {
   try {
     res = await fetch(url, { method, headers: headersOf(headers), signal, cache: 'no-store' });
   } catch (e) {
-    if (e.name === 'AbortError') throw new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
+    if (e.name === 'AbortError') throw cancelled();
     throw new ApiError(0, { error: { message: 'the server cannot be reached' } });
   }
   const text = method === 'HEAD' ? '' : await res.text();
@@ -187,7 +189,6 @@ async function begin(t, signal) {
 // resolves); answers the body of the last part's answer (or of the held answer).
 // onSent(bytes of blob acknowledged or on the wire).  t.uid: the upload on the server.
 async function transfer(t, onSent, ctl, inflight, isAborted) {
-  const cancelled = () => new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
   const size = t.blob.size;
   let up = null;
   let wait = 500;
@@ -321,7 +322,7 @@ export function sendWeights({ file, sha256, hash, held, structureId, bundle, onP
         done += t.blob.size;
       }
       const b = bundle.ready ? await bundle.ready : bundle;
-      if (isAborted()) throw new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
+      if (isAborted()) throw cancelled();
       const body = await transfer({ blob: new Blob([b.manifest]), sha256: b.id, name: file.name, kind: 'bundle', structureId }, () => {}, ctl, inflight, isAborted);
       return { id: body.id, held: false };
     };
