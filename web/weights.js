@@ -301,17 +301,15 @@ export function sendWeights({ file, sha256, hash, held, structureId, bundle, onP
     return Promise.race([sent, heldP]);
   };
   const run = async () => {
-    if (!bundle && !sha256) {
-      const t = { blob: file, sha256: null, hash, name: file.name, kind: 'model', structureId };
-      hash.then((hex) => { t.sha256 = t.sha256 || hex; }, () => {});
-      return stopWhenHeld(hash, [t], async () => {
+    if (!bundle) {
+      const t = { blob: file, sha256: sha256 || null, hash, name: file.name, kind: 'model', structureId };
+      const send = async () => {
         const body = await transfer(t, (n) => onProgress && onProgress(Math.min(n, file.size), file.size), ctl, inflight, isAborted);
         return { id: body.id, held: false };
-      });
-    }
-    if (!bundle) {
-      const body = await transfer({ blob: file, sha256, name: file.name, kind: 'model', structureId }, (n) => onProgress && onProgress(Math.min(n, file.size), file.size), ctl, inflight, isAborted);
-      return { id: body.id, held: false };
+      };
+      if (sha256) return send();
+      hash.then((hex) => { t.sha256 = t.sha256 || hex; }, () => {});
+      return stopWhenHeld(hash, [t], send);
     }
     const total = bundle.files.reduce((n, f) => n + f.file.size, 0);
     const ts = bundle.files.map((f) => ({ blob: f.file, sha256: f.sha256 || null, hash: f.hash, name: f.location, kind: 'data' }));
