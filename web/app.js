@@ -300,7 +300,7 @@ async function loadGraph(r, key, seq) {
   for (let attempt = 0; ; attempt++) {
     try {
       const t0 = performance.now();
-      if (onCanvas) layout = await loadLayout(drawingUrl(r.id, 'json', key), ctl.signal, (st, body, ra) => new ApiError(st, body, ra));
+      if (onCanvas) layout = await loadLayout(drawingUrl(r.id, 'json', key), ctl.signal);
       else svg = await (attempt === 0 && pre ? pre.promise : fetchSvg(url, ctl.signal));
       cur.lastLayoutMs = performance.now() - t0;
       break;

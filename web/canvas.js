@@ -17,7 +17,7 @@
 // the keyboard get a list of the boxes in view (buttons: Tab, ↓ ↑ along edges, ← → within
 // a step, Enter).
 
-import { readHeaders } from './api.js';
+import { ApiError, readHeaders } from './api.js';
 
 // the page's own query (?draw=canvas|svg) forces a renderer (tests, comparisons)
 const FORCED = new URLSearchParams(location.search).get('draw');
@@ -86,8 +86,8 @@ function darkFill(hex) {
 }
 
 // Fetch and parse the layout JSON at url in a worker; answers {layout, geo, ms}.  Rejects
-// like api.js's requests do: an AbortError, or `makeError(status, body, retryAfter)`.
-export function loadLayout(url, signal, makeError) {
+// like api.js's requests do: an AbortError, or an ApiError.
+export function loadLayout(url, signal) {
   return new Promise((resolve, reject) => {
     const w = new Worker(new URL('./layoutworker.js', import.meta.url));
     const done = () => { w.terminate(); signal.removeEventListener('abort', abort); };
@@ -96,7 +96,7 @@ export function loadLayout(url, signal, makeError) {
     w.onmessage = (m) => {
       done();
       const e = m.data.error;
-      if (e) reject(makeError(e.status, e.body, e.retryAfter));
+      if (e) reject(new ApiError(e.status, e.body, e.retryAfter));
       else resolve(m.data);
     };
     w.onerror = (ev) => { done(); reject(new Error(ev.message || 'the layout could not be read')); };

@@ -160,7 +160,7 @@ export class DiffView {
       } else if (wantCanvas(Infinity, group) && wantCanvas((await docP).b.nodes, group)) {
         // a big full detail goes to the canvas as a model's does (canvas.js: wantCanvas, by
         // B's node count, which the document says): drawn from the drawing's layout JSON
-        layout = await loadLayout(diffUrl(a, b, 'layout.json', query), ctl.signal, (st, body, ra) => new ApiError(st, body, ra));
+        layout = await loadLayout(diffUrl(a, b, 'layout.json', query), ctl.signal);
         doc = await docP;
       } else {
         svg = await fetchSvg(diffUrl(a, b, 'svg', query), ctl.signal);

@@ -8,7 +8,7 @@
 // view, at the same scale.  diff.js loads the document and the list of changes and hands
 // the route's selection here; app.js holds the switch between this and the single view.
 
-import { ApiError, modelUrl } from './api.js';
+import { modelUrl } from './api.js';
 import { fetchSvg, PanZoom, READABLE, startBox } from './graph.js';
 import { CanvasGraph, buildProxy, loadLayout, wantCanvas } from './canvas.js';
 import { initNodeKeys } from './nodekeys.js';
@@ -105,7 +105,7 @@ class Pane {
     const url = (ext) => `${modelUrl(id)}/graph.${ext}${key ? `?${key}` : ''}`;
     let svg, layout = null;
     if (wantCanvas(nodes, group)) {
-      layout = await loadLayout(url('json'), signal, (st, body, ra) => new ApiError(st, body, ra));
+      layout = await loadLayout(url('json'), signal);
       svg = buildProxy(layout.layout);
     } else {
       svg = await fetchSvg(url('svg'), signal);

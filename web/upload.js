@@ -285,7 +285,10 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
       const h = hashed();
       state(`arriving: ${Math.floor((100 * loaded) / total)}% · ${fmtBytes(loaded)} of ${fmtBytes(total)}${secs > 0.3 ? ` · ${fmtBytes(loaded / secs)}/s` : ''}${h < 1 ? ` · hashed ${Math.floor(100 * h)}%` : ''}`, 'sending');
     };
-    // the drawing, or HASH_WAIT_MS, whichever comes first (why: below)
+    // the drawing, or HASH_WAIT_MS, whichever comes first: the hash waits for it.  On two
+    // cores the hash took the CPU the graph's fetch and drawing needed (the worker hashing,
+    // the browser copying the file's slices), and a graph shown sooner is worth more than
+    // weights started half a second sooner.  A remembered hash costs nothing and does not wait.
     const drawn = () => Promise.race([shown.catch(() => {}), new Promise((r) => setTimeout(r, HASH_WAIT_MS))]);
     // The weights sent while the files are hashed (w: sendWeights's), the whole model
     // named by the id `named` resolves to (the file's or the bundle's).
@@ -345,32 +348,19 @@ export function initUpload({ navigate, modelId, names, announce, compareFiles, s
         await whileHashing(sendWeights({ file, held: serverHas, structureId: sid, bundle: { files, ready }, onProgress: progress(performance.now(), () => share) }), ready.then((b) => b.id), 'bundle');
         return;
       }
-      // The hash waits for the drawing (at most HASH_WAIT_MS): on two cores it took the
-      // CPU the graph's fetch and drawing needed (the worker hashing, the browser copying
-      // the file's slices), and a graph shown sooner is worth more than weights started
-      // half a second sooner.  A remembered hash costs nothing and does not wait.
-      if ([file, ...data].some((f) => !knownHash(f))) await drawn();
+      // Every hash is remembered (a file to hash took one of the ways above): the model's
+      // id at once, with no hashing and no wait.
       const t1 = performance.now();
-      let hashed = 0;
-      const hashing = (n) => state(`hashing the file${data.length ? 's' : ''} · ${Math.floor((100 * (hashed + n)) / total)}%`);
-      const h0 = await hashOf(file, () => (data.length ? sw.sha256Of(file, hashing) : sw.sha256(hashing))); // (no walk: no file in the worker yet)
-      if (h0.remembered) used.push(file);
-      let hex = h0.hex;
+      used.push(file, ...data);
+      let hex = knownHash(file);
       let bundle = null;
       if (data.length) { // the bundle's id: every file's hash in its manifest
-        const files = [];
-        hashed = file.size;
-        for (const d of data) {
-          const hd = await hashOf(d, () => sw.sha256Of(d, (n) => hashing(n)));
-          if (hd.remembered) used.push(d);
-          files.push({ file: d, location: dataLocation(d), size: d.size, sha256: hd.hex });
-          hashed += d.size;
-        }
+        const files = data.map((d) => ({ file: d, location: dataLocation(d), size: d.size, sha256: knownHash(d) }));
         bundle = { files, ...bundleOf({ sha256: hex, size: file.size }, files) };
         hex = bundle.id;
       }
       uploadCard.dataset.hashMs = String(Math.round(performance.now() - t1));
-      if (used.length) uploadCard.dataset.hashRemembered = '1'; else delete uploadCard.dataset.hashRemembered;
+      uploadCard.dataset.hashRemembered = '1';
       sw.close();
       info.sha256 = hex;
       if (await serverHas(hex)) {

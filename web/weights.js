@@ -56,6 +56,8 @@ function apiError(xhrOrRes, text) {
 
 // Errors worth waiting out and retrying: no answer, the server busy or restarting.
 const transient = (e) => e instanceof ApiError && (e.status === 0 || e.status === 429 || e.status === 503 || e.status === 502 || e.status === 504 || e.code === 'upload_busy');
+// What a stopped transfer fails with (the page's cancel, a held stop, an aborted request).
+const cancelled = () => new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
 
 // One PATCH with upload progress (fetch has none): resolves {status, offset, body}.
 // claim: the file's SHA-256 (Upload-Sha256), sent with the last part of an upload begun
@@ -80,7 +82,7 @@ function patchPart(uid, offset, blob, onSent, inflight, piece = false, claim = n
       }
     });
     xhr.addEventListener('error', () => reject(new ApiError(0, { error: { message: 'the connection was lost' } })));
-    xhr.addEventListener('abort', () => reject(new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } })));
+    xhr.addEventListener('abort', () => reject(cancelled()));
     inflight.add(xhr);
     xhr.addEventListener('loadend', () => inflight.delete(xhr));
     xhr.send(blob);
@@ -116,7 +118,7 @@ async function call(method, url, headers, signal) {
   try {
     res = await fetch(url, { method, headers: headersOf(headers), signal, cache: 'no-store' });
   } catch (e) {
-    if (e.name === 'AbortError') throw new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
+    if (e.name === 'AbortError') throw cancelled();
     throw new ApiError(0, { error: { message: 'the server cannot be reached' } });
   }
   const text = method === 'HEAD' ? '' : await res.text();
@@ -187,7 +189,6 @@ async function begin(t, signal) {
 // resolves); answers the body of the last part's answer (or of the held answer).
 // onSent(bytes of blob acknowledged or on the wire).  t.uid: the upload on the server.
 async function transfer(t, onSent, ctl, inflight, isAborted) {
-  const cancelled = () => new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
   const size = t.blob.size;
   let up = null;
   let wait = 500;
@@ -300,17 +301,15 @@ export function sendWeights({ file, sha256, hash, held, structureId, bundle, onP
     return Promise.race([sent, heldP]);
   };
   const run = async () => {
-    if (!bundle && !sha256) {
-      const t = { blob: file, sha256: null, hash, name: file.name, kind: 'model', structureId };
-      hash.then((hex) => { t.sha256 = t.sha256 || hex; }, () => {});
-      return stopWhenHeld(hash, [t], async () => {
+    if (!bundle) {
+      const t = { blob: file, sha256: sha256 || null, hash, name: file.name, kind: 'model', structureId };
+      const send = async () => {
         const body = await transfer(t, (n) => onProgress && onProgress(Math.min(n, file.size), file.size), ctl, inflight, isAborted);
         return { id: body.id, held: false };
-      });
-    }
-    if (!bundle) {
-      const body = await transfer({ blob: file, sha256, name: file.name, kind: 'model', structureId }, (n) => onProgress && onProgress(Math.min(n, file.size), file.size), ctl, inflight, isAborted);
-      return { id: body.id, held: false };
+      };
+      if (sha256) return send();
+      hash.then((hex) => { t.sha256 = t.sha256 || hex; }, () => {});
+      return stopWhenHeld(hash, [t], send);
     }
     const total = bundle.files.reduce((n, f) => n + f.file.size, 0);
     const ts = bundle.files.map((f) => ({ blob: f.file, sha256: f.sha256 || null, hash: f.hash, name: f.location, kind: 'data' }));
@@ -321,7 +320,7 @@ export function sendWeights({ file, sha256, hash, held, structureId, bundle, onP
         done += t.blob.size;
       }
       const b = bundle.ready ? await bundle.ready : bundle;
-      if (isAborted()) throw new ApiError(0, { error: { code: 'aborted', message: 'cancelled' } });
+      if (isAborted()) throw cancelled();
       const body = await transfer({ blob: new Blob([b.manifest]), sha256: b.id, name: file.name, kind: 'bundle', structureId }, () => {}, ctl, inflight, isAborted);
       return { id: body.id, held: false };
     };

@@ -124,6 +124,23 @@ async function watchedPage(dir, server, { posts, deletes, errors }) {
   return { ctx, page };
 }
 
+// Choose `files` in watchedPage's page, fresh: reloaded (then the hash forgotten: the page
+// before may remember it until it goes), no hash remembered, the records emptied.
+async function chooseFresh(page, files, { posts, deletes }) {
+  await page.reload();
+  await page.evaluate(() => localStorage.removeItem('onnxviz.hashes'));
+  posts.length = 0;
+  deletes.length = 0;
+  await page.setInputFiles('#file-input', files);
+}
+
+// Wait until the card says how the weights ended; answers the page's record: the PATCHes'
+// and the hash's times, the card's step and the model shown.
+async function weightsEnded(page) {
+  await page.waitForFunction(() => ['held', 'sent', 'failed'].includes(document.getElementById('upload-card').dataset.weights), null, { timeout: 120000 });
+  return page.evaluate(() => ({ patches: [...window.__patches], hashed: window.__hashed, step: document.getElementById('upload-card').dataset.weights, model: document.getElementById('canvas').dataset.model }));
+}
+
 // The weights start while the file is hashed (issue 37, decision 97): a file whose hash
 // is not remembered goes up at once as an upload without its id (POST /uploads with no
 // sha256), the last part naming it; when the hash names a model the server has, the page
@@ -150,19 +167,12 @@ describe('the weights go while the file is hashed; a stored file stops early', (
   });
 
   const metric = (name) => metricOf(server, name);
-  // choose the file in a fresh page (no hash remembered); choose() also waits until the
-  // card says how the weights ended, and answers the page's record
-  async function start() {
-    await page.reload(); // (then the hash forgotten: the page before may remember it until it goes)
-    await page.evaluate(() => localStorage.removeItem('onnxviz.hashes'));
-    posts.length = 0;
-    deletes.length = 0;
-    await page.setInputFiles('#file-input', model.file);
-  }
+  // choose the file in a fresh page; choose() also waits until the card says how the
+  // weights ended, and answers the page's record
+  const start = () => chooseFresh(page, model.file, { posts, deletes });
   async function choose() {
     await start();
-    await page.waitForFunction(() => ['held', 'sent', 'failed'].includes(document.getElementById('upload-card').dataset.weights), null, { timeout: 120000 });
-    return page.evaluate(() => ({ patches: [...window.__patches], hashed: window.__hashed, step: document.getElementById('upload-card').dataset.weights, model: document.getElementById('canvas').dataset.model }));
+    return weightsEnded(page);
   }
 
   test('parts are PATCHed before the hash is done; a reload goes on from where the upload stood; the last part names the file', async () => {
@@ -248,13 +258,8 @@ onnx.save_model(m, sys.argv[2], save_as_external_data=True, all_tensors_to_one_f
 
   const metric = (name) => metricOf(server, name);
   async function choose() {
-    await page.reload();
-    await page.evaluate(() => localStorage.removeItem('onnxviz.hashes'));
-    posts.length = 0;
-    deletes.length = 0;
-    await page.setInputFiles('#file-input', [mfile, dfile]);
-    await page.waitForFunction(() => ['held', 'sent', 'failed'].includes(document.getElementById('upload-card').dataset.weights), null, { timeout: 120000 });
-    return page.evaluate(() => ({ patches: [...window.__patches], hashed: window.__hashed, step: document.getElementById('upload-card').dataset.weights }));
+    await chooseFresh(page, [mfile, dfile], { posts, deletes });
+    return weightsEnded(page);
   }
   const dataPosts = () => posts.map((m) => Object.fromEntries(m.split(',').map((kv) => kv.trim().split(' ')).map(([k, v]) => [k, Buffer.from(v || '', 'base64').toString()]))).filter((m) => m.kind === 'data');
 
