@@ -93,7 +93,7 @@ static void text(oxr_buf *o, oxp_arena *a, double y, double size, bool bold, con
 	const char *fit = oxr__text_fit(a, s, size, bold, LEFT_W, false);
 	oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\"%s fill=\"%s\">", LEFT_X, y,
 	               size, bold ? " font-weight=\"bold\"" : "", fill);
-	oxr__xml(o, fit);
+	oxr_buf_xml(o, fit);
 	oxr_buf_append(o, "</text>\n", 8);
 }
 

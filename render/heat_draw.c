@@ -398,7 +398,7 @@ void oxr__heat_legend_svg(const view *v, oxr_buf *o, double y)
 			x += LEGEND_SW + 4;
 			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">",
 			               x, y + 10.5, pal->legend_text);
-			oxr__xml(o, buf);
+			oxr_buf_xml(o, buf);
 			oxr_buf_append(o, "</text>", 7);
 			x += oxr__text_width(buf, 10, false) + 4;
 			continue;
@@ -406,7 +406,7 @@ void oxr__heat_legend_svg(const view *v, oxr_buf *o, double y)
 		if (buf[0]) {
 			oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">",
 			               x, y + 10.5, pal->legend_text);
-			oxr__xml(o, buf);
+			oxr_buf_xml(o, buf);
 			oxr_buf_append(o, "</text>", 7);
 			x += oxr__text_width(buf, 10, false) + 4;
 		}
@@ -424,13 +424,13 @@ void oxr__heat_legend_svg(const view *v, oxr_buf *o, double y)
 	x += LEGEND_SW + 5 + oxr__text_width("no data", 10, false) + 14;
 	oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">", x,
 	               y + 10.5, pal->legend_text);
-	oxr__xml(o, legend_caption(v, buf, sizeof(buf)));
+	oxr_buf_xml(o, legend_caption(v, buf, sizeof(buf)));
 	oxr_buf_append(o, "</text>", 7);
 	x += oxr__text_width(buf, 10, false) + 14;
 	if (v->ov->legend != NULL) {
 		oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">",
 		               x, y + 10.5, pal->legend_note);
-		oxr__xml(o, v->ov->legend);
+		oxr_buf_xml(o, v->ov->legend);
 		oxr_buf_append(o, "</text>", 7);
 	}
 	oxr_buf_append(o, "</g>\n", 5);

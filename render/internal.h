@@ -409,7 +409,6 @@ void oxr__heat_layout_json(const view *v, oxr_buf *o);
 void oxr__heat_box_json(const view *v, const vbox *b, oxr_buf *o);
 
 /* svg.c */
-void oxr__xml(oxr_buf *o, const char *s); /* text escaped for XML */
 oxr_code oxr__write_svg(const view *v, oxr_buf *out, oxr_error *err);
 oxr_code oxr__write_layout_json(const view *v, oxr_buf *out, oxr_error *err);
 

@@ -64,6 +64,8 @@ void oxr_buf_init(oxr_buf *b, size_t max);
 bool oxr_buf_append(oxr_buf *b, const void *data, size_t len);
 bool oxr_buf_printf(oxr_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void oxr_buf_free(oxr_buf *b);
+/* Append s escaped as XML (and HTML) text or attribute value: & < > " ' as entities. */
+void oxr_buf_xml(oxr_buf *b, const char *s);
 /* Hand the data over (caller frees with free()); the buffer is reset. */
 char *oxr_buf_steal(oxr_buf *b, size_t *len);
 /* Append s[0..n) as a quoted JSON string: control characters escaped, invalid UTF-8

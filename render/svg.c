@@ -65,7 +65,7 @@ static void xml(oxr_buf *o, const char *s)
 	xml_text(o, s, false);
 }
 
-void oxr__xml(oxr_buf *o, const char *s)
+void oxr_buf_xml(oxr_buf *o, const char *s)
 {
 	xml_text(o, s, false);
 }

@@ -43,21 +43,6 @@
 /* ---------------------------------------------------------------------------------------
  * Helpers
  */
-/* Text as HTML (element content and quoted attribute values alike). */
-static void html(oxr_buf *b, const char *s)
-{
-	for (; *s != '\0'; s++) {
-		switch (*s) {
-		case '&': oxr_buf_append(b, "&amp;", 5); break;
-		case '<': oxr_buf_append(b, "&lt;", 4); break;
-		case '>': oxr_buf_append(b, "&gt;", 4); break;
-		case '"': oxr_buf_append(b, "&quot;", 6); break;
-		case '\'': oxr_buf_append(b, "&#39;", 5); break;
-		default: oxr_buf_append(b, s, 1); break;
-		}
-	}
-}
-
 /* This server as the request reached it: --base-url, else http:// and the Host header
  * (its characters checked: it is written into pages).  False after replying 400. */
 static bool request_base(oxs_req *r, char *out, size_t size)
@@ -292,7 +277,7 @@ void oxs_embed_get(oxs_req *r)
 	oxr_buf attrs, b;
 	oxr_buf_init(&attrs, 4096);
 	oxr_buf_printf(&attrs, " class=\"embed\" data-embed=\"%s\" data-embed-origins=\"", r->id);
-	html(&attrs, origins);
+	oxr_buf_xml(&attrs, origins);
 	oxr_buf_printf(&attrs, "\"");
 	/* through a signed link: the page's reads of this model carry a capability until the
 	 * same expiry (sign.h, decision 92), as X-Onnxviz-Cap (web/api.js) */
@@ -317,7 +302,7 @@ void oxs_embed_get(oxs_req *r)
 static void meta_tag(oxr_buf *b, const char *attr, const char *name, const char *value)
 {
 	oxr_buf_printf(b, "<meta %s=\"%s\" content=\"", attr, name);
-	html(b, value);
+	oxr_buf_xml(b, value);
 	oxr_buf_printf(b, "\">\n");
 }
 
@@ -338,7 +323,7 @@ static void work_share(oxs_req *r)
 	oxr_buf_init(&u, 4096);
 	oxr_buf_init(&head, 1 << 16);
 	oxr_buf_init(&title, 4096);
-	html(&title, name);
+	oxr_buf_xml(&title, name);
 	oxr_buf_printf(&title, " \xe2\x80\x94 onnxviz");
 	meta_tag(&head, "name", "description", figures);
 	meta_tag(&head, "property", "og:type", "website");
@@ -373,9 +358,9 @@ static void work_share(oxs_req *r)
 	if (!u.failed)
 		link_to(&link, r, base, u.data);
 	oxr_buf_printf(&head, "<link rel=\"alternate\" type=\"application/json+oembed\" href=\"");
-	html(&head, link.data ? link.data : "");
+	oxr_buf_xml(&head, link.data ? link.data : "");
 	oxr_buf_printf(&head, "\" title=\"");
-	html(&head, name);
+	oxr_buf_xml(&head, name);
 	oxr_buf_printf(&head, "\">\n");
 	oxr_buf_free(&link);
 	oxr_buf_free(&u);
@@ -484,11 +469,11 @@ static void work_oembed(oxs_req *r)
 		oxr_buf h;
 		oxr_buf_init(&h, 8192);
 		oxr_buf_printf(&h, "<iframe src=\"");
-		html(&h, u.data ? u.data : "");
+		oxr_buf_xml(&h, u.data ? u.data : "");
 		oxr_buf_printf(&h, "\" width=\"%u\" height=\"%u\" style=\"border:0\" loading=\"lazy\" "
 		                   "title=\"",
 		               q.w, q.h);
-		html(&h, name);
+		oxr_buf_xml(&h, name);
 		oxr_buf_printf(&h, "\"></iframe>");
 		oxr_buf_printf(&b, ",\"html\":");
 		oxr_json_string(&b, h.data ? h.data : "", h.failed ? 0 : h.len);
