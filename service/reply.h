@@ -16,13 +16,13 @@ void oxs_reply_clear(oxs_req *r);
 /* JSON error {"error":{"code","message","status"[,extra]}}; extra: "" or ",\"k\":v...". */
 void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *extra,
                      const char *fmt, ...) OXS_PRINTF(5, 6);
-/* A body (stolen from b) of the given type, with no-store caching; gzip'd when worth it
- * (gzip.h) and the request accepts gzip. */
 /* The answer of b (taken over, freed): a response, gzip'd when `gzip`, the type is worth
  * it and the client takes it (Content-Encoding and Vary set); NULL after a 503 (b over its
  * bound, or out of memory).  *len: the bytes sent. */
 struct MHD_Response *oxs_response_buf(oxs_req *r, oxr_buf *b, const char *type, bool gzip,
                                       size_t *len);
+/* A body (stolen from b) of the given type, with no-store caching; gzip'd when worth it
+ * (gzip.h) and the request accepts gzip. */
 void oxs_reply_text(oxs_req *r, unsigned status, oxr_buf *b, const char *type);
 void oxs_reply_json(oxs_req *r, unsigned status, oxr_buf *b);
 /* The JSON error response (no-store; WWW-Authenticate for 401, Retry-After for 503);

@@ -847,11 +847,16 @@ static void reply_blob(oxs_req *r, unsigned status, const upstate *st)
  * POST /uploads
  */
 
-/* A file's SHA-256 as a client names it: an id, and not the 64 zeros that mark an
+/* A file's SHA-256 as a client names it (hex digits of either case) into out, lowercased
+ * (v and out may be the same): false unless it is an id, and not the 64 zeros that mark an
  * upload not named yet in its state (store/xfer.c): no file hashes to them. */
-static bool claim_valid(const char *sha)
+static bool claim_parse(const char *v, char out[OXST_ID_LEN + 1])
 {
-	return oxst_id_valid(sha) && strspn(sha, "0") != OXST_ID_LEN;
+	if (strlen(v) != OXST_ID_LEN)
+		return false;
+	for (size_t i = 0; i <= OXST_ID_LEN; i++)
+		out[i] = (char)(v[i] >= 'A' && v[i] <= 'F' ? v[i] + 32 : v[i]);
+	return oxst_id_valid(out) && strspn(out, "0") != OXST_ID_LEN;
 }
 
 /* A tus metadata value (base64) into out; false when malformed or too long. */
@@ -921,12 +926,10 @@ static bool parse_metadata(const char *h, upstate *st, char *err, size_t errsize
 		}
 		p = v + vn;
 	}
-	for (char *c = sha; *c; c++)
-		*c = (char)(*c >= 'A' && *c <= 'F' ? *c + 32 : *c);
 	/* a model or a bundle's data file may start unnamed (decision 97): its last part
 	 * names it; a manifest is sent once every hash is known (it lists them) */
 	bool unnamed = sha[0] == '\0' && strcmp(kind, "bundle") != 0;
-	if (!unnamed && !claim_valid(sha)) {
+	if (!unnamed && !claim_parse(sha, sha)) {
 		snprintf(err, errsize, "Upload-Metadata: sha256 (the file's SHA-256 as 64 hex "
 		         "digits, base64-encoded as tus wants) is missing or malformed%s",
 		         sha[0] == '\0' ? " (only a model or a data file may leave it to its last "
@@ -1418,10 +1421,7 @@ static bool take_claim(oxs_req *r, upstate *st, uint64_t want, bool *late)
 {
 	const char *v = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Upload-Sha256");
 	char sha[OXST_ID_LEN + 1] = "";
-	size_t n = v != NULL ? strlen(v) : 0;
-	for (size_t i = 0; i < n && i < OXST_ID_LEN; i++)
-		sha[i] = (char)(v[i] >= 'A' && v[i] <= 'F' ? v[i] + 32 : v[i]);
-	if (v != NULL && (n != OXST_ID_LEN || !claim_valid(sha))) {
+	if (v != NULL && !claim_parse(v, sha)) {
 		oxs_reply_error(r, 400, "bad_upload", "",
 		                "Upload-Sha256: the file's SHA-256 as 64 hex digits");
 		return false;

@@ -888,24 +888,21 @@ static oxst_status op_name_meta(oxst_store *base, const char *id, const char *na
 	local_store *s = (local_store *)base;
 	if (!oxst_id_valid(id) || name == NULL || name[0] == '\0' || strlen(name) >= OXST_META_STR)
 		return OXST_E_INVALID;
-	pthread_mutex_lock(&name_mu);
+	oxst_status rc = OXST_OK;
 	oxst_model_meta meta;
-	if (!read_meta(s, id, &meta)) {
-		pthread_mutex_unlock(&name_mu);
-		return OXST_E_NOT_FOUND;
-	}
-	if (meta.name[0] != '\0') { /* named already: the first name stays */
-		pthread_mutex_unlock(&name_mu);
-		return OXST_OK;
-	}
-	snprintf(meta.name, sizeof(meta.name), "%s", name);
-	oxst_status rc = write_meta(s, id, &meta, true);
-	if (rc == OXST_OK) { /* what listings answer from memory follows */
-		pthread_mutex_lock(&s->mu);
-		model_ent *m = find_model(s, id);
-		if (m != NULL && m->meta != NULL)
-			*m->meta = meta;
-		pthread_mutex_unlock(&s->mu);
+	pthread_mutex_lock(&name_mu);
+	if (!read_meta(s, id, &meta))
+		rc = OXST_E_NOT_FOUND;
+	else if (meta.name[0] == '\0') { /* not named yet (a name kept stays: OXST_OK) */
+		snprintf(meta.name, sizeof(meta.name), "%s", name);
+		rc = write_meta(s, id, &meta, true);
+		if (rc == OXST_OK) { /* what listings answer from memory follows */
+			pthread_mutex_lock(&s->mu);
+			model_ent *m = find_model(s, id);
+			if (m != NULL && m->meta != NULL)
+				*m->meta = meta;
+			pthread_mutex_unlock(&s->mu);
+		}
 	}
 	pthread_mutex_unlock(&name_mu);
 	return rc;

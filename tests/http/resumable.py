@@ -20,7 +20,8 @@ def b64(s):
 
 
 def begin(h, s, size, sha, name="model.onnx", structure=None, headers=(), token=None, kind=None):
-    meta = "sha256 %s,filename %s" % (b64(sha), b64(name))
+    """POST /uploads; sha None: begun without sha256 (decision 97: the last part names it)."""
+    meta = ("sha256 %s," % b64(sha) if sha is not None else "") + "filename %s" % b64(name)
     if kind:
         meta += ",kind %s" % b64(kind)
     if structure:
@@ -204,10 +205,7 @@ def t_wrong_hash(h):
 
 
 def begin_unnamed(h, s, size, name="model.onnx", kind=None):
-    """POST /uploads without sha256 (decision 97): the last part names the file."""
-    meta = "filename %s" % b64(name) + (",kind %s" % b64(kind) if kind else "")
-    return h.curl(s.url("/uploads"), method="POST",
-                  headers=["Upload-Length: %d" % size, "Upload-Metadata: " + meta, "Tus-Resumable: 1.0.0"])
+    return begin(h, s, size, None, name=name, kind=kind)
 
 
 def t_unnamed(h):

@@ -90,7 +90,9 @@ class Client:
         return self.curl("/models?name=" + name, data=blob)
 
     def begin(self, size, file_sha, name="model.onnx", structure=None, kind=None):
-        meta = "sha256 %s,filename %s" % (R.b64(file_sha), R.b64(name))
+        """POST /uploads; file_sha None: begun without sha256 (decision 97: the page's parts
+        go while it hashes, the last part names the file)."""
+        meta = ("sha256 %s," % R.b64(file_sha) if file_sha is not None else "") + "filename %s" % R.b64(name)
         if kind:
             meta += ",kind %s" % R.b64(kind)
         if structure:
@@ -102,12 +104,7 @@ class Client:
         return r
 
     def begin_unnamed(self, size, name="model.onnx"):
-        """POST /uploads without sha256 (decision 97: the page's parts go while it hashes)."""
-        r = self.curl("/uploads", method="POST", headers=[
-            "Tus-Resumable: 1.0.0", "Upload-Length: %d" % size, "Upload-Metadata: filename " + R.b64(name)])
-        if r.status == 201 and r.h("location"):
-            self.begun.append(r.h("location"))
-        return r
+        return self.begin(size, None, name)
 
     def finish_unnamed(self, loc, blob, claim, offset=0):
         """The parts of blob from offset on, the last naming the file as claim
@@ -116,9 +113,7 @@ class Client:
         r = self.send(loc, blob[:last], offset) if last > offset else None
         if r is not None and r.status != 204:
             return r
-        return self.curl(loc, method="PATCH", data=blob[last:], headers=[
-            "Content-Type: application/offset+octet-stream", "Upload-Offset: %d" % last,
-            "Tus-Resumable: 1.0.0", "Expect: 100-continue", "Upload-Sha256: " + claim])
+        return self.patch(loc, last, blob[last:], headers=["Upload-Sha256: " + claim])
 
     def cleanup(self):
         """Ends the uploads it began (an attacker that tidies up keeps its quota for the
@@ -127,12 +122,12 @@ class Client:
             self.curl(loc, method="DELETE")
         self.begun = []
 
-    def patch(self, loc, offset, data, piece=False):
-        """A part (or a piece).  A 409 upload_busy is tried again, as the page does: the
+    def patch(self, loc, offset, data, piece=False, headers=()):
+        """A part (or a piece; headers: more of them).  A 409 upload_busy is tried again, as the page does: the
         server lets go of an upload once the request before has completed, which may be
         just after its answer left (seen once in ten runs, right after POST /uploads)."""
         hs = ["Content-Type: application/offset+octet-stream", "Upload-Offset: %d" % offset,
-              "Tus-Resumable: 1.0.0", "Expect: 100-continue"] + (["Upload-Piece: 1"] if piece else [])
+              "Tus-Resumable: 1.0.0", "Expect: 100-continue"] + (["Upload-Piece: 1"] if piece else []) + list(headers)
         for _ in range(40):
             r = self.curl(loc, method="PATCH", headers=hs, data=data)
             if r.error_code() != "upload_busy":
