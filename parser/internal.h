@@ -175,7 +175,7 @@ OXP_CHECK oxp_code oxp__dag_infer_shapes(oxp_dag *dag, oxp_error *err);
 /* Set oxp_dnode.bookkeeping for every node (bookkeeping.c).  OXP_E_NOMEM only. */
 OXP_CHECK oxp_code oxp__dag_mark_bookkeeping(oxp_dag *dag, oxp_error *err);
 
-/* Set every value's params, param_dtype and param_role and the summary's parameter
+/* Set every value's params and param_role and the summary's parameter
  * figures (params.c); runs the quantization analysis.  OXP_E_NOMEM or OXP_E_BUDGET only. */
 OXP_CHECK oxp_code oxp__dag_params(oxp_dag *dag, oxp_error *err);
 

@@ -913,7 +913,6 @@ typedef struct oxp_value {
 	 * except a scale or zero point of a quantized op, which holds none (its bytes are
 	 * counted apart).  Other values hold none. */
 	uint64_t params;
-	int32_t param_dtype;         /* their element type (UINT4 for that weight); 0: none */
 	uint8_t param_role;          /* oxp_param_role */
 } oxp_value;
 
@@ -981,7 +980,8 @@ typedef struct oxp_dag_summary {
 	uint64_t parameters;             /* the sum of every value's params */
 	uint64_t parameter_bytes;        /* stored bytes of every constant tensor (dims x
 	                                    dtype, sub-byte types packed), scales included */
-	uint64_t params_by_dtype[OXP_DT__COUNT]; /* params by param_dtype ... */
+	uint64_t params_by_dtype[OXP_DT__COUNT]; /* params by their element type (UINT4 for
+	                                            a 4-bit weight) ... */
 	uint64_t bytes_by_dtype[OXP_DT__COUNT];  /* ... and the bytes that hold them */
 	uint64_t scale_elements, scale_bytes;    /* the scales and zero points (OXP_PARAM_SCALE) */
 } oxp_dag_summary;

@@ -24,8 +24,6 @@
  */
 #include "parser/internal.h"
 
-#include <string.h>
-
 const oxp_tensor *oxp_value_constant(const oxp_dag_view *v, uint32_t vi)
 {
 	if (vi == OXP_NONE || vi >= v->nvalues)
@@ -92,22 +90,21 @@ oxp_code oxp__dag_params(oxp_dag *d, oxp_error *err)
 		const oxp_qvalue *qv = &q->values[vi];
 		val->param_role = OXP_PARAM_PLAIN;
 		val->params = count;
-		val->param_dtype = t->data_type;
+		int32_t dt = t->data_type; /* the parameters' element type (UINT4 for that weight) */
 		if (qv->mark & OXP_QV_DATA) { /* a tensor both data and scale counts as data */
 			val->param_role = OXP_PARAM_QUANTIZED;
 			val->params = qv->count;
 			if (qv->dtype > 0 && qv->dtype < OXP_DT__COUNT)
-				val->param_dtype = qv->dtype;
+				dt = qv->dtype;
 		} else if (qv->mark & OXP_QV_SCALE) {
 			val->param_role = OXP_PARAM_SCALE;
 			val->params = 0;
-			val->param_dtype = 0;
+			dt = 0;
 			s->scale_elements = oxp_sat_add_u64(s->scale_elements, count);
 			s->scale_bytes = oxp_sat_add_u64(s->scale_bytes, bytes);
 		}
 		s->parameters = oxp_sat_add_u64(s->parameters, val->params);
 		s->parameter_bytes = oxp_sat_add_u64(s->parameter_bytes, bytes);
-		int32_t dt = val->param_dtype;
 		if (dt > 0 && dt < OXP_DT__COUNT) {
 			s->params_by_dtype[dt] = oxp_sat_add_u64(s->params_by_dtype[dt], val->params);
 			s->bytes_by_dtype[dt] = oxp_sat_add_u64(s->bytes_by_dtype[dt], bytes);

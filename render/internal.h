@@ -190,7 +190,6 @@ typedef struct view {
 	uint32_t max_boxes;  /* cap */
 	uint64_t virtual_nodes; /* ranks crossed by edges (as-late-as-possible ranks) */
 	uint32_t nranks;        /* ranks of those boxes (the deepest one's + 1) */
-	uint32_t bands;         /* dot layouts stacked (layout.c: 1, or more when banded) */
 	char settings[160];  /* dot attributes chosen, for the record */
 	const oxr_overlay *ov; /* marks to draw, or NULL (overlay.c) */
 	struct oxr_io *io;   /* graph inputs/outputs in families and as rows (family.c), NULL

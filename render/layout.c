@@ -707,11 +707,10 @@ static uint32_t *bands_of(const view *v)
  * stacked along the flow and centred across it; the few edges between bands (long ones
  * are stubs already: view.c's cut_long_edges) are drawn by band_edge.  Only views without
  * clusters come here (a cluster may span bands). */
-static oxr_code layout_bands(view *v, GVC_t *ctx, oxr_error *err)
+static oxr_code layout_bands(view *v, GVC_t *ctx, uint32_t nbands, oxr_error *err)
 {
 	const double gap = 24; /* between bands: about a rank's spacing */
 	double along = 0, across = 0;
-	uint32_t nbands = (v->nranks + OXR_BAND_RANKS - 1) / OXR_BAND_RANKS;
 	double *size = calloc((size_t)nbands * 2, sizeof(double));
 	uint32_t *band = bands_of(v);
 	if (size == NULL || band == NULL) {
@@ -740,7 +739,6 @@ static oxr_code layout_bands(view *v, GVC_t *ctx, oxr_error *err)
 	}
 	v->width = v->o.rankdir_lr ? along : across;
 	v->height = v->o.rankdir_lr ? across : along;
-	v->bands = nbands;
 	free(size);
 	free(band);
 	return rc;
@@ -766,18 +764,16 @@ oxr_code oxr__layout(view *v, oxr_format fmt, oxr_buf *dot_out, oxr_error *err)
 		                 "Graphviz: %s", gv_loaded ? "no context could be made" : gv_load_err);
 	const char *nslimit, *spline_mode, *mclimit;
 	settings(v, &nslimit, &spline_mode, &mclimit);
-	v->bands = 1;
-	if (fmt != OXR_FMT_DOT && oxr__layout_banded(v)) {
-		snprintf(v->settings, sizeof(v->settings),
-		         "newrank=true nslimit=%s mclimit=%s splines=%s bands=%u",
-		         nslimit ? nslimit : "default", mclimit ? mclimit : "default", spline_mode,
-		         (v->nranks + OXR_BAND_RANKS - 1) / OXR_BAND_RANKS);
-		oxr_code rc = layout_bands(v, ctx, err);
-		return rc == OXR_OK ? labels_finish(v, err) : rc;
-	}
-	snprintf(v->settings, sizeof(v->settings), "newrank=true nslimit=%s mclimit=%s splines=%s",
-	         nslimit ? nslimit : "default", mclimit ? mclimit : "default", spline_mode);
-	oxr_code rc = layout_part(v, ctx, fmt == OXR_FMT_DOT, dot_out, NULL, 0, &v->width,
-	                          &v->height, err);
+	/* the record says how many bands a view deeper than dot can rank was laid out in */
+	bool banded = fmt != OXR_FMT_DOT && oxr__layout_banded(v);
+	uint32_t nbands = banded ? (v->nranks + OXR_BAND_RANKS - 1) / OXR_BAND_RANKS : 1;
+	char bands[24] = "";
+	if (banded)
+		snprintf(bands, sizeof(bands), " bands=%u", nbands);
+	snprintf(v->settings, sizeof(v->settings), "newrank=true nslimit=%s mclimit=%s splines=%s%s",
+	         nslimit ? nslimit : "default", mclimit ? mclimit : "default", spline_mode, bands);
+	oxr_code rc = banded ? layout_bands(v, ctx, nbands, err)
+	                     : layout_part(v, ctx, fmt == OXR_FMT_DOT, dot_out, NULL, 0, &v->width,
+	                                   &v->height, err);
 	return rc == OXR_OK && fmt != OXR_FMT_DOT ? labels_finish(v, err) : rc;
 }
