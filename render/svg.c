@@ -60,11 +60,6 @@ static void xml_text(oxr_buf *o, const char *s, bool path)
 	oxr_buf_append(o, start, (size_t)(s - start));
 }
 
-static void xml(oxr_buf *o, const char *s)
-{
-	xml_text(o, s, false);
-}
-
 void oxr_buf_xml(oxr_buf *o, const char *s)
 {
 	xml_text(o, s, false);
@@ -124,14 +119,14 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 	for (uint32_t i = 0; i < b->nrows; i++)
 		if (b->rows[i].style == ROW_BADGE) { /* a quantized op's precision */
 			oxr_buf_append(o, " data-quant=\"", 13);
-			xml(o, b->rows[i].text);
+			oxr_buf_xml(o, b->rows[i].text);
 			oxr_buf_append(o, "\"", 1);
 			break;
 		}
 	oxr_buf_append(o, ">", 1);
 	if (b->title != NULL) {
 		oxr_buf_append(o, "<title>", 7);
-		xml(o, b->title);
+		oxr_buf_xml(o, b->title);
 		oxr_buf_append(o, "</title>", 8);
 	}
 	const oxr_palette *pal = oxr__palette(v->o.theme_dark);
@@ -250,7 +245,7 @@ static void box_svg(const view *v, const vbox *b, oxr_buf *o)
 			oxr_buf_append(o, ">", 1);
 			y += OXR_ROW_H;
 		}
-		xml(o, r->text);
+		oxr_buf_xml(o, r->text);
 		oxr_buf_append(o, "</text>", 7);
 	}
 	oxr_buf_append(o, "</g>\n", 5);
@@ -273,10 +268,10 @@ static void edge_svg(const view *v, uint32_t i, oxr_buf *o)
 	oxr_buf_append(o, ">", 1);
 	if (e->value != OXP_NONE) {
 		oxr_buf_append(o, "<title>", 7);
-		xml(o, oxr__text(v->arena, v->dv->values[e->value].name, 200));
+		oxr_buf_xml(o, oxr__text(v->arena, v->dv->values[e->value].name, 200));
 		if (e->label != NULL) {
 			oxr_buf_append(o, " ", 1);
-			xml(o, e->label);
+			oxr_buf_xml(o, e->label);
 		}
 		oxr_buf_append(o, "</title>", 8);
 	}
@@ -316,7 +311,7 @@ static void edge_svg(const view *v, uint32_t i, oxr_buf *o)
 		oxr_buf_printf(o,
 		               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%.0f\" fill=\"%s\">",
 		               e->lx, e->ly, OXR_LABEL_SIZE, pal->edge_label);
-		xml(o, e->label);
+		oxr_buf_xml(o, e->label);
 		oxr_buf_append(o, "</text>", 7);
 	}
 	oxr_buf_append(o, "</g>\n", 5);
@@ -336,7 +331,7 @@ static void cluster_svg(const view *v, uint32_t i, oxr_buf *o)
 	oxr_buf_append(o, ">", 1);
 	if (c->title != NULL) {
 		oxr_buf_append(o, "<title>", 7);
-		xml(o, c->title);
+		oxr_buf_xml(o, c->title);
 		oxr_buf_append(o, "</title>", 8);
 	}
 	oxr_buf_printf(o,
@@ -350,7 +345,7 @@ static void cluster_svg(const view *v, uint32_t i, oxr_buf *o)
 		               "fill=\"%s\">",
 		               c->x0 + OXR_CLUSTER_PAD, c->y0 + 12, OXR_CLUSTER_SIZE,
 		               sub ? pal->sub_text : pal->scope_text);
-		xml(o, c->label);
+		oxr_buf_xml(o, c->label);
 		oxr_buf_append(o, "</text>", 7);
 	}
 	oxr_buf_append(o, "</g>\n", 5);
@@ -418,7 +413,7 @@ static void legend_svg(const view *v, oxr_buf *o)
 	if (v->ov->legend != NULL) {
 		oxr_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"%s\">",
 		               at[5], y + 10.5, pal->legend_note);
-		xml(o, v->ov->legend);
+		oxr_buf_xml(o, v->ov->legend);
 		oxr_buf_append(o, "</text>", 7);
 	}
 	oxr_buf_append(o, "</g>\n", 5);
@@ -464,7 +459,7 @@ oxr_code oxr__write_svg(const view *v, oxr_buf *o, oxr_error *err)
 		oxr_buf_printf(o, "<text id=\"hidden-note\" class=\"hidden-note\" x=\"10\" "
 		                  "y=\"%.1f\" font-size=\"11\" fill=\"#5f6368\">",
 		               v->note_y);
-		xml(o, note); /* op names are [A-Za-z0-9_]: nothing to escape, but the rule holds */
+		oxr_buf_xml(o, note); /* op names are [A-Za-z0-9_]: nothing to escape, but the rule holds */
 		oxr_buf_append(o, "</text>\n", 8);
 	}
 	if (v->ov != NULL && v->ov->heat != NULL)
