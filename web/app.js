@@ -8,7 +8,7 @@
 
 import { ApiError, getJSON, getBlob, modelUrl } from './api.js';
 import { blockPanel } from './blockpanel.js';
-import { fetchSvg, Minimap, PanZoom, READABLE, startBox, stubPeers } from './graph.js';
+import { boxFrame, fetchSvg, Minimap, PanZoom, READABLE, startBox, stubPeers } from './graph.js';
 import { modelPanel, nodePanel, tensorPanel, tensorUploadPanel, valuePanel } from './panels.js';
 import { h, clear, errorNotice, fmtInt, fmtBytes, shortId, downloadBlob, groupAttr, groupOf, pathAttr, spanOf, inSpan } from './util.js';
 import { DiffView } from './diff.js';
@@ -409,9 +409,7 @@ function markCollapsible() {
 // drawing) or a Shift+click opens every member in one click: expand=/p/layers.1..47/*.
 function addRunButtons() {
   for (const g of cur.svg.querySelectorAll('g.node.group[data-open-all]')) {
-    // its frame: the SVG's <rect>, a canvas drawing's box (canvas.js)
-    const r = g.querySelector(':scope > rect');
-    const rect = g.__ox || (r && { x: +r.getAttribute('x'), y: +r.getAttribute('y'), w: +r.getAttribute('width') });
+    const rect = boxFrame(g); // the SVG's <rect>, a canvas drawing's box (canvas.js)
     if (!rect) continue;
     const n = g.getAttribute('data-members') || '';
     const what = (g.querySelector('title') || {}).textContent || groupOf(g);

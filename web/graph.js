@@ -389,18 +389,24 @@ export function stubPeers(svg, stub) {
   return out;
 }
 
+// A box's frame in content px, {x, y, w, h, dashed}, read from attributes (no layout):
+// its own <rect> (render/svg.c: the first child <rect>; a run's stack copies are in a
+// <g class="stack"> before it), or a canvas drawing's __ox (canvas.js: no <rect>); null
+// for a box without one.  startBox, the side by side's pairs and the run buttons read it.
+export function boxFrame(g) {
+  if (g.__ox) return g.__ox;
+  const r = g.querySelector(':scope > rect');
+  return r && { x: +r.getAttribute('x') || 0, y: +r.getAttribute('y') || 0, w: +r.getAttribute('width') || 0, h: +r.getAttribute('height') || 0, dashed: r.hasAttribute('stroke-dasharray') };
+}
+
 // Where a drawing starts, for its first view (PanZoom.home): the box around its graph
 // inputs (terminals of values nobody produces, dashed, left out) that lie within one view
 // (vw x vh content px) of the first, the first being the topmost (leftmost when `lr`);
 // without inputs the first box of the drawing.  Read from attributes: no layout.
 export function startBox(svg, lr, vw, vh) {
-  const rectOf = (g) => {
-    if (g.__ox) return g.__ox; // a canvas drawing's box (canvas.js): no attributes to read
-    const r = g.querySelector('rect');
-    return r && { x: +r.getAttribute('x') || 0, y: +r.getAttribute('y') || 0, w: +r.getAttribute('width') || 0, h: +r.getAttribute('height') || 0, dashed: r.hasAttribute('stroke-dasharray') };
-  };
-  let boxes = [...svg.querySelectorAll('g.node[data-kind="input"]')].map(rectOf).filter((b) => b && !b.dashed);
-  if (!boxes.length) boxes = [...svg.querySelectorAll('g.node')].map(rectOf).filter(Boolean);
+  const all = [...svg.querySelectorAll('g.node')].map(boxFrame).filter(Boolean);
+  let boxes = [...svg.querySelectorAll('g.node[data-kind="input"]')].map(boxFrame).filter((b) => b && !b.dashed);
+  if (!boxes.length) boxes = all;
   if (!boxes.length) return null;
   const along = lr ? (b) => b.x : (b) => b.y;
   let first = Infinity;
@@ -416,7 +422,6 @@ export function startBox(svg, lr, vw, vh) {
   };
   // band: every box of that first screen, not only the inputs (home() centres it when it
   // fits: inputs off to one side of the drawing left the view hugging its edge, issue 39)
-  const all = [...svg.querySelectorAll('g.node')].map(rectOf).filter(Boolean);
   return { ...union(boxes), band: union(all) };
 }
 

@@ -387,12 +387,12 @@ function valueItem(v, i, dir, ctx) {
   return li;
 }
 
-// A structure upload's tensors are external with their bytes left behind (first.js).
-// what a constant holds (docs/cost.md "Parameters"): a packed 4-bit weight's parameters
-// are not its stored values; a scale or zero point holds none
+// What a constant holds (docs/cost.md "Parameters"): a packed 4-bit weight's parameters
+// are not its stored values; a scale or zero point holds none.
 const heldText = (t) => (t.parameters === undefined || t.parameters === t.count ? `${fmtInt(t.count)} values`
   : t.parameters === 0 ? `${fmtInt(t.count)} values (scales or zero points: no parameters)`
     : `${fmtInt(t.parameters)} parameters packed in ${fmtInt(t.count)} values`);
+// A structure upload's tensors are external with their bytes left behind (first.js).
 const storageText = (t, ctx) => (ctx.structure && t.storage === 'external' ? 'weights not uploaded' : t.storage);
 
 // A value of document.json (a graph input or output, an initializer drawn as a node):

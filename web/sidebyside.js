@@ -9,7 +9,7 @@
 // the route's selection here; app.js holds the switch between this and the single view.
 
 import { modelUrl } from './api.js';
-import { fetchSvg, PanZoom, READABLE, startBox } from './graph.js';
+import { boxFrame, fetchSvg, PanZoom, READABLE, startBox } from './graph.js';
 import { CanvasGraph, buildProxy, loadLayout, wantCanvas } from './canvas.js';
 import { initNodeKeys } from './nodekeys.js';
 import { clear, fmtInt, groupOf, inSpan, pathAttr, spanOf } from './util.js';
@@ -49,14 +49,8 @@ export function changedUnfold(doc, s, own) {
   return all.join(',').length <= UNFOLD_TEXT_MAX ? all : own;
 }
 
-// A box's frame in content px (graph.js's startBox and the minimap read the same
-// attributes; a canvas drawing's proxy carries its box): null for a box without a frame.
-function rectOf(g) {
-  if (g.__ox) return g.__ox;
-  const r = g.querySelector(':scope > rect');
-  return r && { x: +r.getAttribute('x') || 0, y: +r.getAttribute('y') || 0, w: +r.getAttribute('width') || 0, h: +r.getAttribute('height') || 0 };
-}
-const centreOf = (g) => { const r = rectOf(g); return r && { cx: r.x + r.w / 2, cy: r.y + r.h / 2 }; };
+// A box's centre in content px (its frame: graph.js), null for a box without a frame.
+const centreOf = (g) => { const r = boxFrame(g); return r && { cx: r.x + r.w / 2, cy: r.y + r.h / 2 }; };
 
 // What a pane shows (one side of the comparison): its drawing, view, keyboard and list.
 class Pane {

@@ -325,15 +325,20 @@ async function tensorField(r, f, field, wt, fieldStart, valStart, end) {
 // `location` (the data file the tensor's bytes are in) into t.external.
 async function externalEntry(r, t, a, b) {
   await r.need(a, b - a);
-  const bytes = r.buf.subarray(a - r.base, b - r.base);
-  let key = '', value = '', pos = 0;
-  while (pos < bytes.length) {
-    const tag = bytes[pos++];
+  let key = '', value = '';
+  for (let pos = a; pos < b;) {
+    const tag = r.byte(pos++);
     if (tag !== 10 && tag !== 18) return; // not a short string field: not an entry we read
-    let len = 0, shift = 0, byte;
-    do { byte = bytes[pos++]; len += (byte & 0x7f) * 2 ** shift; shift += 7; } while (byte & 0x80 && shift < 35);
-    const text = new TextDecoder().decode(bytes.subarray(pos, pos + len));
-    pos += len;
+    let len;
+    try {
+      [len, pos] = varint(r, pos, b);
+    } catch (e) {
+      if (e instanceof WalkError) return; // a broken entry names no data file
+      throw e;
+    }
+    const end = Math.min(b, pos + len);
+    const text = new TextDecoder().decode(r.buf.subarray(pos - r.base, end - r.base));
+    pos = end;
     if (tag === 10) key = text; else value = text;
   }
   if (key === 'location' && value) t.external = value;

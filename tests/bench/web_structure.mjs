@@ -120,16 +120,13 @@ async function run(mbit, structureFirst, n, files, { weights = false, hash = tru
     // the link as emulated: one plain request body of about 5 s (Chromium's throttle gives a
     // body less than the rate it is set to: 83-85% at 100 Mbit/s here), after the weights
     // toIdMs: from the file chosen to the page knowing the whole model's id (issue 37)
-    let weightsMs = 0, parts = [], linkMbit = 0, toIdMs = 0, firstPartMs = 0, hashEndMs = 0;
+    let weightsMs = 0, parts = [], linkMbit = 0, toIdMs = 0;
     if (structureFirst && weights) {
       await page.waitForFunction(() => ['sent', 'failed'].includes(document.getElementById('upload-card').dataset.weights), null, { timeout: 1800000 });
       const w = await page.evaluate(() => window.__weights);
       weightsMs = w.sent && w.sending ? w.sent - w.sending : -1;
       const chosen = await page.evaluate(() => window.__chosen);
       toIdMs = w.sent ? w.sent - chosen : -1;
-      hashEndMs = w.hashed ? w.hashed - chosen : NaN;
-      const first = await page.evaluate(() => (window.__parts[0] || {}).start);
-      firstPartMs = first ? first - chosen : NaN;
       parts = await page.evaluate(() => window.__parts);
       linkMbit = await page.evaluate((bytes) => new Promise((resolve) => {
         const x = new XMLHttpRequest();
@@ -141,7 +138,7 @@ async function run(mbit, structureFirst, n, files, { weights = false, hash = tru
     }
     sampling = false;
     await sampler;
-    return { ms, d, hashMs, heap0, peak, weightsMs, parts, linkMbit, settledMs, toIdMs, firstPartMs, hashEndMs, since };
+    return { ms, d, hashMs, heap0, peak, weightsMs, parts, linkMbit, settledMs, toIdMs, since };
   } finally {
     await ctx.close();
     await server.stop();
@@ -192,7 +189,7 @@ if (vit) {
     const r = await run(mbit, true, n++, vit.file, { weights: true });
     const share = r.toIdMs > 0 ? (vit.size * 8) / (r.toIdMs * 1e3) / mbit : NaN;
     shares.push(share);
-    console.log(`${String(mbit).padStart(4)} Mbit/s, 20 ms  ${`vit_b_16 ${MB(vit.size)}`.padEnd(22)} to the whole model's id ${(r.toIdMs / 1000).toFixed(2)} s = ${(100 * share).toFixed(1)}% of the link; graph ${(r.ms / 1000).toFixed(2)} s, first part ${(r.firstPartMs / 1000).toFixed(2)} s, hash done ${(r.hashEndMs / 1000).toFixed(2)} s (${(r.hashMs / 1000).toFixed(2)} s), weights ${(r.weightsMs / 1000).toFixed(1)} s  [load ${load()}]`);
+    console.log(`${String(mbit).padStart(4)} Mbit/s, 20 ms  ${`vit_b_16 ${MB(vit.size)}`.padEnd(22)} to the whole model's id ${(r.toIdMs / 1000).toFixed(2)} s = ${(100 * share).toFixed(1)}% of the link; graph ${(r.ms / 1000).toFixed(2)} s, first part ${(r.since.first / 1000).toFixed(2)} s, hash done ${(r.since.hashed / 1000).toFixed(2)} s (${(r.hashMs / 1000).toFixed(2)} s), weights ${(r.weightsMs / 1000).toFixed(1)} s  [load ${load()}]`);
   }
   const med = median(shares);
   console.log(`vit_b_16 median: ${(100 * med).toFixed(1)}% of the link${miss(med >= 0.9, 'under 90% from file chosen to the whole model\'s id')}`);

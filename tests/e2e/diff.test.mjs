@@ -34,6 +34,9 @@ async function diffShown(a, b) {
 // Wait until the view stops moving (harness.mjs).
 const settled = () => settledOn(page);
 
+// The diff document of the pair the tests compare (onnxviz.diff/1), from the server.
+const diffDoc = async () => (await fetch(`${base}/models/${ids.a}/diff/${ids.b}.json`)).json();
+
 // Is the element inside the viewport (and big enough to see)?
 async function inViewport(sel) {
   return page.$eval(sel, (e) => {
@@ -168,7 +171,7 @@ describe('diff view in Chromium', () => {
     await page.waitForURL(new RegExp(`#/diff/${ids.a}/${ids.b}`));
     await diffShown(ids.a, ids.b);
     // the summary and the list agree with the server's JSON
-    const doc = await (await fetch(`${base}/models/${ids.a}/diff/${ids.b}.json`)).json();
+    const doc = await diffDoc();
     assert.equal(doc.summary.added, 1);
     assert.equal(doc.summary.removed, 1);
     const chips = await page.textContent('#model-body .dchips');
@@ -206,7 +209,7 @@ describe('diff view in Chromium', () => {
     await page.click(sel);
     await page.waitForURL(/change=\d+/);
     await settled();
-    const doc = await (await fetch(`${base}/models/${ids.a}/diff/${ids.b}.json`)).json();
+    const doc = await diffDoc();
     const node = doc.nodes.find((n) => n.name === facts.attribute.node);
     const box = `#canvas g.node[data-node="${node.b}"]`;
     assert.equal(await page.getAttribute(box, 'class').then((c) => c.includes('selected')), true);
@@ -233,7 +236,7 @@ describe('diff view in Chromium', () => {
     const cur = await page.$eval('#model-body button.change[aria-current="true"]', (b) => b.textContent);
     assert.ok(cur.length > 0);
     // the ghost of the removed Relu: clicking it selects the "removed" change
-    const doc = await (await fetch(`${base}/models/${ids.a}/diff/${ids.b}.json`)).json();
+    const doc = await diffDoc();
     const relu = doc.nodes.find((n) => n.status === 'removed');
     const ghost = `#canvas g.node[data-other="${relu.a}"]`;
     const sel = await changeButton(facts.removed.node);
@@ -284,7 +287,7 @@ describe('diff view in Chromium', () => {
     assert.equal(await page.isVisible('#viewport'), false, 'the single view gives way');
     assert.equal(await page.isVisible(`${PANE('a')} .viewport`), true);
     assert.equal(await page.isVisible(`${PANE('b')} .viewport`), true);
-    const doc = await (await fetch(`${base}/models/${ids.a}/diff/${ids.b}.json`)).json();
+    const doc = await diffDoc();
     const relu = doc.nodes.find((n) => n.status === 'removed');
     const sig = doc.nodes.find((n) => n.status === 'added');
     const sm = doc.nodes.find((n) => n.name === facts.attribute.node);
@@ -311,7 +314,7 @@ describe('diff view in Chromium', () => {
   });
 
   test('side by side: selecting a box in A selects its pair in B, and back', async () => {
-    const doc = await (await fetch(`${base}/models/${ids.a}/diff/${ids.b}.json`)).json();
+    const doc = await diffDoc();
     const byA = new Map(doc.nodes.filter((n) => n.a).map((n) => [n.a, n]));
     const byB = new Map(doc.nodes.filter((n) => n.b).map((n) => [n.b, n]));
     // a box of A in view whose node is paired and drawn in B (a real click)
@@ -355,7 +358,7 @@ describe('diff view in Chromium', () => {
   });
 
   test('side by side: a node only in A selects nothing in B, and says so', async () => {
-    const doc = await (await fetch(`${base}/models/${ids.a}/diff/${ids.b}.json`)).json();
+    const doc = await diffDoc();
     const relu = doc.nodes.find((n) => n.status === 'removed');
     await page.$eval(`${PANE('a')} g.node[data-node="${relu.a}"] > rect`, (r) => r.dispatchEvent(new MouseEvent('click', { bubbles: true })));
     await page.waitForURL(new RegExp(`pick=a:${relu.a}`));
@@ -412,7 +415,7 @@ describe('diff view in Chromium', () => {
   });
 
   test('side by side: the URL reopens it with its selection; the switch goes back to one view', async () => {
-    const doc = await (await fetch(`${base}/models/${ids.a}/diff/${ids.b}.json`)).json();
+    const doc = await diffDoc();
     const add = doc.nodes.find((n) => n.status === 'added');
     const url = `${base}/#/diff/${ids.a}/${ids.b}?view=sbs&pick=b:${add.b}`;
     const other = await ctx.newPage();
@@ -450,7 +453,7 @@ describe('diff view in Chromium', () => {
 
   test('side by side on the canvas renderer (draw=canvas): marks drawn, a click on a box selects its pair', async () => {
     await page.setViewportSize({ width: 1400, height: 900 });
-    const doc = await (await fetch(`${base}/models/${ids.a}/diff/${ids.b}.json`)).json();
+    const doc = await diffDoc();
     const byA = new Map(doc.nodes.filter((n) => n.a).map((n) => [n.a, n]));
     const relu = doc.nodes.find((n) => n.status === 'removed');
     await page.goto(`${base}/?draw=canvas#/diff/${ids.a}/${ids.b}?view=sbs`);

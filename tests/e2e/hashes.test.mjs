@@ -141,6 +141,19 @@ async function weightsEnded(page) {
   return page.evaluate(() => ({ patches: [...window.__patches], hashed: window.__hashed, step: document.getElementById('upload-card').dataset.weights, model: document.getElementById('canvas').dataset.model }));
 }
 
+// A held stop (the server had the model `id` already): parts went before the hash (what:
+// "hash was", "hashes were") was done, the page shows the model, no PATCH goes in the
+// second after, and the upload's DELETE has answered 204 (or 20 s passed).
+async function stoppedHeld(page, r, id, deletes, what) {
+  assert.equal(r.step, 'held');
+  assert.ok(r.patches.length > 0 && r.patches[0] < r.hashed, `parts went before the ${what} done (${r.patches.length} PATCHes)`);
+  await page.waitForFunction((x) => document.getElementById('canvas').dataset.model === x, id);
+  const n = r.patches.length;
+  await new Promise((res) => setTimeout(res, 1000));
+  assert.equal(await page.evaluate(() => window.__patches.length), n, 'no PATCH after the page stopped');
+  for (const end = Date.now() + 20000; !deletes.some(([, st]) => st === 204) && Date.now() < end;) await new Promise((res) => setTimeout(res, 50));
+}
+
 // The weights start while the file is hashed (issue 37, decision 97): a file whose hash
 // is not remembered goes up at once as an upload without its id (POST /uploads with no
 // sha256), the last part naming it; when the hash names a model the server has, the page
@@ -201,15 +214,9 @@ describe('the weights go while the file is hashed; a stored file stops early', (
     const bytes0 = await metric('onnxviz_resumable_bytes_total');
     const aborted0 = await metric('onnxviz_resumable_uploads_total{event="aborted"}');
     const r = await choose();
-    assert.equal(r.step, 'held');
-    assert.ok(r.patches.length > 0 && r.patches[0] < r.hashed, `parts went before the hash was done (${r.patches.length} PATCHes)`);
-    await page.waitForFunction((id) => document.getElementById('canvas').dataset.model === id, sha);
     // nothing more: no PATCH after the hash answered, none in the second after
-    const n = r.patches.length;
+    await stoppedHeld(page, r, sha, deletes, 'hash was');
     assert.ok(r.patches.every((t) => t < r.hashed + 1000), 'no PATCH long after the hash');
-    await new Promise((res) => setTimeout(res, 1000));
-    assert.equal(await page.evaluate(() => window.__patches.length), n, 'no PATCH after the page stopped');
-    for (const end = Date.now() + 20000; !deletes.some(([, st]) => st === 204) && Date.now() < end;) await new Promise((res) => setTimeout(res, 50));
     // once: the pieces on the wire were left to end, so the server holds the upload no
     // longer (cut, they held it busy until it saw them go: a 409 upload_busy first)
     assert.deepEqual(deletes.map(([, st]) => st), [204], `the upload was deleted at the first ask: ${JSON.stringify(deletes)}`);
@@ -281,13 +288,7 @@ onnx.save_model(m, sys.argv[2], save_as_external_data=True, all_tensors_to_one_f
   test('a bundle the server holds: the data file starts, the hashes stop it, its upload is deleted', async () => {
     const bytes0 = await metric('onnxviz_resumable_bytes_total');
     const r = await choose();
-    assert.equal(r.step, 'held');
-    assert.ok(r.patches.length > 0 && r.patches[0] < r.hashed, `parts went before the hashes were done (${r.patches.length} PATCHes)`);
-    await page.waitForFunction((x) => document.getElementById('canvas').dataset.model === x, id);
-    const n = r.patches.length;
-    await new Promise((res) => setTimeout(res, 1000));
-    assert.equal(await page.evaluate(() => window.__patches.length), n, 'no PATCH after the page stopped');
-    for (const end = Date.now() + 20000; !deletes.some(([, st]) => st === 204) && Date.now() < end;) await new Promise((res) => setTimeout(res, 50));
+    await stoppedHeld(page, r, id, deletes, 'hashes were');
     assert.ok(deletes.length === 1 && deletes[0][1] === 204, `the upload was deleted: ${JSON.stringify(deletes)}`);
     assert.equal(await metric('onnxviz_resumable_known'), 0, 'nothing left in progress');
     assert.ok(await metric('onnxviz_resumable_bytes_total') - bytes0 < fs.statSync(dfile).size, 'not the whole data file again');
