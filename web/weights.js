@@ -26,7 +26,8 @@
 // part names it (Upload-Sha256; the server checks it against the bytes it hashed, as it
 // checks a POST's sha256).  When the hash arrives, `held(id)` asks whether the server has
 // the model already: then the transfer stops, its upload is deleted, and nothing more is
-// sent.  Such an upload is kept under the file's name, size and modification time (its
+// sent.  The last part (a bundle's manifest) waits for that answer, so the stop never
+// depends on the race between the hash, the question and the link.  Such an upload is kept under the file's name, size and modification time (its
 // SHA-256 is not known when it starts).  A server that wants the id first (one from
 // before, 400) is asked again once the hash is there.  A bundle's data files go the same
 // way (each unnamed, its last part naming it), the manifest once every hash is known, and
@@ -204,6 +205,7 @@ async function transfer(t, onSent, ctl, inflight, isAborted) {
       const end = Math.min(size, up.offset + up.part);
       // the last part names the file: its hash is waited for here if need be
       if (end === size && !t.sha256) t.sha256 = await t.hash;
+      if (end === size && t.gate) await t.gate; // does the server hold it already?
       if (isAborted()) throw cancelled();
       const r = await sendPart(up, t.blob, end, (n) => onSent(up.offset + n), inflight, end === size ? t.sha256 : null);
       wait = 500;
@@ -277,14 +279,20 @@ export function sendWeights({ file, sha256, hash, held, structureId, bundle, onP
   const stop = () => { aborted = true; ctl.abort(); for (const x of [...inflight]) x.abort(); };
   // The transfers ts (unnamed, started while hashing) under the id the promise `named`
   // gives: when held(id) says the server has it, they stop and their uploads are deleted.
-  // send() runs them; its answer, or {id, held: true} when they stopped so.
+  // send(decided) runs them; its answer, or {id, held: true} when they stopped so.
+  // `decided` resolves once held's answer is acted on: the step that would make the model
+  // (a file's last part, a bundle's manifest) waits for it, so a model the server holds is
+  // never made again from this upload (its structure stays listed as the structure) — else
+  // whether the stop came in time would depend on how fast the hash and the link were.
   const stopWhenHeld = async (named, ts, send) => {
     let done = false;
-    let onHeld;
+    let onHeld, onDecided;
     const heldP = new Promise((resolve) => { onHeld = resolve; });
+    const decided = new Promise((resolve) => { onDecided = resolve; });
     let sent = null;
     const early = named.then(async (id) => {
-      if (done || aborted || !(await held(id)) || done || aborted) return;
+      const yes = !done && !aborted && (await held(id).catch(() => false));
+      if (!yes || done || aborted) { onDecided(); return; }
       // nothing more goes; the PATCHes on the wire are left to end: cut, they would hold
       // the upload busy on the server until it sees their connections close, and the
       // DELETE would meet 409 upload_busy (a failed request in the console)
@@ -292,18 +300,20 @@ export function sendWeights({ file, sha256, hash, held, structureId, bundle, onP
       ctl.abort();
       for (const t of ts) keepUpload(t, null);
       onHeld({ id, held: true }); // the page moves on now
+      onDecided(); // (after onHeld: the race is won by the held answer, not the stop)
       await sent.catch(() => {}); // the pieces on the wire have ended
       for (const t of ts) if (t.uid && !t.finished) discard(t.uid);
     });
-    early.catch(() => {}); // a failed hash fails the transfer (a last part waits for it)
-    sent = send().then((r) => { done = true; return r; });
+    early.catch(() => onDecided()); // a failed hash fails the transfer (a last part waits for it)
+    sent = send(decided).then((r) => { done = true; return r; });
     sent.catch(() => {}); // after a stop it fails as cancelled: the race took the held answer
     return Promise.race([sent, heldP]);
   };
   const run = async () => {
     if (!bundle) {
       const t = { blob: file, sha256: sha256 || null, hash, name: file.name, kind: 'model', structureId };
-      const send = async () => {
+      const send = async (decided) => {
+        t.gate = decided;
         const body = await transfer(t, (n) => onProgress && onProgress(Math.min(n, file.size), file.size), ctl, inflight, isAborted);
         return { id: body.id, held: false };
       };
@@ -313,13 +323,14 @@ export function sendWeights({ file, sha256, hash, held, structureId, bundle, onP
     }
     const total = bundle.files.reduce((n, f) => n + f.file.size, 0);
     const ts = bundle.files.map((f) => ({ blob: f.file, sha256: f.sha256 || null, hash: f.hash, name: f.location, kind: 'data' }));
-    const send = async () => {
+    const send = async (decided) => {
       let done = 0;
       for (const t of ts) {
         await transfer(t, (n) => onProgress && onProgress(Math.min(done + n, total), total), ctl, inflight, isAborted);
         done += t.blob.size;
       }
       const b = bundle.ready ? await bundle.ready : bundle;
+      if (decided) await decided;
       if (isAborted()) throw cancelled();
       const body = await transfer({ blob: new Blob([b.manifest]), sha256: b.id, name: file.name, kind: 'bundle', structureId }, () => {}, ctl, inflight, isAborted);
       return { id: body.id, held: false };
