@@ -255,7 +255,7 @@ static void flight_finish(flight *f, oxs_centry *e)
 		if (e != NULL)
 			w->on_art(w, e);
 		else
-			oxs_reply_error(w, 500, "out_of_memory", "", "out of memory");
+			oxs_reply_error(w, 503, "out_of_memory", "", "out of memory");
 		oxs_resume(w);
 		w = next;
 	}

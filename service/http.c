@@ -495,6 +495,11 @@ int oxs_http_start(oxs_server *srv, bool listen, char *err, size_t errsize)
 	 * (docs/decisions.md 80) */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
 	                 MHD_USE_ERROR_LOG;
+	srv->oom_reply = oxs_oom_response();
+	if (srv->oom_reply == NULL) {
+		snprintf(err, errsize, "out of memory");
+		return -1;
+	}
 	srv->deadlines = oxs_deadlines_new(c->timeout, c->min_body_rate);
 	if (srv->deadlines == NULL) {
 		snprintf(err, errsize, "cannot start the header-deadline thread");
@@ -572,4 +577,7 @@ void oxs_http_stop(oxs_server *srv)
 	srv->daemon = NULL;
 	oxs_deadlines_free(srv->deadlines);
 	srv->deadlines = NULL;
+	if (srv->oom_reply != NULL)
+		MHD_destroy_response(srv->oom_reply);
+	srv->oom_reply = NULL;
 }

@@ -24,13 +24,21 @@ void oxs_log(const char *level, const char *msg, const char *extra)
 	                 tm.tm_sec, ts.tv_nsec / 1000000, level);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return;
+	/* the message as a JSON string; too long once escaped: its first bytes (an escape
+	 * takes at most 6, so those always fit); no memory to escape it: a fixed string —
+	 * every line stays one valid JSON object */
+	size_t room = sizeof(line) - (size_t)n - 64, ml = strlen(msg);
 	oxr_buf b;
-	oxr_buf_init(&b, sizeof(line) - (size_t)n - 64);
-	oxr_json_string(&b, msg, strlen(msg));
-	if (!b.failed) {
-		memcpy(line + n, b.data, b.len);
-		n += (int)b.len;
+	oxr_buf_init(&b, room);
+	if (!oxr_json_string(&b, msg, ml) && ml > (room - 2) / 6) {
+		oxr_buf_free(&b);
+		oxr_json_string(&b, msg, (room - 2) / 6);
 	}
+	static const char nomem[] = "\"(not written: out of memory)\"";
+	const char *text = b.failed ? nomem : b.data;
+	size_t tl = b.failed ? sizeof(nomem) - 1 : b.len;
+	memcpy(line + n, text, tl);
+	n += (int)tl;
 	oxr_buf_free(&b);
 	size_t el = strlen(extra);
 	if (el < sizeof(line) - (size_t)n - 3) {

@@ -143,6 +143,21 @@ struct MHD_Response *oxs_error_response(unsigned status, const char *code, const
 	return resp;
 }
 
+#define OOM_BODY "{\"error\":{\"code\":\"out_of_memory\",\"message\":\"out of memory\",\"status\":503}}\n"
+
+struct MHD_Response *oxs_oom_response(void)
+{
+	static const char body[] = OOM_BODY;
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer(sizeof(body) - 1, (void *)body, MHD_RESPMEM_PERSISTENT);
+	if (resp == NULL)
+		return NULL;
+	oxs_response_common(resp, "application/json");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "Retry-After", "5");
+	return resp;
+}
+
 void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *extra,
                      const char *fmt, ...)
 {
@@ -154,14 +169,13 @@ void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *
 	size_t len = 0;
 	struct MHD_Response *resp = oxs_error_response(status, code, msg, extra, NULL, &len);
 	if (resp == NULL) {
-		/* no memory for an error body: an empty 503 is still an answer */
-		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-		status = 503;
-		len = 0;
-		if (resp == NULL) {
-			oxs_reply_clear(r);
-			return;
-		}
+		/* no memory for an error: the answer made at the start, which needs none (a
+		 * job's request left with no answer would wait for its connection's timeout) */
+		oxs_reply_clear(r);
+		r->status = 503;
+		r->shared = r->srv->oom_reply; /* queued, never destroyed, by send_reply */
+		r->reply_bytes = sizeof(OOM_BODY) - 1;
+		return;
 	}
 	oxs_reply(r, status, resp, len);
 }

@@ -13,7 +13,12 @@
 void oxs_reply(oxs_req *r, unsigned status, struct MHD_Response *resp, uint64_t bytes);
 /* Drop a reply that was set but not queued. */
 void oxs_reply_clear(oxs_req *r);
-/* JSON error {"error":{"code","message","status"[,extra]}}; extra: "" or ",\"k\":v...". */
+/* The answer given when memory runs out even for an error's body: a static 503
+ * out_of_memory, made once when the server starts (oxs_server.oom_reply) so that no
+ * request is ever left without one.  NULL when out of memory. */
+struct MHD_Response *oxs_oom_response(void);
+/* JSON error {"error":{"code","message","status"[,extra]}}; extra: "" or ",\"k\":v...".
+ * With no memory for it: the server's oom_reply. */
 void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *extra,
                      const char *fmt, ...) OXS_PRINTF(5, 6);
 /* The answer of b (taken over, freed): a response, gzip'd when `gzip`, the type is worth

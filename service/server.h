@@ -62,6 +62,7 @@ struct oxs_server {
 	oxs_quota *quota;      /* what each client holds (quota.h; request.c's oxs_client_of) */
 	oxs_cidrs *proxies;    /* --trusted-proxies (client.h) */
 	struct oxs_sign_key *sign_key; /* --sign-secret-file's key (sign.h); NULL: no signed links */
+	struct MHD_Response *oom_reply; /* the answer when memory runs out (reply.h) */
 };
 
 #define OXS_QUERY_MAX 4096

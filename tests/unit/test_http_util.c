@@ -1,7 +1,8 @@
 /*
  * test_http_util.c — the HTTP layer's pure helpers: query strings, render options from a
- * query, If-None-Match matching, JSON strings (checked against jansson), ids.
+ * query, If-None-Match matching, JSON strings (checked against jansson), ids, log lines.
  */
+#include "service/log.h"
 #include "service/oxs.h"
 
 #include <jansson.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -165,12 +167,60 @@ static void test_ids(void **state)
 	assert_string_equal(hex, "00abff");
 }
 
+/* The line oxs_log writes for msg (stderr caught in a file), parsed by jansson. */
+static json_t *log_line(const char *msg)
+{
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	fflush(stderr);
+	int saved = dup(STDERR_FILENO);
+	assert_true(saved >= 0 && dup2(fileno(f), STDERR_FILENO) >= 0);
+	oxs_log("info", msg, ",\"k\":1");
+	assert_true(dup2(saved, STDERR_FILENO) >= 0);
+	close(saved);
+	char line[4096];
+	rewind(f);
+	size_t n = fread(line, 1, sizeof(line) - 1, f);
+	fclose(f);
+	line[n] = '\0';
+	assert_true(n > 0 && line[n - 1] == '\n' && memchr(line, '\n', n) == line + n - 1);
+	json_error_t e;
+	json_t *j = json_loads(line, 0, &e);
+	if (j == NULL)
+		fail_msg("not one JSON object: %s (%s)", line, e.text);
+	return j;
+}
+
+/* Every log line is one JSON object: a message longer than the line once escaped keeps
+ * its first bytes (it was written `"msg":,`), with the extra members after it. */
+static void test_log_lines(void **state)
+{
+	(void)state;
+	json_t *j = log_line("plain \"quoted\"\n");
+	assert_string_equal(json_string_value(json_object_get(j, "msg")), "plain \"quoted\"\n");
+	assert_int_equal(json_integer_value(json_object_get(j, "k")), 1);
+	json_decref(j);
+	static char big[3000];
+	memset(big, '\x01', sizeof(big) - 1); /* each byte escapes to 6 */
+	j = log_line(big);
+	const char *m = json_string_value(json_object_get(j, "msg"));
+	assert_non_null(m);
+	assert_true(strlen(m) >= 200 && strncmp(m, big, strlen(m)) == 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "k")), 1);
+	json_decref(j);
+	memset(big, 'a', sizeof(big) - 1); /* one line's room: cut, still valid */
+	j = log_line(big);
+	m = json_string_value(json_object_get(j, "msg"));
+	assert_true(m != NULL && strlen(m) >= 300 && strncmp(m, big, strlen(m)) == 0);
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_query_split), cmocka_unit_test(test_query_options),
 	    cmocka_unit_test(test_etag_match),  cmocka_unit_test(test_json_string),
-	    cmocka_unit_test(test_ids),
+	    cmocka_unit_test(test_ids),         cmocka_unit_test(test_log_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
