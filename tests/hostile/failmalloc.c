@@ -4,7 +4,14 @@
  * or aligned_alloc of the process fails (NULL, errno ENOMEM); every other call goes to
  * glibc.  With FAILMALLOC_AT=0 nothing fails and, when the process exits, the number of
  * calls made is written to the file FAILMALLOC_COUNT names (so the test knows how many
- * runs cover every call); SIGUSR2 writes it at any moment.  FAILMALLOC_SKIP="libcgraph,libgvc" leaves out (neither counts
+ * runs cover every call); SIGUSR2 writes it at any moment.  With FAILMALLOC_ARM=1 the
+ * calls are counted (and FAILMALLOC_AT is reached) from the process's SIGUSR1 on (which
+ * writes the counts, as SIGUSR2 does: the sender waits for them): a server's start, whose
+ * number of calls varies with its threads, is left out.
+ * FAILMALLOC_RUN=K fails K calls in a row from FAILMALLOC_AT on (a burst: the error path's
+ * own allocations fail too); 1 when not set.  FAILMALLOC_TRACE=1 writes the stack of
+ * each failed call to standard error (backtrace_symbols_fd: no allocation), to find the
+ * code behind a wrong answer.  FAILMALLOC_SKIP="libcgraph,libgvc" leaves out (neither counts
  * nor fails) calls made from shared objects whose path contains one of those words
  * (directly or through a libc helper such as strdup: the first frames are looked at): Graphviz does not check its allocations (it crashes or exits, which is why the
  * service lays out in a worker process), and the test is about onnxviz's own handling.
@@ -39,7 +46,10 @@ extern void *__libc_realloc(void *p, size_t n);
 extern void *__libc_memalign(size_t align, size_t n);
 
 static long fail_at = -1; /* -1: not read yet */
+static long fail_run = 1;
+static int trace;
 static long calls;
+static int armed = 1; /* 0 from the start with FAILMALLOC_ARM=1, until SIGUSR1 */
 static const char *skip;
 static __thread int inside; /* dladdr may allocate: no second look from within */
 
@@ -86,11 +96,25 @@ static int fail_now(void)
 		const char *e = getenv("FAILMALLOC_AT"); /* getenv allocates nothing */
 		skip = getenv("FAILMALLOC_SKIP");
 		fail_at = e != NULL ? atol(e) : 0;
+		const char *k = getenv("FAILMALLOC_RUN");
+		fail_run = k != NULL && atol(k) > 0 ? atol(k) : 1;
+		const char *t = getenv("FAILMALLOC_TRACE");
+		trace = t != NULL && strcmp(t, "1") == 0;
 	}
 	if (skipped())
 		return 0;
 	long n = __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
-	if (fail_at > 0 && n == fail_at) {
+	if (fail_at > 0 && n >= fail_at && n - fail_at < fail_run &&
+	    __atomic_load_n(&armed, __ATOMIC_ACQUIRE)) {
+		if (trace && !inside) {
+			inside = 1;
+			void *frames[16];
+			int nf = backtrace(frames, 16);
+			static const char head[] = "failmalloc: failed here\n";
+			(void)!write(2, head, sizeof(head) - 1);
+			backtrace_symbols_fd(frames, nf, 2);
+			inside = 0;
+		}
 		errno = ENOMEM;
 		return 1;
 	}
@@ -291,6 +315,17 @@ static void on_usr2(int sig)
 	report_now();
 }
 
+/* SIGUSR1 (FAILMALLOC_ARM=1): the count starts again from here, and now may fail; the
+ * counts are written as for SIGUSR2, which tells the sender it is armed (two signals
+ * sent one after the other may be handled in either order, on two threads). */
+static void on_usr1(int sig)
+{
+	(void)sig;
+	__atomic_store_n(&calls, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&armed, 1, __ATOMIC_RELEASE);
+	report_now();
+}
+
 /* SIGUSR2 writes the counts at any moment (a server between phases). */
 __attribute__((constructor)) static void setup(void)
 {
@@ -298,6 +333,11 @@ __attribute__((constructor)) static void setup(void)
 	io_count_path = getenv("FAILIO_COUNT");
 	if (count_path != NULL || io_count_path != NULL)
 		signal(SIGUSR2, on_usr2);
+	const char *arm = getenv("FAILMALLOC_ARM");
+	if (arm != NULL && strcmp(arm, "1") == 0) {
+		armed = 0;
+		signal(SIGUSR1, on_usr1);
+	}
 }
 
 __attribute__((destructor)) static void report(void)
