@@ -112,6 +112,14 @@ void oxs_reply(oxs_req *r, unsigned status, struct MHD_Response *resp, uint64_t 
 	r->reply_bytes = bytes;
 }
 
+void oxs_reply_shared(oxs_req *r, unsigned status, struct MHD_Response *resp, uint64_t bytes)
+{
+	oxs_reply_clear(r);
+	r->status = status;
+	r->shared = resp;
+	r->reply_bytes = bytes;
+}
+
 struct MHD_Response *oxs_error_response(unsigned status, const char *code, const char *msg,
                                         const char *extra, const char **body, size_t *len)
 {
@@ -171,10 +179,7 @@ void oxs_reply_error(oxs_req *r, unsigned status, const char *code, const char *
 	if (resp == NULL) {
 		/* no memory for an error: the answer made at the start, which needs none (a
 		 * job's request left with no answer would wait for its connection's timeout) */
-		oxs_reply_clear(r);
-		r->status = 503;
-		r->shared = r->srv->oom_reply; /* queued, never destroyed, by send_reply */
-		r->reply_bytes = sizeof(OOM_BODY) - 1;
+		oxs_reply_shared(r, 503, r->srv->oom_reply, sizeof(OOM_BODY) - 1);
 		return;
 	}
 	oxs_reply(r, status, resp, len);
@@ -288,19 +293,17 @@ bool oxs_response_gzip(struct MHD_Response *plain, struct MHD_Response *plain_nm
 
 void oxs_reply_entry(oxs_req *r, const oxs_centry *e)
 {
-	oxs_reply_clear(r);
 	bool gz = e->status == 200 && e->gz != NULL && r->gzip_ok;
 	const char *etag = gz ? e->gz_etag : e->etag;
 	bool nm = e->status == 200 && e->nm != NULL && r->inm[0] != '\0' &&
 	          oxs_etag_match(r->inm, etag);
 	/* libmicrohttpd has no public "add a reference" call: the entry stays referenced
 	 * until the response is queued (then libmicrohttpd holds its own reference) */
+	oxs_reply_shared(r, nm ? 304 : e->status, gz ? (nm ? e->gz_nm : e->gz) : nm ? e->nm : e->resp,
+	                 nm ? 0 : gz ? e->gz_len : e->len);
 	oxs_centry *me = (oxs_centry *)e;
 	atomic_fetch_add(&me->refs, 1);
 	r->reply_entry = me;
-	r->shared = gz ? (nm ? e->gz_nm : e->gz) : nm ? e->nm : e->resp;
-	r->status = nm ? 304 : e->status;
-	r->reply_bytes = nm ? 0 : gz ? e->gz_len : e->len;
 }
 
 unsigned oxs_store_http_status(oxst_status st)

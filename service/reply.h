@@ -13,6 +13,9 @@
 void oxs_reply(oxs_req *r, unsigned status, struct MHD_Response *resp, uint64_t bytes);
 /* Drop a reply that was set but not queued. */
 void oxs_reply_clear(oxs_req *r);
+/* Answer with a response that outlives the request (a static one, a cache entry's, the
+ * server's oom_reply): queued as it is, never destroyed by the request. */
+void oxs_reply_shared(oxs_req *r, unsigned status, struct MHD_Response *resp, uint64_t bytes);
 /* The answer given when memory runs out even for an error's body: a static 503
  * out_of_memory, made once when the server starts (oxs_server.oom_reply) so that no
  * request is ever left without one.  NULL when out of memory. */

@@ -194,9 +194,8 @@ static void reply_static(oxs_req *r, const static_resp *s)
 	bool gz = s->gz != NULL && r->gzip_ok;
 	bool nm = r->inm[0] != '\0' && oxs_etag_match(r->inm, gz ? s->gz_etag : s->etag);
 	/* static responses live until exit: queued directly, never destroyed per request */
-	r->shared = gz ? (nm ? s->gz_nm : s->gz) : nm ? s->nm : s->resp;
-	r->status = nm ? 304 : 200;
-	r->reply_bytes = nm ? 0 : gz ? s->gz_len : s->len;
+	oxs_reply_shared(r, nm ? 304 : 200, gz ? (nm ? s->gz_nm : s->gz) : nm ? s->nm : s->resp,
+	                 nm ? 0 : gz ? s->gz_len : s->len);
 }
 
 static void serve_asset(oxs_req *r, const char *path)
