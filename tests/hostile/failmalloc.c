@@ -15,6 +15,10 @@
  * nor fails) calls made from shared objects whose path contains one of those words
  * (directly or through a libc helper such as strdup: the first frames are looked at): Graphviz does not check its allocations (it crashes or exits, which is why the
  * service lays out in a worker process), and the test is about onnxviz's own handling.
+ * FAILMALLOC_SKIP_OWN="libmicrohttpd" leaves out the calls such an object makes on its own
+ * behalf: from it (first frames), with no frame of the program itself on the stack (a
+ * libmicrohttpd polling thread's poll array, a connection it accepts); the calls it makes
+ * for the program (a response the service creates, its callbacks' own) still count.
  * Test code only; built by tests/hostile/run.sh (plain builds: under AddressSanitizer the
  * allocator is ASan's own).
  *
@@ -31,10 +35,12 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -50,16 +56,17 @@ static long fail_run = 1;
 static int trace;
 static long calls;
 static int armed = 1; /* 0 from the start with FAILMALLOC_ARM=1, until SIGUSR1 */
-static const char *skip;
+static const char *skip, *skip_own;
+static uintptr_t prog_lo, prog_hi = 0; /* the program's own code: [lo, hi) */
 static __thread int inside; /* dladdr may allocate: no second look from within */
 
-/* True when the code at pc lies in a shared object FAILMALLOC_SKIP names. */
-static int in_skipped_object(const void *pc)
+/* True when the code at pc lies in a shared object the list (FAILMALLOC_SKIP's) names. */
+static int in_named_object(const void *pc, const char *list)
 {
 	Dl_info info;
 	int hit = 0;
 	if (dladdr(pc, &info) != 0 && info.dli_fname != NULL) {
-		const char *w = skip;
+		const char *w = list;
 		while (*w != '\0' && !hit) {
 			size_t n = strcspn(w, ",");
 			char word[64];
@@ -76,16 +83,50 @@ static int in_skipped_object(const void *pc)
 
 /* True when the allocation comes from a skipped object, directly or through one or two
  * libc helpers (strdup, ...): the first frames of the stack are looked at. */
+/* The program's first loaded segment to its last (dl_iterate_phdr: no allocation; the
+ * first object it reports is the program). */
+static int find_program(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (prog_hi == 0 || lo < prog_lo)
+			prog_lo = lo;
+		if (hi > prog_hi)
+			prog_hi = hi;
+	}
+	return 1; /* the program only */
+}
+
 static int skipped(void)
 {
-	if (skip == NULL || *skip == '\0' || inside)
+	int by_name = skip != NULL && *skip != '\0', own = skip_own != NULL && *skip_own != '\0';
+	if ((!by_name && !own) || inside)
 		return 0;
 	inside = 1;
-	void *frames[6];
-	int n = backtrace(frames, 6);
+	void *frames[48];
+	int n = backtrace(frames, own ? 48 : 6);
 	int hit = 0;
-	for (int i = 2; i < n && !hit; i++) /* 0: here, 1: fail_now_from's caller (the shim) */
-		hit = in_skipped_object(frames[i]);
+	/* 0: here, 1: fail_now's caller (the shim) */
+	for (int i = 2; i < n && i < 6 && by_name && !hit; i++)
+		hit = in_named_object(frames[i], skip);
+	if (!hit && own) {
+		int from = 0;
+		for (int i = 2; i < n && i < 6 && !from; i++)
+			from = in_named_object(frames[i], skip_own);
+		if (from) {
+			if (prog_hi == 0)
+				dl_iterate_phdr(find_program, NULL);
+			int program = 0;
+			for (int i = 2; i < n && !program; i++)
+				program = (uintptr_t)frames[i] >= prog_lo && (uintptr_t)frames[i] < prog_hi;
+			hit = !program;
+		}
+	}
 	inside = 0;
 	return hit;
 }
@@ -95,6 +136,7 @@ static int fail_now(void)
 	if (fail_at < 0) {
 		const char *e = getenv("FAILMALLOC_AT"); /* getenv allocates nothing */
 		skip = getenv("FAILMALLOC_SKIP");
+		skip_own = getenv("FAILMALLOC_SKIP_OWN");
 		fail_at = e != NULL ? atol(e) : 0;
 		const char *k = getenv("FAILMALLOC_RUN");
 		fail_run = k != NULL && atol(k) > 0 ? atol(k) : 1;

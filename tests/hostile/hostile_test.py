@@ -1394,8 +1394,13 @@ def t_server_out_of_memory():
     model = M.small()
     mid = hashlib.sha256(model).hexdigest()
     count_file = os.path.join(H.TMP, "server-malloc-count")
+    # libmicrohttpd's calls on its own behalf (FAILMALLOC_SKIP_OWN) are left out: its
+    # polling thread's poll array failing, in the pass after a job resumed a connection,
+    # leaves that connection unanswered until another event wakes the thread (0.9.75 and
+    # 1.0.1 alike; docs/security-tests.md R4).  Its calls for the service still count.
     env = {"LD_PRELOAD": so, "FAILMALLOC_COUNT": count_file, "FAILMALLOC_ARM": "1",
-           "FAILMALLOC_SKIP": "libcgraph,libgvc,libcdt,libpathplan,libgvplugin,libxdot"}
+           "FAILMALLOC_SKIP": "libcgraph,libgvc,libcdt,libpathplan,libgvplugin,libxdot",
+           "FAILMALLOC_SKIP_OWN": "libmicrohttpd"}
     seq = [("POST", "/models", model), ("GET", "/models/" + mid, None),
            ("GET", "/models/%s/document.json" % mid, None), ("GET", "/models/%s/nodes/n0" % mid, None),
            ("GET", "/models/%s/search?q=r" % mid, None), ("GET", "/healthz", None)]
@@ -1403,10 +1408,9 @@ def t_server_out_of_memory():
     def run(n, burst=1):
         e = dict(env, FAILMALLOC_AT=str(n), FAILMALLOC_RUN=str(burst))
         if burst > 1:
-            # a burst leaves libmicrohttpd's and the dynamic loader's own calls alone:
-            # the daemon's poll array failing loses the wake-up of a connection a job
-            # resumed (answered only at the client's timeout), a thread's TLS failing
-            # aborts in glibc; single failures cover their calls
+            # a burst leaves all of libmicrohttpd's and the dynamic loader's calls alone
+            # (a thread's TLS failing aborts in glibc); single failures cover them, but
+            # for libmicrohttpd's calls on its own behalf
             e["FAILMALLOC_SKIP"] += ",libmicrohttpd,ld-linux"
         s = Server(env=e)
         count_now(s, signal.SIGUSR1)  # the start is done: count from here
