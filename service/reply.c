@@ -120,6 +120,17 @@ void oxs_reply_shared(oxs_req *r, unsigned status, struct MHD_Response *resp, ui
 	r->reply_bytes = bytes;
 }
 
+/* The headers of every JSON error: never cached, and what its status asks for. */
+static void error_headers(struct MHD_Response *resp, unsigned status)
+{
+	oxs_response_common(resp, "application/json");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (status == 401)
+		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"onnxviz\"");
+	if (status == 503)
+		MHD_add_response_header(resp, "Retry-After", "5");
+}
+
 struct MHD_Response *oxs_error_response(unsigned status, const char *code, const char *msg,
                                         const char *extra, const char **body, size_t *len)
 {
@@ -139,12 +150,7 @@ struct MHD_Response *oxs_error_response(unsigned status, const char *code, const
 		free(data);
 		return NULL;
 	}
-	oxs_response_common(resp, "application/json");
-	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	if (status == 401)
-		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"onnxviz\"");
-	if (status == 503)
-		MHD_add_response_header(resp, "Retry-After", "5");
+	error_headers(resp, status);
 	if (body != NULL)
 		*body = data;
 	*len = n;
@@ -160,9 +166,7 @@ struct MHD_Response *oxs_oom_response(void)
 	    MHD_create_response_from_buffer(sizeof(body) - 1, (void *)body, MHD_RESPMEM_PERSISTENT);
 	if (resp == NULL)
 		return NULL;
-	oxs_response_common(resp, "application/json");
-	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	MHD_add_response_header(resp, "Retry-After", "5");
+	error_headers(resp, 503);
 	return resp;
 }
 

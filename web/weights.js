@@ -27,11 +27,12 @@
 // checks a POST's sha256).  When the hash arrives, `held(id)` asks whether the server has
 // the model already: then the transfer stops, its upload is deleted, and nothing more is
 // sent.  The last part (a bundle's manifest) waits for that answer, so the stop never
-// depends on the race between the hash, the question and the link.  Such an upload is kept under the file's name, size and modification time (its
-// SHA-256 is not known when it starts).  A server that wants the id first (one from
-// before, 400) is asked again once the hash is there.  A bundle's data files go the same
-// way (each unnamed, its last part naming it), the manifest once every hash is known, and
-// the stop when the server holds the bundle's id.
+// depends on the race between the hash, the question and the link.  Such an upload is
+// kept under the file's name, size and modification time (its SHA-256 is not known when
+// it starts).  A server that wants the id first (one from before, 400) is asked again
+// once the hash is there.  A bundle's data files go the same way (each unnamed, its last
+// part naming it), the manifest once every hash is known, and the stop when the server
+// holds the bundle's id.
 
 import { ApiError, token } from './api.js';
 import { Sha256 } from './structure.js';

@@ -57,7 +57,7 @@ static int trace;
 static long calls;
 static int armed = 1; /* 0 from the start with FAILMALLOC_ARM=1, until SIGUSR1 */
 static const char *skip, *skip_own;
-static uintptr_t prog_lo, prog_hi = 0; /* the program's own code: [lo, hi) */
+static uintptr_t prog_lo, prog_hi; /* the program's own code: [lo, hi) */
 static __thread int inside; /* dladdr may allocate: no second look from within */
 
 /* True when the code at pc lies in a shared object the list (FAILMALLOC_SKIP's) names. */
@@ -81,10 +81,8 @@ static int in_named_object(const void *pc, const char *list)
 	return hit;
 }
 
-/* True when the allocation comes from a skipped object, directly or through one or two
- * libc helpers (strdup, ...): the first frames of the stack are looked at. */
 /* The program's first loaded segment to its last (dl_iterate_phdr: no allocation; the
- * first object it reports is the program). */
+ * first object it reports is the program); found once, by the constructor. */
 static int find_program(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
@@ -102,6 +100,18 @@ static int find_program(struct dl_phdr_info *info, size_t size, void *data)
 	return 1; /* the program only */
 }
 
+/* True when one of the first frames (the caller, or the caller of a libc helper such as
+ * strdup) lies in an object the list names; 0: here, 1: the shim's allocator. */
+static int from_named(void *const *frames, int n, const char *list)
+{
+	for (int i = 2; i < n && i < 6; i++)
+		if (in_named_object(frames[i], list))
+			return 1;
+	return 0;
+}
+
+/* True when the allocation is left out: FAILMALLOC_SKIP's objects, or FAILMALLOC_SKIP_OWN's
+ * with no frame of the program on the stack. */
 static int skipped(void)
 {
 	int by_name = skip != NULL && *skip != '\0', own = skip_own != NULL && *skip_own != '\0';
@@ -110,22 +120,11 @@ static int skipped(void)
 	inside = 1;
 	void *frames[48];
 	int n = backtrace(frames, own ? 48 : 6);
-	int hit = 0;
-	/* 0: here, 1: fail_now's caller (the shim) */
-	for (int i = 2; i < n && i < 6 && by_name && !hit; i++)
-		hit = in_named_object(frames[i], skip);
-	if (!hit && own) {
-		int from = 0;
-		for (int i = 2; i < n && i < 6 && !from; i++)
-			from = in_named_object(frames[i], skip_own);
-		if (from) {
-			if (prog_hi == 0)
-				dl_iterate_phdr(find_program, NULL);
-			int program = 0;
-			for (int i = 2; i < n && !program; i++)
-				program = (uintptr_t)frames[i] >= prog_lo && (uintptr_t)frames[i] < prog_hi;
-			hit = !program;
-		}
+	int hit = by_name && from_named(frames, n, skip);
+	if (!hit && own && from_named(frames, n, skip_own)) {
+		hit = 1;
+		for (int i = 2; i < n && hit; i++)
+			hit = !((uintptr_t)frames[i] >= prog_lo && (uintptr_t)frames[i] < prog_hi);
 	}
 	inside = 0;
 	return hit;
@@ -375,6 +374,7 @@ __attribute__((constructor)) static void setup(void)
 	io_count_path = getenv("FAILIO_COUNT");
 	if (count_path != NULL || io_count_path != NULL)
 		signal(SIGUSR2, on_usr2);
+	dl_iterate_phdr(find_program, NULL);
 	const char *arm = getenv("FAILMALLOC_ARM");
 	if (arm != NULL && strcmp(arm, "1") == 0) {
 		armed = 0;
